@@ -1,0 +1,10 @@
+module github.com/anvilbench/anvil
+
+go 1.26.0
+
+require (
+	github.com/google/go-cmp v0.7.0 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
+	github.com/tmaxmax/go-sse v0.12.0 // indirect
+	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da // indirect
+)
