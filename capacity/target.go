@@ -1,0 +1,151 @@
+package capacity
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+)
+
+// Bounds and defaults of a Target (DESIGN.md sections 4 and 6).
+const (
+	// DefaultMargin is the number of tokens kept free between the prompt
+	// budget and the model's context when Target.Margin is 0.
+	DefaultMargin = 1024
+	// MaxMargin is the largest Target.Margin.
+	MaxMargin = 1048576
+)
+
+// NoMargin, as Target.Margin, asks for no safety margin at all (an explicit
+// 0; the zero value means DefaultMargin).
+const NoMargin = -1
+
+// Target describes the endpoint a capacity run measures and the identity
+// recorded with it. Resolved validates it and fills in defaults.
+type Target struct {
+	// BaseURL is the OpenAI-compatible API root as users write it, usually
+	// ending in /v1 (e.g. "http://localhost:8000/v1"); requests go to
+	// BaseURL + "/chat/completions". http or https, no query or fragment.
+	// The artifact records it without userinfo (see RedactBaseURL).
+	BaseURL string
+	// Model is the model id sent; empty means the id reported by
+	// BaseURL + "/models" (the first entry).
+	Model string
+	// APIKeyEnv names the environment variable holding the bearer token
+	// (empty: no Authorization header). The token is read when the run
+	// starts and appears in no report, error or log.
+	APIKeyEnv string
+	// Engine, GPU, Tier, Manifest and SourceRecipe are identity recorded in
+	// the artifact (empty Tier, Manifest and SourceRecipe are recorded as null).
+	Engine       string
+	GPU          string
+	Tier         string
+	Manifest     string
+	SourceRecipe string
+	// MaxModelLen is the model's context length in tokens, 0..MaxContextTokens
+	// (0: probed from BaseURL + "/models"). An explicit value wins.
+	MaxModelLen int
+	// Margin is kept free below MaxModelLen: the prompt budget is
+	// MaxModelLen - MaxTokens - Margin. 0..MaxMargin (0: DefaultMargin;
+	// NoMargin for none).
+	Margin int
+	// HTTPClient sends the requests; nil means a client on a clone of
+	// http.DefaultTransport (keeping proxy settings and HTTP/2) with idle
+	// connections sized to the concurrency.
+	HTTPClient *http.Client
+	// Headers are extra request headers. The artifact records their names,
+	// never their values. Authorization may not be set together with APIKeyEnv.
+	Headers http.Header
+	// ExtraBody holds fields merged into every request body (e.g.
+	// "ignore_eos", "max_completion_tokens"). Fields the Workload controls
+	// (model, messages, stream, max_tokens, sampling, thinking) are refused.
+	ExtraBody map[string]any
+
+	resolved bool
+}
+
+// Resolved returns t with defaults filled in (Margin, a BaseURL without a
+// trailing slash, private copies of Headers and ExtraBody), or an error
+// wrapping ErrInvalidConfig naming each bad field. In the result NoMargin has
+// become 0; resolving it again validates it and changes nothing.
+func (t Target) Resolved() (Target, error) {
+	if !t.resolved {
+		switch t.Margin {
+		case 0:
+			t.Margin = DefaultMargin
+		case NoMargin:
+			t.Margin = 0
+		}
+		t.BaseURL = strings.TrimRight(t.BaseURL, "/")
+		t.Headers = t.Headers.Clone()
+		t.ExtraBody = maps.Clone(t.ExtraBody)
+	}
+	if err := t.validate(); err != nil {
+		return Target{}, err
+	}
+	t.resolved = true
+	return t, nil
+}
+
+// ChatCompletionsURL is the streaming endpoint: BaseURL + "/chat/completions".
+func (t Target) ChatCompletionsURL() string {
+	return strings.TrimRight(t.BaseURL, "/") + "/chat/completions"
+}
+
+// ModelsURL is the model-list endpoint: BaseURL + "/models".
+func (t Target) ModelsURL() string {
+	return strings.TrimRight(t.BaseURL, "/") + "/models"
+}
+
+// HeaderNames returns the sorted canonical names of t.Headers, as recorded
+// in the artifact.
+func (t Target) HeaderNames() []string {
+	names := make([]string, 0, len(t.Headers))
+	for k := range t.Headers {
+		names = append(names, http.CanonicalHeaderKey(k))
+	}
+	slices.Sort(names)
+	return names
+}
+
+// apiKey reads the bearer token from the variable named by APIKeyEnv. The
+// error names the variable, never a value.
+func (t Target) apiKey() (string, error) {
+	if t.APIKeyEnv == "" {
+		return "", nil
+	}
+	v, ok := os.LookupEnv(t.APIKeyEnv)
+	if !ok || v == "" {
+		return "", &ConfigError{Field: "Target.APIKeyEnv", Value: t.APIKeyEnv,
+			Rule: "names an environment variable that is unset or empty"}
+	}
+	return v, nil
+}
+
+// RedactBaseURL returns raw without userinfo, query or fragment, as the
+// artifact records it. It fails on a URL that does not parse or has no
+// scheme and host; the error never repeats the credentials.
+func RedactBaseURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		// url.Error repeats the input, which may hold credentials.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return "", fmt.Errorf("capacity: base URL does not parse: %w", err)
+	}
+	if u.Scheme == "" || u.Host == "" {
+		return "", fmt.Errorf("capacity: base URL needs a scheme and a host")
+	}
+	u.User = nil
+	u.RawQuery = ""
+	u.ForceQuery = false
+	u.Fragment = ""
+	u.RawFragment = ""
+	return u.String(), nil
+}

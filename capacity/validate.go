@@ -1,0 +1,220 @@
+package capacity
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"net/url"
+	"regexp"
+	"slices"
+)
+
+// ErrInvalidConfig is wrapped by every configuration error of Workload and
+// Target, so callers can test errors.Is(err, ErrInvalidConfig).
+var ErrInvalidConfig = errors.New("capacity: invalid configuration")
+
+// ConfigError is one invalid configuration field. Its message reads
+// "capacity: Workload.Concurrency = 0: must be in 1..256".
+type ConfigError struct {
+	// Field is the qualified field name, e.g. "Workload.Concurrency".
+	Field string
+	// Value is the offending value (never a secret).
+	Value any
+	// Rule says what is allowed.
+	Rule string
+}
+
+// Error implements error.
+func (e *ConfigError) Error() string {
+	v := e.Value
+	switch x := v.(type) {
+	case string:
+		v = fmt.Sprintf("%q", x)
+	case PromptCacheMode, ControlledOutputPolicy, ThinkingMode, ReasoningEffort:
+		v = fmt.Sprintf("%q", x)
+	case *float64:
+		if x == nil {
+			v = "nil"
+		} else {
+			v = *x
+		}
+	}
+	return fmt.Sprintf("capacity: %s = %v: %s", e.Field, v, e.Rule)
+}
+
+// Unwrap makes every ConfigError match ErrInvalidConfig.
+func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
+
+// Patterns of the identity fields (DESIGN.md section 6).
+var (
+	clockDomainPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+	fingerprintPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+	envNamePattern     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	headerNamePattern  = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+)
+
+// reservedBodyFields are request fields the Workload controls; ExtraBody may
+// not override them, or the recorded workload would not be what was sent.
+var reservedBodyFields = map[string]string{
+	"model":                "Target.Model",
+	"messages":             "the prompt plan",
+	"stream":               "the streaming client",
+	"stream_options":       "the streaming client",
+	"max_tokens":           "Workload.MaxTokens",
+	"temperature":          "Workload.Temperature",
+	"top_p":                "Workload.TopP",
+	"chat_template_kwargs": "Workload.ThinkingMode",
+	"reasoning_effort":     "Workload.ReasoningEffort",
+}
+
+// validator collects every problem of a configuration.
+type validator struct{ errs []error }
+
+func (v *validator) add(field string, value any, rule string, args ...any) {
+	v.errs = append(v.errs, &ConfigError{Field: field, Value: value, Rule: fmt.Sprintf(rule, args...)})
+}
+
+func (v *validator) intRange(field string, value, lo, hi int) {
+	if value < lo || value > hi {
+		v.add(field, value, "must be in %d..%d", lo, hi)
+	}
+}
+
+func (v *validator) err() error { return errors.Join(v.errs...) }
+
+// validate checks every bound of a Workload whose defaults are filled in.
+func (w Workload) validate() error {
+	var v validator
+	v.intRange("Workload.Requests", w.Requests, 1, MaxRequests)
+	v.intRange("Workload.Concurrency", w.Concurrency, 1, MaxConcurrency)
+	v.intRange("Workload.Burst", w.Burst, 0, MaxConcurrency)
+	if w.ContextTokens != 0 && (w.ContextTokens < MinContextTokens || w.ContextTokens > MaxContextTokens) {
+		v.add("Workload.ContextTokens", w.ContextTokens, "must be 0 (sampled) or in %d..%d", MinContextTokens, MaxContextTokens)
+	}
+	v.intRange("Workload.MaxTokens", w.MaxTokens, 1, MaxMaxTokens)
+	v.intRange("Workload.SharedPrefixTokens", w.SharedPrefixTokens, 0, MaxSharedPrefixTokens)
+	v.intRange("Workload.ResponseWords", w.ResponseWords, 0, MaxResponseWords)
+	v.intRange("Workload.Warmup", w.Warmup, 0, MaxRequests)
+	v.intRange("Workload.MaxFailures", w.MaxFailures, 0, MaxRequests)
+	if w.Timeout <= 0 || w.Timeout > MaxTimeout {
+		v.add("Workload.Timeout", w.Timeout, "must be in (0s, %v]", MaxTimeout)
+	}
+	if w.StallTimeout <= 0 || w.StallTimeout > w.Timeout {
+		v.add("Workload.StallTimeout", w.StallTimeout, "must be in (0s, Timeout = %v]", w.Timeout)
+	}
+	if w.Duration < 0 || w.Duration > MaxDuration {
+		v.add("Workload.Duration", w.Duration, "must be in 0s..%v", MaxDuration)
+	}
+	if w.ContextTokens > 0 && w.Requests >= 1 && w.Requests*w.ContextTokens > MaxPlannedPromptTokens {
+		v.add("Workload.Requests", w.Requests, "times ContextTokens = %d must be at most %d planned prompt tokens (at most %d requests)",
+			w.ContextTokens, MaxPlannedPromptTokens, MaxPlannedPromptTokens/w.ContextTokens)
+	}
+	switch w.PromptCacheMode {
+	case PromptCacheShared, PromptCacheUnique:
+	default:
+		v.add("Workload.PromptCacheMode", w.PromptCacheMode, "must be %q or %q", PromptCacheShared, PromptCacheUnique)
+	}
+	if w.OmitUniqueNonce && w.PromptCacheMode != PromptCacheUnique {
+		v.add("Workload.OmitUniqueNonce", true, "needs PromptCacheMode %q", PromptCacheUnique)
+	}
+	switch w.ControlledOutputPolicy {
+	case PolicyObserve:
+	case PolicyStrict:
+		if w.ResponseWords <= 0 {
+			v.add("Workload.ControlledOutputPolicy", w.ControlledOutputPolicy, "needs ResponseWords > 0")
+		}
+	default:
+		v.add("Workload.ControlledOutputPolicy", w.ControlledOutputPolicy, "must be %q or %q", PolicyObserve, PolicyStrict)
+	}
+	if w.RequestCanaries && w.MaxTokens < MinCanaryMaxTokens {
+		v.add("Workload.MaxTokens", w.MaxTokens, "must be at least %d with RequestCanaries", MinCanaryMaxTokens)
+	}
+	if w.Burst > 0 {
+		if w.Requests != w.Burst {
+			v.add("Workload.Requests", w.Requests, "must equal Burst = %d (or be 0)", w.Burst)
+		}
+		if w.Concurrency != w.Burst {
+			v.add("Workload.Concurrency", w.Concurrency, "must equal Burst = %d (or be 0)", w.Burst)
+		}
+		if w.SharedPrefixTokens == 0 {
+			v.add("Workload.SharedPrefixTokens", w.SharedPrefixTokens, "must be in 1..%d with Burst (a burst uses the shared prefix)", MaxSharedPrefixTokens)
+		}
+		if w.PromptCacheMode != PromptCacheShared {
+			v.add("Workload.PromptCacheMode", w.PromptCacheMode, "must be %q with Burst (a burst uses the shared prefix)", PromptCacheShared)
+		}
+	}
+	switch w.ThinkingMode {
+	case ThinkingDefault, ThinkingUnsupported:
+	case ThinkingEnabled, ThinkingDisabled:
+		if w.ReasoningEffort != "" {
+			v.add("Workload.ReasoningEffort", w.ReasoningEffort, "may not be combined with ThinkingMode %q (use one thinking control)", w.ThinkingMode)
+		}
+	default:
+		v.add("Workload.ThinkingMode", w.ThinkingMode, "must be one of default, enabled, disabled, unsupported")
+	}
+	switch w.ReasoningEffort {
+	case "", ReasoningNone, ReasoningMinimal, ReasoningLow, ReasoningMedium, ReasoningHigh, ReasoningXHigh, ReasoningMax:
+	default:
+		v.add("Workload.ReasoningEffort", w.ReasoningEffort, "must be empty or one of none, minimal, low, medium, high, xhigh, max")
+	}
+	if t := w.Temperature; t != nil && (math.IsNaN(*t) || math.IsInf(*t, 0) || *t < 0) {
+		v.add("Workload.Temperature", t, "must be finite and >= 0")
+	}
+	if p := w.TopP; p != nil && (math.IsNaN(*p) || !(*p > 0 && *p <= 1)) {
+		v.add("Workload.TopP", p, "must be in (0, 1]")
+	}
+	if w.ClockDomainID != "" && !clockDomainPattern.MatchString(w.ClockDomainID) {
+		v.add("Workload.ClockDomainID", w.ClockDomainID, "must be 1 to 64 characters of [A-Za-z0-9._-]")
+	}
+	if w.ConfigurationFingerprint != "" && !fingerprintPattern.MatchString(w.ConfigurationFingerprint) {
+		v.add("Workload.ConfigurationFingerprint", w.ConfigurationFingerprint, `must be "sha256:" followed by 64 lowercase hex digits`)
+	}
+	return v.err()
+}
+
+// validate checks a Target whose defaults are filled in.
+func (t Target) validate() error {
+	var v validator
+	if t.BaseURL == "" {
+		v.add("Target.BaseURL", "", "must be an http or https URL such as http://localhost:8000/v1")
+	} else if u, err := url.Parse(t.BaseURL); err != nil {
+		v.add("Target.BaseURL", redactedOrPlaceholder(t.BaseURL), "does not parse")
+	} else if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		v.add("Target.BaseURL", redactedOrPlaceholder(t.BaseURL), "must be an http or https URL with a host and no query or fragment")
+	}
+	v.intRange("Target.MaxModelLen", t.MaxModelLen, 0, MaxContextTokens)
+	v.intRange("Target.Margin", t.Margin, 0, MaxMargin)
+	if t.APIKeyEnv != "" && !envNamePattern.MatchString(t.APIKeyEnv) {
+		v.add("Target.APIKeyEnv", t.APIKeyEnv, "must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)")
+	}
+	for _, name := range t.HeaderNames() {
+		switch {
+		case !headerNamePattern.MatchString(name):
+			v.add("Target.Headers", name, "is not a valid header name")
+		case name == "Authorization" && t.APIKeyEnv != "":
+			v.add("Target.Headers", name, "may not be set together with APIKeyEnv")
+		}
+	}
+	keys := slices.Sorted(maps.Keys(t.ExtraBody))
+	for _, k := range keys {
+		if owner, ok := reservedBodyFields[k]; ok {
+			v.add("Target.ExtraBody", k, "is set by %s and may not be overridden", owner)
+			continue
+		}
+		if _, err := json.Marshal(t.ExtraBody[k]); err != nil {
+			v.add("Target.ExtraBody", k, "has a value that does not encode as JSON: %v", err)
+		}
+	}
+	return v.err()
+}
+
+// redactedOrPlaceholder shows a base URL in an error without credentials.
+func redactedOrPlaceholder(raw string) string {
+	if r, err := RedactBaseURL(raw); err == nil {
+		return r
+	}
+	// An unparsable URL may still hold credentials: show none of it.
+	return "(unparsable URL)"
+}

@@ -1,0 +1,275 @@
+package capacity
+
+import "time"
+
+// Reference defaults and bounds of a Workload (DESIGN.md section 6). Each is
+// defined once here; validation, documentation and the runner use these names.
+const (
+	// DefaultRequests is the number of measured requests when Workload.Requests is 0.
+	DefaultRequests = 60
+	// MaxRequests is the largest Workload.Requests.
+	MaxRequests = 10000
+	// DefaultConcurrency is the number of requests in flight when Workload.Concurrency is 0.
+	DefaultConcurrency = 20
+	// MaxConcurrency is the largest Workload.Concurrency and Workload.Burst.
+	MaxConcurrency = 256
+	// DefaultSharedPrefixTokens is the estimated token length of the shared
+	// prefix when Workload.SharedPrefixTokens is 0.
+	DefaultSharedPrefixTokens = 8000
+	// MaxSharedPrefixTokens is the largest Workload.SharedPrefixTokens.
+	MaxSharedPrefixTokens = 262144
+	// MinContextTokens is the smallest fixed Workload.ContextTokens.
+	MinContextTokens = 32
+	// MaxContextTokens is the largest fixed Workload.ContextTokens and the
+	// largest Target.MaxModelLen.
+	MaxContextTokens = 1048576
+	// DefaultMaxTokens is the completion limit sent when Workload.MaxTokens is 0.
+	DefaultMaxTokens = 64
+	// MaxMaxTokens is the largest Workload.MaxTokens.
+	MaxMaxTokens = 65536
+	// MinCanaryMaxTokens is the smallest Workload.MaxTokens that leaves room
+	// for a request canary marker in the answer.
+	MinCanaryMaxTokens = 16
+	// MaxResponseWords is the largest Workload.ResponseWords.
+	MaxResponseWords = 65536
+	// DefaultTimeout is the per-request limit when Workload.Timeout is 0.
+	DefaultTimeout = 900 * time.Second
+	// MaxTimeout is the largest Workload.Timeout.
+	MaxTimeout = 3600 * time.Second
+	// MaxDuration is the longest Workload.Duration campaign.
+	MaxDuration = 24 * time.Hour
+	// MaxPlannedPromptTokens caps the sum of the planned contexts of a run
+	// (requests x context for a fixed context).
+	MaxPlannedPromptTokens = 67108864
+)
+
+// NoSharedPrefix, as Workload.SharedPrefixTokens, asks for no shared prefix
+// at all (an explicit 0; the zero value means DefaultSharedPrefixTokens).
+const NoSharedPrefix = -1
+
+// PromptCacheMode says whether the prompts of a run share a prefix the
+// server may cache.
+type PromptCacheMode string
+
+const (
+	// PromptCacheShared gives every request the same prefix (the default).
+	PromptCacheShared PromptCacheMode = "shared"
+	// PromptCacheUnique gives every request its own prefix, which defeats
+	// prefix caching.
+	PromptCacheUnique PromptCacheMode = "unique"
+)
+
+// ControlledOutputPolicy says what a response that does not follow the
+// response-words instruction exactly becomes.
+type ControlledOutputPolicy string
+
+const (
+	// PolicyObserve records adherence without failing the request (the default).
+	PolicyObserve ControlledOutputPolicy = "observe"
+	// PolicyStrict fails every response that is not exactly the requested
+	// words, including responses whose capture was truncated.
+	PolicyStrict ControlledOutputPolicy = "strict"
+)
+
+// ThinkingMode is the chat-template thinking switch sent to the server.
+type ThinkingMode string
+
+const (
+	// ThinkingDefault sends no thinking control (the default).
+	ThinkingDefault ThinkingMode = "default"
+	// ThinkingEnabled sends chat_template_kwargs {"enable_thinking": true}.
+	ThinkingEnabled ThinkingMode = "enabled"
+	// ThinkingDisabled sends chat_template_kwargs {"enable_thinking": false}.
+	ThinkingDisabled ThinkingMode = "disabled"
+	// ThinkingUnsupported records that the model has no thinking switch;
+	// nothing is sent.
+	ThinkingUnsupported ThinkingMode = "unsupported"
+)
+
+// ReasoningEffort is the top-level reasoning_effort request field. The empty
+// value sends nothing (recorded as null).
+type ReasoningEffort string
+
+// The reasoning efforts the artifact may record.
+const (
+	ReasoningNone    ReasoningEffort = "none"
+	ReasoningMinimal ReasoningEffort = "minimal"
+	ReasoningLow     ReasoningEffort = "low"
+	ReasoningMedium  ReasoningEffort = "medium"
+	ReasoningHigh    ReasoningEffort = "high"
+	ReasoningXHigh   ReasoningEffort = "xhigh"
+	ReasoningMax     ReasoningEffort = "max"
+)
+
+// Progress is a snapshot of a running campaign passed to Workload.Progress.
+type Progress struct {
+	// Planned is the number of measured requests the run may dispatch.
+	Planned int
+	// Dispatched counts measured requests sent so far.
+	Dispatched int
+	// Succeeded counts measured requests that produced a valid timing row.
+	Succeeded int
+	// Failed counts measured requests that ended in a failure row.
+	Failed int
+	// InFlight counts requests (warm-up included) currently outstanding.
+	InFlight int
+	// Warmup is true while the warm-up requests are running.
+	Warmup bool
+	// Elapsed is the monotonic time since the run started.
+	Elapsed time.Duration
+}
+
+// Workload describes what a capacity run sends. The zero value is the
+// reference tool's default workload; Resolved fills in every default and
+// validates every bound, and a resolved Workload holds effective values only.
+type Workload struct {
+	// Requests is the number of measured requests, 1..MaxRequests
+	// (0: DefaultRequests; with Burst, Burst; with Duration, the largest
+	// count within MaxRequests and MaxPlannedPromptTokens).
+	Requests int
+	// Concurrency is the number of requests kept in flight, 1..MaxConcurrency
+	// (0: DefaultConcurrency; with Burst, Burst).
+	Concurrency int
+	// Burst, when > 0, sends Burst requests at once: Requests = Concurrency =
+	// Burst, the shared prefix is used (serve_flags.shared_prefix_burst).
+	// 0..MaxConcurrency; 0 means no burst.
+	Burst int
+	// ContextTokens is the planned prompt size of every request, 0 or
+	// MinContextTokens..MaxContextTokens. 0 samples one context per request
+	// from the seeded bucket distribution (see SampleContexts).
+	ContextTokens int
+	// Seed seeds the sampled contexts and names the canary markers (default 0,
+	// as in the reference).
+	Seed int64
+	// MaxTokens is the max_tokens sent, 1..MaxMaxTokens (0: DefaultMaxTokens).
+	MaxTokens int
+	// SharedPrefixTokens is the estimated token length of the shared prefix,
+	// 0..MaxSharedPrefixTokens (0: DefaultSharedPrefixTokens; NoSharedPrefix
+	// for none). In unique mode it sizes the request-specific prefix.
+	SharedPrefixTokens int
+	// PromptCacheMode is shared or unique (empty: PromptCacheShared).
+	PromptCacheMode PromptCacheMode
+	// OmitUniqueNonce leaves the per-run nonce out of unique-mode prefixes,
+	// so runs with the same seed send the same prompts (and may hit a prefix
+	// cache warmed by an earlier run). Only meaningful in unique mode.
+	OmitUniqueNonce bool
+	// RequestCanaries asks every response to begin with its own marker
+	// ANVIL_REQ_{seed}_{index:05d} and checks it; needs MaxTokens >=
+	// MinCanaryMaxTokens.
+	RequestCanaries bool
+	// ResponseWords, when > 0, asks for exactly that many words "code" and
+	// records adherence, 0..MaxResponseWords.
+	ResponseWords int
+	// ControlledOutputPolicy is observe or strict (empty: PolicyObserve);
+	// strict needs ResponseWords > 0.
+	ControlledOutputPolicy ControlledOutputPolicy
+	// Temperature, when non-nil, is sent as temperature (finite, >= 0).
+	Temperature *float64
+	// TopP, when non-nil, is sent as top_p (in (0, 1]).
+	TopP *float64
+	// ThinkingMode is the chat-template thinking switch (empty: ThinkingDefault).
+	ThinkingMode ThinkingMode
+	// ReasoningEffort, when set, is sent as reasoning_effort; it may not be
+	// combined with ThinkingEnabled or ThinkingDisabled.
+	ReasoningEffort ReasoningEffort
+	// Timeout bounds each request from t0 to the end of its stream,
+	// (0, MaxTimeout] (0: DefaultTimeout).
+	Timeout time.Duration
+	// StallTimeout bounds the silence between two stream events (or before
+	// the response headers), (0, Timeout] (0: Timeout, i.e. no separate limit).
+	StallTimeout time.Duration
+	// Warmup is the number of requests sent before the measured ones and left
+	// out of the report, 0..MaxRequests.
+	Warmup int
+	// MaxFailures stops dispatching after that many failed measured requests,
+	// 0..MaxRequests (0: never stop early).
+	MaxFailures int
+	// Duration, when > 0, is the campaign length: no measured request is
+	// dispatched after Duration has elapsed and in-flight requests finish.
+	// Requests is then an upper bound on dispatch, and with sampled contexts
+	// the plan stops at the longest prefix of requests whose planned contexts
+	// fit MaxPlannedPromptTokens. 0..MaxDuration.
+	Duration time.Duration
+	// ClockDomainID names the clock the run's Unix timestamps share with other
+	// artifacts: 1..64 of [A-Za-z0-9._-] (empty: null, not alignable).
+	ClockDomainID string
+	// ConfigurationFingerprint identifies the served configuration:
+	// "sha256:" + 64 lowercase hex digits (empty: null). See Fingerprint.
+	ConfigurationFingerprint string
+	// Progress, when non-nil, is called by the runner as the run advances,
+	// from one goroutine at a time; it must return quickly.
+	Progress func(Progress)
+
+	resolved bool
+}
+
+// Float64 returns a pointer to v, for Workload.Temperature and Workload.TopP.
+func Float64(v float64) *float64 { return &v }
+
+// Resolved returns w with every default filled in, or an error wrapping
+// ErrInvalidConfig (each problem a *ConfigError naming the field, the value
+// and the allowed range). In the result NoSharedPrefix has become 0 and every
+// field holds its effective value; resolving it again validates it and
+// changes nothing.
+func (w Workload) Resolved() (Workload, error) {
+	if !w.resolved {
+		w = w.withDefaults()
+	}
+	if err := w.validate(); err != nil {
+		return Workload{}, err
+	}
+	w.resolved = true
+	return w, nil
+}
+
+// withDefaults replaces zero values by the reference defaults, in the order
+// in which they depend on each other.
+func (w Workload) withDefaults() Workload {
+	if w.Burst > 0 {
+		if w.Requests == 0 {
+			w.Requests = w.Burst
+		}
+		if w.Concurrency == 0 {
+			w.Concurrency = w.Burst
+		}
+	}
+	if w.Requests == 0 {
+		if w.Duration > 0 {
+			// An upper bound on dispatch: as many as the bounds allow.
+			w.Requests = MaxRequests
+			if w.ContextTokens > 0 {
+				w.Requests = min(MaxRequests, MaxPlannedPromptTokens/w.ContextTokens)
+			}
+		} else {
+			w.Requests = DefaultRequests
+		}
+	}
+	if w.Concurrency == 0 {
+		w.Concurrency = DefaultConcurrency
+	}
+	if w.MaxTokens == 0 {
+		w.MaxTokens = DefaultMaxTokens
+	}
+	switch w.SharedPrefixTokens {
+	case 0:
+		w.SharedPrefixTokens = DefaultSharedPrefixTokens
+	case NoSharedPrefix:
+		w.SharedPrefixTokens = 0
+	}
+	if w.PromptCacheMode == "" {
+		w.PromptCacheMode = PromptCacheShared
+	}
+	if w.ControlledOutputPolicy == "" {
+		w.ControlledOutputPolicy = PolicyObserve
+	}
+	if w.ThinkingMode == "" {
+		w.ThinkingMode = ThinkingDefault
+	}
+	if w.Timeout == 0 {
+		w.Timeout = DefaultTimeout
+	}
+	if w.StallTimeout == 0 {
+		w.StallTimeout = w.Timeout
+	}
+	return w
+}
