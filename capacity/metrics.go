@@ -1,0 +1,187 @@
+package capacity
+
+// Distribution is one metric family summarized over the successful rows
+// (stats.Summarize). Samples is never null; a statistic is nil when it is
+// undefined (every one at 0 samples; Stddev and the CI bounds at 1) or when
+// a legacy artifact wrote null.
+type Distribution struct {
+	Samples      int      // "<family>_samples"
+	Mean         *float64 // "<family>_mean"
+	Stddev       *float64 // "<family>_stddev": sample standard deviation (n-1)
+	MeanCI95Low  *float64 // "<family>_mean_ci95_low": mean - 1.96*stddev/sqrt(n)
+	MeanCI95High *float64 // "<family>_mean_ci95_high": mean + 1.96*stddev/sqrt(n)
+	Min          *float64 // "<family>_min"
+	P25          *float64 // "<family>_p25": nearest rank
+	P50          *float64 // "<family>_p50"
+	P75          *float64 // "<family>_p75"
+	P90          *float64 // "<family>_p90"
+	P95          *float64 // "<family>_p95"
+	P99          *float64 // "<family>_p99"
+	Max          *float64 // "<family>_max"
+}
+
+// Metrics is the flat "metrics" object: the 11 distribution families plus
+// the run scalars. The JSON keys of a family follow one naming rule (see
+// MetricKey): families measured in ms put the statistic before "_ms"
+// ("ttft_p50_ms"), "_samples" never takes the unit, unitless families append
+// the statistic ("decode_tok_s_p50").
+type Metrics struct {
+	// Distribution families, in the order of Families.
+	CompletionTokens        Distribution // "completion_tokens_*": rows' output_tokens
+	PromptTokensDist        Distribution // "prompt_tokens_*"
+	DecodeTokS              Distribution // "decode_tok_s_*"
+	EffectivePrefillTokS    Distribution // "effective_prefill_tok_s_*"
+	MeanInterTokenLatencyMS Distribution // "mean_inter_token_latency_ms_*" (unitless naming)
+	E2E                     Distribution // "e2e_*_ms"
+	Generation              Distribution // "generation_*_ms"
+	MeanTimePerOutputToken  Distribution // "mean_time_per_output_token_*_ms"
+	TimeToFirstOutput       Distribution // "time_to_first_output_*_ms"
+	TPOT                    Distribution // "tpot_*_ms"
+	TTFT                    Distribution // "ttft_*_ms"
+
+	// OutputTokens is "output_tokens": the sum of rows' output tokens; nil
+	// when any row's source is not SourceUsage.
+	OutputTokens *int
+	// PromptTokens is "prompt_tokens": the sum of non-null row prompt
+	// tokens; nil when there are none.
+	PromptTokens       *int
+	PromptTokenSamples int // "prompt_token_samples": rows with prompt tokens
+	ContentChunks      int // "content_chunks": sum over rows
+	ReasoningChunks    int // "reasoning_chunks": sum over rows
+	// ContentChunksPerSecond is "content_chunks_s": content chunks per wall
+	// second, only when OutputTokens is nil (tokens not exact).
+	ContentChunksPerSecond *float64
+	// ThroughputTokS is "throughput_tok_s": output tokens per wall second,
+	// only when ThroughputPerformanceEligible.
+	ThroughputTokS *float64
+	// ThroughputPerformanceEligible is "throughput_performance_eligible":
+	// the run is performance eligible, OutputTokens is known and wall > 0.
+	ThroughputPerformanceEligible bool
+	// OutputTokenSources is "output_token_sources": rows per source.
+	OutputTokenSources map[OutputTokenSource]int
+	// PrefixCacheHitAvg is "prefix_cache_hit_avg": mean cached/prompt tokens
+	// over responses reporting cached tokens. Not derivable from the rows;
+	// Recompute keeps the recorded value.
+	PrefixCacheHitAvg    *float64
+	RequestCanarySamples int // "request_canary_samples": rows with a canary
+	RequestCanaryPassed  int // "request_canary_passed"
+	// ControlledOutputSamples is "controlled_output_samples": rows with a
+	// controlled-output check.
+	ControlledOutputSamples int
+	// ControlledOutputUnobservable is "controlled_output_unobservable":
+	// checks whose exact adherence is null.
+	ControlledOutputUnobservable int
+	// ControlledOutputExactAdherence is "controlled_output_exact_adherence":
+	// checks with exact adherence true.
+	ControlledOutputExactAdherence int
+	// ControlledOutputExactAdherenceRate is
+	// "controlled_output_exact_adherence_rate": exact / (samples -
+	// unobservable); nil when that is 0.
+	ControlledOutputExactAdherenceRate *float64
+
+	shape shape
+}
+
+// Family describes one distribution family of Metrics.
+type Family struct {
+	// Name is the key prefix ("ttft", "decode_tok_s").
+	Name string
+	// Unit is "ms" for families whose statistics carry the "_ms" suffix,
+	// else "".
+	Unit string
+	// Of returns the family's Distribution inside m.
+	Of func(m *Metrics) *Distribution
+}
+
+// Families lists the 11 distribution families of the v1 metrics object.
+var Families = [...]Family{
+	{"completion_tokens", "", func(m *Metrics) *Distribution { return &m.CompletionTokens }},
+	{"prompt_tokens", "", func(m *Metrics) *Distribution { return &m.PromptTokensDist }},
+	{"decode_tok_s", "", func(m *Metrics) *Distribution { return &m.DecodeTokS }},
+	{"effective_prefill_tok_s", "", func(m *Metrics) *Distribution { return &m.EffectivePrefillTokS }},
+	{"mean_inter_token_latency_ms", "", func(m *Metrics) *Distribution { return &m.MeanInterTokenLatencyMS }},
+	{"e2e", "ms", func(m *Metrics) *Distribution { return &m.E2E }},
+	{"generation", "ms", func(m *Metrics) *Distribution { return &m.Generation }},
+	{"mean_time_per_output_token", "ms", func(m *Metrics) *Distribution { return &m.MeanTimePerOutputToken }},
+	{"time_to_first_output", "ms", func(m *Metrics) *Distribution { return &m.TimeToFirstOutput }},
+	{"tpot", "ms", func(m *Metrics) *Distribution { return &m.TPOT }},
+	{"ttft", "ms", func(m *Metrics) *Distribution { return &m.TTFT }},
+}
+
+// Statistic names one statistic of a Distribution, as it appears in keys.
+type Statistic string
+
+// The statistics of a distribution family.
+const (
+	StatSamples      Statistic = "samples"
+	StatMean         Statistic = "mean"
+	StatStddev       Statistic = "stddev"
+	StatMeanCI95Low  Statistic = "mean_ci95_low"
+	StatMeanCI95High Statistic = "mean_ci95_high"
+	StatMin          Statistic = "min"
+	StatP25          Statistic = "p25"
+	StatP50          Statistic = "p50"
+	StatP75          Statistic = "p75"
+	StatP90          Statistic = "p90"
+	StatP95          Statistic = "p95"
+	StatP99          Statistic = "p99"
+	StatMax          Statistic = "max"
+)
+
+// Statistics lists every statistic in key-table order; StatSamples first.
+var Statistics = [...]Statistic{
+	StatSamples, StatMean, StatStddev, StatMeanCI95Low, StatMeanCI95High, StatMin,
+	StatP25, StatP50, StatP75, StatP90, StatP95, StatP99, StatMax,
+}
+
+// Key is the metrics key of statistic s of the family: the one naming rule.
+func (f Family) Key(s Statistic) string {
+	if f.Unit == "" || s == StatSamples {
+		return f.Name + "_" + string(s)
+	}
+	return f.Name + "_" + string(s) + "_" + f.Unit
+}
+
+// Get returns statistic s of d; nil when it is null. StatSamples is
+// returned as a float64 too.
+func (d Distribution) Get(s Statistic) *float64 {
+	if s == StatSamples {
+		v := float64(d.Samples)
+		return &v
+	}
+	if p := d.field(s); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// field returns the pointer holding statistic s of d (nil for StatSamples).
+func (d *Distribution) field(s Statistic) **float64 {
+	switch s {
+	case StatMean:
+		return &d.Mean
+	case StatStddev:
+		return &d.Stddev
+	case StatMeanCI95Low:
+		return &d.MeanCI95Low
+	case StatMeanCI95High:
+		return &d.MeanCI95High
+	case StatMin:
+		return &d.Min
+	case StatP25:
+		return &d.P25
+	case StatP50:
+		return &d.P50
+	case StatP75:
+		return &d.P75
+	case StatP90:
+		return &d.P90
+	case StatP95:
+		return &d.P95
+	case StatP99:
+		return &d.P99
+	case StatMax:
+		return &d.Max
+	}
+	return nil
+}
