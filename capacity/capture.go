@@ -1,0 +1,78 @@
+package capacity
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// VisibleCaptureLimit is the number of characters (Unicode code points) of
+// a response's visible content kept for the request-canary and
+// controlled-output checks (DESIGN.md section 5). Content beyond it is
+// counted as truncation, not stored, so memory stays bounded whatever the
+// server sends.
+const VisibleCaptureLimit = 8192
+
+// Capture is a bounded capture of a response's visible content. The zero
+// value keeps VisibleCaptureLimit characters; it is not safe for concurrent
+// use (one capture belongs to one stream).
+type Capture struct {
+	// Limit is the number of characters kept; 0 means VisibleCaptureLimit.
+	Limit int
+
+	buf       strings.Builder
+	runes     int
+	truncated bool
+}
+
+// Append adds a content delta, keeping characters until the limit is
+// reached and recording truncation when any character is dropped. A delta
+// is cut on a character boundary; invalid UTF-8 bytes count as one
+// character each.
+func (c *Capture) Append(s string) {
+	if s == "" {
+		return
+	}
+	limit := c.Limit
+	if limit <= 0 {
+		limit = VisibleCaptureLimit
+	}
+	room := limit - c.runes
+	if room <= 0 {
+		c.truncated = true
+		return
+	}
+	// Fast path: a delta no longer in bytes than the room fits whole.
+	if len(s) <= room {
+		c.buf.WriteString(s)
+		c.runes += utf8.RuneCountInString(s)
+		return
+	}
+	cut, n := 0, 0
+	for cut < len(s) && n < room {
+		_, size := utf8.DecodeRuneInString(s[cut:])
+		cut += size
+		n++
+	}
+	c.buf.WriteString(s[:cut])
+	c.runes += n
+	if cut < len(s) {
+		c.truncated = true
+	}
+}
+
+// String returns the captured text.
+func (c *Capture) String() string { return c.buf.String() }
+
+// Len returns the number of characters captured.
+func (c *Capture) Len() int { return c.runes }
+
+// Truncated reports whether content was dropped because the limit was
+// reached; a truncated capture is incomplete and fails closed.
+func (c *Capture) Truncated() bool { return c.truncated }
+
+// Reset empties the capture, keeping its Limit and its buffer's memory
+// out of reach of the next stream (the buffer is released).
+func (c *Capture) Reset() {
+	c.buf = strings.Builder{}
+	c.runes, c.truncated = 0, false
+}

@@ -1,0 +1,46 @@
+package capacity
+
+import "strings"
+
+// ControlledOutputWord is the word a response-words request asks for,
+// repeated Workload.ResponseWords times.
+const ControlledOutputWord = "code"
+
+// CheckControlledOutput checks the controlled-output contract on the
+// bounded capture of a response. The visible content is split into words at
+// white space; a word counts as a code word only if it is exactly "code"
+// (lowercase, no punctuation), every other word is extra. When marker is
+// not empty (request canaries on) a leading word equal to the marker is the
+// canary's and is not counted. Adherence is exact when the code words equal
+// requested and there is no extra word; it is unobservable (nil) when the
+// capture is incomplete. Under PolicyObserve the check always passes (it
+// records); under PolicyStrict it passes only on exact adherence, so a
+// truncated capture fails closed.
+func CheckControlledOutput(visible string, complete bool, requested int, policy ControlledOutputPolicy, marker string) *ControlledOutputCheck {
+	c := &ControlledOutputCheck{RequestedWords: requested, CaptureComplete: complete, Policy: string(policy)}
+	first := true
+	for w := range strings.FieldsSeq(visible) {
+		if first {
+			first = false
+			if marker != "" && w == marker {
+				continue
+			}
+		}
+		if w == ControlledOutputWord {
+			c.ObservedCodeWords++
+		} else {
+			c.ObservedExtraWords++
+		}
+	}
+	if complete {
+		exact := c.ObservedCodeWords == requested && c.ObservedExtraWords == 0
+		c.ExactAdherence = &exact
+	}
+	switch policy {
+	case PolicyStrict:
+		c.Passed = c.ExactAdherence != nil && *c.ExactAdherence
+	default:
+		c.Passed = true
+	}
+	return c
+}
