@@ -3,6 +3,7 @@ module github.com/anvilbench/anvil
 go 1.26.0
 
 require (
+	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/tmaxmax/go-sse v0.12.0 // indirect

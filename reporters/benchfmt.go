@@ -1,0 +1,276 @@
+package reporters
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/anvilbench/anvil/capacity"
+)
+
+// The benchmark units of a capacity run: a small, stable set, valid benchfmt
+// units (no spaces, no "ns" or "MB" that benchfmt would rescale). Each is one
+// statistic of the v1 metrics object; a null statistic is omitted, never
+// written as NaN. Latency units are medians (p50) over the successful
+// requests unless the name says otherwise.
+const (
+	// UnitNsPerOp is the run's wall time (drain included) per measured
+	// request: wall_clock_ms * 1e6 / requests.
+	UnitNsPerOp = "ns/op"
+	// UnitTTFTP50 is ttft_p50_ms: time to the first visible content.
+	UnitTTFTP50 = "ttft-p50-ms"
+	// UnitTTFTP95 is ttft_p95_ms.
+	UnitTTFTP95 = "ttft-p95-ms"
+	// UnitTTFOP50 is time_to_first_output_p50_ms: time to the first
+	// reasoning or content output.
+	UnitTTFOP50 = "ttfo-p50-ms"
+	// UnitTPOT is tpot_p50_ms (legacy artifacts:
+	// mean_inter_token_latency_ms_p50): generation time per decode token.
+	UnitTPOT = "tpot-ms"
+	// UnitDecode is decode_tok_s_p50: per-request decode rate.
+	UnitDecode = "decode-tok/s"
+	// UnitPrefill is effective_prefill_tok_s_p50: prompt tokens per second
+	// of time to first output (queueing and cached tokens included).
+	UnitPrefill = "prefill-tok/s"
+	// UnitE2EP50 is e2e_p50_ms: request start to end of stream.
+	UnitE2EP50 = "e2e-p50-ms"
+	// UnitOutputThroughput is throughput_tok_s: output tokens per wall
+	// second of the whole run; only for performance-eligible runs.
+	UnitOutputThroughput = "output-tok/s"
+	// UnitCacheHit is prefix_cache_hit_avg as a percentage.
+	UnitCacheHit = "cache-hit-%"
+	// UnitFailed is the number of failed (excluded) requests.
+	UnitFailed = "failed-req"
+)
+
+// unitMeta is the benchfmt unit metadata written once per file.
+var unitMeta = []struct{ unit, key, value string }{
+	{UnitTTFTP50, "better", "lower"},
+	{UnitTTFTP95, "better", "lower"},
+	{UnitTTFOP50, "better", "lower"},
+	{UnitTPOT, "better", "lower"},
+	{UnitDecode, "better", "higher"},
+	{UnitPrefill, "better", "higher"},
+	{UnitE2EP50, "better", "lower"},
+	{UnitOutputThroughput, "better", "higher"},
+	{UnitCacheHit, "better", "higher"},
+	{UnitFailed, "better", "lower"},
+	// A failure count is a count, not a noisy measurement.
+	{UnitFailed, "assume", "exact"},
+}
+
+// BenchValues returns the benchmark values of r in the stable unit order,
+// leaving out every null statistic. Legacy artifacts yield the subset they
+// carry.
+func BenchValues(r *capacity.Report) []benchfmt.Value {
+	var vs []benchfmt.Value
+	add := func(unit string, v *float64) {
+		if v != nil && !isNaNOrInf(*v) {
+			vs = append(vs, benchfmt.Value{Value: *v, Unit: unit})
+		}
+	}
+	m := &r.Metrics
+	if r.Requests > 0 && r.WallClockMS > 0 {
+		ns := r.WallClockMS * 1e6 / float64(r.Requests)
+		add(UnitNsPerOp, &ns)
+	}
+	add(UnitTTFTP50, m.TTFT.P50)
+	add(UnitTTFTP95, m.TTFT.P95)
+	add(UnitTTFOP50, m.TimeToFirstOutput.P50)
+	if m.TPOT.P50 != nil {
+		add(UnitTPOT, m.TPOT.P50)
+	} else {
+		add(UnitTPOT, m.MeanInterTokenLatencyMS.P50)
+	}
+	add(UnitDecode, m.DecodeTokS.P50)
+	add(UnitPrefill, m.EffectivePrefillTokS.P50)
+	add(UnitE2EP50, m.E2E.P50)
+	add(UnitOutputThroughput, m.ThroughputTokS)
+	if m.PrefixCacheHitAvg != nil {
+		pct := *m.PrefixCacheHitAvg * 100
+		add(UnitCacheHit, &pct)
+	}
+	failed := float64(FailedRequests(r))
+	add(UnitFailed, &failed)
+	return vs
+}
+
+// FailedRequests is the number of requests of r that are not latency
+// samples: Failed, or for legacy artifacts that record no failures,
+// requests minus completed.
+func FailedRequests(r *capacity.Report) int {
+	if r.Failed > 0 || len(r.Failures) > 0 {
+		return max(r.Failed, len(r.Failures))
+	}
+	return max(r.Requests-r.Completed, 0)
+}
+
+func isNaNOrInf(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
+
+// BenchName is the benchmark name WriteBenchfmt gives r:
+// BenchmarkCapacity/ctx=<context tokens or "sampled">/conc=<concurrency>.
+func BenchName(r *capacity.Report) string {
+	ctx := "sampled"
+	if r.ContextTokens != nil {
+		ctx = strconv.Itoa(*r.ContextTokens)
+	}
+	return fmt.Sprintf("BenchmarkCapacity/ctx=%s/conc=%d", ctx, r.Concurrency)
+}
+
+// Benchfmt configuration keys. They carry identity only, the values that
+// must match for two results to be compared; per-run values (run ids,
+// dates, base URLs) would split every benchstat table and are never written.
+const (
+	ConfigModel    = "model"
+	ConfigEngine   = "engine"
+	ConfigGPU      = "gpu"
+	ConfigProtocol = "protocol"
+	ConfigWorkload = "workload"
+)
+
+// BenchConfig returns the file-level configuration of r in key order
+// model, engine, gpu, protocol, workload; unknown (null or empty) values
+// are left out.
+func BenchConfig(r *capacity.Report) []benchfmt.Config {
+	var cs []benchfmt.Config
+	add := func(key, value string) {
+		if value = strings.TrimSpace(value); value != "" {
+			// A configuration value is one line.
+			value = strings.Join(strings.Fields(value), " ")
+			cs = append(cs, benchfmt.Config{Key: key, Value: []byte(value), File: true})
+		}
+	}
+	add(ConfigModel, r.Model)
+	add(ConfigEngine, deref(r.Engine))
+	add(ConfigGPU, deref(r.GPU))
+	add(ConfigProtocol, r.MeasurementProtocol)
+	add(ConfigWorkload, WorkloadIdentity(r))
+	return cs
+}
+
+// WorkloadIdentity summarizes the workload fields of r that must match for
+// two runs to be comparable (DESIGN section 7, less the request count, which
+// a time-based run does not fix): context, served context, concurrency, max
+// tokens, burst, prompt cache mode, shared prefix, thinking, response words
+// and policy, canaries. Fields a legacy artifact lacks are left out.
+func WorkloadIdentity(r *capacity.Report) string {
+	var parts []string
+	add := func(k, v string) { parts = append(parts, k+"="+v) }
+	if r.ContextTokens != nil {
+		add("ctx", strconv.Itoa(*r.ContextTokens))
+	} else {
+		add("ctx", "sampled")
+	}
+	if r.MaxContextTokens != nil {
+		add("served-ctx", strconv.Itoa(*r.MaxContextTokens))
+	}
+	add("conc", strconv.Itoa(r.Concurrency))
+	add("max-tokens", strconv.Itoa(r.MaxTokens))
+	if r.ServeFlags.SharedPrefixBurst {
+		add("burst", "true")
+	}
+	if r.PromptCacheMode != "" {
+		add("cache", r.PromptCacheMode)
+		add("prefix", strconv.Itoa(r.SharedPrefixTokens))
+	}
+	if r.ServeFlags.ThinkingMode != "" {
+		add("thinking", r.ServeFlags.ThinkingMode)
+	}
+	if r.ServeFlags.ReasoningEffort != nil {
+		add("effort", *r.ServeFlags.ReasoningEffort)
+	}
+	if r.ResponseWords > 0 {
+		add("words", strconv.Itoa(r.ResponseWords))
+		add("policy", r.ControlledOutputPolicy)
+	}
+	if r.RequestCanaries {
+		add("canaries", "true")
+	}
+	return strings.Join(parts, " ")
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// BenchResult converts r into one benchfmt result named name (empty:
+// BenchName(r)), with the identity configuration of BenchConfig and
+// iteration count = requests.
+func BenchResult(r *capacity.Report, name string) (*benchfmt.Result, error) {
+	if r == nil {
+		return nil, fmt.Errorf("reporters: nil report")
+	}
+	if name == "" {
+		name = BenchName(r)
+	}
+	if !strings.HasPrefix(name, "Benchmark") || strings.ContainsAny(name, " \t\n") {
+		return nil, fmt.Errorf("reporters: benchmark name %q: want Benchmark... without spaces", name)
+	}
+	iters := r.Requests
+	if iters <= 0 {
+		iters = 1
+	}
+	return &benchfmt.Result{
+		Config: BenchConfig(r),
+		Name:   benchfmt.Name(name),
+		Iters:  iters,
+		Values: BenchValues(r),
+	}, nil
+}
+
+// A BenchWriter writes capacity reports as Go benchmark format, with the
+// unit metadata before the first result.
+type BenchWriter struct {
+	w         *benchfmt.Writer
+	wroteMeta bool
+}
+
+// NewBenchWriter returns a BenchWriter writing to w.
+func NewBenchWriter(w io.Writer) *BenchWriter {
+	return &BenchWriter{w: benchfmt.NewWriter(w)}
+}
+
+// Write writes r as one result named name (empty: BenchName(r)).
+func (bw *BenchWriter) Write(r *capacity.Report, name string) error {
+	res, err := BenchResult(r, name)
+	if err != nil {
+		return err
+	}
+	if !bw.wroteMeta {
+		for _, m := range unitMeta {
+			um := &benchfmt.UnitMetadata{
+				UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: m.unit, Key: m.key},
+				OrigUnit:        m.unit,
+				Value:           m.value,
+			}
+			if err := bw.w.Write(um); err != nil {
+				return fmt.Errorf("reporters: writing benchfmt: %w", err)
+			}
+		}
+		bw.wroteMeta = true
+	}
+	if err := bw.w.Write(res); err != nil {
+		return fmt.Errorf("reporters: writing benchfmt: %w", err)
+	}
+	return nil
+}
+
+// WriteBenchfmt writes reports to w in the Go benchmark format read by
+// benchstat: unit metadata, then per report its identity configuration
+// (written only when it changes) and one result line named by BenchName.
+func WriteBenchfmt(w io.Writer, reports ...*capacity.Report) error {
+	bw := NewBenchWriter(w)
+	for i, r := range reports {
+		if err := bw.Write(r, ""); err != nil {
+			return fmt.Errorf("reporters: report %d: %w", i, err)
+		}
+	}
+	return nil
+}
