@@ -1,0 +1,109 @@
+package capacity
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSampleContextsVectors(t *testing.T) {
+	tests := []struct {
+		seed int64
+		want []int
+	}{
+		{1717, []int{65536, 32768, 131072, 16000, 32768, 65536, 32768, 32768}},
+		{0, []int{65536, 65536, 32768, 32768, 32768, 32768, 65536, 32768}},
+		{-3, []int{32768, 32768, 32768, 65536, 65536, 16000, 16000, 65536}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.seed), func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, SampleContexts(tt.seed, len(tt.want))); diff != "" {
+				t.Errorf("SampleContexts(%d) (-want +got):\n%s", tt.seed, diff)
+			}
+		})
+	}
+}
+
+// goldenContexts is testdata/contexts.json, written by gen_contexts.py from
+// CPython's random module.
+type goldenContexts struct {
+	Generator string `json:"generator"`
+	Cases     []struct {
+		Seed       int64     `json:"seed"`
+		N          int       `json:"n"`
+		FirstDraws []float64 `json:"first_draws"`
+		Contexts   []int     `json:"contexts"`
+	} `json:"cases"`
+}
+
+func TestSampleContextsGolden(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "contexts.json"))
+	require.NoError(t, err)
+	var g goldenContexts
+	require.NoError(t, json.Unmarshal(data, &g))
+	require.NotEmpty(t, g.Cases)
+	seen := map[int64]bool{}
+	for _, c := range g.Cases {
+		seen[c.Seed] = true
+		t.Run(fmt.Sprintf("seed=%d/n=%d", c.Seed, c.N), func(t *testing.T) {
+			require.Len(t, c.Contexts, c.N)
+			r := newPyRandom(c.Seed)
+			for i, want := range c.FirstDraws {
+				got := r.float64()
+				if math.Float64bits(got) != math.Float64bits(want) {
+					t.Fatalf("draw %d = %v (%#x), want %v (%#x)", i, got, math.Float64bits(got), want, math.Float64bits(want))
+				}
+			}
+			if diff := cmp.Diff(c.Contexts, SampleContexts(c.Seed, c.N)); diff != "" {
+				t.Errorf("SampleContexts (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// The table must keep the edge seeds this test exists for.
+	for _, s := range []int64{0, -3, 1 << 32, math.MaxInt64, math.MinInt64} {
+		require.True(t, seen[s], "contexts.json lacks seed %d", s)
+	}
+}
+
+func TestSampleContextsEdges(t *testing.T) {
+	require.Nil(t, SampleContexts(1, 0))
+	require.Nil(t, SampleContexts(1, -5))
+	// A seed and its negation draw the same (Python seeds with |seed|).
+	require.Equal(t, SampleContexts(99, 50), SampleContexts(-99, 50))
+	// A prefix of a longer plan is the shorter plan.
+	require.Equal(t, SampleContexts(7, 10), SampleContexts(7, 100)[:10])
+}
+
+func TestContextForDrawBounds(t *testing.T) {
+	tests := []struct {
+		u    float64
+		want int
+	}{
+		{0, ContextBucket16K},
+		{0.218, ContextBucket16K},
+		{math.Nextafter(0.218, 1), ContextBucket32K},
+		{0.602, ContextBucket32K},
+		{math.Nextafter(0.602, 1), ContextBucket64K},
+		{0.906, ContextBucket64K},
+		{math.Nextafter(0.906, 1), ContextBucket128K},
+		{0.995, ContextBucket128K},
+		{math.Nextafter(0.995, 1), ContextBucketTop},
+		{math.Nextafter(1, 0), ContextBucketTop},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, contextForDraw(tt.u), "u = %v", tt.u)
+	}
+}
+
+func BenchmarkSampleContexts(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		SampleContexts(1717, MaxRequests)
+	}
+}
