@@ -1,0 +1,267 @@
+package capacity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Causes recorded on a request's context when one of its limits ends it.
+var (
+	errTotalTimeout = errors.New("capacity: request exceeded Workload.Timeout")
+	errStallTimeout = errors.New("capacity: stream idle longer than Workload.StallTimeout")
+)
+
+// client sends the chat-completions requests of one run. It is safe for
+// concurrent use; per-request state lives in an exchange.
+type client struct {
+	hc      *http.Client
+	tmpl    *http.Request // method, URL and headers of every request
+	enc     *requestEncoder
+	timeout time.Duration
+	stall   time.Duration // 0: no stall limit below timeout
+	secret  string        // the bearer token: scrubbed from every message
+}
+
+// newClient prepares the requests of a run against a resolved target.
+func newClient(t Target, w Workload, hc *http.Client, apiKey string) (*client, error) {
+	enc, err := newRequestEncoder(t, w)
+	if err != nil {
+		return nil, err
+	}
+	tmpl, err := http.NewRequest(http.MethodPost, t.ChatCompletionsURL(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("capacity: Target.BaseURL: %w", unwrapURLError(err))
+	}
+	for k, vs := range t.Headers {
+		for _, v := range vs {
+			tmpl.Header.Add(k, v)
+		}
+	}
+	tmpl.Header.Set("Content-Type", "application/json")
+	tmpl.Header.Set("Accept", "text/event-stream")
+	if apiKey != "" {
+		tmpl.Header.Set("Authorization", "Bearer "+apiKey)
+	}
+	c := &client{hc: hc, tmpl: tmpl, enc: enc, timeout: w.Timeout, secret: apiKey}
+	if w.StallTimeout > 0 && w.StallTimeout < w.Timeout {
+		c.stall = w.StallTimeout
+	}
+	return c, nil
+}
+
+// exchange is the raw outcome of one request: monotonic stamps, the
+// response status and what the stream carried, or why it failed.
+type exchange struct {
+	start     time.Time // t0, immediately before the request is issued
+	headersAt time.Time // response headers received
+	endAt     time.Time // end of the stream: [DONE], the body's end, or the failure
+	status    int
+	received  bool // response headers arrived
+	stream    streamResult
+	bodyEnd   bodyEnd
+
+	// A failure, when class is not empty.
+	class   FailureClass
+	errType string
+	message string
+}
+
+func (ex *exchange) fail(class FailureClass, errType, format string, args ...any) {
+	if ex.class != "" {
+		return
+	}
+	ex.class, ex.errType, ex.message = class, errType, fmt.Sprintf(format, args...)
+}
+
+// Error types recorded in "error_type" for the failures the client itself
+// detects (transport errors record their Go type).
+const (
+	errTypeHTTP       = "HTTPError"
+	errTypeTimeout    = "Timeout"
+	errTypeCancelled  = "Cancelled"
+	errTypeStream     = "StreamValidationError"
+	errTypeCanary     = "RequestCanaryError"
+	errTypeControlled = "ControlledOutputError"
+	errTypePanic      = "RunnerPanic"
+)
+
+// send issues one request with body and reads its stream into ex. ctx is the
+// run's context: its end makes the request cancelled.
+func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
+	reqCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	total := time.AfterFunc(c.timeout, func() { cancel(errTotalTimeout) })
+	defer total.Stop()
+	activity := func() {}
+	if c.stall > 0 {
+		stall := time.AfterFunc(c.stall, func() { cancel(errStallTimeout) })
+		defer stall.Stop()
+		activity = func() { stall.Reset(c.stall) }
+	}
+
+	req := c.tmpl.Clone(reqCtx)
+	req.Body = body.reader()
+	req.GetBody = func() (io.ReadCloser, error) { return body.reader(), nil }
+	req.ContentLength = int64(len(body.buf))
+
+	ex.start = time.Now()
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		ex.endAt = time.Now()
+		c.failTransport(ctx, reqCtx, ex, err)
+		return
+	}
+	ex.headersAt = time.Now()
+	ex.received, ex.status = true, resp.StatusCode
+	activity()
+	defer resp.Body.Close()
+
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+		text, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorExcerpt))
+		ex.endAt = time.Now()
+		if c.interrupted(ctx, reqCtx, ex) {
+			return
+		}
+		if resp.StatusCode >= 400 {
+			ex.fail(FailureHTTPError, errTypeHTTP, "HTTP %s: %s", resp.Status, c.scrub(serverExcerpt(string(text))))
+		} else {
+			ex.fail(FailureStreamValidation, errTypeStream, "unexpected HTTP status %s for a streamed request: %s", resp.Status, c.scrub(serverExcerpt(string(text))))
+		}
+		return
+	}
+	if ct := resp.Header.Get("Content-Type"); !isEventStream(ct) {
+		text, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorExcerpt))
+		ex.endAt = time.Now()
+		ex.fail(FailureStreamValidation, errTypeStream, "Content-Type %q is not text/event-stream: %s", ct, c.scrub(serverExcerpt(string(text))))
+		return
+	}
+
+	tb := newTrackedBody(resp.Body, activity)
+	readStream(tb, &ex.stream)
+	ex.bodyEnd = tb.end
+	switch {
+	case ex.stream.terminal:
+		ex.endAt = ex.stream.terminalAt
+	case tb.end == bodyEOF:
+		ex.endAt = tb.endAt
+	default:
+		ex.endAt = time.Now()
+	}
+	c.classifyStream(ctx, reqCtx, ex, tb)
+}
+
+// classifyStream turns how the stream ended into a failure, if it is one.
+// Contract violations seen in the data come first; then limits and
+// cancellation; then a connection drop or a cut final event. A stream that
+// delivered [DONE] has ended whatever happened while draining it.
+func (c *client) classifyStream(ctx, reqCtx context.Context, ex *exchange, tb *trackedBody) {
+	s := &ex.stream
+	if s.invalid != "" {
+		ex.fail(FailureStreamValidation, errTypeStream, "%s", c.scrub(s.invalid))
+		return
+	}
+	if s.terminal {
+		return
+	}
+	if tb.end == bodyError || s.readErr != nil {
+		if c.interrupted(ctx, reqCtx, ex) {
+			return
+		}
+		err := tb.err
+		if err == nil {
+			err = s.readErr
+		}
+		ex.fail(FailureStreamValidation, errTypeStream, "connection dropped mid-stream (%s) after %d bytes: %v", dropKind(err), tb.bytes, c.scrubErr(err))
+		return
+	}
+	if s.trailing > 0 {
+		ex.fail(FailureStreamValidation, errTypeStream, "stream ended inside an event: %d bytes after the last complete event", s.trailing)
+	}
+}
+
+// interrupted records a timeout or a cancellation when one ended the
+// request, and reports whether it did.
+func (c *client) interrupted(ctx, reqCtx context.Context, ex *exchange) bool {
+	switch context.Cause(reqCtx) {
+	case errTotalTimeout:
+		if !ex.received {
+			ex.fail(FailureTimeout, errTypeTimeout, "no response headers within Workload.Timeout (%v)", c.timeout)
+		} else {
+			ex.fail(FailureTimeout, errTypeTimeout, "request exceeded Workload.Timeout (%v)", c.timeout)
+		}
+		return true
+	case errStallTimeout:
+		if !ex.received {
+			ex.fail(FailureTimeout, errTypeTimeout, "no response headers within Workload.StallTimeout (%v)", c.stall)
+		} else {
+			ex.fail(FailureTimeout, errTypeTimeout, "stream idle longer than Workload.StallTimeout (%v)", c.stall)
+		}
+		return true
+	}
+	if ctx.Err() != nil {
+		ex.fail(FailureCancelled, errTypeCancelled, "run cancelled before the request finished: %v", context.Cause(ctx))
+		return true
+	}
+	return false
+}
+
+// failTransport classifies an error of http.Client.Do.
+func (c *client) failTransport(ctx, reqCtx context.Context, ex *exchange, err error) {
+	if c.interrupted(ctx, reqCtx, ex) {
+		return
+	}
+	inner := unwrapURLError(err)
+	ex.fail(FailureRequestError, fmt.Sprintf("%T", inner), "POST %s: %v", redactedURL(c.tmpl.URL), c.scrubErr(inner))
+}
+
+// scrub removes the bearer token from a message, whatever echoed it.
+func (c *client) scrub(s string) string {
+	if c.secret == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, c.secret, "[redacted]")
+}
+
+func (c *client) scrubErr(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return c.scrub(err.Error())
+}
+
+// dropKind names how a stream read failed.
+func dropKind(err error) string {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return "unexpected EOF"
+	}
+	return "read error"
+}
+
+// isEventStream reports whether a Content-Type is text/event-stream.
+func isEventStream(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "text/event-stream"
+}
+
+// unwrapURLError drops the *url.Error layer, whose message repeats the URL.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// redactedURL prints u without userinfo, query or fragment.
+func redactedURL(u *url.URL) string {
+	r := *u
+	r.User, r.RawQuery, r.ForceQuery, r.Fragment, r.RawFragment = nil, "", false, "", ""
+	return r.String()
+}

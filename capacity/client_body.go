@@ -1,0 +1,123 @@
+package capacity
+
+import (
+	"io"
+	"time"
+)
+
+// bodyEnd says how the reading of a response body stopped.
+type bodyEnd uint8
+
+const (
+	// bodyOpen: the reader stopped before the body ended (terminal event,
+	// validation failure, byte limit).
+	bodyOpen bodyEnd = iota
+	// bodyEOF: the body ended cleanly (io.EOF from the transport).
+	bodyEOF
+	// bodyError: a read failed: an unexpected EOF (the connection dropped
+	// inside a chunked or sized body), a reset, a timeout or a cancellation.
+	bodyError
+)
+
+// String names the end for messages and tests.
+func (e bodyEnd) String() string {
+	switch e {
+	case bodyEOF:
+		return "eof"
+	case bodyError:
+		return "error"
+	default:
+		return "open"
+	}
+}
+
+// trackedBody wraps a response body. It stamps every read that returns bytes
+// with the monotonic clock, reports the activity (the stall timer), records
+// how the body ended, and follows the SSE framing byte by byte so that the
+// bytes after the last complete event (an event cut by the end of the body,
+// which go-sse drops silently) are counted.
+//
+// The framing follows the event-stream grammar: a line ends at "\n", "\r" or
+// "\r\n"; an empty line completes an event; a line starting with ':' is a
+// comment and carries no field. Bytes of field lines seen since the last
+// empty line are pending: at a clean EOF they are an incomplete final event.
+type trackedBody struct {
+	r        io.Reader
+	activity func() // called after every read that returned bytes; may be nil
+
+	lastRead time.Time // monotonic stamp of the last read that returned bytes
+	bytes    int64     // bytes read in total
+	end      bodyEnd
+	endAt    time.Time // when the end (EOF or error) was observed
+	err      error     // the read error when end == bodyError
+
+	lineStart bool // the next byte starts a line
+	comment   bool // the current line is a comment
+	prevCR    bool // the previous byte was '\r' (a following '\n' is the same line end)
+	pending   int64
+}
+
+func newTrackedBody(r io.Reader, activity func()) *trackedBody {
+	return &trackedBody{r: r, activity: activity, lineStart: true}
+}
+
+// Read reads from the wrapped body and records what happened.
+func (b *trackedBody) Read(p []byte) (int, error) {
+	if b.end != bodyOpen {
+		if b.end == bodyEOF {
+			return 0, io.EOF
+		}
+		return 0, b.err
+	}
+	n, err := b.r.Read(p)
+	if n > 0 {
+		b.lastRead = time.Now()
+		b.bytes += int64(n)
+		b.scan(p[:n])
+		if b.activity != nil {
+			b.activity()
+		}
+	}
+	if err != nil {
+		b.endAt = time.Now()
+		if err == io.EOF { //nolint:errorlint // io.EOF is returned unwrapped by the io.Reader contract
+			b.end = bodyEOF
+		} else {
+			b.end, b.err = bodyError, err
+		}
+	}
+	return n, err
+}
+
+// scan advances the SSE framing state over p.
+func (b *trackedBody) scan(p []byte) {
+	for _, c := range p {
+		switch {
+		case c == '\n' && b.prevCR:
+			// Second half of a "\r\n" line end: already counted.
+			b.prevCR = false
+			continue
+		case c == '\n' || c == '\r':
+			if b.lineStart {
+				b.pending = 0 // empty line: the event, if any, is complete
+			} else if !b.comment {
+				b.pending++ // the line end belongs to a pending field line
+			}
+			b.lineStart, b.comment = true, false
+			b.prevCR = c == '\r'
+			continue
+		}
+		b.prevCR = false
+		if b.lineStart {
+			b.lineStart = false
+			b.comment = c == ':'
+		}
+		if !b.comment {
+			b.pending++
+		}
+	}
+}
+
+// trailing returns the number of field bytes received after the last
+// complete event: non-zero at a clean EOF means the final event was cut.
+func (b *trackedBody) trailing() int64 { return b.pending }

@@ -1,0 +1,167 @@
+package capacity
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync/atomic"
+	"unicode/utf8"
+)
+
+// requestEncoder writes the chat-completions request body of DESIGN.md
+// section 4. Everything but the prompt is the same for every request of a
+// run, so it is encoded once: a request body is head + the JSON-quoted prompt
+// + tail, with no reflection per request.
+type requestEncoder struct {
+	head []byte // {"messages":[{"content":
+	tail []byte // ,"role":"user"}], then the remaining fields, sorted
+}
+
+// bodyFields returns the request fields other than messages: model,
+// max_tokens, stream, stream_options, the sampling fields that were set, the
+// thinking control (chat_template_kwargs or reasoning_effort, never both)
+// and Target.ExtraBody (whose keys never collide with these: validation
+// refuses the reserved ones).
+func bodyFields(t Target, w Workload) map[string]any {
+	f := make(map[string]any, 8+len(t.ExtraBody))
+	for k, v := range t.ExtraBody {
+		f[k] = v
+	}
+	f["model"] = t.Model
+	f["max_tokens"] = w.MaxTokens
+	f["stream"] = true
+	f["stream_options"] = map[string]bool{"include_usage": true}
+	if w.Temperature != nil {
+		f["temperature"] = *w.Temperature
+	}
+	if w.TopP != nil {
+		f["top_p"] = *w.TopP
+	}
+	switch {
+	case w.ReasoningEffort != "":
+		f["reasoning_effort"] = string(w.ReasoningEffort)
+	case w.ThinkingMode == ThinkingEnabled:
+		f["chat_template_kwargs"] = map[string]bool{"enable_thinking": true}
+	case w.ThinkingMode == ThinkingDisabled:
+		f["chat_template_kwargs"] = map[string]bool{"enable_thinking": false}
+	}
+	return f
+}
+
+// newRequestEncoder encodes the fixed part of every request body of a run.
+func newRequestEncoder(t Target, w Workload) (*requestEncoder, error) {
+	var rest bytes.Buffer
+	enc := json.NewEncoder(&rest)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(bodyFields(t, w)); err != nil {
+		return nil, fmt.Errorf("capacity: encoding the request body (Target.ExtraBody): %w", err)
+	}
+	fields := bytes.TrimSpace(rest.Bytes()) // {"max_tokens":..., ...}
+	tail := append([]byte(`,"role":"user"}],`), fields[1:]...)
+	return &requestEncoder{head: []byte(`{"messages":[{"content":`), tail: tail}, nil
+}
+
+// appendBody appends the request body for prompt to dst.
+func (e *requestEncoder) appendBody(dst, prompt []byte) []byte {
+	dst = append(dst, e.head...)
+	dst = appendJSONString(dst, prompt)
+	return append(dst, e.tail...)
+}
+
+const jsonHexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string, escaped exactly as
+// encoding/json does with HTML escaping off: invalid UTF-8 becomes U+FFFD,
+// and U+2028/U+2029 are escaped.
+func appendJSONString(dst, s []byte) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '"', '\\':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', jsonHexDigits[b>>4], jsonHexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', jsonHexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// bodyBuffer is a worker's reusable request-body storage. The transport may
+// still read a request body after RoundTrip returns (and may ask for it again
+// through GetBody), so the bytes are reused only once every reader handed
+// out has been closed; otherwise the worker allocates afresh.
+type bodyBuffer struct {
+	buf  []byte
+	open *atomic.Int32 // readers handed out and not yet closed
+}
+
+// reset returns storage for the next body, empty.
+func (b *bodyBuffer) reset() []byte {
+	if b.open != nil && b.open.Load() != 0 {
+		// A transport still holds a reader: leave that array to it.
+		b.buf, b.open = nil, nil
+	}
+	if b.open == nil {
+		b.open = new(atomic.Int32)
+	}
+	return b.buf[:0]
+}
+
+// reader returns a body reader over b.buf whose Close is counted.
+func (b *bodyBuffer) reader() io.ReadCloser {
+	b.open.Add(1)
+	return &countedReader{Reader: bytes.NewReader(b.buf), open: b.open}
+}
+
+type countedReader struct {
+	*bytes.Reader
+	open   *atomic.Int32
+	closed atomic.Bool
+}
+
+// Close implements io.Closer; only the first call counts.
+func (r *countedReader) Close() error {
+	if r.closed.CompareAndSwap(false, true) {
+		r.open.Add(-1)
+	}
+	return nil
+}

@@ -1,0 +1,186 @@
+package capacity
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/tmaxmax/go-sse"
+)
+
+// MaxEventSize is the largest SSE event the client accepts, in bytes of the
+// wire form (field names, data and line ends). Chat-completion chunks are a
+// few hundred bytes; a larger event fails the request with
+// stream_validation_failed instead of growing the read buffer. go-sse's own
+// default (64 KiB) is not relied upon.
+const MaxEventSize = 256 << 10
+
+// MaxStreamEvents is the most SSE events one response may carry: two per
+// token of the largest MaxTokens (a token may arrive as a reasoning and a
+// content delta) plus room for role, finish, usage and keep-alive events.
+// A stream with more cannot be a response to any allowed max_tokens and
+// fails with stream_validation_failed.
+const MaxStreamEvents = 2*MaxMaxTokens + 1024
+
+// maxFinishReasons bounds the finish reasons kept for a failure's metadata.
+const maxFinishReasons = 8
+
+// maxDrainAfterTerminal bounds the bytes read after [DONE] so that the
+// connection can be reused; more than that and the body is simply closed.
+const maxDrainAfterTerminal = 64 << 10
+
+// maxErrorExcerpt bounds the bytes of a server's error text quoted in a
+// failure message (the message itself is cut later at MaxErrorMessageRunes).
+const maxErrorExcerpt = 4096
+
+var errNotObject = errors.New("payload is not a JSON object")
+
+// usageSeen is the last non-null usage object of a stream.
+type usageSeen struct {
+	present                               bool
+	prompt, completion, total, cachedToks wireInt
+}
+
+// streamResult is what the client learned from one response stream. Times
+// are monotonic stamps; a zero time means "not seen".
+type streamResult struct {
+	firstOutput  time.Time // first non-empty reasoning or content delta
+	firstContent time.Time // first non-empty content delta
+	terminalAt   time.Time // arrival of data: [DONE]
+	terminal     bool
+
+	events          int
+	contentChunks   int
+	reasoningChunks int
+	usage           usageSeen
+	finishReasons   []string
+	capture         Capture
+
+	// invalid names the stream-contract violation; "" when none was seen.
+	invalid string
+	// readErr is the error that ended the reading (nil at a clean end).
+	readErr error
+	// trailing counts field bytes after the last complete event at EOF.
+	trailing int64
+}
+
+// readStream reads SSE events from body until [DONE], the end of the body,
+// a read error or a contract violation, and records what it saw in res.
+// Every event is stamped with the time of the read that completed it, before
+// it is decoded.
+func readStream(body *trackedBody, res *streamResult) {
+	var (
+		chunk streamChunk
+		buf   []byte
+	)
+	cfg := sse.ReadConfig{MaxEventSize: MaxEventSize}
+	for ev, err := range sse.Read(body, &cfg) {
+		if err != nil {
+			res.readErr = err
+			if errors.Is(err, bufio.ErrTooLong) {
+				res.invalid = fmt.Sprintf("event larger than MaxEventSize (%d bytes)", MaxEventSize)
+			}
+			return
+		}
+		at := body.lastRead // stamp first: the event is complete at this read
+		res.events++
+		if res.events > MaxStreamEvents {
+			res.invalid = fmt.Sprintf("more than MaxStreamEvents (%d) events: more chunks than any max_tokens allows", MaxStreamEvents)
+			return
+		}
+		if ev.Type == "error" {
+			res.invalid = "in-stream error event: " + serverExcerpt(ev.Data)
+			return
+		}
+		if ev.Data == "" {
+			continue // a named event without data, e.g. a ping
+		}
+		if strings.TrimSpace(ev.Data) == "[DONE]" {
+			res.terminal, res.terminalAt = true, at
+			drainAfterTerminal(body)
+			return
+		}
+		buf = append(buf[:0], ev.Data...)
+		if err := chunk.decode(buf); err != nil {
+			res.invalid = fmt.Sprintf("malformed JSON chunk (event %d): %v: %s", res.events, err, serverExcerpt(ev.Data))
+			return
+		}
+		if chunk.hasError() {
+			res.invalid = "in-stream error object: " + serverExcerpt(string(chunk.Error))
+			return
+		}
+		res.apply(&chunk, at)
+	}
+	// The body ended (EOF or an error go-sse treats as the end of input).
+	res.trailing = body.trailing()
+}
+
+// apply folds one decoded chunk into the result.
+func (res *streamResult) apply(c *streamChunk, at time.Time) {
+	reasoning, content := false, false
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		if ch.Delta.ReasoningContent != "" || ch.Delta.Reasoning != "" {
+			reasoning = true
+		}
+		if ch.Delta.Content != "" {
+			content = true
+			res.capture.Append(string(ch.Delta.Content))
+		}
+		if fr := string(ch.FinishReason); fr != "" && len(res.finishReasons) < maxFinishReasons {
+			res.finishReasons = append(res.finishReasons, fr)
+		}
+	}
+	if reasoning {
+		res.reasoningChunks++
+	}
+	if content {
+		res.contentChunks++
+		if res.firstContent.IsZero() {
+			res.firstContent = at
+		}
+	}
+	if (reasoning || content) && res.firstOutput.IsZero() {
+		res.firstOutput = at
+	}
+	if u := c.Usage; u != nil {
+		res.usage = usageSeen{present: true, prompt: u.PromptTokens,
+			completion: u.CompletionTokens, total: u.TotalTokens}
+		if d := u.PromptTokensDetails; d != nil {
+			res.usage.cachedToks = d.CachedTokens
+		}
+	}
+}
+
+// drainAfterTerminal reads what follows [DONE] (normally nothing but the
+// end of the chunked body) so the transport can reuse the connection.
+func drainAfterTerminal(body *trackedBody) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrainAfterTerminal))
+}
+
+// excerpt bounds a server-provided text quoted in a message.
+func serverExcerpt(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > maxErrorExcerpt {
+		cut, _ := cutOnRune(s, maxErrorExcerpt)
+		return cut + "..."
+	}
+	return s
+}
+
+// cutOnRune cuts s to at most n bytes on a rune boundary.
+func cutOnRune(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	i := n
+	for i > 0 && !isUTF8Start(s[i]) {
+		i--
+	}
+	return s[:i], true
+}
+
+func isUTF8Start(b byte) bool { return b&0xC0 != 0x80 }

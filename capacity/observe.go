@@ -1,0 +1,189 @@
+package capacity
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// responseChecks are the response contracts of a run, applied to every response
+// that streamed visible content.
+type responseChecks struct {
+	canaries bool
+	seed     int64
+	words    int
+	policy   ControlledOutputPolicy
+}
+
+// evaluate turns the exchange of request index into its timing row (a
+// success) or its failure row, following DESIGN.md section 5: timing fields
+// from the monotonic stamps, validity, visible content, the request canary,
+// the controlled-output contract.
+func (k responseChecks) evaluate(index, planned int, ex *exchange) (*TimingRow, *Failure) {
+	var row *TimingRow
+	s := &ex.stream
+	if ex.class == "" && s.contentChunks == 0 {
+		ex.fail(FailureStreamValidation, errTypeStream, "stream completed without visible content (%d reasoning chunks, %d events, [DONE] %t)",
+			s.reasoningChunks, s.events, s.terminal)
+	}
+	if !s.firstContent.IsZero() {
+		row = rowFromExchange(index, planned, ex)
+		if ex.class == "" && !(row.TimeToFirstOutputMS >= 0 && row.TimeToFirstOutputMS <= row.TTFTMS && row.TTFTMS <= row.E2EMS) {
+			ex.fail(FailureStreamValidation, errTypeStream, "invalid timing: want 0 <= time_to_first_output_ms (%v) <= ttft_ms (%v) <= e2e_ms (%v)",
+				row.TimeToFirstOutputMS, row.TTFTMS, row.E2EMS)
+		}
+	}
+	if ex.class == "" && row != nil {
+		k.contracts(index, ex, row)
+	}
+	if ex.class == "" {
+		return row, nil
+	}
+	return nil, failureFromExchange(index, planned, ex, row)
+}
+
+// contracts applies the request canary and the controlled-output responseChecks to
+// a valid row, recording them in the row and failing the exchange when a
+// contract is broken.
+func (k responseChecks) contracts(index int, ex *exchange, row *TimingRow) {
+	visible, complete := ex.stream.capture.String(), !ex.stream.capture.Truncated()
+	marker := ""
+	if k.canaries {
+		marker = CanaryMarker(k.seed, index)
+		c := CheckCanary(marker, visible, complete)
+		row.RequestCanary = c
+		if !c.Passed {
+			ex.fail(FailureRequestCanary, errTypeCanary, "request canary %s failed: %s", marker, canaryProblem(c))
+		}
+	}
+	if k.words > 0 {
+		c := CheckControlledOutput(visible, complete, k.words, k.policy, marker)
+		row.ControlledOutput = c
+		if !c.Passed && ex.class == "" {
+			ex.fail(FailureControlledOutput, errTypeControlled, "controlled output under policy %s: want exactly %d words %q, observed %d and %d other words (capture complete %t)",
+				k.policy, k.words, ControlledOutputWord, c.ObservedCodeWords, c.ObservedExtraWords, c.CaptureComplete)
+		}
+	}
+}
+
+// canaryProblem names every reason a canary check failed.
+func canaryProblem(c *CanaryCheck) string {
+	var p []string
+	switch {
+	case c.ObservedMarkerCount == 0:
+		p = append(p, "marker missing")
+	case !c.MarkerAtStart:
+		p = append(p, "marker not at the start")
+	}
+	if c.ForeignMarkerCount > 0 {
+		p = append(p, fmt.Sprintf("%d peer marker(s)", c.ForeignMarkerCount))
+	}
+	if !c.CaptureComplete {
+		p = append(p, fmt.Sprintf("capture truncated at %d characters", VisibleCaptureLimit))
+	}
+	return strings.Join(p, ", ")
+}
+
+// monoMS converts a monotonic duration to milliseconds.
+func monoMS(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// timingRow derives the row of DESIGN.md section 5 from an exchange that saw
+// visible content. Derived fields use the reference's arithmetic on the
+// millisecond values, so every row is self-consistent.
+func rowFromExchange(index, planned int, ex *exchange) *TimingRow {
+	s := &ex.stream
+	r := &TimingRow{
+		RequestIndex:            index,
+		PlannedContextTokens:    planned,
+		ContentChunks:           s.contentChunks,
+		ReasoningChunks:         s.reasoningChunks,
+		TimeToFirstOutputMS:     monoMS(s.firstOutput.Sub(ex.start)),
+		TTFTMS:                  monoMS(s.firstContent.Sub(ex.start)),
+		E2EMS:                   monoMS(ex.endAt.Sub(ex.start)),
+		VisibleContentTruncated: s.capture.Truncated(),
+	}
+	r.GenerationMS = r.E2EMS - r.TimeToFirstOutputMS
+	r.VisibleGenerationMS = r.E2EMS - r.TTFTMS
+	if s.usage.prompt.ok {
+		p := int(s.usage.prompt.v)
+		r.PromptTokens = &p
+		if r.TimeToFirstOutputMS > 0 {
+			v := float64(p) / (r.TimeToFirstOutputMS / 1000)
+			r.EffectivePrefillTokS = &v
+		}
+	}
+	if s.usage.completion.ok {
+		r.OutputTokenSource = SourceUsage
+		r.OutputTokens = int(s.usage.completion.v)
+		if decode := r.OutputTokens - 1; decode > 0 && r.GenerationMS > 0 {
+			rate := float64(decode) / (r.GenerationMS / 1000)
+			tpot := r.GenerationMS / float64(decode)
+			mtpot, itl := tpot, tpot
+			r.DecodeTokS, r.TPOTMS, r.MeanTimePerOutputTokenMS, r.MeanInterTokenLatencyMS = &rate, &tpot, &mtpot, &itl
+		}
+	} else {
+		r.OutputTokenSource = SourceContentChunks
+		r.OutputTokens = s.contentChunks
+	}
+	return r
+}
+
+// failureRow builds the "failures" entry of a request.
+func failureFromExchange(index, planned int, ex *exchange, row *TimingRow) *Failure {
+	msg, cut := CutErrorMessage(ex.message)
+	f := &Failure{
+		RequestIndex:          index,
+		PlannedContextTokens:  planned,
+		FailureClass:          ex.class,
+		ErrorType:             ex.errType,
+		ErrorMessage:          msg,
+		ErrorMessageTruncated: cut,
+		ResponseReceived:      ex.received,
+		ElapsedMS:             exchangeElapsedMS(ex),
+	}
+	if ex.status != 0 {
+		st := ex.status
+		f.HTTPStatus = &st
+	}
+	if !ex.received {
+		return f
+	}
+	f.ResponseTiming = row
+	if row != nil {
+		f.RequestCanary, f.ControlledOutput = row.RequestCanary, row.ControlledOutput
+	}
+	s := &ex.stream
+	md := &ResponseMetadata{
+		OutputTokenSource:       SourceContentChunks,
+		ContentChunks:           s.contentChunks,
+		ReasoningChunks:         s.reasoningChunks,
+		FinishReasons:           append([]string{}, s.finishReasons...),
+		StreamTerminalObserved:  s.terminal,
+		VisibleContentTruncated: s.capture.Truncated(),
+	}
+	if s.usage.completion.ok {
+		md.OutputTokenSource = SourceUsage
+	}
+	if s.usage.present {
+		md.Usage = &Usage{PromptTokens: wireIntPtr(s.usage.prompt), CompletionTokens: wireIntPtr(s.usage.completion), TotalTokens: wireIntPtr(s.usage.total)}
+	}
+	f.ResponseMetadata = md
+	return f
+}
+
+// elapsedMS is the time from t0 to the end of the request (0 when it was
+// never issued).
+func exchangeElapsedMS(ex *exchange) float64 {
+	if ex.start.IsZero() || ex.endAt.IsZero() {
+		return 0
+	}
+	return monoMS(ex.endAt.Sub(ex.start))
+}
+
+func wireIntPtr(n wireInt) *int {
+	if !n.ok {
+		return nil
+	}
+	v := int(n.v)
+	return &v
+}
