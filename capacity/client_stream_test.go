@@ -128,8 +128,8 @@ func TestReadStreamViolations(t *testing.T) {
 
 func TestReadStreamDeltas(t *testing.T) {
 	body := strings.Join([]string{
-		`{"choices":[{"delta":{"role":"assistant","content":""}}]}`,          // role only: not output
-		`{"choices":[{"delta":{"reasoning":"r1"}}]}`,                          // reasoning (ollama's field)
+		`{"choices":[{"delta":{"role":"assistant","content":""}}]}`,         // role only: not output
+		`{"choices":[{"delta":{"reasoning":"r1"}}]}`,                        // reasoning (ollama's field)
 		`{"choices":[{"delta":{"reasoning":{"text":"x"},"content":null}}]}`, // non-string reasoning: not output
 		`{"choices":[{"delta":{"content":"a"}}],"usage":null}`,
 		`{"choices":[{"delta":{"content":"b"},"finish_reason":"length"}],"usage":{"prompt_tokens":5,"completion_tokens":9}}`,
