@@ -1,0 +1,303 @@
+package fakeserver
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// SeedCharsPerToken is the tokenizer approximation of the default profiles:
+// characters of prompt text per prompt token. It is derived from the seed
+// artifact (testdata/seed-capacity-v4-reasoning.json): a 65,536-token plan
+// built at 3.0 characters per token is 196,608 characters of code-like
+// filler, which the seed's model counted as 62,327 to 62,335 prompt tokens,
+// 3.155 characters per token once the chat template's tokens are removed.
+// A client that sizes prompts at 3.0 therefore sees fewer prompt tokens than
+// it planned, as it would against the real engine.
+const SeedCharsPerToken = 3.155
+
+// SeedTemplateTokens is the number of tokens the default profiles add to
+// every chat request for the chat template (role headers and turn markers).
+const SeedTemplateTokens = 9
+
+// Range is an inclusive range of counts. A request draws one value uniformly
+// from [Min, Max] with its own seeded generator. The zero Range means zero.
+type Range struct {
+	Min int `json:"min"`
+	Max int `json:"max"`
+}
+
+func (r Range) validate(field string, min int) error {
+	if r.Min < min || r.Max < r.Min {
+		return fmt.Errorf("fakeserver: %s = {%d, %d}: want %d <= Min <= Max", field, r.Min, r.Max, min)
+	}
+	return nil
+}
+
+// Config configures a Server: the simulated model, the engine's timing
+// model, the wire dialect and the faults. Build one with Fast, Reasoning,
+// Plain or Profile and adjust fields; zero values of the engine's required
+// fields (CharsPerToken, PrefillTokensPerSecond, DecodeStep, MaxSeqs,
+// MaxBatchTokens, MaxModelLen, BlockTokens, TimeScale, SpecTokens, Model)
+// take the Fast profile's values, and zero Ranges mean "none".
+type Config struct {
+	// Model is the only model id served; other ids get a 404 model_not_found.
+	// An empty model field in a request means this model.
+	Model string
+	// MaxModelLen is the context window in tokens reported by /v1/models and
+	// enforced as prompt tokens + max tokens.
+	MaxModelLen int
+
+	// CharsPerToken is the tokenizer approximation: a text of n characters
+	// (Unicode code points) is ceil(n / CharsPerToken) tokens.
+	CharsPerToken float64
+	// TemplateTokens are added to every chat prompt for the chat template.
+	TemplateTokens int
+
+	// PrefillTokensPerSecond is the prefill rate of uncached prompt tokens.
+	PrefillTokensPerSecond float64
+	// MaxBatchTokens bounds the prompt tokens prefilled in one engine step
+	// (chunked prefill); a long prompt takes several steps.
+	MaxBatchTokens int
+	// DecodeStep is the duration of one decode step with one running
+	// sequence; DecodeStepPerSeq is added for every further decoding sequence,
+	// so aggregate throughput rises with concurrency while each stream slows.
+	DecodeStep       time.Duration
+	DecodeStepPerSeq time.Duration
+	// MaxSeqs is the number of sequences the engine runs at once; later
+	// requests wait in a FIFO admission queue.
+	MaxSeqs int
+	// SpecTokens is the number of tokens accepted per decode step
+	// (speculative decoding); each step draws from the range, and each step's
+	// tokens are sent in one chunk per kind. {1, 1} is plain decoding.
+	SpecTokens Range
+
+	// BlockTokens is the prefix cache block size in tokens; CacheTokens its
+	// LRU capacity in tokens (0 disables the cache).
+	BlockTokens int
+	CacheTokens int
+
+	// ReasoningTokens is how many reasoning tokens precede the answer
+	// ({0, 0}: a non-reasoning model). AnswerTokens is the length of a free
+	// answer (one not constrained by an "exactly N" instruction), marker
+	// included.
+	ReasoningTokens Range
+	AnswerTokens    Range
+
+	// TimeScale multiplies every simulated duration: 0.1 runs ten times
+	// faster than the profile's model. Zero means 1.
+	TimeScale float64
+	// Seed makes the run deterministic: every request's draws come from a
+	// generator seeded with (Seed, arrival index).
+	Seed uint64
+
+	// Dialect selects the wire format details.
+	Dialect Dialect
+	// Faults selects misbehaviour per request.
+	Faults FaultPlan
+
+	// Addr is the loopback address Start listens on when the Server's
+	// Listener is nil; empty means "127.0.0.1:0".
+	Addr string
+}
+
+// Fast returns the profile for tests: a fast model with a few reasoning
+// tokens, two-token speculative steps and a 32k window.
+func Fast() Config {
+	return Config{
+		Model:                  "fake-fast",
+		MaxModelLen:            32768,
+		CharsPerToken:          SeedCharsPerToken,
+		TemplateTokens:         SeedTemplateTokens,
+		PrefillTokensPerSecond: 1_000_000,
+		MaxBatchTokens:         8192,
+		DecodeStep:             time.Millisecond,
+		DecodeStepPerSeq:       250 * time.Microsecond,
+		MaxSeqs:                16,
+		SpecTokens:             Range{1, 2},
+		BlockTokens:            16,
+		CacheTokens:            1 << 20,
+		ReasoningTokens:        Range{8, 16},
+		AnswerTokens:           Range{8, 16},
+		TimeScale:              1,
+		Seed:                   1,
+	}
+}
+
+// Reasoning returns a profile like the seed artifact's reasoning model
+// (qwen3-class with speculative decoding on one GPU): prefill 7,800 tok/s,
+// 17 ms decode steps accepting 1 to 7 tokens (about 235 tok/s per stream
+// alone), a few hundred reasoning tokens, a 262,144-token window.
+func Reasoning() Config {
+	return Config{
+		Model:                  "fake-reasoning",
+		MaxModelLen:            262144,
+		CharsPerToken:          SeedCharsPerToken,
+		TemplateTokens:         SeedTemplateTokens,
+		PrefillTokensPerSecond: 7800,
+		MaxBatchTokens:         8192,
+		DecodeStep:             17 * time.Millisecond,
+		DecodeStepPerSeq:       3 * time.Millisecond,
+		MaxSeqs:                64,
+		SpecTokens:             Range{1, 7},
+		BlockTokens:            16,
+		CacheTokens:            1 << 20,
+		ReasoningTokens:        Range{230, 480},
+		AnswerTokens:           Range{24, 48},
+		TimeScale:              1,
+		Seed:                   1,
+	}
+}
+
+// Plain returns a non-reasoning profile: an 8B-class model without
+// speculative decoding, prefill 12,000 tok/s, about 90 tok/s per stream
+// alone, a 131,072-token window.
+func Plain() Config {
+	return Config{
+		Model:                  "fake-plain",
+		MaxModelLen:            131072,
+		CharsPerToken:          SeedCharsPerToken,
+		TemplateTokens:         SeedTemplateTokens,
+		PrefillTokensPerSecond: 12000,
+		MaxBatchTokens:         8192,
+		DecodeStep:             11 * time.Millisecond,
+		DecodeStepPerSeq:       time.Millisecond,
+		MaxSeqs:                128,
+		SpecTokens:             Range{1, 1},
+		BlockTokens:            16,
+		CacheTokens:            1 << 20,
+		AnswerTokens:           Range{16, 64},
+		TimeScale:              1,
+		Seed:                   1,
+	}
+}
+
+var profiles = map[string]func() Config{
+	"fast":      Fast,
+	"reasoning": Reasoning,
+	"plain":     Plain,
+}
+
+// ProfileNames lists the names Profile accepts, sorted.
+func ProfileNames() []string {
+	names := make([]string, 0, len(profiles))
+	for n := range profiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Profile returns the named profile: "fast", "reasoning" or "plain".
+func Profile(name string) (Config, error) {
+	f, ok := profiles[name]
+	if !ok {
+		return Config{}, fmt.Errorf("fakeserver: profile %q: want one of %v", name, ProfileNames())
+	}
+	return f(), nil
+}
+
+// withDefaults fills zero required fields from Fast.
+func (c Config) withDefaults() Config {
+	d := Fast()
+	if c.Model == "" {
+		c.Model = d.Model
+	}
+	if c.MaxModelLen == 0 {
+		c.MaxModelLen = d.MaxModelLen
+	}
+	if c.CharsPerToken == 0 {
+		c.CharsPerToken = d.CharsPerToken
+	}
+	if c.PrefillTokensPerSecond == 0 {
+		c.PrefillTokensPerSecond = d.PrefillTokensPerSecond
+	}
+	if c.MaxBatchTokens == 0 {
+		c.MaxBatchTokens = d.MaxBatchTokens
+	}
+	if c.DecodeStep == 0 {
+		c.DecodeStep = d.DecodeStep
+	}
+	if c.MaxSeqs == 0 {
+		c.MaxSeqs = d.MaxSeqs
+	}
+	if c.SpecTokens == (Range{}) {
+		c.SpecTokens = Range{1, 1}
+	}
+	if c.BlockTokens == 0 {
+		c.BlockTokens = d.BlockTokens
+	}
+	if c.TimeScale == 0 {
+		c.TimeScale = 1
+	}
+	if c.Addr == "" {
+		c.Addr = "127.0.0.1:0"
+	}
+	c.Faults = c.Faults.withDefaults()
+	return c
+}
+
+// Validate reports the first invalid field of c after defaults are applied,
+// naming the field, its value and the allowed range.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	switch {
+	case c.MaxModelLen < 1:
+		return fmt.Errorf("fakeserver: MaxModelLen = %d: want >= 1", c.MaxModelLen)
+	case c.CharsPerToken < 0.5 || c.CharsPerToken > 64:
+		return fmt.Errorf("fakeserver: CharsPerToken = %v: want 0.5..64", c.CharsPerToken)
+	case c.TemplateTokens < 0:
+		return fmt.Errorf("fakeserver: TemplateTokens = %d: want >= 0", c.TemplateTokens)
+	case c.PrefillTokensPerSecond <= 0:
+		return fmt.Errorf("fakeserver: PrefillTokensPerSecond = %v: want > 0", c.PrefillTokensPerSecond)
+	case c.MaxBatchTokens < 1:
+		return fmt.Errorf("fakeserver: MaxBatchTokens = %d: want >= 1", c.MaxBatchTokens)
+	case c.DecodeStep <= 0:
+		return fmt.Errorf("fakeserver: DecodeStep = %v: want > 0", c.DecodeStep)
+	case c.DecodeStepPerSeq < 0:
+		return fmt.Errorf("fakeserver: DecodeStepPerSeq = %v: want >= 0", c.DecodeStepPerSeq)
+	case c.MaxSeqs < 1:
+		return fmt.Errorf("fakeserver: MaxSeqs = %d: want >= 1", c.MaxSeqs)
+	case c.BlockTokens < 1:
+		return fmt.Errorf("fakeserver: BlockTokens = %d: want >= 1", c.BlockTokens)
+	case c.CacheTokens < 0:
+		return fmt.Errorf("fakeserver: CacheTokens = %d: want >= 0", c.CacheTokens)
+	case c.TimeScale < 0:
+		return fmt.Errorf("fakeserver: TimeScale = %v: want > 0", c.TimeScale)
+	}
+	if err := c.SpecTokens.validate("SpecTokens", 1); err != nil {
+		return err
+	}
+	if err := c.ReasoningTokens.validate("ReasoningTokens", 0); err != nil {
+		return err
+	}
+	if err := c.AnswerTokens.validate("AnswerTokens", 0); err != nil {
+		return err
+	}
+	if err := c.Dialect.validate(); err != nil {
+		return err
+	}
+	return c.Faults.validate()
+}
+
+// scaled converts a simulated duration to the server's clock.
+func (c *Config) scaled(d time.Duration) time.Duration {
+	if c.TimeScale == 1 {
+		return d
+	}
+	return time.Duration(float64(d) * c.TimeScale)
+}
+
+// prefillTime is the simulated time to prefill n uncached tokens.
+func (c *Config) prefillTime(n int) time.Duration {
+	ns := float64(n) * 1e9 / c.PrefillTokensPerSecond
+	return c.scaled(time.Duration(ns + 0.5))
+}
+
+// decodeTime is the duration of a decode step with n decoding sequences.
+func (c *Config) decodeTime(n int) time.Duration {
+	if n == 0 {
+		return 0
+	}
+	return c.scaled(c.DecodeStep + time.Duration(n-1)*c.DecodeStepPerSeq)
+}

@@ -1,0 +1,44 @@
+// Package fakeserver is a simulated OpenAI-compatible LLM serving engine for
+// tests and for benchmarks that need a target: it streams chat completions
+// over Server-Sent Events the way vLLM, SGLang or ollama do, and it knows the
+// ground truth of what it sent.
+//
+// It is a simulation, not a sleep loop. A tokenizer approximation counts
+// prompt tokens (SeedCharsPerToken characters per token by default, not the
+// 3.0 a client may assume). One engine goroutine runs batch steps: running
+// sequences prefill their uncached prompt tokens at PrefillTokensPerSecond
+// (chunked by MaxBatchTokens) or decode; a decode step lasts longer the more
+// sequences decode, so aggregate throughput rises with concurrency while each
+// stream slows; at most MaxSeqs run and the rest queue. A prefix cache hashes
+// prompt blocks, keeps them in an LRU bounded in tokens and reports hits as
+// usage.prompt_tokens_details.cached_tokens. Each decode step accepts
+// several tokens (speculative decoding), sent as one chunk. Reasoning tokens
+// precede the answer. Every draw comes from a generator seeded with
+// (Config.Seed, request index), so a run is deterministic.
+//
+// The fake follows the benchmark's instructions as a good model does (see
+// MarkerPattern, ExactlyPattern): an answer asked to begin with an
+// ANVIL_REQ_ marker begins with it, and "exactly N" words "code" gets exactly
+// that. Faults (FaultHeader, FaultPlan) make it misbehave per request:
+// HTTP errors, drops, stalls, malformed or oversized events, endless
+// streams, reasoning-only answers, disobedience. Dialect selects the wire
+// details that differ between engines.
+//
+// A Server is started and closed like an httptest.Server. Server.Client
+// reaches it in memory over net.Pipe, so a Server created inside a
+// testing/synctest bubble with NewInMemory runs on the bubble's fake clock:
+// client timing can be asserted exactly, in no wall time:
+//
+//	synctest.Test(t, func(t *testing.T) {
+//		srv := fakeserver.NewInMemory(fakeserver.Fast())
+//		defer srv.Close()
+//		resp, err := srv.Client().Post(srv.URL+"/v1/chat/completions", ...)
+//		...
+//		synctest.Wait() // the handler has recorded its trace
+//		tr, _ := srv.Trace(0)
+//	})
+//
+// Server.Trace returns what the server scheduled and wrote for each request,
+// as durations since the request arrived; the binary serves the same at
+// GET /fake/trace.
+package fakeserver

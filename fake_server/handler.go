@@ -1,0 +1,391 @@
+package fakeserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxBodyBytes bounds a request body (a 1M-token prompt at 4 characters per
+// token, with room for JSON escaping).
+const maxBodyBytes = 16 << 20
+
+// faultSalt separates a request's fault draw from its output draws.
+const faultSalt = 0x9e3779b97f4a7c15
+
+// Handler returns the server's routes: GET /v1/models, POST
+// /v1/chat/completions, POST /tokenize (also under /v1) and GET /fake/trace.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models", s.serveModels)
+	mux.HandleFunc("POST /v1/chat/completions", s.serveChat)
+	mux.HandleFunc("POST /tokenize", s.serveTokenize)
+	mux.HandleFunc("POST /v1/tokenize", s.serveTokenize)
+	mux.HandleFunc("GET /fake/trace", s.serveTrace)
+	return mux
+}
+
+// writeError writes an OpenAI-style error body.
+func writeError(w http.ResponseWriter, status int, msg, typ, param, code string) {
+	b := new(bytes.Buffer)
+	b.WriteString(`{"error":{"message":`)
+	m, _ := json.Marshal(msg)
+	b.Write(m)
+	b.WriteString(`,"type":`)
+	m, _ = json.Marshal(typ)
+	b.Write(m)
+	for _, v := range []struct{ k, v string }{{"param", param}, {"code", code}} {
+		b.WriteString(`,"` + v.k + `":`)
+		if v.v == "" {
+			b.WriteString("null")
+		} else {
+			m, _ = json.Marshal(v.v)
+			b.Write(m)
+		}
+	}
+	b.WriteString("}}\n")
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(b.Bytes())
+}
+
+func (s *Server) serveModels(w http.ResponseWriter, _ *http.Request) {
+	body := fmt.Sprintf(`{"object":"list","data":[{"id":%q,"object":"model","created":0,"owned_by":"fakeserver","root":%q,"parent":null,"max_model_len":%d}]}`+"\n",
+		s.cfg.Model, s.cfg.Model, s.cfg.MaxModelLen)
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, body)
+}
+
+// message is one chat message; Content is a string or an array of parts.
+type message struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+func (m message) text() (string, error) {
+	var s string
+	if len(m.Content) == 0 || string(m.Content) == "null" {
+		return "", nil
+	}
+	if err := json.Unmarshal(m.Content, &s); err == nil {
+		return s, nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(m.Content, &parts); err != nil {
+		return "", fmt.Errorf("messages[].content: want a string or an array of text parts: %w", err)
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String(), nil
+}
+
+// chatRequest is the part of a chat completion request the fake reads.
+type chatRequest struct {
+	Model         string    `json:"model"`
+	Messages      []message `json:"messages"`
+	Stream        bool      `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	MaxTokens           *int           `json:"max_tokens"`
+	MaxCompletionTokens *int           `json:"max_completion_tokens"`
+	IgnoreEOS           bool           `json:"ignore_eos"`
+	ChatTemplateKwargs  map[string]any `json:"chat_template_kwargs"`
+	ReasoningEffort     string         `json:"reasoning_effort"`
+}
+
+// prompt is a parsed prompt: all message text, the user text and the count.
+type prompt struct {
+	all    string
+	user   string
+	tokens int
+}
+
+func (s *Server) parsePrompt(msgs []message, template int) (prompt, error) {
+	var all, user strings.Builder
+	n := 0
+	for i, m := range msgs {
+		t, err := m.text()
+		if err != nil {
+			return prompt{}, fmt.Errorf("messages[%d]: %w", i, err)
+		}
+		n += countTokens(t, s.cfg.CharsPerToken)
+		all.WriteString(m.Role)
+		all.WriteByte('\n')
+		all.WriteString(t)
+		all.WriteByte('\n')
+		if m.Role == "user" {
+			user.WriteString(t)
+			user.WriteByte('\n')
+		}
+	}
+	return prompt{all: all.String(), user: user.String(), tokens: n + template}, nil
+}
+
+// thinking reports whether the request leaves reasoning on.
+func (r *chatRequest) thinking() bool {
+	if v, ok := r.ChatTemplateKwargs["enable_thinking"].(bool); ok && !v {
+		return false
+	}
+	return r.ReasoningEffort != "none"
+}
+
+// reqState is one admitted chat request.
+type reqState struct {
+	req     chatRequest
+	prompt  prompt
+	in      instructions
+	budget  int
+	fault   Fault
+	rng     *rand.Rand
+	arrived time.Time
+	tr      *Trace
+}
+
+func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		writeError(w, http.StatusServiceUnavailable, "server closed", "server_error", "", "")
+		return
+	}
+	s.active.Add(1)
+	s.mu.Unlock()
+	defer s.active.Done()
+
+	st := &reqState{arrived: time.Now()}
+	idx := int(s.arrived.Add(1) - 1)
+	st.tr = newTrace(idx)
+	st.tr.RequestID = r.Header.Get(RequestIDHeader)
+	if st.tr.RequestID != "" {
+		w.Header().Set(RequestIDHeader, st.tr.RequestID)
+	}
+	st.tr.End = ""
+	defer func() { s.traces.put(st.tr) }() // also runs when FaultDrop panics
+	s.traces.put(st.tr)
+
+	frng := rand.New(rand.NewPCG(s.cfg.Seed^faultSalt, uint64(idx)))
+	fault, err := s.cfg.Faults.choose(r, idx, frng)
+	if err != nil {
+		s.reject(w, st, http.StatusBadRequest, err.Error(), "invalid_request_error", FaultHeader, "")
+		return
+	}
+	st.tr.Fault = fault
+	if hf, ok := httpFaults[fault]; ok {
+		if fault == FaultHTTP429 {
+			w.Header().Set("Retry-After", strconv.Itoa(s.cfg.Faults.RetryAfter))
+		}
+		s.reject(w, st, hf.status, hf.message, hf.typ, "", hf.code)
+		return
+	}
+	if !s.admitRequest(w, r, st) {
+		return
+	}
+	st.fault = fault
+	if fault == FaultSlowHeaders && !s.sleep(r, s.cfg.scaled(s.cfg.Faults.SlowHeaders)) {
+		st.tr.End = EndClientGone
+		return
+	}
+	if st.req.Stream {
+		st.tr.End = s.stream(w, r, st)
+	} else {
+		st.tr.End = s.complete(w, r, st)
+	}
+}
+
+func (s *Server) reject(w http.ResponseWriter, st *reqState, status int, msg, typ, param, code string) {
+	writeError(w, status, msg, typ, param, code)
+	st.tr.Status = status
+	st.tr.End = EndRejected
+}
+
+// admitRequest parses and validates the request, fills the trace and the
+// request's generator; it answers the error itself and returns false on a
+// bad request.
+func (s *Server) admitRequest(w http.ResponseWriter, r *http.Request, st *reqState) bool {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		err = dec.Decode(&st.req)
+	}
+	if err != nil {
+		s.reject(w, st, http.StatusBadRequest, "invalid request body: "+err.Error(), "invalid_request_error", "", "")
+		return false
+	}
+	q := &st.req
+	tr := st.tr
+	tr.Model, tr.Stream = q.Model, q.Stream
+	if tr.Model == "" {
+		tr.Model = s.cfg.Model
+	}
+	tr.IncludeUsage = q.StreamOptions != nil && q.StreamOptions.IncludeUsage
+	if q.Model != "" && q.Model != s.cfg.Model {
+		s.reject(w, st, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", q.Model), "invalid_request_error", "model", "model_not_found")
+		return false
+	}
+	if len(q.Messages) == 0 {
+		s.reject(w, st, http.StatusBadRequest, "messages: want a non-empty array", "invalid_request_error", "messages", "")
+		return false
+	}
+	if st.prompt, err = s.parsePrompt(q.Messages, s.cfg.TemplateTokens); err != nil {
+		s.reject(w, st, http.StatusBadRequest, err.Error(), "invalid_request_error", "messages", "")
+		return false
+	}
+	tr.PromptTokens = st.prompt.tokens
+	field, mt := "max_tokens", q.MaxTokens
+	if q.MaxCompletionTokens != nil {
+		field, mt = "max_completion_tokens", q.MaxCompletionTokens
+	}
+	st.budget = s.cfg.MaxModelLen - st.prompt.tokens
+	if mt != nil {
+		if *mt < 1 {
+			s.reject(w, st, http.StatusBadRequest, fmt.Sprintf("%s = %d: want >= 1", field, *mt), "invalid_request_error", field, "")
+			return false
+		}
+		st.budget = *mt
+	}
+	tr.MaxTokens = st.budget
+	if total := st.prompt.tokens + st.budget; total > s.cfg.MaxModelLen || st.budget < 1 {
+		s.reject(w, st, http.StatusBadRequest, fmt.Sprintf(
+			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
+			s.cfg.MaxModelLen, total, st.prompt.tokens, st.budget), "invalid_request_error", "messages", "context_length_exceeded")
+		return false
+	}
+	st.in = parseInstructions(st.prompt.user)
+	tr.Words = st.in.words
+	st.rng = rand.New(rand.NewPCG(s.cfg.Seed, uint64(tr.Index)))
+	return true
+}
+
+// submit plans the output and hands the request to the engine.
+func (s *Server) submit(st *reqState) *seq {
+	pi := planInput{in: st.in, budget: st.budget, ignoreEOS: st.req.IgnoreEOS, fault: st.fault}
+	if st.req.thinking() {
+		pi.reasoning = draw(st.rng, s.cfg.ReasoningTokens)
+	}
+	pi.answer = draw(st.rng, s.cfg.AnswerTokens)
+	plan := planOutput(pi, st.rng)
+	st.tr.Marker = plan.marker
+	hs := blockHashes(st.prompt.all, blockChars(s.cfg.BlockTokens, s.cfg.CharsPerToken))
+	sq := newSeq(st.arrived, st.prompt.tokens, hs, plan, s.cfg.SpecTokens, st.rng)
+	s.engine.submit(sq)
+	return sq
+}
+
+func draw(rng *rand.Rand, r Range) int {
+	if r.Max <= r.Min {
+		return r.Min
+	}
+	return r.Min + rng.IntN(r.Max-r.Min+1)
+}
+
+// sleep waits d or until the request is cancelled; false if cancelled.
+func (s *Server) sleep(r *http.Request, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+// finishTrace copies the engine's bookkeeping into the trace.
+func finishTrace(tr *Trace, sq *seq, plan *outputPlan) {
+	sq.mu.Lock()
+	tr.CachedTokens, tr.Queued, tr.PrefillDone = sq.cached, sq.queued, sq.prefillDone
+	sq.mu.Unlock()
+	tr.FinishReason = plan.finish
+}
+
+// complete answers a non-streamed request.
+func (s *Server) complete(w http.ResponseWriter, r *http.Request, st *reqState) string {
+	if st.fault == FaultEmptyBody {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		st.tr.Status = http.StatusOK
+		return EndComplete
+	}
+	sq := s.submit(st)
+	var last time.Duration
+	for final := false; !final; {
+		select {
+		case <-sq.notify:
+		case <-r.Context().Done():
+			sq.cancelled.Store(true)
+			return EndClientGone
+		}
+		var outs []stepOut
+		outs, final = sq.take()
+		if len(outs) > 0 {
+			last = outs[len(outs)-1].at
+		}
+	}
+	if st.fault == FaultDrop {
+		st.tr.End = EndDropped
+		panic(http.ErrAbortHandler)
+	}
+	finishTrace(st.tr, sq, sq.plan)
+	var reasoning, content strings.Builder
+	for _, t := range sq.plan.tokens {
+		if t.kind == kindReasoning {
+			reasoning.WriteString(t.text)
+			st.tr.ReasoningTokens++
+		} else {
+			content.WriteString(t.text)
+			st.tr.ContentTokens++
+		}
+	}
+	st.tr.CompletionTokens = len(sq.plan.tokens)
+	var u *usage
+	if s.cfg.Dialect.Usage != UsageOmitted {
+		u = &usage{Prompt: st.tr.PromptTokens, Completion: st.tr.CompletionTokens, Cached: st.tr.CachedTokens, Reasoning: st.tr.ReasoningTokens}
+	}
+	rend := newRenderer(&s.cfg.Dialect)
+	h := s.header(st, "chat.completion")
+	body := rend.completion(&h, reasoning.String(), content.String(), sq.plan.finish, u)
+	ct := "application/json"
+	if st.fault == FaultWrongContentType {
+		ct = "text/plain; charset=utf-8"
+	}
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	st.tr.Status = http.StatusOK
+	if _, err := w.Write(body); err != nil {
+		return EndClientGone
+	}
+	at := time.Since(st.arrived)
+	st.tr.Headers = at
+	st.tr.wrote(Chunk{Kind: ChunkBody, Tokens: st.tr.CompletionTokens, Bytes: len(body), Scheduled: last, Written: at})
+	if st.tr.ContentTokens > 0 {
+		st.tr.FirstContent = at
+	}
+	if st.tr.ReasoningTokens > 0 {
+		st.tr.FirstReasoning = at
+	}
+	return EndComplete
+}
+
+// header is the identity of st's response.
+func (s *Server) header(st *reqState, object string) header {
+	return header{
+		ID:      fmt.Sprintf("chatcmpl-%016x", rand.New(rand.NewPCG(s.cfg.Seed, ^uint64(st.tr.Index))).Uint64()),
+		Object:  object,
+		Created: st.arrived.Unix(),
+		Model:   s.cfg.Model,
+	}
+}

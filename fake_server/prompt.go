@@ -1,0 +1,141 @@
+package fakeserver
+
+import (
+	"container/list"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"regexp"
+	"strconv"
+	"unicode/utf8"
+)
+
+// The instructions the fake follows, recognised anywhere in the prompt's
+// user text:
+//
+//   - MarkerPattern: the last match is the request's canary marker, and the
+//     answer begins with it (unless FaultOmitMarker or FaultForeignMarker).
+//   - ExactlyPattern together with CodeWordPattern: "exactly N" (N >= 1, the
+//     last such phrase) anywhere in a prompt that also contains the word
+//     "code" asks for exactly N lowercase words "code"; the answer is then
+//     the marker (if any) followed by N times " code", nothing else. The
+//     surrounding sentence does not matter: "Answer with exactly 8 words: the
+//     word code repeated" and "reply `code` exactly 8 times" both count.
+const (
+	MarkerPattern   = `ANVIL_REQ_(\d+)_(\d{5})`
+	ExactlyPattern  = `(?i)\bexactly\s+(\d{1,6})\b`
+	CodeWordPattern = `(?i)\bcode\b`
+)
+
+var (
+	markerRE   = regexp.MustCompile(MarkerPattern)
+	exactlyRE  = regexp.MustCompile(ExactlyPattern)
+	codeWordRE = regexp.MustCompile(CodeWordPattern)
+)
+
+// instructions are what the prompt asks of the answer.
+type instructions struct {
+	marker string // "" when no marker is asked for
+	seed   string // the marker's seed digits
+	index  int    // the marker's request index
+	words  int    // exactly this many words "code"; 0 when not asked
+}
+
+func parseInstructions(text string) instructions {
+	var in instructions
+	if ms := markerRE.FindAllStringSubmatch(text, -1); len(ms) > 0 {
+		m := ms[len(ms)-1]
+		in.marker, in.seed = m[0], m[1]
+		in.index, _ = strconv.Atoi(m[2])
+	}
+	if ms := exactlyRE.FindAllStringSubmatch(text, -1); len(ms) > 0 && codeWordRE.MatchString(text) {
+		n, _ := strconv.Atoi(ms[len(ms)-1][1])
+		in.words = n
+	}
+	return in
+}
+
+// foreignMarker is another request's marker: the same seed, the next index.
+func (in instructions) foreignMarker() string {
+	return fmt.Sprintf("ANVIL_REQ_%s_%05d", in.seed, (in.index+1)%100000)
+}
+
+// countTokens is the tokenizer approximation: ceil(code points / cpt).
+func countTokens(text string, cpt float64) int {
+	n := utf8.RuneCountInString(text)
+	if n == 0 {
+		return 0
+	}
+	return int(math.Ceil(float64(n) / cpt))
+}
+
+// blockChars is the number of prompt bytes in one prefix-cache block.
+func blockChars(blockTokens int, cpt float64) int {
+	return max(1, int(math.Round(float64(blockTokens)*cpt)))
+}
+
+// blockHashes hashes the full blocks of text, each hash chained to the
+// previous one so a block only matches after the same prefix.
+func blockHashes(text string, size int) []uint64 {
+	n := len(text) / size
+	hs := make([]uint64, n)
+	h := fnv.New64a()
+	var prev [8]byte
+	for i := range n {
+		h.Reset()
+		h.Write(prev[:])
+		h.Write([]byte(text[i*size : (i+1)*size]))
+		v := h.Sum64()
+		hs[i] = v
+		for j := range prev {
+			prev[j] = byte(v >> (8 * j))
+		}
+	}
+	return hs
+}
+
+// prefixCache is an LRU set of block hashes with a capacity in blocks. Only
+// the engine goroutine uses it.
+type prefixCache struct {
+	capacity int
+	lru      *list.List // front = most recent; values are uint64
+	blocks   map[uint64]*list.Element
+}
+
+func newPrefixCache(capacityBlocks int) *prefixCache {
+	return &prefixCache{capacity: capacityBlocks, lru: list.New(), blocks: map[uint64]*list.Element{}}
+}
+
+// lookup returns how many leading blocks are cached and marks them used.
+func (c *prefixCache) lookup(hs []uint64) int {
+	n := 0
+	for n < len(hs) && c.blocks[hs[n]] != nil {
+		n++
+	}
+	for i := n - 1; i >= 0; i-- {
+		c.lru.MoveToFront(c.blocks[hs[i]])
+	}
+	return n
+}
+
+// insert adds the blocks, evicting the least recently used beyond capacity.
+// Blocks are touched last to first, so a prompt's tail is evicted before its
+// head and a shared prefix survives longest, as in vLLM's block pool.
+func (c *prefixCache) insert(hs []uint64) {
+	if c.capacity == 0 {
+		return
+	}
+	for i := len(hs) - 1; i >= 0; i-- {
+		h := hs[i]
+		if e, ok := c.blocks[h]; ok {
+			c.lru.MoveToFront(e)
+			continue
+		}
+		c.blocks[h] = c.lru.PushFront(h)
+		for c.lru.Len() > c.capacity {
+			old := c.lru.Back()
+			c.lru.Remove(old)
+			delete(c.blocks, old.Value.(uint64))
+		}
+	}
+}

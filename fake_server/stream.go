@@ -1,0 +1,217 @@
+package fakeserver
+
+import (
+	"net/http"
+	"strings"
+	"time"
+)
+
+// streamWriter writes SSE events of one response and records them.
+type streamWriter struct {
+	w    http.ResponseWriter
+	rc   *http.ResponseController
+	st   *reqState
+	rend *renderer
+	h    header
+}
+
+// write sends b, flushes it and records the chunk; scheduled < 0 means
+// "scheduled when written".
+func (sw *streamWriter) write(kind ChunkKind, tokens int, scheduled time.Duration, b []byte) bool {
+	if _, err := sw.w.Write(b); err != nil {
+		return false
+	}
+	if err := sw.rc.Flush(); err != nil {
+		return false
+	}
+	at := time.Since(sw.st.arrived)
+	if scheduled < 0 {
+		scheduled = at
+	}
+	sw.st.tr.wrote(Chunk{Kind: kind, Tokens: tokens, Bytes: len(b), Scheduled: scheduled, Written: at})
+	return true
+}
+
+func (sw *streamWriter) chunk(kind ChunkKind, tokens int, at time.Duration, dl *delta) bool {
+	return sw.write(kind, tokens, at, sw.rend.event(sw.rend.chunk(&sw.h, dl)))
+}
+
+// group is a run of same-kind tokens from one engine step.
+type group struct {
+	kind   tokenKind
+	text   string
+	tokens int
+	at     time.Duration
+}
+
+// groups splits the steps' tokens into one chunk per kind per step.
+func groups(plan *outputPlan, outs []stepOut) []group {
+	var gs []group
+	for _, o := range outs {
+		for i := o.from; i < o.to; i++ {
+			t := plan.at(i)
+			if i == o.from || t.kind != gs[len(gs)-1].kind {
+				gs = append(gs, group{kind: t.kind, at: o.at})
+			}
+			g := &gs[len(gs)-1]
+			g.text += t.text
+			g.tokens++
+		}
+	}
+	return gs
+}
+
+// stream answers a streamed request.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) string {
+	d := &s.cfg.Dialect
+	sw := &streamWriter{w: w, rc: http.NewResponseController(w), st: st, rend: newRenderer(d),
+		h: s.header(st, "chat.completion.chunk")}
+	ct := d.contentType()
+	if st.fault == FaultWrongContentType {
+		ct = "application/json"
+	}
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	st.tr.Status = http.StatusOK
+	if sw.rc.Flush() != nil {
+		return EndClientGone
+	}
+	st.tr.Headers = time.Since(st.arrived)
+	if st.fault == FaultEmptyBody {
+		return EndComplete
+	}
+	sq := s.submit(st)
+	plan := sq.plan
+	defer finishTrace(st.tr, sq, plan)
+	defer sq.cancelled.Store(true) // a no-op for a finished sequence
+
+	var keepAlive <-chan time.Time
+	var ka *time.Timer
+	if d.KeepAlive > 0 {
+		ka = time.NewTimer(d.KeepAlive)
+		defer ka.Stop()
+		keepAlive = ka.C
+	}
+	includeUsage := st.tr.IncludeUsage && d.Usage != UsageOmitted
+	u := func() *usage {
+		return &usage{Prompt: st.tr.PromptTokens, Completion: st.tr.CompletionTokens, Cached: sq.cachedTokens(), Reasoning: st.tr.ReasoningTokens}
+	}
+	chunks, fired := 0, false
+	for {
+		select {
+		case <-sq.notify:
+		case <-keepAlive:
+			if !sw.write(ChunkComment, 0, -1, sw.rend.comment("keep-alive")) {
+				return EndClientGone
+			}
+			ka.Reset(d.KeepAlive)
+			continue
+		case <-r.Context().Done():
+			return EndClientGone
+		}
+		outs, final := sq.take()
+		gs := groups(plan, outs)
+		for i, g := range gs {
+			if d.Role == RoleOnlyChunk && chunks == 0 {
+				if !sw.chunk(ChunkRole, 0, g.at, &delta{Role: true}) {
+					return EndClientGone
+				}
+			}
+			last := final && i == len(gs)-1
+			dl := delta{Role: chunks == 0 && d.Role == RoleInFirstDelta}
+			kind := ChunkContent
+			if g.kind == kindReasoning {
+				dl.Reasoning, kind = g.text, ChunkReasoning
+				st.tr.ReasoningTokens += g.tokens
+			} else {
+				dl.Content, dl.HasText = g.text, true
+				st.tr.ContentTokens += g.tokens
+			}
+			st.tr.CompletionTokens += g.tokens
+			if last && !d.FinishChunk {
+				dl.Finish = plan.finish
+				if includeUsage && d.Usage == UsageInLastChoice {
+					dl.Usage = u()
+				}
+			}
+			if !sw.chunk(kind, g.tokens, g.at, &dl) {
+				return EndClientGone
+			}
+			chunks++
+			if st.fault.midStream() && !fired && (chunks >= s.cfg.Faults.After || last) {
+				fired = true
+				if end, stop := s.midStreamFault(sw, r); stop {
+					return end
+				}
+			}
+		}
+		if ka != nil && len(gs) > 0 {
+			ka.Reset(d.KeepAlive)
+		}
+		if !final {
+			continue
+		}
+		if d.FinishChunk {
+			dl := delta{HasText: true, Finish: plan.finish}
+			if includeUsage && d.Usage == UsageInLastChoice {
+				dl.Usage = u()
+			}
+			if !sw.chunk(ChunkFinish, 0, -1, &dl) {
+				return EndClientGone
+			}
+		}
+		if includeUsage && d.Usage == UsageFinalChunk {
+			if !sw.write(ChunkUsage, 0, -1, sw.rend.event(sw.rend.usageChunk(&sw.h, u()))) {
+				return EndClientGone
+			}
+		}
+		if !d.OmitDone && !sw.write(ChunkDone, 0, -1, sw.rend.event([]byte("[DONE]"))) {
+			return EndClientGone
+		}
+		return EndComplete
+	}
+}
+
+func (sq *seq) cachedTokens() int {
+	sq.mu.Lock()
+	defer sq.mu.Unlock()
+	return sq.cached
+}
+
+// streamErrorBody is FaultStreamError's in-stream error object.
+const streamErrorBody = `{"error":{"message":"Simulated engine failure during generation.","type":"server_error","param":null,"code":500}}`
+
+// midStreamFault applies a mid-stream fault; stop reports that the stream
+// ends with end.
+func (s *Server) midStreamFault(sw *streamWriter, r *http.Request) (end string, stop bool) {
+	switch sw.st.fault {
+	case FaultDrop:
+		sw.st.tr.End = EndDropped
+		s.traces.put(sw.st.tr)
+		panic(http.ErrAbortHandler)
+	case FaultStall:
+		if !s.sleep(r, s.cfg.scaled(s.cfg.Faults.Stall)) {
+			return EndClientGone, true
+		}
+	case FaultMalformedJSON:
+		b := sw.rend.chunk(&sw.h, &delta{Content: "x"})
+		if !sw.write(ChunkMalformed, 0, -1, sw.rend.event(b[:len(b)/2])) {
+			return EndClientGone, true
+		}
+	case FaultOversized:
+		big := strings.Repeat("x", s.cfg.Faults.OversizeBytes)
+		if !sw.chunk(ChunkOversized, 0, -1, &delta{Content: big}) {
+			return EndClientGone, true
+		}
+	case FaultStreamError:
+		if !sw.write(ChunkError, 0, -1, sw.rend.event([]byte(streamErrorBody))) {
+			return EndClientGone, true
+		}
+		if !s.cfg.Dialect.OmitDone && !sw.write(ChunkDone, 0, -1, sw.rend.event([]byte("[DONE]"))) {
+			return EndClientGone, true
+		}
+		return EndComplete, true
+	}
+	return "", false
+}

@@ -1,0 +1,192 @@
+package fakeserver
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// ChunkKind names what one written piece of a response was.
+type ChunkKind string
+
+// The chunk kinds of a Trace.
+const (
+	ChunkRole      ChunkKind = "role"      // role-only first chunk
+	ChunkReasoning ChunkKind = "reasoning" // reasoning delta
+	ChunkContent   ChunkKind = "content"   // content delta
+	ChunkFinish    ChunkKind = "finish"    // empty delta with finish_reason
+	ChunkUsage     ChunkKind = "usage"     // "choices": [] usage chunk
+	ChunkDone      ChunkKind = "done"      // data: [DONE]
+	ChunkComment   ChunkKind = "comment"   // SSE keep-alive comment
+	ChunkError     ChunkKind = "error"     // in-stream {"error": ...}
+	ChunkMalformed ChunkKind = "malformed" // cut-short JSON (FaultMalformedJSON)
+	ChunkOversized ChunkKind = "oversized" // FaultOversized's event
+	ChunkBody      ChunkKind = "body"      // a whole non-streamed body
+)
+
+// Chunk is one write of a response. Offsets are durations since the request
+// arrived at the handler (monotonic readings do not compare across
+// processes, durations do). Scheduled is when the engine's step produced the
+// tokens; Written is when the write and flush of the chunk returned (over
+// net.Pipe, when the client had read it).
+type Chunk struct {
+	Kind      ChunkKind     `json:"kind"`
+	Tokens    int           `json:"tokens"`
+	Bytes     int           `json:"bytes"`
+	Scheduled time.Duration `json:"scheduled_ns"`
+	Written   time.Duration `json:"written_ns"`
+}
+
+// The ends a Trace records.
+const (
+	EndComplete   = "complete"    // the response was written in full
+	EndClientGone = "client_gone" // the client went away (or Close) first
+	EndDropped    = "dropped"     // FaultDrop aborted the connection
+	EndRejected   = "rejected"    // an error status was answered
+)
+
+// Trace is the ground truth of one chat completion request: what the server
+// scheduled and when it wrote each chunk.
+type Trace struct {
+	// Index is the 0-based arrival order among chat completion requests.
+	Index int `json:"index"`
+	// RequestID is the request's X-Request-Id header (RequestIDHeader).
+	RequestID    string `json:"request_id,omitempty"`
+	Model        string `json:"model"`
+	Stream       bool   `json:"stream"`
+	IncludeUsage bool   `json:"include_usage"`
+	Fault        Fault  `json:"fault,omitempty"`
+	Status       int    `json:"status"`
+
+	PromptTokens     int    `json:"prompt_tokens"`
+	CachedTokens     int    `json:"cached_tokens"`
+	ReasoningTokens  int    `json:"reasoning_tokens"`
+	ContentTokens    int    `json:"content_tokens"`
+	CompletionTokens int    `json:"completion_tokens"`
+	MaxTokens        int    `json:"max_tokens"`
+	FinishReason     string `json:"finish_reason,omitempty"`
+	// Marker is the ANVIL_REQ_ marker the answer began with ("" if none);
+	// Words the N of an "exactly N" instruction (0 if none).
+	Marker string `json:"marker,omitempty"`
+	Words  int    `json:"words,omitempty"`
+
+	// Queued is when the engine admitted the request and PrefillDone when
+	// its prefill ended (the first token), both scheduled.
+	Queued      time.Duration `json:"queued_ns"`
+	PrefillDone time.Duration `json:"prefill_done_ns"`
+	// Headers is when the response headers were flushed; FirstReasoning,
+	// FirstContent and Last when the first reasoning chunk, the first
+	// content chunk and the last byte were written. -1 when none.
+	Headers        time.Duration `json:"headers_ns"`
+	FirstReasoning time.Duration `json:"first_reasoning_ns"`
+	FirstContent   time.Duration `json:"first_content_ns"`
+	Last           time.Duration `json:"last_ns"`
+
+	Chunks []Chunk `json:"chunks"`
+	// End is one of EndComplete, EndClientGone, EndDropped, EndRejected;
+	// empty while the handler still runs.
+	End string `json:"end,omitempty"`
+}
+
+// Done reports whether the handler has finished, so the Trace is final.
+func (t *Trace) Done() bool { return t.End != "" }
+
+func newTrace(index int) *Trace {
+	return &Trace{Index: index, Headers: -1, FirstReasoning: -1, FirstContent: -1, Last: -1}
+}
+
+// wrote records a chunk written now.
+func (t *Trace) wrote(c Chunk) {
+	switch {
+	case c.Kind == ChunkReasoning && t.FirstReasoning < 0:
+		t.FirstReasoning = c.Written
+	case (c.Kind == ChunkContent || c.Kind == ChunkOversized) && t.FirstContent < 0:
+		t.FirstContent = c.Written
+	}
+	t.Last = c.Written
+	t.Chunks = append(t.Chunks, c)
+}
+
+type traceStore struct {
+	mu     sync.Mutex
+	traces []Trace
+}
+
+func (ts *traceStore) put(t *Trace) {
+	c := *t
+	c.Chunks = append([]Chunk(nil), t.Chunks...)
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for len(ts.traces) <= t.Index {
+		ts.traces = append(ts.traces, Trace{Index: len(ts.traces)})
+	}
+	ts.traces[t.Index] = c
+}
+
+func (ts *traceStore) get(i int) (Trace, bool) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if i < 0 || i >= len(ts.traces) {
+		return Trace{}, false
+	}
+	return ts.traces[i], true
+}
+
+// Trace returns the trace of the request that arrived index-th (0-based)
+// and whether such a request arrived. It is final when Done reports true:
+// the handler records the end after its last write, so a client that just
+// read the end of a stream may need to wait (synctest.Wait, or Close).
+func (s *Server) Trace(index int) (Trace, bool) { return s.traces.get(index) }
+
+// TraceByRequestID returns the trace of the request sent with the given
+// RequestIDHeader value.
+func (s *Server) TraceByRequestID(id string) (Trace, bool) {
+	s.traces.mu.Lock()
+	defer s.traces.mu.Unlock()
+	for _, t := range s.traces.traces {
+		if t.RequestID == id {
+			return t, true
+		}
+	}
+	return Trace{}, false
+}
+
+// Traces returns every trace in arrival order.
+func (s *Server) Traces() []Trace {
+	s.traces.mu.Lock()
+	defer s.traces.mu.Unlock()
+	return append([]Trace(nil), s.traces.traces...)
+}
+
+// serveTrace answers GET /fake/trace: every trace as a JSON array, or one
+// trace as an object with ?index=N or ?request_id=ID (404 if unknown).
+func (s *Server) serveTrace(w http.ResponseWriter, r *http.Request) {
+	var v any
+	switch q := r.URL.Query(); {
+	case q.Has("index"):
+		i, err := strconv.Atoi(q.Get("index"))
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "index "+strconv.Quote(q.Get("index"))+" is not an integer", "invalid_request_error", "index", "")
+			return
+		}
+		t, ok := s.Trace(i)
+		if !ok {
+			writeError(w, http.StatusNotFound, "no request with index "+strconv.Itoa(i), "not_found_error", "index", "")
+			return
+		}
+		v = t
+	case q.Has("request_id"):
+		t, ok := s.TraceByRequestID(q.Get("request_id"))
+		if !ok {
+			writeError(w, http.StatusNotFound, "no request with id "+strconv.Quote(q.Get("request_id")), "not_found_error", "request_id", "")
+			return
+		}
+		v = t
+	default:
+		v = s.Traces()
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
