@@ -1,0 +1,192 @@
+package capacity
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+)
+
+// Plan is the deterministic part of a run, resolved completely before any
+// request is sent: the planned context and the canary marker of every
+// request index, and what the prompts are made of. Thread scheduling can
+// never change which contexts are attempted. A Plan is immutable and safe
+// for concurrent use; each worker builds its prompts into its own buffer
+// with AppendPrompt.
+type Plan struct {
+	// Workload is the resolved workload the plan was made for.
+	Workload Workload
+	// MaxModelLen is the model's context length used (explicit or probed).
+	MaxModelLen int
+	// Margin is the number of tokens kept free below MaxModelLen.
+	Margin int
+	// PromptBudget is MaxModelLen - MaxTokens - Margin: the largest context
+	// a prompt is sized for.
+	PromptBudget int
+	// Contexts holds the planned context of each measured request index,
+	// clamped to PromptBudget. Its length is the number of requests the run
+	// may dispatch (Workload.Requests, or fewer in duration mode, see
+	// Workload.Duration).
+	Contexts []int
+	// Nonce is the per-run nonce of unique-mode prefixes ("" when unused).
+	Nonce string
+
+	// sharedPrefix is the prefix of every prompt in shared mode.
+	sharedPrefix []byte
+}
+
+// noncePattern bounds what a nonce may hold: it is written into prompts.
+var noncePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// NewNonce returns a fresh per-run nonce for unique-mode prompts: 16
+// lowercase hex digits from crypto/rand.
+func NewNonce() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("capacity: reading a random nonce: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// PromptBudget returns maxModelLen - maxTokens - margin, the usable prompt
+// size in tokens, or an error wrapping ErrInvalidConfig when it is not
+// positive.
+func PromptBudget(maxModelLen, maxTokens, margin int) (int, error) {
+	b := maxModelLen - maxTokens - margin
+	if maxModelLen <= 0 {
+		return 0, &ConfigError{Field: "Target.MaxModelLen", Value: maxModelLen,
+			Rule: fmt.Sprintf("must be in 1..%d once resolved (explicit or probed from /models)", MaxContextTokens)}
+	}
+	if b <= 0 {
+		return 0, &ConfigError{Field: "Target.MaxModelLen", Value: maxModelLen,
+			Rule: fmt.Sprintf("leaves a prompt budget of %d tokens after MaxTokens %d and Margin %d; must leave at least 1", b, maxTokens, margin)}
+	}
+	return b, nil
+}
+
+// NewPlan resolves w (see Workload.Resolved) and plans its requests for a
+// model of maxModelLen tokens with margin tokens kept free (a resolved
+// Target.Margin). Fixed contexts skip the draw; sampled contexts come from
+// SampleContexts(w.Seed, w.Requests). Every context is clamped to the prompt
+// budget. The sum of the planned contexts may not exceed
+// MaxPlannedPromptTokens; in duration mode the plan instead stops at the
+// longest prefix that fits. nonce is required in unique mode unless
+// w.OmitUniqueNonce is set (see NewNonce) and ignored otherwise. NewPlan
+// fails when any planned prompt could not hold its closing instruction.
+func NewPlan(w Workload, maxModelLen, margin int, nonce string) (*Plan, error) {
+	w, err := w.Resolved()
+	if err != nil {
+		return nil, err
+	}
+	if margin < 0 || margin > MaxMargin {
+		return nil, &ConfigError{Field: "Target.Margin", Value: margin, Rule: fmt.Sprintf("must be in 0..%d once resolved", MaxMargin)}
+	}
+	if maxModelLen > MaxContextTokens {
+		return nil, &ConfigError{Field: "Target.MaxModelLen", Value: maxModelLen, Rule: fmt.Sprintf("must be in 1..%d", MaxContextTokens)}
+	}
+	budget, err := PromptBudget(maxModelLen, w.MaxTokens, margin)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Workload: w, MaxModelLen: maxModelLen, Margin: margin, PromptBudget: budget}
+	if w.PromptCacheMode == PromptCacheUnique && !w.OmitUniqueNonce {
+		if !noncePattern.MatchString(nonce) {
+			return nil, fmt.Errorf("%w: unique-mode nonce %q must be 1 to 64 characters of [A-Za-z0-9_-] (see NewNonce)", ErrInvalidConfig, nonce)
+		}
+		p.Nonce = nonce
+	}
+
+	if w.ContextTokens > 0 {
+		p.Contexts = make([]int, w.Requests)
+		for i := range p.Contexts {
+			p.Contexts[i] = min(w.ContextTokens, budget)
+		}
+	} else {
+		p.Contexts = SampleContexts(w.Seed, w.Requests)
+		for i, c := range p.Contexts {
+			p.Contexts[i] = min(c, budget)
+		}
+	}
+	total := 0
+	for i, c := range p.Contexts {
+		total += c
+		if total > MaxPlannedPromptTokens {
+			if w.Duration > 0 {
+				p.Contexts = p.Contexts[:i:i]
+				break
+			}
+			return nil, &ConfigError{Field: "Workload.Requests", Value: w.Requests,
+				Rule: fmt.Sprintf("plans more than %d prompt tokens in all (the first %d requests fit)", MaxPlannedPromptTokens, i)}
+		}
+	}
+
+	if w.PromptCacheMode == PromptCacheShared && w.SharedPrefixTokens > 0 {
+		p.sharedPrefix = appendLines(nil, 0, int(float64(w.SharedPrefixTokens)*PromptCharsPerToken))
+	}
+	if len(p.Contexts) == 0 {
+		return p, nil
+	}
+	for i, c := range p.Contexts {
+		if err := p.checkTail(i, c, false); err != nil {
+			return nil, err
+		}
+	}
+	for k := range w.Warmup {
+		if err := p.checkTail(k, p.Contexts[k%len(p.Contexts)], true); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// Len returns the number of measured requests the plan holds.
+func (p *Plan) Len() int { return len(p.Contexts) }
+
+// Marker returns the canary marker of request index, or "" when request
+// canaries are off.
+func (p *Plan) Marker(index int) string {
+	if !p.Workload.RequestCanaries {
+		return ""
+	}
+	return CanaryMarker(p.Workload.Seed, index)
+}
+
+// ContextDistribution counts the planned contexts: context -> requests,
+// as the artifact's context_distribution records it.
+func (p *Plan) ContextDistribution() map[int]int {
+	d := make(map[int]int)
+	for _, c := range p.Contexts {
+		d[c]++
+	}
+	return d
+}
+
+// PlannedPromptTokens returns the sum of the planned contexts.
+func (p *Plan) PlannedPromptTokens() int {
+	total := 0
+	for _, c := range p.Contexts {
+		total += c
+	}
+	return total
+}
+
+// checkTail fails when a prompt of context tokens cannot hold the closing
+// instruction of request index.
+func (p *Plan) checkTail(index, context int, warmup bool) error {
+	chars, tail := promptChars(context), p.tailLen(index, warmup)
+	if chars >= tail {
+		return nil
+	}
+	what := "request"
+	if warmup {
+		what = "warm-up request"
+	}
+	return &ConfigError{Field: "Workload.ContextTokens", Value: context,
+		Rule: fmt.Sprintf("is too small for %s %d: a prompt of %d characters cannot hold its %d-character closing instruction", what, index, chars, tail)}
+}
+
+// tailLen is the length of the closing instruction of request index.
+func (p *Plan) tailLen(index int, warmup bool) int {
+	var buf [512]byte
+	return len(p.appendTail(buf[:0], index, warmup))
+}

@@ -1,0 +1,156 @@
+package capacity
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// PromptCharsPerToken is the reference's estimate of characters per prompt
+// token: a context of c tokens is filled with int(c * 3.0) characters. (The
+// seed artifact's model produced 62,330 prompt tokens for a 65,536-token
+// plan.)
+const PromptCharsPerToken = 3.0
+
+// The pieces of a prompt (DESIGN.md section 5). Every filler line is
+//
+//	def helper_{i}():\n    return compute({k})  # routine specialist context\n
+//
+// and a prompt ends with a closing instruction naming its request index.
+const (
+	promptLineStart   = "def helper_"
+	promptLineMiddle  = "():\n    return compute("
+	promptLineEnd     = ")  # routine specialist context\n"
+	promptTailStart   = "\n# request "
+	promptWarmupStart = "\n# warmup request "
+	promptSummarize   = "summarize the above in one line."
+)
+
+// promptChars is the number of characters of a prompt sized for tokens.
+func promptChars(tokens int) int { return int(float64(tokens) * PromptCharsPerToken) }
+
+// appendLines appends lines(offset, n) of DESIGN.md section 5:
+// line(offset+0, 0) + line(offset+1, 1) + ... until it holds at least n
+// characters, cut to n. All characters are ASCII, so bytes are characters.
+func appendLines(dst []byte, offset, n int) []byte {
+	start := len(dst)
+	for k := 0; len(dst)-start < n; k++ {
+		dst = append(dst, promptLineStart...)
+		dst = strconv.AppendInt(dst, int64(offset+k), 10)
+		dst = append(dst, promptLineMiddle...)
+		dst = strconv.AppendInt(dst, int64(k), 10)
+		dst = append(dst, promptLineEnd...)
+	}
+	return dst[:start+max(n, 0)]
+}
+
+// appendTail appends the closing instruction of a request. Without canaries
+// and response words it is the reference's
+// "\n# request {index}: summarize the above in one line.". A canary asks the
+// answer to begin with the request's marker; response words replace the
+// summary by a request for exactly N words "code". Warm-up requests are
+// labelled "warmup request" and carry no canary.
+func (p *Plan) appendTail(dst []byte, index int, warmup bool) []byte {
+	if warmup {
+		dst = append(dst, promptWarmupStart...)
+	} else {
+		dst = append(dst, promptTailStart...)
+	}
+	dst = strconv.AppendInt(dst, int64(index), 10)
+	dst = append(dst, ": "...)
+	if p.Workload.RequestCanaries && !warmup {
+		dst = append(dst, "begin your answer with "...)
+		dst = AppendCanaryMarker(dst, p.Workload.Seed, index)
+		dst = append(dst, ", then "...)
+	}
+	words := p.Workload.ResponseWords
+	switch {
+	case words == 1:
+		dst = append(dst, "reply with exactly 1 word: the lowercase word "+ControlledOutputWord+", and nothing else."...)
+	case words > 1:
+		dst = append(dst, "reply with exactly "...)
+		dst = strconv.AppendInt(dst, int64(words), 10)
+		dst = append(dst, " words: the lowercase word "+ControlledOutputWord+" repeated "...)
+		dst = strconv.AppendInt(dst, int64(words), 10)
+		dst = append(dst, " times, separated by spaces, and nothing else."...)
+	default:
+		dst = append(dst, promptSummarize...)
+	}
+	return dst
+}
+
+// appendPrefix appends the prefix of a prompt: the shared prefix in shared
+// mode, or in unique mode a request-specific header (naming the request
+// and, unless omitted, the run's nonce) followed by filler up to the prefix
+// size, so the very first tokens differ between requests and between runs.
+func (p *Plan) appendPrefix(dst []byte, index int, warmup bool) []byte {
+	if p.Workload.PromptCacheMode != PromptCacheUnique {
+		return append(dst, p.sharedPrefix...)
+	}
+	start := len(dst)
+	dst = append(dst, "# request-specific prefix for "...)
+	if warmup {
+		dst = append(dst, "warmup "...)
+	}
+	dst = append(dst, "request "...)
+	dst = strconv.AppendInt(dst, int64(index), 10)
+	if p.Nonce != "" {
+		dst = append(dst, " of run "...)
+		dst = append(dst, p.Nonce...)
+	}
+	dst = append(dst, '\n')
+	rest := promptChars(p.Workload.SharedPrefixTokens) - (len(dst) - start)
+	return appendLines(dst, 0, max(rest, 0))
+}
+
+// AppendPrompt appends the prompt of measured request index to dst and
+// returns the extended buffer. With B = int(context * 3.0) characters for
+// the request's planned context, prefix P and closing instruction T, the
+// prompt is P + "\n" + lines(index, B-len(P)-len(T)-1) + T; when that leaves
+// no room for filler it is P cut to B-len(T) characters followed by T. In
+// shared mode without canaries or response words it is byte-identical to
+// the reference tool's prompt. Reusing dst across requests makes building
+// allocation-free once the buffer has grown to the largest prompt.
+func (p *Plan) AppendPrompt(dst []byte, index int) ([]byte, error) {
+	if index < 0 || index >= len(p.Contexts) {
+		return dst, fmt.Errorf("capacity: request index %d: must be in 0..%d", index, len(p.Contexts)-1)
+	}
+	return p.appendPrompt(dst, index, index, p.Contexts[index], false)
+}
+
+// AppendWarmupPrompt appends the prompt of warm-up request k (0-based),
+// sized like measured request k mod Len. Its filler and closing instruction
+// differ from every measured prompt's, and it carries no canary, so warm-up
+// responses are never mistaken for measured ones; in shared mode it warms
+// the shared prefix like any request.
+func (p *Plan) AppendWarmupPrompt(dst []byte, k int) ([]byte, error) {
+	if k < 0 || len(p.Contexts) == 0 {
+		return dst, fmt.Errorf("capacity: warm-up request %d: must be >= 0 in a non-empty plan", k)
+	}
+	return p.appendPrompt(dst, k, p.Workload.Requests+k, p.Contexts[k%len(p.Contexts)], true)
+}
+
+// appendPrompt builds one prompt; label is the number the prompt names,
+// offset the first filler line's helper number.
+func (p *Plan) appendPrompt(dst []byte, label, offset, context int, warmup bool) ([]byte, error) {
+	start := len(dst)
+	budget := promptChars(min(context, p.PromptBudget))
+	dst = p.appendPrefix(dst, label, warmup)
+	prefixLen := len(dst) - start
+	// Build the tail once to learn its length, then drop it.
+	dst = p.appendTail(dst, label, warmup)
+	tailLen := len(dst) - start - prefixLen
+	dst = dst[:start+prefixLen]
+	n := budget - prefixLen - tailLen - 1
+	if n <= 0 {
+		cut := budget - tailLen
+		if cut < 0 {
+			return dst[:start], fmt.Errorf("capacity: request %d: a context of %d tokens (%d characters) cannot hold its %d-character closing instruction",
+				label, context, budget, tailLen)
+		}
+		dst = dst[:start+min(prefixLen, cut)]
+		return p.appendTail(dst, label, warmup), nil
+	}
+	dst = append(dst, '\n')
+	dst = appendLines(dst, offset, n)
+	return p.appendTail(dst, label, warmup), nil
+}

@@ -1,0 +1,267 @@
+package capacity
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+)
+
+// The -update flag rewrites the Go-written golden files of this package
+// (here testdata/prompts_extended.json). It is registered only if no other
+// test file of the package registered it first.
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files under testdata/")
+	}
+}
+
+func updateGolden() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// promptGolden is testdata/prompts.json, written by gen_prompts.py, an
+// independent Python implementation of the DESIGN.md prompt formula.
+// Regenerate with: cd testdata && python3 gen_prompts.py > prompts.json
+type promptGolden struct {
+	Cases []struct {
+		Context            int    `json:"context"`
+		MaxModelLen        int    `json:"max_model_len"`
+		MaxTokens          int    `json:"max_tokens"`
+		Margin             int    `json:"margin"`
+		SharedPrefixTokens int    `json:"shared_prefix_tokens"`
+		Index              int    `json:"index"`
+		Length             int    `json:"length"`
+		SHA256             string `json:"sha256"`
+		Prompt             string `json:"prompt"`
+	} `json:"cases"`
+}
+
+func sharedOrNone(tokens int) int {
+	if tokens == 0 {
+		return NoSharedPrefix
+	}
+	return tokens
+}
+
+func TestPromptGolden(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "prompts.json"))
+	require.NoError(t, err)
+	var g promptGolden
+	require.NoError(t, json.Unmarshal(data, &g))
+	require.GreaterOrEqual(t, len(g.Cases), 10)
+	var buf []byte
+	for _, c := range g.Cases {
+		name := fmt.Sprintf("ctx=%d/mml=%d/shared=%d/index=%d", c.Context, c.MaxModelLen, c.SharedPrefixTokens, c.Index)
+		t.Run(name, func(t *testing.T) {
+			w := Workload{Requests: c.Index + 1, Concurrency: 1, ContextTokens: c.Context,
+				MaxTokens: c.MaxTokens, SharedPrefixTokens: sharedOrNone(c.SharedPrefixTokens)}
+			p, err := NewPlan(w, c.MaxModelLen, c.Margin, "")
+			require.NoError(t, err)
+			buf, err = p.AppendPrompt(buf[:0], c.Index)
+			require.NoError(t, err)
+			if c.Prompt != "" {
+				if diff := cmp.Diff(c.Prompt, string(buf)); diff != "" {
+					t.Fatalf("prompt (-python +go):\n%s", diff)
+				}
+			}
+			sum := sha256.Sum256(buf)
+			require.Equal(t, c.Length, len(buf), "length")
+			require.Equal(t, c.SHA256, hex.EncodeToString(sum[:]), "sha256 of a %d-byte prompt", len(buf))
+		})
+	}
+}
+
+// TestPromptShape checks properties every prompt has, whatever the mode:
+// it is exactly int(context * 3.0) characters unless the prefix had to be
+// cut, it ends with the request's closing instruction, and it is
+// deterministic.
+func TestPromptShape(t *testing.T) {
+	modes := []Workload{
+		{},
+		{SharedPrefixTokens: NoSharedPrefix},
+		{PromptCacheMode: PromptCacheUnique},
+		{PromptCacheMode: PromptCacheUnique, SharedPrefixTokens: NoSharedPrefix},
+		{RequestCanaries: true, Seed: -42},
+		{ResponseWords: 1},
+		{ResponseWords: 300, RequestCanaries: true, ControlledOutputPolicy: PolicyStrict},
+	}
+	for mi, w := range modes {
+		w.Requests, w.ContextTokens = 40, 0
+		p, err := NewPlan(w, 262144, 1024, "0123abcd")
+		require.NoError(t, err)
+		var a, b []byte
+		for i := range p.Len() {
+			a, err = p.AppendPrompt(a[:0], i)
+			require.NoError(t, err)
+			b, err = p.AppendPrompt(b[:0], i)
+			require.NoError(t, err)
+			require.Equal(t, a, b, "mode %d request %d not deterministic", mi, i)
+			require.Len(t, a, promptChars(p.Contexts[i]), "mode %d request %d", mi, i)
+			want := string(p.appendTail(nil, i, false))
+			require.True(t, strings.HasSuffix(string(a), want), "mode %d request %d lacks its tail", mi, i)
+			if w.RequestCanaries {
+				require.Contains(t, string(a), "begin your answer with "+CanaryMarker(w.Seed, i)+",")
+			}
+		}
+	}
+}
+
+func TestUniquePromptsDiffer(t *testing.T) {
+	w := Workload{Requests: 3, ContextTokens: 20000, PromptCacheMode: PromptCacheUnique}
+	run1, err := NewPlan(w, 32768, 1024, "run1")
+	require.NoError(t, err)
+	run2, err := NewPlan(w, 32768, 1024, "run2")
+	require.NoError(t, err)
+	w.OmitUniqueNonce = true
+	fixed, err := NewPlan(w, 32768, 1024, "ignored")
+	require.NoError(t, err)
+	require.Empty(t, fixed.Nonce)
+
+	p0, _ := run1.AppendPrompt(nil, 0)
+	p1, _ := run1.AppendPrompt(nil, 1)
+	q0, _ := run2.AppendPrompt(nil, 0)
+	f0, _ := fixed.AppendPrompt(nil, 0)
+	f0again, _ := fixed.AppendPrompt(nil, 0)
+	// Requests differ from their first line on, and so do runs.
+	require.NotEqual(t, firstLine(p0), firstLine(p1))
+	require.NotEqual(t, firstLine(p0), firstLine(q0))
+	require.Equal(t, "# request-specific prefix for request 0 of run run1", firstLine(p0))
+	require.Equal(t, "# request-specific prefix for request 0", firstLine(f0))
+	require.Equal(t, f0, f0again)
+	// The unique prefix is as long as a shared one would be.
+	shared, err := NewPlan(Workload{Requests: 3, ContextTokens: 20000}, 32768, 1024, "")
+	require.NoError(t, err)
+	s0, _ := shared.AppendPrompt(nil, 0)
+	require.Equal(t, len(s0), len(p0))
+	require.Equal(t, string(s0[8000*3:]), string(p0[8000*3:]), "after the prefix, unique and shared prompts agree")
+}
+
+func firstLine(b []byte) string {
+	s, _, _ := strings.Cut(string(b), "\n")
+	return s
+}
+
+func TestWarmupPrompt(t *testing.T) {
+	p, err := NewPlan(Workload{Requests: 4, Warmup: 6, RequestCanaries: true, ContextTokens: 500, SharedPrefixTokens: 100}, 4096, 1024, "")
+	require.NoError(t, err)
+	measured := map[string]bool{}
+	for i := range p.Len() {
+		b, err := p.AppendPrompt(nil, i)
+		require.NoError(t, err)
+		measured[string(b)] = true
+	}
+	for k := range 6 {
+		b, err := p.AppendWarmupPrompt(nil, k)
+		require.NoError(t, err)
+		require.Len(t, b, promptChars(500))
+		require.False(t, measured[string(b)])
+		require.NotContains(t, string(b), CanaryMarkerPrefix)
+		require.True(t, strings.HasSuffix(string(b), fmt.Sprintf("\n# warmup request %d: summarize the above in one line.", k)))
+	}
+	_, err = p.AppendWarmupPrompt(nil, -1)
+	require.Error(t, err)
+	_, err = p.AppendPrompt(nil, 4)
+	require.ErrorContains(t, err, "request index 4: must be in 0..3")
+}
+
+// TestPromptTails pins the closing instructions, the text a model reads.
+func TestPromptTails(t *testing.T) {
+	tests := []struct {
+		w     Workload
+		index int
+		want  string
+	}{
+		{Workload{}, 7, "\n# request 7: summarize the above in one line."},
+		{Workload{RequestCanaries: true, Seed: 1717}, 3,
+			"\n# request 3: begin your answer with ANVIL_REQ_1717_00003, then summarize the above in one line."},
+		{Workload{ResponseWords: 1}, 0,
+			"\n# request 0: reply with exactly 1 word: the lowercase word code, and nothing else."},
+		{Workload{ResponseWords: 12, RequestCanaries: true, Seed: -5}, 12345,
+			"\n# request 12345: begin your answer with ANVIL_REQ_-5_12345, then reply with exactly 12 words: the lowercase word code repeated 12 times, separated by spaces, and nothing else."},
+	}
+	for _, tt := range tests {
+		w, err := tt.w.Resolved()
+		require.NoError(t, err)
+		p := &Plan{Workload: w}
+		require.Equal(t, tt.want, string(p.appendTail(nil, tt.index, false)))
+		require.Equal(t, len(tt.want), p.tailLen(tt.index, false))
+	}
+}
+
+// TestPromptExtendedGolden pins the prompts of the modes the reference does
+// not have (unique, canaries, response words) against testdata written by
+// this package with -update; TestPromptShape and TestPromptTails say why
+// they are right.
+func TestPromptExtendedGolden(t *testing.T) {
+	cases := []struct {
+		Name  string
+		W     Workload
+		Index int
+	}{
+		{"unique-nonce", Workload{PromptCacheMode: PromptCacheUnique, ContextTokens: 100, SharedPrefixTokens: 40, Requests: 3}, 2},
+		{"unique-omit-nonce", Workload{PromptCacheMode: PromptCacheUnique, OmitUniqueNonce: true, ContextTokens: 100, SharedPrefixTokens: 40, Requests: 3}, 1},
+		{"unique-no-prefix", Workload{PromptCacheMode: PromptCacheUnique, ContextTokens: 60, SharedPrefixTokens: NoSharedPrefix, Requests: 1}, 0},
+		{"canary", Workload{RequestCanaries: true, Seed: 1717, ContextTokens: 120, SharedPrefixTokens: 30, Requests: 6}, 5},
+		{"words-strict", Workload{ResponseWords: 8, ControlledOutputPolicy: PolicyStrict, ContextTokens: 90, SharedPrefixTokens: NoSharedPrefix, Requests: 2}, 1},
+		{"canary-words-cut", Workload{RequestCanaries: true, ResponseWords: 3, ContextTokens: 80, SharedPrefixTokens: 200, Requests: 1}, 0},
+	}
+	got := map[string]string{}
+	for _, c := range cases {
+		p, err := NewPlan(c.W, 8192, 1024, "f00dcafe")
+		require.NoError(t, err, c.Name)
+		b, err := p.AppendPrompt(nil, c.Index)
+		require.NoError(t, err, c.Name)
+		got[c.Name] = string(b)
+	}
+	path := filepath.Join("testdata", "prompts_extended.json")
+	if updateGolden() {
+		data, err := json.MarshalIndent(got, "", " ")
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(path, append(data, '\n'), 0o644))
+	}
+	data, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test -run TestPromptExtendedGolden -update")
+	var want map[string]string
+	require.NoError(t, json.Unmarshal(data, &want))
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("prompts (-golden +got):\n%s", diff)
+	}
+}
+
+func TestPromptTooSmall(t *testing.T) {
+	// A prompt budget of 10 tokens (30 characters) cannot hold a
+	// 46-character closing instruction: the plan fails before any request.
+	_, err := NewPlan(Workload{Requests: 1}, 64+1024+10, 1024, "")
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorContains(t, err, "cannot hold its 46-character closing instruction")
+}
+
+func BenchmarkAppendPrompt(b *testing.B) {
+	for _, ctx := range []int{16000, 65536, 262144} {
+		for _, mode := range []PromptCacheMode{PromptCacheShared, PromptCacheUnique} {
+			b.Run(fmt.Sprintf("ctx=%d/%s", ctx, mode), func(b *testing.B) {
+				p, err := NewPlan(Workload{Requests: 64, ContextTokens: ctx, PromptCacheMode: mode, RequestCanaries: true}, 1048576, 1024, "0123456789abcdef")
+				require.NoError(b, err)
+				buf, err := p.AppendPrompt(nil, 63)
+				require.NoError(b, err)
+				b.SetBytes(int64(len(buf)))
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					buf, _ = p.AppendPrompt(buf[:0], i%64)
+					i++
+				}
+			})
+		}
+	}
+}
