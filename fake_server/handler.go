@@ -106,15 +106,17 @@ type chatRequest struct {
 	ReasoningEffort     string         `json:"reasoning_effort"`
 }
 
-// prompt is a parsed prompt: all message text, the user text and the count.
+// prompt is a parsed prompt: all messages with their roles (hashed for the
+// prefix cache), the message texts alone, the user text, the token count.
 type prompt struct {
-	all    string
-	user   string
-	tokens int
+	all     string
+	content string
+	user    string
+	tokens  int
 }
 
 func (s *Server) parsePrompt(msgs []message, template int) (prompt, error) {
-	var all, user strings.Builder
+	var all, content, user strings.Builder
 	n := 0
 	for i, m := range msgs {
 		t, err := m.text()
@@ -122,6 +124,7 @@ func (s *Server) parsePrompt(msgs []message, template int) (prompt, error) {
 			return prompt{}, fmt.Errorf("messages[%d]: %w", i, err)
 		}
 		n += countTokens(t, s.cfg.CharsPerToken)
+		content.WriteString(t)
 		all.WriteString(m.Role)
 		all.WriteByte('\n')
 		all.WriteString(t)
@@ -131,7 +134,7 @@ func (s *Server) parsePrompt(msgs []message, template int) (prompt, error) {
 			user.WriteByte('\n')
 		}
 	}
-	return prompt{all: all.String(), user: user.String(), tokens: n + template}, nil
+	return prompt{all: all.String(), content: content.String(), user: user.String(), tokens: n + template}, nil
 }
 
 // thinking reports whether the request leaves reasoning on.

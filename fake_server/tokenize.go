@@ -17,17 +17,22 @@ type tokenizeRequest struct {
 }
 
 // tokenIDs approximates token ids: one id per CharsPerToken-sized piece of
-// text, hashed into a 151,936-entry vocabulary (qwen's size).
+// text, hashed into the first 151,643 ids of a qwen-sized vocabulary.
+// Template tokens come first, as the ids 151644 and 151645 alternating
+// (qwen's <|im_start|> and <|im_end|>).
 func tokenIDs(text string, cpt float64, n int) []int {
 	ids := make([]int, 0, n)
+	for i := range n - countTokens(text, cpt) {
+		ids = append(ids, 151644+i%2)
+	}
 	runes := []rune(text)
 	h := fnv.New32a()
-	for i := range n {
+	for i := range countTokens(text, cpt) {
 		lo, hi := int(float64(i)*cpt), int(float64(i+1)*cpt)
 		lo, hi = min(lo, len(runes)), min(hi, len(runes))
 		h.Reset()
 		_, _ = h.Write([]byte(string(runes[lo:hi])))
-		ids = append(ids, int(h.Sum32()%151936))
+		ids = append(ids, int(h.Sum32()%151643))
 	}
 	return ids
 }
@@ -61,7 +66,7 @@ func (s *Server) serveTokenize(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, err.Error(), "invalid_request_error", "messages", "")
 			return
 		}
-		text, n = p.all, p.tokens
+		text, n = p.content, p.tokens
 	default:
 		writeError(w, http.StatusBadRequest, "want prompt or messages", "invalid_request_error", "prompt", "")
 		return

@@ -1,0 +1,167 @@
+package fakeserver_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	fakeserver "github.com/anvilbench/anvil/fake_server"
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// small is a compact deterministic config for golden transcripts.
+func small() fakeserver.Config {
+	c := fakeserver.Fast()
+	c.ReasoningTokens = fakeserver.Range{Min: 3, Max: 3}
+	c.AnswerTokens = fakeserver.Range{Min: 4, Max: 4}
+	c.SpecTokens = fakeserver.Range{Min: 1, Max: 2}
+	c.Seed = 7
+	return c
+}
+
+// goldenPrompt asks for a marker and exactly three words code.
+const goldenPrompt = "def helper_0():\n    return compute(0)  # routine specialist context\n" +
+	"Begin your answer with ANVIL_REQ_1717_00004. Then answer with exactly 3 words: the lowercase word code."
+
+// transcript renders a response as the golden file holds it: status line,
+// the headers the contract fixes, a blank line, the raw body.
+func transcript(resp *http.Response, body []byte) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "HTTP %d\n", resp.StatusCode)
+	for _, k := range []string{"Content-Type", "Retry-After", fakeserver.RequestIDHeader} {
+		if v := resp.Header.Get(k); v != "" {
+			fmt.Fprintf(&b, "%s: %s\n", k, v)
+		}
+	}
+	b.WriteString("\n")
+	b.Write(body)
+	return b.Bytes()
+}
+
+// golden compares got with testdata/golden/name, rewriting it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "missing golden file; run go test -update")
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-golden +got):\n%s", path, diff)
+	}
+}
+
+// traceJSON is a trace as the golden file holds it.
+func traceJSON(t *testing.T, tr fakeserver.Trace) []byte {
+	b, err := json.MarshalIndent(tr, "", "  ")
+	require.NoError(t, err)
+	return append(b, '\n')
+}
+
+// TestDialectGoldens pins the exact bytes of every dialect, and the trace
+// (the timing model) of the default one.
+func TestDialectGoldens(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		dialect func(*fakeserver.Dialect)
+		body    func(*chatBody)
+	}{
+		{name: "vllm", dialect: func(d *fakeserver.Dialect) { *d = fakeserver.DialectVLLM() }},
+		{name: "zero"},
+		{name: "ollama", dialect: func(d *fakeserver.Dialect) { *d = fakeserver.DialectOllama() }},
+		{name: "mock-llm", dialect: func(d *fakeserver.Dialect) { *d = fakeserver.DialectMockLLM() }},
+		{name: "reasoning-field", dialect: func(d *fakeserver.Dialect) { d.ReasoningField = "reasoning" }},
+		{name: "usage-last-choice", dialect: func(d *fakeserver.Dialect) { d.Usage = fakeserver.UsageInLastChoice }},
+		{name: "usage-omitted", dialect: func(d *fakeserver.Dialect) { d.Usage = fakeserver.UsageOmitted }},
+		{name: "usage-not-requested", body: func(b *chatBody) { b.StreamOptions = nil }},
+		{name: "omit-done", dialect: func(d *fakeserver.Dialect) { d.OmitDone = true }},
+		{name: "crlf", dialect: func(d *fakeserver.Dialect) { d.CRLF = true }},
+		{name: "finish-chunk", dialect: func(d *fakeserver.Dialect) { d.FinishChunk = true }},
+		{name: "role-every-delta", dialect: func(d *fakeserver.Dialect) { d.Role = fakeserver.RoleInEveryDelta }},
+		{name: "keep-alive", dialect: func(d *fakeserver.Dialect) { d.KeepAlive = 100 * time.Microsecond }},
+		{name: "no-thinking", body: func(b *chatBody) { b.Kwargs = map[string]any{"enable_thinking": false} }},
+		{name: "non-stream", body: func(b *chatBody) { b.Stream, b.StreamOptions = false, nil }},
+		{name: "non-stream-ollama", dialect: func(d *fakeserver.Dialect) { *d = fakeserver.DialectOllama() },
+			body: func(b *chatBody) { b.Stream, b.StreamOptions = false, nil }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := small()
+				if tc.dialect != nil {
+					tc.dialect(&cfg.Dialect)
+				}
+				if tc.name == "keep-alive" {
+					cfg.PrefillTokensPerSecond = 100_000 // 52 prompt tokens: 520µs of silence
+				}
+				srv := fakeserver.NewInMemory(cfg)
+				defer srv.Close()
+				body := streamBody(goldenPrompt, 64)
+				if tc.body != nil {
+					tc.body(&body)
+				}
+				resp, data, err := post(t, srv, body, map[string]string{fakeserver.RequestIDHeader: "golden-" + tc.name})
+				require.NoError(t, err)
+				golden(t, tc.name+".sse", transcript(resp, data))
+				synctest.Wait()
+				tr, ok := srv.TraceByRequestID("golden-" + tc.name)
+				require.True(t, ok)
+				require.True(t, tr.Done())
+				if tc.name == "vllm" || tc.name == "keep-alive" || tc.name == "non-stream" {
+					golden(t, tc.name+".trace.json", traceJSON(t, tr))
+				}
+			})
+		})
+	}
+}
+
+// TestErrorGoldens pins the OpenAI-style error bodies and the metadata
+// endpoints.
+func TestErrorGoldens(t *testing.T) {
+	long := strings.Repeat("x", 40000) // 12,679 tokens at 3.155 characters per token
+	for _, tc := range []struct {
+		name, method, path, body string
+	}{
+		{"unknown-model", "POST", "/v1/chat/completions", `{"model":"nope","messages":[{"role":"user","content":"hi"}]}`},
+		{"context-overflow", "POST", "/v1/chat/completions", `{"messages":[{"role":"user","content":"` + long + long + long + `"}],"max_tokens":64}`},
+		{"bad-body", "POST", "/v1/chat/completions", `{"messages":"hi"}`},
+		{"bad-json", "POST", "/v1/chat/completions", `{"messages":[`},
+		{"no-messages", "POST", "/v1/chat/completions", `{"messages":[]}`},
+		{"bad-max-tokens", "POST", "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"max_tokens":0}`},
+		{"bad-fault-header", "POST", "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}]}`},
+		{"models", "GET", "/v1/models", ""},
+		{"tokenize", "POST", "/tokenize", `{"prompt":"def helper_0():\n    return compute(0)\n"}`},
+		{"tokenize-messages", "POST", "/tokenize", `{"messages":[{"role":"user","content":"hi there"}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := fakeserver.NewInMemory(small())
+				defer srv.Close()
+				req, err := http.NewRequest(tc.method, srv.URL+tc.path, strings.NewReader(tc.body))
+				require.NoError(t, err)
+				if tc.name == "bad-fault-header" {
+					req.Header.Set(fakeserver.FaultHeader, "no_such_fault")
+				}
+				resp, err := srv.Client().Do(req)
+				require.NoError(t, err)
+				defer resp.Body.Close()
+				data, err := io.ReadAll(resp.Body)
+				require.NoError(t, err)
+				golden(t, tc.name+".txt", transcript(resp, data))
+			})
+		})
+	}
+}
