@@ -12,3 +12,7 @@ type shape struct {
 	// extra holds the values of keys this version does not know, verbatim.
 	extra map[string]json.RawMessage
 }
+
+// has reports whether the object has key: always in the current shape,
+// else when the document it was read from had it.
+func (s *shape) has(key string) bool { return s.keys == nil || s.keys[key] }

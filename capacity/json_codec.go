@@ -1,0 +1,329 @@
+package capacity
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// The artifact artEncoder writes what Python's json.dump(obj, indent=2,
+// sort_keys=True, ensure_ascii=False) writes, so artifacts of both tools
+// are byte-compatible: keys sorted at every level, 2-space indent, ": "
+// between key and value, empty objects and arrays as {} and [], strings
+// escaped only where JSON requires it (no HTML escaping, non-ASCII kept as
+// UTF-8), integers as integers, and floats in the shortest form that reads
+// back to the same float64 (Python's repr: "519.0", "0.0001", "1e-05",
+// "1.5e+16").
+
+// artEncoder appends indented JSON to buf.
+type artEncoder struct {
+	buf   []byte
+	depth int
+	err   error // first non-finite float met
+}
+
+func (e *artEncoder) newline() {
+	e.buf = append(e.buf, '\n')
+	for range e.depth {
+		e.buf = append(e.buf, "  "...)
+	}
+}
+
+func (e *artEncoder) null()       { e.buf = append(e.buf, "null"...) }
+func (e *artEncoder) int(v int64) { e.buf = strconv.AppendInt(e.buf, v, 10) }
+func (e *artEncoder) bool(v bool) { e.buf = strconv.AppendBool(e.buf, v) }
+
+// float appends v; a non-finite v (which JSON cannot hold) is written as
+// null and recorded as the artEncoder's error.
+func (e *artEncoder) float(v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		if e.err == nil {
+			e.err = fmt.Errorf("capacity: the report holds the non-finite number %v, which JSON cannot represent", v)
+		}
+		e.null()
+		return
+	}
+	e.buf = appendPyFloat(e.buf, v)
+}
+
+// appendPyFloat appends finite v as Python's repr(float) does.
+func appendPyFloat(b []byte, v float64) []byte {
+	if v == 0 {
+		if math.Signbit(v) {
+			return append(b, "-0.0"...)
+		}
+		return append(b, "0.0"...)
+	}
+	// Decimal exponent of the shortest representation: d.ddd x 10^exp.
+	exp := 0
+	if a := math.Abs(v); a < 1e-4 || a >= 1e16 {
+		s := strconv.AppendFloat(nil, v, 'e', -1, 64)
+		i := bytes.IndexByte(s, 'e')
+		exp, _ = strconv.Atoi(string(s[i+1:]))
+		// Python switches to exponent form when the decimal point is
+		// more than 16 places right of the first digit or 4 left.
+		if exp < -4 || exp >= 16 {
+			return append(b, s...)
+		}
+	}
+	start := len(b)
+	b = strconv.AppendFloat(b, v, 'f', -1, 64)
+	if bytes.IndexByte(b[start:], '.') < 0 {
+		b = append(b, ".0"...)
+	}
+	return b
+}
+
+// string appends s as a JSON string. Invalid UTF-8 becomes U+FFFD.
+func (e *artEncoder) string(s string) {
+	b := append(e.buf, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', jsonHex[c>>4], jsonHex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, "\ufffd"...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	e.buf = append(b, '"')
+}
+
+const jsonHex = "0123456789abcdef"
+
+// raw appends a JSON value kept verbatim from a document, re-indented to
+// the current depth; number literals and key order are preserved.
+func (e *artEncoder) raw(v json.RawMessage) {
+	var out bytes.Buffer
+	prefix := make([]byte, 0, 2*e.depth)
+	for range e.depth {
+		prefix = append(prefix, "  "...)
+	}
+	if err := json.Indent(&out, v, string(prefix), "  "); err != nil {
+		// A RawMessage in a Report came from a validated document; a
+		// caller that put invalid JSON there gets it back as a string.
+		e.string(string(v))
+		return
+	}
+	e.buf = append(e.buf, out.Bytes()...)
+}
+
+// field describes one JSON key of an object type T: how to write it from T
+// and how to read it into T.
+type artField[T any] struct {
+	key string
+	// omitNil: in the current shape the key is written only when isNil is
+	// false (keys that exist only when something was evaluated).
+	omitNil bool
+	isNil   func(*T) bool
+	enc     func(*artEncoder, *T)
+	dec     func(*T, json.RawMessage, string) error
+}
+
+// codec writes and reads one Go value type.
+type artCodec[V any] struct {
+	enc func(*artEncoder, V)
+	dec func(json.RawMessage, string) (V, error)
+}
+
+// fieldOf is the field key stored at get(t), written and read with c.
+func fieldOf[T, V any](key string, get func(*T) *V, c artCodec[V]) artField[T] {
+	return artField[T]{
+		key: key,
+		enc: func(e *artEncoder, t *T) { c.enc(e, *get(t)) },
+		dec: func(t *T, raw json.RawMessage, path string) error {
+			v, err := c.dec(raw, path)
+			if err != nil {
+				return err
+			}
+			*get(t) = v
+			return nil
+		},
+	}
+}
+
+// optionalOf is a nullableCodec field whose key the current shape writes only
+// when the value is non-nil.
+func optionalOf[T, V any](key string, get func(*T) **V, c artCodec[V]) artField[T] {
+	f := fieldOf(key, get, nullableCodec(c))
+	f.omitNil = true
+	f.isNil = func(t *T) bool { return *get(t) == nil }
+	return f
+}
+
+// table is the field set of an object type, sorted by key.
+type artTable[T any] struct {
+	fields  []artField[T]
+	index   map[string]int
+	shapeOf func(*T) *shape
+}
+
+func newArtTable[T any](shapeOf func(*T) *shape, fields ...artField[T]) *artTable[T] {
+	slices.SortFunc(fields, func(a, b artField[T]) int {
+		if a.key < b.key {
+			return -1
+		}
+		if a.key > b.key {
+			return 1
+		}
+		panic("capacity: duplicate artifact key " + a.key)
+	})
+	t := &artTable[T]{fields: fields, index: make(map[string]int, len(fields)), shapeOf: shapeOf}
+	for i, f := range fields {
+		t.index[f.key] = i
+	}
+	return t
+}
+
+// keys returns the keys the table knows, sorted.
+func (t *artTable[T]) keys() []string {
+	ks := make([]string, len(t.fields))
+	for i, f := range t.fields {
+		ks[i] = f.key
+	}
+	return ks
+}
+
+// encode writes v as an object: the current shape, or exactly the keys v
+// was read with, merged in key order with any unknown keys.
+func (t *artTable[T]) encode(e *artEncoder, v *T) {
+	sh := t.shapeOf(v)
+	var extra []string
+	for k := range sh.extra {
+		if _, known := t.index[k]; !known && (sh.keys == nil || sh.keys[k]) {
+			extra = append(extra, k)
+		}
+	}
+	slices.Sort(extra)
+	e.buf = append(e.buf, '{')
+	e.depth++
+	n := 0
+	member := func(key string) {
+		if n > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		n++
+		e.newline()
+		e.string(key)
+		e.buf = append(e.buf, ':', ' ')
+	}
+	x := 0
+	for i := range t.fields {
+		f := &t.fields[i]
+		for x < len(extra) && extra[x] < f.key {
+			member(extra[x])
+			e.raw(sh.extra[extra[x]])
+			x++
+		}
+		if sh.keys == nil {
+			if f.omitNil && f.isNil(v) {
+				continue
+			}
+		} else if !sh.keys[f.key] {
+			continue
+		}
+		member(f.key)
+		f.enc(e, v)
+	}
+	for ; x < len(extra); x++ {
+		member(extra[x])
+		e.raw(sh.extra[extra[x]])
+	}
+	e.depth--
+	if n > 0 {
+		e.newline()
+	}
+	e.buf = append(e.buf, '}')
+}
+
+// decode reads an object into v, recording its key set and keeping unknown
+// keys verbatim. Keys are visited in sorted order so the first error is
+// deterministic.
+func (t *artTable[T]) decode(v *T, raw json.RawMessage, path string) error {
+	m, err := jsonObject(raw, path)
+	if err != nil {
+		return err
+	}
+	return t.decodeMap(v, m, path)
+}
+
+// decodeMap is decode on an object already split into its members.
+func (t *artTable[T]) decodeMap(v *T, m map[string]json.RawMessage, path string) error {
+	sh := t.shapeOf(v)
+	sh.keys = make(map[string]bool, len(m))
+	sh.extra = nil
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		sh.keys[k] = true
+		i, known := t.index[k]
+		if !known {
+			if sh.extra == nil {
+				sh.extra = make(map[string]json.RawMessage)
+			}
+			sh.extra[k] = m[k]
+			continue
+		}
+		if err := t.fields[i].dec(v, m[k], joinPath(path, k)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// codec returns the codec of T as a nested object.
+func (t *artTable[T]) codec() artCodec[T] {
+	return artCodec[T]{
+		enc: func(e *artEncoder, v T) { t.encode(e, &v) },
+		dec: func(raw json.RawMessage, path string) (T, error) {
+			var v T
+			err := t.decode(&v, raw, path)
+			return v, err
+		},
+	}
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}

@@ -1,0 +1,293 @@
+package capacity
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// Codecs of the JSON value types an artifact uses. Each decoder names the
+// field path and the offending value when the document has the wrong type.
+
+// jsonKind names the JSON type of raw for error messages.
+func jsonKind(raw json.RawMessage) string {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '{':
+			return "an object"
+		case '[':
+			return "an array"
+		case '"':
+			return "a string"
+		case 't', 'f':
+			return "a boolean"
+		case 'n':
+			return "null"
+		default:
+			return "a number"
+		}
+	}
+	return "nothing"
+}
+
+// jsonExcerpt is raw shortened for an error message.
+func jsonExcerpt(raw json.RawMessage) string {
+	const max = 40
+	if len(raw) > max {
+		return string(raw[:max]) + "..."
+	}
+	return string(raw)
+}
+
+func jsonTypeError(path, want string, raw json.RawMessage) error {
+	return fmt.Errorf("%s: want %s, got %s %s", path, want, jsonKind(raw), jsonExcerpt(raw))
+}
+
+func jsonNull(raw json.RawMessage) bool { return jsonKind(raw) == "null" }
+
+func jsonObject(raw json.RawMessage, path string) (map[string]json.RawMessage, error) {
+	if jsonKind(raw) != "an object" {
+		if path == "" {
+			return nil, fmt.Errorf("document: want a JSON object at top level, got %s", jsonKind(raw))
+		}
+		return nil, jsonTypeError(path, "an object", raw)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+var intCodec = artCodec[int]{
+	enc: func(e *artEncoder, v int) { e.int(int64(v)) },
+	dec: func(raw json.RawMessage, path string) (int, error) {
+		v, err := int64Codec.dec(raw, path)
+		if err != nil {
+			return 0, err
+		}
+		if int64(int(v)) != v {
+			return 0, fmt.Errorf("%s: %d does not fit in int", path, v)
+		}
+		return int(v), nil
+	},
+}
+
+var int64Codec = artCodec[int64]{
+	enc: func(e *artEncoder, v int64) { e.int(v) },
+	dec: func(raw json.RawMessage, path string) (int64, error) {
+		if jsonKind(raw) != "a number" {
+			return 0, jsonTypeError(path, "an integer", raw)
+		}
+		v, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: want an integer in the int64 range, got %s", path, jsonExcerpt(raw))
+		}
+		return v, nil
+	},
+}
+
+var floatCodec = artCodec[float64]{
+	enc: func(e *artEncoder, v float64) { e.float(v) },
+	dec: func(raw json.RawMessage, path string) (float64, error) {
+		if jsonKind(raw) != "a number" {
+			return 0, jsonTypeError(path, "a number", raw)
+		}
+		v, err := strconv.ParseFloat(string(raw), 64)
+		if err != nil || math.IsInf(v, 0) {
+			return 0, fmt.Errorf("%s: %s is outside the float64 range", path, jsonExcerpt(raw))
+		}
+		return v, nil
+	},
+}
+
+var stringCodec = artCodec[string]{
+	enc: func(e *artEncoder, v string) { e.string(v) },
+	dec: func(raw json.RawMessage, path string) (string, error) {
+		var v string
+		if jsonKind(raw) != "a string" || json.Unmarshal(raw, &v) != nil {
+			return "", jsonTypeError(path, "a string", raw)
+		}
+		return v, nil
+	},
+}
+
+var boolCodec = artCodec[bool]{
+	enc: func(e *artEncoder, v bool) { e.bool(v) },
+	dec: func(raw json.RawMessage, path string) (bool, error) {
+		var v bool
+		if jsonKind(raw) != "a boolean" || json.Unmarshal(raw, &v) != nil {
+			return false, jsonTypeError(path, "a boolean", raw)
+		}
+		return v, nil
+	},
+}
+
+// stringTypeCodec is the codec of a named string type such as FailureClass.
+func stringTypeCodec[S ~string]() artCodec[S] {
+	return artCodec[S]{
+		enc: func(e *artEncoder, v S) { e.string(string(v)) },
+		dec: func(raw json.RawMessage, path string) (S, error) {
+			v, err := stringCodec.dec(raw, path)
+			return S(v), err
+		},
+	}
+}
+
+// nullableCodec is c with JSON null as the nil pointer.
+func nullableCodec[V any](c artCodec[V]) artCodec[*V] {
+	return artCodec[*V]{
+		enc: func(e *artEncoder, v *V) {
+			if v == nil {
+				e.null()
+				return
+			}
+			c.enc(e, *v)
+		},
+		dec: func(raw json.RawMessage, path string) (*V, error) {
+			if jsonNull(raw) {
+				return nil, nil
+			}
+			v, err := c.dec(raw, path)
+			if err != nil {
+				return nil, err
+			}
+			return &v, nil
+		},
+	}
+}
+
+// sliceCodec is a JSON array of c; nil is written as [].
+func sliceCodec[V any](c artCodec[V]) artCodec[[]V] {
+	return artCodec[[]V]{
+		enc: func(e *artEncoder, vs []V) {
+			if len(vs) == 0 {
+				e.buf = append(e.buf, '[', ']')
+				return
+			}
+			e.buf = append(e.buf, '[')
+			e.depth++
+			for i, v := range vs {
+				if i > 0 {
+					e.buf = append(e.buf, ',')
+				}
+				e.newline()
+				c.enc(e, v)
+			}
+			e.depth--
+			e.newline()
+			e.buf = append(e.buf, ']')
+		},
+		dec: func(raw json.RawMessage, path string) ([]V, error) {
+			if jsonKind(raw) != "an array" {
+				return nil, jsonTypeError(path, "an array", raw)
+			}
+			var items []json.RawMessage
+			if err := json.Unmarshal(raw, &items); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			vs := make([]V, len(items))
+			for i, item := range items {
+				v, err := c.dec(item, fmt.Sprintf("%s[%d]", path, i))
+				if err != nil {
+					return nil, err
+				}
+				vs[i] = v
+			}
+			return vs, nil
+		},
+	}
+}
+
+// mapCodec is a JSON object with arbitrary keys; key converts a JSON key to K
+// and back. Keys are written sorted as strings; nil is written as {}.
+func mapCodec[K comparable, V any](key mapKeyCodec[K], c artCodec[V]) artCodec[map[K]V] {
+	return artCodec[map[K]V]{
+		enc: func(e *artEncoder, m map[K]V) {
+			type kv struct {
+				k string
+				v V
+			}
+			items := make([]kv, 0, len(m))
+			for k, v := range m {
+				items = append(items, kv{key.format(k), v})
+			}
+			slices.SortFunc(items, func(a, b kv) int {
+				switch {
+				case a.k < b.k:
+					return -1
+				case a.k > b.k:
+					return 1
+				}
+				return 0
+			})
+			if len(items) == 0 {
+				e.buf = append(e.buf, '{', '}')
+				return
+			}
+			e.buf = append(e.buf, '{')
+			e.depth++
+			for i, it := range items {
+				if i > 0 {
+					e.buf = append(e.buf, ',')
+				}
+				e.newline()
+				e.string(it.k)
+				e.buf = append(e.buf, ':', ' ')
+				c.enc(e, it.v)
+			}
+			e.depth--
+			e.newline()
+			e.buf = append(e.buf, '}')
+		},
+		dec: func(raw json.RawMessage, path string) (map[K]V, error) {
+			m, err := jsonObject(raw, path)
+			if err != nil {
+				return nil, err
+			}
+			out := make(map[K]V, len(m))
+			for ks, vr := range m {
+				k, err := key.parse(ks)
+				if err != nil {
+					return nil, fmt.Errorf("%s: key %q: %w", path, ks, err)
+				}
+				v, err := c.dec(vr, joinPath(path, ks))
+				if err != nil {
+					return nil, err
+				}
+				out[k] = v
+			}
+			return out, nil
+		},
+	}
+}
+
+// mapKeyCodec converts map keys to and from their JSON string form.
+type mapKeyCodec[K comparable] struct {
+	format func(K) string
+	parse  func(string) (K, error)
+}
+
+func stringMapKey[S ~string]() mapKeyCodec[S] {
+	return mapKeyCodec[S]{
+		format: func(k S) string { return string(k) },
+		parse:  func(s string) (S, error) { return S(s), nil },
+	}
+}
+
+// intMapKey accepts only the canonical decimal form, so a key reads back and
+// writes out unchanged.
+var intMapKey = mapKeyCodec[int]{
+	format: strconv.Itoa,
+	parse: func(s string) (int, error) {
+		v, err := strconv.Atoi(s)
+		if err != nil || strconv.Itoa(v) != s {
+			return 0, fmt.Errorf("want a decimal integer key")
+		}
+		return v, nil
+	},
+}

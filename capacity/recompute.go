@@ -1,0 +1,336 @@
+package capacity
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/anvilbench/anvil/stats"
+)
+
+// P99MinimumSamples is the sample count from which a nearest-rank p99 is
+// read as a tail estimate; below it the p99 is descriptive only.
+const P99MinimumSamples = 100
+
+// p99 interpretations written in metric_population.
+const (
+	P99TailEstimate = "tail-estimate"
+	P99Descriptive  = "descriptive-nearest-rank-only"
+)
+
+// FailurePolicy is the fixed metric_population.failure_policy sentence.
+const FailurePolicy = "failed or contract-invalid responses keep their sanitized timing and metadata in failures but never enter a performance distribution"
+
+// p99Metrics are the families metric_population reports p99 sample counts
+// for, by their metric_population names.
+var p99Metrics = []struct {
+	name string
+	of   func(*Metrics) *Distribution
+}{
+	{"decode_tok_s", func(m *Metrics) *Distribution { return &m.DecodeTokS }},
+	{"e2e", func(m *Metrics) *Distribution { return &m.E2E }},
+	{"effective_prefill_tok_s", func(m *Metrics) *Distribution { return &m.EffectivePrefillTokS }},
+	{"tpot", func(m *Metrics) *Distribution { return &m.TPOT }},
+	{"ttft", func(m *Metrics) *Distribution { return &m.TTFT }},
+}
+
+// Recompute derives Metrics, MetricPopulation, PerformanceEligible and
+// MeasurementProtocol from RequestTimings, Failures, Requests and
+// WallClockMS (DESIGN section 5). Metrics.PrefixCacheHitAvg keeps its
+// recorded value: the rows lack the cached-token counts it needs. A
+// recorded failure_policy sentence is kept; an empty one becomes
+// FailurePolicy. The protocol of artifacts older than capacity-v3 is kept.
+//
+// It fails, changing nothing, when the report has no request_timings or
+// wall_clock_ms (legacy and capacity-v2 artifacts, whose metrics cannot be
+// derived), when a row breaks 0 <= TTFO <= TTFT <= E2E or holds a
+// non-finite or negative value, or when a statistic overflows float64.
+func (r *Report) Recompute() error {
+	for _, k := range []string{"request_timings", "wall_clock_ms"} {
+		if !r.shape.has(k) {
+			return fmt.Errorf("capacity: recompute: the report has no %s (an artifact older than capacity-v3); its metrics cannot be derived", k)
+		}
+	}
+	if math.IsNaN(r.WallClockMS) || math.IsInf(r.WallClockMS, 0) || r.WallClockMS < 0 {
+		return fmt.Errorf("capacity: recompute: wall_clock_ms %v, want a finite duration >= 0", r.WallClockMS)
+	}
+	if r.Requests < 0 {
+		return fmt.Errorf("capacity: recompute: requests %d is negative", r.Requests)
+	}
+	for i := range r.RequestTimings {
+		if err := r.RequestTimings[i].check(); err != nil {
+			return fmt.Errorf("capacity: recompute: request_timings[%d]: %w", i, err)
+		}
+	}
+	m := r.Metrics // copies the recorded shape and prefix_cache_hit_avg
+	if err := m.derive(r.RequestTimings); err != nil {
+		return fmt.Errorf("capacity: recompute: %w", err)
+	}
+	keepUnderivable(&m, &r.Metrics, r.RequestTimings)
+
+	eligible := len(r.RequestTimings) == r.Requests && len(r.Failures) == 0
+	wallS := r.WallClockMS / 1000
+	m.ThroughputPerformanceEligible = eligible && m.OutputTokens != nil && wallS > 0
+	m.ThroughputTokS, m.ContentChunksPerSecond = nil, nil
+	if m.ThroughputPerformanceEligible {
+		m.ThroughputTokS = new(float64(*m.OutputTokens) / wallS)
+	}
+	if m.OutputTokens == nil && wallS > 0 {
+		m.ContentChunksPerSecond = new(float64(m.ContentChunks) / wallS)
+	}
+
+	p := r.MetricPopulation // keeps the recorded shape
+	p.AttemptedRequests = r.Requests
+	p.SuccessfulRequests = len(r.RequestTimings)
+	p.PerformanceEligibleRequests = len(r.RequestTimings)
+	p.ExcludedRequests = len(r.Failures)
+	p.AggregateThroughputEligible = m.ThroughputPerformanceEligible
+	p.P99MinimumRecommendedSamples = P99MinimumSamples
+	p.P99Interpretation = p99Interpretation(len(r.RequestTimings))
+	p.P99InterpretationByMetric = make(map[string]string, len(p99Metrics))
+	p.P99SamplesByMetric = make(map[string]int, len(p99Metrics))
+	for _, pm := range p99Metrics {
+		n := pm.of(&m).Samples
+		p.P99SamplesByMetric[pm.name] = n
+		p.P99InterpretationByMetric[pm.name] = p99Interpretation(n)
+	}
+	if p.FailurePolicy == "" {
+		p.FailurePolicy = FailurePolicy
+	}
+
+	r.Metrics = m
+	r.MetricPopulation = p
+	r.PerformanceEligible = eligible
+	if r.MeasurementProtocol == "" || r.MeasurementProtocol == ProtocolV3 || r.MeasurementProtocol == ProtocolV4Reasoning {
+		r.MeasurementProtocol = ProtocolV3
+		if r.sawReasoning() {
+			r.MeasurementProtocol = ProtocolV4Reasoning
+		}
+	}
+	return nil
+}
+
+func p99Interpretation(samples int) string {
+	if samples >= P99MinimumSamples {
+		return P99TailEstimate
+	}
+	return P99Descriptive
+}
+
+// sawReasoning reports whether any response, successful or not, carried a
+// reasoning chunk.
+func (r *Report) sawReasoning() bool {
+	for _, row := range r.RequestTimings {
+		if row.ReasoningChunks > 0 {
+			return true
+		}
+	}
+	for _, f := range r.Failures {
+		if f.ResponseTiming != nil && f.ResponseTiming.ReasoningChunks > 0 ||
+			f.ResponseMetadata != nil && f.ResponseMetadata.ReasoningChunks > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// check validates one successful row: finite values, non-negative counts,
+// and 0 <= TTFO <= TTFT <= E2E (TTFO only when the row records it).
+func (row *TimingRow) check() error {
+	floats := []struct {
+		key string
+		v   *float64
+	}{
+		{"time_to_first_output_ms", &row.TimeToFirstOutputMS}, {"ttft_ms", &row.TTFTMS},
+		{"e2e_ms", &row.E2EMS}, {"generation_ms", &row.GenerationMS},
+		{"visible_generation_ms", &row.VisibleGenerationMS},
+		{"effective_prefill_tok_s", row.EffectivePrefillTokS}, {"decode_tok_s", row.DecodeTokS},
+		{"tpot_ms", row.TPOTMS}, {"mean_time_per_output_token_ms", row.MeanTimePerOutputTokenMS},
+		{"mean_inter_token_latency_ms", row.MeanInterTokenLatencyMS},
+	}
+	for _, f := range floats {
+		if f.v != nil && (math.IsNaN(*f.v) || math.IsInf(*f.v, 0)) {
+			return fmt.Errorf("%s is %v, want a finite number", f.key, *f.v)
+		}
+	}
+	counts := []struct {
+		key string
+		v   int
+	}{
+		{"output_tokens", row.OutputTokens}, {"content_chunks", row.ContentChunks},
+		{"reasoning_chunks", row.ReasoningChunks},
+	}
+	for _, c := range counts {
+		if c.v < 0 {
+			return fmt.Errorf("%s is %d, want a count >= 0", c.key, c.v)
+		}
+	}
+	if row.PromptTokens != nil && *row.PromptTokens < 0 {
+		return fmt.Errorf("prompt_tokens is %d, want a count >= 0", *row.PromptTokens)
+	}
+	ttfo := row.TimeToFirstOutputMS
+	if !row.shape.has("time_to_first_output_ms") {
+		ttfo = 0
+	}
+	if !(0 <= ttfo && ttfo <= row.TTFTMS && row.TTFTMS <= row.E2EMS) {
+		return fmt.Errorf("want 0 <= time_to_first_output_ms (%v) <= ttft_ms (%v) <= e2e_ms (%v)", ttfo, row.TTFTMS, row.E2EMS)
+	}
+	return nil
+}
+
+// derive sets every row-derived field of m; PrefixCacheHitAvg and the
+// throughput fields are left to the caller.
+func (m *Metrics) derive(rows []TimingRow) error {
+	samples := make([][]float64, len(Families))
+	add := func(fam int, v *float64) {
+		if v != nil {
+			samples[fam] = append(samples[fam], *v)
+		}
+	}
+	exact := true
+	outputTokens, promptTokens := 0, 0
+	m.PromptTokenSamples, m.ContentChunks, m.ReasoningChunks = 0, 0, 0
+	m.RequestCanarySamples, m.RequestCanaryPassed = 0, 0
+	m.ControlledOutputSamples, m.ControlledOutputUnobservable, m.ControlledOutputExactAdherence = 0, 0, 0
+	m.OutputTokenSources = make(map[OutputTokenSource]int)
+	for i := range rows {
+		row := &rows[i]
+		add(famCompletionTokens, new(float64(row.OutputTokens)))
+		if row.PromptTokens != nil {
+			add(famPromptTokens, new(float64(*row.PromptTokens)))
+			promptTokens += *row.PromptTokens
+			m.PromptTokenSamples++
+		}
+		add(famDecodeTokS, row.DecodeTokS)
+		add(famEffectivePrefill, row.EffectivePrefillTokS)
+		add(famMeanInterTokenLatency, row.MeanInterTokenLatencyMS)
+		add(famE2E, &row.E2EMS)
+		add(famGeneration, &row.GenerationMS)
+		add(famMeanTimePerOutputToken, row.MeanTimePerOutputTokenMS)
+		if row.shape.has("time_to_first_output_ms") {
+			add(famTimeToFirstOutput, &row.TimeToFirstOutputMS)
+		}
+		add(famTPOT, row.TPOTMS)
+		add(famTTFT, &row.TTFTMS)
+
+		outputTokens += row.OutputTokens
+		exact = exact && row.OutputTokenSource == SourceUsage
+		m.OutputTokenSources[row.OutputTokenSource]++
+		m.ContentChunks += row.ContentChunks
+		m.ReasoningChunks += row.ReasoningChunks
+		if c := row.RequestCanary; c != nil {
+			m.RequestCanarySamples++
+			if c.Passed {
+				m.RequestCanaryPassed++
+			}
+		}
+		if c := row.ControlledOutput; c != nil {
+			m.ControlledOutputSamples++
+			switch {
+			case c.ExactAdherence == nil:
+				m.ControlledOutputUnobservable++
+			case *c.ExactAdherence:
+				m.ControlledOutputExactAdherence++
+			}
+		}
+	}
+	m.OutputTokens = nil
+	if exact {
+		m.OutputTokens = new(outputTokens)
+	}
+	m.PromptTokens = nil
+	if m.PromptTokenSamples > 0 {
+		m.PromptTokens = new(promptTokens)
+	}
+	m.ControlledOutputExactAdherenceRate = nil
+	if observable := m.ControlledOutputSamples - m.ControlledOutputUnobservable; observable > 0 {
+		m.ControlledOutputExactAdherenceRate = new(float64(m.ControlledOutputExactAdherence) / float64(observable))
+	}
+	for i, fam := range Families {
+		d, err := distributionOf(stats.Summarize(samples[i]))
+		if err != nil {
+			return fmt.Errorf("%s: %w", fam.Name, err)
+		}
+		*fam.Of(m) = d
+	}
+	return nil
+}
+
+// Indexes into Families.
+const (
+	famCompletionTokens = iota
+	famPromptTokens
+	famDecodeTokS
+	famEffectivePrefill
+	famMeanInterTokenLatency
+	famE2E
+	famGeneration
+	famMeanTimePerOutputToken
+	famTimeToFirstOutput
+	famTPOT
+	famTTFT
+)
+
+var errOverflow = errors.New("a statistic overflows float64")
+
+// DistributionOf converts a stats.Summary to a Distribution: NaN (an
+// undefined statistic) becomes nil. It fails on ±Inf, which the artifact
+// cannot hold.
+func DistributionOf(s stats.Summary) (Distribution, error) { return distributionOf(s) }
+
+func distributionOf(s stats.Summary) (Distribution, error) {
+	var err error
+	val := func(v float64) *float64 {
+		switch {
+		case math.IsNaN(v):
+			return nil
+		case math.IsInf(v, 0):
+			err = errOverflow
+			return nil
+		}
+		return new(v)
+	}
+	d := Distribution{
+		Samples: s.N, Mean: val(s.Mean), Stddev: val(s.Stddev),
+		MeanCI95Low: val(s.CI95Low), MeanCI95High: val(s.CI95High),
+		Min: val(s.Min), P25: val(s.P25), P50: val(s.P50), P75: val(s.P75),
+		P90: val(s.P90), P95: val(s.P95), P99: val(s.P99), Max: val(s.Max),
+	}
+	return d, err
+}
+
+// rowSources maps a row key to the metrics derived from it. Rows of older
+// generations lack some keys (11-key capacity-v3 rows have no chunk counts
+// or TTFO); the metrics derived from a key some row lacks keep their
+// recorded values.
+var rowSources = []struct {
+	rowKey string
+	keep   func(dst, src *Metrics)
+}{
+	{"time_to_first_output_ms", func(d, s *Metrics) { d.TimeToFirstOutput = s.TimeToFirstOutput }},
+	{"tpot_ms", func(d, s *Metrics) { d.TPOT = s.TPOT }},
+	{"mean_time_per_output_token_ms", func(d, s *Metrics) { d.MeanTimePerOutputToken = s.MeanTimePerOutputToken }},
+	{"content_chunks", func(d, s *Metrics) {
+		d.ContentChunks, d.ContentChunksPerSecond = s.ContentChunks, s.ContentChunksPerSecond
+	}},
+	{"reasoning_chunks", func(d, s *Metrics) { d.ReasoningChunks = s.ReasoningChunks }},
+	{"request_canary", func(d, s *Metrics) {
+		d.RequestCanarySamples, d.RequestCanaryPassed = s.RequestCanarySamples, s.RequestCanaryPassed
+	}},
+	{"controlled_output", func(d, s *Metrics) {
+		d.ControlledOutputSamples, d.ControlledOutputUnobservable = s.ControlledOutputSamples, s.ControlledOutputUnobservable
+		d.ControlledOutputExactAdherence = s.ControlledOutputExactAdherence
+		d.ControlledOutputExactAdherenceRate = s.ControlledOutputExactAdherenceRate
+	}},
+}
+
+func keepUnderivable(m, recorded *Metrics, rows []TimingRow) {
+	for _, src := range rowSources {
+		for i := range rows {
+			if !rows[i].shape.has(src.rowKey) {
+				src.keep(m, recorded)
+				break
+			}
+		}
+	}
+}
