@@ -1,0 +1,46 @@
+package capacity
+
+// The fixed sentences of the artifact: how this implementation measures each
+// metric ("timing_methodology"), the precision of its timestamps
+// ("timestamp_precision"). They describe this Go implementation, in its own
+// words. (The failure_policy sentence is FailurePolicy, beside Recompute.)
+
+// TimestampPrecision is the artifact's "timestamp_precision" sentence.
+const TimestampPrecision = "started_at_unix_ns and finished_at_unix_ns are integer nanoseconds since the Unix epoch from the wall clock; started_at and finished_at are UTC labels truncated to the second"
+
+// The keys of "timing_methodology" (DESIGN.md appendix A).
+const (
+	MethodologyArtifactTimestamps    = "artifact_timestamps"
+	MethodologyClock                 = "clock"
+	MethodologyControlledOutput      = "controlled_output"
+	MethodologyDecode                = "decode"
+	MethodologyDistributions         = "distributions"
+	MethodologyEffectivePrefill      = "effective_prefill"
+	MethodologyGeneration            = "generation"
+	MethodologyMeanInterTokenLatency = "mean_inter_token_latency"
+	MethodologyP99                   = "p99"
+	MethodologyRequestCanaries       = "request_canaries"
+	MethodologyTimeToFirstOutput     = "time_to_first_output"
+	MethodologyTPOT                  = "tpot"
+	MethodologyTTFT                  = "ttft"
+)
+
+// TimingMethodology returns a new "timing_methodology" map: one sentence
+// per metric saying how this implementation measures it.
+func TimingMethodology() map[string]string {
+	return map[string]string{
+		MethodologyArtifactTimestamps:    "Unix nanosecond timestamps read from Go's wall clock (time.Now().UnixNano()); two artifacts may be aligned on them only when both name the same explicit clock_domain_id",
+		MethodologyClock:                 "every duration is the difference of two readings of Go's monotonic clock (time.Now and time.Since use its monotonic reading, immune to wall-clock steps); t0 is read immediately before the request is issued, connection setup included, and each stream event is stamped when its last byte is read, before it is decoded",
+		MethodologyControlledOutput:      "with response_words N the visible answer, captured up to 8192 characters, is split at white space and counted as lowercase words code and other words; observe records adherence, strict fails any answer that is not exactly N words code or whose capture was truncated",
+		MethodologyDecode:                "usage.completion_tokens minus one, divided by the generation time in seconds; only when the server reported usage, and completion tokens may include reasoning tokens",
+		MethodologyDistributions:         "over the successful requests: mean, sample standard deviation (n-1), a normal-approximation 95% confidence interval of the mean (mean -/+ 1.96 stddev / sqrt(n)), min, nearest-rank p25, p50, p75, p90, p95, p99 and max",
+		MethodologyEffectivePrefill:      "usage.prompt_tokens divided by the time to first output in seconds; it includes queueing, scheduling, cached prompt tokens and first-token work, hence effective",
+		MethodologyGeneration:            "end-to-end time minus time to first output, both from the monotonic clock",
+		MethodologyMeanInterTokenLatency: "legacy name of tpot: generation time divided by the completion tokens after the first; a mean per output token, not a measurement of each gap between tokens",
+		MethodologyP99:                   "the nearest-rank p99 is always reported; below 100 successful samples it is descriptive only and not a tail estimate",
+		MethodologyRequestCanaries:       "when enabled, each prompt asks the answer to begin with the request's own ANVIL_REQ_ marker; the answer, captured up to 8192 characters, must begin with it and hold no other ANVIL_REQ_ text, and a truncated capture fails closed; failing requests are excluded from the performance metrics",
+		MethodologyTimeToFirstOutput:     "from t0 to the arrival of the first stream event carrying a non-empty reasoning or content delta",
+		MethodologyTPOT:                  "generation time divided by the completion tokens after the first (usage.completion_tokens - 1); null without usage or when either is not positive",
+		MethodologyTTFT:                  "from t0 to the arrival of the first stream event carrying a non-empty visible content delta",
+	}
+}

@@ -1,0 +1,272 @@
+package capacity
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/stretchr/testify/require"
+)
+
+func TestWorkloadDefaults(t *testing.T) {
+	got, err := Workload{}.Resolved()
+	require.NoError(t, err)
+	want := Workload{
+		Requests: DefaultRequests, Concurrency: DefaultConcurrency, MaxTokens: DefaultMaxTokens,
+		SharedPrefixTokens: DefaultSharedPrefixTokens, PromptCacheMode: PromptCacheShared,
+		ControlledOutputPolicy: PolicyObserve, ThinkingMode: ThinkingDefault,
+		Timeout: DefaultTimeout, StallTimeout: DefaultTimeout, resolved: true,
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(Workload{}), cmpopts.IgnoreFields(Workload{}, "Progress")); diff != "" {
+		t.Fatalf("Resolved() (-want +got):\n%s", diff)
+	}
+	require.Equal(t, 60, DefaultRequests)
+	require.Equal(t, 20, DefaultConcurrency)
+	require.Equal(t, 8000, DefaultSharedPrefixTokens)
+	require.Equal(t, 64, DefaultMaxTokens)
+	require.Equal(t, 900*time.Second, DefaultTimeout)
+
+	// Resolving a resolved workload changes nothing: an explicit 0 stays 0.
+	none, err := Workload{SharedPrefixTokens: NoSharedPrefix}.Resolved()
+	require.NoError(t, err)
+	require.Equal(t, 0, none.SharedPrefixTokens)
+	again, err := none.Resolved()
+	require.NoError(t, err)
+	require.Equal(t, 0, again.SharedPrefixTokens)
+}
+
+func TestWorkloadDerivedDefaults(t *testing.T) {
+	tests := []struct {
+		name string
+		in   Workload
+		want func(Workload) bool
+	}{
+		{"burst fills requests and concurrency", Workload{Burst: 16},
+			func(w Workload) bool { return w.Requests == 16 && w.Concurrency == 16 && w.SharedPrefixTokens == 8000 }},
+		{"duration defaults requests to the maximum", Workload{Duration: time.Minute},
+			func(w Workload) bool { return w.Requests == MaxRequests }},
+		{"duration with a fixed context keeps within the aggregate cap", Workload{Duration: time.Minute, ContextTokens: 65536},
+			func(w Workload) bool { return w.Requests == 1024 }},
+		{"stall timeout defaults to the timeout", Workload{Timeout: 30 * time.Second},
+			func(w Workload) bool { return w.StallTimeout == 30*time.Second }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.in.Resolved()
+			require.NoError(t, err)
+			require.True(t, tt.want(got), "%+v", got)
+		})
+	}
+}
+
+func TestWorkloadBounds(t *testing.T) {
+	tests := []struct {
+		name    string
+		w       Workload
+		wantErr string // "" means valid
+	}{
+		{"requests min", Workload{Requests: 1}, ""},
+		{"requests max", Workload{Requests: MaxRequests, ContextTokens: 6000}, ""},
+		{"requests negative", Workload{Requests: -1}, "Workload.Requests = -1: must be in 1..10000"},
+		{"requests over", Workload{Requests: 10001}, "Workload.Requests = 10001: must be in 1..10000"},
+		{"concurrency max", Workload{Concurrency: 256}, ""},
+		{"concurrency over", Workload{Concurrency: 257}, "Workload.Concurrency = 257: must be in 1..256"},
+		{"concurrency negative", Workload{Concurrency: -3}, "Workload.Concurrency = -3: must be in 1..256"},
+		{"burst max", Workload{Burst: 256}, ""},
+		{"burst over", Workload{Burst: 257}, "Workload.Burst = 257: must be in 0..256"},
+		{"burst negative", Workload{Burst: -1}, "Workload.Burst = -1: must be in 0..256"},
+		{"context min", Workload{ContextTokens: 32}, ""},
+		{"context max", Workload{ContextTokens: 1048576, Requests: 64}, ""},
+		{"context under", Workload{ContextTokens: 31}, "Workload.ContextTokens = 31: must be 0 (sampled) or in 32..1048576"},
+		{"context over", Workload{ContextTokens: 1048577}, "Workload.ContextTokens = 1048577: must be 0 (sampled) or in 32..1048576"},
+		{"context negative", Workload{ContextTokens: -1}, "Workload.ContextTokens = -1"},
+		{"aggregate cap edge", Workload{ContextTokens: 65536, Requests: 1024}, ""},
+		{"aggregate cap over", Workload{ContextTokens: 65536, Requests: 1025}, "Workload.Requests = 1025: times ContextTokens = 65536 must be at most 67108864 planned prompt tokens (at most 1024 requests)"},
+		{"max tokens min", Workload{MaxTokens: 1}, ""},
+		{"max tokens max", Workload{MaxTokens: 65536}, ""},
+		{"max tokens over", Workload{MaxTokens: 65537}, "Workload.MaxTokens = 65537: must be in 1..65536"},
+		{"max tokens negative", Workload{MaxTokens: -1}, "Workload.MaxTokens = -1: must be in 1..65536"},
+		{"shared prefix max", Workload{SharedPrefixTokens: 262144}, ""},
+		{"shared prefix over", Workload{SharedPrefixTokens: 262145}, "Workload.SharedPrefixTokens = 262145: must be in 0..262144"},
+		{"shared prefix below sentinel", Workload{SharedPrefixTokens: -2}, "Workload.SharedPrefixTokens = -2: must be in 0..262144"},
+		{"response words max", Workload{ResponseWords: 65536}, ""},
+		{"response words over", Workload{ResponseWords: 65537}, "Workload.ResponseWords = 65537: must be in 0..65536"},
+		{"response words negative", Workload{ResponseWords: -1}, "Workload.ResponseWords = -1: must be in 0..65536"},
+		{"warmup negative", Workload{Warmup: -1}, "Workload.Warmup = -1: must be in 0..10000"},
+		{"max failures over", Workload{MaxFailures: 10001}, "Workload.MaxFailures = 10001: must be in 0..10000"},
+		{"timeout max", Workload{Timeout: time.Hour}, ""},
+		{"timeout over", Workload{Timeout: time.Hour + time.Nanosecond}, "Workload.Timeout = 1h0m0.000000001s: must be in (0s, 1h0m0s]"},
+		{"timeout negative", Workload{Timeout: -time.Second}, "Workload.Timeout = -1s: must be in (0s, 1h0m0s]"},
+		{"stall timeout over timeout", Workload{Timeout: time.Minute, StallTimeout: 2 * time.Minute}, "Workload.StallTimeout = 2m0s: must be in (0s, Timeout = 1m0s]"},
+		{"stall timeout negative", Workload{StallTimeout: -1}, "Workload.StallTimeout = -1ns"},
+		{"duration negative", Workload{Duration: -time.Second}, "Workload.Duration = -1s: must be in 0s..24h0m0s"},
+		{"duration over", Workload{Duration: 25 * time.Hour}, "Workload.Duration = 25h0m0s: must be in 0s..24h0m0s"},
+		{"cache mode unique", Workload{PromptCacheMode: PromptCacheUnique}, ""},
+		{"cache mode bad", Workload{PromptCacheMode: "none"}, `Workload.PromptCacheMode = "none": must be "shared" or "unique"`},
+		{"omit nonce outside unique", Workload{OmitUniqueNonce: true}, `Workload.OmitUniqueNonce = true: needs PromptCacheMode "unique"`},
+		{"policy bad", Workload{ControlledOutputPolicy: "lenient"}, `Workload.ControlledOutputPolicy = "lenient": must be "observe" or "strict"`},
+		{"strict needs words", Workload{ControlledOutputPolicy: PolicyStrict}, `Workload.ControlledOutputPolicy = "strict": needs ResponseWords > 0`},
+		{"strict with words", Workload{ControlledOutputPolicy: PolicyStrict, ResponseWords: 4}, ""},
+		{"canaries need 16 tokens", Workload{RequestCanaries: true, MaxTokens: 15}, "Workload.MaxTokens = 15: must be at least 16 with RequestCanaries"},
+		{"canaries with default tokens", Workload{RequestCanaries: true}, ""},
+		{"burst requests mismatch", Workload{Burst: 8, Requests: 9}, "Workload.Requests = 9: must equal Burst = 8 (or be 0)"},
+		{"burst concurrency mismatch", Workload{Burst: 8, Concurrency: 4}, "Workload.Concurrency = 4: must equal Burst = 8 (or be 0)"},
+		{"burst without prefix", Workload{Burst: 8, SharedPrefixTokens: NoSharedPrefix}, "Workload.SharedPrefixTokens = 0: must be in 1..262144 with Burst"},
+		{"burst in unique mode", Workload{Burst: 8, PromptCacheMode: PromptCacheUnique}, `Workload.PromptCacheMode = "unique": must be "shared" with Burst`},
+		{"thinking modes", Workload{ThinkingMode: ThinkingUnsupported, ReasoningEffort: ReasoningLow}, ""},
+		{"thinking bad", Workload{ThinkingMode: "on"}, `Workload.ThinkingMode = "on": must be one of default, enabled, disabled, unsupported`},
+		{"effort with enabled", Workload{ThinkingMode: ThinkingEnabled, ReasoningEffort: ReasoningHigh}, `Workload.ReasoningEffort = "high": may not be combined with ThinkingMode "enabled"`},
+		{"effort with disabled", Workload{ThinkingMode: ThinkingDisabled, ReasoningEffort: ReasoningNone}, `Workload.ReasoningEffort = "none": may not be combined with ThinkingMode "disabled"`},
+		{"effort bad", Workload{ReasoningEffort: "extreme"}, `Workload.ReasoningEffort = "extreme": must be empty or one of none, minimal, low, medium, high, xhigh, max`},
+		{"effort max", Workload{ReasoningEffort: ReasoningMax}, ""},
+		{"temperature zero", Workload{Temperature: Float64(0)}, ""},
+		{"temperature negative", Workload{Temperature: Float64(-0.5)}, "Workload.Temperature = -0.5: must be finite and >= 0"},
+		{"temperature NaN", Workload{Temperature: Float64(math.NaN())}, "Workload.Temperature = NaN"},
+		{"temperature Inf", Workload{Temperature: Float64(math.Inf(1))}, "Workload.Temperature = +Inf"},
+		{"top_p one", Workload{TopP: Float64(1)}, ""},
+		{"top_p zero", Workload{TopP: Float64(0)}, "Workload.TopP = 0: must be in (0, 1]"},
+		{"top_p over", Workload{TopP: Float64(1.01)}, "Workload.TopP = 1.01: must be in (0, 1]"},
+		{"clock domain ok", Workload{ClockDomainID: "lab-a.rack_2"}, ""},
+		{"clock domain 64", Workload{ClockDomainID: strings.Repeat("a", 64)}, ""},
+		{"clock domain 65", Workload{ClockDomainID: strings.Repeat("a", 65)}, "Workload.ClockDomainID = \"aaaa"},
+		{"clock domain space", Workload{ClockDomainID: "lab a"}, `Workload.ClockDomainID = "lab a": must be 1 to 64 characters of [A-Za-z0-9._-]`},
+		{"fingerprint ok", Workload{ConfigurationFingerprint: "sha256:" + strings.Repeat("0f", 32)}, ""},
+		{"fingerprint upper", Workload{ConfigurationFingerprint: "sha256:" + strings.Repeat("0F", 32)}, "Workload.ConfigurationFingerprint"},
+		{"fingerprint short", Workload{ConfigurationFingerprint: "sha256:abc"}, `Workload.ConfigurationFingerprint = "sha256:abc": must be "sha256:" followed by 64 lowercase hex digits`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tt.w.Resolved()
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			require.ErrorIs(t, err, ErrInvalidConfig)
+			var ce *ConfigError
+			require.ErrorAs(t, err, &ce)
+			require.True(t, strings.HasPrefix(ce.Field, "Workload."), ce.Field)
+			require.Contains(t, err.Error(), "capacity: "+tt.wantErr)
+		})
+	}
+}
+
+func TestWorkloadReportsEveryProblem(t *testing.T) {
+	_, err := Workload{Requests: -1, Concurrency: 999, TopP: Float64(2)}.Resolved()
+	var fields []string
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		var ce *ConfigError
+		require.True(t, errors.As(e, &ce))
+		fields = append(fields, ce.Field)
+	}
+	require.Equal(t, []string{"Workload.Requests", "Workload.Concurrency", "Workload.TopP"}, fields)
+}
+
+func TestTargetResolved(t *testing.T) {
+	got, err := Target{BaseURL: "http://localhost:8000/v1/", Headers: map[string][]string{"x-tenant": {"a"}}}.Resolved()
+	require.NoError(t, err)
+	require.Equal(t, "http://localhost:8000/v1", got.BaseURL)
+	require.Equal(t, DefaultMargin, got.Margin)
+	require.Equal(t, "http://localhost:8000/v1/chat/completions", got.ChatCompletionsURL())
+	require.Equal(t, "http://localhost:8000/v1/models", got.ModelsURL())
+	require.Equal(t, []string{"X-Tenant"}, got.HeaderNames())
+
+	none, err := Target{BaseURL: "https://h/v1", Margin: NoMargin}.Resolved()
+	require.NoError(t, err)
+	require.Equal(t, 0, none.Margin)
+	again, err := none.Resolved()
+	require.NoError(t, err)
+	require.Equal(t, 0, again.Margin)
+
+	// Resolved copies Headers and ExtraBody: later edits by the caller do
+	// not reach a running benchmark.
+	extra := map[string]any{"ignore_eos": true}
+	r, err := Target{BaseURL: "http://h/v1", ExtraBody: extra}.Resolved()
+	require.NoError(t, err)
+	extra["ignore_eos"] = false
+	require.Equal(t, true, r.ExtraBody["ignore_eos"])
+}
+
+func TestTargetBounds(t *testing.T) {
+	const ok = "http://localhost:8000/v1"
+	tests := []struct {
+		name    string
+		t       Target
+		wantErr string
+	}{
+		{"minimal", Target{BaseURL: ok}, ""},
+		{"empty url", Target{}, `Target.BaseURL = "": must be an http or https URL`},
+		{"ftp", Target{BaseURL: "ftp://h/v1"}, `Target.BaseURL = "ftp://h/v1": must be an http or https URL with a host and no query or fragment`},
+		{"no host", Target{BaseURL: "http:///v1"}, "Target.BaseURL"},
+		{"query", Target{BaseURL: "http://h/v1?key=secret"}, `Target.BaseURL = "http://h/v1": must be`},
+		{"unparsable", Target{BaseURL: "http://user:pw@h:bad/v1"}, `Target.BaseURL = "(unparsable URL)": does not parse`},
+		{"max model len max", Target{BaseURL: ok, MaxModelLen: 1048576}, ""},
+		{"max model len over", Target{BaseURL: ok, MaxModelLen: 1048577}, "Target.MaxModelLen = 1048577: must be in 0..1048576"},
+		{"max model len negative", Target{BaseURL: ok, MaxModelLen: -1}, "Target.MaxModelLen = -1: must be in 0..1048576"},
+		{"margin max", Target{BaseURL: ok, Margin: MaxMargin}, ""},
+		{"margin over", Target{BaseURL: ok, Margin: MaxMargin + 1}, "Target.Margin = 1048577: must be in 0..1048576"},
+		{"margin below sentinel", Target{BaseURL: ok, Margin: -2}, "Target.Margin = -2: must be in 0..1048576"},
+		{"env name", Target{BaseURL: ok, APIKeyEnv: "OPENAI_API_KEY"}, ""},
+		{"env name bad", Target{BaseURL: ok, APIKeyEnv: "1KEY"}, `Target.APIKeyEnv = "1KEY": must be an environment variable name`},
+		{"header bad", Target{BaseURL: ok, Headers: map[string][]string{"Bad Header": {"x"}}}, `Target.Headers = "Bad Header": is not a valid header name`},
+		{"authorization with key env", Target{BaseURL: ok, APIKeyEnv: "K", Headers: map[string][]string{"Authorization": {"x"}}}, `Target.Headers = "Authorization": may not be set together with APIKeyEnv`},
+		{"authorization alone", Target{BaseURL: ok, Headers: map[string][]string{"Authorization": {"x"}}}, ""},
+		{"extra body ok", Target{BaseURL: ok, ExtraBody: map[string]any{"ignore_eos": true, "max_completion_tokens": 64}}, ""},
+		{"extra body reserved", Target{BaseURL: ok, ExtraBody: map[string]any{"max_tokens": 5}}, `Target.ExtraBody = "max_tokens": is set by Workload.MaxTokens and may not be overridden`},
+		{"extra body thinking", Target{BaseURL: ok, ExtraBody: map[string]any{"chat_template_kwargs": map[string]any{}}}, `Target.ExtraBody = "chat_template_kwargs": is set by Workload.ThinkingMode`},
+		{"extra body not json", Target{BaseURL: ok, ExtraBody: map[string]any{"f": func() {}}}, `Target.ExtraBody = "f": has a value that does not encode as JSON`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tt.t.Resolved()
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, ErrInvalidConfig)
+			require.Contains(t, err.Error(), "capacity: "+tt.wantErr)
+			require.NotContains(t, err.Error(), "pw", "an error repeated a credential")
+			require.NotContains(t, err.Error(), "secret", "an error repeated a credential")
+		})
+	}
+}
+
+func TestAPIKey(t *testing.T) {
+	t.Setenv("ANVIL_TEST_KEY", "sk-test-123")
+	key, err := Target{APIKeyEnv: "ANVIL_TEST_KEY"}.apiKey()
+	require.NoError(t, err)
+	require.Equal(t, "sk-test-123", key)
+	key, err = Target{}.apiKey()
+	require.NoError(t, err)
+	require.Empty(t, key)
+	t.Setenv("ANVIL_TEST_EMPTY", "")
+	_, err = Target{APIKeyEnv: "ANVIL_TEST_EMPTY"}.apiKey()
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorContains(t, err, `Target.APIKeyEnv = "ANVIL_TEST_EMPTY": names an environment variable that is unset or empty`)
+}
+
+func TestRedactBaseURL(t *testing.T) {
+	tests := []struct{ in, want, err string }{
+		{"http://localhost:8000/v1", "http://localhost:8000/v1", ""},
+		{"https://user:secret@api.example.com/v1?key=abc#frag", "https://api.example.com/v1", ""},
+		{"http://token@h:9/v1/", "http://h:9/v1/", ""},
+		{"http://h/v1?", "http://h/v1", ""},
+		{"not a url", "", "needs a scheme and a host"},
+		{"http://user:secret@h:port/v1", "", "does not parse"},
+		{"", "", "needs a scheme and a host"},
+	}
+	for _, tt := range tests {
+		got, err := RedactBaseURL(tt.in)
+		if tt.err != "" {
+			require.ErrorContains(t, err, tt.err, tt.in)
+			require.NotContains(t, err.Error(), "secret")
+			continue
+		}
+		require.NoError(t, err, tt.in)
+		require.Equal(t, tt.want, got)
+	}
+}
