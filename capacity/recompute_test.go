@@ -153,8 +153,8 @@ var scalarKeys = map[string]string{
 	"ThroughputTokS": "throughput_tok_s", "ThroughputPerformanceEligible": "throughput_performance_eligible",
 	"OutputTokenSources": "output_token_sources", "PrefixCacheHitAvg": "prefix_cache_hit_avg",
 	"RequestCanarySamples": "request_canary_samples", "RequestCanaryPassed": "request_canary_passed",
-	"ControlledOutputSamples": "controlled_output_samples",
-	"ControlledOutputUnobservable": "controlled_output_unobservable",
-	"ControlledOutputExactAdherence": "controlled_output_exact_adherence",
+	"ControlledOutputSamples":            "controlled_output_samples",
+	"ControlledOutputUnobservable":       "controlled_output_unobservable",
+	"ControlledOutputExactAdherence":     "controlled_output_exact_adherence",
 	"ControlledOutputExactAdherenceRate": "controlled_output_exact_adherence_rate",
 }

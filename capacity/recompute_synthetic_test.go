@@ -1,0 +1,199 @@
+package capacity
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/stats"
+)
+
+// syntheticReport is a run of 4 planned requests: an exact-usage row with a
+// canary and exact controlled output, a row without usage (content-chunk
+// count, unobservable controlled output), a one-token row (no decode), and
+// an HTTP failure.
+func syntheticReport() *Report {
+	return &Report{
+		Schema: Schema, Requests: 4, WallClockMS: 2000, Completed: 3, Failed: 1,
+		RequestTimings: []TimingRow{
+			{
+				RequestIndex: 0, PlannedContextTokens: 32768, PromptTokens: new(100), OutputTokens: 11,
+				OutputTokenSource: SourceUsage, ContentChunks: 8, ReasoningChunks: 3,
+				TimeToFirstOutputMS: 10, TTFTMS: 20, E2EMS: 120, GenerationMS: 110, VisibleGenerationMS: 100,
+				EffectivePrefillTokS: new(10000.0), DecodeTokS: new(10 / 0.11),
+				TPOTMS: new(11.0), MeanTimePerOutputTokenMS: new(11.0), MeanInterTokenLatencyMS: new(11.0),
+				RequestCanary:    &CanaryCheck{Marker: "ANVIL_REQ_7_00000", MarkerAtStart: true, ObservedMarkerCount: 1, CaptureComplete: true, Passed: true},
+				ControlledOutput: &ControlledOutputCheck{RequestedWords: 10, ObservedCodeWords: 10, CaptureComplete: true, ExactAdherence: new(true), Policy: "observe", Passed: true},
+			},
+			{
+				RequestIndex: 1, PlannedContextTokens: 32768, OutputTokens: 5,
+				OutputTokenSource: SourceContentChunks, ContentChunks: 5,
+				TimeToFirstOutputMS: 30, TTFTMS: 30, E2EMS: 90, GenerationMS: 60, VisibleGenerationMS: 60,
+				RequestCanary:    &CanaryCheck{Marker: "ANVIL_REQ_7_00001", ObservedMarkerCount: 1, CaptureComplete: true},
+				ControlledOutput: &ControlledOutputCheck{RequestedWords: 10, ObservedCodeWords: 9, Policy: "observe", Passed: true},
+			},
+			{
+				RequestIndex: 2, PlannedContextTokens: 65536, PromptTokens: new(200), OutputTokens: 1,
+				OutputTokenSource: SourceUsage, ContentChunks: 1,
+				TimeToFirstOutputMS: 40, TTFTMS: 40, E2EMS: 40, EffectivePrefillTokS: new(5000.0),
+				RequestCanary:    &CanaryCheck{Marker: "ANVIL_REQ_7_00002", MarkerAtStart: true, ObservedMarkerCount: 1, CaptureComplete: true, Passed: true},
+				ControlledOutput: &ControlledOutputCheck{RequestedWords: 10, ObservedCodeWords: 1, CaptureComplete: true, ExactAdherence: new(false), Policy: "observe", Passed: true},
+			},
+		},
+		Failures: []Failure{{
+			RequestIndex: 3, PlannedContextTokens: 32768, FailureClass: FailureHTTPError,
+			ErrorType: "HTTPStatusError", ErrorMessage: "503 Service Unavailable", ElapsedMS: 4,
+			HTTPStatus: new(503), ResponseReceived: true,
+		}},
+	}
+}
+
+func dist(xs ...float64) Distribution {
+	d, err := DistributionOf(stats.Summarize(xs))
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+func TestRecomputeSynthetic(t *testing.T) {
+	r := syntheticReport()
+	r.Metrics.PrefixCacheHitAvg = new(0.25)
+	require.NoError(t, r.Recompute())
+
+	want := Metrics{
+		CompletionTokens:        dist(11, 5, 1),
+		PromptTokensDist:        dist(100, 200),
+		DecodeTokS:              dist(10 / 0.11),
+		EffectivePrefillTokS:    dist(10000, 5000),
+		MeanInterTokenLatencyMS: dist(11),
+		E2E:                     dist(120, 90, 40),
+		Generation:              dist(110, 60, 0),
+		MeanTimePerOutputToken:  dist(11),
+		TimeToFirstOutput:       dist(10, 30, 40),
+		TPOT:                    dist(11),
+		TTFT:                    dist(20, 30, 40),
+		OutputTokens:            nil, // a row without usage: tokens are not exact
+		PromptTokens:            new(300),
+		PromptTokenSamples:      2,
+		ContentChunks:           14,
+		ReasoningChunks:         3,
+		ContentChunksPerSecond:  new(14 / 2.0),
+		OutputTokenSources:      map[OutputTokenSource]int{SourceUsage: 2, SourceContentChunks: 1},
+		PrefixCacheHitAvg:       new(0.25), // kept
+		RequestCanarySamples:    3, RequestCanaryPassed: 2,
+		ControlledOutputSamples: 3, ControlledOutputUnobservable: 1, ControlledOutputExactAdherence: 1,
+		ControlledOutputExactAdherenceRate: new(0.5),
+	}
+	if diff := cmp.Diff(want, r.Metrics, bitsEqual, cmpopts.IgnoreUnexported(Metrics{})); diff != "" {
+		t.Errorf("metrics (-want +got):\n%s", diff)
+	}
+	require.Equal(t, 1, r.Metrics.DecodeTokS.Samples)
+	require.Nil(t, r.Metrics.DecodeTokS.Stddev, "one sample has no spread")
+	require.Nil(t, r.Metrics.DecodeTokS.MeanCI95Low)
+
+	wantPop := MetricPopulation{
+		AttemptedRequests: 4, SuccessfulRequests: 3, PerformanceEligibleRequests: 3, ExcludedRequests: 1,
+		FailurePolicy: FailurePolicy, P99Interpretation: P99Descriptive, P99MinimumRecommendedSamples: 100,
+		P99SamplesByMetric: map[string]int{"decode_tok_s": 1, "e2e": 3, "effective_prefill_tok_s": 2, "tpot": 1, "ttft": 3},
+		P99InterpretationByMetric: map[string]string{"decode_tok_s": P99Descriptive, "e2e": P99Descriptive,
+			"effective_prefill_tok_s": P99Descriptive, "tpot": P99Descriptive, "ttft": P99Descriptive},
+	}
+	if diff := cmp.Diff(wantPop, r.MetricPopulation, cmpopts.IgnoreUnexported(MetricPopulation{})); diff != "" {
+		t.Errorf("metric_population (-want +got):\n%s", diff)
+	}
+	require.False(t, r.PerformanceEligible)
+	require.Equal(t, ProtocolV4Reasoning, r.MeasurementProtocol)
+
+	// Recompute is idempotent.
+	first, err := r.MarshalJSON()
+	require.NoError(t, err)
+	require.NoError(t, r.Recompute())
+	second, err := r.MarshalJSON()
+	require.NoError(t, err)
+	require.Equal(t, string(first), string(second))
+}
+
+func TestRecomputeNoSuccess(t *testing.T) {
+	r := &Report{Schema: Schema, Requests: 2, WallClockMS: 500, Failures: []Failure{
+		{RequestIndex: 0, FailureClass: FailureTimeout}, {RequestIndex: 1, FailureClass: FailureCancelled},
+	}}
+	require.NoError(t, r.Recompute())
+	for _, fam := range Families {
+		d := fam.Of(&r.Metrics)
+		require.Equal(t, 0, d.Samples, fam.Name)
+		for _, s := range Statistics[1:] {
+			require.Nil(t, d.Get(s), "%s %s", fam.Name, s)
+		}
+	}
+	require.Equal(t, new(0), r.Metrics.OutputTokens)
+	require.Nil(t, r.Metrics.ThroughputTokS)
+	require.False(t, r.Metrics.ThroughputPerformanceEligible)
+	require.Nil(t, r.Metrics.ContentChunksPerSecond)
+	require.Nil(t, r.Metrics.PromptTokens)
+	require.Nil(t, r.Metrics.ControlledOutputExactAdherenceRate)
+	require.Equal(t, 2, r.MetricPopulation.ExcludedRequests)
+	require.Equal(t, ProtocolV3, r.MeasurementProtocol)
+	require.False(t, r.PerformanceEligible)
+	_, err := r.MarshalJSON()
+	require.NoError(t, err)
+}
+
+func TestRecomputeOneRequest(t *testing.T) {
+	r := &Report{Schema: Schema, Requests: 1, WallClockMS: 250, RequestTimings: []TimingRow{{
+		OutputTokens: 64, PromptTokens: new(1000), OutputTokenSource: SourceUsage, ContentChunks: 64,
+		TimeToFirstOutputMS: 50, TTFTMS: 50, E2EMS: 250, GenerationMS: 200, VisibleGenerationMS: 200,
+		EffectivePrefillTokS: new(20000.0), DecodeTokS: new(315.0), TPOTMS: new(200 / 63.0),
+		MeanTimePerOutputTokenMS: new(200 / 63.0), MeanInterTokenLatencyMS: new(200 / 63.0),
+	}}}
+	require.NoError(t, r.Recompute())
+	require.True(t, r.PerformanceEligible)
+	require.True(t, r.Metrics.ThroughputPerformanceEligible)
+	require.Equal(t, 64/0.25, *r.Metrics.ThroughputTokS)
+	require.Nil(t, r.Metrics.ContentChunksPerSecond, "tokens are exact")
+	require.Equal(t, 1, r.Metrics.TTFT.Samples)
+	require.Equal(t, 50.0, *r.Metrics.TTFT.P99)
+	require.Nil(t, r.Metrics.TTFT.Stddev)
+	require.Equal(t, ProtocolV3, r.MeasurementProtocol)
+}
+
+func TestRecomputeRejects(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*Report)
+		want   string
+	}{
+		{"ttft after e2e", func(r *Report) { r.RequestTimings[0].TTFTMS = 500 }, "request_timings[0]: want 0 <= time_to_first_output_ms"},
+		{"negative ttfo", func(r *Report) { r.RequestTimings[1].TimeToFirstOutputMS = -1 }, "request_timings[1]"},
+		{"nan latency", func(r *Report) { r.RequestTimings[2].E2EMS = nanValue() }, "e2e_ms is NaN"},
+		{"negative chunks", func(r *Report) { r.RequestTimings[0].ContentChunks = -2 }, "content_chunks is -2"},
+		{"negative wall", func(r *Report) { r.WallClockMS = -1 }, "wall_clock_ms -1"},
+		{"negative requests", func(r *Report) { r.Requests = -3 }, "requests -3"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := syntheticReport()
+			tc.mutate(r)
+			before := r.Metrics
+			err := r.Recompute()
+			require.ErrorContains(t, err, tc.want)
+			require.Equal(t, before, r.Metrics, "a failed recompute changes nothing")
+		})
+	}
+}
+
+func TestRecomputeRejectsLegacy(t *testing.T) {
+	var r Report
+	require.NoError(t, r.UnmarshalJSON([]byte(`{"schema": "anvil-serving.benchmark/v1", "base_url": "", "completed": 1,
+		"concurrency": 1, "context_tokens": 8192, "max_context_tokens": null, "max_tokens": 64,
+		"metrics": {"ttft_p50_ms": 12.5}, "model": "m", "requests": 1, "run_id": "r", "serve_flags": {}}`)))
+	require.ErrorContains(t, r.Recompute(), "no request_timings")
+	require.Equal(t, 12.5, *r.Metrics.TTFT.P50)
+}
+
+func nanValue() float64 {
+	zero := 0.0
+	return zero / zero
+}
