@@ -1,0 +1,267 @@
+package fakeserver_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	fakeserver "github.com/anvilbench/anvil/fake_server"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// faultConfig is small() with a 64 KiB oversized event to keep tests fast.
+func faultConfig() fakeserver.Config {
+	c := small()
+	c.Faults.OversizeBytes = 64 << 10
+	return c
+}
+
+// TestFaults checks each fault's observable behaviour, as a client sees it
+// and as the trace records it.
+func TestFaults(t *testing.T) {
+	for _, tc := range []struct {
+		fault fakeserver.Fault
+		check func(t *testing.T, resp *http.Response, body []byte, readErr error, elapsed time.Duration, tr fakeserver.Trace)
+	}{
+		{fakeserver.FaultHTTP429, func(t *testing.T, resp *http.Response, body []byte, _ error, _ time.Duration, tr fakeserver.Trace) {
+			assert.Equal(t, 429, resp.StatusCode)
+			assert.Equal(t, "1", resp.Header.Get("Retry-After"))
+			assertErrorBody(t, body, "rate_limit_error")
+			assert.Equal(t, fakeserver.EndRejected, tr.End)
+		}},
+		{fakeserver.FaultHTTP500, statusCheck(500, "server_error")},
+		{fakeserver.FaultHTTP503, statusCheck(503, "server_error")},
+		{fakeserver.FaultHTTP400, statusCheck(400, "invalid_request_error")},
+		{fakeserver.FaultDrop, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr fakeserver.Trace) {
+			require.ErrorIs(t, readErr, io.ErrUnexpectedEOF)
+			d := decode(body)
+			assert.False(t, d.done)
+			assert.Empty(t, d.finish)
+			assert.Equal(t, fakeserver.EndDropped, tr.End)
+			assert.Len(t, tr.Chunks, 3, "role chunk + 2 output chunks before the drop")
+		}},
+		{fakeserver.FaultStall, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr fakeserver.Trace) {
+			require.NoError(t, readErr)
+			assert.True(t, decode(body).done)
+			// chunks[2] is the second output chunk; the next is written
+			// exactly 30 s later, though the engine scheduled it earlier.
+			gap := tr.Chunks[3].Written - tr.Chunks[2].Written
+			assert.Equal(t, 30*time.Second, gap)
+			assert.Less(t, tr.Chunks[3].Scheduled, tr.Chunks[3].Written)
+		}},
+		{fakeserver.FaultSlowHeaders, func(t *testing.T, resp *http.Response, body []byte, readErr error, elapsed time.Duration, tr fakeserver.Trace) {
+			require.NoError(t, readErr)
+			assert.Equal(t, 200, resp.StatusCode)
+			assert.Equal(t, 30*time.Second, tr.Headers)
+			assert.GreaterOrEqual(t, elapsed, 30*time.Second)
+			assert.True(t, decode(body).done)
+		}},
+		{fakeserver.FaultMalformedJSON, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, _ fakeserver.Trace) {
+			require.NoError(t, readErr)
+			d := decode(body)
+			require.Len(t, d.bad, 1)
+			assert.False(t, json.Valid([]byte(d.bad[0])))
+			assert.True(t, d.done)
+		}},
+		{fakeserver.FaultStreamError, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, _ fakeserver.Trace) {
+			require.NoError(t, readErr)
+			d := decode(body)
+			require.Len(t, d.bad, 1)
+			assertErrorBody(t, []byte(d.bad[0]), "server_error")
+			assert.Empty(t, d.finish)
+			assert.True(t, d.done)
+		}},
+		{fakeserver.FaultOversized, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr fakeserver.Trace) {
+			require.NoError(t, readErr)
+			big := 0
+			for _, data := range sseData(body) {
+				big = max(big, len(data))
+			}
+			assert.Greater(t, big, 64<<10)
+			assert.Equal(t, fakeserver.ChunkOversized, tr.Chunks[3].Kind)
+		}},
+		{fakeserver.FaultReasoningOnly, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr fakeserver.Trace) {
+			require.NoError(t, readErr)
+			d := decode(body)
+			assert.Empty(t, d.content)
+			assert.NotEmpty(t, d.reasoning)
+			assert.True(t, d.done)
+			assert.Equal(t, 0, tr.ContentTokens)
+			assert.Equal(t, int64(-1), int64(tr.FirstContent))
+		}},
+		{fakeserver.FaultWrongContentType, func(t *testing.T, resp *http.Response, body []byte, readErr error, _ time.Duration, _ fakeserver.Trace) {
+			require.NoError(t, readErr)
+			assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+			assert.True(t, decode(body).done)
+		}},
+		{fakeserver.FaultEmptyBody, func(t *testing.T, resp *http.Response, body []byte, readErr error, _ time.Duration, _ fakeserver.Trace) {
+			require.NoError(t, readErr)
+			assert.Equal(t, 200, resp.StatusCode)
+			assert.Equal(t, fakeserver.DefaultContentType, resp.Header.Get("Content-Type"))
+			assert.Empty(t, body)
+		}},
+		{fakeserver.FaultOmitMarker, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, tr fakeserver.Trace) {
+			assert.Equal(t, "code code code", decode(body).content)
+			assert.Empty(t, tr.Marker)
+		}},
+		{fakeserver.FaultForeignMarker, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, _ fakeserver.Trace) {
+			assert.Equal(t, "ANVIL_REQ_1717_00005 code code code", decode(body).content)
+		}},
+		{fakeserver.FaultExtraWords, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, _ fakeserver.Trace) {
+			assert.Equal(t, "ANVIL_REQ_1717_00004 code code code and more", decode(body).content)
+		}},
+	} {
+		t.Run(string(tc.fault), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := fakeserver.NewInMemory(faultConfig())
+				defer srv.Close()
+				start := time.Now()
+				resp, body, err := post(t, srv, streamBody(goldenPrompt, 64), map[string]string{fakeserver.FaultHeader: string(tc.fault)})
+				elapsed := time.Since(start)
+				synctest.Wait()
+				tr, ok := srv.Trace(0)
+				require.True(t, ok)
+				require.True(t, tr.Done())
+				assert.Equal(t, tc.fault, tr.Fault)
+				tc.check(t, resp, body, err, elapsed, tr)
+			})
+		})
+	}
+}
+
+func statusCheck(status int, typ string) func(*testing.T, *http.Response, []byte, error, time.Duration, fakeserver.Trace) {
+	return func(t *testing.T, resp *http.Response, body []byte, _ error, _ time.Duration, tr fakeserver.Trace) {
+		assert.Equal(t, status, resp.StatusCode)
+		assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+		assertErrorBody(t, body, typ)
+		assert.Equal(t, status, tr.Status)
+		assert.Empty(t, tr.Chunks)
+	}
+}
+
+func assertErrorBody(t *testing.T, body []byte, typ string) {
+	t.Helper()
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+			Type    string `json:"type"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(body, &e), "%s", body)
+	assert.NotEmpty(t, e.Error.Message)
+	assert.Equal(t, typ, e.Error.Type)
+}
+
+// TestFaultEndless reads an endless stream past max_tokens, then goes away;
+// the server notices and records it.
+func TestFaultEndless(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := fakeserver.NewInMemory(faultConfig())
+		defer srv.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		b, err := json.Marshal(streamBody(goldenPrompt, 16))
+		require.NoError(t, err)
+		req, err := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/chat/completions", bytes.NewReader(b))
+		require.NoError(t, err)
+		req.Header.Set(fakeserver.FaultHeader, string(fakeserver.FaultEndless))
+		resp, err := srv.Client().Do(req)
+		require.NoError(t, err)
+		buf := make([]byte, 64<<10)
+		var got []byte
+		for strings.Count(string(got), `"content":" more"`) < 40 {
+			n, err := resp.Body.Read(buf)
+			require.NoError(t, err)
+			got = append(got, buf[:n]...)
+		}
+		cancel()
+		_, err = io.Copy(io.Discard, resp.Body)
+		require.True(t, errors.Is(err, context.Canceled), "read after cancel: %v", err)
+		resp.Body.Close()
+		synctest.Wait()
+		tr, _ := srv.Trace(0)
+		assert.Equal(t, fakeserver.EndClientGone, tr.End)
+		assert.Greater(t, tr.CompletionTokens, 16+40)
+		assert.NotContains(t, string(got), "[DONE]")
+	})
+}
+
+// TestFaultSelection checks ByIndex, header precedence and seeded
+// probabilities (the same faults for the same seed, whatever the server).
+func TestFaultSelection(t *testing.T) {
+	run := func(cfg fakeserver.Config, n int, hdr map[int]string) []fakeserver.Fault {
+		var got []fakeserver.Fault
+		synctest.Test(t, func(t *testing.T) {
+			srv := fakeserver.NewInMemory(cfg)
+			defer srv.Close()
+			for i := range n {
+				h := map[string]string{}
+				if f, ok := hdr[i]; ok {
+					h[fakeserver.FaultHeader] = f
+				}
+				_, _, _ = post(t, srv, streamBody("hi", 8), h)
+			}
+			synctest.Wait()
+			for _, tr := range srv.Traces() {
+				got = append(got, tr.Fault)
+			}
+		})
+		return got
+	}
+	cfg := faultConfig()
+	cfg.Faults.ByIndex = map[int]fakeserver.Fault{1: fakeserver.FaultHTTP503, 2: fakeserver.FaultDrop}
+	assert.Equal(t, []fakeserver.Fault{"", fakeserver.FaultHTTP503, fakeserver.FaultHTTP429},
+		run(cfg, 3, map[int]string{2: string(fakeserver.FaultHTTP429)}))
+
+	cfg = faultConfig()
+	cfg.Faults.Probability = map[fakeserver.Fault]float64{fakeserver.FaultHTTP500: 0.25, fakeserver.FaultHTTP429: 0.25}
+	a, b := run(cfg, 40, nil), run(cfg, 40, nil)
+	assert.Equal(t, a, b)
+	count := map[fakeserver.Fault]int{}
+	for _, f := range a {
+		count[f]++
+	}
+	assert.Len(t, count, 3, "both faults and clean requests occur: %v", count)
+	cfg.Seed++
+	assert.NotEqual(t, a, run(cfg, 40, nil), "another seed draws other faults")
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*fakeserver.Config)
+		want string
+	}{
+		{"chars", func(c *fakeserver.Config) { c.CharsPerToken = 100 }, "CharsPerToken = 100: want 0.5..64"},
+		{"spec", func(c *fakeserver.Config) { c.SpecTokens = fakeserver.Range{Min: 3, Max: 2} }, "SpecTokens = {3, 2}"},
+		{"reasoning field", func(c *fakeserver.Config) { c.Dialect.ReasoningField = "thoughts" }, `ReasoningField = "thoughts"`},
+		{"fault name", func(c *fakeserver.Config) { c.Faults.ByIndex = map[int]fakeserver.Fault{3: "boom"} }, `ByIndex[3]: fakeserver: fault "boom"`},
+		{"probability sum", func(c *fakeserver.Config) {
+			c.Faults.Probability = map[fakeserver.Fault]float64{fakeserver.FaultDrop: 0.7, fakeserver.FaultStall: 0.7}
+		}, "sums to 1.4"},
+		{"max seqs", func(c *fakeserver.Config) { c.MaxSeqs = -1 }, "MaxSeqs = -1: want >= 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fakeserver.Fast()
+			tc.edit(&c)
+			err := c.Validate()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Panics(t, func() { fakeserver.NewUnstarted(c) })
+		})
+	}
+	for _, name := range fakeserver.ProfileNames() {
+		c, err := fakeserver.Profile(name)
+		require.NoError(t, err)
+		require.NoError(t, c.Validate(), name)
+	}
+	_, err := fakeserver.Profile("huge")
+	assert.ErrorContains(t, err, `profile "huge": want one of [fast plain reasoning]`)
+}
