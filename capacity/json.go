@@ -111,6 +111,9 @@ func jsonSyntaxError(data []byte, err error) error {
 			return fmt.Errorf("document: truncated JSON at byte offset %d: %w", off, err)
 		}
 		at := max(off-1, 0)
+		if at > 0 && data[at-1] == '-' && bytes.HasPrefix(data[at:], []byte("Infinity")) {
+			at-- // the scanner accepted the minus sign
+		}
 		for _, lit := range []string{"NaN", "Infinity", "-Infinity"} {
 			if bytes.HasPrefix(data[at:], []byte(lit)) {
 				return fmt.Errorf("document: bare %s at byte offset %d: JSON has no non-finite numbers (Python's json module writes them)", lit, at)
