@@ -17,7 +17,7 @@ func chunkJSON(content, reasoning string) string {
 	if reasoning != "" {
 		d += fmt.Sprintf(`,"reasoning_content":%q`, reasoning)
 	}
-	return fmt.Sprintf(`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":%s},"finish_reason":null}]}`, d+"}")
+	return fmt.Sprintf(`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":%s,"finish_reason":null}]}`, d+"}")
 }
 
 const usageJSON = `{"id":"c","choices":[],"usage":{"prompt_tokens":100,"completion_tokens":24,"total_tokens":124,"prompt_tokens_details":{"cached_tokens":64}}}`
@@ -83,7 +83,7 @@ func TestReadStreamEnds(t *testing.T) {
 		{name: "no done, clean eof", body: strings.NewReader(content), end: bodyEOF},
 		{name: "done without blank line", body: strings.NewReader(content + "data: [DONE]\n"), trailing: int64(len("data: [DONE]\n")), end: bodyEOF},
 		{name: "done without line end", body: strings.NewReader(content + "data: [DONE]"), trailing: int64(len("data: [DONE]")), end: bodyEOF},
-		{name: "cut json chunk", body: strings.NewReader(content + `data: {"choices":[{"delta":{"content":"x`), trailing: 36, end: bodyEOF},
+		{name: "cut json chunk", body: strings.NewReader(content + `data: {"choices":[{"delta":{"content":"x`), trailing: int64(len(`data: {"choices":[{"delta":{"content":"x`)), end: bodyEOF},
 		{name: "trailing comment is not an event", body: strings.NewReader(content + ": bye"), end: bodyEOF},
 		{name: "unexpected eof", body: io.MultiReader(strings.NewReader(content), iotest.ErrReader(io.ErrUnexpectedEOF)), end: bodyError, readErr: io.ErrUnexpectedEOF},
 	}
@@ -143,7 +143,7 @@ func TestReadStreamDeltas(t *testing.T) {
 	require.Equal(t, "ab", res.capture.String())
 	require.Equal(t, []string{"length"}, res.finishReasons)
 	require.Equal(t, usageSeen{present: true, prompt: wireInt{7, true}, completion: wireInt{11, true}, total: wireInt{18, true}}, res.usage)
-	require.Equal(t, 7, res.events)
+	require.Equal(t, 8, res.events, "seven chunks and [DONE]")
 }
 
 func TestReadStreamCaptureBounded(t *testing.T) {

@@ -1,0 +1,135 @@
+package capacity
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+)
+
+// maxModelsBody bounds the bytes of a /models answer the probe reads.
+const maxModelsBody = 4 << 20
+
+// ContextLengthFields are the /models entry fields the context-limit probe
+// reads, in order; the first holding a positive integer wins.
+var ContextLengthFields = [...]string{"max_model_len", "max_context_length", "context_length"}
+
+// ModelInfo is what the context-limit probe learned from GET {base}/models.
+type ModelInfo struct {
+	// ID is the id of the entry used: the one equal to the requested model,
+	// else the first.
+	ID string
+	// MaxModelLen is the first positive integer among ContextLengthFields of
+	// that entry; 0 when it has none.
+	MaxModelLen int
+}
+
+// ProbeModel asks GET {t.BaseURL}/models for the model to use and its
+// context length (DESIGN.md section 4): the entry whose id equals t.Model,
+// else the first entry. It sends t.Headers and the bearer token of
+// t.APIKeyEnv. hc nil means http.DefaultClient. A 401, 403 or 404 answer
+// wraps ErrEndpointRefused.
+func ProbeModel(ctx context.Context, hc *http.Client, t Target) (ModelInfo, error) {
+	key, err := t.apiKey()
+	if err != nil {
+		return ModelInfo{}, err
+	}
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	return probeModel(ctx, hc, t, key)
+}
+
+func probeModel(ctx context.Context, hc *http.Client, t Target, apiKey string) (ModelInfo, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.ModelsURL(), nil)
+	if err != nil {
+		return ModelInfo{}, fmt.Errorf("capacity: model probe: %w", unwrapURLError(err))
+	}
+	for k, vs := range t.Headers {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	req.Header.Set("Accept", "application/json")
+	if apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+	}
+	where := redactedURL(req.URL)
+	scrub := (&client{secret: apiKey}).scrub
+	resp, err := hc.Do(req)
+	if err != nil {
+		return ModelInfo{}, fmt.Errorf("capacity: model probe GET %s: %s", where, scrub(unwrapURLError(err).Error()))
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxModelsBody))
+	if err != nil {
+		return ModelInfo{}, fmt.Errorf("capacity: model probe GET %s: reading the answer: %s", where, scrub(err.Error()))
+	}
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound:
+		return ModelInfo{}, fmt.Errorf("%w: model probe GET %s: HTTP %s: %s", ErrEndpointRefused, where, resp.Status, scrub(serverExcerpt(string(body))))
+	case resp.StatusCode < 200 || resp.StatusCode >= 300:
+		return ModelInfo{}, fmt.Errorf("capacity: model probe GET %s: HTTP %s: %s", where, resp.Status, scrub(serverExcerpt(string(body))))
+	}
+	info, err := parseModels(body, t.Model)
+	if err != nil {
+		return ModelInfo{}, fmt.Errorf("capacity: model probe GET %s: %w", where, err)
+	}
+	return info, nil
+}
+
+// parseModels picks the entry of a /models answer and its context length.
+func parseModels(body []byte, model string) (ModelInfo, error) {
+	var list struct {
+		Data []map[string]json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		return ModelInfo{}, fmt.Errorf("the answer is not a model list: %w", err)
+	}
+	if len(list.Data) == 0 {
+		return ModelInfo{}, fmt.Errorf("the model list is empty")
+	}
+	entry := list.Data[0]
+	for _, e := range list.Data {
+		if model != "" && jsonString(e["id"]) == model {
+			entry = e
+			break
+		}
+	}
+	info := ModelInfo{ID: jsonString(entry["id"])}
+	if info.ID == "" {
+		return ModelInfo{}, fmt.Errorf("the model entry has no string id")
+	}
+	for _, k := range ContextLengthFields {
+		if n, ok := positiveInt(entry[k]); ok {
+			info.MaxModelLen = n
+			break
+		}
+	}
+	return info, nil
+}
+
+func jsonString(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// positiveInt reads a JSON number that is a positive integer (32768 or
+// 32768.0) fitting an int.
+func positiveInt(raw json.RawMessage) (int, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+		return 0, false
+	}
+	var f float64
+	if json.Unmarshal(raw, &f) != nil || f < 1 || f > math.MaxInt32 || f != math.Trunc(f) {
+		return 0, false
+	}
+	return int(f), true
+}

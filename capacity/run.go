@@ -1,0 +1,133 @@
+package capacity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Run runs the capacity protocol of the anvil-serving.benchmark/v1 artifact:
+// it validates t and w (errors wrap ErrInvalidConfig), asks GET
+// {BaseURL}/models for the model and its context length when t leaves
+// either out, resolves the plan, sends w.Warmup warm-up requests (left out
+// of the report), then the measured requests with w.Concurrency in flight,
+// and returns the Report, recomputed (see Report.Recompute).
+//
+// Request failures are rows of the report, not errors. The error is for an
+// invalid configuration, a failed probe, or an endpoint that refuses the
+// run outright: a 401, 403 or 404 before any successful response stops the
+// run and wraps ErrEndpointRefused; the report of what was measured until
+// then is returned with it when there is one.
+//
+// Cancelling ctx stops the run promptly: in-flight requests end as
+// "cancelled" failures, so do the planned requests never sent, and the
+// report of what finished is returned with a nil error.
+func Run(ctx context.Context, t Target, w Workload) (*Report, error) {
+	w, err := w.Resolved()
+	if err != nil {
+		return nil, err
+	}
+	t, err = t.Resolved()
+	if err != nil {
+		return nil, err
+	}
+	baseURL, err := RedactBaseURL(t.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: Target.BaseURL: %w", ErrInvalidConfig, err)
+	}
+	key, err := t.apiKey()
+	if err != nil {
+		return nil, err
+	}
+	hc := t.HTTPClient
+	if hc == nil {
+		tr := NewTransport(w.Concurrency)
+		defer tr.CloseIdleConnections()
+		hc = &http.Client{Transport: tr}
+	}
+
+	maxModelLen := t.MaxModelLen
+	if t.Model == "" || maxModelLen == 0 {
+		info, err := probeModel(ctx, hc, t, key)
+		if err != nil {
+			return nil, fmt.Errorf("%w (set Target.Model and Target.MaxModelLen to skip the probe)", err)
+		}
+		if t.Model == "" {
+			t.Model = info.ID
+		}
+		if maxModelLen == 0 {
+			if info.MaxModelLen == 0 {
+				return nil, fmt.Errorf("%w: Target.MaxModelLen = 0 and the /models entry %q has none of %v: set Target.MaxModelLen",
+					ErrInvalidConfig, info.ID, ContextLengthFields)
+			}
+			maxModelLen = info.MaxModelLen
+		}
+	}
+	nonce := ""
+	if w.PromptCacheMode == PromptCacheUnique && !w.OmitUniqueNonce {
+		if nonce, err = NewNonce(); err != nil {
+			return nil, err
+		}
+	}
+	plan, err := NewPlan(w, maxModelLen, t.Margin, nonce)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := newClient(t, plan.Workload, hc, key)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{
+		plan: plan, cl: cl, concurrency: w.Concurrency, warmup: w.Warmup,
+		maxFailures: w.MaxFailures, duration: w.Duration, progress: w.Progress,
+		checks: responseChecks{canaries: w.RequestCanaries, seed: w.Seed, words: w.ResponseWords, policy: w.ControlledOutputPolicy},
+	}
+	if w.Warmup > 0 {
+		r.phase(ctx, w.Warmup, true)
+		if r.refusal != "" {
+			return nil, fmt.Errorf("%w during warm-up: %s", ErrEndpointRefused, r.refusal)
+		}
+	}
+	start := time.Now()
+	if ctx.Err() == nil {
+		r.phase(ctx, plan.Len(), false)
+	}
+	end := time.Now()
+
+	rep, err := assemble(runFacts{
+		target: t, baseURL: baseURL, workload: plan.Workload, plan: plan,
+		start: start, end: end, cancelled: ctx.Err() != nil, runner: r,
+	})
+	if err != nil {
+		return rep, err
+	}
+	if r.refusal != "" {
+		return rep, fmt.Errorf("%w: %s", ErrEndpointRefused, r.refusal)
+	}
+	return rep, nil
+}
+
+// NewTransport returns the transport Run uses when Target.HTTPClient is
+// nil: a clone of http.DefaultTransport (proxy settings from the
+// environment, HTTP/2, dial and TLS timeouts kept) whose keep-alive pool
+// holds a connection per request in flight. The connection limit leaves as
+// much slack again for connections being torn down, so a request never
+// waits for a free connection inside its measured time.
+func NewTransport(concurrency int) *http.Transport {
+	base, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		base = &http.Transport{}
+	}
+	tr := base.Clone()
+	concurrency = max(concurrency, 1)
+	tr.MaxIdleConnsPerHost = concurrency
+	tr.MaxIdleConns = max(tr.MaxIdleConns, concurrency)
+	tr.MaxConnsPerHost = 2 * concurrency
+	return tr
+}
+
+// errRecompute wraps a failure of the report's own consistency check, which
+// would be a defect of the runner.
+var errRecompute = errors.New("capacity: the run's report does not recompute")

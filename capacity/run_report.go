@@ -1,0 +1,155 @@
+package capacity
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/anvilbench/anvil/stats"
+)
+
+// runFacts is everything a finished run hands to the report.
+type runFacts struct {
+	target     Target // resolved, Model filled in
+	baseURL    string // redacted
+	workload   Workload
+	plan       *Plan
+	start, end time.Time // the measured phase, monotonic and wall
+	cancelled  bool
+	runner     *runner
+}
+
+// attempted returns the number of requests the report accounts for and the
+// indexes that were planned but never sent because the run was cancelled.
+//
+// A fixed-count run accounts for its whole plan when cancelled (the unsent
+// requests are "cancelled" failures, so the run is never performance
+// eligible), and for the dispatched requests when it stopped early on
+// Workload.MaxFailures or a refusal. A Duration campaign accounts for what it
+// dispatched; cancelled before its end, it also records the request it would
+// have sent next.
+func (f *runFacts) attempted() (requests int, unsent []int) {
+	r := f.runner
+	dispatched := r.dispatched
+	switch {
+	case !f.cancelled:
+		if f.workload.Duration > 0 || r.stopped {
+			return dispatched, nil
+		}
+		return f.plan.Len(), nil
+	case f.workload.Duration > 0 || r.stopped:
+		if r.expired || r.stopped || dispatched >= f.plan.Len() {
+			return dispatched, nil
+		}
+		return dispatched + 1, []int{dispatched}
+	}
+	for i := dispatched; i < f.plan.Len(); i++ {
+		unsent = append(unsent, i)
+	}
+	return f.plan.Len(), unsent
+}
+
+// assemble builds the report of a run and recomputes it.
+func assemble(f runFacts) (*Report, error) {
+	t, w := f.target, f.workload
+	requests, unsent := f.attempted()
+	rep := &Report{
+		Schema:             Schema,
+		RunID:              RunID(f.start),
+		StartedAt:          ISOSecond(f.start),
+		StartedAtUnixNS:    f.start.UnixNano(),
+		FinishedAt:         ISOSecond(f.end),
+		FinishedAtUnixNS:   f.end.UnixNano(),
+		TimestampPrecision: TimestampPrecision,
+		WallClockMS:        monoMS(f.end.Sub(f.start)),
+		ClockDomainID:      optional(w.ClockDomainID),
+
+		BaseURL:                  f.baseURL,
+		Model:                    t.Model,
+		Engine:                   optional(t.Engine),
+		GPU:                      optional(t.GPU),
+		Tier:                     optional(t.Tier),
+		Manifest:                 optional(t.Manifest),
+		SourceRecipe:             optional(t.SourceRecipe),
+		ConfigurationFingerprint: optional(w.ConfigurationFingerprint),
+
+		Requests:               requests,
+		Concurrency:            w.Concurrency,
+		MaxTokens:              w.MaxTokens,
+		MaxContextTokens:       &f.plan.MaxModelLen,
+		ContextSeed:            w.Seed,
+		ContextDistribution:    make(map[int]int),
+		SharedPrefixTokens:     w.SharedPrefixTokens,
+		PromptCacheMode:        string(w.PromptCacheMode),
+		RequestCanaries:        w.RequestCanaries,
+		ResponseWords:          w.ResponseWords,
+		ControlledOutputPolicy: string(w.ControlledOutputPolicy),
+		ServeFlags: ServeFlags{
+			ThinkingMode:      string(w.ThinkingMode),
+			NoThinking:        w.ThinkingMode == ThinkingDisabled,
+			ReasoningEffort:   optional(string(w.ReasoningEffort)),
+			SharedPrefixBurst: w.Burst > 0,
+		},
+		Sampling:          Sampling{Temperature: samplingField(w.Temperature), TopP: samplingField(w.TopP)},
+		TimingMethodology: TimingMethodology(),
+		RequestTimings:    []TimingRow{},
+		Failures:          []Failure{},
+	}
+	if w.ContextTokens > 0 {
+		rep.ContextTokens = &w.ContextTokens
+	}
+	for i := range requests {
+		rep.ContextDistribution[f.plan.Contexts[i]]++
+	}
+
+	var ratios []float64
+	for _, res := range f.runner.measured() {
+		switch {
+		case res.fail != nil:
+			rep.Failures = append(rep.Failures, *res.fail)
+			if res.fail.ResponseReceived {
+				rep.ResponsesReceived++
+			}
+		case res.row != nil:
+			rep.RequestTimings = append(rep.RequestTimings, *res.row)
+			rep.ResponsesReceived++
+			if res.cacheRatio != nil {
+				ratios = append(ratios, *res.cacheRatio)
+			}
+		}
+	}
+	for _, i := range unsent {
+		rep.Failures = append(rep.Failures, Failure{
+			RequestIndex:         i,
+			PlannedContextTokens: f.plan.Contexts[i],
+			FailureClass:         FailureCancelled,
+			ErrorType:            errTypeCancelled,
+			ErrorMessage:         "run cancelled before the request was sent",
+		})
+	}
+	rep.Completed, rep.Failed = len(rep.RequestTimings), len(rep.Failures)
+	if len(ratios) > 0 {
+		mean := stats.Summarize(ratios).Mean
+		rep.Metrics.PrefixCacheHitAvg = &mean
+	}
+	if err := rep.Recompute(); err != nil {
+		return rep, fmt.Errorf("%w: %w", errRecompute, err)
+	}
+	return rep, nil
+}
+
+// optional records an empty identity string as null.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// samplingField records one sampling parameter: sent as requested when set.
+func samplingField(v *float64) SamplingField {
+	if v == nil {
+		return SamplingField{}
+	}
+	req, eff := *v, *v
+	return SamplingField{Requested: &req, Sent: true, EffectiveRequest: &eff}
+}

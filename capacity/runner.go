@@ -1,0 +1,225 @@
+package capacity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"time"
+)
+
+// ErrEndpointRefused is wrapped by the error Run returns when the endpoint
+// answers the first requests with 401, 403 or 404: a wrong key, a
+// forbidden model or a wrong URL, which no amount of retrying fixes.
+var ErrEndpointRefused = errors.New("capacity: the endpoint refused the requests")
+
+// errRunStopped is the cause given to in-flight requests when the run stops
+// early because the endpoint refused it.
+var errRunStopped = errors.New("capacity: run stopped: the endpoint refused the first requests")
+
+// maxPanicStack bounds the stack trace kept in a runner_error message.
+const maxPanicStack = 1024
+
+// result is the outcome of one measured request.
+type result struct {
+	index    int
+	row      *TimingRow
+	fail     *Failure
+	received bool
+	// cacheRatio is cached_tokens / prompt_tokens of a successful response
+	// whose usage reported cached tokens.
+	cacheRatio *float64
+}
+
+// runner executes the plan of one run: a closed loop of workers, each with
+// one request in flight, dispatching request indexes in order.
+type runner struct {
+	plan        *Plan
+	cl          *client
+	checks      responseChecks
+	concurrency int
+	warmup      int
+	maxFailures int
+	duration    time.Duration
+	progress    func(Progress)
+
+	mu         sync.Mutex // guards everything below and calls to progress
+	warming    bool
+	phaseStart time.Time
+	n          int // indexes of the current phase
+	dispatched int // of the current phase
+	inFlight   int
+	succeeded  int
+	failed     int
+	anyOK      bool   // a 2xx response arrived
+	refusal    string // the first refusal, "" when none
+	stopped    bool   // no more dispatch (max failures, refusal)
+	expired    bool   // the campaign Duration elapsed
+	results    []result
+}
+
+// phase runs n requests (warm-up or measured) with the runner's concurrency
+// and returns when every dispatched request has finished. ctx ends the
+// phase: undispatched requests are left to the caller.
+func (r *runner) phase(ctx context.Context, n int, warmup bool) {
+	r.mu.Lock()
+	r.warming, r.n, r.dispatched, r.phaseStart = warmup, n, 0, time.Now()
+	r.mu.Unlock()
+	runCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	var wg sync.WaitGroup
+	for range min(r.concurrency, n) {
+		wg.Go(func() { r.worker(runCtx, stop, warmup) })
+	}
+	wg.Wait()
+}
+
+// worker sends requests until the phase has none left. Its prompt and body
+// buffers are reused from one request to the next.
+func (r *runner) worker(ctx context.Context, stop context.CancelCauseFunc, warmup bool) {
+	var (
+		prompt []byte
+		body   bodyBuffer
+	)
+	for {
+		i, ok := r.next(ctx)
+		if !ok {
+			return
+		}
+		res := r.one(ctx, i, warmup, &prompt, &body)
+		if r.record(res, warmup) {
+			stop(errRunStopped)
+		}
+	}
+}
+
+// next dispatches the next index, or reports that the phase is over.
+func (r *runner) next(ctx context.Context) (int, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ctx.Err() != nil || r.stopped || r.dispatched >= r.n {
+		return 0, false
+	}
+	if !r.warming && r.duration > 0 && time.Since(r.phaseStart) >= r.duration {
+		r.expired = true
+		return 0, false
+	}
+	i := r.dispatched
+	r.dispatched++
+	r.inFlight++
+	r.report()
+	return i, true
+}
+
+// record files the outcome of a request and reports whether the run must
+// stop at once (the endpoint refused it).
+func (r *runner) record(res result, warmup bool) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.inFlight--
+	refusedNow := false
+	if st := statusOf(res); st >= 200 && st < 300 {
+		r.anyOK = true
+	} else if !r.anyOK && r.refusal == "" && (st == http.StatusUnauthorized || st == http.StatusForbidden || st == http.StatusNotFound) {
+		r.refusal = res.fail.ErrorMessage
+		r.stopped, refusedNow = true, true
+	}
+	if !warmup {
+		r.results = append(r.results, res)
+		if res.fail != nil {
+			r.failed++
+			if r.maxFailures > 0 && r.failed >= r.maxFailures {
+				r.stopped = true
+			}
+		} else {
+			r.succeeded++
+		}
+	}
+	r.report()
+	return refusedNow
+}
+
+// statusOf returns the HTTP status a request received (0 when none).
+func statusOf(res result) int {
+	switch {
+	case res.fail == nil:
+		return http.StatusOK
+	case res.fail.HTTPStatus != nil:
+		return *res.fail.HTTPStatus
+	}
+	return 0
+}
+
+// report calls the progress callback; r.mu is held, so calls never overlap.
+func (r *runner) report() {
+	if r.progress == nil {
+		return
+	}
+	p := Progress{Planned: r.n, Dispatched: r.dispatched}
+	if r.warming {
+		p.Planned, p.Dispatched = r.plan.Len(), 0
+	}
+	r.progress(Progress{
+		Planned:    p.Planned,
+		Dispatched: p.Dispatched,
+		Succeeded:  r.succeeded,
+		Failed:     r.failed,
+		InFlight:   r.inFlight,
+		Warmup:     r.warming,
+		Elapsed:    time.Since(r.phaseStart),
+	})
+}
+
+// one sends request i and evaluates it. A panic anywhere in it becomes a
+// runner_error failure of that request; the worker goes on.
+func (r *runner) one(ctx context.Context, i int, warmup bool, prompt *[]byte, body *bodyBuffer) (res result) {
+	planned := r.plan.Contexts[i%r.plan.Len()]
+	res.index = i
+	start := time.Now()
+	defer func() {
+		if p := recover(); p != nil {
+			stack, _ := cutOnRune(string(debug.Stack()), maxPanicStack)
+			msg, cut := CutErrorMessage(fmt.Sprintf("panic in the request worker: %v\n%s", p, stack))
+			res = result{index: i, fail: &Failure{
+				RequestIndex: i, PlannedContextTokens: planned, FailureClass: FailureRunnerError,
+				ErrorType: errTypePanic, ErrorMessage: msg, ErrorMessageTruncated: cut,
+				ElapsedMS: monoMS(time.Since(start)),
+			}}
+		}
+	}()
+	var err error
+	if warmup {
+		*prompt, err = r.plan.AppendWarmupPrompt((*prompt)[:0], i)
+	} else {
+		*prompt, err = r.plan.AppendPrompt((*prompt)[:0], i)
+	}
+	if err != nil {
+		panic(err) // the plan covers every index the runner dispatches
+	}
+	body.buf = r.cl.enc.appendBody(body.reset(), *prompt)
+	var ex exchange
+	r.cl.send(ctx, body, &ex)
+	res.received = ex.received
+	checks := r.checks
+	if warmup {
+		checks = responseChecks{} // warm-up prompts carry no canary or word count
+	}
+	res.row, res.fail = checks.evaluate(i, planned, &ex)
+	if res.row != nil && ex.stream.usage.cachedToks.ok && ex.stream.usage.prompt.ok && ex.stream.usage.prompt.v > 0 {
+		ratio := float64(ex.stream.usage.cachedToks.v) / float64(ex.stream.usage.prompt.v)
+		res.cacheRatio = &ratio
+	}
+	return res
+}
+
+// measured returns the measured results sorted by request index.
+func (r *runner) measured() []result {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := slices.Clone(r.results)
+	slices.SortFunc(out, func(a, b result) int { return a.index - b.index })
+	return out
+}
