@@ -1,0 +1,202 @@
+package anviltest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/reporters"
+)
+
+// Capacity runs one capacity campaign of w as the benchmark b, reports its
+// metrics with b.ReportMetric, writes its artifacts and returns the report.
+// Call it once per benchmark function (or sub-benchmark), never inside a
+// b.Loop or b.N loop of your own:
+//
+//	func BenchmarkCapacity(b *testing.B) {
+//		anviltest.Capacity(b, capacity.Workload{ContextTokens: 32768, Concurrency: 4})
+//	}
+//
+// Iterations are requests, sized for a concurrent closed loop:
+//   - -benchtime Nx runs exactly N measured requests;
+//   - a time-based -benchtime D (the default 1s included) runs a campaign
+//     of length D: no request is dispatched after D, in-flight requests
+//     finish;
+//   - a Workload that sizes itself (Requests, Burst or Duration) wins over
+//     -benchtime. When such a campaign ends before a time-based -benchtime,
+//     Capacity waits idle for the rest of it (the testing package stops a
+//     benchmark no earlier); its numbers are unaffected.
+//
+// The benchmark function runs once per -count: the testing package's
+// ramp-up is bypassed, and warm-up requests (Workload.Warmup or
+// ANVIL_WARMUP) are excluded from the report. The benchmark line shows the
+// measured requests as the iteration count, ns/op as the run's wall time
+// (drain included) per measured request, and the units of
+// reporters.BenchValues, reported after every request finished; null
+// metrics are omitted. Failed requests are never latency samples; their
+// count is the failed-req unit.
+//
+// The target comes from the options, then the environment (ANVIL_BASE_URL
+// and the other Env* variables); without a base URL Capacity starts the
+// embedded fake server. Artifacts (the v1 JSON and a .bench file) go to
+// b.ArtifactDir() when -artifacts is set, else to $ANVIL_OUT, else to
+// ./anvil-out; their paths are logged with b.Log.
+//
+// An interrupt (Ctrl-C) stops the campaign: the partial report is still
+// written, marked not performance eligible, and the benchmark fails.
+// Configuration errors and run errors fail the benchmark with b.Fatal,
+// always from the benchmark goroutine.
+func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *capacity.Report {
+	b.Helper()
+	s := newSettings(opts)
+	bt, err := currentBenchtime()
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err = s.applyWorkloadEnv(planWorkload(w, bt))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := w.Resolved(); err != nil {
+		b.Fatalf("anviltest: workload: %v", err)
+	}
+	t, err := s.resolveTarget()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if t.BaseURL == "" {
+		t, err = s.startFake(b, t)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	dir, err := s.artifactDir(b)
+	if err != nil {
+		b.Fatal(err)
+	}
+
+	ctx, stop := signal.NotifyContext(b.Context(), os.Interrupt)
+	defer stop()
+	var prog *progressLine
+	if s.progressWanted(os.Stderr) {
+		prog = newProgressLine(os.Stderr)
+		w.Progress = prog.update
+	}
+
+	// The first b.Loop call resets the timer and the reported metrics and
+	// commits the testing package to a single call of this function per
+	// -count (no b.N ramp-up).
+	b.Loop()
+	rep, runErr := s.run(ctx, t, w)
+	prog.clear()
+	interrupted := ctx.Err() != nil && b.Context().Err() == nil
+	stop() // a second interrupt ends the process as usual
+	if rep == nil {
+		if runErr == nil {
+			runErr = fmt.Errorf("runner returned no report")
+		}
+		b.Fatalf("anviltest: capacity run: %v", runErr)
+	}
+	if interrupted {
+		markInterrupted(rep)
+	}
+	paths, werr := writeArtifacts(dir, baseName(b, rep), benchName(b, rep), rep)
+	if werr != nil {
+		b.Errorf("anviltest: writing artifacts: %v", werr)
+	} else {
+		b.Logf("artifacts: %s %s", paths.json, paths.bench)
+	}
+	logOutcome(b, rep)
+	switch {
+	case interrupted:
+		b.Fatalf("anviltest: interrupted after %d of the planned requests; the partial report is not performance eligible", rep.Completed+rep.Failed)
+	case runErr != nil:
+		b.Fatalf("anviltest: capacity run: %v", runErr)
+	case rep.Requests <= 0:
+		b.Fatalf("anviltest: the campaign dispatched no request (workload %s)", reporters.WorkloadIdentity(rep))
+	}
+	if !finishLoop(b.Context(), b, bt) {
+		b.Fatalf("anviltest: interrupted while waiting for -benchtime %s to elapse (report already written)", bt)
+	}
+	b.N = rep.Requests
+	for _, v := range reporters.BenchValues(rep) {
+		b.ReportMetric(v.Value, v.Unit)
+	}
+	return rep
+}
+
+// finishLoop drives b.Loop to its end so the testing package records one
+// measurement. With -benchtime Nx that is N-1 trivial calls. With a
+// time-based -benchtime, b.Loop ends only once the benchtime has elapsed; a
+// campaign that ended earlier waits idle for the rest. It reports false if
+// ctx ends during that wait.
+func finishLoop(ctx context.Context, b *testing.B, bt benchtime) bool {
+	for b.Loop() {
+		if bt.n > 0 {
+			continue
+		}
+		rem := bt.d - b.Elapsed()
+		if rem <= 0 {
+			continue
+		}
+		t := time.NewTimer(rem)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		}
+	}
+	return true
+}
+
+// markInterrupted makes sure an interrupted run's report is not
+// performance eligible, whatever the runner recorded.
+func markInterrupted(r *capacity.Report) {
+	r.PerformanceEligible = false
+	r.MetricPopulation.AggregateThroughputEligible = false
+	r.Metrics.ThroughputPerformanceEligible = false
+	r.Metrics.ThroughputTokS = nil
+}
+
+// logOutcome logs the run's population and, when requests failed, the
+// failure classes, so failures stay visible next to the numbers.
+func logOutcome(b *testing.B, r *capacity.Report) {
+	b.Helper()
+	b.Logf("%s: %d requests, %d succeeded, %d failed, wall %.0f ms, protocol %s, eligible %t",
+		r.Model, r.Requests, r.Completed, reporters.FailedRequests(r), r.WallClockMS,
+		r.MeasurementProtocol, r.PerformanceEligible)
+	if len(r.Failures) == 0 {
+		return
+	}
+	classes := map[capacity.FailureClass]int{}
+	for _, f := range r.Failures {
+		classes[f.FailureClass]++
+	}
+	b.Logf("failures by class: %v; first: request %d: %s", classes,
+		r.Failures[0].RequestIndex, r.Failures[0].ErrorMessage)
+}
+
+// baseName is b's name, or for a benchmark run by testing.Benchmark (which
+// has none) the name reporters.BenchName gives the report.
+func baseName(b *testing.B, r *capacity.Report) string {
+	if name := b.Name(); name != "" {
+		return name
+	}
+	return reporters.BenchName(r)
+}
+
+// benchName is the name the testing package prints for b, GOMAXPROCS
+// suffix included, so .bench files line up with `go test -bench` output.
+func benchName(b *testing.B, r *capacity.Report) string {
+	name := baseName(b, r)
+	if p := runtime.GOMAXPROCS(0); p != 1 {
+		name = fmt.Sprintf("%s-%d", name, p)
+	}
+	return name
+}

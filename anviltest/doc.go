@@ -1,0 +1,72 @@
+// Package anviltest runs capacity benchmarks of OpenAI-compatible streaming
+// endpoints as ordinary Go benchmarks.
+//
+//	func BenchmarkCapacity(b *testing.B) {
+//		for _, conc := range []int{1, 4, 16} {
+//			b.Run(fmt.Sprintf("ctx=32768/conc=%d", conc), func(b *testing.B) {
+//				anviltest.Capacity(b, capacity.Workload{ContextTokens: 32768, Concurrency: conc})
+//			})
+//		}
+//	}
+//
+// Run them with
+//
+//	go test -bench Capacity -run '^$' ./yourpkg
+//
+// Without ANVIL_BASE_URL the benchmarks run against an embedded fake server
+// (package fakeserver, profile DefaultFakeProfile, time-scaled by
+// DefaultFakeTimeScale), so the command works anywhere and prints real
+// numbers of a simulated engine.
+//
+// # Iterations
+//
+// One benchmark iteration is one measured request. -benchtime Nx runs
+// exactly N requests; a time-based -benchtime (the default 1s included) is
+// the length of a closed-loop campaign after which no request is
+// dispatched and in-flight ones finish; Workload.Requests, Burst or
+// Duration override -benchtime. ns/op is wall time per measured request,
+// drain included. Use -count 10 for benchstat comparisons.
+//
+// # Metrics
+//
+// Every benchmark line carries the units of reporters.BenchValues, a stable
+// set (medians over successful requests unless named otherwise):
+//
+//	ttft-p50-ms    time to first visible content, p50
+//	ttft-p95-ms    time to first visible content, p95
+//	ttfo-p50-ms    time to first output (reasoning or content), p50
+//	tpot-ms        generation time per decode token, p50
+//	decode-tok/s   per-request decode rate, p50
+//	prefill-tok/s  prompt tokens per second of time to first output, p50
+//	e2e-p50-ms     request start to end of stream, p50
+//	output-tok/s   output tokens per wall second of the run (eligible runs only)
+//	cache-hit-%    mean prefix-cache hit rate (when the server reports cached tokens)
+//	failed-req     requests that failed and are no latency samples
+//
+// A null metric (no sample, not eligible, not reported by the server) is
+// omitted, never printed as NaN. Failed or contract-invalid requests are
+// never latency samples; they count in failed-req and are logged by class.
+//
+// # Configuration
+//
+// The target comes from WithTarget and then from the environment:
+// ANVIL_BASE_URL, ANVIL_MODEL, ANVIL_API_KEY_ENV (the name of the variable
+// holding the key, which is never written anywhere), ANVIL_ENGINE,
+// ANVIL_GPU, ANVIL_MAX_MODEL_LEN. Per-run knobs the Workload leaves unset:
+// ANVIL_WARMUP, ANVIL_TIMEOUT, ANVIL_CLOCK_DOMAIN_ID,
+// ANVIL_CONFIGURATION_FINGERPRINT. The embedded fake server: ANVIL_FAKE_PROFILE,
+// ANVIL_FAKE_TIME_SCALE, ANVIL_FAKE_DECODE_STEP. ANVIL_PROGRESS=0 turns the
+// live progress line off; it is drawn only when standard error is a
+// terminal, never into captured output.
+//
+// # Artifacts
+//
+// Every run writes the anvil-serving.benchmark/v1 JSON artifact and a
+// .bench file (benchfmt, identity configuration only: model, engine, gpu,
+// protocol, workload), named after the benchmark and the run's start time
+// to the nanosecond. They go to b.ArtifactDir() when go test runs with
+// -artifacts (Go 1.26; under -outputdir), else to $ANVIL_OUT, else to
+// ./anvil-out in the package directory. The paths are logged with b.Log.
+// An interrupted run (Ctrl-C) still writes its partial report, marked not
+// performance eligible, and fails the benchmark.
+package anviltest

@@ -1,0 +1,39 @@
+package anviltest_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/anvilbench/anvil/anviltest"
+	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/reporters"
+)
+
+// Capacity is meant for benchmark functions run by go test -bench; here
+// testing.Benchmark drives it, against the embedded fake server, for the
+// default one-second campaign.
+func Example() {
+	out, err := os.MkdirTemp("", "anvil-example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(out)
+
+	var rep *capacity.Report
+	res := testing.Benchmark(func(b *testing.B) {
+		rep = anviltest.Capacity(b, capacity.Workload{
+			ContextTokens: 4096, Concurrency: 2, MaxTokens: 1024,
+		}, anviltest.WithOutDir(out))
+	})
+	_, hasDecode := res.Extra[reporters.UnitDecode]
+	fmt.Println("iterations are measured requests:", res.N == rep.Requests)
+	fmt.Println("protocol:", rep.MeasurementProtocol)
+	fmt.Println("failed requests:", res.Extra[reporters.UnitFailed])
+	fmt.Println("reports decode-tok/s:", hasDecode)
+	// Output:
+	// iterations are measured requests: true
+	// protocol: capacity-v4-reasoning
+	// failed requests: 0
+	// reports decode-tok/s: true
+}

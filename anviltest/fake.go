@@ -1,0 +1,96 @@
+package anviltest
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/anvilbench/anvil/capacity"
+	fakeserver "github.com/anvilbench/anvil/fake_server"
+)
+
+// DefaultFakeProfile is the embedded fake server's profile when no base URL
+// is configured: a reasoning model like the seed artifact's (7,800 tok/s
+// prefill, speculative decoding at about 235 tok/s per stream, a few hundred
+// reasoning tokens before each answer).
+const DefaultFakeProfile = "reasoning"
+
+// DefaultFakeTimeScale runs the embedded fake server this many times its
+// profile's real time (0.1: ten times faster), so that the example
+// benchmarks (go test -bench Capacity -run '^$' ./anviltest) finish in
+// about a minute on two cores while keeping the profile's proportions.
+// Reported latencies and rates are those of the scaled clock.
+const DefaultFakeTimeScale = 0.1
+
+// Environment knobs of the embedded fake server, for experiments such as the
+// decode-rate significance check (.ci/decode-significance.sh). Ignored when
+// a base URL is configured.
+const (
+	// EnvFakeTimeScale overrides DefaultFakeTimeScale (a positive number).
+	EnvFakeTimeScale = "ANVIL_FAKE_TIME_SCALE"
+	// EnvFakeDecodeStep overrides the profile's decode step with one running
+	// sequence (a Go duration, before time scaling); a longer step is a
+	// slower decode rate and changes nothing else.
+	EnvFakeDecodeStep = "ANVIL_FAKE_DECODE_STEP"
+)
+
+// fakeEngine is the engine identity recorded for runs against the
+// embedded fake server, followed by the profile name.
+const fakeEngine = "anvil-fakeserver-"
+
+// fakeConfig returns the embedded fake server's configuration from the
+// options and the environment.
+func (s *settings) fakeConfig() (fakeserver.Config, string, error) {
+	name := s.fakeProfile
+	if name == "" {
+		name = s.getenv(EnvFakeProfile)
+	}
+	if name == "" {
+		name = DefaultFakeProfile
+	}
+	cfg, err := fakeserver.Profile(name)
+	if err != nil {
+		return cfg, name, fmt.Errorf("anviltest: %s=%q: %w", EnvFakeProfile, name, err)
+	}
+	cfg.TimeScale = DefaultFakeTimeScale
+	if v := s.getenv(EnvFakeTimeScale); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f > 0 && f <= 1000) {
+			return cfg, name, &envError{EnvFakeTimeScale, v, "a number in (0, 1000]", err}
+		}
+		cfg.TimeScale = f
+	}
+	if v := s.getenv(EnvFakeDecodeStep); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 || d > time.Minute {
+			return cfg, name, &envError{EnvFakeDecodeStep, v, "a duration in (0, 1m]", err}
+		}
+		cfg.DecodeStep = d
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, name, fmt.Errorf("anviltest: embedded fake server: %w", err)
+	}
+	return cfg, name, nil
+}
+
+// startFake starts the embedded fake server for b (closed by b.Cleanup)
+// and points t at it. Identity fields t leaves empty name the fake.
+func (s *settings) startFake(b *testing.B, t capacity.Target) (capacity.Target, error) {
+	cfg, name, err := s.fakeConfig()
+	if err != nil {
+		return t, err
+	}
+	srv := fakeserver.New(cfg)
+	b.Cleanup(srv.Close)
+	t.BaseURL = srv.URL + "/v1"
+	if t.Engine == "" {
+		t.Engine = fakeEngine + name
+	}
+	if t.GPU == "" {
+		t.GPU = "none"
+	}
+	b.Logf("no %s: using the embedded fake server (profile %s, time scale %g) at %s",
+		EnvBaseURL, name, cfg.TimeScale, t.BaseURL)
+	return t, nil
+}

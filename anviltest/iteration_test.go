@@ -1,0 +1,219 @@
+package anviltest
+
+import (
+	"bytes"
+	"io/fs"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/reporters"
+)
+
+// child runs this test binary's BenchmarkSeam in mode with the extra test
+// flags, in dir, with artifacts going to ANVIL_OUT=out unless out is empty.
+func child(t *testing.T, mode, dir, out string, flags ...string) (string, error) {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	args := append([]string{"-test.run=^$", "-test.bench=^BenchmarkSeam$"}, flags...)
+	cmd := exec.CommandContext(t.Context(), exe, args...)
+	cmd.Dir = dir
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "ANVIL_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, seamEnv+"="+mode, EnvBaseURL+"=http://127.0.0.1:9/v1", EnvProgress+"=0")
+	if out != "" {
+		env = append(env, EnvOut+"="+out)
+	}
+	cmd.Env = env
+	b, err := cmd.CombinedOutput()
+	return string(b), err
+}
+
+// benchLines parses the benchmark results of a child's output exactly as
+// benchstat would; a syntax error fails the test.
+func benchLines(t *testing.T, out string) []*benchfmt.Result {
+	t.Helper()
+	var rs []*benchfmt.Result
+	r := benchfmt.NewReader(strings.NewReader(out), "child")
+	for r.Scan() {
+		switch rec := r.Result().(type) {
+		case *benchfmt.Result:
+			rs = append(rs, rec.Clone())
+		case *benchfmt.SyntaxError:
+			t.Fatalf("benchfmt: %v\n%s", rec, out)
+		}
+	}
+	require.NoError(t, r.Err())
+	return rs
+}
+
+func valueMap(r *benchfmt.Result) map[string]float64 {
+	m := map[string]float64{}
+	for _, v := range r.Values {
+		if v.OrigUnit != "" {
+			m[v.OrigUnit] = v.OrigValue
+		} else {
+			m[v.Unit] = v.Value
+		}
+	}
+	return m
+}
+
+// stepUnits are the values every successful step request yields.
+func stepUnits(nsPerOp, failed float64, throughput *float64) map[string]float64 {
+	m := map[string]float64{
+		reporters.UnitNsPerOp: nsPerOp,
+		reporters.UnitTTFTP50: 40, reporters.UnitTTFTP95: 40, reporters.UnitTTFOP50: 20,
+		reporters.UnitTPOT: 1.6, reporters.UnitDecode: 625, reporters.UnitPrefill: 50000,
+		reporters.UnitE2EP50: 100, reporters.UnitFailed: failed,
+	}
+	if throughput != nil {
+		m[reporters.UnitOutputThroughput] = *throughput
+	}
+	return m
+}
+
+func ptr(v float64) *float64 { return &v }
+
+// TestBenchmarkLinePerMode pins what the benchmark line prints in each
+// iteration mode: iterations = measured requests, ns/op = wall time per
+// measured request, the units, and one call (one artifact) per -count.
+func TestBenchmarkLinePerMode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs child benchmarks")
+	}
+	// The testing package prints about four significant digits; the .bench
+	// artifact keeps every digit.
+	printed := cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) <= 1e-3*math.Abs(b) })
+	exact := cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Abs(b) })
+	for _, tc := range []struct {
+		name, mode string
+		flags      []string
+		iters      int
+		values     map[string]float64
+	}{
+		// 7 requests at concurrency 2: 4 waves of 100 ms.
+		{"Nx is N requests", "plain", []string{"-test.benchtime=7x"}, 7,
+			stepUnits(400e6/7, 0, ptr(7*51/0.4))},
+		{"1x is one request", "plain", []string{"-test.benchtime=1x"}, 1,
+			stepUnits(100e6, 0, ptr(51/0.1))},
+		// A 250 ms campaign at concurrency 2: waves start at 0, 100, 200 ms.
+		{"duration is a campaign", "plain", []string{"-test.benchtime=250ms"}, 6,
+			stepUnits(300e6/6, 0, ptr(6*51/0.3))},
+		{"Requests wins over Nx", "requests", []string{"-test.benchtime=20x"}, 5,
+			stepUnits(300e6/5, 0, ptr(5*51/0.3))},
+		{"Requests wins over a duration", "requests", []string{"-test.benchtime=50ms"}, 5,
+			stepUnits(300e6/5, 0, ptr(5*51/0.3))},
+		// Failed requests are no latency samples and make the run not
+		// eligible for aggregate throughput, which is then omitted.
+		{"failures stay visible", "failures", []string{"-test.benchtime=6x"}, 6,
+			stepUnits(300e6/6, 2, nil)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := t.TempDir()
+			stdout, err := child(t, tc.mode, t.TempDir(), out, append(tc.flags, "-test.count=2")...)
+			require.NoError(t, err, stdout)
+			rs := benchLines(t, stdout)
+			require.Len(t, rs, 2, "one line per -count:\n%s", stdout)
+			for _, r := range rs {
+				require.Regexp(t, `^Seam(-\d+)?$`, r.Name.String(), "benchfmt drops the Benchmark prefix")
+				require.Equal(t, tc.iters, r.Iters)
+				if diff := cmp.Diff(tc.values, valueMap(r), printed); diff != "" {
+					t.Errorf("values (-want +got):\n%s\n%s", diff, stdout)
+				}
+			}
+			// The line is printed whole: name, iterations and numbers.
+			require.Regexp(t, regexp.MustCompile(`(?m)^BenchmarkSeam\S*\s+\d+\s+\S+ ns/op\s`), stdout)
+			jsons, _ := filepath.Glob(filepath.Join(out, "*.json"))
+			benches, _ := filepath.Glob(filepath.Join(out, "*.bench"))
+			require.Len(t, jsons, 2, "one run per -count, each with its own files")
+			require.Len(t, benches, 2)
+			require.Contains(t, stdout, "artifacts: "+out)
+			for _, path := range benches {
+				data, err := os.ReadFile(path)
+				require.NoError(t, err)
+				rs := benchLines(t, string(data))
+				require.Len(t, rs, 1)
+				require.Equal(t, rs[0].Name.String(), strings.TrimPrefix(benchLines(t, stdout)[0].Name.String(), "Benchmark"),
+					"the .bench file names the benchmark as go test does")
+				require.Equal(t, tc.iters, rs[0].Iters)
+				if diff := cmp.Diff(tc.values, valueMap(rs[0]), exact); diff != "" {
+					t.Errorf("%s (-want +got):\n%s", path, diff)
+				}
+			}
+		})
+	}
+}
+
+// TestArtifactsLocation checks the three artifact locations: -artifacts
+// (under -test.outputdir), ANVIL_OUT (above), and ./anvil-out.
+func TestArtifactsLocation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs child benchmarks")
+	}
+	dir := t.TempDir()
+	stdout, err := child(t, "plain", dir, "", "-test.benchtime=2x")
+	require.NoError(t, err, stdout)
+	got, _ := filepath.Glob(filepath.Join(dir, DefaultOutDir, "BenchmarkSeam.*.json"))
+	require.Len(t, got, 1, stdout)
+	r := readArtifact(t, got[0])
+	require.Equal(t, 2, r.Requests)
+
+	dir = t.TempDir()
+	outdir := t.TempDir()
+	stdout, err = child(t, "plain", dir, "", "-test.benchtime=2x", "-test.artifacts", "-test.outputdir="+outdir)
+	require.NoError(t, err, stdout)
+	got = nil
+	require.NoError(t, filepath.WalkDir(filepath.Join(outdir, "_artifacts"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), "BenchmarkSeam.") {
+			got = append(got, p)
+		}
+		return err
+	}))
+	require.Len(t, got, 2, "the .json and .bench under -test.outputdir/_artifacts:\n%s", stdout)
+	none, _ := filepath.Glob(filepath.Join(dir, DefaultOutDir))
+	require.Empty(t, none, "with -artifacts nothing goes to ./anvil-out")
+}
+
+func readArtifact(t *testing.T, path string) *capacity.Report {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	r, err := reporters.ReadJSON(bytes.NewReader(data))
+	require.NoError(t, err)
+	return r
+}
+
+// TestInterruptWritesPartialReport: Ctrl-C during a run still writes the
+// partial report, marked not performance eligible, and fails the benchmark.
+func TestInterruptWritesPartialReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs child benchmarks")
+	}
+	out := t.TempDir()
+	stdout, err := child(t, "interrupt", t.TempDir(), out, "-test.benchtime=10x")
+	require.Error(t, err, "the benchmark fails:\n%s", stdout)
+	require.Contains(t, stdout, "--- FAIL: BenchmarkSeam")
+	require.Contains(t, stdout, "interrupted after 3 of the planned requests")
+	got, _ := filepath.Glob(filepath.Join(out, "*.json"))
+	require.Len(t, got, 1, stdout)
+	r := readArtifact(t, got[0])
+	require.False(t, r.PerformanceEligible)
+	require.Equal(t, 2, r.Completed)
+	require.Equal(t, capacity.FailureCancelled, r.Failures[0].FailureClass)
+	require.Empty(t, benchLines(t, stdout), "no benchmark line for an interrupted run")
+}

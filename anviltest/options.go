@@ -1,0 +1,200 @@
+package anviltest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/anvilbench/anvil/capacity"
+)
+
+// Environment variables read by Capacity. A value set through an Option wins
+// over the environment; the environment fills only what the options and the
+// Workload leave empty.
+const (
+	// EnvBaseURL is the OpenAI-compatible API root, e.g.
+	// http://localhost:8000/v1. Unset: the embedded fake server.
+	EnvBaseURL = "ANVIL_BASE_URL"
+	// EnvModel is the model id sent (unset: the first id of /models).
+	EnvModel = "ANVIL_MODEL"
+	// EnvAPIKeyEnv names the variable that holds the bearer token; the token
+	// itself is never written anywhere.
+	EnvAPIKeyEnv = "ANVIL_API_KEY_ENV"
+	// EnvEngine is the engine identity recorded (e.g. vllm-0.11.0).
+	EnvEngine = "ANVIL_ENGINE"
+	// EnvGPU is the GPU identity recorded (e.g. h100-80gb).
+	EnvGPU = "ANVIL_GPU"
+	// EnvMaxModelLen is the model's context length in tokens (unset: probed).
+	EnvMaxModelLen = "ANVIL_MAX_MODEL_LEN"
+	// EnvOut is the artifact directory used when -artifacts is not set
+	// (unset: ./anvil-out in the package directory).
+	EnvOut = "ANVIL_OUT"
+	// EnvWarmup is the number of unmeasured warm-up requests of each run
+	// when the Workload sets none.
+	EnvWarmup = "ANVIL_WARMUP"
+	// EnvTimeout is the per-request timeout (a Go duration such as 5m) when
+	// the Workload sets none.
+	EnvTimeout = "ANVIL_TIMEOUT"
+	// EnvClockDomainID labels the clock of the run's Unix timestamps when
+	// the Workload sets none.
+	EnvClockDomainID = "ANVIL_CLOCK_DOMAIN_ID"
+	// EnvConfigurationFingerprint identifies the served configuration
+	// (sha256:<64 hex>) when the Workload sets none.
+	EnvConfigurationFingerprint = "ANVIL_CONFIGURATION_FINGERPRINT"
+	// EnvFakeProfile names the embedded fake server's profile (unset:
+	// DefaultFakeProfile). Ignored when a base URL is configured.
+	EnvFakeProfile = "ANVIL_FAKE_PROFILE"
+	// EnvProgress set to 0 turns the live terminal progress line off.
+	EnvProgress = "ANVIL_PROGRESS"
+)
+
+// RunFunc runs one capacity campaign; capacity.Run is the implementation
+// Capacity uses.
+type RunFunc func(ctx context.Context, t capacity.Target, w capacity.Workload) (*capacity.Report, error)
+
+// An Option configures Capacity.
+type Option func(*settings)
+
+// settings is everything Capacity needs besides the Workload.
+type settings struct {
+	target      capacity.Target
+	outDir      string
+	fakeProfile string
+	progress    *bool
+	run         RunFunc
+	getenv      func(string) string
+}
+
+// WithTarget sets the endpoint and its identity. Its non-empty fields win
+// over the environment; an empty BaseURL still falls back to ANVIL_BASE_URL
+// and then to the embedded fake server.
+func WithTarget(t capacity.Target) Option {
+	return func(s *settings) { s.target = t }
+}
+
+// WithOutDir writes the artifacts into dir instead of the default location
+// (it wins over -artifacts and ANVIL_OUT).
+func WithOutDir(dir string) Option {
+	return func(s *settings) { s.outDir = dir }
+}
+
+// WithFakeProfile selects the embedded fake server's profile by name (see
+// the fakeserver package) for runs without a base URL.
+func WithFakeProfile(name string) Option {
+	return func(s *settings) { s.fakeProfile = name }
+}
+
+// WithProgress forces the live progress line on or off. By default it is
+// shown only when standard error is a terminal.
+func WithProgress(on bool) Option {
+	return func(s *settings) { s.progress = &on }
+}
+
+// WithRunFunc replaces the campaign runner (default capacity.Run), e.g. to
+// wrap it with extra instrumentation.
+func WithRunFunc(run RunFunc) Option {
+	return func(s *settings) { s.run = run }
+}
+
+// withGetenv replaces os.Getenv, for tests.
+func withGetenv(getenv func(string) string) Option {
+	return func(s *settings) { s.getenv = getenv }
+}
+
+// newSettings applies opts over the defaults.
+func newSettings(opts []Option) *settings {
+	s := &settings{run: defaultRun, getenv: os.Getenv}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// envError is a bad environment value: it names the variable, the value and
+// what is allowed.
+type envError struct {
+	name, value, allowed string
+	err                  error
+}
+
+func (e *envError) Error() string {
+	msg := fmt.Sprintf("anviltest: %s=%q: want %s", e.name, e.value, e.allowed)
+	if e.err != nil {
+		msg += ": " + e.err.Error()
+	}
+	return msg
+}
+
+func (e *envError) Unwrap() error { return e.err }
+
+// resolveTarget fills the empty fields of the configured target from the
+// environment.
+func (s *settings) resolveTarget() (capacity.Target, error) {
+	t := s.target
+	fill := func(dst *string, name string) {
+		if *dst == "" {
+			*dst = s.getenv(name)
+		}
+	}
+	fill(&t.BaseURL, EnvBaseURL)
+	fill(&t.Model, EnvModel)
+	fill(&t.APIKeyEnv, EnvAPIKeyEnv)
+	fill(&t.Engine, EnvEngine)
+	fill(&t.GPU, EnvGPU)
+	if t.MaxModelLen == 0 {
+		if v := s.getenv(EnvMaxModelLen); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > capacity.MaxContextTokens {
+				return t, &envError{EnvMaxModelLen, v, fmt.Sprintf("an integer in 0..%d", capacity.MaxContextTokens), err}
+			}
+			t.MaxModelLen = n
+		}
+	}
+	return t, nil
+}
+
+// applyWorkloadEnv fills the per-run knobs the Workload leaves at zero.
+func (s *settings) applyWorkloadEnv(w capacity.Workload) (capacity.Workload, error) {
+	if v := s.getenv(EnvWarmup); v != "" && w.Warmup == 0 {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > capacity.MaxRequests {
+			return w, &envError{EnvWarmup, v, fmt.Sprintf("an integer in 0..%d", capacity.MaxRequests), err}
+		}
+		w.Warmup = n
+	}
+	if v := s.getenv(EnvTimeout); v != "" && w.Timeout == 0 {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 || d > capacity.MaxTimeout {
+			return w, &envError{EnvTimeout, v, fmt.Sprintf("a duration in (0, %s]", capacity.MaxTimeout), err}
+		}
+		w.Timeout = d
+	}
+	if v := s.getenv(EnvClockDomainID); v != "" && w.ClockDomainID == "" {
+		w.ClockDomainID = v // validated with the Workload
+	}
+	if v := s.getenv(EnvConfigurationFingerprint); v != "" && w.ConfigurationFingerprint == "" {
+		w.ConfigurationFingerprint = v // validated with the Workload
+	}
+	return w, nil
+}
+
+// progressWanted reports whether the live progress line is shown: forced by
+// WithProgress, off with ANVIL_PROGRESS=0, else only on a terminal.
+func (s *settings) progressWanted(stderr *os.File) bool {
+	if s.progress != nil {
+		return *s.progress
+	}
+	if s.getenv(EnvProgress) == "0" || s.getenv("TERM") == "dumb" {
+		return false
+	}
+	return isTerminal(stderr)
+}
+
+// isTerminal reports whether f is a character device (a terminal; never a
+// pipe or a file that captures output).
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

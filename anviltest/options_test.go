@@ -1,0 +1,129 @@
+package anviltest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity"
+)
+
+// env is a fake environment for withGetenv.
+type env map[string]string
+
+func (e env) get(k string) string { return e[k] }
+
+func TestResolveTargetOptionsWinOverEnvironment(t *testing.T) {
+	e := env{
+		EnvBaseURL: "http://gpu-box:8000/v1", EnvModel: "qwen", EnvAPIKeyEnv: "MY_KEY",
+		EnvEngine: "vllm-0.11", EnvGPU: "h100", EnvMaxModelLen: "131072",
+	}
+	s := newSettings([]Option{withGetenv(e.get), WithTarget(capacity.Target{Model: "llama", GPU: "b200"})})
+	got, err := s.resolveTarget()
+	require.NoError(t, err)
+	require.Equal(t, "http://gpu-box:8000/v1", got.BaseURL)
+	require.Equal(t, "llama", got.Model, "an option wins over ANVIL_MODEL")
+	require.Equal(t, "b200", got.GPU, "an option wins over ANVIL_GPU")
+	require.Equal(t, "MY_KEY", got.APIKeyEnv)
+	require.Equal(t, "vllm-0.11", got.Engine)
+	require.Equal(t, 131072, got.MaxModelLen)
+}
+
+func TestEnvironmentErrorsNameVariableValueAndRange(t *testing.T) {
+	for _, tc := range []struct {
+		name, value, want string
+	}{
+		{EnvMaxModelLen, "lots", "ANVIL_MAX_MODEL_LEN=\"lots\": want an integer in 0..1048576"},
+		{EnvMaxModelLen, "-1", "ANVIL_MAX_MODEL_LEN=\"-1\": want an integer in 0..1048576"},
+		{EnvWarmup, "10001", "ANVIL_WARMUP=\"10001\": want an integer in 0..10000"},
+		{EnvTimeout, "2h", "ANVIL_TIMEOUT=\"2h\": want a duration in (0, 1h0m0s]"},
+		{EnvTimeout, "0s", "ANVIL_TIMEOUT=\"0s\": want a duration in (0, 1h0m0s]"},
+		{EnvFakeTimeScale, "0", "ANVIL_FAKE_TIME_SCALE=\"0\": want a number in (0, 1000]"},
+		{EnvFakeDecodeStep, "soon", "ANVIL_FAKE_DECODE_STEP=\"soon\": want a duration in (0, 1m]"},
+	} {
+		t.Run(tc.name+"="+tc.value, func(t *testing.T) {
+			s := newSettings([]Option{withGetenv(env{tc.name: tc.value}.get)})
+			_, err1 := s.resolveTarget()
+			_, err2 := s.applyWorkloadEnv(capacity.Workload{})
+			_, _, err3 := s.fakeConfig()
+			var err error
+			for _, e := range []error{err1, err2, err3} {
+				if e != nil {
+					err = e
+				}
+			}
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestWorkloadEnvFillsOnlyZeroFields(t *testing.T) {
+	e := env{EnvWarmup: "2", EnvTimeout: "90s", EnvClockDomainID: "lab-1",
+		EnvConfigurationFingerprint: "sha256:" + string(make64('a'))}
+	s := newSettings([]Option{withGetenv(e.get)})
+	got, err := s.applyWorkloadEnv(capacity.Workload{Timeout: time.Minute})
+	require.NoError(t, err)
+	require.Equal(t, 2, got.Warmup)
+	require.Equal(t, time.Minute, got.Timeout, "the Workload's own value wins")
+	require.Equal(t, "lab-1", got.ClockDomainID)
+	require.Equal(t, e[EnvConfigurationFingerprint], got.ConfigurationFingerprint)
+	_, err = got.Resolved()
+	require.NoError(t, err)
+}
+
+func make64(c byte) []byte {
+	b := make([]byte, 64)
+	for i := range b {
+		b[i] = c
+	}
+	return b
+}
+
+func TestFakeConfig(t *testing.T) {
+	s := newSettings([]Option{withGetenv(env{}.get)})
+	cfg, name, err := s.fakeConfig()
+	require.NoError(t, err)
+	require.Equal(t, DefaultFakeProfile, name)
+	require.Equal(t, DefaultFakeTimeScale, cfg.TimeScale)
+	require.NotZero(t, cfg.ReasoningTokens.Max, "the default profile is a reasoning model")
+
+	s = newSettings([]Option{WithFakeProfile("plain"), withGetenv(env{
+		EnvFakeProfile: "fast", EnvFakeTimeScale: "0.5", EnvFakeDecodeStep: "20ms"}.get)})
+	cfg, name, err = s.fakeConfig()
+	require.NoError(t, err)
+	require.Equal(t, "plain", name, "the option wins over ANVIL_FAKE_PROFILE")
+	require.Equal(t, 0.5, cfg.TimeScale)
+	require.Equal(t, 20*time.Millisecond, cfg.DecodeStep)
+
+	s = newSettings([]Option{withGetenv(env{EnvFakeProfile: "turbo"}.get)})
+	_, _, err = s.fakeConfig()
+	require.ErrorContains(t, err, `ANVIL_FAKE_PROFILE="turbo"`)
+}
+
+func TestProgressOnlyOnATerminal(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "captured"))
+	require.NoError(t, err)
+	defer f.Close()
+	s := newSettings([]Option{withGetenv(env{}.get)})
+	require.False(t, s.progressWanted(f), "a regular file is captured output")
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	defer w.Close()
+	require.False(t, s.progressWanted(w), "a pipe is captured output")
+
+	tty, err := os.OpenFile("/dev/null", os.O_WRONLY, 0) // a character device
+	require.NoError(t, err)
+	defer tty.Close()
+	require.True(t, s.progressWanted(tty))
+	off := newSettings([]Option{withGetenv(env{EnvProgress: "0"}.get)})
+	require.False(t, off.progressWanted(tty))
+	dumb := newSettings([]Option{withGetenv(env{"TERM": "dumb"}.get)})
+	require.False(t, dumb.progressWanted(tty))
+	forced := newSettings([]Option{WithProgress(true), withGetenv(env{}.get)})
+	require.True(t, forced.progressWanted(w))
+}

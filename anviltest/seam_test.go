@@ -1,0 +1,159 @@
+package anviltest
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/anvilbench/anvil/capacity"
+)
+
+// The step runner is a deterministic stand-in for capacity.Run: a closed
+// loop in which every request takes exactly stepE2E, so the benchmark line
+// of each iteration mode is known in advance.
+const (
+	stepTTFO     = 20 * time.Millisecond
+	stepTTFT     = 40 * time.Millisecond
+	stepE2E      = 100 * time.Millisecond
+	stepOutput   = 51   // output tokens: 50 decode tokens over 80 ms
+	stepPrompt   = 1000 // prompt tokens
+	stepStartsNS = int64(1_800_000_000_000_000_000)
+)
+
+// seamEnv selects the step runner's behaviour in the child benchmark
+// BenchmarkSeam; unset, BenchmarkSeam skips.
+const seamEnv = "ANVIL_TEST_SEAM"
+
+// stepRun runs w in simulated time. Workload.Duration D dispatches waves of
+// Concurrency requests at 0, stepE2E, 2*stepE2E, ... while the wave starts
+// before D; otherwise Workload.Requests requests run in waves. Requests
+// whose index is in fail fail with an HTTP 503.
+func stepRun(fail map[int]bool) RunFunc {
+	return func(ctx context.Context, t capacity.Target, w capacity.Workload) (*capacity.Report, error) {
+		w, err := w.Resolved()
+		if err != nil {
+			return nil, err
+		}
+		n := w.Requests
+		if w.Duration > 0 {
+			waves := int(math.Ceil(float64(w.Duration) / float64(stepE2E)))
+			n = min(n, waves*w.Concurrency)
+		}
+		waves := (n + w.Concurrency - 1) / w.Concurrency
+		return stepReport(t, w, n, time.Duration(waves)*stepE2E, fail)
+	}
+}
+
+// stepReport builds the report of n step requests over wall.
+func stepReport(t capacity.Target, w capacity.Workload, n int, wall time.Duration, fail map[int]bool) (*capacity.Report, error) {
+	ctx := w.ContextTokens
+	engine, gpu := t.Engine, t.GPU
+	r := &capacity.Report{
+		Schema:                 capacity.Schema,
+		RunID:                  "benchmark-20270115T080000Z",
+		StartedAt:              "2027-01-15T08:00:00Z",
+		StartedAtUnixNS:        stepStartsNS,
+		FinishedAtUnixNS:       stepStartsNS + int64(wall),
+		WallClockMS:            float64(wall) / 1e6,
+		BaseURL:                t.BaseURL,
+		Model:                  "step-model",
+		Engine:                 &engine,
+		GPU:                    &gpu,
+		Requests:               n,
+		Concurrency:            w.Concurrency,
+		MaxTokens:              w.MaxTokens,
+		ContextTokens:          &ctx,
+		ContextDistribution:    map[int]int{ctx: n},
+		SharedPrefixTokens:     w.SharedPrefixTokens,
+		PromptCacheMode:        string(w.PromptCacheMode),
+		ControlledOutputPolicy: string(w.ControlledOutputPolicy),
+		ServeFlags:             capacity.ServeFlags{ThinkingMode: string(w.ThinkingMode)},
+	}
+	r.FinishedAt = time.Unix(0, r.FinishedAtUnixNS).UTC().Format(time.RFC3339)
+	for i := range n {
+		if fail[i] {
+			status := 503
+			r.Failures = append(r.Failures, capacity.Failure{
+				RequestIndex: i, PlannedContextTokens: ctx, FailureClass: capacity.FailureHTTPError,
+				ErrorType: "http_error", ErrorMessage: "HTTP 503: overloaded", HTTPStatus: &status,
+				ResponseReceived: true, ElapsedMS: 5,
+			})
+			continue
+		}
+		r.RequestTimings = append(r.RequestTimings, stepRow(i, ctx))
+	}
+	r.Completed = len(r.RequestTimings)
+	r.Failed = len(r.Failures)
+	r.ResponsesReceived = n
+	if err := r.Recompute(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func stepRow(i, ctx int) capacity.TimingRow {
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	prompt := stepPrompt
+	gen := ms(stepE2E - stepTTFO)
+	decode := float64(stepOutput-1) / (gen / 1000)
+	tpot := gen / float64(stepOutput-1)
+	prefill := float64(stepPrompt) / (ms(stepTTFO) / 1000)
+	return capacity.TimingRow{
+		RequestIndex: i, PlannedContextTokens: ctx, PromptTokens: &prompt,
+		OutputTokens: stepOutput, OutputTokenSource: capacity.SourceUsage,
+		ContentChunks: 10, ReasoningChunks: 0,
+		TimeToFirstOutputMS: ms(stepTTFO), TTFTMS: ms(stepTTFT), E2EMS: ms(stepE2E),
+		GenerationMS: gen, VisibleGenerationMS: ms(stepE2E - stepTTFT),
+		EffectivePrefillTokS: &prefill, DecodeTokS: &decode,
+		TPOTMS: &tpot, MeanTimePerOutputTokenMS: &tpot, MeanInterTokenLatencyMS: &tpot,
+	}
+}
+
+// interruptRun sends the process an interrupt once two requests finished,
+// as Ctrl-C would, and returns the partial report when the run's context
+// ends: two successes and the cancelled in-flight request.
+func interruptRun(ctx context.Context, t capacity.Target, w capacity.Workload) (*capacity.Report, error) {
+	w, err := w.Resolved()
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		return nil, err
+	}
+	<-ctx.Done()
+	r, err := stepReport(t, w, 3, 2*stepE2E, map[int]bool{2: true})
+	if err != nil {
+		return nil, err
+	}
+	r.Failures[0].FailureClass = capacity.FailureCancelled
+	r.Failures[0].ErrorMessage = ctx.Err().Error()
+	return r, ctx.Err()
+}
+
+// BenchmarkSeam is the child benchmark of the iteration-mode tests: it runs
+// Capacity against the step runner as ANVIL_TEST_SEAM selects.
+func BenchmarkSeam(b *testing.B) {
+	opt := WithRunFunc(stepRun(nil))
+	w := capacity.Workload{ContextTokens: 4096, Concurrency: 2}
+	switch mode := os.Getenv(seamEnv); mode {
+	case "":
+		b.Skip("run by the iteration-mode tests with " + seamEnv + " set")
+	case "plain":
+	case "requests":
+		w.Requests = 5
+	case "failures":
+		opt = WithRunFunc(stepRun(map[int]bool{0: true, 3: true}))
+	case "interrupt":
+		opt = WithRunFunc(interruptRun)
+	default:
+		b.Fatalf("%s=%q: unknown mode", seamEnv, mode)
+	}
+	r := Capacity(b, w, opt)
+	if r == nil || r.Requests != b.N {
+		panic(fmt.Sprintf("Capacity returned %v with b.N = %d", r, b.N))
+	}
+}

@@ -1,0 +1,210 @@
+package reporters
+
+import (
+	"bytes"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/anvilbench/anvil/capacity"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// seedPath is the golden v4-reasoning artifact shared by the module.
+const seedPath = "../testdata/seed-capacity-v4-reasoning.json"
+
+func readFile(t testing.TB, path string) *capacity.Report {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	r, err := ReadJSON(bytes.NewReader(data))
+	require.NoError(t, err, path)
+	return r
+}
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test -update to create it")
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
+
+// parsed is what benchstat sees in a benchfmt stream.
+type parsed struct {
+	results []*benchfmt.Result
+	units   benchfmt.UnitMetadataMap
+	errs    []string
+}
+
+func parseBench(t testing.TB, data []byte) parsed {
+	t.Helper()
+	var p parsed
+	r := benchfmt.NewReader(bytes.NewReader(data), "out.bench")
+	for r.Scan() {
+		switch rec := r.Result().(type) {
+		case *benchfmt.Result:
+			p.results = append(p.results, rec.Clone())
+		case *benchfmt.SyntaxError:
+			p.errs = append(p.errs, rec.Error())
+		}
+	}
+	require.NoError(t, r.Err())
+	p.units = r.Units()
+	return p
+}
+
+func values(r *benchfmt.Result) map[string]float64 {
+	m := map[string]float64{}
+	for _, v := range r.Values {
+		unit, val := v.Unit, v.Value
+		if v.OrigUnit != "" {
+			unit, val = v.OrigUnit, v.OrigValue
+		}
+		m[unit] = val
+	}
+	return m
+}
+
+func TestWriteBenchfmtSeedGolden(t *testing.T) {
+	seed := readFile(t, seedPath)
+	var buf bytes.Buffer
+	require.NoError(t, WriteBenchfmt(&buf, seed))
+	golden(t, "seed.bench", buf.Bytes())
+
+	p := parseBench(t, buf.Bytes())
+	require.Empty(t, p.errs)
+	require.Len(t, p.results, 1)
+	res := p.results[0]
+	require.Equal(t, "Capacity/ctx=65536/conc=1", res.Name.String(), "benchfmt names drop the Benchmark prefix")
+	require.Equal(t, 6, res.Iters, "iterations are the measured requests")
+	m := seed.Metrics
+	want := map[string]float64{
+		UnitNsPerOp:          seed.WallClockMS * 1e6 / 6,
+		UnitTTFTP50:          *m.TTFT.P50,
+		UnitTTFTP95:          *m.TTFT.P95,
+		UnitTTFOP50:          *m.TimeToFirstOutput.P50,
+		UnitTPOT:             *m.TPOT.P50,
+		UnitDecode:           *m.DecodeTokS.P50,
+		UnitPrefill:          *m.EffectivePrefillTokS.P50,
+		UnitE2EP50:           *m.E2E.P50,
+		UnitOutputThroughput: *m.ThroughputTokS,
+		UnitCacheHit:         *m.PrefixCacheHitAvg * 100,
+		UnitFailed:           0,
+	}
+	if diff := cmp.Diff(want, values(res)); diff != "" {
+		t.Errorf("values (-want +got):\n%s", diff)
+	}
+	require.Equal(t, map[string]string{
+		"model":    seed.Model,
+		"engine":   "ninfer",
+		"gpu":      "rtx5090",
+		"protocol": "capacity-v4-reasoning",
+		"workload": "ctx=65536 served-ctx=262144 conc=1 max-tokens=8192 cache=unique prefix=0 thinking=default canaries=true",
+	}, configMap(res))
+	require.Equal(t, 1, p.units.GetBetter(UnitDecode))
+	require.Equal(t, -1, p.units.GetBetter(UnitTTFTP50))
+	require.Equal(t, "exact", p.units.Get(UnitFailed, "assume").Value)
+}
+
+func configMap(r *benchfmt.Result) map[string]string {
+	m := map[string]string{}
+	for _, c := range r.Config {
+		if c.File {
+			m[c.Key] = string(c.Value)
+		}
+	}
+	return m
+}
+
+func TestBenchValuesOmitNullsAndKeepFailuresVisible(t *testing.T) {
+	r := &capacity.Report{Requests: 4, Completed: 0, Failed: 4, WallClockMS: 800}
+	got := BenchValues(r)
+	require.Equal(t, []benchfmt.Value{
+		{Value: 2e8, Unit: UnitNsPerOp},
+		{Value: 4, Unit: UnitFailed},
+	}, got, "every latency is null: only the wall time and the failure count remain")
+
+	legacy := &capacity.Report{Requests: 10, Completed: 8}
+	require.Equal(t, []benchfmt.Value{{Value: 2, Unit: UnitFailed}}, BenchValues(legacy),
+		"legacy artifacts without failures count requests minus completed")
+}
+
+func TestBenchResultRejectsBadNames(t *testing.T) {
+	r := &capacity.Report{Requests: 1}
+	for _, name := range []string{"Capacity/x", "Benchmark x", "Benchmark\tx"} {
+		_, err := BenchResult(r, name)
+		require.ErrorContains(t, err, "want Benchmark... without spaces", name)
+	}
+	_, err := BenchResult(nil, "")
+	require.Error(t, err)
+}
+
+func TestWriteBenchfmtConfigChangesOnlyWithIdentity(t *testing.T) {
+	seed := readFile(t, seedPath)
+	again := readFile(t, seedPath)
+	again.RunID = "benchmark-20991231T000000Z" // per-run values never reach the config
+	again.StartedAt = "2099-12-31T00:00:00Z"
+	other := readFile(t, seedPath)
+	eng := "vllm"
+	other.Engine = &eng
+	var buf bytes.Buffer
+	require.NoError(t, WriteBenchfmt(&buf, seed, again, other))
+	out := buf.String()
+	require.Equal(t, 2, strings.Count(out, "engine: "), "config is rewritten only when identity changes:\n%s", out)
+	require.NotContains(t, out, "2099")
+	require.NotContains(t, out, "benchmark-2026")
+	p := parseBench(t, buf.Bytes())
+	require.Empty(t, p.errs)
+	require.Len(t, p.results, 3)
+	require.Equal(t, "vllm", configMap(p.results[2])["engine"])
+}
+
+// TestCorpusConvertsCleanly converts every artifact of every generation in
+// testdata/corpus and parses the result as benchstat does.
+func TestCorpusConvertsCleanly(t *testing.T) {
+	var reports []*capacity.Report
+	err := filepath.WalkDir("../testdata/corpus", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
+			return err
+		}
+		reports = append(reports, readFile(t, path))
+		return nil
+	})
+	require.NoError(t, err)
+	require.Len(t, reports, 252)
+	var buf bytes.Buffer
+	require.NoError(t, WriteBenchfmt(&buf, reports...))
+	p := parseBench(t, buf.Bytes())
+	require.Empty(t, p.errs)
+	require.Len(t, p.results, len(reports))
+	allowed := map[string]bool{ConfigModel: true, ConfigEngine: true, ConfigGPU: true, ConfigProtocol: true, ConfigWorkload: true}
+	withTTFT := 0
+	for i, res := range p.results {
+		vs := values(res)
+		require.Contains(t, vs, UnitFailed, "result %d", i)
+		if _, ok := vs[UnitTTFTP50]; ok {
+			withTTFT++
+		}
+		for k := range configMap(res) {
+			require.True(t, allowed[k], "config key %q", k)
+		}
+	}
+	// One corpus run (prefix-sequence-256k-70k.json) had no successful
+	// request: its null ttft_p50_ms is omitted, every other run has it.
+	require.Equal(t, len(reports)-1, withTTFT)
+}
