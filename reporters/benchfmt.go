@@ -219,7 +219,8 @@ func BenchResult(r *capacity.Report, name string) (*benchfmt.Result, error) {
 	}
 	return &benchfmt.Result{
 		Config: BenchConfig(r),
-		Name:   benchfmt.Name(name),
+		// benchfmt names leave out the "Benchmark" prefix; Writer adds it.
+		Name:   benchfmt.Name(strings.TrimPrefix(name, "Benchmark")),
 		Iters:  iters,
 		Values: BenchValues(r),
 	}, nil
