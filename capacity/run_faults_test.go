@@ -1,0 +1,153 @@
+package capacity
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	fakeserver "github.com/anvilbench/anvil/fake_server"
+)
+
+// runFake runs w against a fake started with cfg in the current synctest
+// bubble; the fake is closed when the test ends.
+func runFake(t *testing.T, cfg fakeserver.Config, w Workload) (*Report, error) {
+	t.Helper()
+	srv := fakeserver.NewInMemory(cfg)
+	t.Cleanup(srv.Close)
+	return Run(t.Context(), Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()}, w)
+}
+
+// faultAt returns the Fast profile with fault applied to the request that
+// arrives index-th.
+func faultAt(index int, f fakeserver.Fault) fakeserver.Config {
+	cfg := fakeserver.Fast()
+	cfg.Faults.ByIndex = map[int]fakeserver.Fault{index: f}
+	return cfg
+}
+
+// TestRunFaultOutcomes checks the outcome of every server misbehaviour of
+// DESIGN.md appendix B: request 1 of 3 (concurrency 1, so arrival order is
+// request order) misbehaves; it becomes the expected failure, the others
+// stay latency samples, and the failure never enters a distribution.
+func TestRunFaultOutcomes(t *testing.T) {
+	tests := []struct {
+		fault    fakeserver.Fault
+		w        Workload
+		class    FailureClass
+		message  string
+		status   int
+		received bool
+	}{
+		{fault: fakeserver.FaultHTTP429, class: FailureHTTPError, status: 429, received: true, message: "HTTP 429 Too Many Requests: {"},
+		{fault: fakeserver.FaultHTTP500, class: FailureHTTPError, status: 500, received: true, message: "The server had an error"},
+		{fault: fakeserver.FaultHTTP503, class: FailureHTTPError, status: 503, received: true, message: "HTTP 503"},
+		{fault: fakeserver.FaultHTTP400, class: FailureHTTPError, status: 400, received: true, message: "invalid_request_error"},
+		{fault: fakeserver.FaultDrop, class: FailureStreamValidation, status: 200, received: true, message: "connection dropped mid-stream (unexpected EOF)"},
+		{fault: fakeserver.FaultStall, w: Workload{StallTimeout: 5 * time.Second}, class: FailureTimeout, status: 200, received: true, message: "stream idle longer than Workload.StallTimeout (5s)"},
+		{fault: fakeserver.FaultSlowHeaders, w: Workload{StallTimeout: 5 * time.Second}, class: FailureTimeout, message: "no response headers within Workload.StallTimeout (5s)"},
+		{fault: fakeserver.FaultSlowHeaders, w: Workload{Timeout: 10 * time.Second}, class: FailureTimeout, message: "no response headers within Workload.Timeout (10s)"},
+		{fault: fakeserver.FaultEndless, w: Workload{Timeout: 10 * time.Second}, class: FailureTimeout, status: 200, received: true, message: "request exceeded Workload.Timeout (10s)"},
+		{fault: fakeserver.FaultEndless, class: FailureStreamValidation, status: 200, received: true, message: "more chunks than any max_tokens allows"},
+		{fault: fakeserver.FaultMalformedJSON, class: FailureStreamValidation, status: 200, received: true, message: "malformed JSON chunk"},
+		{fault: fakeserver.FaultStreamError, class: FailureStreamValidation, status: 200, received: true, message: "in-stream error object"},
+		{fault: fakeserver.FaultOversized, class: FailureStreamValidation, status: 200, received: true, message: "event larger than MaxEventSize"},
+		{fault: fakeserver.FaultReasoningOnly, class: FailureStreamValidation, status: 200, received: true, message: "stream completed without visible content"},
+		{fault: fakeserver.FaultEmptyBody, class: FailureStreamValidation, status: 200, received: true, message: "stream completed without visible content"},
+		{fault: fakeserver.FaultWrongContentType, class: FailureStreamValidation, status: 200, received: true, message: `Content-Type "application/json" is not text/event-stream`},
+		{fault: fakeserver.FaultOmitMarker, w: Workload{RequestCanaries: true}, class: FailureRequestCanary, status: 200, received: true, message: "marker missing"},
+		{fault: fakeserver.FaultForeignMarker, w: Workload{RequestCanaries: true}, class: FailureRequestCanary, status: 200, received: true, message: "peer marker"},
+		{fault: fakeserver.FaultExtraWords, w: Workload{ResponseWords: 5, ControlledOutputPolicy: PolicyStrict}, class: FailureControlledOutput, status: 200, received: true, message: "want exactly 5 words \"code\""},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.fault)+"/"+string(tt.class), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := tt.w
+				w.Requests, w.Concurrency, w.Seed = 3, 1, 7
+				rep, err := runFake(t, faultAt(1, tt.fault), w)
+				require.NoError(t, err)
+				require.Len(t, rep.Failures, 1, "failures: %+v", rep.Failures)
+				f := rep.Failures[0]
+				require.Equal(t, 1, f.RequestIndex)
+				require.Equal(t, tt.class, f.FailureClass)
+				require.Contains(t, f.ErrorMessage, tt.message)
+				require.Equal(t, tt.received, f.ResponseReceived)
+				require.False(t, f.PerformanceEligible)
+				if tt.status != 0 {
+					require.Equal(t, tt.status, *f.HTTPStatus)
+				} else {
+					require.Nil(t, f.HTTPStatus)
+				}
+				require.Equal(t, tt.received, f.ResponseMetadata != nil, "metadata exactly when a response arrived")
+				require.Len(t, rep.RequestTimings, 2)
+				require.Equal(t, []int{0, 2}, []int{rep.RequestTimings[0].RequestIndex, rep.RequestTimings[1].RequestIndex})
+				require.False(t, rep.PerformanceEligible)
+				require.Equal(t, 2, rep.Metrics.TTFT.Samples, "the failure is kept out of the distributions")
+				require.Nil(t, rep.Metrics.ThroughputTokS)
+			})
+		})
+	}
+}
+
+// TestRunDisobedienceObserved: under the observe policy a response with
+// extra words stays a sample, its adherence recorded as not exact.
+func TestRunDisobedienceObserved(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rep, err := runFake(t, faultAt(1, fakeserver.FaultExtraWords), Workload{Requests: 3, Concurrency: 1, ResponseWords: 5, RequestCanaries: true})
+		require.NoError(t, err)
+		require.Empty(t, rep.Failures)
+		require.Equal(t, 3, rep.Metrics.ControlledOutputSamples)
+		require.Equal(t, 2, rep.Metrics.ControlledOutputExactAdherence)
+		require.Equal(t, 3, rep.Metrics.RequestCanaryPassed)
+		co := rep.RequestTimings[1].ControlledOutput
+		require.False(t, *co.ExactAdherence)
+		require.True(t, co.Passed)
+		require.Equal(t, 2, co.ObservedExtraWords, "%q", fakeserver.ExtraWords)
+	})
+}
+
+// TestRunDialects runs every wire dialect the fake speaks; each must be
+// measured without failure, and exact-token fields follow the usage.
+func TestRunDialects(t *testing.T) {
+	tests := []struct {
+		name      string
+		dialect   fakeserver.Dialect
+		source    OutputTokenSource
+		reasoning bool
+	}{
+		{"vllm", fakeserver.DialectVLLM(), SourceUsage, true},
+		{"ollama", fakeserver.DialectOllama(), SourceUsage, true},
+		{"mock-llm", fakeserver.DialectMockLLM(), SourceContentChunks, true},
+		{"usage in last choice", fakeserver.Dialect{Usage: fakeserver.UsageInLastChoice}, SourceUsage, true},
+		{"no done", fakeserver.Dialect{OmitDone: true}, SourceUsage, true},
+		{"crlf, keep-alive, finish chunk", fakeserver.Dialect{CRLF: true, KeepAlive: 5 * time.Millisecond, FinishChunk: true, EscapeHTML: true}, SourceUsage, true},
+		{"role in first delta, reasoning field", fakeserver.Dialect{Role: fakeserver.RoleInFirstDelta, ReasoningField: "reasoning"}, SourceUsage, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := fakeserver.Fast()
+				cfg.Dialect = tt.dialect
+				rep, err := runFake(t, cfg, Workload{Requests: 4, Concurrency: 2, RequestCanaries: true})
+				require.NoError(t, err)
+				require.Empty(t, rep.Failures)
+				require.Equal(t, 4, rep.Completed)
+				require.Equal(t, 4, rep.Metrics.RequestCanaryPassed)
+				require.Equal(t, map[OutputTokenSource]int{tt.source: 4}, rep.Metrics.OutputTokenSources)
+				if tt.source == SourceUsage {
+					require.NotNil(t, rep.Metrics.OutputTokens)
+					require.Equal(t, 4, rep.Metrics.TPOT.Samples)
+					require.NotNil(t, rep.Metrics.ThroughputTokS)
+				} else {
+					require.Nil(t, rep.Metrics.OutputTokens)
+					require.Nil(t, rep.Metrics.ThroughputTokS)
+					require.NotNil(t, rep.Metrics.ContentChunksPerSecond)
+					require.Equal(t, 0, rep.Metrics.TPOT.Samples, "no exact tokens, no tpot")
+					require.Nil(t, rep.RequestTimings[0].PromptTokens)
+				}
+				require.Equal(t, tt.reasoning, rep.Metrics.ReasoningChunks > 0)
+			})
+		})
+	}
+}
