@@ -100,7 +100,9 @@ func TestRunRealEngineTranscripts(t *testing.T) {
 		{name: "ollama usage crlf", headers: "ollama-0.17.4-stream-usage.headers", body: "ollama-0.17.4-stream-usage.sse",
 			edit: func(b []byte) []byte { return bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n")) }, source: SourceUsage, outputTokens: 24, promptTokens: new(100), contentChunks: 12},
 		{name: "ollama usage keep-alive comments", headers: "ollama-0.17.4-stream-usage.headers", body: "ollama-0.17.4-stream-usage.sse",
-			edit: func(b []byte) []byte { return bytes.ReplaceAll(b, []byte("\n\ndata:"), []byte("\n\n: keep-alive\n\ndata:")) }, source: SourceUsage, outputTokens: 24, promptTokens: new(100), contentChunks: 12},
+			edit: func(b []byte) []byte {
+				return bytes.ReplaceAll(b, []byte("\n\ndata:"), []byte("\n\n: keep-alive\n\ndata:"))
+			}, source: SourceUsage, outputTokens: 24, promptTokens: new(100), contentChunks: 12},
 		{name: "ollama usage without [DONE]", headers: "ollama-0.17.4-stream-usage.headers", body: "ollama-0.17.4-stream-usage.sse",
 			edit: func(b []byte) []byte { return bytes.TrimSuffix(b, []byte("data: [DONE]\n\n")) }, source: SourceUsage, outputTokens: 24, promptTokens: new(100), contentChunks: 12},
 		{name: "ollama no usage", headers: "ollama-0.17.4-stream-nousage.headers", body: "ollama-0.17.4-stream-nousage.sse",
