@@ -116,7 +116,7 @@ func answerTokens(pi planInput, p *outputPlan, rng *rand.Rand) []token {
 		add(p.marker[i:min(i+markerPieceLen, len(p.marker))])
 	}
 	if pi.in.words > 0 {
-		for range pi.in.words {
+		for range min(pi.in.words, pi.budget+1) { // the budget cuts the rest
 			word("code")
 		}
 	} else {

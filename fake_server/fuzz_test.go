@@ -1,0 +1,48 @@
+package fakeserver_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	fakeserver "github.com/anvilbench/anvil/fake_server"
+)
+
+// FuzzChatRequest: any request body gets a well-formed answer: 200 with a
+// complete body, or a 4xx with an OpenAI-style error; never a 5xx or a
+// panic.
+func FuzzChatRequest(f *testing.F) {
+	f.Add(`{"messages":[{"role":"user","content":"hi"}],"stream":true,"max_tokens":4}`)
+	f.Add(`{"messages":[{"role":"user","content":[{"type":"text","text":"exactly 3 code"}]}],"max_completion_tokens":2}`)
+	f.Add(`{"model":"x","messages":[]}`)
+	f.Add(`{"messages":[{"role":"user","content":null}],"chat_template_kwargs":{"enable_thinking":false}}`)
+	f.Add(`[`)
+	f.Fuzz(func(t *testing.T, body string) {
+		synctest.Test(t, func(t *testing.T) {
+			cfg := fakeserver.Fast()
+			cfg.MaxModelLen = 512
+			srv := fakeserver.NewInMemory(cfg)
+			defer srv.Close()
+			resp, err := srv.Client().Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Fatalf("post: %v", err)
+			}
+			defer resp.Body.Close()
+			data, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatalf("read: %v", err)
+			}
+			switch {
+			case resp.StatusCode == http.StatusOK:
+			case resp.StatusCode >= 400 && resp.StatusCode < 500:
+				if !strings.HasPrefix(string(data), `{"error":{"message":`) {
+					t.Fatalf("status %d body %q", resp.StatusCode, data)
+				}
+			default:
+				t.Fatalf("status %d for body %q", resp.StatusCode, body)
+			}
+		})
+	})
+}

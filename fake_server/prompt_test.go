@@ -1,0 +1,108 @@
+package fakeserver
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseInstructions(t *testing.T) {
+	for _, tc := range []struct {
+		prompt string
+		want   instructions
+	}{
+		{"summarize the above in one line.", instructions{}},
+		{"Begin your answer with ANVIL_REQ_1717_00042.", instructions{marker: "ANVIL_REQ_1717_00042", seed: "1717", index: 42}},
+		{"Answer with exactly 8 words: the lowercase word code repeated.", instructions{words: 8}},
+		{"Reply `code` EXACTLY 12 times, nothing else.", instructions{words: 12}},
+		{"Respond with the word code exactly\n3 times", instructions{words: 3}},
+		// "exactly N" without the word code is not a controlled-output request.
+		{"Use exactly 5 sentences.", instructions{}},
+		// "exactly" not followed by digits is not either.
+		{"Begin exactly with ANVIL_REQ_9_00001 and then write code.", instructions{marker: "ANVIL_REQ_9_00001", seed: "9", index: 1}},
+		// Filler mentioning other markers: the last one is the request's.
+		{"ANVIL_REQ_1_00001 ... begin with ANVIL_REQ_1_00002, then exactly 2 words code",
+			instructions{marker: "ANVIL_REQ_1_00002", seed: "1", index: 2, words: 2}},
+		// The filler's "compute" and "context" are not the word code.
+		{"def helper_1():\n    return compute(1)  # routine specialist context\nexactly 4", instructions{}},
+	} {
+		got := parseInstructions(tc.prompt)
+		if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(instructions{})); diff != "" {
+			t.Errorf("parseInstructions(%q) (-want +got):\n%s", tc.prompt, diff)
+		}
+	}
+}
+
+func answerText(p *outputPlan) string {
+	var b strings.Builder
+	for _, tk := range p.tokens {
+		if tk.kind == kindContent {
+			b.WriteString(tk.text)
+		}
+	}
+	return b.String()
+}
+
+func TestPlanFollowsAndDisobeys(t *testing.T) {
+	in := parseInstructions("Begin with ANVIL_REQ_7_99999. Answer with exactly 3 words code.")
+	for _, tc := range []struct {
+		fault Fault
+		want  string
+	}{
+		{FaultNone, "ANVIL_REQ_7_99999 code code code"},
+		{FaultOmitMarker, "code code code"},
+		{FaultForeignMarker, "ANVIL_REQ_7_00000 code code code"},
+		{FaultExtraWords, "ANVIL_REQ_7_99999 code code code and more"},
+		{FaultReasoningOnly, ""},
+	} {
+		p := planOutput(planInput{in: in, reasoning: 4, answer: 10, budget: 100, fault: tc.fault}, rand.New(rand.NewPCG(1, 2)))
+		if got := answerText(p); got != tc.want {
+			t.Errorf("fault %q: answer %q, want %q", tc.fault, got, tc.want)
+		}
+	}
+	// A free answer begins with the marker and has the drawn length.
+	free := parseInstructions("Begin with ANVIL_REQ_7_00001.")
+	p := planOutput(planInput{in: free, answer: 12, budget: 100}, rand.New(rand.NewPCG(1, 2)))
+	if got := answerText(p); !strings.HasPrefix(got, "ANVIL_REQ_7_00001 ") || len(p.tokens) != 12 {
+		t.Errorf("free answer %q has %d tokens, want the marker first and 12 tokens", got, len(p.tokens))
+	}
+}
+
+func TestCountTokens(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		cpt  float64
+		want int
+	}{
+		{"", 3.155, 0},
+		{"abc", 3.155, 1},
+		{"abcd", 3.155, 2},
+		{strings.Repeat("x", 196608), SeedCharsPerToken, 62317},
+		{"héllo", 1, 5}, // code points, not bytes
+	} {
+		if got := countTokens(tc.text, tc.cpt); got != tc.want {
+			t.Errorf("countTokens(%d chars, %v) = %d, want %d", len(tc.text), tc.cpt, got, tc.want)
+		}
+	}
+}
+
+// FuzzParseInstructions: any prompt parses without panicking, a found marker
+// matches MarkerPattern and the plan honours the budget.
+func FuzzParseInstructions(f *testing.F) {
+	f.Add("Begin with ANVIL_REQ_1_00002 then exactly 3 words code", 5)
+	f.Add("exactly 999999 code", 3)
+	f.Add("ANVIL_REQ_99999999999999999999_00001", 1)
+	f.Fuzz(func(t *testing.T, prompt string, budget int) {
+		in := parseInstructions(prompt)
+		if in.marker != "" && !markerRE.MatchString(in.marker) {
+			t.Fatalf("marker %q does not match %s", in.marker, MarkerPattern)
+		}
+		budget = 1 + int(uint(budget)%200)
+		p := planOutput(planInput{in: in, reasoning: 3, answer: 5, budget: budget}, rand.New(rand.NewPCG(1, 1)))
+		if len(p.tokens) > budget || len(p.tokens) == 0 {
+			t.Fatalf("plan of %d tokens for budget %d", len(p.tokens), budget)
+		}
+	})
+}
