@@ -1,0 +1,245 @@
+package capacity
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	fakeserver "github.com/anvilbench/anvil/fake_server"
+)
+
+// okStream is a minimal valid stream: one content chunk, usage, [DONE].
+const okStream = "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"}}]}\n\n" +
+	"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":3,\"total_tokens\":13}}\n\n" +
+	"data: [DONE]\n\n"
+
+// sleepyStream answers every chat request after d with okStream and
+// records how many requests were in flight at most.
+type sleepyStream struct {
+	d        time.Duration
+	inFlight atomic.Int32
+	max      atomic.Int32
+	seen     atomic.Int32
+}
+
+func (s *sleepyStream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	n := s.inFlight.Add(1)
+	defer s.inFlight.Add(-1)
+	s.seen.Add(1)
+	for {
+		m := s.max.Load()
+		if n <= m || s.max.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	time.Sleep(s.d)
+	w.Header().Set("Content-Type", "text/event-stream")
+	_, _ = io.WriteString(w, okStream)
+}
+
+// pipeTarget is a target served by h over the in-memory transport.
+func pipeTarget(t *testing.T, h http.Handler) Target {
+	return Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192, HTTPClient: servePipe(t, h)}
+}
+
+// TestRunClosedLoop: exactly Concurrency requests are in flight and a
+// request is sent the moment one finishes, so 20 requests of 10 ms at
+// concurrency 4 take exactly 5 rounds of fake time.
+func TestRunClosedLoop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &sleepyStream{d: 10 * time.Millisecond}
+		rep, err := Run(t.Context(), pipeTarget(t, h), Workload{Requests: 20, Concurrency: 4, ContextTokens: 512})
+		require.NoError(t, err)
+		require.Equal(t, 20, rep.Completed)
+		require.EqualValues(t, 4, h.max.Load())
+		require.EqualValues(t, 20, h.seen.Load())
+		require.Equal(t, 50.0, rep.WallClockMS)
+		for _, row := range rep.RequestTimings {
+			require.Equal(t, 10.0, row.E2EMS)
+		}
+		require.Equal(t, 20*3/(50.0/1000), *rep.Metrics.ThroughputTokS)
+	})
+}
+
+// TestRunCancel: cancelling the run stops it at once; in-flight and unsent
+// requests become "cancelled" failures, finished ones keep their rows, and
+// no goroutine outlives Run (the bubble would deadlock otherwise).
+func TestRunCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := fakeserver.NewInMemory(fakeserver.Reasoning())
+		defer srv.Close()
+		ctx, cancel := context.WithCancel(t.Context())
+		const cancelAfter = 20 * time.Second
+		start := time.Now()
+		time.AfterFunc(cancelAfter, cancel)
+		rep, err := Run(ctx, Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()},
+			Workload{Requests: 40, Concurrency: 4, MaxTokens: 1024, ContextTokens: 16000})
+		require.NoError(t, err)
+		require.Equal(t, cancelAfter, time.Since(start), "Run returns the instant the run is cancelled")
+		require.Equal(t, 40, rep.Requests)
+		require.NotEmpty(t, rep.RequestTimings, "finished requests keep their rows")
+		require.Equal(t, 40, rep.Completed+rep.Failed)
+		require.False(t, rep.PerformanceEligible)
+		inFlight := 0
+		for _, f := range rep.Failures {
+			require.Equal(t, FailureCancelled, f.FailureClass)
+			if f.ElapsedMS > 0 {
+				inFlight++
+				require.Contains(t, f.ErrorMessage, "run cancelled before the request finished")
+			} else {
+				require.Equal(t, "run cancelled before the request was sent", f.ErrorMessage)
+			}
+		}
+		require.Equal(t, 4, inFlight, "the requests in flight were cancelled")
+		synctest.Wait()
+		for _, tr := range srv.Traces() {
+			require.True(t, tr.Done())
+		}
+	})
+}
+
+// TestRunCancelBeforeStart: a run cancelled before it starts reports every
+// planned request as cancelled.
+func TestRunCancelBeforeStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		rep, err := Run(ctx, pipeTarget(t, &sleepyStream{}), Workload{Requests: 5, Concurrency: 2, ContextTokens: 512})
+		require.NoError(t, err)
+		require.Equal(t, 5, rep.Failed)
+		require.Equal(t, 0, rep.ResponsesReceived)
+	})
+}
+
+// panicky panics in RoundTrip for the request that arrives index-th.
+type panicky struct {
+	next  http.RoundTripper
+	index int32
+	n     atomic.Int32
+}
+
+func (p *panicky) RoundTrip(r *http.Request) (*http.Response, error) {
+	if p.n.Add(1)-1 == p.index {
+		panic("transport defect")
+	}
+	return p.next.RoundTrip(r)
+}
+
+// TestRunWorkerPanic: a panic while sending a request becomes a
+// runner_error failure of that request and the run goes on.
+func TestRunWorkerPanic(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := fakeserver.NewInMemory(fakeserver.Fast())
+		defer srv.Close()
+		hc := &http.Client{Transport: &panicky{next: srv.Client().Transport, index: 2}}
+		rep, err := Run(t.Context(), Target{BaseURL: srv.URL + "/v1", HTTPClient: hc, Model: "fake-fast", MaxModelLen: 32768},
+			Workload{Requests: 5, Concurrency: 1})
+		require.NoError(t, err)
+		require.Len(t, rep.Failures, 1)
+		f := rep.Failures[0]
+		require.Equal(t, 2, f.RequestIndex)
+		require.Equal(t, FailureRunnerError, f.FailureClass)
+		require.Contains(t, f.ErrorMessage, "panic in the request worker: transport defect")
+		require.LessOrEqual(t, len([]rune(f.ErrorMessage)), MaxErrorMessageRunes)
+		require.Equal(t, 4, rep.Completed)
+	})
+}
+
+// TestRunRequestError: a connection that cannot be made is a request_error
+// naming the Go error type, without the request failing the run.
+func TestRunRequestError(t *testing.T) {
+	refused := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+	}}
+	rep, err := Run(t.Context(), Target{BaseURL: "http://user:pw@127.0.0.1:9/v1", Model: "m", MaxModelLen: 8192, HTTPClient: &http.Client{Transport: refused}},
+		Workload{Requests: 2, Concurrency: 2, ContextTokens: 512})
+	require.NoError(t, err)
+	require.Equal(t, "http://127.0.0.1:9/v1", rep.BaseURL, "credentials removed")
+	require.Len(t, rep.Failures, 2)
+	for _, f := range rep.Failures {
+		require.Equal(t, FailureRequestError, f.FailureClass)
+		require.Equal(t, "*net.OpError", f.ErrorType)
+		require.Contains(t, f.ErrorMessage, "connection refused")
+		require.NotContains(t, f.ErrorMessage, "pw")
+		require.False(t, f.ResponseReceived)
+		require.Nil(t, f.ResponseMetadata)
+		require.Nil(t, f.HTTPStatus)
+	}
+}
+
+// TestRunMaxFailures: dispatch stops once MaxFailures requests failed; the
+// report accounts for the requests sent.
+func TestRunMaxFailures(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fakeserver.Fast()
+		cfg.Faults.Probability = map[fakeserver.Fault]float64{fakeserver.FaultHTTP500: 1}
+		rep, err := runFake(t, cfg, Workload{Requests: 50, Concurrency: 1, MaxFailures: 3})
+		require.NoError(t, err)
+		require.Equal(t, 3, rep.Requests)
+		require.Equal(t, 3, rep.Failed)
+		require.Equal(t, 3, rep.MetricPopulation.AttemptedRequests)
+	})
+}
+
+// TestRunDuration: a campaign sends no request after Duration; requests is
+// what was dispatched, and all of it finished.
+func TestRunDuration(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &sleepyStream{d: 30 * time.Millisecond}
+		rep, err := Run(t.Context(), pipeTarget(t, h), Workload{Duration: 100 * time.Millisecond, Concurrency: 2, ContextTokens: 512})
+		require.NoError(t, err)
+		// Dispatch at 0, 30, 60 and 90 ms on each of 2 workers; none at 120.
+		require.Equal(t, 8, rep.Requests)
+		require.Equal(t, 8, rep.Completed)
+		require.EqualValues(t, 8, h.seen.Load())
+		require.Equal(t, 120.0, rep.WallClockMS, "in-flight requests finish")
+		require.True(t, rep.PerformanceEligible)
+		require.Equal(t, map[int]int{512: 8}, rep.ContextDistribution)
+	})
+}
+
+// TestRunWarmupAndProgress: warm-up requests are sent first and left out;
+// the progress callback sees every step, one call at a time.
+func TestRunWarmupAndProgress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &sleepyStream{d: time.Millisecond}
+		var (
+			mu    sync.Mutex
+			calls []Progress
+			busy  atomic.Bool
+		)
+		w := Workload{Requests: 6, Concurrency: 3, Warmup: 4, ContextTokens: 512, Progress: func(p Progress) {
+			require.True(t, busy.CompareAndSwap(false, true), "progress calls never overlap")
+			defer busy.Store(false)
+			mu.Lock()
+			calls = append(calls, p)
+			mu.Unlock()
+		}}
+		rep, err := Run(t.Context(), pipeTarget(t, h), w)
+		require.NoError(t, err)
+		require.EqualValues(t, 10, h.seen.Load(), "4 warm-up + 6 measured requests")
+		require.Equal(t, 6, rep.Requests)
+		require.Equal(t, 6, rep.Completed)
+		warm := 0
+		for _, p := range calls {
+			if p.Warmup {
+				warm++
+				require.Zero(t, p.Dispatched)
+			}
+			require.LessOrEqual(t, p.InFlight, 3)
+		}
+		require.Equal(t, 8, warm, "4 dispatches and 4 completions")
+		last := calls[len(calls)-1]
+		require.Equal(t, Progress{Planned: 6, Dispatched: 6, Succeeded: 6, InFlight: 0, Elapsed: last.Elapsed}, last)
+	})
+}
