@@ -1,0 +1,64 @@
+package capacity
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestRunIDAndISOSecond(t *testing.T) {
+	at := time.Date(2026, 10, 5, 11, 42, 24, 999_999_999, time.UTC)
+	require.Equal(t, "benchmark-20261005T114224Z", RunID(at))
+	require.Equal(t, "2026-10-05T11:42:24Z", ISOSecond(at), "truncated, not rounded")
+	paris := time.FixedZone("CEST", 2*3600)
+	require.Equal(t, "benchmark-20261005T114224Z", RunID(at.In(paris)))
+	require.Equal(t, "2026-10-05T11:42:24Z", ISOSecond(at.In(paris)))
+}
+
+func TestFingerprint(t *testing.T) {
+	require.Equal(t, "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", Fingerprint(nil))
+	fp := Fingerprint([]byte("vllm serve model --max-model-len 262144"))
+	require.NoError(t, CheckConfigurationFingerprint(fp))
+	require.NoError(t, CheckConfigurationFingerprint(""))
+	require.ErrorIs(t, CheckConfigurationFingerprint(strings.ToUpper(fp)), ErrInvalidConfig)
+	require.ErrorIs(t, CheckConfigurationFingerprint(fp+"0"), ErrInvalidConfig)
+	_, err := Workload{ConfigurationFingerprint: fp}.Resolved()
+	require.NoError(t, err)
+}
+
+func TestCheckClockDomainID(t *testing.T) {
+	for _, ok := range []string{"", "a", "lab-1.rack_2", strings.Repeat("Z", 64)} {
+		require.NoError(t, CheckClockDomainID(ok), ok)
+	}
+	for _, bad := range []string{" ", "a/b", "ünï", strings.Repeat("Z", 65), "a\nb"} {
+		require.ErrorIs(t, CheckClockDomainID(bad), ErrInvalidConfig, bad)
+	}
+}
+
+func TestTimingMethodology(t *testing.T) {
+	m := TimingMethodology()
+	keys := slices.Sorted(func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	// DESIGN.md appendix A: the 13 keys of timing_methodology.
+	require.Equal(t, []string{"artifact_timestamps", "clock", "controlled_output", "decode", "distributions",
+		"effective_prefill", "generation", "mean_inter_token_latency", "p99", "request_canaries",
+		"time_to_first_output", "tpot", "ttft"}, keys)
+	for k, v := range m {
+		require.NotEmpty(t, v, k)
+		require.NotContains(t, v, "perf_counter", "%s names Python's clock", k)
+		require.NotContains(t, v, "time_ns", "%s names Python's clock", k)
+	}
+	require.Contains(t, m[MethodologyClock], "monotonic")
+	require.Contains(t, m[MethodologyClock], "time.Now")
+	m[MethodologyClock] = "changed"
+	require.NotEqual(t, "changed", TimingMethodology()[MethodologyClock], "each call returns a new map")
+	require.NotEmpty(t, TimestampPrecision)
+}

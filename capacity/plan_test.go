@@ -1,0 +1,114 @@
+package capacity
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+)
+
+func TestNewPlanFixedContext(t *testing.T) {
+	// The seed artifact's workload: 6 requests of 65,536 tokens, seed 1717,
+	// max_tokens 8192, a 262,144-token model.
+	p, err := NewPlan(Workload{Requests: 6, Concurrency: 1, ContextTokens: 65536, Seed: 1717, MaxTokens: 8192, RequestCanaries: true}, 262144, DefaultMargin, "")
+	require.NoError(t, err)
+	require.Equal(t, 262144-8192-1024, p.PromptBudget)
+	require.Equal(t, []int{65536, 65536, 65536, 65536, 65536, 65536}, p.Contexts)
+	require.Equal(t, map[int]int{65536: 6}, p.ContextDistribution())
+	require.Equal(t, 6*65536, p.PlannedPromptTokens())
+	require.Equal(t, "ANVIL_REQ_1717_00000", p.Marker(0))
+	require.Equal(t, "ANVIL_REQ_1717_00005", p.Marker(5))
+
+	off, err := NewPlan(Workload{Requests: 2}, 262144, DefaultMargin, "")
+	require.NoError(t, err)
+	require.Empty(t, off.Marker(0))
+}
+
+func TestNewPlanClampsToBudget(t *testing.T) {
+	// Budget 100000 - 64 - 1024 = 98912: the 131072 draw of seed 1717 is
+	// clamped, the others are kept.
+	p, err := NewPlan(Workload{Requests: 8, Seed: 1717}, 100000, DefaultMargin, "")
+	require.NoError(t, err)
+	require.Equal(t, []int{65536, 32768, 98912, 16000, 32768, 65536, 32768, 32768}, p.Contexts)
+	require.Equal(t, map[int]int{16000: 1, 32768: 4, 65536: 2, 98912: 1}, p.ContextDistribution())
+
+	fixed, err := NewPlan(Workload{Requests: 3, ContextTokens: 500000}, 131072, 0, "")
+	require.NoError(t, err)
+	require.Equal(t, []int{131072 - 64, 131072 - 64, 131072 - 64}, fixed.Contexts)
+}
+
+func TestNewPlanIsPure(t *testing.T) {
+	w := Workload{Requests: 500, Seed: -77, RequestCanaries: true, PromptCacheMode: PromptCacheUnique}
+	a, err := NewPlan(w, 262144, 1024, "n1")
+	require.NoError(t, err)
+	b, err := NewPlan(w, 262144, 1024, "n1")
+	require.NoError(t, err)
+	if diff := cmp.Diff(a, b, cmp.AllowUnexported(Plan{}, Workload{}), cmp.Comparer(func(x, y func(Progress)) bool { return x == nil && y == nil })); diff != "" {
+		t.Fatalf("two plans of one workload differ:\n%s", diff)
+	}
+}
+
+func TestNewPlanErrors(t *testing.T) {
+	tests := []struct {
+		name        string
+		w           Workload
+		maxModelLen int
+		margin      int
+		nonce       string
+		wantErr     string
+	}{
+		{"invalid workload", Workload{Concurrency: 300}, 8192, 1024, "", "Workload.Concurrency = 300: must be in 1..256"},
+		{"unknown model length", Workload{}, 0, 1024, "", "Target.MaxModelLen = 0: must be in 1..1048576 once resolved"},
+		{"model length over", Workload{}, 1048577, 1024, "", "Target.MaxModelLen = 1048577: must be in 1..1048576"},
+		{"margin negative", Workload{}, 8192, -1, "", "Target.Margin = -1: must be in 0..1048576 once resolved"},
+		{"no budget", Workload{MaxTokens: 4000}, 4096, 1024, "", "Target.MaxModelLen = 4096: leaves a prompt budget of -928 tokens after MaxTokens 4000 and Margin 1024; must leave at least 1"},
+		{"zero budget", Workload{MaxTokens: 3072}, 4096, 1024, "", "leaves a prompt budget of 0 tokens"},
+		{"unique needs a nonce", Workload{PromptCacheMode: PromptCacheUnique}, 8192, 1024, "", `unique-mode nonce "" must be`},
+		{"nonce charset", Workload{PromptCacheMode: PromptCacheUnique}, 8192, 1024, "a b", `unique-mode nonce "a b" must be`},
+		{"sampled aggregate cap", Workload{Requests: MaxRequests}, 1048576, 1024, "", "Workload.Requests = 10000: plans more than 67108864 prompt tokens in all (the first"},
+		{"closing instruction does not fit", Workload{Requests: 1, ContextTokens: 32, ResponseWords: 99}, 8192, 1024, "", "Workload.ContextTokens = 32: is too small for request 0: a prompt of 96 characters cannot hold its 124-character closing instruction"},
+		{"warm-up closing instruction does not fit", Workload{Requests: 1, ContextTokens: 32, Warmup: 1}, 64 + 1024 + 16, 1024, "", "Workload.ContextTokens = 16: is too small for warm-up request 0: a prompt of 48 characters cannot hold its 53-character closing instruction"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := NewPlan(tt.w, tt.maxModelLen, tt.margin, tt.nonce)
+			require.ErrorIs(t, err, ErrInvalidConfig)
+			require.ErrorContains(t, err, tt.wantErr)
+		})
+	}
+}
+
+func TestNewPlanDurationFitsTheCap(t *testing.T) {
+	p, err := NewPlan(Workload{Duration: time.Minute}, 1048576, 1024, "")
+	require.NoError(t, err)
+	require.Equal(t, MaxRequests, p.Workload.Requests)
+	require.Less(t, p.Len(), MaxRequests)
+	require.LessOrEqual(t, p.PlannedPromptTokens(), MaxPlannedPromptTokens)
+	next := SampleContexts(0, p.Len()+1)[p.Len()]
+	require.Greater(t, p.PlannedPromptTokens()+next, MaxPlannedPromptTokens, "the plan stops at the longest prefix that fits")
+	// The kept prefix is exactly the non-duration draw.
+	require.Equal(t, SampleContexts(0, p.Len()), p.Contexts)
+}
+
+func TestPromptBudget(t *testing.T) {
+	b, err := PromptBudget(262144, 8192, 1024)
+	require.NoError(t, err)
+	require.Equal(t, 252928, b)
+	b, err = PromptBudget(1089, 64, 1024)
+	require.NoError(t, err)
+	require.Equal(t, 1, b)
+	_, err = PromptBudget(1088, 64, 1024)
+	require.ErrorIs(t, err, ErrInvalidConfig)
+}
+
+func TestNewNonce(t *testing.T) {
+	a, err := NewNonce()
+	require.NoError(t, err)
+	b, err := NewNonce()
+	require.NoError(t, err)
+	require.Regexp(t, `^[0-9a-f]{16}$`, a)
+	require.NotEqual(t, a, b)
+	_, err = NewPlan(Workload{Requests: 1, PromptCacheMode: PromptCacheUnique}, 16384, 1024, a)
+	require.NoError(t, err)
+}
