@@ -61,14 +61,17 @@ type artifactPaths struct {
 }
 
 // artifactStem is the file name without extension for a run of the
-// benchmark named name: the name with "/" turned into "__" and characters
-// unsafe in file names dropped, then the run's start time.
+// benchmark named name: "/" becomes "__", "=" becomes "-" (benchstat reads
+// an argument with "=" as label=path), other characters unsafe in file
+// names are dropped; then the run's start time.
 func artifactStem(name string, r *capacity.Report) string {
 	name = strings.ReplaceAll(name, "/", "__")
 	name = strings.Map(func(c rune) rune {
 		switch {
+		case c == '=':
+			return '-'
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9',
-			strings.ContainsRune("-_=.,+", c):
+			strings.ContainsRune("-_.,+", c):
 			return c
 		}
 		return -1

@@ -16,12 +16,12 @@ import (
 // reasoning tokens before each answer).
 const DefaultFakeProfile = "reasoning"
 
-// DefaultFakeTimeScale runs the embedded fake server this many times its
-// profile's real time (0.1: ten times faster), so that the example
+// DefaultFakeTimeScale runs the embedded fake server at this fraction of
+// its profile's real time (0.05: twenty times faster), so that the example
 // benchmarks (go test -bench Capacity -run '^$' ./anviltest) finish in
 // about a minute on two cores while keeping the profile's proportions.
 // Reported latencies and rates are those of the scaled clock.
-const DefaultFakeTimeScale = 0.1
+const DefaultFakeTimeScale = 0.05
 
 // Environment knobs of the embedded fake server, for experiments such as the
 // decode-rate significance check (.ci/decode-significance.sh). Ignored when

@@ -1,0 +1,60 @@
+package anviltest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity"
+)
+
+func TestArtifactStem(t *testing.T) {
+	r := &capacity.Report{StartedAtUnixNS: 1_800_000_000_123_456_789}
+	for _, tc := range []struct{ name, want string }{
+		{"BenchmarkCapacity", "BenchmarkCapacity.20270115T080000.123456789Z"},
+		// "/" separates sub-benchmarks; "=" would read as benchstat's
+		// label=path; spaces, quotes and the like are dropped.
+		{"BenchmarkCapacity/ctx=32768/conc=4", "BenchmarkCapacity__ctx-32768__conc-4.20270115T080000.123456789Z"},
+		{"BenchmarkX/a b'c*?", "BenchmarkX__abc.20270115T080000.123456789Z"},
+	} {
+		require.Equal(t, tc.want, artifactStem(tc.name, r), tc.name)
+	}
+}
+
+func TestWriteArtifactsNeverOverwrites(t *testing.T) {
+	dir := t.TempDir()
+	r := readSeed(t)
+	var paths []artifactPaths
+	for range 3 {
+		p, err := writeArtifacts(dir, "BenchmarkCapacity/ctx=65536", "BenchmarkCapacity/ctx=65536-2", r)
+		require.NoError(t, err)
+		paths = append(paths, p)
+	}
+	stamp := "20261005T114224.279383700Z"
+	require.Equal(t, filepath.Join(dir, "BenchmarkCapacity__ctx-65536."+stamp+".json"), paths[0].json)
+	require.Equal(t, filepath.Join(dir, "BenchmarkCapacity__ctx-65536."+stamp+"-2.bench"), paths[1].bench)
+	require.Equal(t, filepath.Join(dir, "BenchmarkCapacity__ctx-65536."+stamp+"-3.json"), paths[2].json)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 6, "no temporary file is left behind")
+	for _, e := range entries {
+		info, err := e.Info()
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o644), info.Mode().Perm(), e.Name())
+	}
+	bench, err := os.ReadFile(paths[0].bench)
+	require.NoError(t, err)
+	require.Contains(t, string(bench), "\nBenchmarkCapacity/ctx=65536-2 6 ")
+	require.Equal(t, readArtifact(t, paths[0].json).RunID, r.RunID)
+}
+
+func TestWriteArtifactsFailsOnAMissingDirectory(t *testing.T) {
+	_, err := writeArtifacts(filepath.Join(t.TempDir(), "gone"), "BenchmarkX", "BenchmarkX", readSeed(t))
+	require.ErrorContains(t, err, "gone")
+}
+
+func readSeed(t *testing.T) *capacity.Report {
+	return readArtifact(t, "../testdata/seed-capacity-v4-reasoning.json")
+}
