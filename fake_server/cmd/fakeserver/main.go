@@ -101,27 +101,21 @@ func (f rangeFlag) Set(s string) error {
 }
 
 func run(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("fakeserver", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:8000", "TCP address to listen on")
-	profile := fs.String("profile", "reasoning", "profile: "+strings.Join(fakeserver.ProfileNames(), ", "))
-	dialect := fs.String("dialect", "vllm", "dialect preset: vllm, ollama, mock-llm")
-	if err := fs.Parse(args); err != nil && !errors.Is(err, flag.ErrHelp) {
-		return err
-	}
-	cfg, err := fakeserver.Profile(*profile)
+	// The knob flags default to the chosen profile and dialect, so those two
+	// are looked up first.
+	profile, dialect := preset(args, "profile", "reasoning"), preset(args, "dialect", "vllm")
+	cfg, err := fakeserver.Profile(profile)
 	if err != nil {
 		return err
 	}
-	if cfg.Dialect, err = fakeserver.DialectByName(*dialect); err != nil {
+	if cfg.Dialect, err = fakeserver.DialectByName(dialect); err != nil {
 		return err
 	}
-	// Second pass: knob flags default to the chosen profile and dialect.
-	fs = flag.NewFlagSet("fakeserver", flag.ContinueOnError)
+	fs := flag.NewFlagSet("fakeserver", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.String("addr", *addr, "TCP address to listen on")
-	fs.String("profile", *profile, "profile: "+strings.Join(fakeserver.ProfileNames(), ", "))
-	fs.String("dialect", *dialect, "dialect preset: vllm, ollama, mock-llm")
+	addr := fs.String("addr", "127.0.0.1:8000", "TCP address to listen on")
+	fs.String("profile", profile, "profile: "+strings.Join(fakeserver.ProfileNames(), ", ")+"; sets every knob")
+	fs.String("dialect", dialect, "dialect preset: vllm, ollama, mock-llm")
 	knobs(fs, &cfg)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -139,13 +133,31 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	srv := fakeserver.NewUnstarted(cfg)
 	srv.Listener = ln
 	srv.Start()
-	fmt.Fprintf(stderr, "fakeserver: serving model %q (profile %s, dialect %s) at %s/v1\n", cfg.Model, *profile, *dialect, srv.URL)
+	fmt.Fprintf(stderr, "fakeserver: serving model %q (profile %s, dialect %s) at %s/v1\n", cfg.Model, profile, dialect, srv.URL)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "fakeserver: shutting down")
 	srv.Close()
 	return nil
+}
+
+// preset returns the last value of flag -name (or --name) in args, or def.
+// The command takes no positional arguments, so any word may be a value.
+func preset(args []string, name, def string) string {
+	for i := 0; i < len(args); i++ {
+		if args[i] == "--" {
+			break
+		}
+		a := strings.TrimPrefix(strings.TrimPrefix(args[i], "-"), "-")
+		if v, ok := strings.CutPrefix(a, name+"="); ok {
+			def = v
+		} else if a == name && i+1 < len(args) {
+			def = args[i+1]
+			i++
+		}
+	}
+	return def
 }
 
 // knobs registers a flag for every Config knob.
