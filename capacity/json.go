@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 )
 
@@ -36,6 +37,19 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 		return nil, e.err
 	}
 	return e.buf, nil
+}
+
+// WriteTo writes the artifact to w as MarshalJSON does, followed by a
+// newline, streaming in bounded memory. It stops at the first non-finite
+// number or write error; w may then hold a partial document.
+func (r *Report) WriteTo(w io.Writer) (int64, error) {
+	e := artEncoder{buf: make([]byte, 0, flushBytes+4<<10), w: w}
+	reportTable.encode(&e, r)
+	e.buf = append(e.buf, '\n')
+	if e.err == nil {
+		e.flush()
+	}
+	return e.n, e.err
 }
 
 // UnmarshalJSON reads a v1 capacity artifact of any generation (legacy,

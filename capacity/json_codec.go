@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -19,14 +20,36 @@ import (
 // back to the same float64 (Python's repr: "519.0", "0.0001", "1e-05",
 // "1.5e+16").
 
-// artEncoder appends indented JSON to buf.
+// artEncoder appends indented JSON to buf and, when w is set, hands buf to
+// w whenever it holds flushBytes, so a large artifact streams in constant
+// memory.
 type artEncoder struct {
 	buf   []byte
 	depth int
-	err   error // first non-finite float met
+	err   error     // first non-finite float met, or w's error
+	w     io.Writer // nil: accumulate everything in buf
+	n     int64     // bytes handed to w
+}
+
+const flushBytes = 64 << 10
+
+// flush hands buf to w.
+func (e *artEncoder) flush() {
+	if e.w == nil || len(e.buf) == 0 || e.err != nil {
+		return
+	}
+	n, err := e.w.Write(e.buf)
+	e.n += int64(n)
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	e.buf = e.buf[:0]
 }
 
 func (e *artEncoder) newline() {
+	if e.w != nil && len(e.buf) >= flushBytes {
+		e.flush()
+	}
 	e.buf = append(e.buf, '\n')
 	for range e.depth {
 		e.buf = append(e.buf, "  "...)
@@ -125,6 +148,19 @@ func (e *artEncoder) string(s string) {
 }
 
 const jsonHex = "0123456789abcdef"
+
+// escapedLen is the number of bytes artEncoder.string writes for the rune r
+// (utf8.RuneError for an invalid byte).
+func escapedLen(r rune) int {
+	switch {
+	case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t' || r == '\b' || r == '\f':
+		return 2
+	case r < 0x20:
+		return 6
+	}
+	return utf8.RuneLen(r) // an invalid byte decodes as U+FFFD, 3 bytes as written
+
+}
 
 // raw appends a JSON value kept verbatim from a document, re-indented to
 // the current depth; number literals and key order are preserved.

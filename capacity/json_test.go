@@ -289,3 +289,53 @@ func TestFamilyKeys(t *testing.T) {
 		t.Error(diff)
 	}
 }
+
+func TestCutErrorMessage(t *testing.T) {
+	tests := []struct {
+		name      string
+		in        string
+		wantRunes int
+		truncated bool
+	}{
+		{"short", "connection refused", 18, false},
+		{"exactly at the cap", strings.Repeat("a", MaxErrorMessageRunes), MaxErrorMessageRunes, false},
+		{"one over", strings.Repeat("a", MaxErrorMessageRunes+1), MaxErrorMessageRunes, true},
+		{"two-byte escapes fit whole", strings.Repeat("\"\\\n\t\r", MaxErrorMessageRunes/5) + "\"\\\n", MaxErrorMessageRunes, false},
+		{"four-byte runes cut by size", strings.Repeat("😀", MaxErrorMessageRunes), MaxErrorMessageJSONBytes / 4, true},
+		{"three-byte runes", strings.Repeat("世", MaxErrorMessageRunes), MaxErrorMessageJSONBytes / 3, true},
+		{"control escapes", strings.Repeat("\x01", MaxErrorMessageRunes), MaxErrorMessageJSONBytes / 6, true},
+		{"invalid bytes", strings.Repeat("\xff", MaxErrorMessageRunes), MaxErrorMessageJSONBytes / 3, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, truncated := CutErrorMessage(tc.in)
+			require.Equal(t, tc.truncated, truncated)
+			require.True(t, strings.HasPrefix(tc.in, got))
+			require.Equal(t, tc.wantRunes, len([]rune(got)))
+			var e artEncoder
+			e.string(got)
+			require.LessOrEqual(t, len(e.buf)-2, MaxErrorMessageJSONBytes, "escaped size")
+		})
+	}
+}
+
+// FuzzEscapedLen: the size CutErrorMessage budgets is the size the encoder
+// writes, and a cut message always fits both limits.
+func FuzzEscapedLen(f *testing.F) {
+	f.Add("plain")
+	f.Add("\"\\\n\x01\xff😀世é\u2028")
+	f.Fuzz(func(t *testing.T, s string) {
+		n := 0
+		for _, r := range s {
+			n += escapedLen(r)
+		}
+		var e artEncoder
+		e.string(s)
+		require.Equal(t, len(e.buf)-2, n)
+		cut, _ := CutErrorMessage(strings.Repeat(s, 1+MaxErrorMessageRunes/max(len(s), 1)))
+		e = artEncoder{}
+		e.string(cut)
+		require.LessOrEqual(t, len(e.buf)-2, MaxErrorMessageJSONBytes)
+		require.LessOrEqual(t, len([]rune(cut)), MaxErrorMessageRunes)
+	})
+}

@@ -19,6 +19,14 @@ const (
 // Unicode code points; CutErrorMessage enforces it.
 const MaxErrorMessageRunes = 2048
 
+// MaxErrorMessageJSONBytes bounds the JSON-escaped form of an
+// "error_message" (quotes excluded). 2048 characters that each take a
+// two-byte escape (quote, backslash, newline, tab...) fit exactly; text of
+// six-byte control escapes or four-byte runes is cut earlier. With it, the
+// largest artifact the bounds allow (10000 failed requests) stays under
+// the reader's 64 MiB limit.
+const MaxErrorMessageJSONBytes = 2 * MaxErrorMessageRunes
+
 // FailureClass says why a request is not a latency sample (DESIGN appendix B).
 type FailureClass string
 
@@ -196,10 +204,13 @@ type Failure struct {
 	ResponseTiming *TimingRow
 	// ResponseMetadata is "response_metadata"; nil when no response arrived.
 	ResponseMetadata *ResponseMetadata
-	// RequestCanary is "request_canary"; the key is written only when the
-	// check was evaluated (non-nil) or a read document had it.
+	// RequestCanary is "request_canary": the canary check of a response
+	// that has no ResponseTiming (a timing row carries its own check, which
+	// is not repeated here). The key is written only when non-nil, or when
+	// a read document had it.
 	RequestCanary *CanaryCheck
-	// ControlledOutput is "controlled_output"; written like RequestCanary.
+	// ControlledOutput is "controlled_output"; set and written like
+	// RequestCanary.
 	ControlledOutput *ControlledOutputCheck
 
 	shape shape
@@ -229,16 +240,21 @@ type Usage struct {
 	shape shape
 }
 
-// CutErrorMessage cuts msg to at most MaxErrorMessageRunes Unicode code
-// points, on a rune boundary, and reports whether it cut anything. An
-// invalid UTF-8 byte counts as one code point.
+// CutErrorMessage cuts msg on a rune boundary to at most
+// MaxErrorMessageRunes code points whose JSON-escaped form takes at most
+// MaxErrorMessageJSONBytes bytes, and reports whether it cut anything. An
+// invalid UTF-8 byte counts as one code point (written as U+FFFD).
 func CutErrorMessage(msg string) (cut string, truncated bool) {
-	n := 0
-	for i := range msg {
-		if n == MaxErrorMessageRunes {
+	runes, size := 0, 0
+	for i, r := range msg {
+		if runes == MaxErrorMessageRunes {
 			return msg[:i], true
 		}
-		n++
+		size += escapedLen(r)
+		if size > MaxErrorMessageJSONBytes {
+			return msg[:i], true
+		}
+		runes++
 	}
 	return msg, false
 }

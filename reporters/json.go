@@ -1,0 +1,120 @@
+package reporters
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/anvilbench/anvil/capacity"
+)
+
+// MaxArtifactBytes is the largest v1 JSON artifact ReadJSON accepts (64 MiB).
+// The largest artifact the bounds allow (10000 failed requests, every
+// failure message at its cap) fits below it; WriteJSON and EncodeJSON refuse
+// to write what ReadJSON would refuse to read.
+const MaxArtifactBytes = 64 << 20
+
+// ReadJSON reads one anvil-serving.benchmark/v1 capacity artifact of any
+// generation. It keeps exactly the keys the document had, at every level, so
+// WriteJSON writes a legacy artifact back unchanged; unknown keys survive as
+// raw JSON. It fails on input over MaxArtifactBytes, invalid or truncated
+// JSON, bare NaN/Infinity (with the byte offset), a top level that is not an
+// object, a wrong or missing schema or a document that is not a capacity
+// artifact (errors.Is capacity.ErrNotArtifact), values of the wrong type
+// (naming the field) and negative request counts.
+func ReadJSON(r io.Reader) (*capacity.Report, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxArtifactBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reporters: read artifact: %w", err)
+	}
+	if len(data) > MaxArtifactBytes {
+		return nil, fmt.Errorf("reporters: read artifact: input exceeds the %d-byte (64 MiB) limit", MaxArtifactBytes)
+	}
+	var rep capacity.Report
+	if err := rep.UnmarshalJSON(data); err != nil {
+		return nil, fmt.Errorf("reporters: read artifact: %w", err)
+	}
+	return &rep, nil
+}
+
+// errTooLarge is returned by limitWriter past MaxArtifactBytes.
+var errTooLarge = fmt.Errorf("the artifact exceeds the %d-byte (64 MiB) reader limit", MaxArtifactBytes)
+
+// limitWriter passes at most MaxArtifactBytes to w.
+type limitWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if l.n+int64(len(p)) > MaxArtifactBytes {
+		return 0, errTooLarge
+	}
+	n, err := l.w.Write(p)
+	l.n += int64(n)
+	return n, err
+}
+
+// EncodeJSON writes r to w as the artifact: keys sorted at every level,
+// 2-space indent, no HTML escaping, trailing newline. It fails without
+// writing past MaxArtifactBytes; w may then hold a partial document.
+func EncodeJSON(w io.Writer, r *capacity.Report) error {
+	if r == nil {
+		return errors.New("reporters: write artifact: nil report")
+	}
+	if _, err := r.WriteTo(&limitWriter{w: w}); err != nil {
+		return fmt.Errorf("reporters: write artifact: %w", err)
+	}
+	return nil
+}
+
+// WriteJSON writes r to path atomically: the artifact goes to a temporary
+// file in the same directory, is synced to disk, gets mode 0644 and is
+// renamed over path, and the directory is synced. Readers see the old file
+// or the complete new one, never a partial write; on error no temporary
+// file is left behind.
+func WriteJSON(path string, r *capacity.Report) (err error) {
+	if r == nil {
+		return errors.New("reporters: write artifact: nil report")
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("reporters: write artifact %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(tmp, 256<<10)
+	if err = EncodeJSON(bw, r); err != nil {
+		return fmt.Errorf("%w (to %s)", err, path)
+	}
+	if err = bw.Flush(); err != nil {
+		return fmt.Errorf("reporters: write artifact %s: %w", path, err)
+	}
+	if err = tmp.Chmod(0o644); err != nil {
+		return fmt.Errorf("reporters: write artifact %s: %w", path, err)
+	}
+	if err = tmp.Sync(); err != nil {
+		return fmt.Errorf("reporters: sync artifact %s: %w", path, err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("reporters: write artifact %s: %w", path, err)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("reporters: write artifact %s: %w", path, err)
+	}
+	// Make the rename durable. Not every platform can sync a directory;
+	// the file itself is already on disk.
+	if d, derr := os.Open(dir); derr == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package reporters
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity"
+)
+
+// maxRequests is the upper bound of the requests setting (DESIGN section 6).
+const maxRequests = 10000
+
+// escapeHeavy is a failure message of exactly capacity.MaxErrorMessageRunes
+// code points, every one of which takes a two-byte JSON escape (quote,
+// backslash, newline, tab, carriage return, backspace, form feed): the
+// longest message CutErrorMessage keeps whole.
+func escapeHeavy() string {
+	const pattern = "\"\\\n\t\r\b\f"
+	var b strings.Builder
+	for n := 0; n < capacity.MaxErrorMessageRunes; n++ {
+		b.WriteByte(pattern[n%len(pattern)])
+	}
+	return b.String()
+}
+
+// largestReport is the biggest artifact the bounds allow: every one of the
+// maximum number of requests failed after a response arrived, so each
+// failure row carries a full timing row (with both checks), response
+// metadata and a message at its cap. (A failure row is larger than a successful
+// row, so all-failed is the worst case.)
+func largestReport(t testing.TB) *capacity.Report {
+	t.Helper()
+	seed, _ := readFile(t, seedPath)
+	r := &capacity.Report{
+		Schema: capacity.Schema, RunID: seed.RunID, StartedAt: seed.StartedAt, FinishedAt: seed.FinishedAt,
+		StartedAtUnixNS: seed.StartedAtUnixNS, FinishedAtUnixNS: seed.FinishedAtUnixNS,
+		TimestampPrecision: seed.TimestampPrecision, WallClockMS: 3.6e9, BaseURL: strings.Repeat("h", 2048),
+		Model: seed.Model, Engine: seed.Engine, GPU: seed.GPU,
+		Requests: maxRequests, Concurrency: 256, MaxTokens: 65536, ContextSeed: 1 << 62,
+		MaxContextTokens: new(1048576), ContextDistribution: map[int]int{16000: 2180, 32768: 3840, 65536: 3040, 131072: 890, 262144: 50},
+		SharedPrefixTokens: 262144, PromptCacheMode: "unique", RequestCanaries: true,
+		ResponseWords: 65536, ControlledOutputPolicy: "strict", ServeFlags: seed.ServeFlags,
+		Sampling: seed.Sampling, Failed: maxRequests, ResponsesReceived: maxRequests,
+		TimingMethodology: seed.TimingMethodology,
+	}
+	msg, truncated := capacity.CutErrorMessage(escapeHeavy())
+	require.False(t, truncated)
+	require.Equal(t, capacity.MaxErrorMessageRunes, utf8.RuneCountInString(msg))
+	row := seed.RequestTimings[0]
+	for i := range maxRequests {
+		row := row
+		row.RequestIndex = i
+		row.PlannedContextTokens = 262144
+		row.ControlledOutput = &capacity.ControlledOutputCheck{RequestedWords: 65536, ObservedCodeWords: 65535,
+			ObservedExtraWords: 12345, CaptureComplete: true, ExactAdherence: new(false), Policy: "strict"}
+		r.Failures = append(r.Failures, capacity.Failure{
+			RequestIndex: i, PlannedContextTokens: 262144, FailureClass: capacity.FailureControlledOutput,
+			ErrorType: "ControlledOutputError", ErrorMessage: msg, ErrorMessageTruncated: true,
+			ResponseReceived: true, ElapsedMS: 3599999.123456789, HTTPStatus: new(200),
+			ResponseTiming: &row,
+			ResponseMetadata: &capacity.ResponseMetadata{OutputTokenSource: capacity.SourceUsage,
+				ContentChunks: 65536, ReasoningChunks: 65536, FinishReasons: []string{"length"},
+				StreamTerminalObserved: true, Usage: &capacity.Usage{PromptTokens: new(1048576),
+					CompletionTokens: new(65536), TotalTokens: new(1114112)}},
+		})
+	}
+	require.NoError(t, r.Recompute())
+	return r
+}
+
+func TestLargestArtifactFitsReader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a large artifact")
+	}
+	r := largestReport(t)
+	path := filepath.Join(t.TempDir(), "largest.json")
+	require.NoError(t, WriteJSON(path, r))
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	t.Logf("largest artifact: %d bytes (%.1f%% of the %d-byte limit)", info.Size(),
+		100*float64(info.Size())/MaxArtifactBytes, MaxArtifactBytes)
+	require.Less(t, info.Size(), int64(MaxArtifactBytes))
+
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	back, err := ReadJSON(f)
+	require.NoError(t, err)
+	require.Len(t, back.Failures, maxRequests)
+	require.Equal(t, r.Failures[9999].ErrorMessage, back.Failures[9999].ErrorMessage)
+	// Full structural comparison of a sample (cmp over all 10000 is slow);
+	// the byte comparison below covers every row.
+	sample := func(fs []capacity.Failure) []capacity.Failure { return []capacity.Failure{fs[0], fs[4999], fs[9999]} }
+	if diff := cmp.Diff(sample(r.Failures), sample(back.Failures), cmpopts.IgnoreUnexported(capacity.Failure{}, capacity.TimingRow{},
+		capacity.CanaryCheck{}, capacity.ControlledOutputCheck{}, capacity.ResponseMetadata{}, capacity.Usage{})); diff != "" {
+		t.Fatalf("failures differ after the round trip:\n%s", diff)
+	}
+	again, err := back.MarshalJSON()
+	require.NoError(t, err)
+	written, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(append(again, '\n'), written), "read -> write reproduces the bytes")
+}
