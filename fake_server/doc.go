@@ -38,7 +38,31 @@
 //		tr, _ := srv.Trace(0)
 //	})
 //
+// A Server created with New also listens on a loopback socket (URL), for
+// plain clients and real-clock benchmarks; a listener's goroutine blocked
+// in Accept is not durably blocked, so inside a bubble use NewInMemory (or
+// NewUnstarted + StartInMemory), which opens no socket.
+//
+// Endpoints:
+//
+//	GET  /v1/models            {"object":"list","data":[{"id":..., "max_model_len":...}]}
+//	POST /v1/chat/completions  streamed (SSE) or not; OpenAI-style errors:
+//	                           404 model_not_found, 400 context_length_exceeded
+//	                           ("This model's maximum context length is N tokens.
+//	                           However, you requested M tokens ..."), 400 bad body
+//	POST /tokenize             vLLM style {"count","max_model_len","tokens"}
+//	                           (also /v1/tokenize)
+//	GET  /fake/trace           every Trace as JSON; ?index=N or ?request_id=ID
+//
+// Request fields read: model, messages (string or text-part content),
+// stream, stream_options.include_usage, max_tokens, max_completion_tokens
+// (wins), ignore_eos, chat_template_kwargs.enable_thinking (false: no
+// reasoning), reasoning_effort ("none": no reasoning). Request headers:
+// FaultHeader picks a fault, RequestIDHeader is recorded and echoed.
+//
 // Server.Trace returns what the server scheduled and wrote for each request,
-// as durations since the request arrived; the binary serves the same at
-// GET /fake/trace.
+// as durations since the request arrived (monotonic readings do not compare
+// across processes); the binary serves the same at GET /fake/trace. A
+// trace is final once Trace.Done: after synctest.Wait in a bubble, or after
+// Close.
 package fakeserver

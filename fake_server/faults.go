@@ -45,13 +45,13 @@ const (
 	// FaultOversized sends one content event of FaultPlan.OversizeBytes
 	// characters, then goes on.
 	FaultOversized Fault = "oversized_event"
-	// FaultEndless keeps decoding past max_tokens and never ends the stream
-	// until the client goes away.
+	// FaultEndless keeps decoding past max_tokens (content " more") and never
+	// ends the response until the client goes away or the Server closes.
 	FaultEndless Fault = "endless"
 	// FaultReasoningOnly answers with reasoning and no content at all.
 	FaultReasoningOnly Fault = "reasoning_only"
 	// FaultWrongContentType streams a normal body labelled
-	// "application/json".
+	// "application/json" (a non-streamed body: "text/plain").
 	FaultWrongContentType Fault = "wrong_content_type"
 	// FaultEmptyBody answers 200 text/event-stream with an empty body.
 	FaultEmptyBody Fault = "empty_body"

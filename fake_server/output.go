@@ -78,7 +78,7 @@ func planOutput(pi planInput, rng *rand.Rand) *outputPlan {
 	}
 	p.reasoning = r
 	if pi.fault != FaultReasoningOnly {
-		p.tokens = append(p.tokens, answerTokens(pi, p, rng)...)
+		p.tokens = append(p.tokens, answerTokens(pi, p)...)
 	}
 	if pi.ignoreEOS {
 		for len(p.tokens) < pi.budget {
@@ -96,7 +96,7 @@ func planOutput(pi planInput, rng *rand.Rand) *outputPlan {
 	return p
 }
 
-func answerTokens(pi planInput, p *outputPlan, rng *rand.Rand) []token {
+func answerTokens(pi planInput, p *outputPlan) []token {
 	var ts []token
 	add := func(s string) { ts = append(ts, token{kindContent, s}) }
 	word := func(w string) {
@@ -122,7 +122,7 @@ func answerTokens(pi planInput, p *outputPlan, rng *rand.Rand) []token {
 	} else {
 		n := max(pi.answer-len(ts), 1)
 		for i := range n {
-			word(answerWords[(i+rng.IntN(2))%len(answerWords)])
+			word(answerWords[i%len(answerWords)])
 		}
 	}
 	if pi.fault == FaultExtraWords {

@@ -68,6 +68,10 @@ func NewUnstarted(cfg Config) *Server {
 	return &Server{cfg: cfg}
 }
 
+// BaseURL is URL + "/v1", the base an OpenAI client is configured with
+// (it appends "/chat/completions" and "/models").
+func (s *Server) BaseURL() string { return s.URL + "/v1" }
+
 // Config returns the configuration in effect, defaults applied.
 func (s *Server) Config() Config { return s.cfg }
 

@@ -23,7 +23,8 @@ func TestLoopback(t *testing.T) {
 	defer srv.Close()
 	require.True(t, strings.HasPrefix(srv.URL, "http://127.0.0.1:"), srv.URL)
 
-	req, err := http.NewRequest("POST", srv.URL+"/v1/chat/completions",
+	require.Equal(t, srv.URL+"/v1", srv.BaseURL())
+	req, err := http.NewRequest("POST", srv.BaseURL()+"/chat/completions",
 		strings.NewReader(`{"stream":true,"messages":[{"role":"user","content":"exactly 2 words code"}]}`))
 	require.NoError(t, err)
 	req.Header.Set(fakeserver.RequestIDHeader, "loop-1")
