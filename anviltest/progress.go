@@ -12,10 +12,12 @@ import (
 // progress line.
 const progressInterval = 250 * time.Millisecond
 
-// Terminal control sequences of the progress line. The testing package has
-// already printed the benchmark name on the current line, so the line is
-// drawn after it: save the cursor, draw, restore; clearing erases from the
-// saved position to the end of the line and leaves the name intact.
+// Terminal control sequences of the progress line. The campaign runs inside
+// the testing package's first call of the benchmark function, before the
+// benchmark's name is printed; the line is drawn as save cursor, draw,
+// restore, and erased from the saved position to the end of the line when
+// the run ends, so the name and its numbers follow on a clean line and no
+// progress text ever lands between them.
 const (
 	escSaveCursor    = "\x1b7"
 	escRestoreCursor = "\x1b8"

@@ -18,10 +18,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-// seedPath is the golden v4-reasoning artifact shared by the module.
-const seedPath = "../testdata/seed-capacity-v4-reasoning.json"
+// benchSeedPath is the golden v4-reasoning artifact shared by the module.
+const benchSeedPath = "../testdata/seed-capacity-v4-reasoning.json"
 
-func readFile(t testing.TB, path string) *capacity.Report {
+func loadReport(t testing.TB, path string) *capacity.Report {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -31,7 +31,7 @@ func readFile(t testing.TB, path string) *capacity.Report {
 }
 
 // golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
+func benchGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
 	if *update {
@@ -68,7 +68,7 @@ func parseBench(t testing.TB, data []byte) parsed {
 	return p
 }
 
-func values(r *benchfmt.Result) map[string]float64 {
+func benchValueMap(r *benchfmt.Result) map[string]float64 {
 	m := map[string]float64{}
 	for _, v := range r.Values {
 		unit, val := v.Unit, v.Value
@@ -81,10 +81,10 @@ func values(r *benchfmt.Result) map[string]float64 {
 }
 
 func TestWriteBenchfmtSeedGolden(t *testing.T) {
-	seed := readFile(t, seedPath)
+	seed := loadReport(t, benchSeedPath)
 	var buf bytes.Buffer
 	require.NoError(t, WriteBenchfmt(&buf, seed))
-	golden(t, "seed.bench", buf.Bytes())
+	benchGolden(t, "seed.bench", buf.Bytes())
 
 	p := parseBench(t, buf.Bytes())
 	require.Empty(t, p.errs)
@@ -106,7 +106,7 @@ func TestWriteBenchfmtSeedGolden(t *testing.T) {
 		UnitCacheHit:         *m.PrefixCacheHitAvg * 100,
 		UnitFailed:           0,
 	}
-	if diff := cmp.Diff(want, values(res)); diff != "" {
+	if diff := cmp.Diff(want, benchValueMap(res)); diff != "" {
 		t.Errorf("values (-want +got):\n%s", diff)
 	}
 	require.Equal(t, map[string]string{
@@ -115,13 +115,13 @@ func TestWriteBenchfmtSeedGolden(t *testing.T) {
 		"gpu":      "rtx5090",
 		"protocol": "capacity-v4-reasoning",
 		"workload": "ctx=65536 served-ctx=262144 conc=1 max-tokens=8192 cache=unique prefix=0 thinking=default canaries=true",
-	}, configMap(res))
+	}, benchConfigMap(res))
 	require.Equal(t, 1, p.units.GetBetter(UnitDecode))
 	require.Equal(t, -1, p.units.GetBetter(UnitTTFTP50))
 	require.Equal(t, "exact", p.units.Get(UnitFailed, "assume").Value)
 }
 
-func configMap(r *benchfmt.Result) map[string]string {
+func benchConfigMap(r *benchfmt.Result) map[string]string {
 	m := map[string]string{}
 	for _, c := range r.Config {
 		if c.File {
@@ -155,11 +155,11 @@ func TestBenchResultRejectsBadNames(t *testing.T) {
 }
 
 func TestWriteBenchfmtConfigChangesOnlyWithIdentity(t *testing.T) {
-	seed := readFile(t, seedPath)
-	again := readFile(t, seedPath)
+	seed := loadReport(t, benchSeedPath)
+	again := loadReport(t, benchSeedPath)
 	again.RunID = "benchmark-20991231T000000Z" // per-run values never reach the config
 	again.StartedAt = "2099-12-31T00:00:00Z"
-	other := readFile(t, seedPath)
+	other := loadReport(t, benchSeedPath)
 	eng := "vllm"
 	other.Engine = &eng
 	var buf bytes.Buffer
@@ -171,7 +171,7 @@ func TestWriteBenchfmtConfigChangesOnlyWithIdentity(t *testing.T) {
 	p := parseBench(t, buf.Bytes())
 	require.Empty(t, p.errs)
 	require.Len(t, p.results, 3)
-	require.Equal(t, "vllm", configMap(p.results[2])["engine"])
+	require.Equal(t, "vllm", benchConfigMap(p.results[2])["engine"])
 }
 
 // TestCorpusConvertsCleanly converts every artifact of every generation in
@@ -182,7 +182,7 @@ func TestCorpusConvertsCleanly(t *testing.T) {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
 			return err
 		}
-		reports = append(reports, readFile(t, path))
+		reports = append(reports, loadReport(t, path))
 		return nil
 	})
 	require.NoError(t, err)
@@ -195,12 +195,12 @@ func TestCorpusConvertsCleanly(t *testing.T) {
 	allowed := map[string]bool{ConfigModel: true, ConfigEngine: true, ConfigGPU: true, ConfigProtocol: true, ConfigWorkload: true}
 	withTTFT := 0
 	for i, res := range p.results {
-		vs := values(res)
+		vs := benchValueMap(res)
 		require.Contains(t, vs, UnitFailed, "result %d", i)
 		if _, ok := vs[UnitTTFTP50]; ok {
 			withTTFT++
 		}
-		for k := range configMap(res) {
+		for k := range benchConfigMap(res) {
 			require.True(t, allowed[k], "config key %q", k)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 
 func TestWriteSummaryGolden(t *testing.T) {
 	for _, tc := range []struct{ in, golden string }{
-		{seedPath, "seed.summary"},
+		{benchSeedPath, "seed.summary"},
 		// The oldest generation: 12 keys, 7 metrics, no timings.
 		{"../testdata/corpus/docs/findings/2026-07-10-blackwell-local-model-bakeoff-evidence/candidate-gemma4-e4b-llamacpp-throughput-8k.json", "legacy.summary"},
 		// A run whose only request failed.
@@ -19,8 +19,8 @@ func TestWriteSummaryGolden(t *testing.T) {
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			var buf bytes.Buffer
-			require.NoError(t, WriteSummary(&buf, readFile(t, tc.in)))
-			golden(t, tc.golden, buf.Bytes())
+			require.NoError(t, WriteSummary(&buf, loadReport(t, tc.in)))
+			benchGolden(t, tc.golden, buf.Bytes())
 		})
 	}
 }
