@@ -92,6 +92,7 @@ func TestDialectGoldens(t *testing.T) {
 		{name: "crlf", dialect: func(d *fakeserver.Dialect) { d.CRLF = true }},
 		{name: "finish-chunk", dialect: func(d *fakeserver.Dialect) { d.FinishChunk = true }},
 		{name: "role-every-delta", dialect: func(d *fakeserver.Dialect) { d.Role = fakeserver.RoleInEveryDelta }},
+		{name: "event-fields", dialect: func(d *fakeserver.Dialect) { d.EventName, d.EventIDs, d.SplitData = "message", true, true }},
 		{name: "keep-alive", dialect: func(d *fakeserver.Dialect) { d.KeepAlive = 100 * time.Microsecond }},
 		{name: "no-thinking", body: func(b *chatBody) { b.Kwargs = map[string]any{"enable_thinking": false} }},
 		{name: "non-stream", body: func(b *chatBody) { b.Stream, b.StreamOptions = false, nil }},

@@ -74,6 +74,14 @@ type Dialect struct {
 	KeepAlive time.Duration
 	// ContentType of a stream; empty means DefaultContentType.
 	ContentType string
+	// EventName, when set, precedes every data line with "event: NAME".
+	EventName string
+	// EventIDs precedes every data line with "id: N", N counting from 1.
+	EventIDs bool
+	// SplitData writes each JSON chunk over two "data:" lines, cut after
+	// its first top-level comma; SSE joins them with a newline, which JSON
+	// reads as whitespace.
+	SplitData bool
 }
 
 // DialectVLLM is vLLM's OpenAI server format.
@@ -174,9 +182,10 @@ type delta struct {
 
 // renderer writes chunk JSON in one dialect, byte for byte.
 type renderer struct {
-	d   *Dialect
-	buf bytes.Buffer
-	enc *json.Encoder
+	d      *Dialect
+	buf    bytes.Buffer
+	enc    *json.Encoder
+	events int // events framed so far, for EventIDs
 }
 
 func newRenderer(d *Dialect) *renderer {
@@ -326,7 +335,22 @@ func (r *renderer) event(data []byte) []byte {
 	if r.d.CRLF {
 		nl = "\r\n"
 	}
-	b := make([]byte, 0, len(data)+12)
+	r.events++
+	b := make([]byte, 0, len(data)+32)
+	if r.d.EventName != "" {
+		b = append(b, "event: "+r.d.EventName+nl...)
+	}
+	if r.d.EventIDs {
+		b = append(b, "id: "+strconv.Itoa(r.events)+nl...)
+	}
+	if r.d.SplitData && len(data) > 0 && data[0] == '{' {
+		if i := bytes.IndexByte(data, ','); i > 0 && bytes.HasPrefix(data, []byte(`{"id":"`)) {
+			b = append(b, "data: "...)
+			b = append(b, data[:i+1]...)
+			b = append(b, nl...)
+			data = data[i+1:]
+		}
+	}
 	b = append(b, "data: "...)
 	b = append(b, data...)
 	b = append(b, nl...)

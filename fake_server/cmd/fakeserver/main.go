@@ -207,6 +207,9 @@ func knobs(fs *flag.FlagSet, c *fakeserver.Config) {
 	fs.BoolVar(&d.CRLF, "crlf", d.CRLF, "end SSE lines with CRLF")
 	fs.DurationVar(&d.KeepAlive, "keep-alive", d.KeepAlive, "send ': keep-alive' after this much silence (0: never)")
 	fs.StringVar(&d.ContentType, "content-type", d.ContentType, "stream Content-Type (empty: "+fakeserver.DefaultContentType+")")
+	fs.StringVar(&d.EventName, "event-name", d.EventName, "precede data lines with 'event: NAME' (empty: none)")
+	fs.BoolVar(&d.EventIDs, "event-ids", d.EventIDs, "precede data lines with 'id: N'")
+	fs.BoolVar(&d.SplitData, "split-data", d.SplitData, "write each JSON chunk over two data: lines")
 	f := &c.Faults
 	f.ByIndex, f.Probability = faultIndexes{}, faultProbs{}
 	fs.Var(faultIndexes(f.ByIndex), "fault-at", "faults by request index: INDEX=FAULT,...")
