@@ -98,6 +98,12 @@ func TestCheckControlledOutput(t *testing.T) {
 			ControlledOutputCheck{ObservedCodeWords: 3, ObservedExtraWords: 1, ExactAdherence: &no}},
 		{"leading canary marker is not a word", m + " code code", true, 2, PolicyStrict, m,
 			ControlledOutputCheck{ObservedCodeWords: 2, ExactAdherence: &yes, Passed: true}},
+		{"leading marker with punctuation is not a word", m + ", code code", true, 2, PolicyStrict, m,
+			ControlledOutputCheck{ObservedCodeWords: 2, ExactAdherence: &yes, Passed: true}},
+		{"leading marker with a letter is extra", m + "x code code", true, 2, PolicyStrict, m,
+			ControlledOutputCheck{ObservedCodeWords: 2, ObservedExtraWords: 1, ExactAdherence: &no}},
+		{"leading other index is extra", "ANVIL_REQ_7_000012 code code", true, 2, PolicyStrict, m,
+			ControlledOutputCheck{ObservedCodeWords: 2, ObservedExtraWords: 1, ExactAdherence: &no}},
 		{"marker later is extra", "code " + m + " code", true, 2, PolicyStrict, m,
 			ControlledOutputCheck{ObservedCodeWords: 2, ObservedExtraWords: 1, ExactAdherence: &no}},
 		{"marker without canaries is extra", m + " code code", true, 2, PolicyStrict, "",
@@ -191,6 +197,7 @@ func FuzzCheckControlledOutput(f *testing.F) {
 	f.Add("code code", true, 2, false)
 	f.Add("ANVIL_REQ_0_00000 code", true, 1, true)
 	f.Add("Code\u00a0code", false, 2, false)
+	f.Add("ANVIL_REQ_0_00000: code", true, 1, true)
 	f.Fuzz(func(t *testing.T, visible string, complete bool, requested int, canary bool) {
 		if requested < 0 || requested > MaxResponseWords {
 			return
@@ -203,7 +210,7 @@ func FuzzCheckControlledOutput(f *testing.F) {
 			c := CheckControlledOutput(visible, complete, requested, policy, marker)
 			words := strings.Fields(visible)
 			skipped := 0
-			if marker != "" && len(words) > 0 && words[0] == marker {
+			if len(words) > 0 && isMarkerWord(words[0], marker) {
 				skipped = 1
 			}
 			require.Equal(t, len(words)-skipped, c.ObservedCodeWords+c.ObservedExtraWords)

@@ -1,6 +1,9 @@
 package capacity
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+)
 
 // ControlledOutputWord is the word a response-words request asks for,
 // repeated Workload.ResponseWords times.
@@ -10,7 +13,8 @@ const ControlledOutputWord = "code"
 // bounded capture of a response. The visible content is split into words at
 // white space; a word counts as a code word only if it is exactly "code"
 // (lowercase, no punctuation), every other word is extra. When marker is
-// not empty (request canaries on) a leading word equal to the marker is the
+// not empty (request canaries on) a leading word that is the marker,
+// possibly followed by punctuation (as in "ANVIL_REQ_1_00000,"), is the
 // canary's and is not counted. Adherence is exact when the code words equal
 // requested and there is no extra word; it is unobservable (nil) when the
 // capture is incomplete. Under PolicyObserve the check always passes (it
@@ -22,7 +26,7 @@ func CheckControlledOutput(visible string, complete bool, requested int, policy 
 	for w := range strings.FieldsSeq(visible) {
 		if first {
 			first = false
-			if marker != "" && w == marker {
+			if isMarkerWord(w, marker) {
 				continue
 			}
 		}
@@ -43,4 +47,19 @@ func CheckControlledOutput(visible string, complete bool, requested int, policy 
 		c.Passed = true
 	}
 	return c
+}
+
+// isMarkerWord reports whether word is marker, possibly followed by
+// punctuation or symbols only.
+func isMarkerWord(word, marker string) bool {
+	rest, ok := strings.CutPrefix(word, marker)
+	if marker == "" || !ok {
+		return false
+	}
+	for _, r := range rest {
+		if !unicode.IsPunct(r) && !unicode.IsSymbol(r) {
+			return false
+		}
+	}
+	return true
 }
