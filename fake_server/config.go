@@ -96,6 +96,10 @@ type Config struct {
 	// Faults selects misbehaviour per request.
 	Faults FaultPlan
 
+	// MaxTraces bounds the traces kept: the last MaxTraces requests' (0 keeps
+	// all, which suits tests; a long-running server should bound them).
+	MaxTraces int
+
 	// Addr is the loopback address Start listens on when the Server's
 	// Listener is nil; empty means "127.0.0.1:0".
 	Addr string
@@ -262,6 +266,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("fakeserver: BlockTokens = %d: want >= 1", c.BlockTokens)
 	case c.CacheTokens < 0:
 		return fmt.Errorf("fakeserver: CacheTokens = %d: want >= 0", c.CacheTokens)
+	case c.MaxTraces < 0:
+		return fmt.Errorf("fakeserver: MaxTraces = %d: want >= 0", c.MaxTraces)
 	case c.TimeScale < 0:
 		return fmt.Errorf("fakeserver: TimeScale = %v: want > 0", c.TimeScale)
 	}

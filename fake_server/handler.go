@@ -175,7 +175,6 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	if st.tr.RequestID != "" {
 		w.Header().Set(RequestIDHeader, st.tr.RequestID)
 	}
-	st.tr.End = ""
 	defer func() { s.traces.put(st.tr) }() // also runs when FaultDrop panics
 	s.traces.put(st.tr)
 

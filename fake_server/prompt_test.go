@@ -25,6 +25,10 @@ func TestParseInstructions(t *testing.T) {
 		// Filler mentioning other markers: the last one is the request's.
 		{"ANVIL_REQ_1_00001 ... begin with ANVIL_REQ_1_00002, then exactly 2 words code",
 			instructions{marker: "ANVIL_REQ_1_00002", seed: "1", index: 2, words: 2}},
+		// The capacity package's closing instruction.
+		{"\n# request 3: begin your answer with ANVIL_REQ_1717_00003, then reply with exactly 8 words: the lowercase word code repeated 8 times, separated by spaces, and nothing else.",
+			instructions{marker: "ANVIL_REQ_1717_00003", seed: "1717", index: 3, words: 8}},
+		{"reply with exactly 1 word: the lowercase word code, and nothing else.", instructions{words: 1}},
 		// The filler's "compute" and "context" are not the word code.
 		{"def helper_1():\n    return compute(1)  # routine specialist context\nexactly 4", instructions{}},
 	} {

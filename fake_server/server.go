@@ -65,7 +65,7 @@ func NewUnstarted(cfg Config) *Server {
 		panic(err)
 	}
 	cfg = cfg.withDefaults()
-	return &Server{cfg: cfg}
+	return &Server{cfg: cfg, traces: traceStore{limit: cfg.MaxTraces}}
 }
 
 // BaseURL is URL + "/v1", the base an OpenAI client is configured with

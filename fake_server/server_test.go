@@ -2,6 +2,7 @@ package fakeserver_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -126,5 +127,30 @@ func TestCloseEndsStreams(t *testing.T) {
 		// A closed server refuses new connections.
 		_, err = srv.Client().Get(srv.URL + "/v1/models")
 		assert.Error(t, err)
+	})
+}
+
+// TestMaxTraces keeps only the last requests' traces.
+func TestMaxTraces(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fakeserver.Fast()
+		cfg.MaxTraces = 2
+		srv := fakeserver.NewInMemory(cfg)
+		defer srv.Close()
+		for i := range 5 {
+			_, _, err := post(t, srv, streamBody("hi", 4), map[string]string{fakeserver.RequestIDHeader: fmt.Sprint("r", i)})
+			require.NoError(t, err)
+		}
+		synctest.Wait()
+		var idx []int
+		for _, tr := range srv.Traces() {
+			idx = append(idx, tr.Index)
+		}
+		assert.Equal(t, []int{3, 4}, idx)
+		_, ok := srv.Trace(2)
+		assert.False(t, ok)
+		tr, ok := srv.TraceByRequestID("r4")
+		assert.True(t, ok)
+		assert.Equal(t, 4, tr.Index)
 	})
 }

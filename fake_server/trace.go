@@ -109,8 +109,12 @@ func (t *Trace) wrote(c Chunk) {
 	t.Chunks = append(t.Chunks, c)
 }
 
+// traceStore keeps the traces of the last limit requests (all when limit
+// is 0); traces[i] is the request with index base+i.
 type traceStore struct {
+	limit  int
 	mu     sync.Mutex
+	base   int
 	traces []Trace
 }
 
@@ -119,23 +123,30 @@ func (ts *traceStore) put(t *Trace) {
 	c.Chunks = append([]Chunk(nil), t.Chunks...)
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	for len(ts.traces) <= t.Index {
-		ts.traces = append(ts.traces, Trace{Index: len(ts.traces)})
+	if t.Index < ts.base {
+		return // already dropped
 	}
-	ts.traces[t.Index] = c
+	for ts.base+len(ts.traces) <= t.Index {
+		ts.traces = append(ts.traces, Trace{Index: ts.base + len(ts.traces)})
+	}
+	ts.traces[t.Index-ts.base] = c
+	if over := len(ts.traces) - ts.limit; ts.limit > 0 && over > 0 {
+		ts.traces = append(ts.traces[:0], ts.traces[over:]...)
+		ts.base += over
+	}
 }
 
 func (ts *traceStore) get(i int) (Trace, bool) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	if i < 0 || i >= len(ts.traces) {
+	if i < ts.base || i >= ts.base+len(ts.traces) {
 		return Trace{}, false
 	}
-	return ts.traces[i], true
+	return ts.traces[i-ts.base], true
 }
 
 // Trace returns the trace of the request that arrived index-th (0-based)
-// and whether such a request arrived. It is final when Done reports true:
+// and whether it is known (arrived, and not dropped by Config.MaxTraces). It is final when Done reports true:
 // the handler records the end after its last write, so a client that just
 // read the end of a stream may need to wait (synctest.Wait, or Close).
 func (s *Server) Trace(index int) (Trace, bool) { return s.traces.get(index) }
@@ -153,7 +164,7 @@ func (s *Server) TraceByRequestID(id string) (Trace, bool) {
 	return Trace{}, false
 }
 
-// Traces returns every trace in arrival order.
+// Traces returns every kept trace in arrival order.
 func (s *Server) Traces() []Trace {
 	s.traces.mu.Lock()
 	defer s.traces.mu.Unlock()

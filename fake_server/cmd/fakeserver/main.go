@@ -178,6 +178,7 @@ func knobs(fs *flag.FlagSet, c *fakeserver.Config) {
 	fs.Var(rangeFlag{&c.AnswerTokens}, "answer-tokens", "free answer tokens: MIN,MAX")
 	fs.Float64Var(&c.TimeScale, "time-scale", c.TimeScale, "multiplier of every simulated duration")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of every draw")
+	fs.IntVar(&c.MaxTraces, "max-traces", 10000, "traces kept for /fake/trace (0: all)")
 	d := &c.Dialect
 	fs.StringVar(&d.ReasoningField, "reasoning-field", d.ReasoningField, "reasoning delta field: reasoning_content or reasoning")
 	usage := map[string]fakeserver.UsageMode{"final": fakeserver.UsageFinalChunk, "last-choice": fakeserver.UsageInLastChoice, "none": fakeserver.UsageOmitted}
