@@ -8,9 +8,13 @@
 // of every request index, drawn from a seeded generator that reproduces the
 // reference tool's draws bit for bit (SampleContexts), and the canary marker
 // of every index. Each prompt is built by the worker that sends it
-// (PromptBuilder), so memory scales with the concurrency, not the number of
-// requests. The visible content of a response is kept in a bounded Capture
-// on which the request-canary and controlled-output contracts are checked.
+// (Plan.AppendPrompt into a reused buffer), so memory scales with the
+// concurrency, not the number of requests. The visible content of a
+// response is kept in a bounded Capture on which the request-canary
+// (CheckCanary) and controlled-output (CheckControlledOutput) contracts are
+// checked.
+//
+// Run executes a campaign and returns a Report, the v1 artifact model.
 //
 // The package never imports testing; the testing.B integration lives in
 // package anviltest.
