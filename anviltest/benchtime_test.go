@@ -78,3 +78,24 @@ func TestPlanWorkload(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseBenchtime: whatever parses formats back to itself, and a count
+// and a duration never both hold.
+func FuzzParseBenchtime(f *testing.F) {
+	for _, s := range []string{"1s", "20x", "1x", "0x", "1.5h", "x", "-1s", "9999999999999999999x", "1e3x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		bt, err := parseBenchtime(s)
+		if err != nil {
+			return
+		}
+		if (bt.n > 0) == (bt.d > 0) {
+			t.Fatalf("%q: %+v: want exactly one of count and duration", s, bt)
+		}
+		again, err := parseBenchtime(bt.String())
+		if err != nil || again != bt {
+			t.Fatalf("%q -> %+v -> %q -> %+v, %v", s, bt, bt.String(), again, err)
+		}
+	})
+}

@@ -83,7 +83,7 @@ func (s *settings) startFake(b *testing.B, t capacity.Target) (capacity.Target, 
 	}
 	srv := fakeserver.New(cfg)
 	b.Cleanup(srv.Close)
-	t.BaseURL = srv.URL + "/v1"
+	t.BaseURL = srv.BaseURL()
 	if t.Engine == "" {
 		t.Engine = fakeEngine + name
 	}
