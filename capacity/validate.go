@@ -146,8 +146,8 @@ func (w Workload) validate() error {
 		}
 	}
 	switch w.ThinkingMode {
-	case ThinkingDefault, ThinkingUnsupported:
-	case ThinkingEnabled, ThinkingDisabled:
+	case ThinkingDefault:
+	case ThinkingEnabled, ThinkingDisabled, ThinkingUnsupported:
 		if w.ReasoningEffort != "" {
 			v.add("Workload.ReasoningEffort", w.ReasoningEffort, "may not be combined with ThinkingMode %q (use one thinking control)", w.ThinkingMode)
 		}

@@ -170,7 +170,7 @@ type Workload struct {
 	// ThinkingMode is the chat-template thinking switch (empty: ThinkingDefault).
 	ThinkingMode ThinkingMode
 	// ReasoningEffort, when set, is sent as reasoning_effort; it may not be
-	// combined with ThinkingEnabled or ThinkingDisabled.
+	// combined with an explicit ThinkingMode (only with ThinkingDefault).
 	ReasoningEffort ReasoningEffort
 	// Timeout bounds each request from t0 to the end of its stream,
 	// (0, MaxTimeout] (0: DefaultTimeout).
