@@ -102,3 +102,18 @@ func TestRenderNonStreamMatchesCapture(t *testing.T) {
 		t.Errorf("non-streamed body differs (-real +ours):\n%s", diff)
 	}
 }
+
+// BenchmarkRenderChunk measures framing one content chunk, the server's
+// per-chunk cost.
+func BenchmarkRenderChunk(b *testing.B) {
+	d := DialectVLLM()
+	r := newRenderer(&d)
+	h := header{ID: "chatcmpl-0123456789abcdef", Object: "chat.completion.chunk", Created: 946684800, Model: "fake-reasoning"}
+	dl := delta{Content: " code code code", HasText: true}
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(r.event(r.chunk(&h, &dl))) == 0 {
+			b.Fatal("empty event")
+		}
+	}
+}
