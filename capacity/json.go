@@ -60,12 +60,17 @@ func (r *Report) WriteTo(w io.Writer) (int64, error) {
 // wrong or missing schema, a missing key every generation has (wrapping
 // ErrNotArtifact), a value of the wrong type, and negative counts.
 func (r *Report) UnmarshalJSON(data []byte) error {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
-		return jsonSyntaxError(data, err)
+	if !json.Valid(data) {
+		var v any
+		return jsonSyntaxError(data, json.Unmarshal(data, &v))
 	}
-	if top == nil {
-		return fmt.Errorf("document: want a JSON object at top level, got null")
+	if k := jsonKind(data); k != "an object" {
+		return fmt.Errorf("document: want a JSON object at top level, got %s", k)
+	}
+	ms := splitObject(data)
+	top := make(map[string]json.RawMessage, len(ms))
+	for _, m := range ms {
+		top[m.key] = m.val
 	}
 	schemaRaw, ok := top["schema"]
 	if !ok {
@@ -84,7 +89,7 @@ func (r *Report) UnmarshalJSON(data []byte) error {
 		}
 	}
 	var nr Report
-	if err := reportTable.decodeMap(&nr, top, ""); err != nil {
+	if err := reportTable.decodeMembers(&nr, ms, ""); err != nil {
 		return err
 	}
 	if err := nr.checkCounts(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -308,37 +309,38 @@ func (t *artTable[T]) encode(e *artEncoder, v *T) {
 }
 
 // decode reads an object into v, recording its key set and keeping unknown
-// keys verbatim. Keys are visited in sorted order so the first error is
-// deterministic.
+// keys verbatim. Members are visited in key order so the first error is
+// deterministic; of duplicate keys the last wins, as in encoding/json.
 func (t *artTable[T]) decode(v *T, raw json.RawMessage, path string) error {
-	m, err := jsonObject(raw, path)
+	ms, err := jsonObject(raw, path)
 	if err != nil {
 		return err
 	}
-	return t.decodeMap(v, m, path)
+	return t.decodeMembers(v, ms, path)
 }
 
-// decodeMap is decode on an object already split into its members.
-func (t *artTable[T]) decodeMap(v *T, m map[string]json.RawMessage, path string) error {
+// decodeMembers is decode on an object already split into its members.
+func (t *artTable[T]) decodeMembers(v *T, ms []member, path string) error {
 	sh := t.shapeOf(v)
-	sh.keys = make(map[string]bool, len(m))
+	sh.keys = make(map[string]bool, len(ms))
 	sh.extra = nil
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		sh.keys[k] = true
-		i, known := t.index[k]
+	slices.SortStableFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	for _, m := range ms {
+		sh.keys[m.key] = true
+		i, known := t.index[m.key]
 		if !known {
 			if sh.extra == nil {
 				sh.extra = make(map[string]json.RawMessage)
 			}
-			sh.extra[k] = m[k]
+			// Compacted: a canonical copy that does not pin the input.
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, m.val); err != nil {
+				return fmt.Errorf("%s: %w", joinPath(path, m.key), err)
+			}
+			sh.extra[m.key] = buf.Bytes()
 			continue
 		}
-		if err := t.fields[i].dec(v, m[k], joinPath(path, k)); err != nil {
+		if err := t.fields[i].dec(v, m.val, joinPath(path, m.key)); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -49,18 +50,15 @@ func jsonTypeError(path, want string, raw json.RawMessage) error {
 
 func jsonNull(raw json.RawMessage) bool { return jsonKind(raw) == "null" }
 
-func jsonObject(raw json.RawMessage, path string) (map[string]json.RawMessage, error) {
+// jsonObject returns the members of the object raw (valid JSON).
+func jsonObject(raw json.RawMessage, path string) ([]member, error) {
 	if jsonKind(raw) != "an object" {
 		if path == "" {
 			return nil, fmt.Errorf("document: want a JSON object at top level, got %s", jsonKind(raw))
 		}
 		return nil, jsonTypeError(path, "an object", raw)
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return m, nil
+	return splitObject(raw), nil
 }
 
 var intCodec = artCodec[int]{
@@ -108,8 +106,11 @@ var floatCodec = artCodec[float64]{
 var stringCodec = artCodec[string]{
 	enc: func(e *artEncoder, v string) { e.string(v) },
 	dec: func(raw json.RawMessage, path string) (string, error) {
-		var v string
-		if jsonKind(raw) != "a string" || json.Unmarshal(raw, &v) != nil {
+		if jsonKind(raw) != "a string" {
+			return "", jsonTypeError(path, "a string", raw)
+		}
+		v, ok := decodeString(raw, bytes.IndexByte(raw, '\\') >= 0)
+		if !ok {
 			return "", jsonTypeError(path, "a string", raw)
 		}
 		return v, nil
@@ -186,10 +187,7 @@ func sliceCodec[V any](c artCodec[V]) artCodec[[]V] {
 			if jsonKind(raw) != "an array" {
 				return nil, jsonTypeError(path, "an array", raw)
 			}
-			var items []json.RawMessage
-			if err := json.Unmarshal(raw, &items); err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
-			}
+			items := splitArray(raw)
 			vs := make([]V, len(items))
 			for i, item := range items {
 				v, err := c.dec(item, fmt.Sprintf("%s[%d]", path, i))
@@ -245,17 +243,17 @@ func mapCodec[K comparable, V any](key mapKeyCodec[K], c artCodec[V]) artCodec[m
 			e.buf = append(e.buf, '}')
 		},
 		dec: func(raw json.RawMessage, path string) (map[K]V, error) {
-			m, err := jsonObject(raw, path)
+			ms, err := jsonObject(raw, path)
 			if err != nil {
 				return nil, err
 			}
-			out := make(map[K]V, len(m))
-			for ks, vr := range m {
-				k, err := key.parse(ks)
+			out := make(map[K]V, len(ms))
+			for _, m := range ms {
+				k, err := key.parse(m.key)
 				if err != nil {
-					return nil, fmt.Errorf("%s: key %q: %w", path, ks, err)
+					return nil, fmt.Errorf("%s: key %q: %w", path, m.key, err)
 				}
-				v, err := c.dec(vr, joinPath(path, ks))
+				v, err := c.dec(m.val, joinPath(path, m.key))
 				if err != nil {
 					return nil, err
 				}

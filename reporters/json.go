@@ -2,6 +2,7 @@ package reporters
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -26,7 +27,7 @@ const MaxArtifactBytes = 64 << 20
 // artifact (errors.Is capacity.ErrNotArtifact), values of the wrong type
 // (naming the field) and negative request counts.
 func ReadJSON(r io.Reader) (*capacity.Report, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxArtifactBytes+1))
+	data, err := readLimited(r)
 	if err != nil {
 		return nil, fmt.Errorf("reporters: read artifact: %w", err)
 	}
@@ -38,6 +39,25 @@ func ReadJSON(r io.Reader) (*capacity.Report, error) {
 		return nil, fmt.Errorf("reporters: read artifact: %w", err)
 	}
 	return &rep, nil
+}
+
+// readLimited reads r to EOF or to one byte past MaxArtifactBytes, sizing
+// its buffer up front when r knows its length (bytes.Reader, os.File).
+func readLimited(r io.Reader) ([]byte, error) {
+	size := int64(bytes.MinRead)
+	switch v := r.(type) {
+	case interface{ Len() int }:
+		size = int64(v.Len())
+	case interface{ Stat() (os.FileInfo, error) }:
+		if info, err := v.Stat(); err == nil && info.Mode().IsRegular() {
+			size = info.Size()
+		}
+	}
+	size = min(size, MaxArtifactBytes+1) + bytes.MinRead // room to see EOF without regrowing
+	var buf bytes.Buffer
+	buf.Grow(int(size))
+	_, err := buf.ReadFrom(io.LimitReader(r, MaxArtifactBytes+1))
+	return buf.Bytes(), err
 }
 
 // errTooLarge is returned by limitWriter past MaxArtifactBytes.

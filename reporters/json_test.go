@@ -207,3 +207,34 @@ func TestEncodeJSON(t *testing.T) {
 	require.NoError(t, EncodeJSON(&buf, r))
 	require.Equal(t, string(data)+"\n", buf.String())
 }
+
+// FuzzReadJSON: ReadJSON never panics; whatever it accepts writes back to
+// a document it reads as the same Report, and writing is then stable.
+func FuzzReadJSON(f *testing.F) {
+	for _, p := range []string{seedPath, filepath.Join(notCapacity, "local_benchmark_sample.json")} {
+		data, err := os.ReadFile(p)
+		require.NoError(f, err)
+		f.Add(data)
+	}
+	f.Add([]byte(`{"schema": "anvil-serving.benchmark/v1", "base_url": "", "completed": 1, "concurrency": 1,
+		"context_tokens": 8192, "max_context_tokens": null, "max_tokens": 64, "metrics": {"x": [1.0, {"y": null}]},
+		"model": "m", "requests": 1, "run_id": "r", "serve_flags": {}, "failures": [{"request_index": 0}]}`))
+	f.Add([]byte(`{"x": NaN}`))
+	f.Add([]byte(`[1, 2`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := ReadJSON(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		var first bytes.Buffer
+		require.NoError(t, EncodeJSON(&first, r))
+		back, err := ReadJSON(bytes.NewReader(first.Bytes()))
+		require.NoError(t, err, "re-reading what was written:\n%s", first.String())
+		if diff := cmp.Diff(r, back, exact); diff != "" {
+			t.Fatalf("read -> write -> read differs:\n%s", diff)
+		}
+		var second bytes.Buffer
+		require.NoError(t, EncodeJSON(&second, back))
+		require.Equal(t, first.String(), second.String())
+	})
+}
