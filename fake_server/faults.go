@@ -60,7 +60,11 @@ const (
 	// FaultForeignMarker begins the answer with another request's marker
 	// (same seed, index + 1).
 	FaultForeignMarker Fault = "foreign_marker"
-	// FaultExtraWords appends words to a controlled ("exactly N") answer.
+	// FaultLateMarker puts LateMarkerPrefix before the requested marker, so
+	// the marker is present but not at the start.
+	FaultLateMarker Fault = "late_marker"
+	// FaultExtraWords appends ExtraWords to the answer (to a controlled
+	// "exactly N" answer: words that are not "code").
 	FaultExtraWords Fault = "extra_words"
 )
 
@@ -74,8 +78,11 @@ const FaultHeader = "X-Fake-Fault"
 // the server's ground truth.
 const RequestIDHeader = "X-Request-Id"
 
-// ExtraWords is what FaultExtraWords appends to a controlled answer.
+// ExtraWords is what FaultExtraWords appends to an answer.
 const ExtraWords = " and more"
+
+// LateMarkerPrefix is what FaultLateMarker writes before the marker.
+const LateMarkerPrefix = "Answer:"
 
 // Faults lists every Fault except FaultNone, sorted.
 func Faults() []Fault {
@@ -92,7 +99,7 @@ var faultSet = map[Fault]bool{
 	FaultDrop: true, FaultStall: true, FaultSlowHeaders: true, FaultMalformedJSON: true,
 	FaultStreamError: true, FaultOversized: true, FaultEndless: true,
 	FaultReasoningOnly: true, FaultWrongContentType: true, FaultEmptyBody: true,
-	FaultOmitMarker: true, FaultForeignMarker: true, FaultExtraWords: true,
+	FaultOmitMarker: true, FaultForeignMarker: true, FaultLateMarker: true, FaultExtraWords: true,
 }
 
 // ParseFault checks a fault name.

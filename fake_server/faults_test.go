@@ -115,6 +115,10 @@ func TestFaults(t *testing.T) {
 		{fakeserver.FaultForeignMarker, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, _ fakeserver.Trace) {
 			assert.Equal(t, "ANVIL_REQ_1717_00005 code code code", decode(body).content)
 		}},
+		{fakeserver.FaultLateMarker, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, tr fakeserver.Trace) {
+			assert.Equal(t, "Answer: ANVIL_REQ_1717_00004 code code code", decode(body).content)
+			assert.Equal(t, "ANVIL_REQ_1717_00004", tr.Marker)
+		}},
 		{fakeserver.FaultExtraWords, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, _ fakeserver.Trace) {
 			assert.Equal(t, "ANVIL_REQ_1717_00004 code code code and more", decode(body).content)
 		}},

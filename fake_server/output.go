@@ -112,6 +112,9 @@ func answerTokens(pi planInput, p *outputPlan) []token {
 	default:
 		p.marker = pi.in.marker
 	}
+	if p.marker != "" && pi.fault == FaultLateMarker {
+		add(LateMarkerPrefix + " ")
+	}
 	for i := 0; i < len(p.marker); i += markerPieceLen {
 		add(p.marker[i:min(i+markerPieceLen, len(p.marker))])
 	}

@@ -59,6 +59,7 @@ func TestPlanFollowsAndDisobeys(t *testing.T) {
 		{FaultOmitMarker, "code code code"},
 		{FaultForeignMarker, "ANVIL_REQ_7_00000 code code code"},
 		{FaultExtraWords, "ANVIL_REQ_7_99999 code code code and more"},
+		{FaultLateMarker, "Answer: ANVIL_REQ_7_99999 code code code"},
 		{FaultReasoningOnly, ""},
 	} {
 		p := planOutput(planInput{in: in, reasoning: 4, answer: 10, budget: 100, fault: tc.fault}, rand.New(rand.NewPCG(1, 2)))

@@ -67,7 +67,8 @@ type Trace struct {
 	CompletionTokens int    `json:"completion_tokens"`
 	MaxTokens        int    `json:"max_tokens"`
 	FinishReason     string `json:"finish_reason,omitempty"`
-	// Marker is the ANVIL_REQ_ marker the answer began with ("" if none);
+	// Marker is the ANVIL_REQ_ marker the answer carries ("" if none; after
+	// LateMarkerPrefix under FaultLateMarker);
 	// Words the N of an "exactly N" instruction (0 if none).
 	Marker string `json:"marker,omitempty"`
 	Words  int    `json:"words,omitempty"`
