@@ -1,3 +1,8 @@
+// Package reporters reads, writes and presents capacity reports: the v1
+// JSON artifact (ReadJSON, WriteJSON, EncodeJSON), the Go benchmark format
+// for benchstat (WriteBenchfmt, BenchValues and the stable Unit* names) and
+// the console summary (WriteSummary). Reporters are plain functions of a
+// *capacity.Report.
 package reporters
 
 import (

@@ -208,3 +208,18 @@ func TestCorpusConvertsCleanly(t *testing.T) {
 	// request: its null ttft_p50_ms is omitted, every other run has it.
 	require.Equal(t, len(reports)-1, withTTFT)
 }
+
+// BenchmarkWriteBenchfmt converts the seed artifact to benchfmt: the cost
+// of the .bench file anviltest writes after every run.
+func BenchmarkWriteBenchfmt(b *testing.B) {
+	seed := loadReport(b, benchSeedPath)
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		if err := WriteBenchfmt(&buf, seed); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(buf.Len()))
+}
