@@ -14,7 +14,7 @@ import (
 
 // tracesByIndex maps the fake's ground-truth traces to request indexes by
 // the canary marker each answer began with.
-func tracesByIndex(t *testing.T, srv *fakeserver.Server, seed int64) map[int]fakeserver.Trace {
+func tracesByIndex(t testing.TB, srv *fakeserver.Server, seed int64) map[int]fakeserver.Trace {
 	t.Helper()
 	prefix := CanaryMarkerPrefix + strconv.FormatInt(seed, 10) + "_"
 	out := make(map[int]fakeserver.Trace)

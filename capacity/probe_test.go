@@ -1,0 +1,73 @@
+package capacity
+
+import (
+	"net/http"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/require"
+
+	fakeserver "github.com/anvilbench/anvil/fake_server"
+)
+
+func TestParseModels(t *testing.T) {
+	tests := []struct {
+		name, body, model string
+		want              ModelInfo
+		err               string
+	}{
+		{name: "vllm", body: `{"data":[{"id":"a","max_model_len":32768}]}`, want: ModelInfo{"a", 32768}},
+		{name: "requested model wins over the first", body: `{"data":[{"id":"a","max_model_len":1},{"id":"b","max_model_len":2}]}`, model: "b", want: ModelInfo{"b", 2}},
+		{name: "unknown model falls back to the first", body: `{"data":[{"id":"a","max_model_len":1},{"id":"b"}]}`, model: "zz", want: ModelInfo{"a", 1}},
+		{name: "field order", body: `{"data":[{"id":"a","context_length":3,"max_context_length":2}]}`, want: ModelInfo{"a", 2}},
+		{name: "first positive integer", body: `{"data":[{"id":"a","max_model_len":0,"max_context_length":"8k","context_length":4096.0}]}`, want: ModelInfo{"a", 4096}},
+		{name: "negative and fractional skipped", body: `{"data":[{"id":"a","max_model_len":-5,"max_context_length":1.5}]}`, want: ModelInfo{"a", 0}},
+		{name: "null", body: `{"data":[{"id":"a","max_model_len":null}]}`, want: ModelInfo{"a", 0}},
+		{name: "ollama: none", body: `{"object":"list","data":[{"id":"tiny:latest","object":"model"}]}`, want: ModelInfo{"tiny:latest", 0}},
+		{name: "empty list", body: `{"data":[]}`, err: "the model list is empty"},
+		{name: "not json", body: `<html>`, err: "not a model list"},
+		{name: "no id", body: `{"data":[{"max_model_len":5}]}`, err: "no string id"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseModels([]byte(tt.body), tt.model)
+			if tt.err != "" {
+				require.ErrorContains(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// TestProbeModelFake probes the fake's /v1/models, and an explicit
+// Target.MaxModelLen wins over the probe in Run.
+func TestProbeModelFake(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := fakeserver.NewInMemory(fakeserver.Plain())
+		defer srv.Close()
+		tg := Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()}
+		info, err := ProbeModel(t.Context(), srv.Client(), tg)
+		require.NoError(t, err)
+		require.Equal(t, ModelInfo{ID: "fake-plain", MaxModelLen: 131072}, info)
+
+		tg.MaxModelLen = 16384
+		rep, err := Run(t.Context(), tg, Workload{Requests: 1, ContextTokens: 65536})
+		require.NoError(t, err)
+		require.Equal(t, 16384, *rep.MaxContextTokens)
+		require.Equal(t, "fake-plain", rep.Model)
+		require.Equal(t, map[int]int{16384 - DefaultMaxTokens - DefaultMargin: 1}, rep.ContextDistribution, "contexts clamp to the prompt budget")
+	})
+}
+
+func TestNewTransport(t *testing.T) {
+	tr := NewTransport(64)
+	require.Equal(t, 64, tr.MaxIdleConnsPerHost)
+	require.Equal(t, 128, tr.MaxConnsPerHost)
+	require.GreaterOrEqual(t, tr.MaxIdleConns, 64)
+	require.NotNil(t, tr.Proxy, "proxy settings kept")
+	require.True(t, tr.ForceAttemptHTTP2, "HTTP/2 kept")
+	require.NotSame(t, http.DefaultTransport, tr)
+	require.Equal(t, 256, NewTransport(256).MaxIdleConns)
+}
