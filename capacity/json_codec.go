@@ -247,15 +247,6 @@ func newArtTable[T any](shapeOf func(*T) *shape, fields ...artField[T]) *artTabl
 	return t
 }
 
-// keys returns the keys the table knows, sorted.
-func (t *artTable[T]) keys() []string {
-	ks := make([]string, len(t.fields))
-	for i, f := range t.fields {
-		ks[i] = f.key
-	}
-	return ks
-}
-
 // encode writes v as an object: the current shape, or exactly the keys v
 // was read with, merged in key order with any unknown keys.
 func (t *artTable[T]) encode(e *artEncoder, v *T) {
