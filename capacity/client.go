@@ -181,7 +181,10 @@ func (c *client) classifyStream(ctx, reqCtx context.Context, ex *exchange, tb *t
 		ex.fail(FailureStreamValidation, errTypeStream, "connection dropped mid-stream (%s) after %d bytes: %v", dropKind(err), tb.bytes, c.scrubErr(err))
 		return
 	}
-	if s.trailing > 0 {
+	if s.trailing > 0 && !s.trailingDone {
+		// The final event was cut: part of the response is lost. (A lone
+		// "data: [DONE]" without its blank line loses nothing: the stream
+		// is then a stream without [DONE].)
 		ex.fail(FailureStreamValidation, errTypeStream, "stream ended inside an event: %d bytes after the last complete event", s.trailing)
 	}
 }

@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"io"
+	"strings"
 	"time"
 )
 
@@ -55,7 +56,13 @@ type trackedBody struct {
 	comment   bool // the current line is a comment
 	prevCR    bool // the previous byte was '\r' (a following '\n' is the same line end)
 	pending   int64
+	// head keeps the first bytes of the pending field lines, enough to
+	// recognize a final "data: [DONE]" that lacks its blank line.
+	head [pendingHeadSize]byte
 }
+
+// pendingHeadSize is the number of pending bytes kept for inspection.
+const pendingHeadSize = 32
 
 func newTrackedBody(r io.Reader, activity func()) *trackedBody {
 	return &trackedBody{r: r, activity: activity, lineStart: true}
@@ -101,7 +108,7 @@ func (b *trackedBody) scan(p []byte) {
 			if b.lineStart {
 				b.pending = 0 // empty line: the event, if any, is complete
 			} else if !b.comment {
-				b.pending++ // the line end belongs to a pending field line
+				b.keep(c) // the line end belongs to a pending field line
 			}
 			b.lineStart, b.comment = true, false
 			b.prevCR = c == '\r'
@@ -113,11 +120,30 @@ func (b *trackedBody) scan(p []byte) {
 			b.comment = c == ':'
 		}
 		if !b.comment {
-			b.pending++
+			b.keep(c)
 		}
 	}
+}
+
+// keep counts a pending byte and remembers it when it is among the first.
+func (b *trackedBody) keep(c byte) {
+	if b.pending < pendingHeadSize {
+		b.head[b.pending] = c
+	}
+	b.pending++
 }
 
 // trailing returns the number of field bytes received after the last
 // complete event: non-zero at a clean EOF means the final event was cut.
 func (b *trackedBody) trailing() int64 { return b.pending }
+
+// trailingDone reports whether the bytes after the last complete event are
+// a lone terminal "data: [DONE]" line missing its blank line: nothing of the
+// response was lost with it.
+func (b *trackedBody) trailingDone() bool {
+	if b.pending == 0 || b.pending > pendingHeadSize {
+		return false
+	}
+	s := strings.TrimRight(string(b.head[:b.pending]), "\r\n")
+	return s == "data: [DONE]" || s == "data:[DONE]"
+}

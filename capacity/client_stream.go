@@ -63,8 +63,10 @@ type streamResult struct {
 	invalid string
 	// readErr is the error that ended the reading (nil at a clean end).
 	readErr error
-	// trailing counts field bytes after the last complete event at EOF.
-	trailing int64
+	// trailing counts field bytes after the last complete event at EOF;
+	// trailingDone says they were only a "data: [DONE]" line.
+	trailing     int64
+	trailingDone bool
 }
 
 // readStream reads SSE events from body until [DONE], the end of the body,
@@ -115,7 +117,7 @@ func readStream(body *trackedBody, res *streamResult) {
 		res.apply(&chunk, at)
 	}
 	// The body ended (EOF or an error go-sse treats as the end of input).
-	res.trailing = body.trailing()
+	res.trailing, res.trailingDone = body.trailing(), body.trailingDone()
 }
 
 // apply folds one decoded chunk into the result.

@@ -76,13 +76,15 @@ func TestReadStreamEnds(t *testing.T) {
 		body     io.Reader
 		terminal bool
 		trailing int64
+		done     bool // the trailing bytes are a lone data: [DONE]
 		end      bodyEnd
 		readErr  error
 	}{
 		{name: "done", body: strings.NewReader(content + "data: [DONE]\n\n"), terminal: true, end: bodyEOF},
 		{name: "no done, clean eof", body: strings.NewReader(content), end: bodyEOF},
-		{name: "done without blank line", body: strings.NewReader(content + "data: [DONE]\n"), trailing: int64(len("data: [DONE]\n")), end: bodyEOF},
-		{name: "done without line end", body: strings.NewReader(content + "data: [DONE]"), trailing: int64(len("data: [DONE]")), end: bodyEOF},
+		{name: "done without blank line", body: strings.NewReader(content + "data: [DONE]\n"), trailing: int64(len("data: [DONE]\n")), done: true, end: bodyEOF},
+		{name: "done without line end", body: strings.NewReader(content + "data:[DONE]"), trailing: int64(len("data:[DONE]")), done: true, end: bodyEOF},
+		{name: "done then more", body: strings.NewReader(content + "data: [DONE]\ndata: x"), trailing: int64(len("data: [DONE]\ndata: x")), end: bodyEOF},
 		{name: "cut json chunk", body: strings.NewReader(content + `data: {"choices":[{"delta":{"content":"x`), trailing: int64(len(`data: {"choices":[{"delta":{"content":"x`)), end: bodyEOF},
 		{name: "trailing comment is not an event", body: strings.NewReader(content + ": bye"), end: bodyEOF},
 		{name: "unexpected eof", body: io.MultiReader(strings.NewReader(content), iotest.ErrReader(io.ErrUnexpectedEOF)), end: bodyError, readErr: io.ErrUnexpectedEOF},
@@ -93,6 +95,7 @@ func TestReadStreamEnds(t *testing.T) {
 			require.Empty(t, res.invalid)
 			require.Equal(t, tt.terminal, res.terminal)
 			require.Equal(t, tt.trailing, res.trailing)
+			require.Equal(t, tt.done, res.trailingDone)
 			require.Equal(t, tt.end, tb.end)
 			if tt.readErr != nil {
 				require.ErrorIs(t, res.readErr, tt.readErr)

@@ -39,6 +39,7 @@ func TestRunFaultOutcomes(t *testing.T) {
 		message  string
 		status   int
 		received bool
+		slow     bool // skipped with -short (the unit tests cover it)
 	}{
 		{fault: fakeserver.FaultHTTP429, class: FailureHTTPError, status: 429, received: true, message: "HTTP 429 Too Many Requests: {"},
 		{fault: fakeserver.FaultHTTP500, class: FailureHTTPError, status: 500, received: true, message: "The server had an error"},
@@ -49,7 +50,7 @@ func TestRunFaultOutcomes(t *testing.T) {
 		{fault: fakeserver.FaultSlowHeaders, w: Workload{StallTimeout: 5 * time.Second}, class: FailureTimeout, message: "no response headers within Workload.StallTimeout (5s)"},
 		{fault: fakeserver.FaultSlowHeaders, w: Workload{Timeout: 10 * time.Second}, class: FailureTimeout, message: "no response headers within Workload.Timeout (10s)"},
 		{fault: fakeserver.FaultEndless, w: Workload{Timeout: 10 * time.Second}, class: FailureTimeout, status: 200, received: true, message: "request exceeded Workload.Timeout (10s)"},
-		{fault: fakeserver.FaultEndless, class: FailureStreamValidation, status: 200, received: true, message: "more chunks than any max_tokens allows"},
+		{fault: fakeserver.FaultEndless, class: FailureStreamValidation, status: 200, received: true, message: "more chunks than any max_tokens allows", slow: true},
 		{fault: fakeserver.FaultMalformedJSON, class: FailureStreamValidation, status: 200, received: true, message: "malformed JSON chunk"},
 		{fault: fakeserver.FaultStreamError, class: FailureStreamValidation, status: 200, received: true, message: "in-stream error object"},
 		{fault: fakeserver.FaultOversized, class: FailureStreamValidation, status: 200, received: true, message: "event larger than MaxEventSize"},
@@ -57,11 +58,15 @@ func TestRunFaultOutcomes(t *testing.T) {
 		{fault: fakeserver.FaultEmptyBody, class: FailureStreamValidation, status: 200, received: true, message: "stream completed without visible content"},
 		{fault: fakeserver.FaultWrongContentType, class: FailureStreamValidation, status: 200, received: true, message: `Content-Type "application/json" is not text/event-stream`},
 		{fault: fakeserver.FaultOmitMarker, w: Workload{RequestCanaries: true}, class: FailureRequestCanary, status: 200, received: true, message: "marker missing"},
+		{fault: fakeserver.FaultLateMarker, w: Workload{RequestCanaries: true}, class: FailureRequestCanary, status: 200, received: true, message: "marker not at the start"},
 		{fault: fakeserver.FaultForeignMarker, w: Workload{RequestCanaries: true}, class: FailureRequestCanary, status: 200, received: true, message: "peer marker"},
 		{fault: fakeserver.FaultExtraWords, w: Workload{ResponseWords: 5, ControlledOutputPolicy: PolicyStrict}, class: FailureControlledOutput, status: 200, received: true, message: "want exactly 5 words \"code\""},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.fault)+"/"+string(tt.class), func(t *testing.T) {
+			if tt.slow && testing.Short() {
+				t.Skip("streams MaxStreamEvents events")
+			}
 			synctest.Test(t, func(t *testing.T) {
 				w := tt.w
 				w.Requests, w.Concurrency, w.Seed = 3, 1, 7

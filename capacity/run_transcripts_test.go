@@ -105,6 +105,8 @@ func TestRunRealEngineTranscripts(t *testing.T) {
 			}, source: SourceUsage, outputTokens: 24, promptTokens: new(100), contentChunks: 12},
 		{name: "ollama usage without [DONE]", headers: "ollama-0.17.4-stream-usage.headers", body: "ollama-0.17.4-stream-usage.sse",
 			edit: func(b []byte) []byte { return bytes.TrimSuffix(b, []byte("data: [DONE]\n\n")) }, source: SourceUsage, outputTokens: 24, promptTokens: new(100), contentChunks: 12},
+		{name: "ollama usage, [DONE] without blank line", headers: "ollama-0.17.4-stream-usage.headers", body: "ollama-0.17.4-stream-usage.sse",
+			edit: func(b []byte) []byte { return bytes.TrimSuffix(b, []byte("\n")) }, source: SourceUsage, outputTokens: 24, promptTokens: new(100), contentChunks: 12},
 		{name: "ollama no usage", headers: "ollama-0.17.4-stream-nousage.headers", body: "ollama-0.17.4-stream-nousage.sse",
 			source: SourceContentChunks, outputTokens: 4, contentChunks: 4},
 		{name: "ollama truncated prompt", headers: "ollama-0.17.4-stream-usage.headers", body: "ollama-0.17.4-stream-long-prompt-truncated.sse",
