@@ -28,11 +28,13 @@ var artifactRequiredKeys = []string{
 // JSON writes back exactly the keys it was read with.
 //
 // encoding/json re-compacts (and HTML-escapes) what MarshalJSON returns when
-// it embeds a Report; call MarshalJSON directly, or reporters.WriteJSON, to
-// get the artifact bytes. It fails when the report holds NaN or ±Inf.
-func (r *Report) MarshalJSON() ([]byte, error) {
+// it embeds a Report; call MarshalJSON or WriteTo directly, or
+// reporters.WriteJSON, to get the artifact bytes. It fails when the report
+// holds NaN or ±Inf. (A value receiver, so Report and *Report both marshal
+// as the artifact.)
+func (r Report) MarshalJSON() ([]byte, error) {
 	e := artEncoder{buf: make([]byte, 0, 16<<10)}
-	reportTable.encode(&e, r)
+	reportTable.encode(&e, &r)
 	if e.err != nil {
 		return nil, e.err
 	}

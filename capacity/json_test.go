@@ -339,3 +339,21 @@ func FuzzEscapedLen(f *testing.F) {
 		require.LessOrEqual(t, len([]rune(cut)), MaxErrorMessageRunes)
 	})
 }
+
+// TestEncodingJSONEmbedding: through encoding/json a Report (value or
+// pointer) still marshals as the artifact, compacted.
+func TestEncodingJSONEmbedding(t *testing.T) {
+	data, err := os.ReadFile(seedPath)
+	require.NoError(t, err)
+	var r Report
+	require.NoError(t, json.Unmarshal(data, &r))
+	for _, v := range []any{r, &r, map[string]any{"run": r}} {
+		out, err := json.Marshal(v)
+		require.NoError(t, err)
+		got := generic(t, out)
+		if m, ok := got.(map[string]any); ok && m["run"] != nil {
+			got = m["run"]
+		}
+		require.Equal(t, generic(t, data), got)
+	}
+}

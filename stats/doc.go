@@ -14,8 +14,8 @@
 //     variance (n*Q - S*S) / (n*(n-1)), computed on the same scaled
 //     integers: an integer square root of the variance scaled to at least 64
 //     significant bits, with a sticky bit for a nonzero remainder, rounded
-//     once to float64 (round half to even). This is Python's
-//     statistics.stdev (3.12 and later).
+//     once to float64 (round half to even), as the reference tool computes
+//     it with exact fractions.
 //   - CI95Low and CI95High are Mean - (Z95 * Stddev) / sqrt(N) and
 //     Mean + (Z95 * Stddev) / sqrt(N), evaluated in float64 in that order,
 //     with Z95 the literal 1.96.
