@@ -2,10 +2,13 @@ package capacity
 
 import (
 	"encoding/json"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -94,5 +97,63 @@ func TestRunExactUnderFakeTime(t *testing.T) {
 		before := reportJSON(t, rep)
 		require.NoError(t, rep.Recompute())
 		require.Equal(t, before, reportJSON(t, rep), "Recompute leaves the report unchanged")
+	})
+}
+
+// keysOf returns the sorted keys of a JSON object.
+func keysOf(t *testing.T, raw json.RawMessage) []string {
+	t.Helper()
+	var m map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(raw, &m))
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// TestReportKeySets: a report from Run writes every key of DESIGN.md
+// appendix A: the seed artifact's top-level and row key sets, and the full
+// failure row with its response metadata.
+func TestReportKeySets(t *testing.T) {
+	seedRaw, err := os.ReadFile("../testdata/seed-capacity-v4-reasoning.json")
+	require.NoError(t, err)
+	var seed struct {
+		RequestTimings []json.RawMessage `json:"request_timings"`
+	}
+	require.NoError(t, json.Unmarshal(seedRaw, &seed))
+
+	synctest.Test(t, func(t *testing.T) {
+		cfg := fakeserver.Fast()
+		cfg.Faults.ByIndex = map[int]fakeserver.Fault{1: fakeserver.FaultOmitMarker, 2: fakeserver.FaultHTTP503}
+		rep, err := runFake(t, cfg, Workload{Requests: 4, Concurrency: 1, RequestCanaries: true, Temperature: Float64(0.7)})
+		require.NoError(t, err)
+		var doc struct {
+			RequestTimings []json.RawMessage `json:"request_timings"`
+			Failures       []json.RawMessage `json:"failures"`
+		}
+		raw := []byte(reportJSON(t, rep))
+		require.NoError(t, json.Unmarshal(raw, &doc))
+		top := keysOf(t, raw)
+		require.Len(t, top, 41)
+		require.Equal(t, keysOf(t, seedRaw), top)
+		require.Equal(t, keysOf(t, seed.RequestTimings[0]), keysOf(t, doc.RequestTimings[0]))
+		require.Len(t, doc.Failures, 2)
+
+		failureKeys := []string{"elapsed_ms", "error_message", "error_message_truncated", "error_type", "failure_class", "http_status",
+			"performance_eligible", "planned_context_tokens", "request_index", "response_metadata", "response_received", "response_timing"}
+		require.Equal(t, slices.Sorted(slices.Values(append(slices.Clone(failureKeys), "request_canary"))), keysOf(t, doc.Failures[0]), "canary failure")
+		require.Equal(t, failureKeys, keysOf(t, doc.Failures[1]), "HTTP failure")
+		var f struct {
+			ResponseMetadata json.RawMessage `json:"response_metadata"`
+		}
+		require.NoError(t, json.Unmarshal(doc.Failures[0], &f))
+		require.Equal(t, []string{"content_chunks", "finish_reasons", "output_token_source", "reasoning_chunks",
+			"stream_terminal_observed", "usage", "visible_content_truncated"}, keysOf(t, f.ResponseMetadata))
+		started := time.Unix(0, rep.StartedAtUnixNS).UTC()
+		require.Equal(t, "benchmark-"+started.Format("20060102T150405Z"), rep.RunID)
+		require.Equal(t, started.Truncate(time.Second).Format(time.RFC3339), rep.StartedAt)
+		require.Equal(t, monoMS(time.Duration(rep.FinishedAtUnixNS-rep.StartedAtUnixNS)), rep.WallClockMS, "fake time: wall and monotonic agree")
 	})
 }
