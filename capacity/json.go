@@ -42,8 +42,9 @@ func (r Report) MarshalJSON() ([]byte, error) {
 }
 
 // WriteTo writes the artifact to w as MarshalJSON does, followed by a
-// newline, streaming in bounded memory. It stops at the first non-finite
-// number or write error; w may then hold a partial document.
+// newline, streaming in bounded memory (64 KiB at a time). After a
+// non-finite number or a write error it writes nothing more and returns
+// that error; w may then hold a partial document.
 func (r *Report) WriteTo(w io.Writer) (int64, error) {
 	e := artEncoder{buf: make([]byte, 0, flushBytes+4<<10), w: w}
 	reportTable.encode(&e, r)
