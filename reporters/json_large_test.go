@@ -109,3 +109,25 @@ func TestLargestArtifactFitsReader(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, bytes.Equal(append(again, '\n'), written), "read -> write reproduces the bytes")
 }
+
+// TestOverLimitRefused: a report past the reader's limit (here the largest
+// one with every check repeated at the failure level, which Failure's
+// contract rules out) is refused by the writer instead of producing a
+// file ReadJSON would reject; the target path is left untouched.
+func TestOverLimitRefused(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("builds a 60 MB artifact; runs without -short and -race")
+	}
+	r := largestReport(t)
+	for i := range r.Failures {
+		f := &r.Failures[i]
+		f.RequestCanary, f.ControlledOutput = f.ResponseTiming.RequestCanary, f.ResponseTiming.ControlledOutput
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "too-large.json")
+	err := WriteJSON(path, r)
+	require.ErrorContains(t, err, "exceeds the 67108864-byte (64 MiB) reader limit")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "neither the target nor a temporary file exists")
+}
