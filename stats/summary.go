@@ -40,16 +40,28 @@ func Summarize(xs []float64) Summary {
 		N: len(xs), Mean: nan, Stddev: nan, CI95Low: nan, CI95High: nan,
 		Min: nan, P25: nan, P50: nan, P75: nan, P90: nan, P95: nan, P99: nan, Max: nan,
 	}
+	negZero := false
 	for i, x := range xs {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			panic(fmt.Sprintf("stats: sample %d is %v; Summarize needs finite samples", i, x))
 		}
+		negZero = negZero || x == 0 && math.Signbit(x)
 	}
 	if len(xs) == 0 {
 		return s
 	}
 	sorted := slices.Clone(xs)
-	slices.Sort(sorted)
+	if negZero {
+		// -0 sorts before +0 so the result does not depend on sample order.
+		slices.SortFunc(sorted, func(a, b float64) int {
+			if a == b {
+				return cmpBool(!math.Signbit(a), !math.Signbit(b))
+			}
+			return cmpBool(a > b, a < b)
+		})
+	} else {
+		slices.Sort(sorted)
+	}
 	s.Min, s.Max = sorted[0], sorted[len(sorted)-1]
 	s.P25 = nearestRank(sorted, 25)
 	s.P50 = nearestRank(sorted, 50)
@@ -69,6 +81,17 @@ func Summarize(xs []float64) Summary {
 	s.CI95Low = s.Mean - half
 	s.CI95High = s.Mean + half
 	return s
+}
+
+// cmpBool returns 1 if gt, -1 if lt, else 0.
+func cmpBool(gt, lt bool) int {
+	switch {
+	case gt:
+		return 1
+	case lt:
+		return -1
+	}
+	return 0
 }
 
 // Percentile returns the nearest-rank p-th percentile of sorted (ascending,

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -269,4 +270,20 @@ func FuzzSummarize(f *testing.F) {
 			require.LessOrEqual(t, s.CI95Low, s.CI95High)
 		}
 	})
+}
+
+func TestSummarizeOrderIndependent(t *testing.T) {
+	a := Summarize([]float64{0, math.Copysign(0, -1), 1})
+	b := Summarize([]float64{math.Copysign(0, -1), 0, 1})
+	if diff := cmp.Diff(a, b, cmp.Comparer(sameFloat)); diff != "" {
+		t.Errorf("summaries of the same samples in another order differ:\n%s", diff)
+	}
+	require.True(t, math.Signbit(a.Min), "-0 is the minimum")
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 100 {
+		xs := randomSamples(rng)
+		ys := slices.Clone(xs)
+		rng.Shuffle(len(ys), func(i, j int) { ys[i], ys[j] = ys[j], ys[i] })
+		require.Empty(t, cmp.Diff(Summarize(xs), Summarize(ys), cmp.Comparer(sameFloat)))
+	}
 }
