@@ -3,6 +3,13 @@ package capacity
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
+)
+
+var (
+	errNotObject    = errors.New("payload is not a JSON object")
+	errTrailingData = errors.New("data after the JSON object")
 )
 
 // wireString decodes a JSON string and leaves every other JSON value (null,
@@ -11,10 +18,15 @@ import (
 // malformed-chunk failure.
 type wireString string
 
-// UnmarshalJSON implements json.Unmarshaler.
+// UnmarshalJSON implements json.Unmarshaler. b is a valid JSON value (the
+// decoder checked it); a string without escapes is copied directly.
 func (s *wireString) UnmarshalJSON(b []byte) error {
-	if len(b) == 0 || b[0] != '"' {
+	if len(b) < 2 || b[0] != '"' {
 		*s = ""
+		return nil
+	}
+	if bytes.IndexByte(b, '\\') < 0 {
+		*s = wireString(b[1 : len(b)-1])
 		return nil
 	}
 	var v string
@@ -22,6 +34,16 @@ func (s *wireString) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*s = wireString(v)
+	return nil
+}
+
+// wireNonEmpty records only whether a JSON value is a non-empty string:
+// all the client needs of reasoning text, decoded without a copy.
+type wireNonEmpty bool
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (n *wireNonEmpty) UnmarshalJSON(b []byte) error {
+	*n = len(b) > 2 && b[0] == '"'
 	return nil
 }
 
@@ -57,8 +79,8 @@ type streamChunk struct {
 type chunkChoice struct {
 	Delta struct {
 		Content          wireString `json:"content"`
-		ReasoningContent wireString `json:"reasoning_content"`
-		Reasoning        wireString `json:"reasoning"`
+		ReasoningContent wireNonEmpty `json:"reasoning_content"`
+		Reasoning        wireNonEmpty `json:"reasoning"`
 	} `json:"delta"`
 	FinishReason wireString `json:"finish_reason"`
 }
@@ -80,15 +102,51 @@ func (c *streamChunk) reset() {
 	c.Error = c.Error[:0]
 }
 
-// decode parses data into c. A payload that is not a JSON object is an
-// error.
-func (c *streamChunk) decode(data []byte) error {
+// chunkDecoder decodes the data of a stream's events one after the other.
+// It keeps one json.Decoder for the whole stream, so the decoder's state
+// is allocated once per stream rather than once per event.
+type chunkDecoder struct {
+	src eventSource
+	dec *json.Decoder
+	fed int64 // bytes handed to the decoder so far
+}
+
+func newChunkDecoder() *chunkDecoder {
+	d := &chunkDecoder{}
+	d.dec = json.NewDecoder(&d.src)
+	return d
+}
+
+// eventSource hands the decoder one event's data, then io.EOF.
+type eventSource struct{ data []byte }
+
+func (s *eventSource) Read(p []byte) (int, error) {
+	if len(s.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, s.data)
+	s.data = s.data[n:]
+	return n, nil
+}
+
+// decode parses one event's data into c. The data must be exactly one JSON
+// object; anything else is an error, after which the decoder is not used
+// again (a malformed chunk ends the stream).
+func (d *chunkDecoder) decode(data []byte, c *streamChunk) error {
 	c.reset()
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
 		return errNotObject
 	}
-	return json.Unmarshal(data, c)
+	d.src.data = data
+	d.fed += int64(len(data))
+	if err := d.dec.Decode(c); err != nil {
+		return err
+	}
+	if d.dec.InputOffset() != d.fed {
+		return errTrailingData
+	}
+	return nil
 }
 
 // hasError reports whether the chunk carried a non-null error object.

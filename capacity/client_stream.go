@@ -36,8 +36,6 @@ const maxDrainAfterTerminal = 64 << 10
 // failure message (the message itself is cut later at MaxErrorMessageRunes).
 const maxErrorExcerpt = 4096
 
-var errNotObject = errors.New("payload is not a JSON object")
-
 // usageSeen is the last non-null usage object of a stream.
 type usageSeen struct {
 	present                               bool
@@ -77,6 +75,7 @@ func readStream(body *trackedBody, res *streamResult) {
 	var (
 		chunk streamChunk
 		buf   []byte
+		dec   = newChunkDecoder()
 	)
 	cfg := sse.ReadConfig{MaxEventSize: MaxEventSize}
 	for ev, err := range sse.Read(body, &cfg) {
@@ -106,7 +105,7 @@ func readStream(body *trackedBody, res *streamResult) {
 			return
 		}
 		buf = append(buf[:0], ev.Data...)
-		if err := chunk.decode(buf); err != nil {
+		if err := dec.decode(buf, &chunk); err != nil {
 			res.invalid = fmt.Sprintf("malformed JSON chunk (event %d): %v: %s", res.events, err, serverExcerpt(ev.Data))
 			return
 		}
@@ -125,7 +124,7 @@ func (res *streamResult) apply(c *streamChunk, at time.Time) {
 	reasoning, content := false, false
 	for i := range c.Choices {
 		ch := &c.Choices[i]
-		if ch.Delta.ReasoningContent != "" || ch.Delta.Reasoning != "" {
+		if ch.Delta.ReasoningContent || ch.Delta.Reasoning {
 			reasoning = true
 		}
 		if ch.Delta.Content != "" {

@@ -116,6 +116,8 @@ func TestReadStreamViolations(t *testing.T) {
 		{"event too large", content + "data: " + strings.Repeat("x", MaxEventSize) + "\n\n", "event larger than MaxEventSize"},
 		{"malformed json", content + "data: {\"choices\":[}\n\n", "malformed JSON chunk (event 2)"},
 		{"not an object", content + "data: hello\n\n", "malformed JSON chunk"},
+		{"two objects", content + "data: {\"choices\":[]} {\"choices\":[]}\n\n", "data after the JSON object"},
+		{"cut object", content + "data: {\"choices\":[\n\n", "malformed JSON chunk (event 2): unexpected EOF"},
 		{"in-stream error", content + `data: {"error":{"message":"out of memory","code":500}}` + "\n\n", "in-stream error object: {\"message\":\"out of memory\""},
 		{"error event", content + "event: error\ndata: overloaded\n\n", "in-stream error event: overloaded"},
 		{"too many events", strings.Repeat("data: {}\n\n", MaxStreamEvents+1), "more than MaxStreamEvents"},
@@ -191,4 +193,29 @@ func TestTrackedBodyRecordsError(t *testing.T) {
 	require.Equal(t, bodyError, tb.end)
 	_, err = tb.Read(make([]byte, 8))
 	require.ErrorIs(t, err, boom, "the error sticks")
+}
+
+// BenchmarkReadStream reads a 1,000-chunk reasoning-then-content stream
+// with usage: the per-event cost of stamping, SSE parsing and decoding.
+func BenchmarkReadStream(b *testing.B) {
+	var sb strings.Builder
+	for i := range 1000 {
+		if i < 600 {
+			sb.WriteString("data: " + chunkJSON("", "thinking step") + "\n\n")
+		} else {
+			sb.WriteString("data: " + chunkJSON(" code", "") + "\n\n")
+		}
+	}
+	sb.WriteString("data: " + usageJSON + "\n\ndata: [DONE]\n\n")
+	body := sb.String()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		res := &streamResult{}
+		readStream(newTrackedBody(strings.NewReader(body), nil), res)
+		if !res.terminal || res.contentChunks != 400 {
+			b.Fatalf("terminal %t, %d content chunks", res.terminal, res.contentChunks)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1002, "ns/event")
 }
