@@ -78,7 +78,7 @@ type streamChunk struct {
 
 type chunkChoice struct {
 	Delta struct {
-		Content          wireString `json:"content"`
+		Content          wireString   `json:"content"`
 		ReasoningContent wireNonEmpty `json:"reasoning_content"`
 		Reasoning        wireNonEmpty `json:"reasoning"`
 	} `json:"delta"`
