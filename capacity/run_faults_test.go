@@ -11,12 +11,16 @@ import (
 )
 
 // runFake runs w against a fake started with cfg in the current synctest
-// bubble; the fake is closed when the test ends.
+// bubble and checks that no goroutine of the run outlives Run; the fake is
+// closed when the test ends.
 func runFake(t *testing.T, cfg fakeserver.Config, w Workload) (*Report, error) {
 	t.Helper()
 	srv := fakeserver.NewInMemory(cfg)
 	t.Cleanup(srv.Close)
-	return Run(t.Context(), Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()}, w)
+	rep, err := Run(t.Context(), Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()}, w)
+	synctest.Wait()
+	require.Empty(t, goroutinesIn("github.com/anvilbench/anvil/capacity."), "no goroutine of the run outlives Run")
+	return rep, err
 }
 
 // faultAt returns the Fast profile with fault applied to the request that

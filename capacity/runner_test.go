@@ -5,6 +5,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -102,10 +104,32 @@ func TestRunCancel(t *testing.T) {
 		}
 		require.Equal(t, 4, inFlight, "the requests in flight were cancelled")
 		synctest.Wait()
+		require.Empty(t, goroutinesIn("github.com/anvilbench/anvil/capacity."), "no goroutine of the run outlives Run")
 		for _, tr := range srv.Traces() {
 			require.True(t, tr.Done())
 		}
 	})
+}
+
+// goroutinesIn returns the stacks of the goroutines executing a function of
+// pkg (a frame, not a "created by" line) other than a test function;
+// the calling goroutine is left out.
+func goroutinesIn(pkg string) []string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, pkg+"goroutinesIn") {
+			continue
+		}
+		for _, line := range strings.Split(g, "\n") {
+			if strings.HasPrefix(line, pkg) && !strings.HasPrefix(line, pkg+"Test") {
+				out = append(out, g)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // TestRunCancelBeforeStart: a run cancelled before it starts reports every
