@@ -55,7 +55,7 @@ func newRequestEncoder(t Target, w Workload) (*requestEncoder, error) {
 	enc := json.NewEncoder(&rest)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(bodyFields(t, w)); err != nil {
-		return nil, fmt.Errorf("capacity: encoding the request body (Target.ExtraBody): %w", err)
+		return nil, fmt.Errorf("%w: Target.ExtraBody does not encode as JSON: %w", ErrInvalidConfig, err)
 	}
 	fields := bytes.TrimSpace(rest.Bytes()) // {"max_tokens":..., ...}
 	tail := append([]byte(`,"role":"user"}],`), fields[1:]...)

@@ -13,17 +13,18 @@ import (
 // maxModelsBody bounds the bytes of a /models answer the probe reads.
 const maxModelsBody = 4 << 20
 
-// ContextLengthFields are the /models entry fields the context-limit probe
+// contextLengthFields are the /models entry fields the context-limit probe
 // reads, in order; the first holding a positive integer wins.
-var ContextLengthFields = [...]string{"max_model_len", "max_context_length", "context_length"}
+var contextLengthFields = [...]string{"max_model_len", "max_context_length", "context_length"}
 
 // ModelInfo is what the context-limit probe learned from GET {base}/models.
 type ModelInfo struct {
 	// ID is the id of the entry used: the one equal to the requested model,
 	// else the first.
 	ID string
-	// MaxModelLen is the first positive integer among ContextLengthFields of
-	// that entry; 0 when it has none.
+	// MaxModelLen is the first positive integer among the entry's
+	// max_model_len, max_context_length and context_length (in that order);
+	// 0 when it has none.
 	MaxModelLen int
 }
 
@@ -103,7 +104,7 @@ func parseModels(body []byte, model string) (ModelInfo, error) {
 	if info.ID == "" {
 		return ModelInfo{}, fmt.Errorf("the model entry has no string id")
 	}
-	for _, k := range ContextLengthFields {
+	for _, k := range contextLengthFields {
 		if n, ok := positiveInt(entry[k]); ok {
 			info.MaxModelLen = n
 			break

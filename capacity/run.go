@@ -60,7 +60,7 @@ func Run(ctx context.Context, t Target, w Workload) (*Report, error) {
 		if maxModelLen == 0 {
 			if info.MaxModelLen == 0 {
 				return nil, fmt.Errorf("%w: Target.MaxModelLen = 0 and the /models entry %q has none of %v: set Target.MaxModelLen",
-					ErrInvalidConfig, info.ID, ContextLengthFields)
+					ErrInvalidConfig, info.ID, contextLengthFields)
 			}
 			maxModelLen = info.MaxModelLen
 		}
@@ -80,7 +80,7 @@ func Run(ctx context.Context, t Target, w Workload) (*Report, error) {
 		return nil, err
 	}
 	r := &runner{
-		plan: plan, cl: cl, concurrency: w.Concurrency, warmup: w.Warmup,
+		plan: plan, cl: cl, concurrency: w.Concurrency,
 		maxFailures: w.MaxFailures, duration: w.Duration, progress: w.Progress,
 		checks: responseChecks{canaries: w.RequestCanaries, seed: w.Seed, words: w.ResponseWords, policy: w.ControlledOutputPolicy},
 	}

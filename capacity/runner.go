@@ -41,7 +41,6 @@ type runner struct {
 	cl          *client
 	checks      responseChecks
 	concurrency int
-	warmup      int
 	maxFailures int
 	duration    time.Duration
 	progress    func(Progress)
