@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	fakeserver "github.com/anvilbench/anvil/fake_server"
+	"github.com/anvilbench/anvil/stats"
 )
 
 // tracesByIndex maps the fake's ground-truth traces to request indexes by
@@ -79,6 +80,10 @@ func TestRunExactUnderFakeTime(t *testing.T) {
 
 		traces := tracesByIndex(t, srv, seed)
 		require.Len(t, traces, 60)
+		plan, err := NewPlan(Workload{Requests: 60, Seed: seed, MaxTokens: 1024}, 262144, DefaultMargin, "")
+		require.NoError(t, err)
+		require.Equal(t, plan.ContextDistribution(), rep.ContextDistribution, "the seeded plan, whatever the scheduling")
+		var ratios []float64
 		for i, row := range rep.RequestTimings {
 			require.Equal(t, i, row.RequestIndex)
 			tr := traces[i]
@@ -91,8 +96,11 @@ func TestRunExactUnderFakeTime(t *testing.T) {
 			require.Equal(t, countChunks(tr, fakeserver.ChunkReasoning), row.ReasoningChunks)
 			require.Equal(t, SourceUsage, row.OutputTokenSource)
 			require.True(t, row.RequestCanary.Passed)
-			require.Equal(t, rep.ContextDistribution[row.PlannedContextTokens] > 0, true)
+			require.Equal(t, plan.Contexts[i], row.PlannedContextTokens)
+			ratios = append(ratios, float64(tr.CachedTokens)/float64(tr.PromptTokens))
 		}
+		require.Equal(t, stats.Summarize(ratios).Mean, *rep.Metrics.PrefixCacheHitAvg, "prefix cache hits as the server counted them")
+		require.Positive(t, *rep.Metrics.PrefixCacheHitAvg, "the shared prefix is cached")
 
 		before := reportJSON(t, rep)
 		require.NoError(t, rep.Recompute())

@@ -267,3 +267,36 @@ func TestRunWarmupAndProgress(t *testing.T) {
 		require.Equal(t, Progress{Planned: 6, Dispatched: 6, Succeeded: 6, InFlight: 0, Elapsed: last.Elapsed}, last)
 	})
 }
+
+// TestRunBurst: a burst sends Burst requests at once over Burst
+// connections, and the report says so.
+func TestRunBurst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &sleepyStream{d: 10 * time.Millisecond}
+		rep, err := Run(t.Context(), pipeTarget(t, h), Workload{Burst: 6, ContextTokens: 512})
+		require.NoError(t, err)
+		require.Equal(t, 6, rep.Requests)
+		require.Equal(t, 6, rep.Concurrency)
+		require.EqualValues(t, 6, h.max.Load(), "all at once")
+		require.Equal(t, 10.0, rep.WallClockMS)
+		require.True(t, rep.ServeFlags.SharedPrefixBurst)
+		require.Equal(t, "shared", rep.PromptCacheMode)
+	})
+}
+
+// TestRunUniqueNonce: unique-mode prompts carry a fresh nonce per run unless
+// it is omitted, which makes runs with one seed send the same prompts.
+func TestRunUniqueNonce(t *testing.T) {
+	firstPrompt := func(t *testing.T, w Workload) string {
+		rc := &recorder{}
+		_, err := Run(t.Context(), pipeTarget(t, rc), w)
+		require.NoError(t, err)
+		return rc.body["messages"].([]any)[0].(map[string]any)["content"].(string)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		w := Workload{Requests: 1, ContextTokens: 2048, PromptCacheMode: PromptCacheUnique, SharedPrefixTokens: 256}
+		require.NotEqual(t, firstPrompt(t, w), firstPrompt(t, w), "a nonce per run")
+		w.OmitUniqueNonce = true
+		require.Equal(t, firstPrompt(t, w), firstPrompt(t, w), "reproducible without the nonce")
+	})
+}
