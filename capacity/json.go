@@ -61,7 +61,8 @@ func (r *Report) WriteTo(w io.Writer) (int64, error) {
 // an error naming the byte offset or the field and value: invalid or
 // truncated JSON, bare NaN/Infinity, a top level that is not an object, a
 // wrong or missing schema, a missing key every generation has (wrapping
-// ErrNotArtifact), a value of the wrong type, and negative counts.
+// ErrNotArtifact), a value of the wrong type (a *FieldError), and negative
+// counts.
 func (r *Report) UnmarshalJSON(data []byte) error {
 	if !json.Valid(data) {
 		var v any
@@ -79,9 +80,9 @@ func (r *Report) UnmarshalJSON(data []byte) error {
 	if !ok {
 		return fmt.Errorf("schema: missing; %w", ErrNotArtifact)
 	}
-	schema, err := stringCodec.dec(schemaRaw, "schema")
+	schema, err := stringCodec.dec(schemaRaw)
 	if err != nil {
-		return err
+		return atKey("schema", err)
 	}
 	if schema != Schema {
 		return fmt.Errorf("schema: %q, want %q: %w", schema, Schema, ErrNotArtifact)
@@ -92,7 +93,7 @@ func (r *Report) UnmarshalJSON(data []byte) error {
 		}
 	}
 	var nr Report
-	if err := reportTable.decodeMembers(&nr, ms, ""); err != nil {
+	if err := reportTable.decodeMembers(&nr, ms); err != nil {
 		return err
 	}
 	if err := nr.checkCounts(); err != nil {
@@ -114,7 +115,7 @@ func (r *Report) checkCounts() error {
 	}
 	for _, c := range counts {
 		if c.v < 0 {
-			return fmt.Errorf("%s: %d is negative; want a count >= 0", c.key, c.v)
+			return &FieldError{Path: c.key, Err: fmt.Errorf("%d is negative; want a count >= 0", c.v)}
 		}
 	}
 	return nil

@@ -189,13 +189,13 @@ type artField[T any] struct {
 	omitNil bool
 	isNil   func(*T) bool
 	enc     func(*artEncoder, *T)
-	dec     func(*T, json.RawMessage, string) error
+	dec     func(*T, json.RawMessage) error
 }
 
 // codec writes and reads one Go value type.
 type artCodec[V any] struct {
 	enc func(*artEncoder, V)
-	dec func(json.RawMessage, string) (V, error)
+	dec func(json.RawMessage) (V, error)
 }
 
 // fieldOf is the field key stored at get(t), written and read with c.
@@ -203,8 +203,8 @@ func fieldOf[T, V any](key string, get func(*T) *V, c artCodec[V]) artField[T] {
 	return artField[T]{
 		key: key,
 		enc: func(e *artEncoder, t *T) { c.enc(e, *get(t)) },
-		dec: func(t *T, raw json.RawMessage, path string) error {
-			v, err := c.dec(raw, path)
+		dec: func(t *T, raw json.RawMessage) error {
+			v, err := c.dec(raw)
 			if err != nil {
 				return err
 			}
@@ -231,6 +231,9 @@ type artTable[T any] struct {
 }
 
 func newArtTable[T any](shapeOf func(*T) *shape, fields ...artField[T]) *artTable[T] {
+	if len(fields) > maxTableFields {
+		panic("capacity: an artifact object type with more than maxTableFields keys")
+	}
 	slices.SortFunc(fields, func(a, b artField[T]) int {
 		if a.key < b.key {
 			return -1
@@ -253,7 +256,7 @@ func (t *artTable[T]) encode(e *artEncoder, v *T) {
 	sh := t.shapeOf(v)
 	var extra []string
 	for k := range sh.extra {
-		if _, known := t.index[k]; !known && (sh.keys == nil || sh.keys[k]) {
+		if _, known := t.index[k]; !known {
 			extra = append(extra, k)
 		}
 	}
@@ -278,11 +281,11 @@ func (t *artTable[T]) encode(e *artEncoder, v *T) {
 			e.raw(sh.extra[extra[x]])
 			x++
 		}
-		if sh.keys == nil {
+		if sh.index == nil {
 			if f.omitNil && f.isNil(v) {
 				continue
 			}
-		} else if !sh.keys[f.key] {
+		} else if !sh.hasField(i) {
 			continue
 		}
 		member(f.key)
@@ -302,37 +305,37 @@ func (t *artTable[T]) encode(e *artEncoder, v *T) {
 // decode reads an object into v, recording its key set and keeping unknown
 // keys verbatim. Members are visited in key order so the first error is
 // deterministic; of duplicate keys the last wins, as in encoding/json.
-func (t *artTable[T]) decode(v *T, raw json.RawMessage, path string) error {
-	ms, err := jsonObject(raw, path)
+func (t *artTable[T]) decode(v *T, raw json.RawMessage) error {
+	ms, err := jsonObject(raw)
 	if err != nil {
 		return err
 	}
-	return t.decodeMembers(v, ms, path)
+	return t.decodeMembers(v, ms)
 }
 
 // decodeMembers is decode on an object already split into its members.
-func (t *artTable[T]) decodeMembers(v *T, ms []member, path string) error {
+func (t *artTable[T]) decodeMembers(v *T, ms []member) error {
 	sh := t.shapeOf(v)
-	sh.keys = make(map[string]bool, len(ms))
-	sh.extra = nil
+	*sh = shape{index: t.index}
 	slices.SortStableFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
 	for _, m := range ms {
-		sh.keys[m.key] = true
 		i, known := t.index[m.key]
-		if !known {
+		if known {
+			sh.present[i/64] |= 1 << (i % 64)
+		} else {
 			if sh.extra == nil {
 				sh.extra = make(map[string]json.RawMessage)
 			}
 			// Compacted: a canonical copy that does not pin the input.
 			var buf bytes.Buffer
 			if err := json.Compact(&buf, m.val); err != nil {
-				return fmt.Errorf("%s: %w", joinPath(path, m.key), err)
+				return atKey(m.key, err)
 			}
 			sh.extra[m.key] = buf.Bytes()
 			continue
 		}
-		if err := t.fields[i].dec(v, m.val, joinPath(path, m.key)); err != nil {
-			return err
+		if err := t.fields[i].dec(v, m.val); err != nil {
+			return atKey(m.key, err)
 		}
 	}
 	return nil
@@ -342,17 +345,50 @@ func (t *artTable[T]) decodeMembers(v *T, ms []member, path string) error {
 func (t *artTable[T]) codec() artCodec[T] {
 	return artCodec[T]{
 		enc: func(e *artEncoder, v T) { t.encode(e, &v) },
-		dec: func(raw json.RawMessage, path string) (T, error) {
+		dec: func(raw json.RawMessage) (T, error) {
 			var v T
-			err := t.decode(&v, raw, path)
+			err := t.decode(&v, raw)
 			return v, err
 		},
 	}
 }
 
-func joinPath(path, key string) string {
-	if path == "" {
-		return key
+// FieldError is a decoding error at a place in the artifact.
+type FieldError struct {
+	// Path locates the value, as in "request_timings[3].ttft_ms".
+	Path string
+	// Err says what is wrong with it, naming the value.
+	Err error
+}
+
+func (e *FieldError) Error() string { return e.Path + ": " + e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// atKey places err under the object key.
+func atKey(key string, err error) error {
+	if fe, ok := err.(*FieldError); ok {
+		if strings.HasPrefix(fe.Path, "[") {
+			fe.Path = key + fe.Path
+		} else {
+			fe.Path = key + "." + fe.Path
+		}
+		return fe
 	}
-	return path + "." + key
+	return &FieldError{Path: key, Err: err}
+}
+
+// atIndex places err under the array index.
+func atIndex(i int, err error) error {
+	seg := "[" + strconv.Itoa(i) + "]"
+	if fe, ok := err.(*FieldError); ok {
+		if strings.HasPrefix(fe.Path, "[") {
+			fe.Path = seg + fe.Path
+		} else {
+			fe.Path = seg + "." + fe.Path
+		}
+		return fe
+	}
+	return &FieldError{Path: seg, Err: err}
 }

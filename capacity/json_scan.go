@@ -91,7 +91,7 @@ func decodeString(s []byte, escaped bool) (string, bool) {
 // splitObject returns the members of the valid JSON object raw.
 func splitObject(raw []byte) []member {
 	raw = bytes.TrimSpace(raw)
-	var ms []member
+	ms := make([]member, 0, 16)
 	i := skipSpace(raw, 1)
 	for i < len(raw) && raw[i] == '"' {
 		end, escaped := skipString(raw, i)

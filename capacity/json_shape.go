@@ -2,17 +2,53 @@ package capacity
 
 import "encoding/json"
 
+// maxTableFields bounds the known keys of one object type (the metrics
+// object has the most: 159).
+const maxTableFields = 3 * 64
+
 // shape remembers the key set a JSON object was read with. Its zero value
 // means the full current shape (every appendix-A key), which is what a
 // Report built in Go writes.
 type shape struct {
-	// keys is nil for the current shape, else exactly the keys the object
-	// had when read (known and unknown).
-	keys map[string]bool
-	// extra holds the values of keys this version does not know, verbatim.
+	// index is nil for the current shape; for an object read from JSON it
+	// is its type's key -> field index table, and present holds one bit
+	// per field index: whether the document had that key.
+	index   map[string]int
+	present [maxTableFields / 64]uint64
+	// extra holds the keys this version does not know, with their values
+	// verbatim (compacted). They are always written.
 	extra map[string]json.RawMessage
 }
 
 // has reports whether the object has key: always in the current shape,
 // else when the document it was read from had it.
-func (s *shape) has(key string) bool { return s.keys == nil || s.keys[key] }
+func (s *shape) has(key string) bool {
+	if s.index == nil {
+		return true
+	}
+	if i, ok := s.index[key]; ok {
+		return s.hasField(i)
+	}
+	_, ok := s.extra[key]
+	return ok
+}
+
+// hasField reports whether the object has the known field i.
+func (s *shape) hasField(i int) bool {
+	return s.index == nil || s.present[i/64]&(1<<(i%64)) != 0
+}
+
+// keyCount is the number of keys the object was read with (-1 for the
+// current shape).
+func (s *shape) keyCount() int {
+	if s.index == nil {
+		return -1
+	}
+	n := len(s.extra)
+	for _, w := range s.present {
+		for ; w != 0; w &= w - 1 {
+			n++
+		}
+	}
+	return n
+}

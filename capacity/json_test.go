@@ -357,3 +357,15 @@ func TestEncodingJSONEmbedding(t *testing.T) {
 		require.Equal(t, generic(t, data), got)
 	}
 }
+
+func TestFieldErrorPath(t *testing.T) {
+	data, err := os.ReadFile(seedPath)
+	require.NoError(t, err)
+	bad := strings.Replace(string(data), `"observed_marker_count": 1`, `"observed_marker_count": "one"`, 1)
+	var r Report
+	err = r.UnmarshalJSON([]byte(bad))
+	var fe *FieldError
+	require.ErrorAs(t, err, &fe)
+	require.Equal(t, "request_timings[0].request_canary.observed_marker_count", fe.Path)
+	require.EqualError(t, fe.Err, `want an integer, got a string "one"`)
+}

@@ -9,8 +9,10 @@ import (
 	"strconv"
 )
 
-// Codecs of the JSON value types an artifact uses. Each decoder names the
-// field path and the offending value when the document has the wrong type.
+// Codecs of the JSON value types an artifact uses. A decoder's error names
+// the offending value; the object and array decoders wrap it in a
+// FieldError whose Path grows as the error returns to the top, so no path
+// string is built while decoding succeeds.
 
 // jsonKind names the JSON type of raw for error messages.
 func jsonKind(raw json.RawMessage) string {
@@ -44,32 +46,29 @@ func jsonExcerpt(raw json.RawMessage) string {
 	return string(raw)
 }
 
-func jsonTypeError(path, want string, raw json.RawMessage) error {
-	return fmt.Errorf("%s: want %s, got %s %s", path, want, jsonKind(raw), jsonExcerpt(raw))
+func jsonTypeError(want string, raw json.RawMessage) error {
+	return fmt.Errorf("want %s, got %s %s", want, jsonKind(raw), jsonExcerpt(raw))
 }
 
 func jsonNull(raw json.RawMessage) bool { return jsonKind(raw) == "null" }
 
 // jsonObject returns the members of the object raw (valid JSON).
-func jsonObject(raw json.RawMessage, path string) ([]member, error) {
+func jsonObject(raw json.RawMessage) ([]member, error) {
 	if jsonKind(raw) != "an object" {
-		if path == "" {
-			return nil, fmt.Errorf("document: want a JSON object at top level, got %s", jsonKind(raw))
-		}
-		return nil, jsonTypeError(path, "an object", raw)
+		return nil, jsonTypeError("an object", raw)
 	}
 	return splitObject(raw), nil
 }
 
 var intCodec = artCodec[int]{
 	enc: func(e *artEncoder, v int) { e.int(int64(v)) },
-	dec: func(raw json.RawMessage, path string) (int, error) {
-		v, err := int64Codec.dec(raw, path)
+	dec: func(raw json.RawMessage) (int, error) {
+		v, err := int64Codec.dec(raw)
 		if err != nil {
 			return 0, err
 		}
 		if int64(int(v)) != v {
-			return 0, fmt.Errorf("%s: %d does not fit in int", path, v)
+			return 0, fmt.Errorf("%d does not fit in int", v)
 		}
 		return int(v), nil
 	},
@@ -77,13 +76,13 @@ var intCodec = artCodec[int]{
 
 var int64Codec = artCodec[int64]{
 	enc: func(e *artEncoder, v int64) { e.int(v) },
-	dec: func(raw json.RawMessage, path string) (int64, error) {
+	dec: func(raw json.RawMessage) (int64, error) {
 		if jsonKind(raw) != "a number" {
-			return 0, jsonTypeError(path, "an integer", raw)
+			return 0, jsonTypeError("an integer", raw)
 		}
 		v, err := strconv.ParseInt(string(raw), 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("%s: want an integer in the int64 range, got %s", path, jsonExcerpt(raw))
+			return 0, fmt.Errorf("want an integer in the int64 range, got %s", jsonExcerpt(raw))
 		}
 		return v, nil
 	},
@@ -91,13 +90,13 @@ var int64Codec = artCodec[int64]{
 
 var floatCodec = artCodec[float64]{
 	enc: func(e *artEncoder, v float64) { e.float(v) },
-	dec: func(raw json.RawMessage, path string) (float64, error) {
+	dec: func(raw json.RawMessage) (float64, error) {
 		if jsonKind(raw) != "a number" {
-			return 0, jsonTypeError(path, "a number", raw)
+			return 0, jsonTypeError("a number", raw)
 		}
 		v, err := strconv.ParseFloat(string(raw), 64)
 		if err != nil || math.IsInf(v, 0) {
-			return 0, fmt.Errorf("%s: %s is outside the float64 range", path, jsonExcerpt(raw))
+			return 0, fmt.Errorf("%s is outside the float64 range", jsonExcerpt(raw))
 		}
 		return v, nil
 	},
@@ -105,13 +104,13 @@ var floatCodec = artCodec[float64]{
 
 var stringCodec = artCodec[string]{
 	enc: func(e *artEncoder, v string) { e.string(v) },
-	dec: func(raw json.RawMessage, path string) (string, error) {
+	dec: func(raw json.RawMessage) (string, error) {
 		if jsonKind(raw) != "a string" {
-			return "", jsonTypeError(path, "a string", raw)
+			return "", jsonTypeError("a string", raw)
 		}
 		v, ok := decodeString(raw, bytes.IndexByte(raw, '\\') >= 0)
 		if !ok {
-			return "", jsonTypeError(path, "a string", raw)
+			return "", jsonTypeError("a string", raw)
 		}
 		return v, nil
 	},
@@ -119,10 +118,10 @@ var stringCodec = artCodec[string]{
 
 var boolCodec = artCodec[bool]{
 	enc: func(e *artEncoder, v bool) { e.bool(v) },
-	dec: func(raw json.RawMessage, path string) (bool, error) {
+	dec: func(raw json.RawMessage) (bool, error) {
 		var v bool
 		if jsonKind(raw) != "a boolean" || json.Unmarshal(raw, &v) != nil {
-			return false, jsonTypeError(path, "a boolean", raw)
+			return false, jsonTypeError("a boolean", raw)
 		}
 		return v, nil
 	},
@@ -132,8 +131,8 @@ var boolCodec = artCodec[bool]{
 func stringTypeCodec[S ~string]() artCodec[S] {
 	return artCodec[S]{
 		enc: func(e *artEncoder, v S) { e.string(string(v)) },
-		dec: func(raw json.RawMessage, path string) (S, error) {
-			v, err := stringCodec.dec(raw, path)
+		dec: func(raw json.RawMessage) (S, error) {
+			v, err := stringCodec.dec(raw)
 			return S(v), err
 		},
 	}
@@ -149,11 +148,11 @@ func nullableCodec[V any](c artCodec[V]) artCodec[*V] {
 			}
 			c.enc(e, *v)
 		},
-		dec: func(raw json.RawMessage, path string) (*V, error) {
+		dec: func(raw json.RawMessage) (*V, error) {
 			if jsonNull(raw) {
 				return nil, nil
 			}
-			v, err := c.dec(raw, path)
+			v, err := c.dec(raw)
 			if err != nil {
 				return nil, err
 			}
@@ -183,16 +182,16 @@ func sliceCodec[V any](c artCodec[V]) artCodec[[]V] {
 			e.newline()
 			e.buf = append(e.buf, ']')
 		},
-		dec: func(raw json.RawMessage, path string) ([]V, error) {
+		dec: func(raw json.RawMessage) ([]V, error) {
 			if jsonKind(raw) != "an array" {
-				return nil, jsonTypeError(path, "an array", raw)
+				return nil, jsonTypeError("an array", raw)
 			}
 			items := splitArray(raw)
 			vs := make([]V, len(items))
 			for i, item := range items {
-				v, err := c.dec(item, fmt.Sprintf("%s[%d]", path, i))
+				v, err := c.dec(item)
 				if err != nil {
-					return nil, err
+					return nil, atIndex(i, err)
 				}
 				vs[i] = v
 			}
@@ -242,8 +241,8 @@ func mapCodec[K comparable, V any](key mapKeyCodec[K], c artCodec[V]) artCodec[m
 			e.newline()
 			e.buf = append(e.buf, '}')
 		},
-		dec: func(raw json.RawMessage, path string) (map[K]V, error) {
-			ms, err := jsonObject(raw, path)
+		dec: func(raw json.RawMessage) (map[K]V, error) {
+			ms, err := jsonObject(raw)
 			if err != nil {
 				return nil, err
 			}
@@ -251,11 +250,11 @@ func mapCodec[K comparable, V any](key mapKeyCodec[K], c artCodec[V]) artCodec[m
 			for _, m := range ms {
 				k, err := key.parse(m.key)
 				if err != nil {
-					return nil, fmt.Errorf("%s: key %q: %w", path, m.key, err)
+					return nil, fmt.Errorf("key %q: %w", m.key, err)
 				}
-				v, err := c.dec(m.val, joinPath(path, m.key))
+				v, err := c.dec(m.val)
 				if err != nil {
-					return nil, err
+					return nil, atKey(m.key, err)
 				}
 				out[k] = v
 			}
