@@ -46,7 +46,7 @@ func (r Report) MarshalJSON() ([]byte, error) {
 // non-finite number or a write error it writes nothing more and returns
 // that error; w may then hold a partial document.
 func (r *Report) WriteTo(w io.Writer) (int64, error) {
-	e := artEncoder{buf: make([]byte, 0, flushBytes+4<<10), w: w}
+	e := artEncoder{buf: make([]byte, 0, 8<<10), w: w}
 	reportTable.encode(&e, r)
 	e.buf = append(e.buf, '\n')
 	if e.err == nil {

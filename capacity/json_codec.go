@@ -195,14 +195,25 @@ type artField[T any] struct {
 // codec writes and reads one Go value type.
 type artCodec[V any] struct {
 	enc func(*artEncoder, V)
-	dec func(json.RawMessage) (V, error)
+	// encPtr, when set, writes *v without copying it (object types).
+	encPtr func(*artEncoder, *V)
+	dec    func(json.RawMessage) (V, error)
+}
+
+// write writes *v with c, without a copy when c can.
+func (c *artCodec[V]) write(e *artEncoder, v *V) {
+	if c.encPtr != nil {
+		c.encPtr(e, v)
+		return
+	}
+	c.enc(e, *v)
 }
 
 // fieldOf is the field key stored at get(t), written and read with c.
 func fieldOf[T, V any](key string, get func(*T) *V, c artCodec[V]) artField[T] {
 	return artField[T]{
 		key: key,
-		enc: func(e *artEncoder, t *T) { c.enc(e, *get(t)) },
+		enc: func(e *artEncoder, t *T) { c.write(e, get(t)) },
 		dec: func(t *T, raw json.RawMessage) error {
 			v, err := c.dec(raw)
 			if err != nil {
@@ -344,7 +355,8 @@ func (t *artTable[T]) decodeMembers(v *T, ms []member) error {
 // codec returns the codec of T as a nested object.
 func (t *artTable[T]) codec() artCodec[T] {
 	return artCodec[T]{
-		enc: func(e *artEncoder, v T) { t.encode(e, &v) },
+		enc:    func(e *artEncoder, v T) { t.encode(e, &v) },
+		encPtr: t.encode,
 		dec: func(raw json.RawMessage) (T, error) {
 			var v T
 			err := t.decode(&v, raw)

@@ -146,7 +146,7 @@ func nullableCodec[V any](c artCodec[V]) artCodec[*V] {
 				e.null()
 				return
 			}
-			c.enc(e, *v)
+			c.write(e, v)
 		},
 		dec: func(raw json.RawMessage) (*V, error) {
 			if jsonNull(raw) {
@@ -171,12 +171,12 @@ func sliceCodec[V any](c artCodec[V]) artCodec[[]V] {
 			}
 			e.buf = append(e.buf, '[')
 			e.depth++
-			for i, v := range vs {
+			for i := range vs {
 				if i > 0 {
 					e.buf = append(e.buf, ',')
 				}
 				e.newline()
-				c.enc(e, v)
+				c.write(e, &vs[i])
 			}
 			e.depth--
 			e.newline()
