@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -156,6 +157,32 @@ func TestRunDialects(t *testing.T) {
 					require.Nil(t, rep.RequestTimings[0].PromptTokens)
 				}
 				require.Equal(t, tt.reasoning, rep.Metrics.ReasoningChunks > 0)
+			})
+		})
+	}
+}
+
+// TestRunKeepAliveIsNotAStall: SSE keep-alive comments are activity. A
+// 65,536-token prefill takes the reasoning profile about 8 s; under a 5 s
+// StallTimeout it is a stall when the server stays silent, and not when it
+// sends a keep-alive comment every second.
+func TestRunKeepAliveIsNotAStall(t *testing.T) {
+	for _, keepAlive := range []time.Duration{0, time.Second} {
+		t.Run(fmt.Sprintf("keep-alive=%v", keepAlive), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := fakeserver.Reasoning()
+				cfg.Dialect.KeepAlive = keepAlive
+				rep, err := runFake(t, cfg, Workload{Requests: 1, MaxTokens: 1024, ContextTokens: 65536, StallTimeout: 5 * time.Second})
+				require.NoError(t, err)
+				if keepAlive == 0 {
+					require.Len(t, rep.Failures, 1)
+					require.Equal(t, FailureTimeout, rep.Failures[0].FailureClass)
+					require.Contains(t, rep.Failures[0].ErrorMessage, "stream idle longer than Workload.StallTimeout (5s)")
+					require.Equal(t, 5000.0, rep.Failures[0].ElapsedMS, "the stall timer starts with the headers")
+					return
+				}
+				require.Empty(t, rep.Failures)
+				require.Greater(t, rep.RequestTimings[0].TimeToFirstOutputMS, 5000.0)
 			})
 		})
 	}
