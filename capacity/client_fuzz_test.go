@@ -116,7 +116,8 @@ func TestStreamOutcomeExamples(t *testing.T) {
 			require.Equal(t, tt.class, f.FailureClass)
 			require.Contains(t, f.ErrorMessage, tt.message)
 			require.NotNil(t, f.ResponseTiming, "a contract failure keeps its timing")
-			require.NotNil(t, f.RequestCanary)
+			require.NotNil(t, f.ResponseTiming.RequestCanary, "the canary check travels in the timing row")
+			require.Nil(t, f.RequestCanary, "the check is not repeated beside the row")
 		})
 	}
 }

@@ -148,10 +148,9 @@ func failureFromExchange(index, planned int, ex *exchange, row *TimingRow) *Fail
 	if !ex.received {
 		return f
 	}
+	// The checks travel in the timing row; Failure.RequestCanary and
+	// Failure.ControlledOutput stay nil rather than repeat them.
 	f.ResponseTiming = row
-	if row != nil {
-		f.RequestCanary, f.ControlledOutput = row.RequestCanary, row.ControlledOutput
-	}
 	s := &ex.stream
 	md := &ResponseMetadata{
 		OutputTokenSource:       SourceContentChunks,
