@@ -19,14 +19,14 @@ type Summary struct {
 	Stddev   float64 // sample standard deviation (N-1 denominator)
 	CI95Low  float64 // Mean - (Z95 * Stddev) / sqrt(N)
 	CI95High float64 // Mean + (Z95 * Stddev) / sqrt(N)
-	Min      float64
-	P25      float64
-	P50      float64
-	P75      float64
-	P90      float64
-	P95      float64
-	P99      float64
-	Max      float64
+	Min      float64 // smallest sample
+	P25      float64 // nearest-rank 25th percentile
+	P50      float64 // nearest-rank median
+	P75      float64 // nearest-rank 75th percentile
+	P90      float64 // nearest-rank 90th percentile
+	P95      float64 // nearest-rank 95th percentile
+	P99      float64 // nearest-rank 99th percentile
+	Max      float64 // largest sample
 }
 
 // Summarize summarizes xs, which it does not modify. Every sample must be
