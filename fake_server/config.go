@@ -2,6 +2,7 @@ package fakeserver
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"time"
 )
@@ -23,8 +24,8 @@ const SeedTemplateTokens = 9
 // Range is an inclusive range of counts. A request draws one value uniformly
 // from [Min, Max] with its own seeded generator. The zero Range means zero.
 type Range struct {
-	Min int `json:"min"`
-	Max int `json:"max"`
+	Min int `json:"min"` // smallest value drawn
+	Max int `json:"max"` // largest value drawn
 }
 
 func (r Range) validate(field string, min int) error {
@@ -105,27 +106,34 @@ type Config struct {
 	Addr string
 }
 
+// shared returns the knobs every profile has in common: the seed's
+// tokenizer approximation and chat template, 8,192-token prefill chunks,
+// 16-token cache blocks in a 1,048,576-token prefix cache, real time and
+// seed 1.
+func shared(model string, maxModelLen int) Config {
+	return Config{
+		Model:          model,
+		MaxModelLen:    maxModelLen,
+		CharsPerToken:  SeedCharsPerToken,
+		TemplateTokens: SeedTemplateTokens,
+		MaxBatchTokens: 8192,
+		BlockTokens:    16,
+		CacheTokens:    1 << 20,
+		TimeScale:      1,
+		Seed:           1,
+	}
+}
+
 // Fast returns the profile for tests: a fast model with a few reasoning
 // tokens, two-token speculative steps and a 32k window.
 func Fast() Config {
-	return Config{
-		Model:                  "fake-fast",
-		MaxModelLen:            32768,
-		CharsPerToken:          SeedCharsPerToken,
-		TemplateTokens:         SeedTemplateTokens,
-		PrefillTokensPerSecond: 1_000_000,
-		MaxBatchTokens:         8192,
-		DecodeStep:             time.Millisecond,
-		DecodeStepPerSeq:       250 * time.Microsecond,
-		MaxSeqs:                16,
-		SpecTokens:             Range{1, 2},
-		BlockTokens:            16,
-		CacheTokens:            1 << 20,
-		ReasoningTokens:        Range{8, 16},
-		AnswerTokens:           Range{8, 16},
-		TimeScale:              1,
-		Seed:                   1,
-	}
+	c := shared("fake-fast", 32768)
+	c.PrefillTokensPerSecond = 1_000_000
+	c.DecodeStep, c.DecodeStepPerSeq = time.Millisecond, 250*time.Microsecond
+	c.MaxSeqs = 16
+	c.SpecTokens = Range{1, 2}
+	c.ReasoningTokens, c.AnswerTokens = Range{8, 16}, Range{8, 16}
+	return c
 }
 
 // Reasoning returns a profile like the seed artifact's reasoning model
@@ -133,47 +141,26 @@ func Fast() Config {
 // 17 ms decode steps accepting 1 to 7 tokens (about 235 tok/s per stream
 // alone), a few hundred reasoning tokens, a 262,144-token window.
 func Reasoning() Config {
-	return Config{
-		Model:                  "fake-reasoning",
-		MaxModelLen:            262144,
-		CharsPerToken:          SeedCharsPerToken,
-		TemplateTokens:         SeedTemplateTokens,
-		PrefillTokensPerSecond: 7800,
-		MaxBatchTokens:         8192,
-		DecodeStep:             17 * time.Millisecond,
-		DecodeStepPerSeq:       3 * time.Millisecond,
-		MaxSeqs:                64,
-		SpecTokens:             Range{1, 7},
-		BlockTokens:            16,
-		CacheTokens:            1 << 20,
-		ReasoningTokens:        Range{230, 480},
-		AnswerTokens:           Range{24, 48},
-		TimeScale:              1,
-		Seed:                   1,
-	}
+	c := shared("fake-reasoning", 262144)
+	c.PrefillTokensPerSecond = 7800
+	c.DecodeStep, c.DecodeStepPerSeq = 17*time.Millisecond, 3*time.Millisecond
+	c.MaxSeqs = 64
+	c.SpecTokens = Range{1, 7}
+	c.ReasoningTokens, c.AnswerTokens = Range{230, 480}, Range{24, 48}
+	return c
 }
 
 // Plain returns a non-reasoning profile: an 8B-class model without
 // speculative decoding, prefill 12,000 tok/s, about 90 tok/s per stream
 // alone, a 131,072-token window.
 func Plain() Config {
-	return Config{
-		Model:                  "fake-plain",
-		MaxModelLen:            131072,
-		CharsPerToken:          SeedCharsPerToken,
-		TemplateTokens:         SeedTemplateTokens,
-		PrefillTokensPerSecond: 12000,
-		MaxBatchTokens:         8192,
-		DecodeStep:             11 * time.Millisecond,
-		DecodeStepPerSeq:       time.Millisecond,
-		MaxSeqs:                128,
-		SpecTokens:             Range{1, 1},
-		BlockTokens:            16,
-		CacheTokens:            1 << 20,
-		AnswerTokens:           Range{16, 64},
-		TimeScale:              1,
-		Seed:                   1,
-	}
+	c := shared("fake-plain", 131072)
+	c.PrefillTokensPerSecond = 12000
+	c.DecodeStep, c.DecodeStepPerSeq = 11*time.Millisecond, time.Millisecond
+	c.MaxSeqs = 128
+	c.SpecTokens = Range{1, 1}
+	c.AnswerTokens = Range{16, 64}
+	return c
 }
 
 var profiles = map[string]func() Config{
@@ -248,12 +235,12 @@ func (c Config) Validate() error {
 	switch {
 	case c.MaxModelLen < 1:
 		return fmt.Errorf("fakeserver: MaxModelLen = %d: want >= 1", c.MaxModelLen)
-	case c.CharsPerToken < 0.5 || c.CharsPerToken > 64:
+	case !(c.CharsPerToken >= 0.5 && c.CharsPerToken <= 64): // NaN fails too
 		return fmt.Errorf("fakeserver: CharsPerToken = %v: want 0.5..64", c.CharsPerToken)
 	case c.TemplateTokens < 0:
 		return fmt.Errorf("fakeserver: TemplateTokens = %d: want >= 0", c.TemplateTokens)
-	case c.PrefillTokensPerSecond <= 0:
-		return fmt.Errorf("fakeserver: PrefillTokensPerSecond = %v: want > 0", c.PrefillTokensPerSecond)
+	case !(c.PrefillTokensPerSecond > 0) || math.IsInf(c.PrefillTokensPerSecond, 0):
+		return fmt.Errorf("fakeserver: PrefillTokensPerSecond = %v: want a finite rate > 0", c.PrefillTokensPerSecond)
 	case c.MaxBatchTokens < 1:
 		return fmt.Errorf("fakeserver: MaxBatchTokens = %d: want >= 1", c.MaxBatchTokens)
 	case c.DecodeStep <= 0:
@@ -268,8 +255,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("fakeserver: CacheTokens = %d: want >= 0", c.CacheTokens)
 	case c.MaxTraces < 0:
 		return fmt.Errorf("fakeserver: MaxTraces = %d: want >= 0", c.MaxTraces)
-	case c.TimeScale < 0:
-		return fmt.Errorf("fakeserver: TimeScale = %v: want > 0", c.TimeScale)
+	case !(c.TimeScale > 0) || math.IsInf(c.TimeScale, 0):
+		return fmt.Errorf("fakeserver: TimeScale = %v: want a finite factor > 0", c.TimeScale)
 	}
 	if err := c.SpecTokens.validate("SpecTokens", 1); err != nil {
 		return err

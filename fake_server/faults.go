@@ -116,7 +116,10 @@ func ParseFault(s string) (Fault, error) {
 // against Probability (the probabilities are tried in sorted fault order and
 // must sum to at most 1).
 type FaultPlan struct {
-	ByIndex     map[int]Fault
+	// ByIndex maps a request's 0-based arrival index to its fault.
+	ByIndex map[int]Fault
+	// Probability is each fault's chance per request, drawn with the
+	// request's seeded generator.
 	Probability map[Fault]float64
 
 	// After is the number of output chunks written before a mid-stream fault
@@ -165,7 +168,7 @@ func (p FaultPlan) validate() error {
 		if _, err := ParseFault(string(f)); err != nil {
 			return fmt.Errorf("fakeserver: Faults.Probability: %w", err)
 		}
-		if pr < 0 || pr > 1 {
+		if !(pr >= 0 && pr <= 1) { // NaN fails too
 			return fmt.Errorf("fakeserver: Faults.Probability[%s] = %v: want 0..1", f, pr)
 		}
 		sum += pr
@@ -177,8 +180,10 @@ func (p FaultPlan) validate() error {
 		return fmt.Errorf("fakeserver: Faults.After = %d: want >= 0", p.After)
 	case p.RetryAfter < 0:
 		return fmt.Errorf("fakeserver: Faults.RetryAfter = %d: want >= 0", p.RetryAfter)
-	case p.Stall < 0 || p.SlowHeaders < 0:
-		return fmt.Errorf("fakeserver: Faults.Stall = %v, SlowHeaders = %v: want >= 0", p.Stall, p.SlowHeaders)
+	case p.Stall < 0:
+		return fmt.Errorf("fakeserver: Faults.Stall = %v: want >= 0", p.Stall)
+	case p.SlowHeaders < 0:
+		return fmt.Errorf("fakeserver: Faults.SlowHeaders = %v: want >= 0", p.SlowHeaders)
 	case p.OversizeBytes < 0:
 		return fmt.Errorf("fakeserver: Faults.OversizeBytes = %d: want >= 0", p.OversizeBytes)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -251,6 +252,15 @@ func TestConfigValidate(t *testing.T) {
 			c.Faults.Probability = map[fakeserver.Fault]float64{fakeserver.FaultDrop: 0.7, fakeserver.FaultStall: 0.7}
 		}, "sums to 1.4"},
 		{"max seqs", func(c *fakeserver.Config) { c.MaxSeqs = -1 }, "MaxSeqs = -1: want >= 1"},
+		{"chars NaN", func(c *fakeserver.Config) { c.CharsPerToken = math.NaN() }, "CharsPerToken = NaN: want 0.5..64"},
+		{"prefill Inf", func(c *fakeserver.Config) { c.PrefillTokensPerSecond = math.Inf(1) }, "PrefillTokensPerSecond = +Inf: want a finite rate > 0"},
+		{"prefill negative", func(c *fakeserver.Config) { c.PrefillTokensPerSecond = -5 }, "PrefillTokensPerSecond = -5: want a finite rate > 0"},
+		{"time scale NaN", func(c *fakeserver.Config) { c.TimeScale = math.NaN() }, "TimeScale = NaN: want a finite factor > 0"},
+		{"time scale negative", func(c *fakeserver.Config) { c.TimeScale = -1 }, "TimeScale = -1: want a finite factor > 0"},
+		{"probability NaN", func(c *fakeserver.Config) {
+			c.Faults.Probability = map[fakeserver.Fault]float64{fakeserver.FaultDrop: math.NaN()}
+		}, "Probability[drop] = NaN: want 0..1"},
+		{"slow headers", func(c *fakeserver.Config) { c.Faults.SlowHeaders = -time.Second }, "Faults.SlowHeaders = -1s: want >= 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := fakeserver.Fast()

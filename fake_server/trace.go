@@ -32,11 +32,11 @@ const (
 // tokens; Written is when the write and flush of the chunk returned (over
 // net.Pipe, when the client had read it).
 type Chunk struct {
-	Kind      ChunkKind     `json:"kind"`
-	Tokens    int           `json:"tokens"`
-	Bytes     int           `json:"bytes"`
-	Scheduled time.Duration `json:"scheduled_ns"`
-	Written   time.Duration `json:"written_ns"`
+	Kind      ChunkKind     `json:"kind"`         // what was written
+	Tokens    int           `json:"tokens"`       // output tokens it carried (0 for framing)
+	Bytes     int           `json:"bytes"`        // bytes written, SSE framing included
+	Scheduled time.Duration `json:"scheduled_ns"` // when the engine produced its tokens
+	Written   time.Duration `json:"written_ns"`   // when its write and flush returned
 }
 
 // The ends a Trace records.
@@ -54,19 +54,19 @@ type Trace struct {
 	Index int `json:"index"`
 	// RequestID is the request's X-Request-Id header (RequestIDHeader).
 	RequestID    string `json:"request_id,omitempty"`
-	Model        string `json:"model"`
-	Stream       bool   `json:"stream"`
-	IncludeUsage bool   `json:"include_usage"`
-	Fault        Fault  `json:"fault,omitempty"`
-	Status       int    `json:"status"`
+	Model        string `json:"model"`           // the model served (the request's, or Config.Model)
+	Stream       bool   `json:"stream"`          // the request asked for a stream
+	IncludeUsage bool   `json:"include_usage"`   // stream_options.include_usage was true
+	Fault        Fault  `json:"fault,omitempty"` // the fault applied, FaultNone if none
+	Status       int    `json:"status"`          // HTTP status answered (0 before the headers)
 
-	PromptTokens     int    `json:"prompt_tokens"`
-	CachedTokens     int    `json:"cached_tokens"`
-	ReasoningTokens  int    `json:"reasoning_tokens"`
-	ContentTokens    int    `json:"content_tokens"`
-	CompletionTokens int    `json:"completion_tokens"`
-	MaxTokens        int    `json:"max_tokens"`
-	FinishReason     string `json:"finish_reason,omitempty"`
+	PromptTokens     int    `json:"prompt_tokens"`           // prompt tokens, chat template included
+	CachedTokens     int    `json:"cached_tokens"`           // prompt tokens found in the prefix cache
+	ReasoningTokens  int    `json:"reasoning_tokens"`        // reasoning tokens written
+	ContentTokens    int    `json:"content_tokens"`          // content tokens written
+	CompletionTokens int    `json:"completion_tokens"`       // reasoning + content tokens written
+	MaxTokens        int    `json:"max_tokens"`              // the completion budget in effect
+	FinishReason     string `json:"finish_reason,omitempty"` // "stop" or "length"
 	// Marker is the ANVIL_REQ_ marker the answer carries ("" if none; after
 	// LateMarkerPrefix under FaultLateMarker);
 	// Words the N of an "exactly N" instruction (0 if none).
@@ -85,6 +85,7 @@ type Trace struct {
 	FirstContent   time.Duration `json:"first_content_ns"`
 	Last           time.Duration `json:"last_ns"`
 
+	// Chunks are the response's writes in order.
 	Chunks []Chunk `json:"chunks"`
 	// End is one of EndComplete, EndClientGone, EndDropped, EndRejected;
 	// empty while the handler still runs.
