@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// recorder answers okStream and keeps the first chat request it saw.
+// recorder answers writeOKStream and keeps the first chat request it saw.
 type recorder struct {
 	mu     sync.Mutex
 	header http.Header
@@ -37,8 +37,7 @@ func (rc *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, rc.answer+" "+r.Header.Get("Authorization"))
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	_, _ = io.WriteString(w, okStream)
+	writeOKStream(w, raw)
 }
 
 // TestRequestBody checks the body of DESIGN.md section 4 for each sampling

@@ -58,6 +58,12 @@ func TestTimingMethodology(t *testing.T) {
 	}
 	require.Contains(t, m[MethodologyClock], "monotonic")
 	require.Contains(t, m[MethodologyClock], "time.Now")
+	// The protocol constants are written from their definitions.
+	require.Contains(t, m[MethodologyControlledOutput], "captured up to 8192 characters")
+	require.Contains(t, m[MethodologyRequestCanaries], "captured up to 8192 characters")
+	require.Contains(t, m[MethodologyDistributions], "95% confidence interval of the mean (mean -/+ 1.96 stddev / sqrt(n))")
+	require.Contains(t, m[MethodologyP99], "below 100 successful samples")
+	require.Contains(t, m[MethodologyEffectivePrefill], "below 0.5 of its planned context fails as a truncated prompt")
 	m[MethodologyClock] = "changed"
 	require.NotEqual(t, "changed", TimingMethodology()[MethodologyClock], "each call returns a new map")
 	require.NotEmpty(t, TimestampPrecision)

@@ -8,8 +8,8 @@ type Distribution struct {
 	Samples      int      // "<family>_samples"
 	Mean         *float64 // "<family>_mean"
 	Stddev       *float64 // "<family>_stddev": sample standard deviation (n-1)
-	MeanCI95Low  *float64 // "<family>_mean_ci95_low": mean - 1.96*stddev/sqrt(n)
-	MeanCI95High *float64 // "<family>_mean_ci95_high": mean + 1.96*stddev/sqrt(n)
+	MeanCI95Low  *float64 // "<family>_mean_ci95_low": mean - stats.Z95*stddev/sqrt(n)
+	MeanCI95High *float64 // "<family>_mean_ci95_high": mean + stats.Z95*stddev/sqrt(n)
 	Min          *float64 // "<family>_min"
 	P25          *float64 // "<family>_p25": nearest rank
 	P50          *float64 // "<family>_p50"

@@ -6,19 +6,39 @@ import (
 	"time"
 )
 
+// MinPromptTokenFraction is the floor of a response's usage.prompt_tokens as
+// a fraction of its request's planned context (planned_context_tokens, the
+// context the prompt was built for after clamping to the prompt budget).
+// A response below it fails with stream_validation_failed: the server
+// truncated or dropped part of the prompt, so its timings measure a shorter
+// prompt than the plan and are never latency samples.
+//
+// Real tokenizers count the code-like filler within well under a factor of
+// two of the PromptCharsPerToken estimate (the seed's model counted 62,327
+// prompt tokens for a 65,536-token plan, 0.95 of it, and chat-template
+// tokens only add), while a silent truncation to a server's window falls far
+// below: ollama 0.17.4 reported 4,096 prompt tokens for a 57,380-character
+// prompt planned at 19,126 tokens (0.21). The check is fail-closed: it
+// applies whenever usage reports prompt_tokens, including a server that
+// reports 0.
+const MinPromptTokenFraction = 0.5
+
 // responseChecks are the response contracts of a run, applied to every response
 // that streamed visible content.
 type responseChecks struct {
-	canaries bool
-	seed     int64
-	words    int
-	policy   ControlledOutputPolicy
+	// promptFloor enables the MinPromptTokenFraction check (measured
+	// requests; warm-up responses are not checked).
+	promptFloor bool
+	canaries    bool
+	seed        int64
+	words       int
+	policy      ControlledOutputPolicy
 }
 
 // evaluate turns the exchange of request index into its timing row (a
 // success) or its failure row, following DESIGN.md section 5: timing fields
-// from the monotonic stamps, validity, visible content, the request canary,
-// the controlled-output contract.
+// from the monotonic stamps, validity, visible content, the prompt-token
+// floor, the request canary, the controlled-output contract.
 func (k responseChecks) evaluate(index, planned int, ex *exchange) (*TimingRow, *Failure) {
 	var row *TimingRow
 	s := &ex.stream
@@ -33,6 +53,9 @@ func (k responseChecks) evaluate(index, planned int, ex *exchange) (*TimingRow, 
 				row.TimeToFirstOutputMS, row.TTFTMS, row.E2EMS)
 		}
 	}
+	if ex.class == "" && row != nil && k.promptFloor {
+		checkPromptTokens(ex, planned)
+	}
 	if ex.class == "" && row != nil {
 		k.contracts(index, ex, row)
 	}
@@ -40,6 +63,18 @@ func (k responseChecks) evaluate(index, planned int, ex *exchange) (*TimingRow, 
 		return row, nil
 	}
 	return nil, failureFromExchange(index, planned, ex, row)
+}
+
+// checkPromptTokens fails the exchange when usage reports fewer prompt
+// tokens than MinPromptTokenFraction of the planned context.
+func checkPromptTokens(ex *exchange, planned int) {
+	u := ex.stream.usage.prompt
+	floor := MinPromptTokenFraction * float64(planned)
+	if !u.ok || float64(u.v) >= floor {
+		return
+	}
+	ex.fail(FailureStreamValidation, errTypeStream, "prompt truncated: usage.prompt_tokens %d is below the floor of %g tokens (%g of the planned context of %d tokens): the server dropped part of the prompt",
+		u.v, floor, MinPromptTokenFraction, planned)
 }
 
 // contracts applies the request canary and the controlled-output responseChecks to

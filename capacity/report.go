@@ -20,11 +20,11 @@ const (
 const MaxErrorMessageRunes = 2048
 
 // MaxErrorMessageJSONBytes bounds the JSON-escaped form of an
-// "error_message" (quotes excluded). 2048 characters that each take a
-// two-byte escape (quote, backslash, newline, tab...) fit exactly; text of
-// six-byte control escapes or four-byte runes is cut earlier. With it, the
-// largest artifact the bounds allow (10000 failed requests) stays under
-// the reader's 64 MiB limit.
+// "error_message" (quotes excluded). MaxErrorMessageRunes characters that
+// each take a two-byte escape (quote, backslash, newline, tab...) fit
+// exactly; text of six-byte control escapes or four-byte runes is cut
+// earlier. With it, the largest artifact the bounds allow (MaxRequests
+// failed requests) stays under the reader's 64 MiB limit.
 const MaxErrorMessageJSONBytes = 2 * MaxErrorMessageRunes
 
 // FailureClass says why a request is not a latency sample (DESIGN appendix B).
@@ -40,8 +40,9 @@ const (
 	FailureTimeout FailureClass = "timeout"
 	// FailureCancelled: the run was cancelled before the request finished.
 	FailureCancelled FailureClass = "cancelled"
-	// FailureStreamValidation: the stream broke the SSE/OpenAI contract or
-	// carried no visible content.
+	// FailureStreamValidation: the stream broke the SSE/OpenAI contract,
+	// carried no visible content, or its usage reported fewer prompt tokens
+	// than MinPromptTokenFraction of the plan (a truncated prompt).
 	FailureStreamValidation FailureClass = "stream_validation_failed"
 	// FailureRequestCanary: the response did not begin with its own marker,
 	// carried a peer's marker, or its capture was truncated.

@@ -82,7 +82,7 @@ func Run(ctx context.Context, t Target, w Workload) (*Report, error) {
 	r := &runner{
 		plan: plan, cl: cl, concurrency: w.Concurrency,
 		maxFailures: w.MaxFailures, duration: w.Duration, progress: w.Progress,
-		checks: responseChecks{canaries: w.RequestCanaries, seed: w.Seed, words: w.ResponseWords, policy: w.ControlledOutputPolicy},
+		checks: responseChecks{promptFloor: true, canaries: w.RequestCanaries, seed: w.Seed, words: w.ResponseWords, policy: w.ControlledOutputPolicy},
 	}
 	if w.Warmup > 0 {
 		r.phase(ctx, w.Warmup, true)

@@ -2,6 +2,8 @@ package capacity
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -19,12 +21,28 @@ import (
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 
-// okStream is a minimal valid stream: one content chunk, usage, [DONE].
-const okStream = "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"}}]}\n\n" +
-	"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":3,\"total_tokens\":13}}\n\n" +
-	"data: [DONE]\n\n"
+// writeOKStream answers a chat request with a minimal valid stream: one
+// content chunk, usage, [DONE]. Its usage counts the prompt at exactly
+// PromptCharsPerToken characters per token (a tokenizer that agrees with the
+// plan's estimate) and 3 completion tokens.
+func writeOKStream(w http.ResponseWriter, rawRequest []byte) {
+	var req struct {
+		Messages []struct {
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	_ = json.Unmarshal(rawRequest, &req)
+	prompt := 0
+	for _, m := range req.Messages {
+		prompt += int(float64(len(m.Content)) / PromptCharsPerToken)
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	_, _ = fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"}}]}\n\n"+
+		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":3,\"total_tokens\":%d}}\n\n"+
+		"data: [DONE]\n\n", prompt, prompt+3)
+}
 
-// sleepyStream answers every chat request after d with okStream and
+// sleepyStream answers every chat request after d with writeOKStream and
 // records how many requests were in flight at most.
 type sleepyStream struct {
 	d        time.Duration
@@ -34,7 +52,7 @@ type sleepyStream struct {
 }
 
 func (s *sleepyStream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	_, _ = io.Copy(io.Discard, r.Body)
+	raw, _ := io.ReadAll(r.Body)
 	n := s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
 	s.seen.Add(1)
@@ -45,8 +63,7 @@ func (s *sleepyStream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	time.Sleep(s.d)
-	w.Header().Set("Content-Type", "text/event-stream")
-	_, _ = io.WriteString(w, okStream)
+	writeOKStream(w, raw)
 }
 
 // pipeTarget is a target served by h over the in-memory transport.

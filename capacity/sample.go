@@ -1,18 +1,19 @@
 package capacity
 
-// The reference's context distribution (DESIGN.md section 5): cumulative
-// probability bounds and the planned context of each bucket. A draw u from
-// random() lands in the first bucket whose bound is >= u; above the last
+// The planned contexts of the reference's context distribution (DESIGN.md
+// section 5), smallest first. A draw u from random() lands in the first
+// bucket of contextBuckets whose cumulative bound is >= u; above the last
 // bound it is ContextBucketTop.
 const (
-	ContextBucket16K  = 16000  // u <= 0.218
-	ContextBucket32K  = 32768  // u <= 0.602
-	ContextBucket64K  = 65536  // u <= 0.906
-	ContextBucket128K = 131072 // u <= 0.995
-	ContextBucketTop  = 262144 // u > 0.995
+	ContextBucket16K  = 16000
+	ContextBucket32K  = 32768
+	ContextBucket64K  = 65536
+	ContextBucket128K = 131072
+	ContextBucketTop  = 262144
 )
 
-// contextBuckets pairs each cumulative bound with its context, in order.
+// contextBuckets pairs each cumulative probability bound with its context,
+// in order: the one definition of the bounds.
 var contextBuckets = [...]struct {
 	upTo    float64
 	context int

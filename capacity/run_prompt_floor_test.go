@@ -1,0 +1,145 @@
+package capacity
+
+import (
+	"fmt"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/require"
+
+	fakeserver "github.com/anvilbench/anvil/fake_server"
+)
+
+// truncatedTranscript is ollama's answer to a 57,380-character prompt that it
+// silently cut to its 4,096-token window (usage.prompt_tokens 4096).
+const truncatedTranscript = "ollama-0.17.4-stream-long-prompt-truncated.sse"
+
+// truncatedPlan is the capture's prompt as a plan: the context whose prompt
+// is the capture's 57,380 characters at PromptCharsPerToken.
+const truncatedPlan = 19126
+
+// replayTruncated serves the truncated-prompt capture to every request.
+func replayTruncated(t *testing.T) Target {
+	c := loadCapture(t, "ollama-0.17.4-stream-usage.headers", truncatedTranscript)
+	return Target{BaseURL: "http://replay.invalid/v1", Model: "tiny", HTTPClient: servePipe(t, replay(c, nil, nil))}
+}
+
+// TestRunTruncatedPromptFails: a response whose usage.prompt_tokens fell far
+// below the plan is a stream_validation_failed failure naming both numbers
+// and the floor; it keeps its timing row and metadata and is no latency
+// sample.
+func TestRunTruncatedPromptFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tg := replayTruncated(t)
+		tg.MaxModelLen = 32768
+		rep, err := Run(t.Context(), tg, Workload{Requests: 2, Concurrency: 1, ContextTokens: truncatedPlan, Warmup: 1})
+		require.NoError(t, err)
+		require.Equal(t, 57378, promptChars(truncatedPlan), "the capture's prompt, to a token")
+		require.Empty(t, rep.RequestTimings)
+		require.Len(t, rep.Failures, 2)
+		require.False(t, rep.PerformanceEligible)
+		require.Zero(t, rep.Metrics.TTFT.Samples, "never a latency sample")
+		require.Equal(t, 2, rep.ResponsesReceived)
+		for i, f := range rep.Failures {
+			require.Equal(t, i, f.RequestIndex)
+			require.Equal(t, FailureStreamValidation, f.FailureClass)
+			require.Equal(t, errTypeStream, f.ErrorType)
+			require.Equal(t, fmt.Sprintf("prompt truncated: usage.prompt_tokens 4096 is below the floor of 9563 tokens (0.5 of the planned context of %d tokens): the server dropped part of the prompt", truncatedPlan), f.ErrorMessage)
+			require.Equal(t, truncatedPlan, f.PlannedContextTokens)
+			require.True(t, f.ResponseReceived)
+			require.Equal(t, 200, *f.HTTPStatus)
+			require.NotNil(t, f.ResponseTiming, "the timing row is kept")
+			require.Equal(t, 4096, *f.ResponseTiming.PromptTokens)
+			require.Equal(t, truncatedPlan, f.ResponseTiming.PlannedContextTokens)
+			require.Equal(t, 8, f.ResponseTiming.OutputTokens)
+			md := f.ResponseMetadata
+			require.NotNil(t, md)
+			require.Equal(t, 4096, *md.Usage.PromptTokens)
+			require.Equal(t, SourceUsage, md.OutputTokenSource)
+			require.True(t, md.StreamTerminalObserved)
+			require.Equal(t, []string{"length"}, md.FinishReasons)
+		}
+	})
+}
+
+// TestTruncatedPromptFloorUsesClampedPlan: the floor applies to the context
+// the prompt was built for. Against an 8,192-token model the same plan is
+// clamped to the prompt budget, and 4,096 prompt tokens are then within the
+// floor of what was sent.
+func TestTruncatedPromptFloorUsesClampedPlan(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tg := replayTruncated(t)
+		tg.MaxModelLen = 8192
+		rep, err := Run(t.Context(), tg, Workload{Requests: 2, Concurrency: 1, ContextTokens: truncatedPlan})
+		require.NoError(t, err)
+		budget := 8192 - DefaultMaxTokens - DefaultMargin
+		require.Empty(t, rep.Failures)
+		require.Len(t, rep.RequestTimings, 2)
+		for _, row := range rep.RequestTimings {
+			require.Equal(t, budget, row.PlannedContextTokens)
+			require.Equal(t, 4096, *row.PromptTokens)
+		}
+		require.Equal(t, map[int]int{budget: 2}, rep.ContextDistribution)
+	})
+}
+
+// TestWarmupSkipsPromptFloor: warm-up responses are not held to the floor
+// (their results are discarded); measured ones are.
+func TestWarmupSkipsPromptFloor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tg := replayTruncated(t)
+		tg.MaxModelLen = 32768
+		w, err := Workload{Requests: 1, Concurrency: 1, ContextTokens: truncatedPlan, Warmup: 1}.Resolved()
+		require.NoError(t, err)
+		plan, err := NewPlan(w, tg.MaxModelLen, DefaultMargin, "")
+		require.NoError(t, err)
+		cl, err := newClient(tg, w, tg.HTTPClient, "")
+		require.NoError(t, err)
+		r := &runner{plan: plan, cl: cl, concurrency: 1, checks: responseChecks{promptFloor: true}}
+		var (
+			prompt []byte
+			body   bodyBuffer
+		)
+		warm := r.one(t.Context(), 0, true, &prompt, &body)
+		require.Nil(t, warm.fail)
+		require.NotNil(t, warm.row)
+		measured := r.one(t.Context(), 0, false, &prompt, &body)
+		require.NotNil(t, measured.fail)
+		require.Contains(t, measured.fail.ErrorMessage, "usage.prompt_tokens 4096 is below the floor")
+	})
+}
+
+// TestFakeTokenizerWithinPromptFloor: the fake server's default tokenizer
+// (the seed model's characters per token) never trips the floor, at the
+// smallest context, a small and a large one, a clamped one, with and
+// without the shared prefix and in unique mode.
+func TestFakeTokenizerWithinPromptFloor(t *testing.T) {
+	cfg := fakeserver.Fast()
+	cfg.MaxModelLen = 131072
+	for _, context := range []int{MinContextTokens, 4096, 65536, 131072} {
+		for _, prefix := range []struct {
+			name   string
+			tokens int
+			mode   PromptCacheMode
+		}{
+			{"shared prefix", 0, PromptCacheShared},
+			{"no prefix", NoSharedPrefix, PromptCacheShared},
+			{"unique", 0, PromptCacheUnique},
+		} {
+			t.Run(fmt.Sprintf("%d %s", context, prefix.name), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					rep, err := runFake(t, cfg, Workload{Requests: 3, Concurrency: 2, ContextTokens: context,
+						SharedPrefixTokens: prefix.tokens, PromptCacheMode: prefix.mode, Warmup: 1})
+					require.NoError(t, err)
+					require.Empty(t, rep.Failures)
+					require.Len(t, rep.RequestTimings, 3)
+					for _, row := range rep.RequestTimings {
+						planned := min(context, cfg.MaxModelLen-DefaultMaxTokens-DefaultMargin)
+						require.Equal(t, planned, row.PlannedContextTokens)
+						require.GreaterOrEqual(t, float64(*row.PromptTokens), MinPromptTokenFraction*float64(planned))
+					}
+				})
+			})
+		}
+	}
+}
