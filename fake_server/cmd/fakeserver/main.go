@@ -19,6 +19,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,9 +30,102 @@ import (
 
 func main() {
 	if err := run(context.Background(), os.Args[1:], os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "fakeserver:", err)
+		fmt.Fprintln(os.Stderr, "fakeserver:", strings.TrimPrefix(err.Error(), "fakeserver: "))
 		os.Exit(2)
 	}
+}
+
+// knobFields ties each flag to the Config field that Config.Validate names
+// in its errors. nonzero is set for a knob whose zero value Config replaces
+// with a default: the range a flag must give, since a zero flag would
+// otherwise silently become another value.
+var knobFields = []struct{ flag, field, nonzero string }{
+	{"model", "Model", "a non-empty model id"},
+	{"max-model-len", "MaxModelLen", ">= 1"},
+	{"chars-per-token", "CharsPerToken", "0.5..64"},
+	{"template-tokens", "TemplateTokens", ""},
+	{"prefill-tok-s", "PrefillTokensPerSecond", "a finite rate > 0"},
+	{"max-batch-tokens", "MaxBatchTokens", ">= 1"},
+	{"decode-step", "DecodeStep", "> 0"},
+	{"decode-step-per-seq", "DecodeStepPerSeq", ""},
+	{"max-seqs", "MaxSeqs", ">= 1"},
+	{"spec-tokens", "SpecTokens", "1 <= MIN <= MAX"},
+	{"block-tokens", "BlockTokens", ">= 1"},
+	{"cache-tokens", "CacheTokens", ""},
+	{"reasoning-tokens", "ReasoningTokens", ""},
+	{"answer-tokens", "AnswerTokens", ""},
+	{"time-scale", "TimeScale", "a finite factor > 0"},
+	{"max-traces", "MaxTraces", ""},
+	{"reasoning-field", "Dialect.ReasoningField", ""},
+	{"keep-alive", "Dialect.KeepAlive", ""},
+	{"fault-at", "Faults.ByIndex", ""},
+	{"fault-prob", "Faults.Probability", ""},
+	{"fault-after", "Faults.After", ">= 1"},
+	{"retry-after", "Faults.RetryAfter", ">= 1"},
+	{"stall", "Faults.Stall", "> 0"},
+	{"slow-headers", "Faults.SlowHeaders", "> 0"},
+	{"oversize-bytes", "Faults.OversizeBytes", ">= 1"},
+}
+
+// checkNonzero rejects a knob flag given as zero where Config would replace
+// the zero with a default.
+func checkNonzero(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		for _, k := range knobFields {
+			if k.flag != f.Name || k.nonzero == "" || err != nil {
+				continue
+			}
+			g, ok := f.Value.(flag.Getter)
+			if !ok {
+				continue
+			}
+			zero := reflect.ValueOf(g.Get()).IsZero()
+			if x, ok := g.Get().(float64); ok {
+				zero = x == 0 // -0 too
+			}
+			if zero {
+				v := f.Value.String()
+				if _, ok := g.Get().(string); ok {
+					v = strconv.Quote(v)
+				}
+				err = fmt.Errorf("-%s %s: want %s", f.Name, v, k.nonzero)
+			}
+		}
+	})
+	return err
+}
+
+// flagError names the flag of the Config field a Config.Validate error
+// reports ("fakeserver: SpecTokens = {3, 1}: ..." becomes
+// "-spec-tokens: SpecTokens = {3, 1}: ...").
+func flagError(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "fakeserver: ")
+	field := msg
+	if i := strings.IndexAny(msg, " =[:"); i >= 0 {
+		field = msg[:i]
+	}
+	for _, k := range knobFields {
+		if k.field == field {
+			return fmt.Errorf("-%s: %s", k.flag, msg)
+		}
+	}
+	return err
+}
+
+// pairs calls set with each KEY and VALUE of a comma-separated
+// KEY=VALUE list; want describes the list in errors.
+func pairs(s, want string, set func(k, v string) error) error {
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("%q: want %s", kv, want)
+		}
+		if err := set(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // faultIndexes parses "3=drop,7=http_429".
@@ -40,19 +134,18 @@ type faultIndexes map[int]fakeserver.Fault
 func (f faultIndexes) String() string { return fmt.Sprint(map[int]fakeserver.Fault(f)) }
 
 func (f faultIndexes) Set(s string) error {
-	for _, kv := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(kv, "=")
+	return pairs(s, "INDEX=FAULT,...", func(k, v string) error {
 		i, err := strconv.Atoi(k)
-		if !ok || err != nil || i < 0 {
-			return fmt.Errorf("%q: want INDEX=FAULT with INDEX >= 0", kv)
+		if err != nil || i < 0 {
+			return fmt.Errorf("index %q: want INDEX=FAULT with INDEX >= 0", k)
 		}
 		fault, err := fakeserver.ParseFault(v)
 		if err != nil {
 			return err
 		}
 		f[i] = fault
-	}
-	return nil
+		return nil
+	})
 }
 
 // faultProbs parses "drop=0.01,http_503=0.02".
@@ -61,19 +154,18 @@ type faultProbs map[fakeserver.Fault]float64
 func (f faultProbs) String() string { return fmt.Sprint(map[fakeserver.Fault]float64(f)) }
 
 func (f faultProbs) Set(s string) error {
-	for _, kv := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(kv, "=")
+	return pairs(s, "FAULT=PROBABILITY,...", func(k, v string) error {
 		p, err := strconv.ParseFloat(v, 64)
-		if !ok || err != nil {
-			return fmt.Errorf("%q: want FAULT=PROBABILITY", kv)
+		if err != nil {
+			return fmt.Errorf("probability %q: want FAULT=PROBABILITY with PROBABILITY in 0..1", v)
 		}
 		fault, err := fakeserver.ParseFault(k)
 		if err != nil {
 			return err
 		}
 		f[fault] = p
-	}
-	return nil
+		return nil
+	})
 }
 
 // rangeFlag parses "MIN,MAX" or "N".
@@ -85,6 +177,9 @@ func (f rangeFlag) String() string {
 	}
 	return fmt.Sprintf("%d,%d", f.r.Min, f.r.Max)
 }
+
+// Get implements flag.Getter.
+func (f rangeFlag) Get() any { return *f.r }
 
 func (f rangeFlag) Set(s string) error {
 	lo, hi, ok := strings.Cut(s, ",")
@@ -123,8 +218,14 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 		return err
 	}
-	if err := cfg.Validate(); err != nil {
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q: the command takes only flags (see -h)", fs.Arg(0))
+	}
+	if err := checkNonzero(fs); err != nil {
 		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return flagError(err)
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

@@ -3,12 +3,14 @@ package main
 import (
 	"bufio"
 	"context"
+	"flag"
 	"io"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 
+	fakeserver "github.com/anvilbench/anvil/fake_server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -60,13 +62,40 @@ func TestFlagErrors(t *testing.T) {
 	}{
 		{[]string{"-profile", "huge"}, `profile "huge"`},
 		{[]string{"-dialect", "tgi"}, `dialect "tgi"`},
-		{[]string{"-fault-at", "x=drop"}, "want INDEX=FAULT"},
+		{[]string{"-fault-at", "x=drop"}, `index "x": want INDEX=FAULT with INDEX >= 0`},
+		{[]string{"-fault-at", "3"}, `"3": want INDEX=FAULT,...`},
+		{[]string{"-fault-prob", "drop=often"}, `probability "often": want FAULT=PROBABILITY with PROBABILITY in 0..1`},
+		{[]string{"-fault-prob", "boom=0.1"}, `fault "boom": want one of`},
 		{[]string{"-fault-prob", "drop=2"}, "Probability[drop] = 2: want 0..1"},
 		{[]string{"-spec-tokens", "3,1"}, "SpecTokens = {3, 1}"},
 		{[]string{"-usage", "sometimes"}, "want final, last-choice or none"},
+		// Validate's errors name the flag as well as the field.
+		{[]string{"-spec-tokens", "3,1"}, "-spec-tokens: SpecTokens = {3, 1}: want 1 <= Min <= Max"},
+		{[]string{"-chars-per-token", "NaN"}, "-chars-per-token: CharsPerToken = NaN: want 0.5..64"},
+		{[]string{"-fault-prob", "drop=NaN"}, "-fault-prob: Faults.Probability[drop] = NaN: want 0..1"},
+		{[]string{"-time-scale", "-1"}, "-time-scale: TimeScale = -1: want a finite factor > 0"},
+		{[]string{"-keep-alive", "-1s"}, "-keep-alive: Dialect.KeepAlive = -1s: want >= 0"},
+		// A zero that Config would replace with a default is refused.
+		{[]string{"-prefill-tok-s", "0"}, "-prefill-tok-s 0: want a finite rate > 0"},
+		{[]string{"-time-scale", "-0"}, "-time-scale -0: want a finite factor > 0"},
+		{[]string{"-stall", "0s"}, "-stall 0s: want > 0"},
+		{[]string{"-spec-tokens", "0"}, "-spec-tokens 0,0: want 1 <= MIN <= MAX"},
+		{[]string{"-model", ""}, `-model "": want a non-empty model id`},
+		{[]string{"-addr", "127.0.0.1:0", "serve"}, `unexpected argument "serve"`},
 	} {
 		err := run(context.Background(), tc.args, io.Discard)
 		require.Error(t, err, "%v", tc.args)
 		assert.Contains(t, err.Error(), tc.want)
+	}
+}
+
+// TestKnobFieldsNameFlags: every flag named in knobFields exists, so a
+// Validate error is always mapped to a real flag.
+func TestKnobFieldsNameFlags(t *testing.T) {
+	cfg := fakeserver.Fast()
+	fs := flag.NewFlagSet("fakeserver", flag.ContinueOnError)
+	knobs(fs, &cfg)
+	for _, k := range knobFields {
+		assert.NotNil(t, fs.Lookup(k.flag), "-%s (%s)", k.flag, k.field)
 	}
 }
