@@ -29,6 +29,19 @@ func benchRequest(client *http.Client, url string, body []byte) error {
 	return err
 }
 
+// streamAll streams n copies of body at once and waits for all of them.
+func streamAll(b *testing.B, client *http.Client, url string, body []byte, n int) {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			if err := benchRequest(client, url, body); err != nil {
+				b.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
 func benchBody(b *testing.B, maxTokens int) []byte {
 	body, err := json.Marshal(streamBody("summarize the code above in one line", maxTokens))
 	if err != nil {
@@ -53,15 +66,7 @@ func BenchmarkTimingAccuracy(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		var wg sync.WaitGroup
-		for range streams {
-			wg.Go(func() {
-				if err := benchRequest(client, srv.URL, body); err != nil {
-					b.Error(err)
-				}
-			})
-		}
-		wg.Wait()
+		streamAll(b, client, srv.URL, body, streams)
 	}
 	b.StopTimer()
 	srv.Close()
@@ -102,17 +107,10 @@ func BenchmarkConcurrency(b *testing.B) {
 			defer client.CloseIdleConnections()
 			body := benchBody(b, 96)
 			var wall time.Duration
+			b.ReportAllocs()
 			for b.Loop() {
 				start := time.Now()
-				var wg sync.WaitGroup
-				for range c {
-					wg.Go(func() {
-						if err := benchRequest(client, srv.URL, body); err != nil {
-							b.Error(err)
-						}
-					})
-				}
-				wg.Wait()
+				streamAll(b, client, srv.URL, body, c)
 				wall += time.Since(start)
 			}
 			srv.Close()

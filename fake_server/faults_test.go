@@ -28,6 +28,7 @@ func faultConfig() fakeserver.Config {
 // TestFaults checks each fault's observable behaviour, as a client sees it
 // and as the trace records it.
 func TestFaults(t *testing.T) {
+	tested := []fakeserver.Fault{fakeserver.FaultEndless}
 	for _, tc := range []struct {
 		fault fakeserver.Fault
 		check func(t *testing.T, resp *http.Response, body []byte, readErr error, elapsed time.Duration, tr fakeserver.Trace)
@@ -124,6 +125,7 @@ func TestFaults(t *testing.T) {
 			assert.Equal(t, "ANVIL_REQ_1717_00004 code code code and more", decode(body).content)
 		}},
 	} {
+		tested = append(tested, tc.fault)
 		t.Run(string(tc.fault), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				srv := fakeserver.NewInMemory(faultConfig())
@@ -140,6 +142,7 @@ func TestFaults(t *testing.T) {
 			})
 		})
 	}
+	assert.ElementsMatch(t, fakeserver.Faults(), tested, "every fault has its case (endless: TestFaultEndless)")
 }
 
 func statusCheck(status int, typ string) func(*testing.T, *http.Response, []byte, error, time.Duration, fakeserver.Trace) {

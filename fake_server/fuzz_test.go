@@ -1,6 +1,7 @@
 package fakeserver_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -11,8 +12,8 @@ import (
 )
 
 // FuzzChatRequest: any request body gets a well-formed answer: 200 with a
-// complete body, or a 4xx with an OpenAI-style error; never a 5xx or a
-// panic.
+// complete stream (JSON events, then [DONE]) or a JSON completion, or a 4xx
+// with an OpenAI-style error; never a 5xx or a panic.
 func FuzzChatRequest(f *testing.F) {
 	f.Add(`{"messages":[{"role":"user","content":"hi"}],"stream":true,"max_tokens":4}`)
 	f.Add(`{"messages":[{"role":"user","content":[{"type":"text","text":"exactly 3 code"}]}],"max_completion_tokens":2}`)
@@ -35,7 +36,24 @@ func FuzzChatRequest(f *testing.F) {
 				t.Fatalf("read: %v", err)
 			}
 			switch {
+			case resp.StatusCode == http.StatusOK && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"):
+				// A complete stream: every event is a JSON chunk, then [DONE].
+				events := sseData(data)
+				if len(events) == 0 || events[len(events)-1] != "[DONE]" {
+					t.Fatalf("stream does not end with [DONE]: %q", data)
+				}
+				for _, ev := range events[:len(events)-1] {
+					if !json.Valid([]byte(ev)) {
+						t.Fatalf("invalid JSON event %q", ev)
+					}
+				}
 			case resp.StatusCode == http.StatusOK:
+				var c struct {
+					Choices []json.RawMessage `json:"choices"`
+				}
+				if err := json.Unmarshal(data, &c); err != nil || len(c.Choices) != 1 {
+					t.Fatalf("non-streamed body %q: want one choice (%v)", data, err)
+				}
 			case resp.StatusCode >= 400 && resp.StatusCode < 500:
 				if !strings.HasPrefix(string(data), `{"error":{"message":`) {
 					t.Fatalf("status %d body %q", resp.StatusCode, data)

@@ -94,7 +94,9 @@ func TestCountTokens(t *testing.T) {
 }
 
 // FuzzParseInstructions: any prompt parses without panicking, a found marker
-// matches MarkerPattern and the plan honours the budget.
+// matches MarkerPattern, the plan honours the budget, and the answer obeys:
+// it begins with the marker and, under an "exactly N" instruction, is the
+// marker and N words "code" and nothing else (cut short only by the budget).
 func FuzzParseInstructions(f *testing.F) {
 	f.Add("Begin with ANVIL_REQ_1_00002 then exactly 3 words code", 5)
 	f.Add("exactly 999999 code", 3)
@@ -108,6 +110,16 @@ func FuzzParseInstructions(f *testing.F) {
 		p := planOutput(planInput{in: in, reasoning: 3, answer: 5, budget: budget}, rand.New(rand.NewPCG(1, 1)))
 		if len(p.tokens) > budget || len(p.tokens) == 0 {
 			t.Fatalf("plan of %d tokens for budget %d", len(p.tokens), budget)
+		}
+		answer := answerText(p)
+		if p.finish == "stop" && !strings.HasPrefix(answer, in.marker) {
+			t.Fatalf("answer %q does not begin with the marker %q", answer, in.marker)
+		}
+		if in.words > 0 {
+			full := strings.TrimPrefix(in.marker+strings.Repeat(" code", in.words), " ")
+			if !strings.HasPrefix(full, answer) || (p.finish == "stop" && answer != full) {
+				t.Fatalf("answer %q (finish %s) to %d words code with marker %q", answer, p.finish, in.words, in.marker)
+			}
 		}
 	})
 }
