@@ -3,7 +3,6 @@ package reporters
 import (
 	"bytes"
 	"flag"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,15 +17,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-// benchSeedPath is the golden v4-reasoning artifact shared by the module.
-const benchSeedPath = "../testdata/seed-capacity-v4-reasoning.json"
-
+// loadReport reads the artifact at path.
 func loadReport(t testing.TB, path string) *capacity.Report {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	r, err := ReadJSON(bytes.NewReader(data))
-	require.NoError(t, err, path)
+	r, _ := readFile(t, path)
 	return r
 }
 
@@ -81,7 +75,7 @@ func benchValueMap(r *benchfmt.Result) map[string]float64 {
 }
 
 func TestWriteBenchfmtSeedGolden(t *testing.T) {
-	seed := loadReport(t, benchSeedPath)
+	seed := loadReport(t, seedPath)
 	var buf bytes.Buffer
 	require.NoError(t, WriteBenchfmt(&buf, seed))
 	benchGolden(t, "seed.bench", buf.Bytes())
@@ -155,11 +149,11 @@ func TestBenchResultRejectsBadNames(t *testing.T) {
 }
 
 func TestWriteBenchfmtConfigChangesOnlyWithIdentity(t *testing.T) {
-	seed := loadReport(t, benchSeedPath)
-	again := loadReport(t, benchSeedPath)
+	seed := loadReport(t, seedPath)
+	again := loadReport(t, seedPath)
 	again.RunID = "benchmark-20991231T000000Z" // per-run values never reach the config
 	again.StartedAt = "2099-12-31T00:00:00Z"
-	other := loadReport(t, benchSeedPath)
+	other := loadReport(t, seedPath)
 	eng := "vllm"
 	other.Engine = &eng
 	var buf bytes.Buffer
@@ -178,15 +172,9 @@ func TestWriteBenchfmtConfigChangesOnlyWithIdentity(t *testing.T) {
 // testdata/corpus and parses the result as benchstat does.
 func TestCorpusConvertsCleanly(t *testing.T) {
 	var reports []*capacity.Report
-	err := filepath.WalkDir("../testdata/corpus", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
-			return err
-		}
+	for _, path := range corpusFiles(t) {
 		reports = append(reports, loadReport(t, path))
-		return nil
-	})
-	require.NoError(t, err)
-	require.Len(t, reports, 252)
+	}
 	var buf bytes.Buffer
 	require.NoError(t, WriteBenchfmt(&buf, reports...))
 	p := parseBench(t, buf.Bytes())
@@ -212,7 +200,7 @@ func TestCorpusConvertsCleanly(t *testing.T) {
 // BenchmarkWriteBenchfmt converts the seed artifact to benchfmt: the cost
 // of the .bench file anviltest writes after every run.
 func BenchmarkWriteBenchfmt(b *testing.B) {
-	seed := loadReport(b, benchSeedPath)
+	seed := loadReport(b, seedPath)
 	var buf bytes.Buffer
 	b.ReportAllocs()
 	for b.Loop() {

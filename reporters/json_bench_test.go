@@ -36,8 +36,8 @@ func benchRead(b *testing.B, data []byte) {
 }
 
 func BenchmarkWriteJSON(b *testing.B) {
-	seed, _ := readFile(b, seedPath)
-	b.Run("seed/encode", func(b *testing.B) { benchEncode(b, seedReport(b)) })
+	seed := loadReport(b, seedPath)
+	b.Run("seed/encode", func(b *testing.B) { benchEncode(b, seed) })
 	b.Run("seed/file", func(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "seed.json")
 		b.ReportAllocs()
@@ -48,11 +48,6 @@ func BenchmarkWriteJSON(b *testing.B) {
 		}
 	})
 	b.Run("largest/encode", func(b *testing.B) { benchEncode(b, largestReport(b)) })
-}
-
-func seedReport(b *testing.B) *capacity.Report {
-	r, _ := readFile(b, seedPath)
-	return r
 }
 
 func benchEncode(b *testing.B, r *capacity.Report) {

@@ -75,8 +75,10 @@ func WriteSummary(w io.Writer, r *capacity.Report) error {
 	for _, row := range summaryRows {
 		d := row.dist(&r.Metrics)
 		n := strconv.Itoa(d.Samples)
-		if d.Samples == 0 && d.P50 != nil {
-			n = "-" // legacy artifacts record percentiles without counts
+		if d.Samples == 0 && (d.P50 != nil || len(r.RequestTimings) == 0 && r.Completed > 0) {
+			// A legacy artifact: percentiles without counts, or successful
+			// requests without the rows that would say how many samples.
+			n = "-"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t", row.label, row.unit, n)
 		for _, s := range summaryStats {

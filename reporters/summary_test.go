@@ -11,7 +11,7 @@ import (
 
 func TestWriteSummaryGolden(t *testing.T) {
 	for _, tc := range []struct{ in, golden string }{
-		{benchSeedPath, "seed.summary"},
+		{seedPath, "seed.summary"},
 		// The oldest generation: 12 keys, 7 metrics, no timings.
 		{"../testdata/corpus/docs/findings/2026-07-10-blackwell-local-model-bakeoff-evidence/candidate-gemma4-e4b-llamacpp-throughput-8k.json", "legacy.summary"},
 		// A run whose only request failed.
