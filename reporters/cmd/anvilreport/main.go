@@ -14,15 +14,19 @@
 //	anvilreport bench new/*.json > new.txt
 //	benchstat old.txt new.txt
 //
-// A file that is not a capacity artifact is reported on standard error and
-// skipped; the exit status is then 1.
+// A file that cannot be read or is not a capacity artifact is reported on
+// standard error and skipped; the exit status is then 1. Bad usage (no
+// command, an unknown command or flag, no FILE) exits with status 2; -h
+// prints the usage and exits with status 0.
 package main
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/reporters"
@@ -40,8 +44,18 @@ func main() {
 // run is the command with its streams; it returns the exit status: 0 on
 // success, 1 if any file failed, 2 on bad usage.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) < 2 {
-		fmt.Fprint(stderr, usage)
+	for _, a := range args {
+		switch {
+		case a == "-h" || a == "-help" || a == "--help" || a == "help":
+			fmt.Fprint(stdout, usage)
+			return 0
+		case strings.HasPrefix(a, "-"):
+			fmt.Fprintf(stderr, "anvilreport: unknown flag %s (name a file beginning with - as ./%s)\n%s", a, a, usage)
+			return 2
+		}
+	}
+	if len(args) == 0 {
+		fmt.Fprintf(stderr, "anvilreport: no command\n%s", usage)
 		return 2
 	}
 	var each func(r *capacity.Report, path string) error
@@ -60,7 +74,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return reporters.WriteSummary(stdout, r)
 		}
 	default:
-		fmt.Fprintf(stderr, "anvilreport: unknown command %q\n%s", args[0], usage)
+		fmt.Fprintf(stderr, "anvilreport: unknown command %q: want bench or summary\n%s", args[0], usage)
+		return 2
+	}
+	if len(args) < 2 {
+		fmt.Fprintf(stderr, "anvilreport: %s: no FILE given\n%s", args[0], usage)
 		return 2
 	}
 	status := 0
@@ -70,6 +88,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			err = each(r, path)
 		}
 		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // the line names the path already
+			}
 			fmt.Fprintf(stderr, "anvilreport: %s: %v\n", path, err)
 			status = 1
 		}
@@ -77,11 +99,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return status
 }
 
-// readReport reads one capacity artifact.
+// readReport reads one capacity artifact; ReadJSON bounds how much of the
+// file it reads.
 func readReport(path string) (*capacity.Report, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	return reporters.ReadJSON(bytes.NewReader(data))
+	defer f.Close()
+	return reporters.ReadJSON(f)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,12 +60,48 @@ func TestSummaryAndUsage(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, 0, run([]string{"summary", "../../../testdata/seed-capacity-v4-reasoning.json"}, &stdout, &stderr))
 	require.Contains(t, stdout.String(), "request canaries 6/6 passed")
-	for _, args := range [][]string{nil, {"bench"}, {"plot", "x.json"}} {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "anvilreport: no command\n"},
+		{[]string{"bench"}, "anvilreport: bench: no FILE given\n"},
+		{[]string{"summary"}, "anvilreport: summary: no FILE given\n"},
+		{[]string{"plot", "x.json"}, `anvilreport: unknown command "plot": want bench or summary` + "\n"},
+		{[]string{"bench", "-v", "x.json"}, "anvilreport: unknown flag -v (name a file beginning with - as ./-v)\n"},
+	} {
+		stdout.Reset()
 		stderr.Reset()
-		require.Equal(t, 2, run(args, &stdout, &stderr), "%q", args)
-		require.Contains(t, stderr.String(), "usage:")
+		require.Equal(t, 2, run(tc.args, &stdout, &stderr), "%q", tc.args)
+		require.True(t, strings.HasPrefix(stderr.String(), tc.want+"usage:"), "%q: %s", tc.args, stderr.String())
+		require.Empty(t, stdout.String())
 	}
-	stderr.Reset()
-	require.Equal(t, 1, run([]string{"summary", "does-not-exist.json"}, &stdout, &stderr))
-	require.Contains(t, stderr.String(), "does-not-exist.json")
+	for _, args := range [][]string{{"-h"}, {"bench", "--help"}, {"help"}} {
+		stdout.Reset()
+		stderr.Reset()
+		require.Equal(t, 0, run(args, &stdout, &stderr), "%q", args)
+		require.True(t, strings.HasPrefix(stdout.String(), "usage:"), "%q: usage on stdout", args)
+		require.Empty(t, stderr.String())
+	}
+}
+
+// TestUnreadableFiles: each file that cannot be read or is not an
+// artifact is named with the reason, the others are still converted, and
+// the exit status is 1.
+func TestUnreadableFiles(t *testing.T) {
+	dir := t.TempDir()
+	notJSON := filepath.Join(dir, "notes.txt")
+	require.NoError(t, os.WriteFile(notJSON, []byte("latency was fine\n"), 0o644))
+	seed := "../../../testdata/seed-capacity-v4-reasoning.json"
+	for _, cmd := range []string{"bench", "summary"} {
+		var stdout, stderr bytes.Buffer
+		code := run([]string{cmd, filepath.Join(dir, "missing.json"), notJSON, dir, seed}, &stdout, &stderr)
+		require.Equal(t, 1, code, cmd)
+		lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+		require.Len(t, lines, 3, "%s: one line per bad file:\n%s", cmd, stderr.String())
+		require.Equal(t, "anvilreport: "+filepath.Join(dir, "missing.json")+": no such file or directory", lines[0])
+		require.Equal(t, "anvilreport: "+notJSON+": reporters: read artifact: document: invalid JSON at byte offset 0: invalid character 'l' looking for beginning of value", lines[1])
+		require.Equal(t, "anvilreport: "+dir+": is a directory", lines[2])
+		require.Contains(t, stdout.String(), "ctx=65536", "%s: the good file is still handled", cmd)
+	}
 }
