@@ -63,7 +63,7 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *capacity.Repor
 		b.Fatal(err)
 	}
 	if _, err := w.Resolved(); err != nil {
-		b.Fatalf("anviltest: workload: %v", err)
+		b.Fatalf("anviltest: workload: %v", explainEnv(err))
 	}
 	t, err := s.resolveTarget()
 	if err != nil {
@@ -83,7 +83,11 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *capacity.Repor
 	ctx, stop := signal.NotifyContext(b.Context(), os.Interrupt)
 	defer stop()
 	var prog *progressLine
-	if s.progressWanted(os.Stderr) {
+	progress, err := s.progressWanted(os.Stderr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if progress {
 		prog = newProgressLine(os.Stderr)
 		w.Progress = prog.update
 	}
@@ -100,7 +104,7 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *capacity.Repor
 		if runErr == nil {
 			runErr = fmt.Errorf("runner returned no report")
 		}
-		b.Fatalf("anviltest: capacity run: %v", runErr)
+		b.Fatalf("anviltest: capacity run: %v", explainEnv(runErr))
 	}
 	if interrupted {
 		markInterrupted(rep)
@@ -116,9 +120,14 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *capacity.Repor
 	case interrupted:
 		b.Fatalf("anviltest: interrupted after %d of the planned requests; the partial report is not performance eligible", rep.Completed+rep.Failed)
 	case runErr != nil:
-		b.Fatalf("anviltest: capacity run: %v", runErr)
+		b.Fatalf("anviltest: capacity run: %v", explainEnv(runErr))
 	case rep.Requests <= 0:
 		b.Fatalf("anviltest: the campaign dispatched no request (workload %s)", reporters.WorkloadIdentity(rep))
+	case rep.Completed == 0:
+		// Without one success there is no latency sample: the line would
+		// carry only ns/op (the time to fail) and failed-req, which
+		// benchstat would compare as if it were a measurement.
+		b.Fatalf("anviltest: none of the %d requests succeeded (failures by class above; the report is written)", rep.Requests)
 	}
 	if !finishLoop(b.Context(), b, bt) {
 		b.Fatalf("anviltest: interrupted while waiting for -benchtime %s to elapse (report already written)", bt)

@@ -217,3 +217,25 @@ func TestInterruptWritesPartialReport(t *testing.T) {
 	require.Equal(t, capacity.FailureCancelled, r.Failures[0].FailureClass)
 	require.Empty(t, benchLines(t, stdout), "no benchmark line for an interrupted run")
 }
+
+// TestNoSuccessFailsTheBenchmark: a run in which every request failed (a
+// wrong port, a server answering 503) has no latency sample; it writes its
+// report but fails instead of printing a line benchstat would compare.
+func TestNoSuccessFailsTheBenchmark(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs child benchmarks")
+	}
+	out := t.TempDir()
+	stdout, err := child(t, "allfail", t.TempDir(), out, "-test.benchtime=3x")
+	require.Error(t, err, "the benchmark fails:\n%s", stdout)
+	require.Contains(t, stdout, "--- FAIL: BenchmarkSeam")
+	require.Contains(t, stdout, "none of the 3 requests succeeded")
+	require.Contains(t, stdout, "failures by class: map[http_error:3]")
+	require.Empty(t, benchLines(t, stdout), "no benchmark line without a success")
+	got, _ := filepath.Glob(filepath.Join(out, "*.json"))
+	require.Len(t, got, 1, stdout)
+	r := readArtifact(t, got[0])
+	require.Zero(t, r.Completed)
+	require.Len(t, r.Failures, 3)
+	require.False(t, r.PerformanceEligible)
+}

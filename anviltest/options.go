@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/anvilbench/anvil/capacity"
@@ -181,15 +182,63 @@ func (s *settings) applyWorkloadEnv(w capacity.Workload) (capacity.Workload, err
 }
 
 // progressWanted reports whether the live progress line is shown: forced by
-// WithProgress, off with ANVIL_PROGRESS=0, else only on a terminal.
-func (s *settings) progressWanted(stderr *os.File) bool {
+// WithProgress, off with ANVIL_PROGRESS=0 (or any false value of
+// strconv.ParseBool), else only on a terminal. ANVIL_PROGRESS=1 still
+// draws only on a terminal: captured output never gets the line.
+func (s *settings) progressWanted(stderr *os.File) (bool, error) {
 	if s.progress != nil {
-		return *s.progress
+		return *s.progress, nil
 	}
-	if s.getenv(EnvProgress) == "0" || s.getenv("TERM") == "dumb" {
-		return false
+	if v := s.getenv(EnvProgress); v != "" {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return false, &envError{EnvProgress, v, "0 (off) or 1 (on when standard error is a terminal)", nil}
+		}
+		if !on {
+			return false, nil
+		}
 	}
-	return isTerminal(stderr)
+	if s.getenv("TERM") == "dumb" {
+		return false, nil
+	}
+	return isTerminal(stderr), nil
+}
+
+// envFieldNames pairs each configuration field that an environment variable
+// can set with that variable, for explainEnv.
+func envFieldNames() [][2]string {
+	return [][2]string{
+		{"Target.BaseURL", EnvBaseURL},
+		{"Target.Model", EnvModel},
+		{"Target.APIKeyEnv", EnvAPIKeyEnv},
+		{"Target.MaxModelLen", EnvMaxModelLen},
+		{"Workload.Warmup", EnvWarmup},
+		{"Workload.Timeout", EnvTimeout},
+		{"Workload.ClockDomainID", EnvClockDomainID},
+		{"Workload.ConfigurationFingerprint", EnvConfigurationFingerprint},
+	}
+}
+
+// explainEnv adds to an error of package capacity, which names Go fields
+// (Target.APIKeyEnv, ...), the environment variables that set those fields,
+// so a user who configured the run through the environment knows which
+// variable to fix. Values are not repeated: the error already shows them
+// (never a secret), or deliberately hides them.
+func explainEnv(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	var names []string
+	for _, p := range envFieldNames() {
+		if strings.Contains(msg, p[0]) {
+			names = append(names, p[0]+" is "+p[1])
+		}
+	}
+	if len(names) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w (in the environment: %s)", err, strings.Join(names, ", "))
 }
 
 // isTerminal reports whether f is a character device (a terminal; never a

@@ -1,6 +1,7 @@
 package anviltest
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -104,26 +105,73 @@ func TestFakeConfig(t *testing.T) {
 	require.ErrorContains(t, err, `ANVIL_FAKE_PROFILE="turbo"`)
 }
 
+// wants is progressWanted for tests: it must not fail.
+func wants(t *testing.T, s *settings, f *os.File) bool {
+	t.Helper()
+	on, err := s.progressWanted(f)
+	require.NoError(t, err)
+	return on
+}
+
 func TestProgressOnlyOnATerminal(t *testing.T) {
 	f, err := os.Create(filepath.Join(t.TempDir(), "captured"))
 	require.NoError(t, err)
 	defer f.Close()
 	s := newSettings([]Option{withGetenv(env{}.get)})
-	require.False(t, s.progressWanted(f), "a regular file is captured output")
+	require.False(t, wants(t, s, f), "a regular file is captured output")
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
 	defer r.Close()
 	defer w.Close()
-	require.False(t, s.progressWanted(w), "a pipe is captured output")
+	require.False(t, wants(t, s, w), "a pipe is captured output")
 
 	tty, err := os.OpenFile("/dev/null", os.O_WRONLY, 0) // a character device
 	require.NoError(t, err)
 	defer tty.Close()
-	require.True(t, s.progressWanted(tty))
-	off := newSettings([]Option{withGetenv(env{EnvProgress: "0"}.get)})
-	require.False(t, off.progressWanted(tty))
+	require.True(t, wants(t, s, tty))
+	for _, v := range []string{"0", "false"} {
+		off := newSettings([]Option{withGetenv(env{EnvProgress: v}.get)})
+		require.False(t, wants(t, off, tty), "ANVIL_PROGRESS=%s", v)
+	}
+	on := newSettings([]Option{withGetenv(env{EnvProgress: "1"}.get)})
+	require.True(t, wants(t, on, tty))
+	require.False(t, wants(t, on, w), "ANVIL_PROGRESS=1 never draws into captured output")
 	dumb := newSettings([]Option{withGetenv(env{"TERM": "dumb"}.get)})
-	require.False(t, dumb.progressWanted(tty))
-	forced := newSettings([]Option{WithProgress(true), withGetenv(env{}.get)})
-	require.True(t, forced.progressWanted(w))
+	require.False(t, wants(t, dumb, tty))
+	forced := newSettings([]Option{WithProgress(true), withGetenv(env{EnvProgress: "maybe"}.get)})
+	require.True(t, wants(t, forced, w), "the option wins over the environment")
+
+	bad := newSettings([]Option{withGetenv(env{EnvProgress: "maybe"}.get)})
+	_, err = bad.progressWanted(tty)
+	require.EqualError(t, err, `anviltest: ANVIL_PROGRESS="maybe": want 0 (off) or 1 (on when standard error is a terminal)`)
+}
+
+// TestExplainEnvNamesTheVariables: capacity's errors name Go fields; the
+// variables that set them are added, and other errors are left alone.
+func TestExplainEnvNamesTheVariables(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		t    capacity.Target
+		w    capacity.Workload
+		want string
+	}{
+		{"api key variable", capacity.Target{BaseURL: "http://h/v1", APIKeyEnv: "ANVIL_TEST_UNSET_KEY_VARIABLE"},
+			capacity.Workload{}, "(in the environment: Target.APIKeyEnv is ANVIL_API_KEY_ENV)"},
+		{"unparsable base URL", capacity.Target{BaseURL: "gpu-box:8000"},
+			capacity.Workload{}, `"(unparsable URL)": must be an http or https URL with a host and no query or fragment (in the environment: Target.BaseURL is ANVIL_BASE_URL)`},
+		{"clock domain", capacity.Target{BaseURL: "http://h/v1"},
+			capacity.Workload{ClockDomainID: "bad id!"}, "(in the environment: Workload.ClockDomainID is ANVIL_CLOCK_DOMAIN_ID)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := capacity.Run(t.Context(), tc.t, tc.w)
+			require.ErrorIs(t, err, capacity.ErrInvalidConfig)
+			got := explainEnv(err)
+			require.ErrorIs(t, got, capacity.ErrInvalidConfig, "still wraps the cause")
+			require.Contains(t, got.Error(), tc.want)
+			require.Contains(t, got.Error(), "(in the environment: ")
+		})
+	}
+	plain := errors.New("capacity: HTTP 500")
+	require.Same(t, plain, explainEnv(plain), "an error naming no field is unchanged")
+	require.NoError(t, explainEnv(nil))
 }

@@ -147,6 +147,8 @@ func BenchmarkSeam(b *testing.B) {
 		w.Requests = 5
 	case "failures":
 		opt = WithRunFunc(stepRun(map[int]bool{0: true, 3: true}))
+	case "allfail":
+		opt = WithRunFunc(stepRun(map[int]bool{0: true, 1: true, 2: true}))
 	case "interrupt":
 		opt = WithRunFunc(interruptRun)
 	default:
