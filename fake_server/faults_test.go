@@ -168,6 +168,35 @@ func assertErrorBody(t *testing.T, body []byte, typ string) {
 	assert.Equal(t, typ, e.Error.Type)
 }
 
+// TestStallIsSilentWithKeepAlive: keep-alive comments cover queueing and
+// prefill, never a FaultStall pause, which stays 30 s of silence.
+func TestStallIsSilentWithKeepAlive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := faultConfig()
+		cfg.Dialect.KeepAlive = time.Second
+		cfg.PrefillTokensPerSecond = 20 // 52 prompt tokens: 2.6 s of prefill
+		srv := fakeserver.NewInMemory(cfg)
+		defer srv.Close()
+		_, body, err := post(t, srv, streamBody(goldenPrompt, 64), map[string]string{fakeserver.FaultHeader: string(fakeserver.FaultStall)})
+		require.NoError(t, err)
+		require.True(t, decode(body).done)
+		synctest.Wait()
+		tr, _ := srv.Trace(0)
+		var kinds []fakeserver.ChunkKind
+		var gap time.Duration
+		for i, c := range tr.Chunks {
+			kinds = append(kinds, c.Kind)
+			if i > 0 {
+				gap = max(gap, c.Written-tr.Chunks[i-1].Written)
+			}
+		}
+		require.Equal(t, []fakeserver.ChunkKind{fakeserver.ChunkComment, fakeserver.ChunkComment}, kinds[:2],
+			"keep-alives during the prefill")
+		assert.Equal(t, 30*time.Second, gap, "the stall is the longest silence and has no keep-alive")
+		assert.NotContains(t, kinds[3:], fakeserver.ChunkComment)
+	})
+}
+
 // TestFaultEndless reads an endless stream past max_tokens, then goes away;
 // the server notices and records it.
 func TestFaultEndless(t *testing.T) {
