@@ -28,11 +28,29 @@ type Range struct {
 	Max int `json:"max"` // largest value drawn
 }
 
-func (r Range) validate(field string, min int) error {
-	if r.Min < min || r.Max < r.Min {
-		return fmt.Errorf("fakeserver: %s = {%d, %d}: want %d <= Min <= Max", field, r.Min, r.Max, min)
+// check is one validity condition of a field: ok, or an error naming the
+// field, its value and want (the allowed range).
+type check struct {
+	field string
+	value any
+	ok    bool
+	want  string
+}
+
+// firstInvalid returns the error of the first failed check, or nil.
+func firstInvalid(cs ...check) error {
+	for _, c := range cs {
+		if !c.ok {
+			return fmt.Errorf("fakeserver: %s = %v: want %s", c.field, c.value, c.want)
+		}
 	}
 	return nil
+}
+
+// check is r's validity as field: min <= Min <= Max.
+func (r Range) check(field string, min int) check {
+	return check{field, fmt.Sprintf("{%d, %d}", r.Min, r.Max), r.Min >= min && r.Max >= r.Min,
+		fmt.Sprintf("%d <= Min <= Max", min)}
 }
 
 // Config configures a Server: the simulated model, the engine's timing
@@ -232,39 +250,27 @@ func (c Config) withDefaults() Config {
 // naming the field, its value and the allowed range.
 func (c Config) Validate() error {
 	c = c.withDefaults()
-	switch {
-	case c.MaxModelLen < 1:
-		return fmt.Errorf("fakeserver: MaxModelLen = %d: want >= 1", c.MaxModelLen)
-	case !(c.CharsPerToken >= 0.5 && c.CharsPerToken <= 64): // NaN fails too
-		return fmt.Errorf("fakeserver: CharsPerToken = %v: want 0.5..64", c.CharsPerToken)
-	case c.TemplateTokens < 0:
-		return fmt.Errorf("fakeserver: TemplateTokens = %d: want >= 0", c.TemplateTokens)
-	case !(c.PrefillTokensPerSecond > 0) || math.IsInf(c.PrefillTokensPerSecond, 0):
-		return fmt.Errorf("fakeserver: PrefillTokensPerSecond = %v: want a finite rate > 0", c.PrefillTokensPerSecond)
-	case c.MaxBatchTokens < 1:
-		return fmt.Errorf("fakeserver: MaxBatchTokens = %d: want >= 1", c.MaxBatchTokens)
-	case c.DecodeStep <= 0:
-		return fmt.Errorf("fakeserver: DecodeStep = %v: want > 0", c.DecodeStep)
-	case c.DecodeStepPerSeq < 0:
-		return fmt.Errorf("fakeserver: DecodeStepPerSeq = %v: want >= 0", c.DecodeStepPerSeq)
-	case c.MaxSeqs < 1:
-		return fmt.Errorf("fakeserver: MaxSeqs = %d: want >= 1", c.MaxSeqs)
-	case c.BlockTokens < 1:
-		return fmt.Errorf("fakeserver: BlockTokens = %d: want >= 1", c.BlockTokens)
-	case c.CacheTokens < 0:
-		return fmt.Errorf("fakeserver: CacheTokens = %d: want >= 0", c.CacheTokens)
-	case c.MaxTraces < 0:
-		return fmt.Errorf("fakeserver: MaxTraces = %d: want >= 0", c.MaxTraces)
-	case !(c.TimeScale > 0) || math.IsInf(c.TimeScale, 0):
-		return fmt.Errorf("fakeserver: TimeScale = %v: want a finite factor > 0", c.TimeScale)
-	}
-	if err := c.SpecTokens.validate("SpecTokens", 1); err != nil {
-		return err
-	}
-	if err := c.ReasoningTokens.validate("ReasoningTokens", 0); err != nil {
-		return err
-	}
-	if err := c.AnswerTokens.validate("AnswerTokens", 0); err != nil {
+	finite := func(x float64) bool { return !math.IsInf(x, 0) }
+	err := firstInvalid(
+		check{"MaxModelLen", c.MaxModelLen, c.MaxModelLen >= 1, ">= 1"},
+		// The comparisons are written so that NaN fails them.
+		check{"CharsPerToken", c.CharsPerToken, c.CharsPerToken >= 0.5 && c.CharsPerToken <= 64, "0.5..64"},
+		check{"TemplateTokens", c.TemplateTokens, c.TemplateTokens >= 0, ">= 0"},
+		check{"PrefillTokensPerSecond", c.PrefillTokensPerSecond,
+			c.PrefillTokensPerSecond > 0 && finite(c.PrefillTokensPerSecond), "a finite rate > 0"},
+		check{"MaxBatchTokens", c.MaxBatchTokens, c.MaxBatchTokens >= 1, ">= 1"},
+		check{"DecodeStep", c.DecodeStep, c.DecodeStep > 0, "> 0"},
+		check{"DecodeStepPerSeq", c.DecodeStepPerSeq, c.DecodeStepPerSeq >= 0, ">= 0"},
+		check{"MaxSeqs", c.MaxSeqs, c.MaxSeqs >= 1, ">= 1"},
+		check{"BlockTokens", c.BlockTokens, c.BlockTokens >= 1, ">= 1"},
+		check{"CacheTokens", c.CacheTokens, c.CacheTokens >= 0, ">= 0"},
+		check{"MaxTraces", c.MaxTraces, c.MaxTraces >= 0, ">= 0"},
+		check{"TimeScale", c.TimeScale, c.TimeScale > 0 && finite(c.TimeScale), "a finite factor > 0"},
+		c.SpecTokens.check("SpecTokens", 1),
+		c.ReasoningTokens.check("ReasoningTokens", 0),
+		c.AnswerTokens.check("AnswerTokens", 0),
+	)
+	if err != nil {
 		return err
 	}
 	if err := c.Dialect.validate(); err != nil {

@@ -127,21 +127,14 @@ func DialectByName(name string) (Dialect, error) {
 }
 
 func (d Dialect) validate() error {
-	switch d.ReasoningField {
-	case "", "reasoning_content", "reasoning":
-	default:
-		return fmt.Errorf("fakeserver: Dialect.ReasoningField = %q: want reasoning_content or reasoning", d.ReasoningField)
-	}
-	if d.Usage < UsageFinalChunk || d.Usage > UsageOmitted {
-		return fmt.Errorf("fakeserver: Dialect.Usage = %d: want 0..2", d.Usage)
-	}
-	if d.Role < RoleOnlyChunk || d.Role > RoleInEveryDelta {
-		return fmt.Errorf("fakeserver: Dialect.Role = %d: want 0..2", d.Role)
-	}
-	if d.KeepAlive < 0 {
-		return fmt.Errorf("fakeserver: Dialect.KeepAlive = %v: want >= 0", d.KeepAlive)
-	}
-	return nil
+	rf := d.ReasoningField
+	return firstInvalid(
+		check{"Dialect.ReasoningField", strconv.Quote(rf), rf == "" || rf == "reasoning_content" || rf == "reasoning",
+			"reasoning_content or reasoning"},
+		check{"Dialect.Usage", int(d.Usage), d.Usage >= UsageFinalChunk && d.Usage <= UsageOmitted, "0..2"},
+		check{"Dialect.Role", int(d.Role), d.Role >= RoleOnlyChunk && d.Role <= RoleInEveryDelta, "0..2"},
+		check{"Dialect.KeepAlive", d.KeepAlive, d.KeepAlive >= 0, ">= 0"},
+	)
 }
 
 func (d *Dialect) reasoningField() string {

@@ -168,26 +168,19 @@ func (p FaultPlan) validate() error {
 		if _, err := ParseFault(string(f)); err != nil {
 			return fmt.Errorf("fakeserver: Faults.Probability: %w", err)
 		}
-		if !(pr >= 0 && pr <= 1) { // NaN fails too
-			return fmt.Errorf("fakeserver: Faults.Probability[%s] = %v: want 0..1", f, pr)
+		if err := firstInvalid(check{fmt.Sprintf("Faults.Probability[%s]", f), pr, pr >= 0 && pr <= 1, "0..1"}); err != nil {
+			return err // NaN fails the comparison too
 		}
 		sum += pr
 	}
-	switch {
-	case sum > 1+1e-9:
-		return fmt.Errorf("fakeserver: Faults.Probability sums to %v: want <= 1", sum)
-	case p.After < 0:
-		return fmt.Errorf("fakeserver: Faults.After = %d: want >= 0", p.After)
-	case p.RetryAfter < 0:
-		return fmt.Errorf("fakeserver: Faults.RetryAfter = %d: want >= 0", p.RetryAfter)
-	case p.Stall < 0:
-		return fmt.Errorf("fakeserver: Faults.Stall = %v: want >= 0", p.Stall)
-	case p.SlowHeaders < 0:
-		return fmt.Errorf("fakeserver: Faults.SlowHeaders = %v: want >= 0", p.SlowHeaders)
-	case p.OversizeBytes < 0:
-		return fmt.Errorf("fakeserver: Faults.OversizeBytes = %d: want >= 0", p.OversizeBytes)
-	}
-	return nil
+	return firstInvalid(
+		check{"Faults.Probability sum", sum, sum <= 1+1e-9, "<= 1"},
+		check{"Faults.After", p.After, p.After >= 0, ">= 0"},
+		check{"Faults.RetryAfter", p.RetryAfter, p.RetryAfter >= 0, ">= 0"},
+		check{"Faults.Stall", p.Stall, p.Stall >= 0, ">= 0"},
+		check{"Faults.SlowHeaders", p.SlowHeaders, p.SlowHeaders >= 0, ">= 0"},
+		check{"Faults.OversizeBytes", p.OversizeBytes, p.OversizeBytes >= 0, ">= 0"},
+	)
 }
 
 // choose picks the fault of request index; rng is the request's own

@@ -282,7 +282,7 @@ func TestConfigValidate(t *testing.T) {
 		{"fault name", func(c *fakeserver.Config) { c.Faults.ByIndex = map[int]fakeserver.Fault{3: "boom"} }, `ByIndex[3]: fakeserver: fault "boom"`},
 		{"probability sum", func(c *fakeserver.Config) {
 			c.Faults.Probability = map[fakeserver.Fault]float64{fakeserver.FaultDrop: 0.7, fakeserver.FaultStall: 0.7}
-		}, "sums to 1.4"},
+		}, "Faults.Probability sum = 1.4: want <= 1"},
 		{"max seqs", func(c *fakeserver.Config) { c.MaxSeqs = -1 }, "MaxSeqs = -1: want >= 1"},
 		{"chars NaN", func(c *fakeserver.Config) { c.CharsPerToken = math.NaN() }, "CharsPerToken = NaN: want 0.5..64"},
 		{"prefill Inf", func(c *fakeserver.Config) { c.PrefillTokensPerSecond = math.Inf(1) }, "PrefillTokensPerSecond = +Inf: want a finite rate > 0"},
@@ -293,6 +293,10 @@ func TestConfigValidate(t *testing.T) {
 			c.Faults.Probability = map[fakeserver.Fault]float64{fakeserver.FaultDrop: math.NaN()}
 		}, "Probability[drop] = NaN: want 0..1"},
 		{"slow headers", func(c *fakeserver.Config) { c.Faults.SlowHeaders = -time.Second }, "Faults.SlowHeaders = -1s: want >= 0"},
+		{"usage mode", func(c *fakeserver.Config) { c.Dialect.Usage = 7 }, "Dialect.Usage = 7: want 0..2"},
+		{"oversize", func(c *fakeserver.Config) { c.Faults.OversizeBytes = -1 }, "Faults.OversizeBytes = -1: want >= 0"},
+		{"answer range", func(c *fakeserver.Config) { c.AnswerTokens = fakeserver.Range{Min: -1, Max: 4} }, "AnswerTokens = {-1, 4}: want 0 <= Min <= Max"},
+		{"decode step", func(c *fakeserver.Config) { c.DecodeStep = -time.Millisecond }, "DecodeStep = -1ms: want > 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := fakeserver.Fast()
