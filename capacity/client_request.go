@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"sync/atomic"
-	"unicode/utf8"
 )
 
 // requestEncoder writes the chat-completions request body of DESIGN.md
@@ -65,64 +64,8 @@ func newRequestEncoder(t Target, w Workload) (*requestEncoder, error) {
 // appendBody appends the request body for prompt to dst.
 func (e *requestEncoder) appendBody(dst, prompt []byte) []byte {
 	dst = append(dst, e.head...)
-	dst = appendJSONString(dst, prompt)
+	dst = appendJSONString(dst, prompt, escapeGo)
 	return append(dst, e.tail...)
-}
-
-const jsonHexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string, escaped exactly as
-// encoding/json does with HTML escaping off: invalid UTF-8 becomes U+FFFD,
-// and U+2028/U+2029 are escaped.
-func appendJSONString(dst, s []byte) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', jsonHexDigits[b>>4], jsonHexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRune(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', jsonHexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // bodyBuffer is a worker's reusable request-body storage. The transport may

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // The artifact artEncoder writes what Python's json.dump(obj, indent=2,
@@ -102,66 +101,8 @@ func appendPyFloat(b []byte, v float64) []byte {
 	return b
 }
 
-// string appends s as a JSON string. Invalid UTF-8 becomes U+FFFD.
-func (e *artEncoder) string(s string) {
-	b := append(e.buf, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', jsonHex[c>>4], jsonHex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, "\ufffd"...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	e.buf = append(b, '"')
-}
-
-const jsonHex = "0123456789abcdef"
-
-// escapedLen is the number of bytes artEncoder.string writes for the rune r
-// (utf8.RuneError for an invalid byte).
-func escapedLen(r rune) int {
-	switch {
-	case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t' || r == '\b' || r == '\f':
-		return 2
-	case r < 0x20:
-		return 6
-	}
-	return utf8.RuneLen(r) // an invalid byte decodes as U+FFFD, 3 bytes as written
-
-}
+// string appends s as a JSON string, escaped as Python writes it.
+func (e *artEncoder) string(s string) { e.buf = appendJSONString(e.buf, s, escapePython) }
 
 // raw appends a JSON value kept verbatim from a document, re-indented to
 // the current depth; number literals and key order are preserved.
