@@ -130,11 +130,11 @@ func BenchName(r *capacity.Report) string {
 // must match for two results to be compared; per-run values (run ids,
 // dates, base URLs) would split every benchstat table and are never written.
 const (
-	ConfigModel    = "model"
-	ConfigEngine   = "engine"
-	ConfigGPU      = "gpu"
-	ConfigProtocol = "protocol"
-	ConfigWorkload = "workload"
+	ConfigModel    = "model"    // the served model id
+	ConfigEngine   = "engine"   // the serving engine, as recorded
+	ConfigGPU      = "gpu"      // the accelerator, as recorded
+	ConfigProtocol = "protocol" // measurement_protocol
+	ConfigWorkload = "workload" // WorkloadIdentity
 )
 
 // BenchConfig returns the file-level configuration of r in key order
