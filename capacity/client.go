@@ -45,7 +45,7 @@ func newClient(t Target, w Workload, hc *http.Client, apiKey string) (*client, e
 		}
 	}
 	tmpl.Header.Set("Content-Type", "application/json")
-	tmpl.Header.Set("Accept", "text/event-stream")
+	tmpl.Header.Set("Accept", eventStreamType)
 	if apiKey != "" {
 		tmpl.Header.Set("Authorization", "Bearer "+apiKey)
 	}
@@ -139,7 +139,7 @@ func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
 	if ct := resp.Header.Get("Content-Type"); !isEventStream(ct) {
 		text, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorExcerpt))
 		ex.endAt = time.Now()
-		ex.fail(FailureStreamValidation, errTypeStream, "Content-Type %q is not text/event-stream: %s", ct, c.scrub(serverExcerpt(string(text))))
+		ex.fail(FailureStreamValidation, errTypeStream, "Content-Type %q is not %s: %s", ct, eventStreamType, c.scrub(serverExcerpt(string(text))))
 		return
 	}
 
@@ -247,10 +247,14 @@ func dropKind(err error) string {
 	return "read error"
 }
 
+// eventStreamType is the media type of a streamed response (and of the
+// Accept header of every request).
+const eventStreamType = "text/event-stream"
+
 // isEventStream reports whether a Content-Type is text/event-stream.
 func isEventStream(ct string) bool {
 	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && mt == "text/event-stream"
+	return err == nil && mt == eventStreamType
 }
 
 // unwrapURLError drops the *url.Error layer, whose message repeats the URL.

@@ -144,6 +144,6 @@ func (b *trackedBody) trailingDone() bool {
 	if b.pending == 0 || b.pending > pendingHeadSize {
 		return false
 	}
-	s := strings.TrimRight(string(b.head[:b.pending]), "\r\n")
-	return s == "data: [DONE]" || s == "data:[DONE]"
+	data, ok := strings.CutPrefix(string(b.head[:b.pending]), "data:")
+	return ok && isTerminalData(data)
 }

@@ -99,7 +99,7 @@ func readStream(body *trackedBody, res *streamResult) {
 		if ev.Data == "" {
 			continue // a named event without data, e.g. a ping
 		}
-		if strings.TrimSpace(ev.Data) == "[DONE]" {
+		if isTerminalData(ev.Data) {
 			res.terminal, res.terminalAt = true, at
 			drainAfterTerminal(body)
 			return
@@ -155,6 +155,13 @@ func (res *streamResult) apply(c *streamChunk, at time.Time) {
 		}
 	}
 }
+
+// terminalData is the data of the event that ends a stream: data: [DONE].
+const terminalData = "[DONE]"
+
+// isTerminalData reports whether an event's data is the terminal [DONE]
+// (white space around it tolerated).
+func isTerminalData(data string) bool { return strings.TrimSpace(data) == terminalData }
 
 // drainAfterTerminal reads what follows [DONE] (normally nothing but the
 // end of the chunked body) so the transport can reuse the connection.

@@ -175,8 +175,13 @@ type Workload struct {
 	// Timeout bounds each request from t0 to the end of its stream,
 	// (0, MaxTimeout] (0: DefaultTimeout).
 	Timeout time.Duration
-	// StallTimeout bounds the silence between two stream events (or before
-	// the response headers), (0, Timeout] (0: Timeout, i.e. no separate limit).
+	// StallTimeout bounds how long a request may receive nothing at all:
+	// from t0 to the response headers, then between two reads of the
+	// response body that return bytes. Any bytes count as activity, not
+	// only complete events: SSE comments such as ": keep-alive" and partial
+	// events reset it too, so a server that sends keep-alives through a
+	// long prefill is not stalled. A request that exceeds it fails with
+	// "timeout". (0, Timeout] (0: Timeout, i.e. no separate limit).
 	StallTimeout time.Duration
 	// Warmup is the number of requests sent before the measured ones and left
 	// out of the report, 0..MaxRequests.
