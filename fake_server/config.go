@@ -126,8 +126,8 @@ type Config struct {
 
 // shared returns the knobs every profile has in common: the seed's
 // tokenizer approximation and chat template, 8,192-token prefill chunks,
-// 16-token cache blocks in a 1,048,576-token prefix cache, real time and
-// seed 1.
+// 16-token cache blocks in a 1,048,576-token prefix cache, real time, seed
+// 1 and the default fault knobs (no fault is chosen).
 func shared(model string, maxModelLen int) Config {
 	return Config{
 		Model:          model,
@@ -139,6 +139,7 @@ func shared(model string, maxModelLen int) Config {
 		CacheTokens:    1 << 20,
 		TimeScale:      1,
 		Seed:           1,
+		Faults:         defaultFaults(),
 	}
 }
 

@@ -138,21 +138,29 @@ type FaultPlan struct {
 	OversizeBytes int
 }
 
+// defaultFaults holds the values FaultPlan's zero knobs take: a fault after
+// 2 output chunks, Retry-After 1 s, 30 s stalls and header delays, 1 MiB
+// oversized events.
+func defaultFaults() FaultPlan {
+	return FaultPlan{After: 2, RetryAfter: 1, Stall: 30 * time.Second, SlowHeaders: 30 * time.Second, OversizeBytes: 1 << 20}
+}
+
 func (p FaultPlan) withDefaults() FaultPlan {
+	d := defaultFaults()
 	if p.After == 0 {
-		p.After = 2
+		p.After = d.After
 	}
 	if p.RetryAfter == 0 {
-		p.RetryAfter = 1
+		p.RetryAfter = d.RetryAfter
 	}
 	if p.Stall == 0 {
-		p.Stall = 30 * time.Second
+		p.Stall = d.Stall
 	}
 	if p.SlowHeaders == 0 {
-		p.SlowHeaders = 30 * time.Second
+		p.SlowHeaders = d.SlowHeaders
 	}
 	if p.OversizeBytes == 0 {
-		p.OversizeBytes = 1 << 20
+		p.OversizeBytes = d.OversizeBytes
 	}
 	return p
 }

@@ -23,7 +23,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
@@ -316,9 +315,9 @@ func knobs(fs *flag.FlagSet, c *fakeserver.Config) {
 	f.ByIndex, f.Probability = faultIndexes{}, faultProbs{}
 	fs.Var(faultIndexes(f.ByIndex), "fault-at", "faults by request index: INDEX=FAULT,...")
 	fs.Var(faultProbs(f.Probability), "fault-prob", "fault probabilities: FAULT=P,...")
-	fs.IntVar(&f.After, "fault-after", 2, "output chunks before a mid-stream fault")
-	fs.IntVar(&f.RetryAfter, "retry-after", 1, "Retry-After seconds of http_429")
-	fs.DurationVar(&f.Stall, "stall", 30*time.Second, "pause of the stall fault")
-	fs.DurationVar(&f.SlowHeaders, "slow-headers", 30*time.Second, "header delay of the slow_headers fault")
-	fs.IntVar(&f.OversizeBytes, "oversize-bytes", 1<<20, "content size of the oversized_event fault")
+	fs.IntVar(&f.After, "fault-after", f.After, "output chunks before a mid-stream fault")
+	fs.IntVar(&f.RetryAfter, "retry-after", f.RetryAfter, "Retry-After seconds of http_429")
+	fs.DurationVar(&f.Stall, "stall", f.Stall, "pause of the stall fault")
+	fs.DurationVar(&f.SlowHeaders, "slow-headers", f.SlowHeaders, "header delay of the slow_headers fault")
+	fs.IntVar(&f.OversizeBytes, "oversize-bytes", f.OversizeBytes, "content size of the oversized_event fault")
 }
