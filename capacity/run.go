@@ -11,9 +11,10 @@ import (
 // Run runs the capacity protocol of the anvil-serving.benchmark/v1 artifact:
 // it validates t and w (errors wrap ErrInvalidConfig), asks GET
 // {BaseURL}/models for the model and its context length when t leaves
-// either out, resolves the plan, sends w.Warmup warm-up requests (left out
-// of the report), then the measured requests with w.Concurrency in flight,
-// and returns the Report, recomputed (see Report.Recompute).
+// either out (waiting at most w.Timeout for the answer), resolves the
+// plan, sends w.Warmup warm-up requests (left out of the report), then the
+// measured requests with w.Concurrency in flight, and returns the Report,
+// recomputed (see Report.Recompute).
 //
 // Request failures are rows of the report, not errors. The error is for an
 // invalid configuration, a failed probe, or an endpoint that refuses the
@@ -50,7 +51,7 @@ func Run(ctx context.Context, t Target, w Workload) (*Report, error) {
 
 	maxModelLen := t.MaxModelLen
 	if t.Model == "" || maxModelLen == 0 {
-		info, err := probeModel(ctx, hc, t, key)
+		info, err := probeWithin(ctx, hc, t, key, w.Timeout)
 		if err != nil {
 			return nil, fmt.Errorf("%w (set Target.Model and Target.MaxModelLen to skip the probe)", err)
 		}
@@ -90,10 +91,11 @@ func Run(ctx context.Context, t Target, w Workload) (*Report, error) {
 			return nil, fmt.Errorf("%w during warm-up: %s", ErrEndpointRefused, r.refusal)
 		}
 	}
+	// The measured phase starts even when ctx is already done (it then
+	// dispatches nothing), so the report accounts for the measured plan,
+	// never for the warm-up's dispatch state.
 	start := time.Now()
-	if ctx.Err() == nil {
-		r.phase(ctx, plan.Len(), false)
-	}
+	r.phase(ctx, plan.Len(), false)
 	end := time.Now()
 
 	rep, err := assemble(runFacts{
@@ -107,6 +109,18 @@ func Run(ctx context.Context, t Target, w Workload) (*Report, error) {
 		return rep, fmt.Errorf("%w: %s", ErrEndpointRefused, r.refusal)
 	}
 	return rep, nil
+}
+
+// probeWithin runs the model probe bounded by timeout (Workload.Timeout),
+// so an endpoint that never answers GET /models cannot hold Run forever.
+func probeWithin(ctx context.Context, hc *http.Client, t Target, key string, timeout time.Duration) (ModelInfo, error) {
+	pctx, cancel := context.WithTimeoutCause(ctx, timeout, errProbeTimeout)
+	defer cancel()
+	info, err := probeModel(pctx, hc, t, key)
+	if err != nil && ctx.Err() == nil && context.Cause(pctx) == errProbeTimeout {
+		return ModelInfo{}, fmt.Errorf("%w (no answer within Workload.Timeout = %v)", err, timeout)
+	}
+	return info, err
 }
 
 // NewTransport returns the transport Run uses when Target.HTTPClient is
@@ -127,6 +141,9 @@ func NewTransport(concurrency int) *http.Transport {
 	tr.MaxConnsPerHost = 2 * concurrency
 	return tr
 }
+
+// errProbeTimeout is the cause recorded when the model probe runs out of time.
+var errProbeTimeout = errors.New("timed out")
 
 // errRecompute wraps a failure of the report's own consistency check, which
 // would be a defect of the runner.

@@ -42,7 +42,8 @@ func writeOKStream(w http.ResponseWriter, rawRequest []byte) {
 		"data: [DONE]\n\n", prompt, prompt+3)
 }
 
-// sleepyStream answers every chat request after d with writeOKStream and
+// sleepyStream answers every chat request after d with writeOKStream (or
+// not at all when the client gives up first) and
 // records how many requests were in flight at most.
 type sleepyStream struct {
 	d        time.Duration
@@ -62,7 +63,11 @@ func (s *sleepyStream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	time.Sleep(s.d)
+	select {
+	case <-time.After(s.d):
+	case <-r.Context().Done(): // the client gave up: answer nothing
+		return
+	}
 	writeOKStream(w, raw)
 }
 

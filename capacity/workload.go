@@ -115,7 +115,9 @@ type Progress struct {
 	InFlight int
 	// Warmup is true while the warm-up requests are running.
 	Warmup bool
-	// Elapsed is the monotonic time since the run started.
+	// Elapsed is the monotonic time since the current phase started: the
+	// warm-up while Warmup is true, then the measured requests (the time
+	// Workload.Duration is compared with).
 	Elapsed time.Duration
 }
 

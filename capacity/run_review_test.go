@@ -1,0 +1,59 @@
+package capacity
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestRunCancelDuringWarmup: a run cancelled while warming up reports every
+// planned measured request as cancelled, never sent, whatever the warm-up
+// had dispatched.
+func TestRunCancelDuringWarmup(t *testing.T) {
+	for _, w := range []Workload{
+		{Requests: 5, Concurrency: 2, Warmup: 4, ContextTokens: 512},
+		{Duration: time.Second, Concurrency: 2, Warmup: 4, ContextTokens: 512},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			h := &sleepyStream{d: 10 * time.Millisecond}
+			ctx, cancel := context.WithCancel(t.Context())
+			time.AfterFunc(15*time.Millisecond, cancel) // during the second warm-up round
+			rep, err := Run(ctx, pipeTarget(t, h), w)
+			require.NoError(t, err)
+			require.EqualValues(t, 4, h.seen.Load(), "warm-up requests only")
+			require.Empty(t, rep.RequestTimings)
+			require.Equal(t, rep.Requests, rep.Failed, "every attempted request is accounted for")
+			want := 5
+			if w.Duration > 0 {
+				want = 1 // a campaign records the request it would have sent next
+			}
+			require.Equal(t, want, rep.Requests)
+			for i, f := range rep.Failures {
+				require.Equal(t, i, f.RequestIndex)
+				require.Equal(t, FailureCancelled, f.FailureClass)
+				require.Equal(t, "run cancelled before the request was sent", f.ErrorMessage)
+			}
+			require.False(t, rep.PerformanceEligible)
+		})
+	}
+}
+
+// TestRunProbeTimeout: an endpoint that never answers GET /models cannot
+// hold Run: the probe is bounded by Workload.Timeout.
+func TestRunProbeTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hang := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+		tg := Target{BaseURL: "http://hang.invalid/v1", HTTPClient: servePipe(t, hang)}
+		start := time.Now()
+		rep, err := Run(t.Context(), tg, Workload{Requests: 1, Timeout: 5 * time.Second})
+		require.Nil(t, rep)
+		require.Error(t, err)
+		require.Equal(t, 5*time.Second, time.Since(start))
+		require.Equal(t, "capacity: model probe GET http://hang.invalid/v1/models: timed out (no answer within Workload.Timeout = 5s)"+
+			" (set Target.Model and Target.MaxModelLen to skip the probe)", err.Error())
+	})
+}
