@@ -15,9 +15,6 @@ import (
 	"github.com/anvilbench/anvil/capacity"
 )
 
-// maxRequests is the upper bound of the requests setting (DESIGN section 6).
-const maxRequests = 10000
-
 // escapeHeavy is a failure message of exactly capacity.MaxErrorMessageRunes
 // code points, every one of which takes a two-byte JSON escape (quote,
 // backslash, newline, tab, carriage return, backspace, form feed): the
@@ -44,22 +41,22 @@ func largestReport(t testing.TB) *capacity.Report {
 		StartedAtUnixNS: seed.StartedAtUnixNS, FinishedAtUnixNS: seed.FinishedAtUnixNS,
 		TimestampPrecision: seed.TimestampPrecision, WallClockMS: 3.6e9, BaseURL: strings.Repeat("h", 2048),
 		Model: seed.Model, Engine: seed.Engine, GPU: seed.GPU,
-		Requests: maxRequests, Concurrency: 256, MaxTokens: 65536, ContextSeed: 1 << 62,
-		MaxContextTokens: new(1048576), ContextDistribution: map[int]int{16000: 2180, 32768: 3840, 65536: 3040, 131072: 890, 262144: 50},
-		SharedPrefixTokens: 262144, PromptCacheMode: "unique", RequestCanaries: true,
-		ResponseWords: 65536, ControlledOutputPolicy: "strict", ServeFlags: seed.ServeFlags,
-		Sampling: seed.Sampling, Failed: maxRequests, ResponsesReceived: maxRequests,
+		Requests: capacity.MaxRequests, Concurrency: capacity.MaxConcurrency, MaxTokens: capacity.MaxMaxTokens, ContextSeed: 1 << 62,
+		MaxContextTokens: new(capacity.MaxContextTokens), ContextDistribution: map[int]int{16000: 2180, 32768: 3840, 65536: 3040, 131072: 890, 262144: 50},
+		SharedPrefixTokens: capacity.MaxSharedPrefixTokens, PromptCacheMode: "unique", RequestCanaries: true,
+		ResponseWords: capacity.MaxResponseWords, ControlledOutputPolicy: "strict", ServeFlags: seed.ServeFlags,
+		Sampling: seed.Sampling, Failed: capacity.MaxRequests, ResponsesReceived: capacity.MaxRequests,
 		TimingMethodology: seed.TimingMethodology,
 	}
 	msg, truncated := capacity.CutErrorMessage(escapeHeavy())
 	require.False(t, truncated)
 	require.Equal(t, capacity.MaxErrorMessageRunes, utf8.RuneCountInString(msg))
 	row := seed.RequestTimings[0]
-	for i := range maxRequests {
+	for i := range capacity.MaxRequests {
 		row := row
 		row.RequestIndex = i
 		row.PlannedContextTokens = 262144
-		row.ControlledOutput = &capacity.ControlledOutputCheck{RequestedWords: 65536, ObservedCodeWords: 65535,
+		row.ControlledOutput = &capacity.ControlledOutputCheck{RequestedWords: capacity.MaxResponseWords, ObservedCodeWords: capacity.MaxResponseWords - 1,
 			ObservedExtraWords: 12345, CaptureComplete: true, ExactAdherence: new(false), Policy: "strict"}
 		r.Failures = append(r.Failures, capacity.Failure{
 			RequestIndex: i, PlannedContextTokens: 262144, FailureClass: capacity.FailureControlledOutput,
@@ -67,9 +64,9 @@ func largestReport(t testing.TB) *capacity.Report {
 			ResponseReceived: true, ElapsedMS: 3599999.123456789, HTTPStatus: new(200),
 			ResponseTiming: &row,
 			ResponseMetadata: &capacity.ResponseMetadata{OutputTokenSource: capacity.SourceUsage,
-				ContentChunks: 65536, ReasoningChunks: 65536, FinishReasons: []string{"length"},
-				StreamTerminalObserved: true, Usage: &capacity.Usage{PromptTokens: new(1048576),
-					CompletionTokens: new(65536), TotalTokens: new(1114112)}},
+				ContentChunks: capacity.MaxMaxTokens, ReasoningChunks: capacity.MaxMaxTokens, FinishReasons: []string{"length"},
+				StreamTerminalObserved: true, Usage: &capacity.Usage{PromptTokens: new(capacity.MaxContextTokens),
+					CompletionTokens: new(capacity.MaxMaxTokens), TotalTokens: new(capacity.MaxContextTokens + capacity.MaxMaxTokens)}},
 		})
 	}
 	require.NoError(t, r.Recompute())
@@ -94,7 +91,7 @@ func TestLargestArtifactFitsReader(t *testing.T) {
 	defer f.Close()
 	back, err := ReadJSON(f)
 	require.NoError(t, err)
-	require.Len(t, back.Failures, maxRequests)
+	require.Len(t, back.Failures, capacity.MaxRequests)
 	require.Equal(t, r.Failures[9999].ErrorMessage, back.Failures[9999].ErrorMessage)
 	// Full structural comparison of a sample (cmp over all 10000 is slow);
 	// the byte comparison below covers every row.
