@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -26,7 +27,7 @@ type client struct {
 	enc     *requestEncoder
 	timeout time.Duration
 	stall   time.Duration // 0: no stall limit below timeout
-	secret  string        // the bearer token: scrubbed from every message
+	secrets secrets       // scrubbed from every message
 }
 
 // newClient prepares the requests of a run against a resolved target.
@@ -49,7 +50,7 @@ func newClient(t Target, w Workload, hc *http.Client, apiKey string) (*client, e
 	if apiKey != "" {
 		tmpl.Header.Set("Authorization", "Bearer "+apiKey)
 	}
-	c := &client{hc: hc, tmpl: tmpl, enc: enc, timeout: w.Timeout, secret: apiKey}
+	c := &client{hc: hc, tmpl: tmpl, enc: enc, timeout: w.Timeout, secrets: secretsOf(t, apiKey)}
 	if w.StallTimeout > 0 && w.StallTimeout < w.Timeout {
 		c.stall = w.StallTimeout
 	}
@@ -224,19 +225,65 @@ func (c *client) failTransport(ctx, reqCtx context.Context, ex *exchange, err er
 	ex.fail(FailureRequestError, fmt.Sprintf("%T", inner), "POST %s: %v", redactedURL(c.tmpl.URL), c.scrubErr(inner))
 }
 
-// scrub removes the bearer token from a message, whatever echoed it.
-func (c *client) scrub(s string) string {
-	if c.secret == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, c.secret, "[redacted]")
-}
+// scrub removes the run's credentials from a message, whatever echoed them.
+func (c *client) scrub(s string) string { return c.secrets.scrub(s) }
 
 func (c *client) scrubErr(err error) string {
 	if err == nil {
 		return "<nil>"
 	}
 	return c.scrub(err.Error())
+}
+
+// secrets are the credentials a run sends, longest first: none of them may
+// reach a report, an error or a log, even when a server echoes them.
+type secrets []string
+
+// credentialHeaderWords mark the Target.Headers whose values are
+// credentials: any header whose name holds one of them, case-insensitively
+// (Authorization, Proxy-Authorization, X-Api-Key, Cookie, ...).
+var credentialHeaderWords = [...]string{"auth", "key", "token", "secret", "cookie", "password"}
+
+// secretsOf collects the bearer token read from Target.APIKeyEnv and the
+// values of the credential headers of t.Headers (for a value such as
+// "Bearer sk-...", also the credential after the scheme).
+func secretsOf(t Target, apiKey string) secrets {
+	var s secrets
+	add := func(v string) {
+		if v = strings.TrimSpace(v); v != "" {
+			s = append(s, v)
+		}
+	}
+	add(apiKey)
+	for name, values := range t.Headers {
+		lower := strings.ToLower(name)
+		if !slices.ContainsFunc(credentialHeaderWords[:], func(w string) bool { return strings.Contains(lower, w) }) {
+			continue
+		}
+		for _, v := range values {
+			add(v)
+			if _, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok {
+				add(cred)
+			}
+		}
+	}
+	// Longest first, so a whole value is replaced before a part of it;
+	// equal values end up side by side and are kept once.
+	slices.SortFunc(s, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return strings.Compare(a, b)
+	})
+	return slices.Compact(s)
+}
+
+// scrub replaces every secret in text by [redacted].
+func (s secrets) scrub(text string) string {
+	for _, v := range s {
+		text = strings.ReplaceAll(text, v, "[redacted]")
+	}
+	return text
 }
 
 // dropKind names how a stream read failed.

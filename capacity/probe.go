@@ -59,7 +59,7 @@ func probeModel(ctx context.Context, hc *http.Client, t Target, apiKey string) (
 		req.Header.Set("Authorization", "Bearer "+apiKey)
 	}
 	where := redactedURL(req.URL)
-	scrub := (&client{secret: apiKey}).scrub
+	scrub := secretsOf(t, apiKey).scrub
 	resp, err := hc.Do(req)
 	if err != nil {
 		return ModelInfo{}, fmt.Errorf("capacity: model probe GET %s: %s", where, scrub(unwrapURLError(err).Error()))
