@@ -146,6 +146,9 @@ func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
 
 	tb := newTrackedBody(resp.Body, activity)
 	readStream(tb, &ex.stream)
+	if ex.stream.terminal {
+		drainAfterTerminal(tb, cancel)
+	}
 	ex.bodyEnd = tb.end
 	switch {
 	case ex.stream.terminal:

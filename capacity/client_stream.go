@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -69,6 +70,7 @@ type streamResult struct {
 
 // readStream reads SSE events from body until [DONE], the end of the body,
 // a read error or a contract violation, and records what it saw in res.
+// After [DONE] the rest of the body is left to drainAfterTerminal.
 // Every event is stamped with the time of the read that completed it, before
 // it is decoded.
 func readStream(body *trackedBody, res *streamResult) {
@@ -101,7 +103,6 @@ func readStream(body *trackedBody, res *streamResult) {
 		}
 		if isTerminalData(ev.Data) {
 			res.terminal, res.terminalAt = true, at
-			drainAfterTerminal(body)
 			return
 		}
 		buf = append(buf[:0], ev.Data...)
@@ -163,9 +164,24 @@ const terminalData = "[DONE]"
 // (white space around it tolerated).
 func isTerminalData(data string) bool { return strings.TrimSpace(data) == terminalData }
 
+// terminalDrainGrace is how long the client waits, after [DONE], for the end
+// of the response body. A server normally ends the body with [DONE]; one
+// that keeps it open holds the request's worker no longer than this, not
+// until Workload.Timeout.
+const terminalDrainGrace = 100 * time.Millisecond
+
+// errDrainGrace is the cause given to a request whose body stayed open
+// after [DONE] for longer than terminalDrainGrace.
+var errDrainGrace = errors.New("capacity: response body still open after [DONE]")
+
 // drainAfterTerminal reads what follows [DONE] (normally nothing but the
-// end of the chunked body) so the transport can reuse the connection.
-func drainAfterTerminal(body *trackedBody) {
+// end of the chunked body) so the transport can reuse the connection. When
+// the body has not ended after terminalDrainGrace, cancel ends the request
+// and its connection is closed instead. The request has succeeded at [DONE]
+// either way.
+func drainAfterTerminal(body *trackedBody, cancel context.CancelCauseFunc) {
+	grace := time.AfterFunc(terminalDrainGrace, func() { cancel(errDrainGrace) })
+	defer grace.Stop()
 	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrainAfterTerminal))
 }
 

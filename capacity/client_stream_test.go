@@ -22,12 +22,16 @@ func chunkJSON(content, reasoning string) string {
 
 const usageJSON = `{"id":"c","choices":[],"usage":{"prompt_tokens":100,"completion_tokens":24,"total_tokens":124,"prompt_tokens_details":{"cached_tokens":64}}}`
 
-// readAll runs readStream over body and returns the result and the tracker.
+// readAll runs readStream over body, drains it after [DONE] as the client
+// does, and returns the result and the tracker.
 func readAll(t *testing.T, body io.Reader) (*streamResult, *trackedBody) {
 	t.Helper()
 	res := &streamResult{}
 	tb := newTrackedBody(body, nil)
 	readStream(tb, res)
+	if res.terminal {
+		drainAfterTerminal(tb, func(error) {})
+	}
 	return res, tb
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -92,4 +93,27 @@ func TestSecretsOf(t *testing.T) {
 	require.Equal(t, secrets{"Bearer tok-1", "sk-env-key", "sid=abc", "tok-1"}, secretsOf(tg, "sk-env-key"))
 	require.Equal(t, "a [redacted] b [redacted] en", secretsOf(tg, "").scrub("a Bearer tok-1 b sid=abc en"))
 	require.Empty(t, secretsOf(Target{}, ""))
+}
+
+// TestRunDoneThenHang: a server that sends [DONE] and then keeps the
+// response open (no end of the body) does not hold the worker: the request
+// succeeds at [DONE] and the next one is sent after a short grace, not
+// after Workload.Timeout.
+func TestRunDoneThenHang(t *testing.T) {
+	hang := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		writeOKStream(w, raw)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		rep, err := Run(t.Context(), pipeTarget(t, hang), Workload{Requests: 3, Concurrency: 1, ContextTokens: 512, Timeout: time.Minute})
+		require.NoError(t, err)
+		require.Equal(t, 3, rep.Completed, "failures: %+v", rep.Failures)
+		require.Equal(t, 3*terminalDrainGrace, time.Since(start))
+		for _, row := range rep.RequestTimings {
+			require.Zero(t, row.E2EMS, "e2e ends at [DONE]")
+		}
+	})
 }
