@@ -124,23 +124,22 @@ func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
 	activity()
 	defer resp.Body.Close()
 
+	// With an error status or a wrong Content-Type the outcome is known
+	// from the headers; the body is only quoted, whatever ends its reading.
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
-		text, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorExcerpt))
+		text := c.scrub(serverExcerpt(readExcerpt(resp.Body, cancel)))
 		ex.endAt = time.Now()
-		if c.interrupted(ctx, reqCtx, ex) {
-			return
-		}
 		if resp.StatusCode >= 400 {
-			ex.fail(FailureHTTPError, errTypeHTTP, "HTTP %s: %s", resp.Status, c.scrub(serverExcerpt(string(text))))
+			ex.fail(FailureHTTPError, errTypeHTTP, "HTTP %s: %s", resp.Status, text)
 		} else {
-			ex.fail(FailureStreamValidation, errTypeStream, "unexpected HTTP status %s for a streamed request: %s", resp.Status, c.scrub(serverExcerpt(string(text))))
+			ex.fail(FailureStreamValidation, errTypeStream, "unexpected HTTP status %s for a streamed request: %s", resp.Status, text)
 		}
 		return
 	}
 	if ct := resp.Header.Get("Content-Type"); !isEventStream(ct) {
-		text, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorExcerpt))
+		text := c.scrub(serverExcerpt(readExcerpt(resp.Body, cancel)))
 		ex.endAt = time.Now()
-		ex.fail(FailureStreamValidation, errTypeStream, "Content-Type %q is not %s: %s", ct, eventStreamType, c.scrub(serverExcerpt(string(text))))
+		ex.fail(FailureStreamValidation, errTypeStream, "Content-Type %q is not %s: %s", ct, eventStreamType, text)
 		return
 	}
 

@@ -164,25 +164,44 @@ const terminalData = "[DONE]"
 // (white space around it tolerated).
 func isTerminalData(data string) bool { return strings.TrimSpace(data) == terminalData }
 
-// terminalDrainGrace is how long the client waits, after [DONE], for the end
-// of the response body. A server normally ends the body with [DONE]; one
-// that keeps it open holds the request's worker no longer than this, not
-// until Workload.Timeout.
-const terminalDrainGrace = 100 * time.Millisecond
+// bodyEndGrace is how long the client waits for the rest of a response body
+// once the request's outcome is known: after [DONE], or after an error
+// status or a wrong Content-Type whose body is quoted in the failure. A
+// server normally ends the body at once; one that keeps it open holds the
+// request's worker no longer than this, not until Workload.Timeout, and
+// the outcome stays what was known.
+const bodyEndGrace = 100 * time.Millisecond
 
-// errDrainGrace is the cause given to a request whose body stayed open
-// after [DONE] for longer than terminalDrainGrace.
-var errDrainGrace = errors.New("capacity: response body still open after [DONE]")
+// errBodyEndGrace is the cause given to a request whose body stayed open
+// longer than bodyEndGrace after its outcome was known.
+var errBodyEndGrace = errors.New("capacity: response body still open after the outcome was known")
+
+// withinBodyEndGrace runs read, which reads the rest of a response body;
+// when it has not returned after bodyEndGrace, cancel ends the request,
+// which closes the body (and its connection) and so ends read.
+func withinBodyEndGrace(cancel context.CancelCauseFunc, read func()) {
+	grace := time.AfterFunc(bodyEndGrace, func() { cancel(errBodyEndGrace) })
+	defer grace.Stop()
+	read()
+}
 
 // drainAfterTerminal reads what follows [DONE] (normally nothing but the
-// end of the chunked body) so the transport can reuse the connection. When
-// the body has not ended after terminalDrainGrace, cancel ends the request
-// and its connection is closed instead. The request has succeeded at [DONE]
-// either way.
+// end of the chunked body) so the transport can reuse the connection,
+// within bodyEndGrace. The request has succeeded at [DONE] either way.
 func drainAfterTerminal(body *trackedBody, cancel context.CancelCauseFunc) {
-	grace := time.AfterFunc(terminalDrainGrace, func() { cancel(errDrainGrace) })
-	defer grace.Stop()
-	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrainAfterTerminal))
+	withinBodyEndGrace(cancel, func() {
+		_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrainAfterTerminal))
+	})
+}
+
+// readExcerpt reads the start of an error answer's body, at most
+// maxErrorExcerpt bytes, within bodyEndGrace.
+func readExcerpt(body io.Reader, cancel context.CancelCauseFunc) string {
+	var text []byte
+	withinBodyEndGrace(cancel, func() {
+		text, _ = io.ReadAll(io.LimitReader(body, maxErrorExcerpt))
+	})
+	return string(text)
 }
 
 // excerpt bounds a server-provided text quoted in a message.

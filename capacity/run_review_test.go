@@ -111,9 +111,45 @@ func TestRunDoneThenHang(t *testing.T) {
 		rep, err := Run(t.Context(), pipeTarget(t, hang), Workload{Requests: 3, Concurrency: 1, ContextTokens: 512, Timeout: time.Minute})
 		require.NoError(t, err)
 		require.Equal(t, 3, rep.Completed, "failures: %+v", rep.Failures)
-		require.Equal(t, 3*terminalDrainGrace, time.Since(start))
+		require.Equal(t, 3*bodyEndGrace, time.Since(start))
 		for _, row := range rep.RequestTimings {
 			require.Zero(t, row.E2EMS, "e2e ends at [DONE]")
 		}
 	})
+}
+
+// TestRunErrorBodyThenHang: an error status whose body never ends is an
+// http_error (or a Content-Type failure) quoting what arrived, known at the
+// headers, and holds its worker only bodyEndGrace.
+func TestRunErrorBodyThenHang(t *testing.T) {
+	for _, tc := range []struct {
+		status      int
+		contentType string
+		class       FailureClass
+		message     string
+	}{
+		{http.StatusServiceUnavailable, "application/json", FailureHTTPError, `HTTP 503 Service Unavailable: {"error": "overloaded`},
+		{http.StatusOK, "application/json", FailureStreamValidation, `Content-Type "application/json" is not text/event-stream: {"error": "overloaded`},
+	} {
+		hang := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", tc.contentType)
+			w.WriteHeader(tc.status)
+			_, _ = io.WriteString(w, `{"error": "overloaded`)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		})
+		synctest.Test(t, func(t *testing.T) {
+			start := time.Now()
+			rep, err := Run(t.Context(), pipeTarget(t, hang), Workload{Requests: 2, Concurrency: 1, ContextTokens: 512, Timeout: time.Minute})
+			require.NoError(t, err)
+			require.Equal(t, 2*bodyEndGrace, time.Since(start))
+			require.Len(t, rep.Failures, 2)
+			for _, f := range rep.Failures {
+				require.Equal(t, tc.class, f.FailureClass)
+				require.Equal(t, tc.status, *f.HTTPStatus)
+				require.Equal(t, tc.message, f.ErrorMessage)
+				require.Equal(t, monoMS(bodyEndGrace), f.ElapsedMS)
+			}
+		})
+	}
 }
