@@ -95,16 +95,24 @@ func TestSecretsOf(t *testing.T) {
 	require.Empty(t, secretsOf(Target{}, ""))
 }
 
+// hangAfter answers with write, flushes, then keeps the response open until
+// the client gives up.
+func hangAfter(write func(http.ResponseWriter, *http.Request)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		write(w, r)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+}
+
 // TestRunDoneThenHang: a server that sends [DONE] and then keeps the
 // response open (no end of the body) does not hold the worker: the request
 // succeeds at [DONE] and the next one is sent after a short grace, not
 // after Workload.Timeout.
 func TestRunDoneThenHang(t *testing.T) {
-	hang := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	hang := hangAfter(func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := io.ReadAll(r.Body)
 		writeOKStream(w, raw)
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
 	})
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
@@ -131,12 +139,10 @@ func TestRunErrorBodyThenHang(t *testing.T) {
 		{http.StatusServiceUnavailable, "application/json", FailureHTTPError, `HTTP 503 Service Unavailable: {"error": "overloaded`},
 		{http.StatusOK, "application/json", FailureStreamValidation, `Content-Type "application/json" is not text/event-stream: {"error": "overloaded`},
 	} {
-		hang := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hang := hangAfter(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", tc.contentType)
 			w.WriteHeader(tc.status)
 			_, _ = io.WriteString(w, `{"error": "overloaded`)
-			w.(http.Flusher).Flush()
-			<-r.Context().Done()
 		})
 		synctest.Test(t, func(t *testing.T) {
 			start := time.Now()
