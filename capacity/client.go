@@ -129,9 +129,13 @@ func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
 		text := c.scrub(serverExcerpt(readExcerpt(resp.Body, cancel)))
 		ex.endAt = time.Now()
-		if resp.StatusCode >= 400 {
+		switch {
+		case resp.StatusCode >= 400:
 			ex.fail(FailureHTTPError, errTypeHTTP, "HTTP %s: %s", resp.Status, text)
-		} else {
+		case resp.Header.Get("Location") != "":
+			ex.fail(FailureStreamValidation, errTypeStream, "unexpected HTTP status %s for a streamed request: redirected to %s (not followed; set Target.BaseURL to the final URL): %s",
+				resp.Status, c.scrub(serverExcerpt(resp.Header.Get("Location"))), text)
+		default:
 			ex.fail(FailureStreamValidation, errTypeStream, "unexpected HTTP status %s for a streamed request: %s", resp.Status, text)
 		}
 		return

@@ -46,7 +46,7 @@ func Run(ctx context.Context, t Target, w Workload) (*Report, error) {
 	if hc == nil {
 		tr := NewTransport(w.Concurrency)
 		defer tr.CloseIdleConnections()
-		hc = &http.Client{Transport: tr}
+		hc = &http.Client{Transport: tr, CheckRedirect: noRedirects}
 	}
 
 	maxModelLen := t.MaxModelLen
@@ -122,6 +122,13 @@ func probeWithin(ctx context.Context, hc *http.Client, t Target, key string, tim
 	}
 	return info, err
 }
+
+// noRedirects makes the default client return a redirect as the answer:
+// following it would add a round trip to the measured time of every
+// request (and turn a POST into a GET on 301, 302 and 303), so a redirect
+// fails the request and its message names the Location to put in
+// Target.BaseURL instead.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // NewTransport returns the transport Run uses when Target.HTTPClient is
 // nil: a clone of http.DefaultTransport (proxy settings from the

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -158,4 +160,25 @@ func TestRunErrorBodyThenHang(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRunRedirectNotFollowed: Run's default client (Target.HTTPClient nil)
+// does not follow a redirect, which would add a round trip to every
+// measured time: the request fails and names the Location. (A loopback
+// server: the default client dials for real.)
+func TestRunRedirectNotFollowed(t *testing.T) {
+	var seen atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen.Add(1)
+		http.Redirect(w, r, "/v2/chat/completions", http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	rep, err := Run(t.Context(), Target{BaseURL: srv.URL + "/v1", Model: "m", MaxModelLen: 8192}, Workload{Requests: 1, ContextTokens: 512})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, seen.Load(), "no second request")
+	require.Len(t, rep.Failures, 1)
+	f := rep.Failures[0]
+	require.Equal(t, FailureStreamValidation, f.FailureClass)
+	require.Equal(t, http.StatusTemporaryRedirect, *f.HTTPStatus)
+	require.Contains(t, f.ErrorMessage, "unexpected HTTP status 307 Temporary Redirect for a streamed request: redirected to /v2/chat/completions (not followed; set Target.BaseURL to the final URL)")
 }

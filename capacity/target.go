@@ -55,7 +55,9 @@ type Target struct {
 	Margin int
 	// HTTPClient sends the requests; nil means a client on a clone of
 	// http.DefaultTransport (keeping proxy settings and HTTP/2) with idle
-	// connections sized to the concurrency.
+	// connections sized to the concurrency, which follows no redirect (a
+	// redirect would add a round trip to every measured request; it fails
+	// the request, naming the Location).
 	HTTPClient *http.Client
 	// Headers are extra request headers. The artifact records their names,
 	// never their values. Authorization may not be set together with APIKeyEnv.
