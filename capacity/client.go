@@ -60,13 +60,11 @@ func newClient(t Target, w Workload, hc *http.Client, apiKey string) (*client, e
 // exchange is the raw outcome of one request: monotonic stamps, the
 // response status and what the stream carried, or why it failed.
 type exchange struct {
-	start     time.Time // t0, immediately before the request is issued
-	headersAt time.Time // response headers received
-	endAt     time.Time // end of the stream: [DONE], the body's end, or the failure
-	status    int
-	received  bool // response headers arrived
-	stream    streamResult
-	bodyEnd   bodyEnd
+	start    time.Time // t0, immediately before the request is issued
+	endAt    time.Time // end of the stream: [DONE], the body's end, or the failure
+	status   int
+	received bool // response headers arrived
+	stream   streamResult
 
 	// A failure, when class is not empty.
 	class   FailureClass
@@ -119,7 +117,6 @@ func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
 		c.failTransport(ctx, reqCtx, ex, err)
 		return
 	}
-	ex.headersAt = time.Now()
 	ex.received, ex.status = true, resp.StatusCode
 	activity()
 	defer resp.Body.Close()
@@ -152,7 +149,6 @@ func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
 	if ex.stream.terminal {
 		drainAfterTerminal(tb, cancel)
 	}
-	ex.bodyEnd = tb.end
 	switch {
 	case ex.stream.terminal:
 		ex.endAt = ex.stream.terminalAt
