@@ -40,9 +40,9 @@ func TestNewPlanClampsToBudget(t *testing.T) {
 
 func TestNewPlanIsPure(t *testing.T) {
 	w := Workload{Requests: 500, Seed: -77, RequestCanaries: true, PromptCacheMode: PromptCacheUnique}
-	a, err := NewPlan(w, 262144, 1024, "n1")
+	a, err := NewPlan(w, 262144, DefaultMargin, "n1")
 	require.NoError(t, err)
-	b, err := NewPlan(w, 262144, 1024, "n1")
+	b, err := NewPlan(w, 262144, DefaultMargin, "n1")
 	require.NoError(t, err)
 	if diff := cmp.Diff(a, b, cmp.AllowUnexported(Plan{}, Workload{}), cmp.Comparer(func(x, y func(Progress)) bool { return x == nil && y == nil })); diff != "" {
 		t.Fatalf("two plans of one workload differ:\n%s", diff)
@@ -80,7 +80,7 @@ func TestNewPlanErrors(t *testing.T) {
 }
 
 func TestNewPlanDurationFitsTheCap(t *testing.T) {
-	p, err := NewPlan(Workload{Duration: time.Minute}, 1048576, 1024, "")
+	p, err := NewPlan(Workload{Duration: time.Minute}, 1048576, DefaultMargin, "")
 	require.NoError(t, err)
 	require.Equal(t, MaxRequests, p.Workload.Requests)
 	require.Less(t, p.Len(), MaxRequests)
@@ -109,6 +109,6 @@ func TestNewNonce(t *testing.T) {
 	require.NoError(t, err)
 	require.Regexp(t, `^[0-9a-f]{16}$`, a)
 	require.NotEqual(t, a, b)
-	_, err = NewPlan(Workload{Requests: 1, PromptCacheMode: PromptCacheUnique}, 16384, 1024, a)
+	_, err = NewPlan(Workload{Requests: 1, PromptCacheMode: PromptCacheUnique}, 16384, DefaultMargin, a)
 	require.NoError(t, err)
 }

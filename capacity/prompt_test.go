@@ -97,7 +97,7 @@ func TestPromptShape(t *testing.T) {
 	}
 	for mi, w := range modes {
 		w.Requests, w.ContextTokens = 40, 0
-		p, err := NewPlan(w, 262144, 1024, "0123abcd")
+		p, err := NewPlan(w, 262144, DefaultMargin, "0123abcd")
 		require.NoError(t, err)
 		var a, b []byte
 		for i := range p.Len() {
@@ -118,12 +118,12 @@ func TestPromptShape(t *testing.T) {
 
 func TestUniquePromptsDiffer(t *testing.T) {
 	w := Workload{Requests: 3, ContextTokens: 20000, PromptCacheMode: PromptCacheUnique}
-	run1, err := NewPlan(w, 32768, 1024, "run1")
+	run1, err := NewPlan(w, 32768, DefaultMargin, "run1")
 	require.NoError(t, err)
-	run2, err := NewPlan(w, 32768, 1024, "run2")
+	run2, err := NewPlan(w, 32768, DefaultMargin, "run2")
 	require.NoError(t, err)
 	w.OmitUniqueNonce = true
-	fixed, err := NewPlan(w, 32768, 1024, "ignored")
+	fixed, err := NewPlan(w, 32768, DefaultMargin, "ignored")
 	require.NoError(t, err)
 	require.Empty(t, fixed.Nonce)
 
@@ -139,7 +139,7 @@ func TestUniquePromptsDiffer(t *testing.T) {
 	require.Equal(t, "# request-specific prefix for request 0", firstLine(f0))
 	require.Equal(t, f0, f0again)
 	// The unique prefix is as long as a shared one would be.
-	shared, err := NewPlan(Workload{Requests: 3, ContextTokens: 20000}, 32768, 1024, "")
+	shared, err := NewPlan(Workload{Requests: 3, ContextTokens: 20000}, 32768, DefaultMargin, "")
 	require.NoError(t, err)
 	s0, _ := shared.AppendPrompt(nil, 0)
 	require.Equal(t, len(s0), len(p0))
@@ -152,7 +152,7 @@ func firstLine(b []byte) string {
 }
 
 func TestWarmupPrompt(t *testing.T) {
-	p, err := NewPlan(Workload{Requests: 4, Warmup: 6, RequestCanaries: true, ContextTokens: 500, SharedPrefixTokens: 100}, 4096, 1024, "")
+	p, err := NewPlan(Workload{Requests: 4, Warmup: 6, RequestCanaries: true, ContextTokens: 500, SharedPrefixTokens: 100}, 4096, DefaultMargin, "")
 	require.NoError(t, err)
 	measured := map[string]bool{}
 	for i := range p.Len() {
@@ -217,7 +217,7 @@ func TestPromptExtendedGolden(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, c := range cases {
-		p, err := NewPlan(c.W, 8192, 1024, "f00dcafe")
+		p, err := NewPlan(c.W, 8192, DefaultMargin, "f00dcafe")
 		require.NoError(t, err, c.Name)
 		b, err := p.AppendPrompt(nil, c.Index)
 		require.NoError(t, err, c.Name)
@@ -241,7 +241,7 @@ func TestPromptExtendedGolden(t *testing.T) {
 func TestPromptTooSmall(t *testing.T) {
 	// A prompt budget of 10 tokens (30 characters) cannot hold a
 	// 46-character closing instruction: the plan fails before any request.
-	_, err := NewPlan(Workload{Requests: 1}, 64+1024+10, 1024, "")
+	_, err := NewPlan(Workload{Requests: 1}, DefaultMaxTokens+DefaultMargin+10, DefaultMargin, "")
 	require.ErrorIs(t, err, ErrInvalidConfig)
 	require.ErrorContains(t, err, "cannot hold its 46-character closing instruction")
 }
@@ -250,7 +250,7 @@ func BenchmarkAppendPrompt(b *testing.B) {
 	for _, ctx := range []int{16000, 65536, 262144} {
 		for _, mode := range []PromptCacheMode{PromptCacheShared, PromptCacheUnique} {
 			b.Run(fmt.Sprintf("ctx=%d/%s", ctx, mode), func(b *testing.B) {
-				p, err := NewPlan(Workload{Requests: 64, ContextTokens: ctx, PromptCacheMode: mode, RequestCanaries: true}, 1048576, 1024, "0123456789abcdef")
+				p, err := NewPlan(Workload{Requests: 64, ContextTokens: ctx, PromptCacheMode: mode, RequestCanaries: true}, 1048576, DefaultMargin, "0123456789abcdef")
 				require.NoError(b, err)
 				buf, err := p.AppendPrompt(nil, 63)
 				require.NoError(b, err)
