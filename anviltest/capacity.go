@@ -58,12 +58,13 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *capacity.Repor
 	if err != nil {
 		b.Fatal(err)
 	}
+	sources := append(envFieldNames(), benchtimeFieldNames(w, bt)...)
 	w, err = s.applyWorkloadEnv(planWorkload(w, bt))
 	if err != nil {
 		b.Fatal(err)
 	}
 	if _, err := w.Resolved(); err != nil {
-		b.Fatalf("anviltest: workload: %v", explainEnv(err))
+		b.Fatalf("anviltest: workload: %v", explainFields(err, sources...))
 	}
 	t, err := s.resolveTarget()
 	if err != nil {
@@ -104,7 +105,7 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *capacity.Repor
 		if runErr == nil {
 			runErr = fmt.Errorf("runner returned no report")
 		}
-		b.Fatalf("anviltest: capacity run: %v", explainEnv(runErr))
+		b.Fatalf("anviltest: capacity run: %v", explainFields(runErr, sources...))
 	}
 	if interrupted {
 		markInterrupted(rep)
@@ -120,7 +121,7 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *capacity.Repor
 	case interrupted:
 		b.Fatalf("anviltest: interrupted after %d of the planned requests; the partial report is not performance eligible", rep.Completed+rep.Failed)
 	case runErr != nil:
-		b.Fatalf("anviltest: capacity run: %v", explainEnv(runErr))
+		b.Fatalf("anviltest: capacity run: %v", explainFields(runErr, sources...))
 	case rep.Requests <= 0:
 		b.Fatalf("anviltest: the campaign dispatched no request (workload %s)", reporters.WorkloadIdentity(rep))
 	case rep.Completed == 0:

@@ -205,7 +205,7 @@ func (s *settings) progressWanted(stderr *os.File) (bool, error) {
 }
 
 // envFieldNames pairs each configuration field that an environment variable
-// can set with that variable, for explainEnv.
+// can set with that variable, for explainFields.
 func envFieldNames() [][2]string {
 	return [][2]string{
 		{"Target.BaseURL", EnvBaseURL},
@@ -219,26 +219,39 @@ func envFieldNames() [][2]string {
 	}
 }
 
-// explainEnv adds to an error of package capacity, which names Go fields
-// (Target.APIKeyEnv, ...), the environment variables that set those fields,
-// so a user who configured the run through the environment knows which
-// variable to fix. Values are not repeated: the error already shows them
-// (never a secret), or deliberately hides them.
-func explainEnv(err error) error {
+// benchtimeFieldNames pairs the Workload field that -benchtime sized (none
+// when the Workload sized itself) with the flag, for explainFields.
+func benchtimeFieldNames(user capacity.Workload, bt benchtime) [][2]string {
+	switch {
+	case user.Requests > 0 || user.Burst > 0 || user.Duration > 0:
+		return nil
+	case bt.n > 0:
+		return [][2]string{{"Workload.Requests", "-benchtime " + bt.String()}}
+	default:
+		return [][2]string{{"Workload.Duration", "-benchtime " + bt.String()}}
+	}
+}
+
+// explainFields adds to an error of package capacity, which names Go fields
+// (Target.APIKeyEnv, Workload.Requests, ...), where a user of go test sets
+// each field it names: pairs maps a field to its environment variable or
+// flag. Values are not repeated: the error already shows them (never a
+// secret), or deliberately hides them.
+func explainFields(err error, pairs ...[2]string) error {
 	if err == nil {
 		return nil
 	}
 	msg := err.Error()
 	var names []string
-	for _, p := range envFieldNames() {
+	for _, p := range pairs {
 		if strings.Contains(msg, p[0]) {
-			names = append(names, p[0]+" is "+p[1])
+			names = append(names, p[0]+" comes from "+p[1])
 		}
 	}
 	if len(names) == 0 {
 		return err
 	}
-	return fmt.Errorf("%w (in the environment: %s)", err, strings.Join(names, ", "))
+	return fmt.Errorf("%w (%s)", err, strings.Join(names, "; "))
 }
 
 // isTerminal reports whether f is a character device (a terminal; never a

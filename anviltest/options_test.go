@@ -146,9 +146,11 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	require.EqualError(t, err, `anviltest: ANVIL_PROGRESS="maybe": want 0 (off) or 1 (on when standard error is a terminal)`)
 }
 
-// TestExplainEnvNamesTheVariables: capacity's errors name Go fields; the
-// variables that set them are added, and other errors are left alone.
-func TestExplainEnvNamesTheVariables(t *testing.T) {
+// TestExplainFieldsNamesTheSources: capacity's errors name Go fields; the
+// environment variable or flag that set each is added, and other errors
+// are left alone.
+func TestExplainFieldsNamesTheSources(t *testing.T) {
+	sources := append(envFieldNames(), benchtimeFieldNames(capacity.Workload{}, benchtime{n: 20000})...)
 	for _, tc := range []struct {
 		name string
 		t    capacity.Target
@@ -156,22 +158,27 @@ func TestExplainEnvNamesTheVariables(t *testing.T) {
 		want string
 	}{
 		{"api key variable", capacity.Target{BaseURL: "http://h/v1", APIKeyEnv: "ANVIL_TEST_UNSET_KEY_VARIABLE"},
-			capacity.Workload{}, "(in the environment: Target.APIKeyEnv is ANVIL_API_KEY_ENV)"},
+			capacity.Workload{}, `Target.APIKeyEnv = "ANVIL_TEST_UNSET_KEY_VARIABLE": names an environment variable that is unset or empty (Target.APIKeyEnv comes from ANVIL_API_KEY_ENV)`},
 		{"unparsable base URL", capacity.Target{BaseURL: "gpu-box:8000"},
-			capacity.Workload{}, `"(unparsable URL)": must be an http or https URL with a host and no query or fragment (in the environment: Target.BaseURL is ANVIL_BASE_URL)`},
+			capacity.Workload{}, `"(unparsable URL)": must be an http or https URL with a host and no query or fragment (Target.BaseURL comes from ANVIL_BASE_URL)`},
 		{"clock domain", capacity.Target{BaseURL: "http://h/v1"},
-			capacity.Workload{ClockDomainID: "bad id!"}, "(in the environment: Workload.ClockDomainID is ANVIL_CLOCK_DOMAIN_ID)"},
+			capacity.Workload{ClockDomainID: "bad id!"}, "(Workload.ClockDomainID comes from ANVIL_CLOCK_DOMAIN_ID)"},
+		{"requests from -benchtime", capacity.Target{BaseURL: "http://h/v1"},
+			capacity.Workload{ContextTokens: 4096, Concurrency: 4, Requests: 20000}, "(Workload.Requests comes from -benchtime 20000x)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := capacity.Run(t.Context(), tc.t, tc.w)
 			require.ErrorIs(t, err, capacity.ErrInvalidConfig)
-			got := explainEnv(err)
+			got := explainFields(err, sources...)
 			require.ErrorIs(t, got, capacity.ErrInvalidConfig, "still wraps the cause")
 			require.Contains(t, got.Error(), tc.want)
-			require.Contains(t, got.Error(), "(in the environment: ")
+			require.NotContains(t, got.Error(), "gpu-box", "a hidden URL stays hidden")
 		})
 	}
 	plain := errors.New("capacity: HTTP 500")
-	require.Same(t, plain, explainEnv(plain), "an error naming no field is unchanged")
-	require.NoError(t, explainEnv(nil))
+	require.Same(t, plain, explainFields(plain, sources...), "an error naming no field is unchanged")
+	require.NoError(t, explainFields(nil, sources...))
+	require.Nil(t, benchtimeFieldNames(capacity.Workload{Requests: 5}, benchtime{n: 20}), "a Workload that sizes itself")
+	require.Equal(t, [][2]string{{"Workload.Duration", "-benchtime 2h0m0s"}},
+		benchtimeFieldNames(capacity.Workload{}, benchtime{d: 2 * time.Hour}))
 }
