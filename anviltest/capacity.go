@@ -39,7 +39,8 @@ import (
 // (drain included) per measured request, and the units of
 // reporters.BenchValues, reported after every request finished; null
 // metrics are omitted. Failed requests are never latency samples; their
-// count is the failed-req unit.
+// count is the failed-req unit. A run in which no request succeeded writes
+// its report and fails the benchmark: it has nothing to compare.
 //
 // The target comes from the options, then the environment (ANVIL_BASE_URL
 // and the other Env* variables); without a base URL Capacity starts the

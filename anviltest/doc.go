@@ -46,6 +46,8 @@
 // A null metric (no sample, not eligible, not reported by the server) is
 // omitted, never printed as NaN. Failed or contract-invalid requests are
 // never latency samples; they count in failed-req and are logged by class.
+// A run in which no request succeeded has no latency sample at all: its
+// report is written, and the benchmark fails instead of printing a line.
 //
 // # Configuration
 //
@@ -57,7 +59,10 @@
 // ANVIL_CONFIGURATION_FINGERPRINT. The embedded fake server: ANVIL_FAKE_PROFILE,
 // ANVIL_FAKE_TIME_SCALE, ANVIL_FAKE_DECODE_STEP. ANVIL_PROGRESS=0 turns the
 // live progress line off; it is drawn only when standard error is a
-// terminal, never into captured output.
+// terminal, never into captured output. A bad value fails the benchmark
+// with an error naming the variable, the value and what is allowed; errors
+// about a field of capacity.Target or capacity.Workload say which variable
+// (or -benchtime) set it.
 //
 // # Artifacts
 //
