@@ -131,7 +131,7 @@ func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
 			ex.fail(FailureHTTPError, errTypeHTTP, "HTTP %s: %s", resp.Status, text)
 		case resp.Header.Get("Location") != "":
 			ex.fail(FailureStreamValidation, errTypeStream, "unexpected HTTP status %s for a streamed request: redirected to %s (not followed; set Target.BaseURL to the final URL): %s",
-				resp.Status, c.scrub(serverExcerpt(resp.Header.Get("Location"))), text)
+				resp.Status, c.scrub(serverExcerpt(redactedLocation(resp.Header.Get("Location")))), text)
 		default:
 			ex.fail(FailureStreamValidation, errTypeStream, "unexpected HTTP status %s for a streamed request: %s", resp.Status, text)
 		}
@@ -313,6 +313,17 @@ func unwrapURLError(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// redactedLocation prints a redirect's Location as a base URL is recorded:
+// without userinfo, query or fragment (a Location that does not parse is
+// not shown).
+func redactedLocation(loc string) string {
+	u, err := url.Parse(loc)
+	if err != nil {
+		return "(unparsable Location)"
+	}
+	return redactedURL(u)
 }
 
 // redactedURL prints u without userinfo, query or fragment.

@@ -170,7 +170,7 @@ func TestRunRedirectNotFollowed(t *testing.T) {
 	var seen atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen.Add(1)
-		http.Redirect(w, r, "/v2/chat/completions", http.StatusTemporaryRedirect)
+		http.Redirect(w, r, "/v2/chat/completions?sig=s3cr3t", http.StatusTemporaryRedirect)
 	}))
 	defer srv.Close()
 	rep, err := Run(t.Context(), Target{BaseURL: srv.URL + "/v1", Model: "m", MaxModelLen: 8192}, Workload{Requests: 1, ContextTokens: 512})
@@ -181,4 +181,5 @@ func TestRunRedirectNotFollowed(t *testing.T) {
 	require.Equal(t, FailureStreamValidation, f.FailureClass)
 	require.Equal(t, http.StatusTemporaryRedirect, *f.HTTPStatus)
 	require.Contains(t, f.ErrorMessage, "unexpected HTTP status 307 Temporary Redirect for a streamed request: redirected to /v2/chat/completions (not followed; set Target.BaseURL to the final URL)")
+	require.NotContains(t, f.ErrorMessage, "s3cr3t", "the Location is shown without its query")
 }
