@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -36,7 +37,8 @@ func bodyClient(body []byte) *http.Client {
 }
 
 // exchangeBody sends one request answered with body and evaluates it as
-// request 0 with canaries and strict controlled output on.
+// request 0, planned at 512 tokens, with the prompt-token floor, canaries
+// and strict controlled output on.
 func exchangeBody(t testing.TB, body []byte) (*exchange, *TimingRow, *Failure) {
 	w := Workload{MaxTokens: 64, Timeout: time.Minute, RequestCanaries: true, ResponseWords: 3, ControlledOutputPolicy: PolicyStrict}
 	cl, err := newClient(Target{BaseURL: "http://fuzz.invalid/v1", Model: "m"}, w, bodyClient(body), "")
@@ -45,7 +47,7 @@ func exchangeBody(t testing.TB, body []byte) (*exchange, *TimingRow, *Failure) {
 	bb.buf = cl.enc.appendBody(bb.reset(), []byte("prompt"))
 	ex := &exchange{}
 	cl.send(t.Context(), &bb, ex)
-	k := responseChecks{canaries: true, seed: 1, words: 3, policy: PolicyStrict}
+	k := responseChecks{promptFloor: true, canaries: true, seed: 1, words: 3, policy: PolicyStrict}
 	row, f := k.evaluate(0, 512, ex)
 	return ex, row, f
 }
@@ -74,6 +76,9 @@ func FuzzStream(f *testing.F) {
 			require.NoError(t, row.check())
 			require.True(t, row.RequestCanary.Passed)
 			require.True(t, row.ControlledOutput.Passed)
+			if row.PromptTokens != nil {
+				require.GreaterOrEqual(t, float64(*row.PromptTokens), MinPromptTokenFraction*512)
+			}
 			return
 		}
 		switch fail.FailureClass {
@@ -103,6 +108,7 @@ func TestStreamOutcomeExamples(t *testing.T) {
 		{"peer marker", content("ANVIL_REQ_1_00000 ANVIL_REQ_1_00001 code code code") + "data: [DONE]\n\n", FailureRequestCanary, "1 peer marker(s)"},
 		{"extra words", content("ANVIL_REQ_1_00000 code code code more") + "data: [DONE]\n\n", FailureControlledOutput, "observed 3 and 1 other words"},
 		{"no done, no usage", content("ANVIL_REQ_1_00000 code code code"), "", ""},
+		{"usage within the floor", content("ANVIL_REQ_1_00000 code code code") + usage(256) + "data: [DONE]\n\n", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,6 +126,24 @@ func TestStreamOutcomeExamples(t *testing.T) {
 			require.Nil(t, f.RequestCanary, "the check is not repeated beside the row")
 		})
 	}
+}
+
+// TestStreamTruncatedPromptExample: usage below the floor fails before the
+// contracts are checked, and keeps its timing row.
+func TestStreamTruncatedPromptExample(t *testing.T) {
+	body := "data: {\"choices\":[{\"delta\":{\"content\":\"ANVIL_REQ_1_00000 code code code\"}}]}\n\n" + usage(255) + "data: [DONE]\n\n"
+	_, row, f := exchangeBody(t, []byte(body))
+	require.Nil(t, row)
+	require.Equal(t, FailureStreamValidation, f.FailureClass)
+	require.Equal(t, "prompt truncated: usage.prompt_tokens 255 is below the floor of 256 tokens (0.5 of the planned context of 512 tokens): the server dropped part of the prompt", f.ErrorMessage)
+	require.Equal(t, 255, *f.ResponseTiming.PromptTokens)
+	require.Equal(t, 255, *f.ResponseMetadata.Usage.PromptTokens)
+}
+
+// usage is a usage event reporting prompt prompt tokens and 3 completion
+// tokens.
+func usage(prompt int) string {
+	return fmt.Sprintf("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":3,\"total_tokens\":%d}}\n\n", prompt, prompt+3)
 }
 
 // TestFailureMessageCut: a failure message longer than MaxErrorMessageRunes
