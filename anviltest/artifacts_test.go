@@ -58,3 +58,27 @@ func TestWriteArtifactsFailsOnAMissingDirectory(t *testing.T) {
 func readSeed(t *testing.T) *capacity.Report {
 	return readArtifact(t, "../testdata/seed-capacity-v4-reasoning.json")
 }
+
+func TestClampNote(t *testing.T) {
+	ptr := func(v int) *int { return &v }
+	for _, tc := range []struct {
+		name string
+		r    capacity.Report
+		want string
+	}{
+		{"fits", capacity.Report{ContextTokens: ptr(4096), MaxContextTokens: ptr(32768),
+			ContextDistribution: map[int]int{4096: 8}}, ""},
+		{"sampled contexts", capacity.Report{MaxContextTokens: ptr(32768),
+			ContextDistribution: map[int]int{16000: 3, 30720: 5}}, ""},
+		{"clamped", capacity.Report{ContextTokens: ptr(65536), MaxContextTokens: ptr(32768),
+			ContextDistribution: map[int]int{30720: 4}},
+			"context 65536 does not fit the served model (max model length 32768): requests planned at [30720] tokens instead"},
+		{"unknown length", capacity.Report{ContextTokens: ptr(65536),
+			ContextDistribution: map[int]int{30720: 4, 65536: 0}},
+			"context 65536 does not fit the served model (max model length unknown): requests planned at [30720] tokens instead"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, clampNote(&tc.r))
+		})
+	}
+}

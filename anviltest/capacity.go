@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -182,6 +184,9 @@ func logOutcome(b *testing.B, r *capacity.Report) {
 	b.Logf("%s: %d requests, %d succeeded, %d failed, wall %.0f ms, protocol %s, eligible %t",
 		r.Model, r.Requests, r.Completed, reporters.FailedRequests(r), r.WallClockMS,
 		r.MeasurementProtocol, r.PerformanceEligible)
+	if note := clampNote(r); note != "" {
+		b.Log(note)
+	}
 	if len(r.Failures) == 0 {
 		return
 	}
@@ -191,6 +196,35 @@ func logOutcome(b *testing.B, r *capacity.Report) {
 	}
 	b.Logf("failures by class: %v; first: request %d: %s", classes,
 		r.Failures[0].RequestIndex, r.Failures[0].ErrorMessage)
+}
+
+// clampNote says when a fixed context did not fit the served model: the
+// plan then cuts every prompt to the budget (max model length minus output
+// tokens and margin), so a benchmark named ctx=65536 against a 32k model
+// measures shorter prompts. The artifact records the planned contexts; the
+// note makes it visible next to the numbers. It is empty when every
+// request was planned at the requested context.
+func clampNote(r *capacity.Report) string {
+	if r.ContextTokens == nil || *r.ContextTokens <= 0 {
+		return ""
+	}
+	want := *r.ContextTokens
+	var got []int
+	for ctx := range r.ContextDistribution {
+		if ctx != want {
+			got = append(got, ctx)
+		}
+	}
+	if len(got) == 0 {
+		return ""
+	}
+	slices.Sort(got)
+	served := "unknown"
+	if r.MaxContextTokens != nil {
+		served = strconv.Itoa(*r.MaxContextTokens)
+	}
+	return fmt.Sprintf("context %d does not fit the served model (max model length %s): requests planned at %v tokens instead",
+		want, served, got)
 }
 
 // baseName is b's name, or for a benchmark run by testing.Benchmark (which
