@@ -47,6 +47,12 @@ func newClient(t Target, w Workload, hc *http.Client, apiKey string) (*client, e
 	}
 	tmpl.Header.Set("Content-Type", "application/json")
 	tmpl.Header.Set("Accept", eventStreamType)
+	if tmpl.Header.Get("Accept-Encoding") == "" {
+		// An uncompressed stream: a compressor on the server buffers events,
+		// which would delay their arrival stamps (Go's transport otherwise
+		// asks for gzip on its own). Target.Headers may still ask for one.
+		tmpl.Header.Set("Accept-Encoding", "identity")
+	}
 	if apiKey != "" {
 		tmpl.Header.Set("Authorization", "Bearer "+apiKey)
 	}

@@ -101,6 +101,7 @@ func TestRequestBody(t *testing.T) {
 				require.Equal(t, "bench", rc.header.Get("X-Team"))
 				require.Equal(t, "application/json", rc.header.Get("Content-Type"))
 				require.Equal(t, "text/event-stream", rc.header.Get("Accept"))
+				require.Equal(t, "identity", rc.header.Get("Accept-Encoding"), "no compressor may buffer the stream")
 
 				sf := rep.ServeFlags
 				require.Equal(t, tt.flags.ThinkingMode, sf.ThinkingMode)
