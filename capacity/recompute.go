@@ -55,7 +55,7 @@ func (r *Report) Recompute() error {
 		return fmt.Errorf("capacity: recompute: wall_clock_ms %v, want a finite duration >= 0", r.WallClockMS)
 	}
 	if r.Requests < 0 {
-		return fmt.Errorf("capacity: recompute: requests %d is negative", r.Requests)
+		return fmt.Errorf("capacity: recompute: requests %d, want >= 0", r.Requests)
 	}
 	for i := range r.RequestTimings {
 		if err := r.RequestTimings[i].check(); err != nil {

@@ -23,6 +23,7 @@ import (
 func BenchmarkFidelity(b *testing.B) {
 	for _, c := range []int{1, 64, 256} {
 		b.Run(fmt.Sprintf("c=%d", c), func(b *testing.B) {
+			b.ReportAllocs()
 			var ttfo, ttft, e2e, gen []float64
 			seed := int64(0)
 			for b.Loop() {
