@@ -12,16 +12,21 @@ import (
 // progress line.
 const progressInterval = 250 * time.Millisecond
 
-// Terminal control sequences of the progress line. The campaign runs inside
-// the testing package's first call of the benchmark function, before the
-// benchmark's name is printed; the line is drawn as save cursor, draw,
+// Terminal control sequences of the progress line. The first run of a
+// benchmark happens before the testing package prints its name; later runs
+// (-count, -cpu) happen after the name, with the cursor mid-line. Either
+// way the line is drawn as save cursor, autowrap off, draw, autowrap on,
 // restore, and erased from the saved position to the end of the line when
-// the run ends, so the name and its numbers follow on a clean line and no
-// progress text ever lands between them.
+// the run ends, so the numbers follow the name with no progress text
+// between them. Autowrap is off while drawing so that a long name plus the
+// progress text is cut at the right margin instead of wrapping: a wrap on
+// the bottom line would scroll the screen and move the saved position.
 const (
 	escSaveCursor    = "\x1b7"
 	escRestoreCursor = "\x1b8"
 	escClearToEOL    = "\x1b[K"
+	escAutowrapOff   = "\x1b[?7l"
+	escAutowrapOn    = "\x1b[?7h"
 )
 
 // progressLine draws a one-line live status of a campaign on a terminal.
@@ -43,7 +48,7 @@ func (p *progressLine) update(pr capacity.Progress) {
 		return
 	}
 	p.last = pr.Elapsed
-	fmt.Fprint(p.w, escSaveCursor+escClearToEOL+formatProgress(pr)+escRestoreCursor)
+	fmt.Fprint(p.w, escSaveCursor+escAutowrapOff+escClearToEOL+formatProgress(pr)+escAutowrapOn+escRestoreCursor)
 	p.drawn = true
 }
 
