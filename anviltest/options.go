@@ -55,7 +55,8 @@ const (
 // Capacity uses.
 type RunFunc func(ctx context.Context, t capacity.Target, w capacity.Workload) (*capacity.Report, error)
 
-// An Option configures Capacity.
+// An Option configures Capacity. Options apply in order, a later one
+// winning over an earlier one of the same kind; a nil Option does nothing.
 type Option func(*settings)
 
 // settings is everything Capacity needs besides the Workload.
@@ -104,11 +105,14 @@ func withGetenv(getenv func(string) string) Option {
 	return func(s *settings) { s.getenv = getenv }
 }
 
-// newSettings applies opts over the defaults.
+// newSettings applies opts over the defaults, in order (a later option
+// wins); a nil Option is skipped, so options can be chosen conditionally.
 func newSettings(opts []Option) *settings {
 	s := &settings{run: defaultRun, getenv: os.Getenv}
 	for _, o := range opts {
-		o(s)
+		if o != nil {
+			o(s)
+		}
 	}
 	return s
 }

@@ -33,6 +33,14 @@ func TestResolveTargetOptionsWinOverEnvironment(t *testing.T) {
 	require.Equal(t, 131072, got.MaxModelLen)
 }
 
+func TestOptionsApplyInOrderAndNilIsSkipped(t *testing.T) {
+	var none Option
+	s := newSettings([]Option{WithOutDir("a"), none, WithFakeProfile("plain"), WithOutDir("b"), nil})
+	require.Equal(t, "b", s.outDir, "the later option wins")
+	require.Equal(t, "plain", s.fakeProfile)
+	require.NotNil(t, s.run, "the default runner stays")
+}
+
 func TestEnvironmentErrorsNameVariableValueAndRange(t *testing.T) {
 	for _, tc := range []struct {
 		name, value, want string
