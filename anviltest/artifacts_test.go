@@ -82,3 +82,11 @@ func TestClampNote(t *testing.T) {
 		})
 	}
 }
+
+func TestIdentityNote(t *testing.T) {
+	require.Empty(t, identityNote(capacity.Target{BaseURL: "http://h/v1", Engine: "vllm-0.11", GPU: "h100"}))
+	require.Equal(t, "ANVIL_ENGINE and ANVIL_GPU not set: the artifact and the .bench file carry no engine or gpu, so benchstat cannot tell runs on different setups apart",
+		identityNote(capacity.Target{BaseURL: "http://h/v1"}))
+	require.Equal(t, "ANVIL_GPU not set: the artifact and the .bench file carry no gpu, so benchstat cannot tell runs on different setups apart",
+		identityNote(capacity.Target{BaseURL: "http://h/v1", Engine: "vllm-0.11"}))
+}

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,6 +79,8 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *capacity.Repor
 		if err != nil {
 			b.Fatal(err)
 		}
+	} else if note := identityNote(t); note != "" {
+		b.Log(note)
 	}
 	dir, err := s.artifactDir(b)
 	if err != nil {
@@ -225,6 +228,25 @@ func clampNote(r *capacity.Report) string {
 	}
 	return fmt.Sprintf("context %d does not fit the served model (max model length %s): requests planned at %v tokens instead",
 		want, served, got)
+}
+
+// identityNote says which identity of a real endpoint is unset: the
+// artifact then records null and the .bench file has no such key, so runs
+// of different engines or GPUs cannot be told apart. Empty when both are
+// set.
+func identityNote(t capacity.Target) string {
+	var vars, keys []string
+	if t.Engine == "" {
+		vars, keys = append(vars, EnvEngine), append(keys, "engine")
+	}
+	if t.GPU == "" {
+		vars, keys = append(vars, EnvGPU), append(keys, "gpu")
+	}
+	if len(vars) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s not set: the artifact and the .bench file carry no %s, so benchstat cannot tell runs on different setups apart",
+		strings.Join(vars, " and "), strings.Join(keys, " or "))
 }
 
 // baseName is b's name, or for a benchmark run by testing.Benchmark (which
