@@ -208,7 +208,7 @@ func TestInterruptWritesPartialReport(t *testing.T) {
 	stdout, err := child(t, "interrupt", t.TempDir(), out, "-test.benchtime=10x")
 	require.Error(t, err, "the benchmark fails:\n%s", stdout)
 	require.Contains(t, stdout, "--- FAIL: BenchmarkSeam")
-	require.Contains(t, stdout, "interrupted after 3 of the planned requests")
+	require.Contains(t, stdout, "interrupted: 3 requests ran, 2 succeeded")
 	got, _ := filepath.Glob(filepath.Join(out, "*.json"))
 	require.Len(t, got, 1, stdout)
 	r := readArtifact(t, got[0])
