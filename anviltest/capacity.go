@@ -125,7 +125,7 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *capacity.Repor
 	logOutcome(b, rep)
 	switch {
 	case interrupted:
-		b.Fatalf("anviltest: interrupted: %d requests ran, %d succeeded (the others were cut off); the partial report is written, not performance eligible", rep.Completed+rep.Failed, rep.Completed)
+		b.Fatalf("anviltest: interrupted: %d requests ran, %d succeeded (the others failed or were cancelled); the partial report is written, not performance eligible", rep.Completed+rep.Failed, rep.Completed)
 	case runErr != nil:
 		b.Fatalf("anviltest: capacity run: %v", explainFields(runErr, sources...))
 	case rep.Requests <= 0:
