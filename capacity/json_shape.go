@@ -52,3 +52,13 @@ func (s *shape) keyCount() int {
 	}
 	return n
 }
+
+// Has reports whether the report has the top-level artifact key (such as
+// "performance_eligible"): always for a report built in Go, which has the
+// full current shape; for one read from JSON, whether its document had the
+// key. It tells a legacy artifact's missing value from a zero one.
+func (r *Report) Has(key string) bool { return r.shape.has(key) }
+
+// Has reports whether the metrics object has key (such as "ttft_p50_ms"),
+// as Report.Has does for the top level.
+func (m *Metrics) Has(key string) bool { return m.shape.has(key) }

@@ -369,3 +369,21 @@ func TestFieldErrorPath(t *testing.T) {
 	require.Equal(t, "request_timings[0].request_canary.observed_marker_count", fe.Path)
 	require.EqualError(t, fe.Err, `want an integer, got a string "one"`)
 }
+
+// TestHas: a report built in Go has every key; one read from a legacy
+// artifact has exactly the keys its document had, at the top level and in
+// metrics.
+func TestHas(t *testing.T) {
+	var built Report
+	require.True(t, built.Has("performance_eligible"))
+	require.True(t, built.Metrics.Has("ttft_p50_ms"))
+
+	var legacy Report
+	raw, err := os.ReadFile("../testdata/corpus/docs/findings/2026-07-10-blackwell-local-model-bakeoff-evidence/candidate-gemma4-e4b-llamacpp-throughput-8k.json")
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &legacy))
+	require.True(t, legacy.Has("requests"))
+	require.False(t, legacy.Has("performance_eligible"))
+	require.True(t, legacy.Metrics.Has("ttft_p50_ms"))
+	require.False(t, legacy.Metrics.Has("ttft_p99_ms"))
+}

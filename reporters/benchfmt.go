@@ -135,25 +135,36 @@ const (
 	ConfigGPU      = "gpu"      // the accelerator, as recorded
 	ConfigProtocol = "protocol" // measurement_protocol
 	ConfigWorkload = "workload" // WorkloadIdentity
+	// ConfigEligible is performance_eligible ("true" or "false"): a run in
+	// which a request failed or was cancelled lands in its own benchstat
+	// table instead of mixing with complete runs (`benchstat -ignore
+	// eligible` compares them anyway). Empty for legacy artifacts, which do
+	// not record it.
+	ConfigEligible = "eligible"
 )
 
 // BenchConfig returns the file-level configuration of r in key order
-// model, engine, gpu, protocol, workload; unknown (null or empty) values
-// are left out.
+// model, engine, gpu, protocol, workload, eligible. Every key is written;
+// an unknown (null or empty) value is written empty, which in benchfmt
+// clears the key, so a file concatenated after another never inherits
+// the other's identity.
 func BenchConfig(r *capacity.Report) []benchfmt.Config {
-	var cs []benchfmt.Config
+	cs := make([]benchfmt.Config, 0, 6)
 	add := func(key, value string) {
-		if value = strings.TrimSpace(value); value != "" {
-			// A configuration value is one line.
-			value = strings.Join(strings.Fields(value), " ")
-			cs = append(cs, benchfmt.Config{Key: key, Value: []byte(value), File: true})
-		}
+		// A configuration value is one line.
+		value = strings.Join(strings.Fields(value), " ")
+		cs = append(cs, benchfmt.Config{Key: key, Value: []byte(value), File: true})
 	}
 	add(ConfigModel, r.Model)
 	add(ConfigEngine, deref(r.Engine))
 	add(ConfigGPU, deref(r.GPU))
 	add(ConfigProtocol, r.MeasurementProtocol)
 	add(ConfigWorkload, WorkloadIdentity(r))
+	eligible := ""
+	if r.Has("performance_eligible") {
+		eligible = strconv.FormatBool(r.PerformanceEligible)
+	}
+	add(ConfigEligible, eligible)
 	return cs
 }
 

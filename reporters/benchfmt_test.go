@@ -109,6 +109,7 @@ func TestWriteBenchfmtSeedGolden(t *testing.T) {
 		"gpu":      "rtx5090",
 		"protocol": "capacity-v4-reasoning",
 		"workload": "ctx=65536 served-ctx=262144 conc=1 max-tokens=8192 cache=unique prefix=0 thinking=default canaries=true",
+		"eligible": "true",
 	}, benchConfigMap(res))
 	require.Equal(t, 1, p.units.GetBetter(UnitDecode))
 	require.Equal(t, -1, p.units.GetBetter(UnitTTFTP50))
@@ -166,6 +167,42 @@ func TestWriteBenchfmtConfigChangesOnlyWithIdentity(t *testing.T) {
 	require.Empty(t, p.errs)
 	require.Len(t, p.results, 3)
 	require.Equal(t, "vllm", benchConfigMap(p.results[2])["engine"])
+}
+
+// TestConcatenatedFilesKeepTheirOwnIdentity: a .bench file of a run with
+// no engine or gpu, read after another file (cat a.bench b.bench), must
+// not inherit the first file's identity; a run that lost requests is
+// marked not eligible and so never shares a table with complete runs.
+func TestConcatenatedFilesKeepTheirOwnIdentity(t *testing.T) {
+	first := loadReport(t, seedPath)
+	second := loadReport(t, seedPath)
+	second.Engine, second.GPU = nil, nil
+	second.Failures = []capacity.Failure{{RequestIndex: 5, FailureClass: capacity.FailureCancelled}}
+	second.RequestTimings = second.RequestTimings[:5]
+	second.Completed, second.Failed = 5, 1
+	require.NoError(t, second.Recompute())
+
+	var a, b bytes.Buffer
+	require.NoError(t, WriteBenchfmt(&a, first))
+	require.NoError(t, WriteBenchfmt(&b, second))
+	p := parseBench(t, append(a.Bytes(), b.Bytes()...))
+	require.Empty(t, p.errs)
+	require.Len(t, p.results, 2)
+	require.Equal(t, map[string]string{"engine": "ninfer", "gpu": "rtx5090", "eligible": "true"},
+		pick(benchConfigMap(p.results[0]), "engine", "gpu", "eligible"))
+	require.Equal(t, map[string]string{"eligible": "false"},
+		pick(benchConfigMap(p.results[1]), "engine", "gpu", "eligible"))
+}
+
+// pick is the subset of m with the given keys that m has.
+func pick(m map[string]string, keys ...string) map[string]string {
+	out := map[string]string{}
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // TestCorpusConvertsCleanly converts every artifact of every generation in

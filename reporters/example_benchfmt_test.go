@@ -45,6 +45,7 @@ func ExampleWriteBenchfmt() {
 	// gpu: rtx5090
 	// protocol: capacity-v4-reasoning
 	// workload: ctx=65536 served-ctx=262144 conc=1 max-tokens=8192 cache=unique prefix=0 thinking=default canaries=true
+	// eligible: true
 	//
 	// BenchmarkCapacity/ctx=65536/conc=1 6 7.0642430666666765e+09 ns/op 8953.168000000005 ttft-p50-ms 10017.000400002871 ttft-p95-ms 8016.381500001444 ttfo-p50-ms 4.1709643518498964 tpot-ms 231.96481822725846 decode-tok/s 7773.402377361303 prefill-tok/s 9133.986500000901 e2e-p50-ms 53.862812534781895 output-tok/s 33.33012457984662 cache-hit-% 0 failed-req
 }
