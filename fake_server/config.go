@@ -1,6 +1,7 @@
 package fakeserver
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"sort"
@@ -210,39 +211,17 @@ func Profile(name string) (Config, error) {
 // withDefaults fills zero required fields from Fast.
 func (c Config) withDefaults() Config {
 	d := Fast()
-	if c.Model == "" {
-		c.Model = d.Model
-	}
-	if c.MaxModelLen == 0 {
-		c.MaxModelLen = d.MaxModelLen
-	}
-	if c.CharsPerToken == 0 {
-		c.CharsPerToken = d.CharsPerToken
-	}
-	if c.PrefillTokensPerSecond == 0 {
-		c.PrefillTokensPerSecond = d.PrefillTokensPerSecond
-	}
-	if c.MaxBatchTokens == 0 {
-		c.MaxBatchTokens = d.MaxBatchTokens
-	}
-	if c.DecodeStep == 0 {
-		c.DecodeStep = d.DecodeStep
-	}
-	if c.MaxSeqs == 0 {
-		c.MaxSeqs = d.MaxSeqs
-	}
-	if c.SpecTokens == (Range{}) {
-		c.SpecTokens = Range{1, 1}
-	}
-	if c.BlockTokens == 0 {
-		c.BlockTokens = d.BlockTokens
-	}
-	if c.TimeScale == 0 {
-		c.TimeScale = 1
-	}
-	if c.Addr == "" {
-		c.Addr = "127.0.0.1:0"
-	}
+	c.Model = cmp.Or(c.Model, d.Model)
+	c.MaxModelLen = cmp.Or(c.MaxModelLen, d.MaxModelLen)
+	c.CharsPerToken = cmp.Or(c.CharsPerToken, d.CharsPerToken)
+	c.PrefillTokensPerSecond = cmp.Or(c.PrefillTokensPerSecond, d.PrefillTokensPerSecond)
+	c.MaxBatchTokens = cmp.Or(c.MaxBatchTokens, d.MaxBatchTokens)
+	c.DecodeStep = cmp.Or(c.DecodeStep, d.DecodeStep)
+	c.MaxSeqs = cmp.Or(c.MaxSeqs, d.MaxSeqs)
+	c.SpecTokens = cmp.Or(c.SpecTokens, Range{1, 1})
+	c.BlockTokens = cmp.Or(c.BlockTokens, d.BlockTokens)
+	c.TimeScale = cmp.Or(c.TimeScale, 1)
+	c.Addr = cmp.Or(c.Addr, "127.0.0.1:0")
 	c.Faults = c.Faults.withDefaults()
 	return c
 }

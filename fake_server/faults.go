@@ -1,6 +1,7 @@
 package fakeserver
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -147,21 +148,11 @@ func defaultFaults() FaultPlan {
 
 func (p FaultPlan) withDefaults() FaultPlan {
 	d := defaultFaults()
-	if p.After == 0 {
-		p.After = d.After
-	}
-	if p.RetryAfter == 0 {
-		p.RetryAfter = d.RetryAfter
-	}
-	if p.Stall == 0 {
-		p.Stall = d.Stall
-	}
-	if p.SlowHeaders == 0 {
-		p.SlowHeaders = d.SlowHeaders
-	}
-	if p.OversizeBytes == 0 {
-		p.OversizeBytes = d.OversizeBytes
-	}
+	p.After = cmp.Or(p.After, d.After)
+	p.RetryAfter = cmp.Or(p.RetryAfter, d.RetryAfter)
+	p.Stall = cmp.Or(p.Stall, d.Stall)
+	p.SlowHeaders = cmp.Or(p.SlowHeaders, d.SlowHeaders)
+	p.OversizeBytes = cmp.Or(p.OversizeBytes, d.OversizeBytes)
 	return p
 }
 
