@@ -320,28 +320,22 @@ func (e *FieldError) Error() string { return e.Path + ": " + e.Err.Error() }
 func (e *FieldError) Unwrap() error { return e.Err }
 
 // atKey places err under the object key.
-func atKey(key string, err error) error {
-	if fe, ok := err.(*FieldError); ok {
-		if strings.HasPrefix(fe.Path, "[") {
-			fe.Path = key + fe.Path
-		} else {
-			fe.Path = key + "." + fe.Path
-		}
-		return fe
-	}
-	return &FieldError{Path: key, Err: err}
-}
+func atKey(key string, err error) error { return under(key, err) }
 
 // atIndex places err under the array index.
-func atIndex(i int, err error) error {
-	seg := "[" + strconv.Itoa(i) + "]"
-	if fe, ok := err.(*FieldError); ok {
-		if strings.HasPrefix(fe.Path, "[") {
-			fe.Path = seg + fe.Path
-		} else {
-			fe.Path = seg + "." + fe.Path
-		}
-		return fe
+func atIndex(i int, err error) error { return under("["+strconv.Itoa(i)+"]", err) }
+
+// under prefixes the path of err (a *FieldError, else a new one) with the
+// path segment seg: "key" or "[i]".
+func under(seg string, err error) error {
+	fe, ok := err.(*FieldError)
+	if !ok {
+		return &FieldError{Path: seg, Err: err}
 	}
-	return &FieldError{Path: seg, Err: err}
+	if strings.HasPrefix(fe.Path, "[") {
+		fe.Path = seg + fe.Path
+	} else {
+		fe.Path = seg + "." + fe.Path
+	}
+	return fe
 }
