@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -40,13 +41,7 @@ func TestCheckClockDomainID(t *testing.T) {
 
 func TestTimingMethodology(t *testing.T) {
 	m := TimingMethodology()
-	keys := slices.Sorted(func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	})
+	keys := slices.Sorted(maps.Keys(m))
 	// DESIGN.md appendix A: the 13 keys of timing_methodology.
 	require.Equal(t, []string{"artifact_timestamps", "clock", "controlled_output", "decode", "distributions",
 		"effective_prefill", "generation", "mean_inter_token_latency", "p99", "request_canaries",
@@ -66,5 +61,4 @@ func TestTimingMethodology(t *testing.T) {
 	require.Contains(t, m[MethodologyEffectivePrefill], "below 0.5 of its planned context fails as a truncated prompt")
 	m[MethodologyClock] = "changed"
 	require.NotEqual(t, "changed", TimingMethodology()[MethodologyClock], "each call returns a new map")
-	require.NotEmpty(t, TimestampPrecision)
 }

@@ -22,7 +22,7 @@ type Distribution struct {
 
 // Metrics is the flat "metrics" object: the 11 distribution families plus
 // the run scalars. The JSON keys of a family follow one naming rule (see
-// MetricKey): families measured in ms put the statistic before "_ms"
+// Family.Key): families measured in ms put the statistic before "_ms"
 // ("ttft_p50_ms"), "_samples" never takes the unit, unitless families append
 // the statistic ("decode_tok_s_p50").
 type Metrics struct {

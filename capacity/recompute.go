@@ -21,18 +21,10 @@ const (
 // FailurePolicy is the fixed metric_population.failure_policy sentence.
 const FailurePolicy = "failed or contract-invalid responses keep their sanitized timing and metadata in failures but never enter a performance distribution"
 
-// p99Metrics are the families metric_population reports p99 sample counts
-// for, by their metric_population names.
-var p99Metrics = []struct {
-	name string
-	of   func(*Metrics) *Distribution
-}{
-	{"decode_tok_s", func(m *Metrics) *Distribution { return &m.DecodeTokS }},
-	{"e2e", func(m *Metrics) *Distribution { return &m.E2E }},
-	{"effective_prefill_tok_s", func(m *Metrics) *Distribution { return &m.EffectivePrefillTokS }},
-	{"tpot", func(m *Metrics) *Distribution { return &m.TPOT }},
-	{"ttft", func(m *Metrics) *Distribution { return &m.TTFT }},
-}
+// p99Families are the families metric_population reports p99 sample
+// counts for, by index into Families; each is named there by its
+// Family.Name.
+var p99Families = [...]int{famDecodeTokS, famE2E, famEffectivePrefill, famTPOT, famTTFT}
 
 // Recompute derives Metrics, MetricPopulation, PerformanceEligible and
 // MeasurementProtocol from RequestTimings, Failures, Requests and
@@ -87,12 +79,13 @@ func (r *Report) Recompute() error {
 	p.AggregateThroughputEligible = m.ThroughputPerformanceEligible
 	p.P99MinimumRecommendedSamples = P99MinimumSamples
 	p.P99Interpretation = p99Interpretation(len(r.RequestTimings))
-	p.P99InterpretationByMetric = make(map[string]string, len(p99Metrics))
-	p.P99SamplesByMetric = make(map[string]int, len(p99Metrics))
-	for _, pm := range p99Metrics {
-		n := pm.of(&m).Samples
-		p.P99SamplesByMetric[pm.name] = n
-		p.P99InterpretationByMetric[pm.name] = p99Interpretation(n)
+	p.P99InterpretationByMetric = make(map[string]string, len(p99Families))
+	p.P99SamplesByMetric = make(map[string]int, len(p99Families))
+	for _, i := range p99Families {
+		fam := Families[i]
+		n := fam.Of(&m).Samples
+		p.P99SamplesByMetric[fam.Name] = n
+		p.P99InterpretationByMetric[fam.Name] = p99Interpretation(n)
 	}
 	if p.FailurePolicy == "" {
 		p.FailurePolicy = FailurePolicy
@@ -247,7 +240,7 @@ func (m *Metrics) derive(rows []TimingRow) error {
 		m.ControlledOutputExactAdherenceRate = new(float64(m.ControlledOutputExactAdherence) / float64(observable))
 	}
 	for i, fam := range Families {
-		d, err := distributionOf(stats.Summarize(samples[i]))
+		d, err := DistributionOf(stats.Summarize(samples[i]))
 		if err != nil {
 			return fmt.Errorf("%s: %w", fam.Name, err)
 		}
@@ -276,9 +269,7 @@ var errOverflow = errors.New("a statistic overflows float64")
 // DistributionOf converts a stats.Summary to a Distribution: NaN (an
 // undefined statistic) becomes nil. It fails on ±Inf, which the artifact
 // cannot hold.
-func DistributionOf(s stats.Summary) (Distribution, error) { return distributionOf(s) }
-
-func distributionOf(s stats.Summary) (Distribution, error) {
+func DistributionOf(s stats.Summary) (Distribution, error) {
 	var err error
 	val := func(v float64) *float64 {
 		switch {
@@ -310,9 +301,8 @@ var rowSources = []struct {
 	{"time_to_first_output_ms", func(d, s *Metrics) { d.TimeToFirstOutput = s.TimeToFirstOutput }},
 	{"tpot_ms", func(d, s *Metrics) { d.TPOT = s.TPOT }},
 	{"mean_time_per_output_token_ms", func(d, s *Metrics) { d.MeanTimePerOutputToken = s.MeanTimePerOutputToken }},
-	{"content_chunks", func(d, s *Metrics) {
-		d.ContentChunks, d.ContentChunksPerSecond = s.ContentChunks, s.ContentChunksPerSecond
-	}},
+	// content_chunks_s is then recomputed from the kept content_chunks.
+	{"content_chunks", func(d, s *Metrics) { d.ContentChunks = s.ContentChunks }},
 	{"reasoning_chunks", func(d, s *Metrics) { d.ReasoningChunks = s.ReasoningChunks }},
 	{"request_canary", func(d, s *Metrics) {
 		d.RequestCanarySamples, d.RequestCanaryPassed = s.RequestCanarySamples, s.RequestCanaryPassed
@@ -324,6 +314,8 @@ var rowSources = []struct {
 	}},
 }
 
+// keepUnderivable copies into m, from the recorded metrics, what rowSources
+// says cannot be derived because some row lacks its key.
 func keepUnderivable(m, recorded *Metrics, rows []TimingRow) {
 	for _, src := range rowSources {
 		for i := range rows {

@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -167,7 +168,7 @@ func TestRecomputeRejects(t *testing.T) {
 	}{
 		{"ttft after e2e", func(r *Report) { r.RequestTimings[0].TTFTMS = 500 }, "request_timings[0]: want 0 <= time_to_first_output_ms"},
 		{"negative ttfo", func(r *Report) { r.RequestTimings[1].TimeToFirstOutputMS = -1 }, "request_timings[1]"},
-		{"nan latency", func(r *Report) { r.RequestTimings[2].E2EMS = nanValue() }, "e2e_ms is NaN"},
+		{"nan latency", func(r *Report) { r.RequestTimings[2].E2EMS = math.NaN() }, "e2e_ms is NaN"},
 		{"negative chunks", func(r *Report) { r.RequestTimings[0].ContentChunks = -2 }, "content_chunks is -2"},
 		{"negative wall", func(r *Report) { r.WallClockMS = -1 }, "wall_clock_ms -1"},
 		{"negative requests", func(r *Report) { r.Requests = -3 }, "requests -3"},
@@ -193,7 +194,50 @@ func TestRecomputeRejectsLegacy(t *testing.T) {
 	require.Equal(t, 12.5, *r.Metrics.TTFT.P50)
 }
 
-func nanValue() float64 {
-	zero := 0.0
-	return zero / zero
+// TestRecomputeThroughputEligibility: throughput_tok_s only for a run in
+// which every planned request succeeded, with exact tokens and a positive
+// wall clock; content_chunks_s only when the tokens are not exact.
+func TestRecomputeThroughputEligibility(t *testing.T) {
+	usageRow := func(i, tokens int) TimingRow {
+		return TimingRow{RequestIndex: i, OutputTokens: tokens, OutputTokenSource: SourceUsage, ContentChunks: tokens,
+			TimeToFirstOutputMS: 10, TTFTMS: 10, E2EMS: 100, GenerationMS: 90, VisibleGenerationMS: 90}
+	}
+	chunkRow := usageRow(1, 7)
+	chunkRow.OutputTokenSource = SourceContentChunks
+	tests := []struct {
+		name        string
+		requests    int
+		wallMS      float64
+		rows        []TimingRow
+		failures    []Failure
+		eligible    bool    // performance_eligible
+		throughput  float64 // 0: null
+		chunksPerS  float64 // 0: null
+		throughputE bool    // throughput_performance_eligible
+	}{
+		{"all succeeded, exact", 2, 500, []TimingRow{usageRow(0, 30), usageRow(1, 20)}, nil, true, 100, 0, true},
+		{"all succeeded, chunks counted", 2, 500, []TimingRow{usageRow(0, 30), chunkRow}, nil, true, 0, 74, false},
+		{"a failure", 2, 500, []TimingRow{usageRow(0, 30)}, []Failure{{RequestIndex: 1, FailureClass: FailureTimeout}}, false, 0, 0, false},
+		{"a failure, chunks counted", 2, 500, []TimingRow{chunkRow}, []Failure{{RequestIndex: 0, FailureClass: FailureTimeout}}, false, 0, 14, false},
+		{"a planned request missing", 3, 500, []TimingRow{usageRow(0, 30), usageRow(1, 20)}, nil, false, 0, 0, false},
+		{"zero wall clock", 2, 0, []TimingRow{usageRow(0, 30), usageRow(1, 20)}, nil, true, 0, 0, false},
+		{"zero wall clock, chunks counted", 2, 0, []TimingRow{usageRow(0, 30), chunkRow}, nil, true, 0, 0, false},
+	}
+	ptr := func(v float64) *float64 {
+		if v == 0 {
+			return nil
+		}
+		return &v
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Report{Schema: Schema, Requests: tt.requests, WallClockMS: tt.wallMS, RequestTimings: tt.rows, Failures: tt.failures}
+			require.NoError(t, r.Recompute())
+			require.Equal(t, tt.eligible, r.PerformanceEligible, "performance_eligible")
+			require.Equal(t, tt.throughputE, r.Metrics.ThroughputPerformanceEligible, "throughput_performance_eligible")
+			require.Equal(t, tt.throughputE, r.MetricPopulation.AggregateThroughputEligible, "aggregate_throughput_eligible")
+			require.Equal(t, ptr(tt.throughput), r.Metrics.ThroughputTokS, "throughput_tok_s")
+			require.Equal(t, ptr(tt.chunksPerS), r.Metrics.ContentChunksPerSecond, "content_chunks_s")
+		})
+	}
 }
