@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"time"
 )
 
@@ -25,6 +26,24 @@ func ISOSecond(t time.Time) string { return t.UTC().Format(isoSecondLayout) }
 // FingerprintPrefix starts every configuration fingerprint.
 const FingerprintPrefix = "sha256:"
 
+// fingerprintHexDigits is the number of lowercase hex digits after
+// FingerprintPrefix: a SHA-256 sum.
+const fingerprintHexDigits = 2 * sha256.Size
+
+// The clock domain id: 1 to MaxClockDomainIDLen characters of
+// clockDomainChars (DESIGN.md section 6).
+const (
+	// MaxClockDomainIDLen is the longest Workload.ClockDomainID.
+	MaxClockDomainIDLen = 64
+	clockDomainChars    = "A-Za-z0-9._-"
+)
+
+// Patterns of the identity fields, built from the definitions above.
+var (
+	clockDomainPattern = regexp.MustCompile(fmt.Sprintf(`^[%s]{1,%d}$`, clockDomainChars, MaxClockDomainIDLen))
+	fingerprintPattern = regexp.MustCompile(fmt.Sprintf(`^%s[0-9a-f]{%d}$`, regexp.QuoteMeta(FingerprintPrefix), fingerprintHexDigits))
+)
+
 // Fingerprint returns the configuration fingerprint of config, the bytes
 // that identify a served configuration (for example an engine's launch
 // command or a recipe file): "sha256:" + the lowercase hex SHA-256 of config.
@@ -41,14 +60,16 @@ func CheckConfigurationFingerprint(s string) error {
 		return nil
 	}
 	return &ConfigError{Field: "Workload.ConfigurationFingerprint", Value: s,
-		Rule: fmt.Sprintf("must be %q followed by 64 lowercase hex digits", FingerprintPrefix)}
+		Rule: fmt.Sprintf("must be %q followed by %d lowercase hex digits", FingerprintPrefix, fingerprintHexDigits)}
 }
 
 // CheckClockDomainID returns nil when s is empty (no clock domain) or 1 to
-// 64 characters of [A-Za-z0-9._-], else an error wrapping ErrInvalidConfig.
+// MaxClockDomainIDLen characters of [A-Za-z0-9._-], else an error wrapping
+// ErrInvalidConfig.
 func CheckClockDomainID(s string) error {
 	if s == "" || clockDomainPattern.MatchString(s) {
 		return nil
 	}
-	return &ConfigError{Field: "Workload.ClockDomainID", Value: s, Rule: "must be 1 to 64 characters of [A-Za-z0-9._-]"}
+	return &ConfigError{Field: "Workload.ClockDomainID", Value: s,
+		Rule: fmt.Sprintf("must be 1 to %d characters of [%s]", MaxClockDomainIDLen, clockDomainChars)}
 }

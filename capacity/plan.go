@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"regexp"
 )
 
@@ -35,8 +36,15 @@ type Plan struct {
 	sharedPrefix []byte
 }
 
-// noncePattern bounds what a nonce may hold: it is written into prompts.
-var noncePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// A nonce is written into prompts: 1 to maxNonceLen characters of
+// nonceChars.
+const (
+	maxNonceLen = 64
+	nonceChars  = "A-Za-z0-9_-"
+)
+
+// noncePattern bounds what a nonce may hold.
+var noncePattern = regexp.MustCompile(fmt.Sprintf(`^[%s]{1,%d}$`, nonceChars, maxNonceLen))
 
 // NewNonce returns a fresh per-run nonce for unique-mode prompts: 16
 // lowercase hex digits from crypto/rand.
@@ -91,7 +99,7 @@ func NewPlan(w Workload, maxModelLen, margin int, nonce string) (*Plan, error) {
 	p := &Plan{Workload: w, MaxModelLen: maxModelLen, Margin: margin, PromptBudget: budget}
 	if w.PromptCacheMode == PromptCacheUnique && !w.OmitUniqueNonce {
 		if !noncePattern.MatchString(nonce) {
-			return nil, fmt.Errorf("%w: unique-mode nonce %q must be 1 to 64 characters of [A-Za-z0-9_-] (see NewNonce)", ErrInvalidConfig, nonce)
+			return nil, fmt.Errorf("%w: unique-mode nonce %q must be 1 to %d characters of [%s] (see NewNonce)", ErrInvalidConfig, nonce, maxNonceLen, nonceChars)
 		}
 		p.Nonce = nonce
 	}
@@ -121,7 +129,7 @@ func NewPlan(w Workload, maxModelLen, margin int, nonce string) (*Plan, error) {
 	}
 
 	if w.PromptCacheMode == PromptCacheShared && w.SharedPrefixTokens > 0 {
-		p.sharedPrefix = appendLines(nil, 0, int(float64(w.SharedPrefixTokens)*PromptCharsPerToken))
+		p.sharedPrefix = appendLines(nil, 0, promptChars(w.SharedPrefixTokens))
 	}
 	if len(p.Contexts) == 0 {
 		return p, nil
@@ -171,18 +179,35 @@ func (p *Plan) PlannedPromptTokens() int {
 }
 
 // checkTail fails when a prompt of context tokens cannot hold the closing
-// instruction of request index.
+// instruction of request index. The error names the setting that made the
+// context that small: the prompt budget (Target.MaxModelLen, with MaxTokens
+// and Margin) when the context was clamped to it, else ContextTokens.
 func (p *Plan) checkTail(index, context int, warmup bool) error {
 	chars, tail := promptChars(context), p.tailLen(index, warmup)
 	if chars >= tail {
 		return nil
 	}
+	need := minTokensFor(tail)
 	what := "request"
 	if warmup {
 		what = "warm-up request"
 	}
+	if w := p.Workload; w.ContextTokens == 0 || w.ContextTokens > p.PromptBudget {
+		return &ConfigError{Field: "Target.MaxModelLen", Value: p.MaxModelLen,
+			Rule: fmt.Sprintf("leaves a prompt budget of %d tokens (%d characters) after MaxTokens %d and Margin %d; %s %d needs at least %d tokens for its %d-character closing instruction",
+				p.PromptBudget, chars, w.MaxTokens, p.Margin, what, index, need, tail)}
+	}
 	return &ConfigError{Field: "Workload.ContextTokens", Value: context,
-		Rule: fmt.Sprintf("is too small for %s %d: a prompt of %d characters cannot hold its %d-character closing instruction", what, index, chars, tail)}
+		Rule: fmt.Sprintf("must be at least %d: a prompt of %d characters cannot hold the %d-character closing instruction of %s %d", need, chars, tail, what, index)}
+}
+
+// minTokensFor is the smallest context whose prompt holds chars characters.
+func minTokensFor(chars int) int {
+	n := int(math.Ceil(float64(chars) / PromptCharsPerToken))
+	for promptChars(n) < chars {
+		n++
+	}
+	return n
 }
 
 // tailLen is the length of the closing instruction of request index.

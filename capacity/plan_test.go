@@ -67,8 +67,10 @@ func TestNewPlanErrors(t *testing.T) {
 		{"unique needs a nonce", Workload{PromptCacheMode: PromptCacheUnique}, 8192, 1024, "", `unique-mode nonce "" must be`},
 		{"nonce charset", Workload{PromptCacheMode: PromptCacheUnique}, 8192, 1024, "a b", `unique-mode nonce "a b" must be`},
 		{"sampled aggregate cap", Workload{Requests: MaxRequests}, 1048576, 1024, "", "Workload.Requests = 10000: plans more than 67108864 prompt tokens in all (the first"},
-		{"closing instruction does not fit", Workload{Requests: 1, ContextTokens: 32, ResponseWords: 99}, 8192, 1024, "", "Workload.ContextTokens = 32: is too small for request 0: a prompt of 96 characters cannot hold its 124-character closing instruction"},
-		{"warm-up closing instruction does not fit", Workload{Requests: 1, ContextTokens: 32, Warmup: 1}, 64 + 1024 + 16, 1024, "", "Workload.ContextTokens = 16: is too small for warm-up request 0: a prompt of 48 characters cannot hold its 53-character closing instruction"},
+		{"closing instruction does not fit", Workload{Requests: 1, ContextTokens: 32, ResponseWords: 99}, 8192, 1024, "", "Workload.ContextTokens = 32: must be at least 42: a prompt of 96 characters cannot hold the 124-character closing instruction of request 0"},
+		// The context 32 is clamped to the 16-token budget: the budget is named.
+		{"warm-up closing instruction does not fit", Workload{Requests: 1, ContextTokens: 32, Warmup: 1}, 64 + 1024 + 16, 1024, "",
+			"Target.MaxModelLen = 1104: leaves a prompt budget of 16 tokens (48 characters) after MaxTokens 64 and Margin 1024; warm-up request 0 needs at least 18 tokens for its 53-character closing instruction"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

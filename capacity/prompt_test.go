@@ -240,10 +240,23 @@ func TestPromptExtendedGolden(t *testing.T) {
 
 func TestPromptTooSmall(t *testing.T) {
 	// A prompt budget of 10 tokens (30 characters) cannot hold a
-	// 46-character closing instruction: the plan fails before any request.
+	// 46-character closing instruction: the plan fails before any request,
+	// naming the model length (the sampled contexts were clamped to the
+	// budget; ContextTokens is not at fault).
 	_, err := NewPlan(Workload{Requests: 1}, DefaultMaxTokens+DefaultMargin+10, DefaultMargin, "")
 	require.ErrorIs(t, err, ErrInvalidConfig)
-	require.ErrorContains(t, err, "cannot hold its 46-character closing instruction")
+	var ce *ConfigError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "Target.MaxModelLen", ce.Field)
+	require.Equal(t, DefaultMaxTokens+DefaultMargin+10, ce.Value)
+	require.ErrorContains(t, err, "leaves a prompt budget of 10 tokens (30 characters)")
+	require.ErrorContains(t, err, "request 0 needs at least 16 tokens for its 46-character closing instruction")
+
+	// The smallest context named is the smallest that plans.
+	_, err = NewPlan(Workload{Requests: 1}, DefaultMaxTokens+DefaultMargin+16, DefaultMargin, "")
+	require.NoError(t, err)
+	_, err = NewPlan(Workload{Requests: 1}, DefaultMaxTokens+DefaultMargin+15, DefaultMargin, "")
+	require.ErrorContains(t, err, "needs at least 16 tokens")
 }
 
 func BenchmarkAppendPrompt(b *testing.B) {

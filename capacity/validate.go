@@ -47,12 +47,10 @@ func (e *ConfigError) Error() string {
 // Unwrap makes every ConfigError match ErrInvalidConfig.
 func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
 
-// Patterns of the identity fields (DESIGN.md section 6).
+// Patterns of the Target fields that name things.
 var (
-	clockDomainPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
-	fingerprintPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-	envNamePattern     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	headerNamePattern  = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+	envNamePattern    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	headerNamePattern = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 )
 
 // reservedBodyFields are request fields the Workload controls; ExtraBody may
@@ -79,6 +77,13 @@ func (v *validator) add(field string, value any, rule string, args ...any) {
 func (v *validator) intRange(field string, value, lo, hi int) {
 	if value < lo || value > hi {
 		v.add(field, value, "must be in %d..%d", lo, hi)
+	}
+}
+
+// check records err, a *ConfigError or nil.
+func (v *validator) check(err error) {
+	if err != nil {
+		v.errs = append(v.errs, err)
 	}
 }
 
@@ -165,12 +170,8 @@ func (w Workload) validate() error {
 	if p := w.TopP; p != nil && (math.IsNaN(*p) || !(*p > 0 && *p <= 1)) {
 		v.add("Workload.TopP", p, "must be in (0, 1]")
 	}
-	if w.ClockDomainID != "" && !clockDomainPattern.MatchString(w.ClockDomainID) {
-		v.add("Workload.ClockDomainID", w.ClockDomainID, "must be 1 to 64 characters of [A-Za-z0-9._-]")
-	}
-	if w.ConfigurationFingerprint != "" && !fingerprintPattern.MatchString(w.ConfigurationFingerprint) {
-		v.add("Workload.ConfigurationFingerprint", w.ConfigurationFingerprint, `must be "sha256:" followed by 64 lowercase hex digits`)
-	}
+	v.check(CheckClockDomainID(w.ClockDomainID))
+	v.check(CheckConfigurationFingerprint(w.ConfigurationFingerprint))
 	return v.err()
 }
 
