@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 )
 
 // ErrNotArtifact is wrapped by the error UnmarshalJSON returns for a JSON
@@ -128,7 +127,7 @@ func jsonSyntaxError(data []byte, err error) error {
 	if errors.As(err, &se) {
 		off := se.Offset
 		if off >= int64(len(data)) && !json.Valid(data) {
-			if k := firstNonSpaceByte(data); k == -1 {
+			if skipSpace(data, 0) == len(data) {
 				return fmt.Errorf("document: empty input")
 			}
 			return fmt.Errorf("document: truncated JSON at byte offset %d: %w", off, err)
@@ -149,8 +148,4 @@ func jsonSyntaxError(data []byte, err error) error {
 		return fmt.Errorf("document: want a JSON object at top level, got %s", jsonKind(data))
 	}
 	return fmt.Errorf("document: %w", err)
-}
-
-func firstNonSpaceByte(data []byte) int {
-	return bytes.IndexFunc(data, func(r rune) bool { return !slices.Contains([]rune(" \t\r\n"), r) })
 }

@@ -314,6 +314,7 @@ type FieldError struct {
 	Err error
 }
 
+// Error returns the path and what is wrong there: "request_timings[3].ttft_ms: want a number, ...".
 func (e *FieldError) Error() string { return e.Path + ": " + e.Err.Error() }
 
 // Unwrap returns Err.

@@ -16,25 +16,23 @@ import (
 
 // jsonKind names the JSON type of raw for error messages.
 func jsonKind(raw json.RawMessage) string {
-	for _, c := range raw {
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			continue
-		case '{':
-			return "an object"
-		case '[':
-			return "an array"
-		case '"':
-			return "a string"
-		case 't', 'f':
-			return "a boolean"
-		case 'n':
-			return "null"
-		default:
-			return "a number"
-		}
+	i := skipSpace(raw, 0)
+	if i == len(raw) {
+		return "nothing"
 	}
-	return "nothing"
+	switch raw[i] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
 }
 
 // jsonExcerpt is raw shortened for an error message.

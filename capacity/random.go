@@ -112,5 +112,5 @@ func (r *pyRandom) uint32() uint32 {
 // float64 is Python's random(): genrand_res53, a float64 in [0, 1).
 func (r *pyRandom) float64() float64 {
 	a, b := r.uint32()>>5, r.uint32()>>6
-	return (float64(a)*67108864.0 + float64(b)) * (1.0 / 9007199254740992.0)
+	return (float64(a)*(1<<26) + float64(b)) * (1.0 / (1 << 53))
 }
