@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -110,15 +111,8 @@ func TestStringEscaping(t *testing.T) {
 	}
 }
 
-func sortedKeys(v any) []string {
-	m := v.(map[string]any)
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
-}
+// sortedKeys returns the sorted keys of a generic JSON object.
+func sortedKeys(v any) []string { return slices.Sorted(maps.Keys(v.(map[string]any))) }
 
 // TestCurrentShape: a Report built in Go writes every appendix-A key, at
 // every level exactly the seed's key sets.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Codecs of the JSON value types an artifact uses. A decoder's error names
@@ -211,15 +212,7 @@ func mapCodec[K comparable, V any](key mapKeyCodec[K], c artCodec[V]) artCodec[m
 			for k, v := range m {
 				items = append(items, kv{key.format(k), v})
 			}
-			slices.SortFunc(items, func(a, b kv) int {
-				switch {
-				case a.k < b.k:
-					return -1
-				case a.k > b.k:
-					return 1
-				}
-				return 0
-			})
+			slices.SortFunc(items, func(a, b kv) int { return strings.Compare(a.k, b.k) })
 			if len(items) == 0 {
 				e.buf = append(e.buf, '{', '}')
 				return

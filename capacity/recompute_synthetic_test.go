@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"math"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -238,6 +239,45 @@ func TestRecomputeThroughputEligibility(t *testing.T) {
 			require.Equal(t, tt.throughputE, r.MetricPopulation.AggregateThroughputEligible, "aggregate_throughput_eligible")
 			require.Equal(t, ptr(tt.throughput), r.Metrics.ThroughputTokS, "throughput_tok_s")
 			require.Equal(t, ptr(tt.chunksPerS), r.Metrics.ContentChunksPerSecond, "content_chunks_s")
+		})
+	}
+}
+
+// TestRecomputeP99Interpretation: the p99 is a tail estimate from
+// P99MinimumSamples samples on, per metric by that metric's own sample
+// count, overall by the successful rows.
+func TestRecomputeP99Interpretation(t *testing.T) {
+	report := func(n int) *Report {
+		r := &Report{Schema: Schema, Requests: n, WallClockMS: 1000}
+		for i := range n {
+			row := TimingRow{RequestIndex: i, PromptTokens: new(1000), OutputTokens: 9, OutputTokenSource: SourceUsage,
+				TimeToFirstOutputMS: 10, TTFTMS: 10, E2EMS: 90, GenerationMS: 80, VisibleGenerationMS: 80,
+				EffectivePrefillTokS: new(100000.0), DecodeTokS: new(100.0), TPOTMS: new(10.0)}
+			if i == 0 { // one token: no decode rate, no TPOT
+				row.OutputTokens, row.DecodeTokS, row.TPOTMS = 1, nil, nil
+			}
+			r.RequestTimings = append(r.RequestTimings, row)
+		}
+		return r
+	}
+	for _, n := range []int{P99MinimumSamples - 1, P99MinimumSamples, P99MinimumSamples + 1} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			r := report(n)
+			require.NoError(t, r.Recompute())
+			interp := func(samples int) string {
+				if samples >= 100 {
+					return "tail-estimate"
+				}
+				return "descriptive-nearest-rank-only"
+			}
+			p := r.MetricPopulation
+			require.Equal(t, interp(n), p.P99Interpretation)
+			require.Equal(t, 100, p.P99MinimumRecommendedSamples)
+			wantSamples := map[string]int{"decode_tok_s": n - 1, "e2e": n, "effective_prefill_tok_s": n, "tpot": n - 1, "ttft": n}
+			require.Equal(t, wantSamples, p.P99SamplesByMetric)
+			for metric, samples := range wantSamples {
+				require.Equal(t, interp(samples), p.P99InterpretationByMetric[metric], metric)
+			}
 		})
 	}
 }
