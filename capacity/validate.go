@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strings"
 )
 
 // ErrInvalidConfig is wrapped by every configuration error of Workload and
@@ -65,6 +66,22 @@ var reservedBodyFields = map[string]string{
 	"top_p":                "Workload.TopP",
 	"chat_template_kwargs": "Workload.ThinkingMode",
 	"reasoning_effort":     "Workload.ReasoningEffort",
+}
+
+// The values Workload.ThinkingMode and Workload.ReasoningEffort may take
+// (DESIGN.md appendix A, serve_flags), in the order errors list them.
+var (
+	thinkingModes    = [...]ThinkingMode{ThinkingDefault, ThinkingEnabled, ThinkingDisabled, ThinkingUnsupported}
+	reasoningEfforts = [...]ReasoningEffort{ReasoningNone, ReasoningMinimal, ReasoningLow, ReasoningMedium, ReasoningHigh, ReasoningXHigh, ReasoningMax}
+)
+
+// joinValues lists allowed values for an error: "a, b, c".
+func joinValues[S ~string](vs []S) string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return strings.Join(out, ", ")
 }
 
 // validator collects every problem of a configuration.
@@ -150,24 +167,19 @@ func (w Workload) validate() error {
 			v.add("Workload.PromptCacheMode", w.PromptCacheMode, "must be %q with Burst (a burst uses the shared prefix)", PromptCacheShared)
 		}
 	}
-	switch w.ThinkingMode {
-	case ThinkingDefault:
-	case ThinkingEnabled, ThinkingDisabled, ThinkingUnsupported:
-		if w.ReasoningEffort != "" {
-			v.add("Workload.ReasoningEffort", w.ReasoningEffort, "may not be combined with ThinkingMode %q (use one thinking control)", w.ThinkingMode)
-		}
-	default:
-		v.add("Workload.ThinkingMode", w.ThinkingMode, "must be one of default, enabled, disabled, unsupported")
+	switch {
+	case !slices.Contains(thinkingModes[:], w.ThinkingMode):
+		v.add("Workload.ThinkingMode", w.ThinkingMode, "must be one of %s", joinValues(thinkingModes[:]))
+	case w.ThinkingMode != ThinkingDefault && w.ReasoningEffort != "":
+		v.add("Workload.ReasoningEffort", w.ReasoningEffort, "may not be combined with ThinkingMode %q (use one thinking control)", w.ThinkingMode)
 	}
-	switch w.ReasoningEffort {
-	case "", ReasoningNone, ReasoningMinimal, ReasoningLow, ReasoningMedium, ReasoningHigh, ReasoningXHigh, ReasoningMax:
-	default:
-		v.add("Workload.ReasoningEffort", w.ReasoningEffort, "must be empty or one of none, minimal, low, medium, high, xhigh, max")
+	if w.ReasoningEffort != "" && !slices.Contains(reasoningEfforts[:], w.ReasoningEffort) {
+		v.add("Workload.ReasoningEffort", w.ReasoningEffort, "must be empty or one of %s", joinValues(reasoningEfforts[:]))
 	}
 	if t := w.Temperature; t != nil && (math.IsNaN(*t) || math.IsInf(*t, 0) || *t < 0) {
 		v.add("Workload.Temperature", t, "must be finite and >= 0")
 	}
-	if p := w.TopP; p != nil && (math.IsNaN(*p) || !(*p > 0 && *p <= 1)) {
+	if p := w.TopP; p != nil && !(*p > 0 && *p <= 1) { // NaN fails both
 		v.add("Workload.TopP", p, "must be in (0, 1]")
 	}
 	v.check(CheckClockDomainID(w.ClockDomainID))
