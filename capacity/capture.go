@@ -70,8 +70,9 @@ func (c *Capture) Len() int { return c.runes }
 // reached; a truncated capture is incomplete and fails closed.
 func (c *Capture) Truncated() bool { return c.truncated }
 
-// Reset empties the capture, keeping its Limit and its buffer's memory
-// out of reach of the next stream (the buffer is released).
+// Reset empties the capture for the next stream, keeping its Limit. The
+// buffer is released, not reused, so a String returned earlier stays valid
+// and no stream's text reaches another's capture.
 func (c *Capture) Reset() {
 	c.buf = strings.Builder{}
 	c.runes, c.truncated = 0, false

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -30,19 +31,14 @@ type ConfigError struct {
 // Error implements error.
 func (e *ConfigError) Error() string {
 	v := e.Value
-	switch x := v.(type) {
-	case string:
-		v = fmt.Sprintf("%q", x)
-	case PromptCacheMode, ControlledOutputPolicy, ThinkingMode, ReasoningEffort:
-		v = fmt.Sprintf("%q", x)
-	case *float64:
-		if x == nil {
-			v = "nil"
-		} else {
-			v = *x
-		}
+	if x, ok := v.(*float64); ok && x != nil {
+		v = *x
 	}
-	return fmt.Sprintf("capacity: %s = %v: %s", e.Field, v, e.Rule)
+	format := "capacity: %s = %v: %s"
+	if reflect.ValueOf(v).Kind() == reflect.String { // string and the named string types
+		format = "capacity: %s = %q: %s"
+	}
+	return fmt.Sprintf(format, e.Field, v, e.Rule)
 }
 
 // Unwrap makes every ConfigError match ErrInvalidConfig.

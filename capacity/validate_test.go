@@ -157,6 +157,26 @@ func TestWorkloadBounds(t *testing.T) {
 	}
 }
 
+// TestConfigErrorValue: string values, of any string type, are quoted; a
+// *float64 is shown by its value.
+func TestConfigErrorValue(t *testing.T) {
+	tests := []struct {
+		value any
+		want  string
+	}{
+		{"a b", `capacity: F = "a b": rule`},
+		{PromptCacheMode("none"), `capacity: F = "none": rule`},
+		{FailureClass("x"), `capacity: F = "x": rule`},
+		{Float64(-0.5), "capacity: F = -0.5: rule"},
+		{7, "capacity: F = 7: rule"},
+		{90 * time.Second, "capacity: F = 1m30s: rule"},
+		{true, "capacity: F = true: rule"},
+	}
+	for _, tt := range tests {
+		require.EqualError(t, &ConfigError{Field: "F", Value: tt.value, Rule: "rule"}, tt.want)
+	}
+}
+
 func TestWorkloadReportsEveryProblem(t *testing.T) {
 	_, err := Workload{Requests: -1, Concurrency: 999, TopP: Float64(2)}.Resolved()
 	var fields []string
