@@ -190,7 +190,8 @@ func (t Target) validate() error {
 		v.add("Target.BaseURL", "", "must be an http or https URL such as http://localhost:8000/v1")
 	} else if u, err := url.Parse(t.BaseURL); err != nil {
 		v.add("Target.BaseURL", redactedOrPlaceholder(t.BaseURL), "does not parse")
-	} else if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+	} else if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.ForceQuery ||
+		strings.Contains(t.BaseURL, "#") { // url.Parse drops an empty fragment; the paths appended after it would not be sent
 		v.add("Target.BaseURL", redactedOrPlaceholder(t.BaseURL), "must be an http or https URL with a host and no query or fragment")
 	}
 	v.intRange("Target.MaxModelLen", t.MaxModelLen, 0, MaxContextTokens)

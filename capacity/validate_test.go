@@ -225,6 +225,10 @@ func TestTargetBounds(t *testing.T) {
 		{"ftp", Target{BaseURL: "ftp://h/v1"}, `Target.BaseURL = "ftp://h/v1": must be an http or https URL with a host and no query or fragment`},
 		{"no host", Target{BaseURL: "http:///v1"}, "Target.BaseURL"},
 		{"query", Target{BaseURL: "http://h/v1?key=secret"}, `Target.BaseURL = "http://h/v1": must be`},
+		{"empty query", Target{BaseURL: "http://h/v1?"}, `Target.BaseURL = "http://h/v1": must be`},
+		{"fragment", Target{BaseURL: "http://h/v1#top"}, `Target.BaseURL = "http://h/v1": must be`},
+		// "/chat/completions" appended after a bare "#" would be a fragment.
+		{"empty fragment", Target{BaseURL: "http://h/v1#"}, `Target.BaseURL = "http://h/v1": must be`},
 		{"unparsable", Target{BaseURL: "http://user:pw@h:bad/v1"}, `Target.BaseURL = "(unparsable URL)": does not parse`},
 		{"max model len max", Target{BaseURL: ok, MaxModelLen: 1048576}, ""},
 		{"max model len over", Target{BaseURL: ok, MaxModelLen: 1048577}, "Target.MaxModelLen = 1048577: must be in 0..1048576"},
