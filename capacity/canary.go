@@ -11,8 +11,8 @@ import (
 // a foreign marker.
 const CanaryMarkerPrefix = "ANVIL_REQ_"
 
-// CanaryMarker returns the marker of a request: ANVIL_REQ_{seed}_{index:05d},
-// e.g. ANVIL_REQ_1717_00000.
+// CanaryMarker returns the marker of request index (>= 0):
+// ANVIL_REQ_{seed}_{index:05d}, e.g. ANVIL_REQ_1717_00000.
 func CanaryMarker(seed int64, index int) string {
 	return string(AppendCanaryMarker(nil, seed, index))
 }

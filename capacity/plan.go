@@ -159,8 +159,10 @@ func (p *Plan) Marker(index int) string {
 	return CanaryMarker(p.Workload.Seed, index)
 }
 
-// ContextDistribution counts the planned contexts: context -> requests,
-// as the artifact's context_distribution records it.
+// ContextDistribution counts the planned contexts: context -> requests.
+// It is the artifact's context_distribution of a run that attempts the
+// whole plan; a run that stops early (Workload.MaxFailures, Duration)
+// records the contexts of the requests it attempted.
 func (p *Plan) ContextDistribution() map[int]int {
 	d := make(map[int]int)
 	for _, c := range p.Contexts {
