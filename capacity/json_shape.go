@@ -38,21 +38,6 @@ func (s *shape) hasField(i int) bool {
 	return s.index == nil || s.present[i/64]&(1<<(i%64)) != 0
 }
 
-// keyCount is the number of keys the object was read with (-1 for the
-// current shape).
-func (s *shape) keyCount() int {
-	if s.index == nil {
-		return -1
-	}
-	n := len(s.extra)
-	for _, w := range s.present {
-		for ; w != 0; w &= w - 1 {
-			n++
-		}
-	}
-	return n
-}
-
 // Has reports whether the report has the top-level artifact key (such as
 // "performance_eligible"): always for a report built in Go, which has the
 // full current shape; for one read from JSON, whether its document had the
