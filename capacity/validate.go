@@ -205,6 +205,8 @@ func (t Target) validate() error {
 			v.add("Target.Headers", name, "is not a valid header name")
 		case name == "Authorization" && t.APIKeyEnv != "":
 			v.add("Target.Headers", name, "may not be set together with APIKeyEnv")
+		case slices.ContainsFunc(t.Headers.Values(name), hasControlByte):
+			v.add("Target.Headers", name, "has a value with a control character such as a trailing newline, which HTTP refuses (the value is not shown)")
 		}
 	}
 	keys := slices.Sorted(maps.Keys(t.ExtraBody))
@@ -218,6 +220,12 @@ func (t Target) validate() error {
 		}
 	}
 	return v.err()
+}
+
+// hasControlByte reports whether s holds a byte HTTP refuses in a header
+// value: a control character other than tab (CR, LF, NUL...) or DEL.
+func hasControlByte(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f })
 }
 
 // redactedOrPlaceholder shows a base URL in an error without credentials.

@@ -241,6 +241,10 @@ func TestTargetBounds(t *testing.T) {
 		{"header bad", Target{BaseURL: ok, Headers: map[string][]string{"Bad Header": {"x"}}}, `Target.Headers = "Bad Header": is not a valid header name`},
 		{"authorization with key env", Target{BaseURL: ok, APIKeyEnv: "K", Headers: map[string][]string{"Authorization": {"x"}}}, `Target.Headers = "Authorization": may not be set together with APIKeyEnv`},
 		{"authorization alone", Target{BaseURL: ok, Headers: map[string][]string{"Authorization": {"x"}}}, ""},
+		{"header value with a tab", Target{BaseURL: ok, Headers: map[string][]string{"X-Tenant": {"a\tb"}}}, ""},
+		{"header value with a newline", Target{BaseURL: ok, Headers: map[string][]string{"Authorization": {"Bearer pw\n"}}},
+			`Target.Headers = "Authorization": has a value with a control character such as a trailing newline`},
+		{"header value with NUL", Target{BaseURL: ok, Headers: map[string][]string{"X-Tenant": {"ok", "a\x00"}}}, `Target.Headers = "X-Tenant": has a value with a control character`},
 		{"extra body ok", Target{BaseURL: ok, ExtraBody: map[string]any{"ignore_eos": true, "max_completion_tokens": 64}}, ""},
 		{"extra body reserved", Target{BaseURL: ok, ExtraBody: map[string]any{"max_tokens": 5}}, `Target.ExtraBody = "max_tokens": is set by Workload.MaxTokens and may not be overridden`},
 		{"extra body thinking", Target{BaseURL: ok, ExtraBody: map[string]any{"chat_template_kwargs": map[string]any{}}}, `Target.ExtraBody = "chat_template_kwargs": is set by Workload.ThinkingMode`},
@@ -269,6 +273,11 @@ func TestAPIKey(t *testing.T) {
 	key, err = Target{}.apiKey()
 	require.NoError(t, err)
 	require.Empty(t, key)
+	t.Setenv("ANVIL_TEST_NEWLINE", "sk-test-123\n")
+	_, err = Target{APIKeyEnv: "ANVIL_TEST_NEWLINE"}.apiKey()
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorContains(t, err, `Target.APIKeyEnv = "ANVIL_TEST_NEWLINE": names an environment variable whose value holds a control character`)
+	require.NotContains(t, err.Error(), "sk-test")
 	t.Setenv("ANVIL_TEST_EMPTY", "")
 	_, err = Target{APIKeyEnv: "ANVIL_TEST_EMPTY"}.apiKey()
 	require.ErrorIs(t, err, ErrInvalidConfig)
