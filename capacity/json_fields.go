@@ -145,8 +145,8 @@ func metricsFields() []artField[Metrics] {
 		fieldOf("throughput_performance_eligible", func(m *Metrics) *bool { return &m.ThroughputPerformanceEligible }, boolCodec),
 		fieldOf("throughput_tok_s", func(m *Metrics) **float64 { return &m.ThroughputTokS }, optFloatCodec),
 	}
-	for _, fam := range Families {
-		for _, s := range Statistics {
+	for _, fam := range families {
+		for _, s := range statistics {
 			if s == StatSamples {
 				fs = append(fs, fieldOf(fam.Key(s), func(m *Metrics) *int { return &fam.Of(m).Samples }, intCodec))
 				continue

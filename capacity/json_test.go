@@ -269,7 +269,7 @@ func TestMarshalRejectsNonFinite(t *testing.T) {
 
 func TestFamilyKeys(t *testing.T) {
 	got := map[string]string{}
-	for _, fam := range Families {
+	for _, fam := range families {
 		got[fam.Name] = fam.Key(StatP50) + " " + fam.Key(StatSamples) + " " + fam.Key(StatMeanCI95Low)
 	}
 	want := map[string]string{

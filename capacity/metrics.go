@@ -1,5 +1,7 @@
 package capacity
 
+import "slices"
+
 // Distribution is one metric family summarized over the successful rows
 // (stats.Summarize). Samples is never null; a statistic is nil when it is
 // undefined (every one at 0 samples; Stddev and the CI bounds at 1) or when
@@ -93,8 +95,9 @@ type Family struct {
 	Of func(m *Metrics) *Distribution
 }
 
-// Families lists the 11 distribution families of the v1 metrics object.
-var Families = [...]Family{
+// families lists the 11 distribution families of the v1 metrics object,
+// in key-table order.
+var families = [...]Family{
 	{"completion_tokens", "", func(m *Metrics) *Distribution { return &m.CompletionTokens }},
 	{"prompt_tokens", "", func(m *Metrics) *Distribution { return &m.PromptTokensDist }},
 	{"decode_tok_s", "", func(m *Metrics) *Distribution { return &m.DecodeTokS }},
@@ -128,11 +131,19 @@ const (
 	StatMax          Statistic = "max"
 )
 
-// Statistics lists every statistic in key-table order; StatSamples first.
-var Statistics = [...]Statistic{
+// statistics lists every statistic in key-table order; StatSamples first.
+var statistics = [...]Statistic{
 	StatSamples, StatMean, StatStddev, StatMeanCI95Low, StatMeanCI95High, StatMin,
 	StatP25, StatP50, StatP75, StatP90, StatP95, StatP99, StatMax,
 }
+
+// Families returns the 11 distribution families of the v1 metrics object,
+// in key-table order (a new slice on each call).
+func Families() []Family { return slices.Clone(families[:]) }
+
+// Statistics returns every statistic of a distribution in key-table order,
+// StatSamples first (a new slice on each call).
+func Statistics() []Statistic { return slices.Clone(statistics[:]) }
 
 // Key is the metrics key of statistic s of the family: the one naming rule.
 func (f Family) Key(s Statistic) string {

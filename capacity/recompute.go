@@ -22,7 +22,7 @@ const (
 const FailurePolicy = "failed or contract-invalid responses keep their sanitized timing and metadata in failures but never enter a performance distribution"
 
 // p99Families are the families metric_population reports p99 sample
-// counts for, by index into Families; each is named there by its
+// counts for, by index into families; each is named there by its
 // Family.Name.
 var p99Families = [...]int{famDecodeTokS, famE2E, famEffectivePrefill, famTPOT, famTTFT}
 
@@ -82,7 +82,7 @@ func (r *Report) Recompute() error {
 	p.P99InterpretationByMetric = make(map[string]string, len(p99Families))
 	p.P99SamplesByMetric = make(map[string]int, len(p99Families))
 	for _, i := range p99Families {
-		fam := Families[i]
+		fam := families[i]
 		n := fam.Of(&m).Samples
 		p.P99SamplesByMetric[fam.Name] = n
 		p.P99InterpretationByMetric[fam.Name] = p99Interpretation(n)
@@ -174,7 +174,7 @@ func (row *TimingRow) check() error {
 // derive sets every row-derived field of m; PrefixCacheHitAvg and the
 // throughput fields are left to the caller.
 func (m *Metrics) derive(rows []TimingRow) error {
-	samples := make([][]float64, len(Families))
+	samples := make([][]float64, len(families))
 	add := func(fam int, v *float64) {
 		if v != nil {
 			samples[fam] = append(samples[fam], *v)
@@ -239,7 +239,7 @@ func (m *Metrics) derive(rows []TimingRow) error {
 	if observable := m.ControlledOutputSamples - m.ControlledOutputUnobservable; observable > 0 {
 		m.ControlledOutputExactAdherenceRate = new(float64(m.ControlledOutputExactAdherence) / float64(observable))
 	}
-	for i, fam := range Families {
+	for i, fam := range families {
 		d, err := DistributionOf(stats.Summarize(samples[i]))
 		if err != nil {
 			return fmt.Errorf("%s: %w", fam.Name, err)
@@ -249,7 +249,7 @@ func (m *Metrics) derive(rows []TimingRow) error {
 	return nil
 }
 
-// Indexes into Families.
+// Indexes into families.
 const (
 	famCompletionTokens = iota
 	famPromptTokens

@@ -30,7 +30,7 @@ func ExampleReport_Recompute() {
 	fmt.Println("eligible:", r.PerformanceEligible, "protocol:", r.MeasurementProtocol)
 	fmt.Println("ttft p50 ms:", *m.TTFT.P50, "mean:", *m.TTFT.Mean, "stddev:", *m.TTFT.Stddev)
 	fmt.Println("throughput tok/s:", *m.ThroughputTokS)
-	fmt.Println("key:", capacity.Families[10].Key(capacity.StatP99))
+	fmt.Println("key:", capacity.Families()[10].Key(capacity.StatP99))
 	// Output:
 	// eligible: true protocol: capacity-v3
 	// ttft p50 ms: 80 mean: 100 stddev: 28.284271247461902

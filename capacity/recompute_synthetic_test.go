@@ -123,10 +123,10 @@ func TestRecomputeNoSuccess(t *testing.T) {
 		{RequestIndex: 0, FailureClass: FailureTimeout}, {RequestIndex: 1, FailureClass: FailureCancelled},
 	}}
 	require.NoError(t, r.Recompute())
-	for _, fam := range Families {
+	for _, fam := range families {
 		d := fam.Of(&r.Metrics)
 		require.Equal(t, 0, d.Samples, fam.Name)
-		for _, s := range Statistics[1:] {
+		for _, s := range statistics[1:] {
 			require.Nil(t, d.Get(s), "%s %s", fam.Name, s)
 		}
 	}
