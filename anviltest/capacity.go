@@ -139,7 +139,12 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *capacity.Repor
 	if !finishLoop(b.Context(), b, bt) {
 		b.Fatalf("anviltest: interrupted while waiting for -benchtime %s to elapse (report already written)", bt)
 	}
-	b.N = rep.Requests
+	// The iteration count is the measured requests, not the b.Loop calls
+	// finishLoop made: the testing package prints b.N on the line and
+	// divides the loop's elapsed time (the whole campaign, drain included)
+	// by it for ns/op. Pinned by the child-process tests in
+	// iteration_test.go.
+	b.N = rep.Requests //lint:ignore SA3001 b.N is set on purpose, see above
 	for _, v := range reporters.BenchValues(rep) {
 		b.ReportMetric(v.Value, v.Unit)
 	}
