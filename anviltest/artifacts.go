@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/reporters"
 )
 
@@ -64,7 +64,7 @@ type artifactPaths struct {
 // benchmark named name: "/" becomes "__", "=" becomes "-" (benchstat reads
 // an argument with "=" as label=path), other characters unsafe in file
 // names are dropped; then the run's start time.
-func artifactStem(name string, r *capacity.Report) string {
+func artifactStem(name string, r *artifact.Report) string {
 	name = strings.ReplaceAll(name, "/", "__")
 	name = strings.Map(func(c rune) rune {
 		switch {
@@ -88,8 +88,8 @@ func artifactStem(name string, r *capacity.Report) string {
 // benchmark's name and the run's start. Names are claimed with O_EXCL, so
 // concurrent or repeated runs never overwrite each other, and each file is
 // written to a temporary name and renamed into place (the JSON by
-// reporters.WriteJSON).
-func writeArtifacts(dir, name, benchName string, r *capacity.Report) (artifactPaths, error) {
+// artifact.WriteFile).
+func writeArtifacts(dir, name, benchName string, r *artifact.Report) (artifactPaths, error) {
 	var bench bytes.Buffer
 	if err := reporters.NewBenchWriter(&bench).Write(r, benchName); err != nil {
 		return artifactPaths{}, err
@@ -112,7 +112,7 @@ func writeArtifacts(dir, name, benchName string, r *capacity.Report) (artifactPa
 			return artifactPaths{}, fmt.Errorf("anviltest: %w", err)
 		}
 		f.Close()
-		if err := reporters.WriteJSON(p.json, r); err != nil {
+		if err := artifact.WriteFile(p.json, r); err != nil {
 			return artifactPaths{}, err
 		}
 		if err := replaceFile(p.bench, bench.Bytes()); err != nil {

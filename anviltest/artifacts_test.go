@@ -8,10 +8,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 func TestArtifactStem(t *testing.T) {
-	r := &capacity.Report{StartedAtUnixNS: 1_800_000_000_123_456_789}
+	r := &artifact.Report{StartedAtUnixNS: 1_800_000_000_123_456_789}
 	for _, tc := range []struct{ name, want string }{
 		{"BenchmarkCapacity", "BenchmarkCapacity.20270115T080000.123456789Z"},
 		// "/" separates sub-benchmarks; "=" would read as benchstat's
@@ -55,7 +56,7 @@ func TestWriteArtifactsFailsOnAMissingDirectory(t *testing.T) {
 	require.ErrorContains(t, err, "gone")
 }
 
-func readSeed(t *testing.T) *capacity.Report {
+func readSeed(t *testing.T) *artifact.Report {
 	return readArtifact(t, "../testdata/seed-capacity-v4-reasoning.json")
 }
 
@@ -63,17 +64,17 @@ func TestClampNote(t *testing.T) {
 	ptr := func(v int) *int { return &v }
 	for _, tc := range []struct {
 		name string
-		r    capacity.Report
+		r    artifact.Report
 		want string
 	}{
-		{"fits", capacity.Report{ContextTokens: ptr(4096), MaxContextTokens: ptr(32768),
+		{"fits", artifact.Report{ContextTokens: ptr(4096), MaxContextTokens: ptr(32768),
 			ContextDistribution: map[int]int{4096: 8}}, ""},
-		{"sampled contexts", capacity.Report{MaxContextTokens: ptr(32768),
+		{"sampled contexts", artifact.Report{MaxContextTokens: ptr(32768),
 			ContextDistribution: map[int]int{16000: 3, 30720: 5}}, ""},
-		{"clamped", capacity.Report{ContextTokens: ptr(65536), MaxContextTokens: ptr(32768),
+		{"clamped", artifact.Report{ContextTokens: ptr(65536), MaxContextTokens: ptr(32768),
 			ContextDistribution: map[int]int{30720: 4}},
 			"context 65536 does not fit the served model (max model length 32768): requests planned at [30720] tokens instead"},
-		{"unknown length", capacity.Report{ContextTokens: ptr(65536),
+		{"unknown length", artifact.Report{ContextTokens: ptr(65536),
 			ContextDistribution: map[int]int{30720: 4, 65536: 0}},
 			"context 65536 does not fit the served model (max model length unknown): requests planned at [30720] tokens instead"},
 	} {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/reporters"
 )
 
@@ -55,7 +56,7 @@ import (
 // written, marked not performance eligible, and the benchmark fails.
 // Configuration errors and run errors fail the benchmark with b.Fatal,
 // always from the benchmark goroutine.
-func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *capacity.Report {
+func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Report {
 	b.Helper()
 	s := newSettings(opts)
 	bt, err := currentBenchtime()
@@ -178,7 +179,7 @@ func finishLoop(ctx context.Context, b *testing.B, bt benchtime) bool {
 
 // markInterrupted makes sure an interrupted run's report is not
 // performance eligible, whatever the runner recorded.
-func markInterrupted(r *capacity.Report) {
+func markInterrupted(r *artifact.Report) {
 	r.PerformanceEligible = false
 	r.MetricPopulation.AggregateThroughputEligible = false
 	r.Metrics.ThroughputPerformanceEligible = false
@@ -187,7 +188,7 @@ func markInterrupted(r *capacity.Report) {
 
 // logOutcome logs the run's population and, when requests failed, the
 // failure classes, so failures stay visible next to the numbers.
-func logOutcome(b *testing.B, r *capacity.Report) {
+func logOutcome(b *testing.B, r *artifact.Report) {
 	b.Helper()
 	b.Logf("%s: %d requests, %d succeeded, %d failed, wall %.0f ms, protocol %s, eligible %t",
 		r.Model, r.Requests, r.Completed, reporters.FailedRequests(r), r.WallClockMS,
@@ -198,7 +199,7 @@ func logOutcome(b *testing.B, r *capacity.Report) {
 	if len(r.Failures) == 0 {
 		return
 	}
-	classes := map[capacity.FailureClass]int{}
+	classes := map[artifact.FailureClass]int{}
 	for _, f := range r.Failures {
 		classes[f.FailureClass]++
 	}
@@ -212,7 +213,7 @@ func logOutcome(b *testing.B, r *capacity.Report) {
 // measures shorter prompts. The artifact records the planned contexts; the
 // note makes it visible next to the numbers. It is empty when every
 // request was planned at the requested context.
-func clampNote(r *capacity.Report) string {
+func clampNote(r *artifact.Report) string {
 	if r.ContextTokens == nil || *r.ContextTokens <= 0 {
 		return ""
 	}
@@ -256,7 +257,7 @@ func identityNote(t capacity.Target) string {
 
 // baseName is b's name, or for a benchmark run by testing.Benchmark (which
 // has none) the name reporters.BenchName gives the report.
-func baseName(b *testing.B, r *capacity.Report) string {
+func baseName(b *testing.B, r *artifact.Report) string {
 	if name := b.Name(); name != "" {
 		return name
 	}
@@ -265,7 +266,7 @@ func baseName(b *testing.B, r *capacity.Report) string {
 
 // benchName is the name the testing package prints for b, GOMAXPROCS
 // suffix included, so .bench files line up with `go test -bench` output.
-func benchName(b *testing.B, r *capacity.Report) string {
+func benchName(b *testing.B, r *artifact.Report) string {
 	name := baseName(b, r)
 	if p := runtime.GOMAXPROCS(0); p != 1 {
 		name = fmt.Sprintf("%s-%d", name, p)

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/reporters"
 )
 
@@ -31,7 +32,7 @@ func setBenchtime(t *testing.T, v string) {
 
 // TestCapacityAgainstTheEmbeddedFake runs the real runner against the
 // embedded fake server (fast profile) and checks the whole chain: the
-// metrics reported, the artifacts written, ReadJSON accepting them and
+// metrics reported, the artifacts written, artifact.Read accepting them and
 // Recompute leaving them unchanged.
 func TestCapacityAgainstTheEmbeddedFake(t *testing.T) {
 	for _, k := range []string{EnvBaseURL, EnvOut, EnvFakeProfile, EnvFakeTimeScale, EnvFakeDecodeStep, EnvWarmup} {
@@ -39,7 +40,7 @@ func TestCapacityAgainstTheEmbeddedFake(t *testing.T) {
 	}
 	setBenchtime(t, "8x")
 	out := t.TempDir()
-	var rep *capacity.Report
+	var rep *artifact.Report
 	res := testing.Benchmark(func(b *testing.B) {
 		rep = Capacity(b, capacity.Workload{ContextTokens: 2048, Concurrency: 4, MaxTokens: 256,
 			RequestCanaries: true, ResponseWords: 4, ControlledOutputPolicy: capacity.PolicyStrict},
@@ -50,7 +51,7 @@ func TestCapacityAgainstTheEmbeddedFake(t *testing.T) {
 	require.Equal(t, 8, rep.Requests)
 	require.Zero(t, rep.Failed, "%+v", rep.Failures)
 	require.True(t, rep.PerformanceEligible)
-	require.Equal(t, capacity.ProtocolV4Reasoning, rep.MeasurementProtocol)
+	require.Equal(t, artifact.ProtocolV4Reasoning, rep.MeasurementProtocol)
 	require.Equal(t, 8, rep.Metrics.RequestCanaryPassed)
 	require.Equal(t, "anvil-fakeserver-fast", *rep.Engine)
 
@@ -65,7 +66,7 @@ func TestCapacityAgainstTheEmbeddedFake(t *testing.T) {
 	require.Len(t, jsons, 1)
 	data, err := os.ReadFile(jsons[0])
 	require.NoError(t, err)
-	read, err := reporters.ReadJSON(bytes.NewReader(data))
+	read, err := artifact.Read(bytes.NewReader(data))
 	require.NoError(t, err)
 	before, err := read.MarshalJSON()
 	require.NoError(t, err)
@@ -138,7 +139,7 @@ func checkAppendixA(t *testing.T, a map[string]any) {
 	require.Equal(t, "none", a["gpu"])
 	require.Equal(t, map[string]any{"2048": 8.0}, a["context_distribution"])
 	require.Greater(t, a["max_context_tokens"], 2048.0, "probed from /models")
-	require.Equal(t, capacity.Schema, a["schema"])
+	require.Equal(t, artifact.Schema, a["schema"])
 	require.Equal(t, "strict", a["controlled_output_policy"])
 	require.Equal(t, true, a["request_canaries"])
 	require.Equal(t, 4.0, a["response_words"])

@@ -7,6 +7,7 @@ import (
 
 	"github.com/anvilbench/anvil/anviltest"
 	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/reporters"
 )
 
@@ -20,7 +21,7 @@ func Example() {
 	}
 	defer os.RemoveAll(out)
 
-	var rep *capacity.Report
+	var rep *artifact.Report
 	res := testing.Benchmark(func(b *testing.B) {
 		rep = anviltest.Capacity(b, capacity.Workload{
 			ContextTokens: 4096, Concurrency: 2, MaxTokens: 1024,

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/reporters"
 )
 
@@ -189,11 +189,11 @@ func TestArtifactsLocation(t *testing.T) {
 	require.Empty(t, none, "with -artifacts nothing goes to ./anvil-out")
 }
 
-func readArtifact(t *testing.T, path string) *capacity.Report {
+func readArtifact(t *testing.T, path string) *artifact.Report {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	r, err := reporters.ReadJSON(bytes.NewReader(data))
+	r, err := artifact.Read(bytes.NewReader(data))
 	require.NoError(t, err)
 	return r
 }
@@ -214,7 +214,7 @@ func TestInterruptWritesPartialReport(t *testing.T) {
 	r := readArtifact(t, got[0])
 	require.False(t, r.PerformanceEligible)
 	require.Equal(t, 2, r.Completed)
-	require.Equal(t, capacity.FailureCancelled, r.Failures[0].FailureClass)
+	require.Equal(t, artifact.FailureCancelled, r.Failures[0].FailureClass)
 	require.Empty(t, benchLines(t, stdout), "no benchmark line for an interrupted run")
 }
 

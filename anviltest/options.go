@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // Environment variables read by Capacity. A value set through an Option wins
@@ -53,7 +54,7 @@ const (
 
 // RunFunc runs one capacity campaign; capacity.Run is the implementation
 // Capacity uses.
-type RunFunc func(ctx context.Context, t capacity.Target, w capacity.Workload) (*capacity.Report, error)
+type RunFunc func(ctx context.Context, t capacity.Target, w capacity.Workload) (*artifact.Report, error)
 
 // An Option configures Capacity. Options apply in order, a later one
 // winning over an earlier one of the same kind; a nil Option does nothing.

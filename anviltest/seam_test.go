@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // The step runner is a deterministic stand-in for capacity.Run: a closed
@@ -33,7 +34,7 @@ const seamEnv = "ANVIL_TEST_SEAM"
 // before D; otherwise Workload.Requests requests run in waves. Requests
 // whose index is in fail fail with an HTTP 503.
 func stepRun(fail map[int]bool) RunFunc {
-	return func(ctx context.Context, t capacity.Target, w capacity.Workload) (*capacity.Report, error) {
+	return func(ctx context.Context, t capacity.Target, w capacity.Workload) (*artifact.Report, error) {
 		w, err := w.Resolved()
 		if err != nil {
 			return nil, err
@@ -49,11 +50,11 @@ func stepRun(fail map[int]bool) RunFunc {
 }
 
 // stepReport builds the report of n step requests over wall.
-func stepReport(t capacity.Target, w capacity.Workload, n int, wall time.Duration, fail map[int]bool) (*capacity.Report, error) {
+func stepReport(t capacity.Target, w capacity.Workload, n int, wall time.Duration, fail map[int]bool) (*artifact.Report, error) {
 	ctx := w.ContextTokens
 	engine, gpu := t.Engine, t.GPU
-	r := &capacity.Report{
-		Schema:                 capacity.Schema,
+	r := &artifact.Report{
+		Schema:                 artifact.Schema,
 		RunID:                  "benchmark-20270115T080000Z",
 		StartedAt:              "2027-01-15T08:00:00Z",
 		StartedAtUnixNS:        stepStartsNS,
@@ -71,14 +72,14 @@ func stepReport(t capacity.Target, w capacity.Workload, n int, wall time.Duratio
 		SharedPrefixTokens:     w.SharedPrefixTokens,
 		PromptCacheMode:        string(w.PromptCacheMode),
 		ControlledOutputPolicy: string(w.ControlledOutputPolicy),
-		ServeFlags:             capacity.ServeFlags{ThinkingMode: string(w.ThinkingMode)},
+		ServeFlags:             artifact.ServeFlags{ThinkingMode: string(w.ThinkingMode)},
 	}
 	r.FinishedAt = time.Unix(0, r.FinishedAtUnixNS).UTC().Format(time.RFC3339)
 	for i := range n {
 		if fail[i] {
 			status := 503
-			r.Failures = append(r.Failures, capacity.Failure{
-				RequestIndex: i, PlannedContextTokens: ctx, FailureClass: capacity.FailureHTTPError,
+			r.Failures = append(r.Failures, artifact.Failure{
+				RequestIndex: i, PlannedContextTokens: ctx, FailureClass: artifact.FailureHTTPError,
 				ErrorType: "http_error", ErrorMessage: "HTTP 503: overloaded", HTTPStatus: &status,
 				ResponseReceived: true, ElapsedMS: 5,
 			})
@@ -95,16 +96,16 @@ func stepReport(t capacity.Target, w capacity.Workload, n int, wall time.Duratio
 	return r, nil
 }
 
-func stepRow(i, ctx int) capacity.TimingRow {
+func stepRow(i, ctx int) artifact.TimingRow {
 	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 	prompt := stepPrompt
 	gen := ms(stepE2E - stepTTFO)
 	decode := float64(stepOutput-1) / (gen / 1000)
 	tpot := gen / float64(stepOutput-1)
 	prefill := float64(stepPrompt) / (ms(stepTTFO) / 1000)
-	return capacity.TimingRow{
+	return artifact.TimingRow{
 		RequestIndex: i, PlannedContextTokens: ctx, PromptTokens: &prompt,
-		OutputTokens: stepOutput, OutputTokenSource: capacity.SourceUsage,
+		OutputTokens: stepOutput, OutputTokenSource: artifact.SourceUsage,
 		ContentChunks: 10, ReasoningChunks: 0,
 		TimeToFirstOutputMS: ms(stepTTFO), TTFTMS: ms(stepTTFT), E2EMS: ms(stepE2E),
 		GenerationMS: gen, VisibleGenerationMS: ms(stepE2E - stepTTFT),
@@ -116,7 +117,7 @@ func stepRow(i, ctx int) capacity.TimingRow {
 // interruptRun sends the process an interrupt once two requests finished,
 // as Ctrl-C would, and returns the partial report when the run's context
 // ends: two successes and the cancelled in-flight request.
-func interruptRun(ctx context.Context, t capacity.Target, w capacity.Workload) (*capacity.Report, error) {
+func interruptRun(ctx context.Context, t capacity.Target, w capacity.Workload) (*artifact.Report, error) {
 	w, err := w.Resolved()
 	if err != nil {
 		return nil, err
@@ -129,7 +130,7 @@ func interruptRun(ctx context.Context, t capacity.Target, w capacity.Workload) (
 	if err != nil {
 		return nil, err
 	}
-	r.Failures[0].FailureClass = capacity.FailureCancelled
+	r.Failures[0].FailureClass = artifact.FailureCancelled
 	r.Failures[0].ErrorMessage = ctx.Err().Error()
 	return r, ctx.Err()
 }

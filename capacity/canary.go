@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // CanaryMarkerPrefix starts every request canary marker. Any occurrence of
@@ -35,8 +37,8 @@ func AppendCanaryMarker(dst []byte, seed int64, index int) []byte {
 // starting with CanaryMarkerPrefix counts as foreign. A truncated capture
 // (complete false) cannot prove the absence of a foreign marker and fails
 // closed.
-func CheckCanary(marker, visible string, complete bool) *CanaryCheck {
-	c := &CanaryCheck{Marker: marker, CaptureComplete: complete}
+func CheckCanary(marker, visible string, complete bool) *artifact.CanaryCheck {
+	c := &artifact.CanaryCheck{Marker: marker, CaptureComplete: complete}
 	trimmed := strings.TrimLeftFunc(visible, unicode.IsSpace)
 	c.MarkerAtStart = marker != "" && isMarkerAt(trimmed, 0, marker)
 	total := strings.Count(visible, CanaryMarkerPrefix)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/stretchr/testify/require"
@@ -22,7 +23,7 @@ func TestCanaryMarker(t *testing.T) {
 
 // ignoreShape leaves the report engineer's unexported key-set bookkeeping
 // out of comparisons.
-var ignoreShape = cmpopts.IgnoreUnexported(CanaryCheck{}, ControlledOutputCheck{})
+var ignoreShape = cmpopts.IgnoreUnexported(artifact.CanaryCheck{}, artifact.ControlledOutputCheck{})
 
 func TestCheckCanary(t *testing.T) {
 	const m = "ANVIL_REQ_1717_00003"
@@ -30,35 +31,35 @@ func TestCheckCanary(t *testing.T) {
 		name     string
 		visible  string
 		complete bool
-		want     CanaryCheck
+		want     artifact.CanaryCheck
 	}{
 		{"exact", m + " The code defines helpers.", true,
-			CanaryCheck{MarkerAtStart: true, ObservedMarkerCount: 1, CaptureComplete: true, Passed: true}},
+			artifact.CanaryCheck{MarkerAtStart: true, ObservedMarkerCount: 1, CaptureComplete: true, Passed: true}},
 		{"leading white space", "\n  " + m + "\nok", true,
-			CanaryCheck{MarkerAtStart: true, ObservedMarkerCount: 1, CaptureComplete: true, Passed: true}},
+			artifact.CanaryCheck{MarkerAtStart: true, ObservedMarkerCount: 1, CaptureComplete: true, Passed: true}},
 		{"marker alone", m, true,
-			CanaryCheck{MarkerAtStart: true, ObservedMarkerCount: 1, CaptureComplete: true, Passed: true}},
+			artifact.CanaryCheck{MarkerAtStart: true, ObservedMarkerCount: 1, CaptureComplete: true, Passed: true}},
 		{"own marker twice", m + " again " + m, true,
-			CanaryCheck{MarkerAtStart: true, ObservedMarkerCount: 2, CaptureComplete: true, Passed: true}},
+			artifact.CanaryCheck{MarkerAtStart: true, ObservedMarkerCount: 2, CaptureComplete: true, Passed: true}},
 		{"missing", "The code defines helpers.", true,
-			CanaryCheck{CaptureComplete: true}},
+			artifact.CanaryCheck{CaptureComplete: true}},
 		{"not at start", "Sure! " + m, true,
-			CanaryCheck{ObservedMarkerCount: 1, CaptureComplete: true}},
+			artifact.CanaryCheck{ObservedMarkerCount: 1, CaptureComplete: true}},
 		{"wrapped in markdown", "**" + m + "**", true,
-			CanaryCheck{ObservedMarkerCount: 1, CaptureComplete: true}},
+			artifact.CanaryCheck{ObservedMarkerCount: 1, CaptureComplete: true}},
 		{"peer marker", m + " and ANVIL_REQ_1717_00004", true,
-			CanaryCheck{MarkerAtStart: true, ObservedMarkerCount: 1, ForeignMarkerCount: 1, CaptureComplete: true}},
+			artifact.CanaryCheck{MarkerAtStart: true, ObservedMarkerCount: 1, ForeignMarkerCount: 1, CaptureComplete: true}},
 		{"peer only", "ANVIL_REQ_1717_00004 summary", true,
-			CanaryCheck{ForeignMarkerCount: 1, CaptureComplete: true}},
+			artifact.CanaryCheck{ForeignMarkerCount: 1, CaptureComplete: true}},
 		{"marker continued by a digit is another index", m + "1 text", true,
-			CanaryCheck{ForeignMarkerCount: 1, CaptureComplete: true}},
+			artifact.CanaryCheck{ForeignMarkerCount: 1, CaptureComplete: true}},
 		{"garbled prefix counts as foreign", m + " ANVIL_REQ_", true,
-			CanaryCheck{MarkerAtStart: true, ObservedMarkerCount: 1, ForeignMarkerCount: 1, CaptureComplete: true}},
+			artifact.CanaryCheck{MarkerAtStart: true, ObservedMarkerCount: 1, ForeignMarkerCount: 1, CaptureComplete: true}},
 		{"other seed", "ANVIL_REQ_17_00003", true,
-			CanaryCheck{ForeignMarkerCount: 1, CaptureComplete: true}},
+			artifact.CanaryCheck{ForeignMarkerCount: 1, CaptureComplete: true}},
 		{"truncated capture fails closed", m + " fine", false,
-			CanaryCheck{MarkerAtStart: true, ObservedMarkerCount: 1}},
-		{"empty", "", true, CanaryCheck{CaptureComplete: true}},
+			artifact.CanaryCheck{MarkerAtStart: true, ObservedMarkerCount: 1}},
+		{"empty", "", true, artifact.CanaryCheck{CaptureComplete: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,38 +83,38 @@ func TestCheckControlledOutput(t *testing.T) {
 		requested int
 		policy    ControlledOutputPolicy
 		marker    string
-		want      ControlledOutputCheck
+		want      artifact.ControlledOutputCheck
 	}{
 		{"exact strict", "code code code", true, 3, PolicyStrict, "",
-			ControlledOutputCheck{ObservedCodeWords: 3, ExactAdherence: &yes, Passed: true}},
+			artifact.ControlledOutputCheck{ObservedCodeWords: 3, ExactAdherence: &yes, Passed: true}},
 		{"white space is free", "\n code\tcode  code \n", true, 3, PolicyStrict, "",
-			ControlledOutputCheck{ObservedCodeWords: 3, ExactAdherence: &yes, Passed: true}},
+			artifact.ControlledOutputCheck{ObservedCodeWords: 3, ExactAdherence: &yes, Passed: true}},
 		{"too few strict", "code code", true, 3, PolicyStrict, "",
-			ControlledOutputCheck{ObservedCodeWords: 2, ExactAdherence: &no}},
+			artifact.ControlledOutputCheck{ObservedCodeWords: 2, ExactAdherence: &no}},
 		{"too few observe passes", "code code", true, 3, PolicyObserve, "",
-			ControlledOutputCheck{ObservedCodeWords: 2, ExactAdherence: &no, Passed: true}},
+			artifact.ControlledOutputCheck{ObservedCodeWords: 2, ExactAdherence: &no, Passed: true}},
 		{"capitalised and punctuated are extra", "Code code, code.", true, 3, PolicyStrict, "",
-			ControlledOutputCheck{ObservedExtraWords: 3, ExactAdherence: &no}},
+			artifact.ControlledOutputCheck{ObservedExtraWords: 3, ExactAdherence: &no}},
 		{"extra words", "Here: code code code", true, 3, PolicyStrict, "",
-			ControlledOutputCheck{ObservedCodeWords: 3, ObservedExtraWords: 1, ExactAdherence: &no}},
+			artifact.ControlledOutputCheck{ObservedCodeWords: 3, ObservedExtraWords: 1, ExactAdherence: &no}},
 		{"leading canary marker is not a word", m + " code code", true, 2, PolicyStrict, m,
-			ControlledOutputCheck{ObservedCodeWords: 2, ExactAdherence: &yes, Passed: true}},
+			artifact.ControlledOutputCheck{ObservedCodeWords: 2, ExactAdherence: &yes, Passed: true}},
 		{"leading marker with punctuation is not a word", m + ", code code", true, 2, PolicyStrict, m,
-			ControlledOutputCheck{ObservedCodeWords: 2, ExactAdherence: &yes, Passed: true}},
+			artifact.ControlledOutputCheck{ObservedCodeWords: 2, ExactAdherence: &yes, Passed: true}},
 		{"leading marker with a letter is extra", m + "x code code", true, 2, PolicyStrict, m,
-			ControlledOutputCheck{ObservedCodeWords: 2, ObservedExtraWords: 1, ExactAdherence: &no}},
+			artifact.ControlledOutputCheck{ObservedCodeWords: 2, ObservedExtraWords: 1, ExactAdherence: &no}},
 		{"leading other index is extra", "ANVIL_REQ_7_000012 code code", true, 2, PolicyStrict, m,
-			ControlledOutputCheck{ObservedCodeWords: 2, ObservedExtraWords: 1, ExactAdherence: &no}},
+			artifact.ControlledOutputCheck{ObservedCodeWords: 2, ObservedExtraWords: 1, ExactAdherence: &no}},
 		{"marker later is extra", "code " + m + " code", true, 2, PolicyStrict, m,
-			ControlledOutputCheck{ObservedCodeWords: 2, ObservedExtraWords: 1, ExactAdherence: &no}},
+			artifact.ControlledOutputCheck{ObservedCodeWords: 2, ObservedExtraWords: 1, ExactAdherence: &no}},
 		{"marker without canaries is extra", m + " code code", true, 2, PolicyStrict, "",
-			ControlledOutputCheck{ObservedCodeWords: 2, ObservedExtraWords: 1, ExactAdherence: &no}},
+			artifact.ControlledOutputCheck{ObservedCodeWords: 2, ObservedExtraWords: 1, ExactAdherence: &no}},
 		{"truncated strict fails", "code code", false, 2, PolicyStrict, "",
-			ControlledOutputCheck{ObservedCodeWords: 2}},
+			artifact.ControlledOutputCheck{ObservedCodeWords: 2}},
 		{"truncated observe is unobservable", "code code", false, 2, PolicyObserve, "",
-			ControlledOutputCheck{ObservedCodeWords: 2, Passed: true}},
+			artifact.ControlledOutputCheck{ObservedCodeWords: 2, Passed: true}},
 		{"empty", "", true, 1, PolicyStrict, "",
-			ControlledOutputCheck{ExactAdherence: &no}},
+			artifact.ControlledOutputCheck{ExactAdherence: &no}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

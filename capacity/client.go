@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // Causes recorded on a request's context when one of its limits ends it.
@@ -73,12 +75,12 @@ type exchange struct {
 	stream   streamResult
 
 	// A failure, when class is not empty.
-	class   FailureClass
+	class   artifact.FailureClass
 	errType string
 	message string
 }
 
-func (ex *exchange) fail(class FailureClass, errType, format string, args ...any) {
+func (ex *exchange) fail(class artifact.FailureClass, errType, format string, args ...any) {
 	if ex.class != "" {
 		return
 	}
@@ -134,19 +136,19 @@ func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
 		ex.endAt = time.Now()
 		switch {
 		case resp.StatusCode >= 400:
-			ex.fail(FailureHTTPError, errTypeHTTP, "HTTP %s: %s", resp.Status, text)
+			ex.fail(artifact.FailureHTTPError, errTypeHTTP, "HTTP %s: %s", resp.Status, text)
 		case resp.Header.Get("Location") != "":
-			ex.fail(FailureStreamValidation, errTypeStream, "unexpected HTTP status %s for a streamed request: redirected to %s (not followed; set Target.BaseURL to the final URL): %s",
+			ex.fail(artifact.FailureStreamValidation, errTypeStream, "unexpected HTTP status %s for a streamed request: redirected to %s (not followed; set Target.BaseURL to the final URL): %s",
 				resp.Status, c.scrub(serverExcerpt(redactedLocation(resp.Header.Get("Location")))), text)
 		default:
-			ex.fail(FailureStreamValidation, errTypeStream, "unexpected HTTP status %s for a streamed request: %s", resp.Status, text)
+			ex.fail(artifact.FailureStreamValidation, errTypeStream, "unexpected HTTP status %s for a streamed request: %s", resp.Status, text)
 		}
 		return
 	}
 	if ct := resp.Header.Get("Content-Type"); !isEventStream(ct) {
 		text := c.scrub(serverExcerpt(readExcerpt(resp.Body, cancel)))
 		ex.endAt = time.Now()
-		ex.fail(FailureStreamValidation, errTypeStream, "Content-Type %q is not %s: %s", ct, eventStreamType, text)
+		ex.fail(artifact.FailureStreamValidation, errTypeStream, "Content-Type %q is not %s: %s", ct, eventStreamType, text)
 		return
 	}
 
@@ -173,7 +175,7 @@ func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
 func (c *client) classifyStream(ctx, reqCtx context.Context, ex *exchange, tb *trackedBody) {
 	s := &ex.stream
 	if s.invalid != "" {
-		ex.fail(FailureStreamValidation, errTypeStream, "%s", c.scrub(s.invalid))
+		ex.fail(artifact.FailureStreamValidation, errTypeStream, "%s", c.scrub(s.invalid))
 		return
 	}
 	if s.terminal {
@@ -187,14 +189,14 @@ func (c *client) classifyStream(ctx, reqCtx context.Context, ex *exchange, tb *t
 		if err == nil {
 			err = s.readErr
 		}
-		ex.fail(FailureStreamValidation, errTypeStream, "connection dropped mid-stream (%s) after %d bytes: %v", dropKind(err), tb.bytes, c.scrubErr(err))
+		ex.fail(artifact.FailureStreamValidation, errTypeStream, "connection dropped mid-stream (%s) after %d bytes: %v", dropKind(err), tb.bytes, c.scrubErr(err))
 		return
 	}
 	if s.trailing > 0 && !s.trailingDone {
 		// The final event was cut: part of the response is lost. (A lone
 		// "data: [DONE]" without its blank line loses nothing: the stream
 		// is then a stream without [DONE].)
-		ex.fail(FailureStreamValidation, errTypeStream, "stream ended inside an event: %d bytes after the last complete event", s.trailing)
+		ex.fail(artifact.FailureStreamValidation, errTypeStream, "stream ended inside an event: %d bytes after the last complete event", s.trailing)
 	}
 }
 
@@ -204,21 +206,21 @@ func (c *client) interrupted(ctx, reqCtx context.Context, ex *exchange) bool {
 	switch context.Cause(reqCtx) {
 	case errTotalTimeout:
 		if !ex.received {
-			ex.fail(FailureTimeout, errTypeTimeout, "no response headers within Workload.Timeout (%v)", c.timeout)
+			ex.fail(artifact.FailureTimeout, errTypeTimeout, "no response headers within Workload.Timeout (%v)", c.timeout)
 		} else {
-			ex.fail(FailureTimeout, errTypeTimeout, "request exceeded Workload.Timeout (%v)", c.timeout)
+			ex.fail(artifact.FailureTimeout, errTypeTimeout, "request exceeded Workload.Timeout (%v)", c.timeout)
 		}
 		return true
 	case errStallTimeout:
 		if !ex.received {
-			ex.fail(FailureTimeout, errTypeTimeout, "no response headers within Workload.StallTimeout (%v)", c.stall)
+			ex.fail(artifact.FailureTimeout, errTypeTimeout, "no response headers within Workload.StallTimeout (%v)", c.stall)
 		} else {
-			ex.fail(FailureTimeout, errTypeTimeout, "stream idle longer than Workload.StallTimeout (%v)", c.stall)
+			ex.fail(artifact.FailureTimeout, errTypeTimeout, "stream idle longer than Workload.StallTimeout (%v)", c.stall)
 		}
 		return true
 	}
 	if ctx.Err() != nil {
-		ex.fail(FailureCancelled, errTypeCancelled, "run cancelled before the request finished: %v", context.Cause(ctx))
+		ex.fail(artifact.FailureCancelled, errTypeCancelled, "run cancelled before the request finished: %v", context.Cause(ctx))
 		return true
 	}
 	return false
@@ -230,7 +232,7 @@ func (c *client) failTransport(ctx, reqCtx context.Context, ex *exchange, err er
 		return
 	}
 	inner := unwrapURLError(err)
-	ex.fail(FailureRequestError, fmt.Sprintf("%T", inner), "POST %s: %v", redactedURL(c.tmpl.URL), c.scrubErr(inner))
+	ex.fail(artifact.FailureRequestError, fmt.Sprintf("%T", inner), "POST %s: %v", redactedURL(c.tmpl.URL), c.scrubErr(inner))
 }
 
 // scrub removes the run's credentials from a message, whatever echoed them.

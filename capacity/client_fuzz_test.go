@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/stretchr/testify/require"
 )
 
@@ -39,7 +40,7 @@ func bodyClient(body []byte) *http.Client {
 // exchangeBody sends one request answered with body and evaluates it as
 // request 0, planned at 512 tokens, with the prompt-token floor, canaries
 // and strict controlled output on.
-func exchangeBody(t testing.TB, body []byte) (*exchange, *TimingRow, *Failure) {
+func exchangeBody(t testing.TB, body []byte) (*exchange, *artifact.TimingRow, *artifact.Failure) {
 	w := Workload{MaxTokens: 64, Timeout: time.Minute, RequestCanaries: true, ResponseWords: 3, ControlledOutputPolicy: PolicyStrict}
 	cl, err := newClient(Target{BaseURL: "http://fuzz.invalid/v1", Model: "m"}, w, bodyClient(body), "")
 	require.NoError(t, err)
@@ -73,7 +74,7 @@ func FuzzStream(f *testing.F) {
 		require.LessOrEqual(t, len(ex.stream.finishReasons), maxFinishReasons)
 		if row != nil {
 			require.Positive(t, row.ContentChunks)
-			require.NoError(t, row.check())
+			require.NoError(t, row.Check())
 			require.True(t, row.RequestCanary.Passed)
 			require.True(t, row.ControlledOutput.Passed)
 			if row.PromptTokens != nil {
@@ -82,11 +83,11 @@ func FuzzStream(f *testing.F) {
 			return
 		}
 		switch fail.FailureClass {
-		case FailureStreamValidation, FailureRequestCanary, FailureControlledOutput:
+		case artifact.FailureStreamValidation, artifact.FailureRequestCanary, artifact.FailureControlledOutput:
 		default:
 			t.Fatalf("unexpected failure class %s: %s", fail.FailureClass, fail.ErrorMessage)
 		}
-		require.True(t, utf8.RuneCountInString(fail.ErrorMessage) <= MaxErrorMessageRunes)
+		require.True(t, utf8.RuneCountInString(fail.ErrorMessage) <= artifact.MaxErrorMessageRunes)
 		require.True(t, fail.ResponseReceived)
 		require.NotNil(t, fail.ResponseMetadata)
 	})
@@ -100,13 +101,13 @@ func TestStreamOutcomeExamples(t *testing.T) {
 	}
 	tests := []struct {
 		name, body string
-		class      FailureClass
+		class      artifact.FailureClass
 		message    string
 	}{
 		{"valid", content("ANVIL_REQ_1_00000 code code code") + "data: [DONE]\n\n", "", ""},
-		{"no marker", content("code code code") + "data: [DONE]\n\n", FailureRequestCanary, "marker missing"},
-		{"peer marker", content("ANVIL_REQ_1_00000 ANVIL_REQ_1_00001 code code code") + "data: [DONE]\n\n", FailureRequestCanary, "1 peer marker(s)"},
-		{"extra words", content("ANVIL_REQ_1_00000 code code code more") + "data: [DONE]\n\n", FailureControlledOutput, "observed 3 and 1 other words"},
+		{"no marker", content("code code code") + "data: [DONE]\n\n", artifact.FailureRequestCanary, "marker missing"},
+		{"peer marker", content("ANVIL_REQ_1_00000 ANVIL_REQ_1_00001 code code code") + "data: [DONE]\n\n", artifact.FailureRequestCanary, "1 peer marker(s)"},
+		{"extra words", content("ANVIL_REQ_1_00000 code code code more") + "data: [DONE]\n\n", artifact.FailureControlledOutput, "observed 3 and 1 other words"},
 		{"no done, no usage", content("ANVIL_REQ_1_00000 code code code"), "", ""},
 		{"usage within the floor", content("ANVIL_REQ_1_00000 code code code") + usage(256) + "data: [DONE]\n\n", "", ""},
 	}
@@ -134,7 +135,7 @@ func TestStreamTruncatedPromptExample(t *testing.T) {
 	body := "data: {\"choices\":[{\"delta\":{\"content\":\"ANVIL_REQ_1_00000 code code code\"}}]}\n\n" + usage(255) + "data: [DONE]\n\n"
 	_, row, f := exchangeBody(t, []byte(body))
 	require.Nil(t, row)
-	require.Equal(t, FailureStreamValidation, f.FailureClass)
+	require.Equal(t, artifact.FailureStreamValidation, f.FailureClass)
 	require.Equal(t, "prompt truncated: usage.prompt_tokens 255 is below the floor of 256 tokens (0.5 of the planned context of 512 tokens): the server dropped part of the prompt", f.ErrorMessage)
 	require.Equal(t, 255, *f.ResponseTiming.PromptTokens)
 	require.Equal(t, 255, *f.ResponseMetadata.Usage.PromptTokens)
@@ -151,9 +152,9 @@ func usage(prompt int) string {
 func TestFailureMessageCut(t *testing.T) {
 	long := bytes.Repeat([]byte("é"), 3000)
 	ex := &exchange{received: true, status: 500}
-	ex.fail(FailureHTTPError, errTypeHTTP, "HTTP 500: %s", long)
+	ex.fail(artifact.FailureHTTPError, errTypeHTTP, "HTTP 500: %s", long)
 	f := failureFromExchange(3, 512, ex, nil)
 	require.True(t, f.ErrorMessageTruncated)
-	require.Equal(t, MaxErrorMessageRunes, utf8.RuneCountInString(f.ErrorMessage))
+	require.Equal(t, artifact.MaxErrorMessageRunes, utf8.RuneCountInString(f.ErrorMessage))
 	require.True(t, utf8.ValidString(f.ErrorMessage))
 }

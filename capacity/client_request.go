@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"sync/atomic"
+
+	"github.com/anvilbench/anvil/capacity/internal/jsonstr"
 )
 
 // requestEncoder writes the chat-completions request body of DESIGN.md
@@ -64,7 +66,7 @@ func newRequestEncoder(t Target, w Workload) (*requestEncoder, error) {
 // appendBody appends the request body for prompt to dst.
 func (e *requestEncoder) appendBody(dst, prompt []byte) []byte {
 	dst = append(dst, e.head...)
-	dst = appendJSONString(dst, prompt, escapeGo)
+	dst = jsonstr.Append(dst, prompt, jsonstr.Go)
 	return append(dst, e.tail...)
 }
 

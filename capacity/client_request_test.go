@@ -1,16 +1,14 @@
 package capacity
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
-	"unicode/utf8"
 
+	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 )
@@ -64,14 +62,14 @@ func TestRequestBody(t *testing.T) {
 		name  string
 		w     Workload
 		want  map[string]any
-		flags ServeFlags
+		flags artifact.ServeFlags
 	}{
-		{"defaults", Workload{}, with(), ServeFlags{ThinkingMode: "default"}},
-		{"sampling", Workload{Temperature: Float64(0.9), TopP: Float64(0.95)}, with("temperature", 0.9, "top_p", 0.95), ServeFlags{ThinkingMode: "default"}},
-		{"thinking enabled", Workload{ThinkingMode: ThinkingEnabled}, with("chat_template_kwargs", map[string]any{"enable_thinking": true}), ServeFlags{ThinkingMode: "enabled"}},
-		{"thinking disabled", Workload{ThinkingMode: ThinkingDisabled}, with("chat_template_kwargs", map[string]any{"enable_thinking": false}), ServeFlags{ThinkingMode: "disabled", NoThinking: true}},
-		{"thinking unsupported", Workload{ThinkingMode: ThinkingUnsupported}, with(), ServeFlags{ThinkingMode: "unsupported"}},
-		{"reasoning effort", Workload{ReasoningEffort: ReasoningHigh}, with("reasoning_effort", "high"), ServeFlags{ThinkingMode: "default", ReasoningEffort: new("high")}},
+		{"defaults", Workload{}, with(), artifact.ServeFlags{ThinkingMode: "default"}},
+		{"sampling", Workload{Temperature: Float64(0.9), TopP: Float64(0.95)}, with("temperature", 0.9, "top_p", 0.95), artifact.ServeFlags{ThinkingMode: "default"}},
+		{"thinking enabled", Workload{ThinkingMode: ThinkingEnabled}, with("chat_template_kwargs", map[string]any{"enable_thinking": true}), artifact.ServeFlags{ThinkingMode: "enabled"}},
+		{"thinking disabled", Workload{ThinkingMode: ThinkingDisabled}, with("chat_template_kwargs", map[string]any{"enable_thinking": false}), artifact.ServeFlags{ThinkingMode: "disabled", NoThinking: true}},
+		{"thinking unsupported", Workload{ThinkingMode: ThinkingUnsupported}, with(), artifact.ServeFlags{ThinkingMode: "unsupported"}},
+		{"reasoning effort", Workload{ReasoningEffort: ReasoningHigh}, with("reasoning_effort", "high"), artifact.ServeFlags{ThinkingMode: "default", ReasoningEffort: new("high")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -134,72 +132,6 @@ func TestSecretNeverRecorded(t *testing.T) {
 				require.NotContains(t, err.Error(), "sk-test-secret")
 			}
 		})
-	}
-}
-
-// TestAppendJSONStringMatchesEncodingJSON compares the body's string
-// encoder with encoding/json (HTML escaping off) on awkward inputs.
-func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
-	for _, s := range []string{"", "plain", "quote\" back\\slash", "\x00\x01\b\f\n\r\t\x1f\x7f", "<&>", "é€😀", "\u2028\u2029", "bad\xffutf8\xc3", strings.Repeat("def helper_1():\n", 3)} {
-		require.Equal(t, encodingJSON(t, s), string(appendJSONString(nil, []byte(s), escapeGo)), "%q", s)
-	}
-}
-
-func encodingJSON(t testing.TB, s string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	require.NoError(t, enc.Encode(s))
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// FuzzAppendJSONString: the request body's escaping is encoding/json's to
-// the byte; the artifact's (Python's) escaping decodes to the same string;
-// strings and byte slices encode alike.
-func FuzzAppendJSONString(f *testing.F) {
-	f.Add("def helper_0():\n    return compute(0)  # routine specialist context\n")
-	f.Add("\u2028\xff\"\\")
-	f.Add("\x00\x1f\x7f\t<&>é😀\xc3")
-	f.Fuzz(func(t *testing.T, s string) {
-		got := appendJSONString(nil, []byte(s), escapeGo)
-		require.Equal(t, encodingJSON(t, s), string(got))
-		require.Equal(t, string(got), string(appendJSONString(nil, s, escapeGo)), "string and []byte")
-		var back string
-		require.NoError(t, json.Unmarshal(got, &back))
-		if utf8.ValidString(s) {
-			require.Equal(t, s, back)
-		}
-
-		py := appendJSONString(nil, s, escapePython)
-		require.Equal(t, string(py), string(appendJSONString(nil, []byte(s), escapePython)), "string and []byte")
-		var pyBack string
-		require.NoError(t, json.Unmarshal(py, &pyBack))
-		require.Equal(t, back, pyBack, "both escapings decode to the same string")
-		require.True(t, utf8.Valid(py))
-	})
-}
-
-// TestAppendJSONStringEscapings pins where the two escapings differ.
-func TestAppendJSONStringEscapings(t *testing.T) {
-	for _, tc := range []struct{ in, goWant, pyWant string }{
-		{"a\u2028b\u2029", `"a\u2028b\u2029"`, "\"a\u2028b\u2029\""},
-		{"bad\xff", `"bad\ufffd"`, "\"bad\ufffd\""},
-		{"\x01\"\\\n<>&\x7f", `"\u0001\"\\\n<>&` + "\x7f\"", `"\u0001\"\\\n<>&` + "\x7f\""},
-	} {
-		require.Equal(t, tc.goWant, string(appendJSONString(nil, tc.in, escapeGo)), "%q", tc.in)
-		require.Equal(t, tc.pyWant, string(appendJSONString(nil, tc.in, escapePython)), "%q", tc.in)
-	}
-}
-
-// TestAppendJSONStringAllocs: encoding into a buffer with room allocates
-// nothing, from a string or from bytes.
-func TestAppendJSONStringAllocs(t *testing.T) {
-	s := "é \"quoted\"\n\xff\u2028 " + strings.Repeat("def helper_1():\n", 64)
-	b := []byte(s)
-	buf := make([]byte, 0, 8*len(s))
-	for _, esc := range []jsonEscaping{escapeGo, escapePython} {
-		require.Zero(t, testing.AllocsPerRun(100, func() { buf = appendJSONString(buf[:0], s, esc) }))
-		require.Zero(t, testing.AllocsPerRun(100, func() { buf = appendJSONString(buf[:0], b, esc) }))
 	}
 }
 

@@ -3,6 +3,8 @@ package capacity
 import (
 	"strings"
 	"unicode"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // ControlledOutputWord is the word a response-words request asks for,
@@ -20,8 +22,8 @@ const ControlledOutputWord = "code"
 // capture is incomplete. Under PolicyObserve the check always passes (it
 // records); under PolicyStrict it passes only on exact adherence, so a
 // truncated capture fails closed.
-func CheckControlledOutput(visible string, complete bool, requested int, policy ControlledOutputPolicy, marker string) *ControlledOutputCheck {
-	c := &ControlledOutputCheck{RequestedWords: requested, CaptureComplete: complete, Policy: string(policy)}
+func CheckControlledOutput(visible string, complete bool, requested int, policy ControlledOutputPolicy, marker string) *artifact.ControlledOutputCheck {
+	c := &artifact.ControlledOutputCheck{RequestedWords: requested, CaptureComplete: complete, Policy: string(policy)}
 	first := true
 	for w := range strings.FieldsSeq(visible) {
 		if first {

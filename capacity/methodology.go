@@ -3,6 +3,7 @@ package capacity
 import (
 	"fmt"
 
+	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/stats"
 )
 
@@ -46,7 +47,7 @@ func TimingMethodology() map[string]string {
 		MethodologyEffectivePrefill:      fmt.Sprintf("usage.prompt_tokens divided by the time to first output in seconds; it includes queueing, scheduling, cached prompt tokens and first-token work, hence effective; a response whose usage.prompt_tokens is below %v of its planned context fails as a truncated prompt and is not measured", MinPromptTokenFraction),
 		MethodologyGeneration:            "end-to-end time minus time to first output, both from the monotonic clock",
 		MethodologyMeanInterTokenLatency: "legacy name of tpot: generation time divided by the completion tokens after the first; a mean per output token, not a measurement of each gap between tokens",
-		MethodologyP99:                   fmt.Sprintf("the nearest-rank p99 is always reported; below %d successful samples it is descriptive only and not a tail estimate", P99MinimumSamples),
+		MethodologyP99:                   fmt.Sprintf("the nearest-rank p99 is always reported; below %d successful samples it is descriptive only and not a tail estimate", artifact.P99MinimumSamples),
 		MethodologyRequestCanaries:       fmt.Sprintf("when enabled, each prompt asks the answer to begin with the request's own %[1]s marker; the answer, captured up to %[2]d characters, must begin with it and hold no other %[1]s text, and a truncated capture fails closed; failing requests are excluded from the performance metrics", CanaryMarkerPrefix, VisibleCaptureLimit),
 		MethodologyTimeToFirstOutput:     "from t0 to the arrival of the first stream event carrying a non-empty reasoning or content delta",
 		MethodologyTPOT:                  "generation time divided by the completion tokens after the first (usage.completion_tokens - 1); null without usage or when either is not positive",

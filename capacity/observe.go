@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // MinPromptTokenFraction is the floor of a response's usage.prompt_tokens as
@@ -39,17 +41,17 @@ type responseChecks struct {
 // success) or its failure row, following DESIGN.md section 5: timing fields
 // from the monotonic stamps, validity, visible content, the prompt-token
 // floor, the request canary, the controlled-output contract.
-func (k responseChecks) evaluate(index, planned int, ex *exchange) (*TimingRow, *Failure) {
-	var row *TimingRow
+func (k responseChecks) evaluate(index, planned int, ex *exchange) (*artifact.TimingRow, *artifact.Failure) {
+	var row *artifact.TimingRow
 	s := &ex.stream
 	if ex.class == "" && s.contentChunks == 0 {
-		ex.fail(FailureStreamValidation, errTypeStream, "stream completed without visible content (%d reasoning chunks, %d events, [DONE] %t)",
+		ex.fail(artifact.FailureStreamValidation, errTypeStream, "stream completed without visible content (%d reasoning chunks, %d events, [DONE] %t)",
 			s.reasoningChunks, s.events, s.terminal)
 	}
 	if !s.firstContent.IsZero() {
 		row = rowFromExchange(index, planned, ex)
 		if ex.class == "" && !(row.TimeToFirstOutputMS >= 0 && row.TimeToFirstOutputMS <= row.TTFTMS && row.TTFTMS <= row.E2EMS) {
-			ex.fail(FailureStreamValidation, errTypeStream, "invalid timing: want 0 <= time_to_first_output_ms (%v) <= ttft_ms (%v) <= e2e_ms (%v)",
+			ex.fail(artifact.FailureStreamValidation, errTypeStream, "invalid timing: want 0 <= time_to_first_output_ms (%v) <= ttft_ms (%v) <= e2e_ms (%v)",
 				row.TimeToFirstOutputMS, row.TTFTMS, row.E2EMS)
 		}
 	}
@@ -73,14 +75,14 @@ func checkPromptTokens(ex *exchange, planned int) {
 	if !u.ok || float64(u.v) >= floor {
 		return
 	}
-	ex.fail(FailureStreamValidation, errTypeStream, "prompt truncated: usage.prompt_tokens %d is below the floor of %g tokens (%g of the planned context of %d tokens): the server dropped part of the prompt",
+	ex.fail(artifact.FailureStreamValidation, errTypeStream, "prompt truncated: usage.prompt_tokens %d is below the floor of %g tokens (%g of the planned context of %d tokens): the server dropped part of the prompt",
 		u.v, floor, MinPromptTokenFraction, planned)
 }
 
 // contracts applies the request canary and the controlled-output responseChecks to
 // a valid row, recording them in the row and failing the exchange when a
 // contract is broken.
-func (k responseChecks) contracts(index int, ex *exchange, row *TimingRow) {
+func (k responseChecks) contracts(index int, ex *exchange, row *artifact.TimingRow) {
 	visible, complete := ex.stream.capture.String(), !ex.stream.capture.Truncated()
 	marker := ""
 	if k.canaries {
@@ -88,21 +90,21 @@ func (k responseChecks) contracts(index int, ex *exchange, row *TimingRow) {
 		c := CheckCanary(marker, visible, complete)
 		row.RequestCanary = c
 		if !c.Passed {
-			ex.fail(FailureRequestCanary, errTypeCanary, "request canary %s failed: %s", marker, canaryProblem(c))
+			ex.fail(artifact.FailureRequestCanary, errTypeCanary, "request canary %s failed: %s", marker, canaryProblem(c))
 		}
 	}
 	if k.words > 0 {
 		c := CheckControlledOutput(visible, complete, k.words, k.policy, marker)
 		row.ControlledOutput = c
 		if !c.Passed && ex.class == "" {
-			ex.fail(FailureControlledOutput, errTypeControlled, "controlled output under policy %s: want exactly %d words %q, observed %d and %d other words (capture complete %t)",
+			ex.fail(artifact.FailureControlledOutput, errTypeControlled, "controlled output under policy %s: want exactly %d words %q, observed %d and %d other words (capture complete %t)",
 				k.policy, k.words, ControlledOutputWord, c.ObservedCodeWords, c.ObservedExtraWords, c.CaptureComplete)
 		}
 	}
 }
 
 // canaryProblem names every reason a canary check failed.
-func canaryProblem(c *CanaryCheck) string {
+func canaryProblem(c *artifact.CanaryCheck) string {
 	var p []string
 	switch {
 	case c.ObservedMarkerCount == 0:
@@ -125,9 +127,9 @@ func monoMS(d time.Duration) float64 { return float64(d) / 1e6 }
 // timingRow derives the row of DESIGN.md section 5 from an exchange that saw
 // visible content. Derived fields use the reference's arithmetic on the
 // millisecond values, so every row is self-consistent.
-func rowFromExchange(index, planned int, ex *exchange) *TimingRow {
+func rowFromExchange(index, planned int, ex *exchange) *artifact.TimingRow {
 	s := &ex.stream
-	r := &TimingRow{
+	r := &artifact.TimingRow{
 		RequestIndex:            index,
 		PlannedContextTokens:    planned,
 		ContentChunks:           s.contentChunks,
@@ -148,7 +150,7 @@ func rowFromExchange(index, planned int, ex *exchange) *TimingRow {
 		}
 	}
 	if s.usage.completion.ok {
-		r.OutputTokenSource = SourceUsage
+		r.OutputTokenSource = artifact.SourceUsage
 		r.OutputTokens = int(s.usage.completion.v)
 		if decode := r.OutputTokens - 1; decode > 0 && r.GenerationMS > 0 {
 			rate := float64(decode) / (r.GenerationMS / 1000)
@@ -157,16 +159,16 @@ func rowFromExchange(index, planned int, ex *exchange) *TimingRow {
 			r.DecodeTokS, r.TPOTMS, r.MeanTimePerOutputTokenMS, r.MeanInterTokenLatencyMS = &rate, &tpot, &mtpot, &itl
 		}
 	} else {
-		r.OutputTokenSource = SourceContentChunks
+		r.OutputTokenSource = artifact.SourceContentChunks
 		r.OutputTokens = s.contentChunks
 	}
 	return r
 }
 
 // failureRow builds the "failures" entry of a request.
-func failureFromExchange(index, planned int, ex *exchange, row *TimingRow) *Failure {
-	msg, cut := CutErrorMessage(ex.message)
-	f := &Failure{
+func failureFromExchange(index, planned int, ex *exchange, row *artifact.TimingRow) *artifact.Failure {
+	msg, cut := artifact.CutErrorMessage(ex.message)
+	f := &artifact.Failure{
 		RequestIndex:          index,
 		PlannedContextTokens:  planned,
 		FailureClass:          ex.class,
@@ -187,8 +189,8 @@ func failureFromExchange(index, planned int, ex *exchange, row *TimingRow) *Fail
 	// Failure.ControlledOutput stay nil rather than repeat them.
 	f.ResponseTiming = row
 	s := &ex.stream
-	md := &ResponseMetadata{
-		OutputTokenSource:       SourceContentChunks,
+	md := &artifact.ResponseMetadata{
+		OutputTokenSource:       artifact.SourceContentChunks,
 		ContentChunks:           s.contentChunks,
 		ReasoningChunks:         s.reasoningChunks,
 		FinishReasons:           append([]string{}, s.finishReasons...),
@@ -196,10 +198,10 @@ func failureFromExchange(index, planned int, ex *exchange, row *TimingRow) *Fail
 		VisibleContentTruncated: s.capture.Truncated(),
 	}
 	if s.usage.completion.ok {
-		md.OutputTokenSource = SourceUsage
+		md.OutputTokenSource = artifact.SourceUsage
 	}
 	if s.usage.present {
-		md.Usage = &Usage{PromptTokens: wireIntPtr(s.usage.prompt), CompletionTokens: wireIntPtr(s.usage.completion), TotalTokens: wireIntPtr(s.usage.total)}
+		md.Usage = &artifact.Usage{PromptTokens: wireIntPtr(s.usage.prompt), CompletionTokens: wireIntPtr(s.usage.completion), TotalTokens: wireIntPtr(s.usage.total)}
 	}
 	f.ResponseMetadata = md
 	return f

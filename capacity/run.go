@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // Run runs the capacity protocol of the anvil-serving.benchmark/v1 artifact:
@@ -25,7 +27,7 @@ import (
 // Cancelling ctx stops the run promptly: in-flight requests end as
 // "cancelled" failures, so do the planned requests never sent, and the
 // report of what finished is returned with a nil error.
-func Run(ctx context.Context, t Target, w Workload) (*Report, error) {
+func Run(ctx context.Context, t Target, w Workload) (*artifact.Report, error) {
 	w, err := w.Resolved()
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/anvilbench/anvil/capacity/artifact"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 	"github.com/anvilbench/anvil/stats"
 )
@@ -47,7 +48,7 @@ func countChunks(tr fakeserver.Trace, kind fakeserver.ChunkKind) int {
 }
 
 // reportJSON encodes a report for whole-document comparisons.
-func reportJSON(t *testing.T, r *Report) string {
+func reportJSON(t *testing.T, r *artifact.Report) string {
 	t.Helper()
 	b, err := json.Marshal(r)
 	require.NoError(t, err)
@@ -75,7 +76,7 @@ func TestRunExactUnderFakeTime(t *testing.T) {
 		require.Equal(t, 60, rep.Completed, "failures: %+v", rep.Failures)
 		require.Empty(t, rep.Failures)
 		require.True(t, rep.PerformanceEligible)
-		require.Equal(t, ProtocolV4Reasoning, rep.MeasurementProtocol)
+		require.Equal(t, artifact.ProtocolV4Reasoning, rep.MeasurementProtocol)
 		require.Len(t, srv.Traces(), 62, "2 warm-up + 60 measured requests")
 
 		traces := tracesByIndex(t, srv, seed)
@@ -94,7 +95,7 @@ func TestRunExactUnderFakeTime(t *testing.T) {
 			require.Equal(t, tr.PromptTokens, *row.PromptTokens, "request %d prompt tokens", i)
 			require.Equal(t, countChunks(tr, fakeserver.ChunkContent), row.ContentChunks)
 			require.Equal(t, countChunks(tr, fakeserver.ChunkReasoning), row.ReasoningChunks)
-			require.Equal(t, SourceUsage, row.OutputTokenSource)
+			require.Equal(t, artifact.SourceUsage, row.OutputTokenSource)
 			require.True(t, row.RequestCanary.Passed)
 			require.Equal(t, plan.Contexts[i], row.PlannedContextTokens)
 			ratios = append(ratios, float64(tr.CachedTokens)/float64(tr.PromptTokens))

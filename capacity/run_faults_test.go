@@ -8,13 +8,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/anvilbench/anvil/capacity/artifact"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 
 // runFake runs w against a fake started with cfg in the current synctest
 // bubble and checks that no goroutine of the run outlives Run; the fake is
 // closed when the test ends.
-func runFake(t *testing.T, cfg fakeserver.Config, w Workload) (*Report, error) {
+func runFake(t *testing.T, cfg fakeserver.Config, w Workload) (*artifact.Report, error) {
 	t.Helper()
 	srv := fakeserver.NewInMemory(cfg)
 	t.Cleanup(srv.Close)
@@ -40,32 +41,32 @@ func TestRunFaultOutcomes(t *testing.T) {
 	tests := []struct {
 		fault    fakeserver.Fault
 		w        Workload
-		class    FailureClass
+		class    artifact.FailureClass
 		message  string
 		status   int
 		received bool
 		slow     bool // skipped with -short (the unit tests cover it)
 	}{
-		{fault: fakeserver.FaultHTTP429, class: FailureHTTPError, status: 429, received: true, message: "HTTP 429 Too Many Requests: {"},
-		{fault: fakeserver.FaultHTTP500, class: FailureHTTPError, status: 500, received: true, message: "The server had an error"},
-		{fault: fakeserver.FaultHTTP503, class: FailureHTTPError, status: 503, received: true, message: "HTTP 503"},
-		{fault: fakeserver.FaultHTTP400, class: FailureHTTPError, status: 400, received: true, message: "invalid_request_error"},
-		{fault: fakeserver.FaultDrop, class: FailureStreamValidation, status: 200, received: true, message: "connection dropped mid-stream (unexpected EOF)"},
-		{fault: fakeserver.FaultStall, w: Workload{StallTimeout: 5 * time.Second}, class: FailureTimeout, status: 200, received: true, message: "stream idle longer than Workload.StallTimeout (5s)"},
-		{fault: fakeserver.FaultSlowHeaders, w: Workload{StallTimeout: 5 * time.Second}, class: FailureTimeout, message: "no response headers within Workload.StallTimeout (5s)"},
-		{fault: fakeserver.FaultSlowHeaders, w: Workload{Timeout: 10 * time.Second}, class: FailureTimeout, message: "no response headers within Workload.Timeout (10s)"},
-		{fault: fakeserver.FaultEndless, w: Workload{Timeout: 10 * time.Second}, class: FailureTimeout, status: 200, received: true, message: "request exceeded Workload.Timeout (10s)"},
-		{fault: fakeserver.FaultEndless, class: FailureStreamValidation, status: 200, received: true, message: "more chunks than any max_tokens allows", slow: true},
-		{fault: fakeserver.FaultMalformedJSON, class: FailureStreamValidation, status: 200, received: true, message: "malformed JSON chunk"},
-		{fault: fakeserver.FaultStreamError, class: FailureStreamValidation, status: 200, received: true, message: "in-stream error object"},
-		{fault: fakeserver.FaultOversized, class: FailureStreamValidation, status: 200, received: true, message: "event larger than MaxEventSize"},
-		{fault: fakeserver.FaultReasoningOnly, class: FailureStreamValidation, status: 200, received: true, message: "stream completed without visible content"},
-		{fault: fakeserver.FaultEmptyBody, class: FailureStreamValidation, status: 200, received: true, message: "stream completed without visible content"},
-		{fault: fakeserver.FaultWrongContentType, class: FailureStreamValidation, status: 200, received: true, message: `Content-Type "application/json" is not text/event-stream`},
-		{fault: fakeserver.FaultOmitMarker, w: Workload{RequestCanaries: true}, class: FailureRequestCanary, status: 200, received: true, message: "marker missing"},
-		{fault: fakeserver.FaultLateMarker, w: Workload{RequestCanaries: true}, class: FailureRequestCanary, status: 200, received: true, message: "marker not at the start"},
-		{fault: fakeserver.FaultForeignMarker, w: Workload{RequestCanaries: true}, class: FailureRequestCanary, status: 200, received: true, message: "peer marker"},
-		{fault: fakeserver.FaultExtraWords, w: Workload{ResponseWords: 5, ControlledOutputPolicy: PolicyStrict}, class: FailureControlledOutput, status: 200, received: true, message: "want exactly 5 words \"code\""},
+		{fault: fakeserver.FaultHTTP429, class: artifact.FailureHTTPError, status: 429, received: true, message: "HTTP 429 Too Many Requests: {"},
+		{fault: fakeserver.FaultHTTP500, class: artifact.FailureHTTPError, status: 500, received: true, message: "The server had an error"},
+		{fault: fakeserver.FaultHTTP503, class: artifact.FailureHTTPError, status: 503, received: true, message: "HTTP 503"},
+		{fault: fakeserver.FaultHTTP400, class: artifact.FailureHTTPError, status: 400, received: true, message: "invalid_request_error"},
+		{fault: fakeserver.FaultDrop, class: artifact.FailureStreamValidation, status: 200, received: true, message: "connection dropped mid-stream (unexpected EOF)"},
+		{fault: fakeserver.FaultStall, w: Workload{StallTimeout: 5 * time.Second}, class: artifact.FailureTimeout, status: 200, received: true, message: "stream idle longer than Workload.StallTimeout (5s)"},
+		{fault: fakeserver.FaultSlowHeaders, w: Workload{StallTimeout: 5 * time.Second}, class: artifact.FailureTimeout, message: "no response headers within Workload.StallTimeout (5s)"},
+		{fault: fakeserver.FaultSlowHeaders, w: Workload{Timeout: 10 * time.Second}, class: artifact.FailureTimeout, message: "no response headers within Workload.Timeout (10s)"},
+		{fault: fakeserver.FaultEndless, w: Workload{Timeout: 10 * time.Second}, class: artifact.FailureTimeout, status: 200, received: true, message: "request exceeded Workload.Timeout (10s)"},
+		{fault: fakeserver.FaultEndless, class: artifact.FailureStreamValidation, status: 200, received: true, message: "more chunks than any max_tokens allows", slow: true},
+		{fault: fakeserver.FaultMalformedJSON, class: artifact.FailureStreamValidation, status: 200, received: true, message: "malformed JSON chunk"},
+		{fault: fakeserver.FaultStreamError, class: artifact.FailureStreamValidation, status: 200, received: true, message: "in-stream error object"},
+		{fault: fakeserver.FaultOversized, class: artifact.FailureStreamValidation, status: 200, received: true, message: "event larger than MaxEventSize"},
+		{fault: fakeserver.FaultReasoningOnly, class: artifact.FailureStreamValidation, status: 200, received: true, message: "stream completed without visible content"},
+		{fault: fakeserver.FaultEmptyBody, class: artifact.FailureStreamValidation, status: 200, received: true, message: "stream completed without visible content"},
+		{fault: fakeserver.FaultWrongContentType, class: artifact.FailureStreamValidation, status: 200, received: true, message: `Content-Type "application/json" is not text/event-stream`},
+		{fault: fakeserver.FaultOmitMarker, w: Workload{RequestCanaries: true}, class: artifact.FailureRequestCanary, status: 200, received: true, message: "marker missing"},
+		{fault: fakeserver.FaultLateMarker, w: Workload{RequestCanaries: true}, class: artifact.FailureRequestCanary, status: 200, received: true, message: "marker not at the start"},
+		{fault: fakeserver.FaultForeignMarker, w: Workload{RequestCanaries: true}, class: artifact.FailureRequestCanary, status: 200, received: true, message: "peer marker"},
+		{fault: fakeserver.FaultExtraWords, w: Workload{ResponseWords: 5, ControlledOutputPolicy: PolicyStrict}, class: artifact.FailureControlledOutput, status: 200, received: true, message: "want exactly 5 words \"code\""},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.fault)+"/"+string(tt.class), func(t *testing.T) {
@@ -123,16 +124,16 @@ func TestRunDialects(t *testing.T) {
 	tests := []struct {
 		name      string
 		dialect   fakeserver.Dialect
-		source    OutputTokenSource
+		source    artifact.OutputTokenSource
 		reasoning bool
 	}{
-		{"vllm", fakeserver.DialectVLLM(), SourceUsage, true},
-		{"ollama", fakeserver.DialectOllama(), SourceUsage, true},
-		{"mock-llm", fakeserver.DialectMockLLM(), SourceContentChunks, true},
-		{"usage in last choice", fakeserver.Dialect{Usage: fakeserver.UsageInLastChoice}, SourceUsage, true},
-		{"no done", fakeserver.Dialect{OmitDone: true}, SourceUsage, true},
-		{"crlf, keep-alive, finish chunk", fakeserver.Dialect{CRLF: true, KeepAlive: 5 * time.Millisecond, FinishChunk: true, EscapeHTML: true}, SourceUsage, true},
-		{"role in first delta, reasoning field", fakeserver.Dialect{Role: fakeserver.RoleInFirstDelta, ReasoningField: "reasoning"}, SourceUsage, true},
+		{"vllm", fakeserver.DialectVLLM(), artifact.SourceUsage, true},
+		{"ollama", fakeserver.DialectOllama(), artifact.SourceUsage, true},
+		{"mock-llm", fakeserver.DialectMockLLM(), artifact.SourceContentChunks, true},
+		{"usage in last choice", fakeserver.Dialect{Usage: fakeserver.UsageInLastChoice}, artifact.SourceUsage, true},
+		{"no done", fakeserver.Dialect{OmitDone: true}, artifact.SourceUsage, true},
+		{"crlf, keep-alive, finish chunk", fakeserver.Dialect{CRLF: true, KeepAlive: 5 * time.Millisecond, FinishChunk: true, EscapeHTML: true}, artifact.SourceUsage, true},
+		{"role in first delta, reasoning field", fakeserver.Dialect{Role: fakeserver.RoleInFirstDelta, ReasoningField: "reasoning"}, artifact.SourceUsage, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,8 +145,8 @@ func TestRunDialects(t *testing.T) {
 				require.Empty(t, rep.Failures)
 				require.Equal(t, 4, rep.Completed)
 				require.Equal(t, 4, rep.Metrics.RequestCanaryPassed)
-				require.Equal(t, map[OutputTokenSource]int{tt.source: 4}, rep.Metrics.OutputTokenSources)
-				if tt.source == SourceUsage {
+				require.Equal(t, map[artifact.OutputTokenSource]int{tt.source: 4}, rep.Metrics.OutputTokenSources)
+				if tt.source == artifact.SourceUsage {
 					require.NotNil(t, rep.Metrics.OutputTokens)
 					require.Equal(t, 4, rep.Metrics.TPOT.Samples)
 					require.NotNil(t, rep.Metrics.ThroughputTokS)
@@ -176,7 +177,7 @@ func TestRunKeepAliveIsNotAStall(t *testing.T) {
 				require.NoError(t, err)
 				if keepAlive == 0 {
 					require.Len(t, rep.Failures, 1)
-					require.Equal(t, FailureTimeout, rep.Failures[0].FailureClass)
+					require.Equal(t, artifact.FailureTimeout, rep.Failures[0].FailureClass)
 					require.Contains(t, rep.Failures[0].ErrorMessage, "stream idle longer than Workload.StallTimeout (5s)")
 					require.Equal(t, 5000.0, rep.Failures[0].ElapsedMS, "the stall timer starts with the headers")
 					return

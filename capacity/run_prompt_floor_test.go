@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/anvilbench/anvil/capacity/artifact"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 
@@ -42,7 +43,7 @@ func TestRunTruncatedPromptFails(t *testing.T) {
 		require.Equal(t, 2, rep.ResponsesReceived)
 		for i, f := range rep.Failures {
 			require.Equal(t, i, f.RequestIndex)
-			require.Equal(t, FailureStreamValidation, f.FailureClass)
+			require.Equal(t, artifact.FailureStreamValidation, f.FailureClass)
 			require.Equal(t, errTypeStream, f.ErrorType)
 			require.Equal(t, fmt.Sprintf("prompt truncated: usage.prompt_tokens 4096 is below the floor of 9563 tokens (0.5 of the planned context of %d tokens): the server dropped part of the prompt", truncatedPlan), f.ErrorMessage)
 			require.Equal(t, truncatedPlan, f.PlannedContextTokens)
@@ -55,7 +56,7 @@ func TestRunTruncatedPromptFails(t *testing.T) {
 			md := f.ResponseMetadata
 			require.NotNil(t, md)
 			require.Equal(t, 4096, *md.Usage.PromptTokens)
-			require.Equal(t, SourceUsage, md.OutputTokenSource)
+			require.Equal(t, artifact.SourceUsage, md.OutputTokenSource)
 			require.True(t, md.StreamTerminalObserved)
 			require.Equal(t, []string{"length"}, md.FinishReasons)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/stats"
 )
 
@@ -49,11 +50,11 @@ func (f *runFacts) attempted() (requests int, unsent []int) {
 }
 
 // assemble builds the report of a run and recomputes it.
-func assemble(f runFacts) (*Report, error) {
+func assemble(f runFacts) (*artifact.Report, error) {
 	t, w := f.target, f.workload
 	requests, unsent := f.attempted()
-	rep := &Report{
-		Schema:             Schema,
+	rep := &artifact.Report{
+		Schema:             artifact.Schema,
 		RunID:              RunID(f.start),
 		StartedAt:          ISOSecond(f.start),
 		StartedAtUnixNS:    f.start.UnixNano(),
@@ -83,16 +84,16 @@ func assemble(f runFacts) (*Report, error) {
 		RequestCanaries:        w.RequestCanaries,
 		ResponseWords:          w.ResponseWords,
 		ControlledOutputPolicy: string(w.ControlledOutputPolicy),
-		ServeFlags: ServeFlags{
+		ServeFlags: artifact.ServeFlags{
 			ThinkingMode:      string(w.ThinkingMode),
 			NoThinking:        w.ThinkingMode == ThinkingDisabled,
 			ReasoningEffort:   optional(string(w.ReasoningEffort)),
 			SharedPrefixBurst: w.Burst > 0,
 		},
-		Sampling:          Sampling{Temperature: samplingField(w.Temperature), TopP: samplingField(w.TopP)},
+		Sampling:          artifact.Sampling{Temperature: samplingField(w.Temperature), TopP: samplingField(w.TopP)},
 		TimingMethodology: TimingMethodology(),
-		RequestTimings:    []TimingRow{},
-		Failures:          []Failure{},
+		RequestTimings:    []artifact.TimingRow{},
+		Failures:          []artifact.Failure{},
 	}
 	if w.ContextTokens > 0 {
 		rep.ContextTokens = &w.ContextTokens
@@ -118,10 +119,10 @@ func assemble(f runFacts) (*Report, error) {
 		}
 	}
 	for _, i := range unsent {
-		rep.Failures = append(rep.Failures, Failure{
+		rep.Failures = append(rep.Failures, artifact.Failure{
 			RequestIndex:         i,
 			PlannedContextTokens: f.plan.Contexts[i],
-			FailureClass:         FailureCancelled,
+			FailureClass:         artifact.FailureCancelled,
 			ErrorType:            errTypeCancelled,
 			ErrorMessage:         "run cancelled before the request was sent",
 		})
@@ -146,10 +147,10 @@ func optional(s string) *string {
 }
 
 // samplingField records one sampling parameter: sent as requested when set.
-func samplingField(v *float64) SamplingField {
+func samplingField(v *float64) artifact.SamplingField {
 	if v == nil {
-		return SamplingField{}
+		return artifact.SamplingField{}
 	}
 	req, eff := *v, *v
-	return SamplingField{Requested: &req, Sent: true, EffectiveRequest: &eff}
+	return artifact.SamplingField{Requested: &req, Sent: true, EffectiveRequest: &eff}
 }

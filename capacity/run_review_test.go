@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/stretchr/testify/require"
 )
 
@@ -40,7 +41,7 @@ func TestRunCancelDuringWarmup(t *testing.T) {
 			require.Equal(t, want, rep.Requests)
 			for i, f := range rep.Failures {
 				require.Equal(t, i, f.RequestIndex)
-				require.Equal(t, FailureCancelled, f.FailureClass)
+				require.Equal(t, artifact.FailureCancelled, f.FailureClass)
 				require.Equal(t, "run cancelled before the request was sent", f.ErrorMessage)
 			}
 			require.False(t, rep.PerformanceEligible)
@@ -135,11 +136,11 @@ func TestRunErrorBodyThenHang(t *testing.T) {
 	for _, tc := range []struct {
 		status      int
 		contentType string
-		class       FailureClass
+		class       artifact.FailureClass
 		message     string
 	}{
-		{http.StatusServiceUnavailable, "application/json", FailureHTTPError, `HTTP 503 Service Unavailable: {"error": "overloaded`},
-		{http.StatusOK, "application/json", FailureStreamValidation, `Content-Type "application/json" is not text/event-stream: {"error": "overloaded`},
+		{http.StatusServiceUnavailable, "application/json", artifact.FailureHTTPError, `HTTP 503 Service Unavailable: {"error": "overloaded`},
+		{http.StatusOK, "application/json", artifact.FailureStreamValidation, `Content-Type "application/json" is not text/event-stream: {"error": "overloaded`},
 	} {
 		hang := hangAfter(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", tc.contentType)
@@ -178,7 +179,7 @@ func TestRunRedirectNotFollowed(t *testing.T) {
 	require.EqualValues(t, 1, seen.Load(), "no second request")
 	require.Len(t, rep.Failures, 1)
 	f := rep.Failures[0]
-	require.Equal(t, FailureStreamValidation, f.FailureClass)
+	require.Equal(t, artifact.FailureStreamValidation, f.FailureClass)
 	require.Equal(t, http.StatusTemporaryRedirect, *f.HTTPStatus)
 	require.Contains(t, f.ErrorMessage, "unexpected HTTP status 307 Temporary Redirect for a streamed request: redirected to /v2/chat/completions (not followed; set Target.BaseURL to the final URL)")
 	require.NotContains(t, f.ErrorMessage, "s3cr3t", "the Location is shown without its query")

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/stretchr/testify/require"
 )
 
@@ -75,7 +76,7 @@ func replay(c capture, edit func([]byte) []byte, models []byte) http.Handler {
 
 // runReplay runs w against h over the in-memory transport; Model and
 // MaxModelLen are explicit unless probe is set.
-func runReplay(t *testing.T, h http.Handler, w Workload, probe bool) (*Report, error) {
+func runReplay(t *testing.T, h http.Handler, w Workload, probe bool) (*artifact.Report, error) {
 	t.Helper()
 	tg := Target{BaseURL: "http://replay.invalid/v1", HTTPClient: servePipe(t, h)}
 	if !probe {
@@ -95,27 +96,27 @@ func TestRunRealEngineTranscripts(t *testing.T) {
 	tests := []struct {
 		name, headers, body string
 		edit                func([]byte) []byte
-		source              OutputTokenSource
+		source              artifact.OutputTokenSource
 		outputTokens        int
 		promptTokens        *int
 		contentChunks       int
 	}{
 		{name: "ollama usage", headers: "ollama-0.17.4-stream-usage.headers", body: "ollama-0.17.4-stream-usage.sse",
-			source: SourceUsage, outputTokens: 24, promptTokens: new(100), contentChunks: 12},
+			source: artifact.SourceUsage, outputTokens: 24, promptTokens: new(100), contentChunks: 12},
 		{name: "ollama usage crlf", headers: "ollama-0.17.4-stream-usage.headers", body: "ollama-0.17.4-stream-usage.sse",
-			edit: func(b []byte) []byte { return bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n")) }, source: SourceUsage, outputTokens: 24, promptTokens: new(100), contentChunks: 12},
+			edit: func(b []byte) []byte { return bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n")) }, source: artifact.SourceUsage, outputTokens: 24, promptTokens: new(100), contentChunks: 12},
 		{name: "ollama usage keep-alive comments", headers: "ollama-0.17.4-stream-usage.headers", body: "ollama-0.17.4-stream-usage.sse",
 			edit: func(b []byte) []byte {
 				return bytes.ReplaceAll(b, []byte("\n\ndata:"), []byte("\n\n: keep-alive\n\ndata:"))
-			}, source: SourceUsage, outputTokens: 24, promptTokens: new(100), contentChunks: 12},
+			}, source: artifact.SourceUsage, outputTokens: 24, promptTokens: new(100), contentChunks: 12},
 		{name: "ollama usage without [DONE]", headers: "ollama-0.17.4-stream-usage.headers", body: "ollama-0.17.4-stream-usage.sse",
-			edit: func(b []byte) []byte { return bytes.TrimSuffix(b, []byte("data: [DONE]\n\n")) }, source: SourceUsage, outputTokens: 24, promptTokens: new(100), contentChunks: 12},
+			edit: func(b []byte) []byte { return bytes.TrimSuffix(b, []byte("data: [DONE]\n\n")) }, source: artifact.SourceUsage, outputTokens: 24, promptTokens: new(100), contentChunks: 12},
 		{name: "ollama usage, [DONE] without blank line", headers: "ollama-0.17.4-stream-usage.headers", body: "ollama-0.17.4-stream-usage.sse",
-			edit: func(b []byte) []byte { return bytes.TrimSuffix(b, []byte("\n")) }, source: SourceUsage, outputTokens: 24, promptTokens: new(100), contentChunks: 12},
+			edit: func(b []byte) []byte { return bytes.TrimSuffix(b, []byte("\n")) }, source: artifact.SourceUsage, outputTokens: 24, promptTokens: new(100), contentChunks: 12},
 		{name: "ollama no usage", headers: "ollama-0.17.4-stream-nousage.headers", body: "ollama-0.17.4-stream-nousage.sse",
-			source: SourceContentChunks, outputTokens: 4, contentChunks: 4},
+			source: artifact.SourceContentChunks, outputTokens: 4, contentChunks: 4},
 		{name: "mock-llm", headers: "mock-llm-0.1.29-stream.headers", body: "mock-llm-0.1.29-stream.sse",
-			source: SourceContentChunks, outputTokens: 6, contentChunks: 6},
+			source: artifact.SourceContentChunks, outputTokens: 6, contentChunks: 6},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -133,8 +134,8 @@ func TestRunRealEngineTranscripts(t *testing.T) {
 					require.Equal(t, 0, row.ReasoningChunks)
 					require.Equal(t, transcriptContext, row.PlannedContextTokens)
 				}
-				require.Equal(t, ProtocolV3, rep.MeasurementProtocol)
-				require.Equal(t, tt.source == SourceUsage, rep.Metrics.OutputTokens != nil)
+				require.Equal(t, artifact.ProtocolV3, rep.MeasurementProtocol)
+				require.Equal(t, tt.source == artifact.SourceUsage, rep.Metrics.OutputTokens != nil)
 			})
 		})
 	}
@@ -167,7 +168,7 @@ func TestRunTranscriptBreakage(t *testing.T) {
 				require.NoError(t, err)
 				require.Len(t, rep.Failures, 2)
 				for _, f := range rep.Failures {
-					require.Equal(t, FailureStreamValidation, f.FailureClass)
+					require.Equal(t, artifact.FailureStreamValidation, f.FailureClass)
 					require.Contains(t, f.ErrorMessage, tt.message)
 					require.Equal(t, 200, *f.HTTPStatus)
 					require.Equal(t, tt.terminal, f.ResponseMetadata.StreamTerminalObserved)
@@ -187,7 +188,7 @@ func TestRunTranscriptErrors(t *testing.T) {
 			require.Contains(t, err.Error(), "model 'nope' not found")
 			require.NotNil(t, rep, "the partial report comes with the error")
 			require.Equal(t, 1, rep.Requests, "no request after the refusal")
-			require.Equal(t, FailureHTTPError, rep.Failures[0].FailureClass)
+			require.Equal(t, artifact.FailureHTTPError, rep.Failures[0].FailureClass)
 			require.Equal(t, 404, *rep.Failures[0].HTTPStatus)
 		})
 	})
@@ -197,7 +198,7 @@ func TestRunTranscriptErrors(t *testing.T) {
 			rep, err := runReplay(t, replay(c, nil, nil), Workload{Requests: 2, Concurrency: 1, ContextTokens: 1024}, false)
 			require.NoError(t, err)
 			require.Len(t, rep.Failures, 2)
-			require.Equal(t, FailureHTTPError, rep.Failures[0].FailureClass)
+			require.Equal(t, artifact.FailureHTTPError, rep.Failures[0].FailureClass)
 			require.Equal(t, 400, *rep.Failures[0].HTTPStatus)
 			require.Contains(t, rep.Failures[0].ErrorMessage, "HTTP 400 Bad Request: {\"error\":{\"message\":\"json: cannot unmarshal")
 		})

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // ErrEndpointRefused is wrapped by the error Run returns when the endpoint
@@ -26,8 +28,8 @@ const maxPanicStack = 1024
 // result is the outcome of one measured request.
 type result struct {
 	index    int
-	row      *TimingRow
-	fail     *Failure
+	row      *artifact.TimingRow
+	fail     *artifact.Failure
 	received bool
 	// cacheRatio is cached_tokens / prompt_tokens of a successful response
 	// whose usage reported cached tokens.
@@ -181,9 +183,9 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, prompt *[]byte, bo
 	defer func() {
 		if p := recover(); p != nil {
 			stack, _ := cutOnRune(string(debug.Stack()), maxPanicStack)
-			msg, cut := CutErrorMessage(fmt.Sprintf("panic in the request worker: %v\n%s", p, stack))
-			res = result{index: i, fail: &Failure{
-				RequestIndex: i, PlannedContextTokens: planned, FailureClass: FailureRunnerError,
+			msg, cut := artifact.CutErrorMessage(fmt.Sprintf("panic in the request worker: %v\n%s", p, stack))
+			res = result{index: i, fail: &artifact.Failure{
+				RequestIndex: i, PlannedContextTokens: planned, FailureClass: artifact.FailureRunnerError,
 				ErrorType: errTypePanic, ErrorMessage: msg, ErrorMessageTruncated: cut,
 				ElapsedMS: monoMS(time.Since(start)),
 			}}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/anvilbench/anvil/capacity/artifact"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 
@@ -116,7 +117,7 @@ func TestRunCancel(t *testing.T) {
 		require.False(t, rep.PerformanceEligible)
 		inFlight := 0
 		for _, f := range rep.Failures {
-			require.Equal(t, FailureCancelled, f.FailureClass)
+			require.Equal(t, artifact.FailureCancelled, f.FailureClass)
 			if f.ElapsedMS > 0 {
 				inFlight++
 				require.Contains(t, f.ErrorMessage, "run cancelled before the request finished")
@@ -194,9 +195,9 @@ func TestRunWorkerPanic(t *testing.T) {
 		require.Len(t, rep.Failures, 1)
 		f := rep.Failures[0]
 		require.Equal(t, 2, f.RequestIndex)
-		require.Equal(t, FailureRunnerError, f.FailureClass)
+		require.Equal(t, artifact.FailureRunnerError, f.FailureClass)
 		require.Contains(t, f.ErrorMessage, "panic in the request worker: transport defect")
-		require.LessOrEqual(t, len([]rune(f.ErrorMessage)), MaxErrorMessageRunes)
+		require.LessOrEqual(t, len([]rune(f.ErrorMessage)), artifact.MaxErrorMessageRunes)
 		require.Equal(t, 4, rep.Completed)
 	})
 }
@@ -213,7 +214,7 @@ func TestRunRequestError(t *testing.T) {
 	require.Equal(t, "http://127.0.0.1:9/v1", rep.BaseURL, "credentials removed")
 	require.Len(t, rep.Failures, 2)
 	for _, f := range rep.Failures {
-		require.Equal(t, FailureRequestError, f.FailureClass)
+		require.Equal(t, artifact.FailureRequestError, f.FailureClass)
 		require.Equal(t, "*net.OpError", f.ErrorType)
 		require.Contains(t, f.ErrorMessage, "connection refused")
 		require.NotContains(t, f.ErrorMessage, "pw")

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/stretchr/testify/require"
@@ -166,7 +167,7 @@ func TestConfigErrorValue(t *testing.T) {
 	}{
 		{"a b", `capacity: F = "a b": rule`},
 		{PromptCacheMode("none"), `capacity: F = "none": rule`},
-		{FailureClass("x"), `capacity: F = "x": rule`},
+		{artifact.FailureClass("x"), `capacity: F = "x": rule`},
 		{Float64(-0.5), "capacity: F = -0.5: rule"},
 		{7, "capacity: F = 7: rule"},
 		{90 * time.Second, "capacity: F = 1m30s: rule"},

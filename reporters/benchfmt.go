@@ -1,8 +1,7 @@
-// Package reporters reads, writes and presents capacity reports: the v1
-// JSON artifact (ReadJSON, WriteJSON, EncodeJSON), the Go benchmark format
-// for benchstat (WriteBenchfmt, BenchValues and the stable Unit* names) and
-// the console summary (WriteSummary). Reporters are plain functions of a
-// *capacity.Report.
+// Package reporters presents capacity reports: the Go benchmark format for
+// benchstat (WriteBenchfmt, BenchValues and the stable Unit* names) and the
+// console summary (WriteSummary). Reporters are plain functions of an
+// *artifact.Report; package artifact reads and writes the JSON file.
 package reporters
 
 import (
@@ -14,7 +13,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // The benchmark units of a capacity run: a small, stable set, valid benchfmt
@@ -71,7 +70,7 @@ var unitMeta = []struct{ unit, key, value string }{
 // BenchValues returns the benchmark values of r in the stable unit order,
 // leaving out every null statistic. Legacy artifacts yield the subset they
 // carry.
-func BenchValues(r *capacity.Report) []benchfmt.Value {
+func BenchValues(r *artifact.Report) []benchfmt.Value {
 	var vs []benchfmt.Value
 	add := func(unit string, v *float64) {
 		if v != nil && !isNaNOrInf(*v) {
@@ -107,7 +106,7 @@ func BenchValues(r *capacity.Report) []benchfmt.Value {
 // FailedRequests is the number of requests of r that are not latency
 // samples: Failed, or for legacy artifacts that record no failures,
 // requests minus completed.
-func FailedRequests(r *capacity.Report) int {
+func FailedRequests(r *artifact.Report) int {
 	if r.Failed > 0 || len(r.Failures) > 0 {
 		return max(r.Failed, len(r.Failures))
 	}
@@ -118,7 +117,7 @@ func isNaNOrInf(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 
 // BenchName is the benchmark name WriteBenchfmt gives r:
 // BenchmarkCapacity/ctx=<context tokens or "sampled">/conc=<concurrency>.
-func BenchName(r *capacity.Report) string {
+func BenchName(r *artifact.Report) string {
 	ctx := "sampled"
 	if r.ContextTokens != nil {
 		ctx = strconv.Itoa(*r.ContextTokens)
@@ -148,7 +147,7 @@ const (
 // an unknown (null or empty) value is written empty, which in benchfmt
 // clears the key, so a file concatenated after another never inherits
 // the other's identity.
-func BenchConfig(r *capacity.Report) []benchfmt.Config {
+func BenchConfig(r *artifact.Report) []benchfmt.Config {
 	cs := make([]benchfmt.Config, 0, 6)
 	add := func(key, value string) {
 		// A configuration value is one line.
@@ -173,7 +172,7 @@ func BenchConfig(r *capacity.Report) []benchfmt.Config {
 // a time-based run does not fix): context, served context, concurrency, max
 // tokens, burst, prompt cache mode, shared prefix, thinking, response words
 // and policy, canaries. Fields a legacy artifact lacks are left out.
-func WorkloadIdentity(r *capacity.Report) string {
+func WorkloadIdentity(r *artifact.Report) string {
 	var parts []string
 	add := func(k, v string) { parts = append(parts, k+"="+v) }
 	if r.ContextTokens != nil {
@@ -219,7 +218,7 @@ func deref(s *string) string {
 // BenchResult converts r into one benchfmt result named name (empty:
 // BenchName(r)), with the identity configuration of BenchConfig and
 // iteration count = requests.
-func BenchResult(r *capacity.Report, name string) (*benchfmt.Result, error) {
+func BenchResult(r *artifact.Report, name string) (*benchfmt.Result, error) {
 	if r == nil {
 		return nil, fmt.Errorf("reporters: nil report")
 	}
@@ -255,7 +254,7 @@ func NewBenchWriter(w io.Writer) *BenchWriter {
 }
 
 // Write writes r as one result named name (empty: BenchName(r)).
-func (bw *BenchWriter) Write(r *capacity.Report, name string) error {
+func (bw *BenchWriter) Write(r *artifact.Report, name string) error {
 	res, err := BenchResult(r, name)
 	if err != nil {
 		return err
@@ -282,7 +281,7 @@ func (bw *BenchWriter) Write(r *capacity.Report, name string) error {
 // WriteBenchfmt writes reports to w in the Go benchmark format read by
 // benchstat: unit metadata, then per report its identity configuration
 // (written only when it changes) and one result line named by BenchName.
-func WriteBenchfmt(w io.Writer, reports ...*capacity.Report) error {
+func WriteBenchfmt(w io.Writer, reports ...*artifact.Report) error {
 	bw := NewBenchWriter(w)
 	for i, r := range reports {
 		if err := bw.Write(r, ""); err != nil {

@@ -12,17 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // loadReport reads the artifact at path.
-func loadReport(t testing.TB, path string) *capacity.Report {
-	t.Helper()
-	r, _ := readFile(t, path)
-	return r
-}
 
 // golden compares got with testdata/name, or rewrites it with -update.
 func benchGolden(t *testing.T, name string, got []byte) {
@@ -127,20 +122,20 @@ func benchConfigMap(r *benchfmt.Result) map[string]string {
 }
 
 func TestBenchValuesOmitNullsAndKeepFailuresVisible(t *testing.T) {
-	r := &capacity.Report{Requests: 4, Completed: 0, Failed: 4, WallClockMS: 800}
+	r := &artifact.Report{Requests: 4, Completed: 0, Failed: 4, WallClockMS: 800}
 	got := BenchValues(r)
 	require.Equal(t, []benchfmt.Value{
 		{Value: 2e8, Unit: UnitNsPerOp},
 		{Value: 4, Unit: UnitFailed},
 	}, got, "every latency is null: only the wall time and the failure count remain")
 
-	legacy := &capacity.Report{Requests: 10, Completed: 8}
+	legacy := &artifact.Report{Requests: 10, Completed: 8}
 	require.Equal(t, []benchfmt.Value{{Value: 2, Unit: UnitFailed}}, BenchValues(legacy),
 		"legacy artifacts without failures count requests minus completed")
 }
 
 func TestBenchResultRejectsBadNames(t *testing.T) {
-	r := &capacity.Report{Requests: 1}
+	r := &artifact.Report{Requests: 1}
 	for _, name := range []string{"Capacity/x", "Benchmark x", "Benchmark\tx"} {
 		_, err := BenchResult(r, name)
 		require.ErrorContains(t, err, "want Benchmark... without spaces", name)
@@ -177,7 +172,7 @@ func TestConcatenatedFilesKeepTheirOwnIdentity(t *testing.T) {
 	first := loadReport(t, seedPath)
 	second := loadReport(t, seedPath)
 	second.Engine, second.GPU = nil, nil
-	second.Failures = []capacity.Failure{{RequestIndex: 5, FailureClass: capacity.FailureCancelled}}
+	second.Failures = []artifact.Failure{{RequestIndex: 5, FailureClass: artifact.FailureCancelled}}
 	second.RequestTimings = second.RequestTimings[:5]
 	second.Completed, second.Failed = 5, 1
 	require.NoError(t, second.Recompute())
@@ -208,7 +203,7 @@ func pick(m map[string]string, keys ...string) map[string]string {
 // TestCorpusConvertsCleanly converts every artifact of every generation in
 // testdata/corpus and parses the result as benchstat does.
 func TestCorpusConvertsCleanly(t *testing.T) {
-	var reports []*capacity.Report
+	var reports []*artifact.Report
 	for _, path := range corpusFiles(t) {
 		reports = append(reports, loadReport(t, path))
 	}

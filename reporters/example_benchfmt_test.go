@@ -3,18 +3,18 @@ package reporters_test
 import (
 	"os"
 
-	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/reporters"
 )
 
 // readSeed reads the golden artifact the examples present.
-func readSeed() *capacity.Report {
+func readSeed() *artifact.Report {
 	f, err := os.Open("../testdata/seed-capacity-v4-reasoning.json")
 	if err != nil {
 		panic(err)
 	}
 	defer f.Close()
-	r, err := reporters.ReadJSON(f)
+	r, err := artifact.Read(f)
 	if err != nil {
 		panic(err)
 	}

@@ -8,30 +8,30 @@ import (
 	"strconv"
 	"text/tabwriter"
 
-	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // summaryRows are the distribution families shown by WriteSummary, in
 // order, with their display names and units.
 var summaryRows = []struct {
 	label, unit string
-	dist        func(m *capacity.Metrics) *capacity.Distribution
+	dist        func(m *artifact.Metrics) *artifact.Distribution
 }{
-	{"TTFT", "ms", func(m *capacity.Metrics) *capacity.Distribution { return &m.TTFT }},
-	{"TTFO", "ms", func(m *capacity.Metrics) *capacity.Distribution { return &m.TimeToFirstOutput }},
-	{"E2E", "ms", func(m *capacity.Metrics) *capacity.Distribution { return &m.E2E }},
-	{"generation", "ms", func(m *capacity.Metrics) *capacity.Distribution { return &m.Generation }},
-	{"TPOT", "ms", func(m *capacity.Metrics) *capacity.Distribution { return &m.TPOT }},
-	{"decode", "tok/s", func(m *capacity.Metrics) *capacity.Distribution { return &m.DecodeTokS }},
-	{"prefill (effective)", "tok/s", func(m *capacity.Metrics) *capacity.Distribution { return &m.EffectivePrefillTokS }},
-	{"prompt tokens", "tok", func(m *capacity.Metrics) *capacity.Distribution { return &m.PromptTokensDist }},
-	{"completion tokens", "tok", func(m *capacity.Metrics) *capacity.Distribution { return &m.CompletionTokens }},
+	{"TTFT", "ms", func(m *artifact.Metrics) *artifact.Distribution { return &m.TTFT }},
+	{"TTFO", "ms", func(m *artifact.Metrics) *artifact.Distribution { return &m.TimeToFirstOutput }},
+	{"E2E", "ms", func(m *artifact.Metrics) *artifact.Distribution { return &m.E2E }},
+	{"generation", "ms", func(m *artifact.Metrics) *artifact.Distribution { return &m.Generation }},
+	{"TPOT", "ms", func(m *artifact.Metrics) *artifact.Distribution { return &m.TPOT }},
+	{"decode", "tok/s", func(m *artifact.Metrics) *artifact.Distribution { return &m.DecodeTokS }},
+	{"prefill (effective)", "tok/s", func(m *artifact.Metrics) *artifact.Distribution { return &m.EffectivePrefillTokS }},
+	{"prompt tokens", "tok", func(m *artifact.Metrics) *artifact.Distribution { return &m.PromptTokensDist }},
+	{"completion tokens", "tok", func(m *artifact.Metrics) *artifact.Distribution { return &m.CompletionTokens }},
 }
 
 // summaryStats are the statistics columns of WriteSummary.
-var summaryStats = []capacity.Statistic{
-	capacity.StatP50, capacity.StatP95, capacity.StatP99,
-	capacity.StatMean, capacity.StatMeanCI95Low, capacity.StatMeanCI95High,
+var summaryStats = []artifact.Statistic{
+	artifact.StatP50, artifact.StatP95, artifact.StatP99,
+	artifact.StatMean, artifact.StatMeanCI95Low, artifact.StatMeanCI95High,
 }
 
 // WriteSummary prints a console summary of r: identity, workload,
@@ -40,7 +40,7 @@ var summaryStats = []capacity.Statistic{
 // the contract checks. Values an artifact does not carry print as "-", so
 // legacy artifacts summarize too. The p99 column is marked descriptive when
 // the samples are too few for a tail estimate.
-func WriteSummary(w io.Writer, r *capacity.Report) error {
+func WriteSummary(w io.Writer, r *artifact.Report) error {
 	if r == nil {
 		return fmt.Errorf("reporters: nil report")
 	}
@@ -114,7 +114,7 @@ func WriteSummary(w io.Writer, r *capacity.Report) error {
 }
 
 // failureClasses formats the failure count per class, sorted by class.
-func failureClasses(r *capacity.Report) string {
+func failureClasses(r *artifact.Report) string {
 	counts := map[string]int{}
 	for _, f := range r.Failures {
 		c := string(f.FailureClass)

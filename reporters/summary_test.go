@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 func TestWriteSummaryGolden(t *testing.T) {
@@ -27,12 +27,12 @@ func TestWriteSummaryGolden(t *testing.T) {
 
 func TestWriteSummaryShowsFailuresAndChecks(t *testing.T) {
 	rate := 0.5
-	r := &capacity.Report{
+	r := &artifact.Report{
 		Requests: 4, Completed: 2, Failed: 2, ControlledOutputPolicy: "strict",
-		Failures: []capacity.Failure{
-			{FailureClass: capacity.FailureHTTPError}, {FailureClass: capacity.FailureControlledOutput},
+		Failures: []artifact.Failure{
+			{FailureClass: artifact.FailureHTTPError}, {FailureClass: artifact.FailureControlledOutput},
 		},
-		Metrics: capacity.Metrics{
+		Metrics: artifact.Metrics{
 			RequestCanarySamples: 2, RequestCanaryPassed: 1,
 			ControlledOutputSamples: 2, ControlledOutputExactAdherence: 1,
 			ControlledOutputExactAdherenceRate: &rate,

@@ -28,7 +28,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/reporters"
 )
 
@@ -58,14 +58,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "anvilreport: no command\n%s", usage)
 		return 2
 	}
-	var each func(r *capacity.Report, path string) error
+	var each func(r *artifact.Report, path string) error
 	switch args[0] {
 	case "bench":
 		bw := reporters.NewBenchWriter(stdout)
-		each = func(r *capacity.Report, _ string) error { return bw.Write(r, "") }
+		each = func(r *artifact.Report, _ string) error { return bw.Write(r, "") }
 	case "summary":
 		first := true
-		each = func(r *capacity.Report, path string) error {
+		each = func(r *artifact.Report, path string) error {
 			if !first {
 				fmt.Fprintln(stdout)
 			}
@@ -99,13 +99,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return status
 }
 
-// readReport reads one capacity artifact; ReadJSON bounds how much of the
+// readReport reads one capacity artifact; artifact.Read bounds how much of the
 // file it reads.
-func readReport(path string) (*capacity.Report, error) {
+func readReport(path string) (*artifact.Report, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return reporters.ReadJSON(f)
+	return artifact.Read(f)
 }

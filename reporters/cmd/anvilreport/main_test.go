@@ -100,7 +100,7 @@ func TestUnreadableFiles(t *testing.T) {
 		lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
 		require.Len(t, lines, 3, "%s: one line per bad file:\n%s", cmd, stderr.String())
 		require.Equal(t, "anvilreport: "+filepath.Join(dir, "missing.json")+": no such file or directory", lines[0])
-		require.Equal(t, "anvilreport: "+notJSON+": reporters: read artifact: document: invalid JSON at byte offset 0: invalid character 'l' looking for beginning of value", lines[1])
+		require.Equal(t, "anvilreport: "+notJSON+": artifact: read: document: invalid JSON at byte offset 0: invalid character 'l' looking for beginning of value", lines[1])
 		require.Equal(t, "anvilreport: "+dir+": is a directory", lines[2])
 		require.Contains(t, stdout.String(), "ctx=65536", "%s: the good file is still handled", cmd)
 	}

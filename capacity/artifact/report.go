@@ -1,4 +1,6 @@
-package capacity
+package artifact
+
+import "github.com/anvilbench/anvil/capacity/internal/jsonstr"
 
 // This file holds the anvil-serving.benchmark/v1 document: the Report and the
 // small objects it is made of. Every JSON key is written by the artifact
@@ -251,7 +253,7 @@ func CutErrorMessage(msg string) (cut string, truncated bool) {
 		if runes == MaxErrorMessageRunes {
 			return msg[:i], true
 		}
-		size += escapedLen(r)
+		size += jsonstr.EscapedLen(r)
 		if size > MaxErrorMessageJSONBytes {
 			return msg[:i], true
 		}

@@ -1,8 +1,7 @@
-package capacity
+package artifact
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -14,23 +13,14 @@ import (
 // bitsEqual is float64 equality bit for bit: what "reproduces exactly" means.
 var bitsEqual = cmp.Comparer(func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) })
 
-func readReport(t testing.TB, path string) (*Report, []byte) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	var r Report
-	require.NoError(t, r.UnmarshalJSON(data), path)
-	return &r, data
-}
-
-var seedPath = filepath.Join("..", "testdata", "seed-capacity-v4-reasoning.json")
+var seedPath = filepath.Join("..", "..", "testdata", "seed-capacity-v4-reasoning.json")
 
 // TestRecomputeSeedFromZero zeroes every derived field of the golden
 // artifact, recomputes, and requires every metric bit-identical to the
 // recorded one; prefix_cache_hit_avg is the one value rows cannot give.
 func TestRecomputeSeedFromZero(t *testing.T) {
-	orig, _ := readReport(t, seedPath)
-	r, _ := readReport(t, seedPath)
+	orig, _ := readFile(t, seedPath)
+	r, _ := readFile(t, seedPath)
 	r.Metrics = Metrics{}
 	r.MetricPopulation = MetricPopulation{}
 	r.PerformanceEligible = false
@@ -64,7 +54,7 @@ func TestRecomputeSeedFromZero(t *testing.T) {
 // TestRecomputeSeedUnchanged: recomputing the artifact as read changes no
 // byte of it.
 func TestRecomputeSeedUnchanged(t *testing.T) {
-	r, data := readReport(t, seedPath)
+	r, data := readFile(t, seedPath)
 	require.NoError(t, r.Recompute())
 	out, err := r.MarshalJSON()
 	require.NoError(t, err)
@@ -82,7 +72,7 @@ func TestRecomputeSeedUnchanged(t *testing.T) {
 func TestRecomputeCorpus(t *testing.T) {
 	recomputed := 0
 	for _, f := range corpusFiles(t) {
-		r, data := readReport(t, f)
+		r, data := readFile(t, f)
 		if !r.shape.has("request_timings") {
 			require.Error(t, r.Recompute(), "%s has no rows; recompute must refuse", f)
 			continue

@@ -1,6 +1,6 @@
 //go:build !race
 
-package reporters
+package capacity
 
 // raceEnabled reports whether the test binary runs under the race detector.
 const raceEnabled = false

@@ -1,8 +1,7 @@
-package reporters
+package artifact
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -13,55 +12,28 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
-
-	"github.com/anvilbench/anvil/capacity"
 )
 
 var (
-	corpusDir   = filepath.Join("..", "testdata", "corpus")
-	seedPath    = filepath.Join("..", "testdata", "seed-capacity-v4-reasoning.json")
-	notCapacity = filepath.Join("..", "testdata", "not-capacity")
+	corpusDir   = filepath.Join("..", "..", "testdata", "corpus")
+	notCapacity = filepath.Join("..", "..", "testdata", "not-capacity")
 )
 
 // exact compares Reports completely, the remembered key sets and raw
 // unknown keys included.
 var exact = cmp.Exporter(func(reflect.Type) bool { return true })
 
-func corpusFiles(t testing.TB) []string {
-	t.Helper()
-	var files []string
-	require.NoError(t, filepath.WalkDir(corpusDir, func(path string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".json") {
-			files = append(files, path)
-		}
-		return err
-	}))
-	require.Len(t, files, 252)
-	return files
-}
-
-// genericJSON decodes with number literals kept, for comparisons that do
-// not trust the codec under test.
-func genericJSON(t testing.TB, data []byte) any {
-	t.Helper()
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	require.NoError(t, dec.Decode(&v))
-	return v
-}
-
-func readFile(t testing.TB, path string) (*capacity.Report, []byte) {
+func readFile(t testing.TB, path string) (*Report, []byte) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	r, err := ReadJSON(bytes.NewReader(data))
+	r, err := Read(bytes.NewReader(data))
 	require.NoError(t, err, path)
 	return r, data
 }
 
 // TestCorpusRoundTrip: every artifact of every generation reads, and
-// read -> WriteJSON -> read is lossless: the same Report (key sets and
+// read -> WriteFile -> read is lossless: the same Report (key sets and
 // unknown keys included), the same keys and number literals at every
 // level of the written document (so *_unix_ns stay exact), and for files
 // the Python tool wrote with its usual layout, the same bytes.
@@ -70,12 +42,12 @@ func TestCorpusRoundTrip(t *testing.T) {
 	for i, f := range append(corpusFiles(t), seedPath) {
 		r1, data := readFile(t, f)
 		out := filepath.Join(dir, "artifact.json")
-		require.NoError(t, WriteJSON(out, r1))
+		require.NoError(t, WriteFile(out, r1))
 		r2, written := readFile(t, out)
 		if diff := cmp.Diff(r1, r2, exact); diff != "" {
 			t.Fatalf("%s: read -> write -> read differs:\n%s", f, diff)
 		}
-		require.Equal(t, genericJSON(t, data), genericJSON(t, written), f)
+		require.Equal(t, generic(t, data), generic(t, written), f)
 		if bytes.Count(data, []byte("\n")) > 1 {
 			require.Equal(t, string(bytes.TrimSuffix(data, []byte("\n")))+"\n", string(written), f)
 		}
@@ -93,8 +65,8 @@ func TestNotCapacityRejected(t *testing.T) {
 	for _, e := range entries {
 		data, err := os.ReadFile(filepath.Join(notCapacity, e.Name()))
 		require.NoError(t, err)
-		_, err = ReadJSON(bytes.NewReader(data))
-		require.ErrorIs(t, err, capacity.ErrNotArtifact, e.Name())
+		_, err = Read(bytes.NewReader(data))
+		require.ErrorIs(t, err, ErrNotArtifact, e.Name())
 	}
 }
 
@@ -116,7 +88,7 @@ func (r *endless) Read(p []byte) (int, error) {
 	return k, nil
 }
 
-func TestReadJSONErrors(t *testing.T) {
+func TestReadErrors(t *testing.T) {
 	seed, err := os.ReadFile(seedPath)
 	require.NoError(t, err)
 	mutate := func(old, new string) string {
@@ -128,7 +100,7 @@ func TestReadJSONErrors(t *testing.T) {
 		in   io.Reader
 		want string
 	}{
-		{"over 64 MiB", &endless{n: MaxArtifactBytes + 1}, "input exceeds the 67108864-byte (64 MiB) limit"},
+		{"over 64 MiB", &endless{n: MaxBytes + 1}, "input exceeds the 67108864-byte (64 MiB) limit"},
 		{"empty", strings.NewReader(""), "empty input"},
 		{"truncated", strings.NewReader(string(seed[:len(seed)/2])), "truncated JSON at byte offset"},
 		{"top-level array", strings.NewReader("[" + string(seed) + "]"), "want a JSON object at top level, got an array"},
@@ -150,7 +122,7 @@ func TestReadJSONErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := ReadJSON(tc.in)
+			r, err := Read(tc.in)
 			require.Nil(t, r)
 			require.ErrorContains(t, err, tc.want)
 		})
@@ -161,17 +133,17 @@ type failingReader struct{}
 
 func (failingReader) Read([]byte) (int, error) { return 0, errors.New("disk on fire") }
 
-func TestReadJSONReaderError(t *testing.T) {
-	_, err := ReadJSON(failingReader{})
+func TestReadReaderError(t *testing.T) {
+	_, err := Read(failingReader{})
 	require.ErrorContains(t, err, "disk on fire")
 }
 
-func TestWriteJSONAtomic(t *testing.T) {
+func TestWriteFileAtomic(t *testing.T) {
 	r, data := readFile(t, seedPath)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "run.json")
 	require.NoError(t, os.WriteFile(path, []byte("old"), 0o600))
-	require.NoError(t, WriteJSON(path, r))
+	require.NoError(t, WriteFile(path, r))
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.Equal(t, string(data)+"\n", string(got), "2-space indent, sorted keys, trailing newline")
@@ -184,7 +156,7 @@ func TestWriteJSONAtomic(t *testing.T) {
 
 	// A report JSON cannot hold fails before touching the target.
 	r.WallClockMS = nan()
-	require.ErrorContains(t, WriteJSON(path, r), "non-finite")
+	require.ErrorContains(t, WriteFile(path, r), "non-finite")
 	got, err = os.ReadFile(path)
 	require.NoError(t, err)
 	require.Equal(t, string(data)+"\n", string(got))
@@ -192,8 +164,8 @@ func TestWriteJSONAtomic(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
 
-	require.Error(t, WriteJSON(filepath.Join(dir, "missing", "run.json"), r))
-	require.ErrorContains(t, WriteJSON(path, nil), "nil report")
+	require.Error(t, WriteFile(filepath.Join(dir, "missing", "run.json"), r))
+	require.ErrorContains(t, WriteFile(path, nil), "nil report")
 }
 
 func nan() float64 {
@@ -201,16 +173,16 @@ func nan() float64 {
 	return zero / zero
 }
 
-func TestEncodeJSON(t *testing.T) {
+func TestWrite(t *testing.T) {
 	r, data := readFile(t, seedPath)
 	var buf bytes.Buffer
-	require.NoError(t, EncodeJSON(&buf, r))
+	require.NoError(t, Write(&buf, r))
 	require.Equal(t, string(data)+"\n", buf.String())
 }
 
-// FuzzReadJSON: ReadJSON never panics; whatever it accepts writes back to
+// FuzzRead: Read never panics; whatever it accepts writes back to
 // a document it reads as the same Report, and writing is then stable.
-func FuzzReadJSON(f *testing.F) {
+func FuzzRead(f *testing.F) {
 	for _, p := range []string{seedPath, filepath.Join(notCapacity, "local_benchmark_sample.json")} {
 		data, err := os.ReadFile(p)
 		require.NoError(f, err)
@@ -222,19 +194,19 @@ func FuzzReadJSON(f *testing.F) {
 	f.Add([]byte(`{"x": NaN}`))
 	f.Add([]byte(`[1, 2`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := ReadJSON(bytes.NewReader(data))
+		r, err := Read(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
 		var first bytes.Buffer
-		require.NoError(t, EncodeJSON(&first, r))
-		back, err := ReadJSON(bytes.NewReader(first.Bytes()))
+		require.NoError(t, Write(&first, r))
+		back, err := Read(bytes.NewReader(first.Bytes()))
 		require.NoError(t, err, "re-reading what was written:\n%s", first.String())
 		if diff := cmp.Diff(r, back, exact); diff != "" {
 			t.Fatalf("read -> write -> read differs:\n%s", diff)
 		}
 		var second bytes.Buffer
-		require.NoError(t, EncodeJSON(&second, back))
+		require.NoError(t, Write(&second, back))
 		require.Equal(t, first.String(), second.String())
 	})
 }

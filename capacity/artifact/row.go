@@ -1,4 +1,4 @@
-package capacity
+package artifact
 
 // TimingRow is one successful request in "request_timings" (and a failure's
 // "response_timing"). Times are milliseconds from t0, taken from the

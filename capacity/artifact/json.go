@@ -1,4 +1,4 @@
-package capacity
+package artifact
 
 import (
 	"bytes"
@@ -27,9 +27,8 @@ var artifactRequiredKeys = []string{
 // JSON writes back exactly the keys it was read with.
 //
 // encoding/json re-compacts (and HTML-escapes) what MarshalJSON returns when
-// it embeds a Report; call MarshalJSON or WriteTo directly, or
-// reporters.WriteJSON, to get the artifact bytes. It fails when the report
-// holds NaN or ±Inf. (A value receiver, so Report and *Report both marshal
+// it embeds a Report; use Write or WriteFile to get the artifact bytes. It
+// fails when the report holds NaN or ±Inf. (A value receiver, so Report and *Report both marshal
 // as the artifact.)
 func (r Report) MarshalJSON() ([]byte, error) {
 	e := artEncoder{buf: make([]byte, 0, 16<<10)}
@@ -40,11 +39,11 @@ func (r Report) MarshalJSON() ([]byte, error) {
 	return e.buf, nil
 }
 
-// WriteTo writes the artifact to w as MarshalJSON does, followed by a
+// writeTo writes the artifact to w as MarshalJSON does, followed by a
 // newline, streaming in bounded memory (64 KiB at a time). After a
 // non-finite number or a write error it writes nothing more and returns
 // that error; w may then hold a partial document.
-func (r *Report) WriteTo(w io.Writer) (int64, error) {
+func (r *Report) writeTo(w io.Writer) (int64, error) {
 	e := artEncoder{buf: make([]byte, 0, 8<<10), w: w}
 	reportTable.encode(&e, r)
 	e.buf = append(e.buf, '\n')

@@ -1,4 +1,4 @@
-package capacity
+package artifact
 
 import (
 	"io"
@@ -19,7 +19,7 @@ func BenchmarkMarshalSeed(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		if _, err := r.WriteTo(io.Discard); err != nil {
+		if _, err := r.writeTo(io.Discard); err != nil {
 			b.Fatal(err)
 		}
 	}

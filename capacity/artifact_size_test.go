@@ -1,28 +1,28 @@
-package reporters
+package capacity
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/stretchr/testify/require"
-
-	"github.com/anvilbench/anvil/capacity"
 )
 
-// escapeHeavy is a failure message of exactly capacity.MaxErrorMessageRunes
+// escapeHeavy is a failure message of exactly MaxErrorMessageRunes
 // code points, every one of which takes a two-byte JSON escape (quote,
 // backslash, newline, tab, carriage return, backspace, form feed): the
 // longest message CutErrorMessage keeps whole.
 func escapeHeavy() string {
 	const pattern = "\"\\\n\t\r\b\f"
 	var b strings.Builder
-	for n := 0; n < capacity.MaxErrorMessageRunes; n++ {
+	for n := 0; n < artifact.MaxErrorMessageRunes; n++ {
 		b.WriteByte(pattern[n%len(pattern)])
 	}
 	return b.String()
@@ -33,40 +33,44 @@ func escapeHeavy() string {
 // failure row carries a full timing row (with both checks), response
 // metadata and a message at its cap. (A failure row is larger than a successful
 // row, so all-failed is the worst case.)
-func largestReport(t testing.TB) *capacity.Report {
+func largestReport(t testing.TB) *artifact.Report {
 	t.Helper()
-	seed, _ := readFile(t, seedPath)
-	r := &capacity.Report{
-		Schema: capacity.Schema, RunID: seed.RunID, StartedAt: seed.StartedAt, FinishedAt: seed.FinishedAt,
+	f, err := os.Open(filepath.Join("..", "testdata", "seed-capacity-v4-reasoning.json"))
+	require.NoError(t, err)
+	defer f.Close()
+	seed, err := artifact.Read(f)
+	require.NoError(t, err)
+	r := &artifact.Report{
+		Schema: artifact.Schema, RunID: seed.RunID, StartedAt: seed.StartedAt, FinishedAt: seed.FinishedAt,
 		StartedAtUnixNS: seed.StartedAtUnixNS, FinishedAtUnixNS: seed.FinishedAtUnixNS,
 		TimestampPrecision: seed.TimestampPrecision, WallClockMS: 3.6e9, BaseURL: strings.Repeat("h", 2048),
 		Model: seed.Model, Engine: seed.Engine, GPU: seed.GPU,
-		Requests: capacity.MaxRequests, Concurrency: capacity.MaxConcurrency, MaxTokens: capacity.MaxMaxTokens, ContextSeed: 1 << 62,
-		MaxContextTokens: new(capacity.MaxContextTokens), ContextDistribution: map[int]int{16000: 2180, 32768: 3840, 65536: 3040, 131072: 890, 262144: 50},
-		SharedPrefixTokens: capacity.MaxSharedPrefixTokens, PromptCacheMode: "unique", RequestCanaries: true,
-		ResponseWords: capacity.MaxResponseWords, ControlledOutputPolicy: "strict", ServeFlags: seed.ServeFlags,
-		Sampling: seed.Sampling, Failed: capacity.MaxRequests, ResponsesReceived: capacity.MaxRequests,
+		Requests: MaxRequests, Concurrency: MaxConcurrency, MaxTokens: MaxMaxTokens, ContextSeed: 1 << 62,
+		MaxContextTokens: new(MaxContextTokens), ContextDistribution: map[int]int{16000: 2180, 32768: 3840, 65536: 3040, 131072: 890, 262144: 50},
+		SharedPrefixTokens: MaxSharedPrefixTokens, PromptCacheMode: "unique", RequestCanaries: true,
+		ResponseWords: MaxResponseWords, ControlledOutputPolicy: "strict", ServeFlags: seed.ServeFlags,
+		Sampling: seed.Sampling, Failed: MaxRequests, ResponsesReceived: MaxRequests,
 		TimingMethodology: seed.TimingMethodology,
 	}
-	msg, truncated := capacity.CutErrorMessage(escapeHeavy())
+	msg, truncated := artifact.CutErrorMessage(escapeHeavy())
 	require.False(t, truncated)
-	require.Equal(t, capacity.MaxErrorMessageRunes, utf8.RuneCountInString(msg))
+	require.Equal(t, artifact.MaxErrorMessageRunes, utf8.RuneCountInString(msg))
 	row := seed.RequestTimings[0]
-	for i := range capacity.MaxRequests {
+	for i := range MaxRequests {
 		row := row
 		row.RequestIndex = i
 		row.PlannedContextTokens = 262144
-		row.ControlledOutput = &capacity.ControlledOutputCheck{RequestedWords: capacity.MaxResponseWords, ObservedCodeWords: capacity.MaxResponseWords - 1,
+		row.ControlledOutput = &artifact.ControlledOutputCheck{RequestedWords: MaxResponseWords, ObservedCodeWords: MaxResponseWords - 1,
 			ObservedExtraWords: 12345, CaptureComplete: true, ExactAdherence: new(false), Policy: "strict"}
-		r.Failures = append(r.Failures, capacity.Failure{
-			RequestIndex: i, PlannedContextTokens: 262144, FailureClass: capacity.FailureControlledOutput,
+		r.Failures = append(r.Failures, artifact.Failure{
+			RequestIndex: i, PlannedContextTokens: 262144, FailureClass: artifact.FailureControlledOutput,
 			ErrorType: "ControlledOutputError", ErrorMessage: msg, ErrorMessageTruncated: true,
 			ResponseReceived: true, ElapsedMS: 3599999.123456789, HTTPStatus: new(200),
 			ResponseTiming: &row,
-			ResponseMetadata: &capacity.ResponseMetadata{OutputTokenSource: capacity.SourceUsage,
-				ContentChunks: capacity.MaxMaxTokens, ReasoningChunks: capacity.MaxMaxTokens, FinishReasons: []string{"length"},
-				StreamTerminalObserved: true, Usage: &capacity.Usage{PromptTokens: new(capacity.MaxContextTokens),
-					CompletionTokens: new(capacity.MaxMaxTokens), TotalTokens: new(capacity.MaxContextTokens + capacity.MaxMaxTokens)}},
+			ResponseMetadata: &artifact.ResponseMetadata{OutputTokenSource: artifact.SourceUsage,
+				ContentChunks: MaxMaxTokens, ReasoningChunks: MaxMaxTokens, FinishReasons: []string{"length"},
+				StreamTerminalObserved: true, Usage: &artifact.Usage{PromptTokens: new(MaxContextTokens),
+					CompletionTokens: new(MaxMaxTokens), TotalTokens: new(MaxContextTokens + MaxMaxTokens)}},
 		})
 	}
 	require.NoError(t, r.Recompute())
@@ -79,25 +83,25 @@ func TestLargestArtifactFitsReader(t *testing.T) {
 	}
 	r := largestReport(t)
 	path := filepath.Join(t.TempDir(), "largest.json")
-	require.NoError(t, WriteJSON(path, r))
+	require.NoError(t, artifact.WriteFile(path, r))
 	info, err := os.Stat(path)
 	require.NoError(t, err)
 	t.Logf("largest artifact: %d bytes (%.1f%% of the %d-byte limit)", info.Size(),
-		100*float64(info.Size())/MaxArtifactBytes, MaxArtifactBytes)
-	require.Less(t, info.Size(), int64(MaxArtifactBytes))
+		100*float64(info.Size())/artifact.MaxBytes, artifact.MaxBytes)
+	require.Less(t, info.Size(), int64(artifact.MaxBytes))
 
 	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
-	back, err := ReadJSON(f)
+	back, err := artifact.Read(f)
 	require.NoError(t, err)
-	require.Len(t, back.Failures, capacity.MaxRequests)
+	require.Len(t, back.Failures, MaxRequests)
 	require.Equal(t, r.Failures[9999].ErrorMessage, back.Failures[9999].ErrorMessage)
 	// Full structural comparison of a sample (cmp over all 10000 is slow);
 	// the byte comparison below covers every row.
-	sample := func(fs []capacity.Failure) []capacity.Failure { return []capacity.Failure{fs[0], fs[4999], fs[9999]} }
-	if diff := cmp.Diff(sample(r.Failures), sample(back.Failures), cmpopts.IgnoreUnexported(capacity.Failure{}, capacity.TimingRow{},
-		capacity.CanaryCheck{}, capacity.ControlledOutputCheck{}, capacity.ResponseMetadata{}, capacity.Usage{})); diff != "" {
+	sample := func(fs []artifact.Failure) []artifact.Failure { return []artifact.Failure{fs[0], fs[4999], fs[9999]} }
+	if diff := cmp.Diff(sample(r.Failures), sample(back.Failures), cmpopts.IgnoreUnexported(artifact.Failure{}, artifact.TimingRow{},
+		artifact.CanaryCheck{}, artifact.ControlledOutputCheck{}, artifact.ResponseMetadata{}, artifact.Usage{})); diff != "" {
 		t.Fatalf("failures differ after the round trip:\n%s", diff)
 	}
 	again, err := back.MarshalJSON()
@@ -110,7 +114,7 @@ func TestLargestArtifactFitsReader(t *testing.T) {
 // TestOverLimitRefused: a report past the reader's limit (here the largest
 // one with every check repeated at the failure level, which Failure's
 // contract rules out) is refused by the writer instead of producing a
-// file ReadJSON would reject; the target path is left untouched.
+// file Read would reject; the target path is left untouched.
 func TestOverLimitRefused(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("builds a 60 MB artifact; runs without -short and -race")
@@ -122,9 +126,37 @@ func TestOverLimitRefused(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "too-large.json")
-	err := WriteJSON(path, r)
+	err := artifact.WriteFile(path, r)
 	require.ErrorContains(t, err, "exceeds the 67108864-byte (64 MiB) reader limit")
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Empty(t, entries, "neither the target nor a temporary file exists")
+}
+
+// BenchmarkLargestArtifact reads and encodes the largest artifact the
+// bounds allow.
+func BenchmarkLargestArtifact(b *testing.B) {
+	r := largestReport(b)
+	var buf bytes.Buffer
+	if err := artifact.Write(&buf, r); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("read", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(buf.Len()))
+		for b.Loop() {
+			if _, err := artifact.Read(bytes.NewReader(buf.Bytes())); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encode", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(buf.Len()))
+		for b.Loop() {
+			if err := artifact.Write(io.Discard, r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -1,4 +1,4 @@
-package capacity
+package artifact
 
 import (
 	"errors"
@@ -50,7 +50,7 @@ func (r *Report) Recompute() error {
 		return fmt.Errorf("capacity: recompute: requests %d, want >= 0", r.Requests)
 	}
 	for i := range r.RequestTimings {
-		if err := r.RequestTimings[i].check(); err != nil {
+		if err := r.RequestTimings[i].Check(); err != nil {
 			return fmt.Errorf("capacity: recompute: request_timings[%d]: %w", i, err)
 		}
 	}
@@ -127,9 +127,9 @@ func (r *Report) sawReasoning() bool {
 	return false
 }
 
-// check validates one successful row: finite values, non-negative counts,
+// Check validates one successful row: finite values, non-negative counts,
 // and 0 <= TTFO <= TTFT <= E2E (TTFO only when the row records it).
-func (row *TimingRow) check() error {
+func (row *TimingRow) Check() error {
 	floats := []struct {
 		key string
 		v   *float64

@@ -1,4 +1,4 @@
-package reporters
+package artifact
 
 import (
 	"bytes"
@@ -6,59 +6,49 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/anvilbench/anvil/capacity"
 )
 
-func BenchmarkReadJSON(b *testing.B) {
+func BenchmarkRead(b *testing.B) {
 	seed, err := os.ReadFile(seedPath)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Run("seed", func(b *testing.B) { benchRead(b, seed) })
-	b.Run("largest", func(b *testing.B) {
-		var buf bytes.Buffer
-		if err := EncodeJSON(&buf, largestReport(b)); err != nil {
-			b.Fatal(err)
-		}
-		benchRead(b, buf.Bytes())
-	})
 }
 
 func benchRead(b *testing.B, data []byte) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		if _, err := ReadJSON(bytes.NewReader(data)); err != nil {
+		if _, err := Read(bytes.NewReader(data)); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-func BenchmarkWriteJSON(b *testing.B) {
-	seed := loadReport(b, seedPath)
+func BenchmarkWriteFile(b *testing.B) {
+	seed, _ := readFile(b, seedPath)
 	b.Run("seed/encode", func(b *testing.B) { benchEncode(b, seed) })
 	b.Run("seed/file", func(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "seed.json")
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := WriteJSON(path, seed); err != nil {
+			if err := WriteFile(path, seed); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	b.Run("largest/encode", func(b *testing.B) { benchEncode(b, largestReport(b)) })
 }
 
-func benchEncode(b *testing.B, r *capacity.Report) {
+func benchEncode(b *testing.B, r *Report) {
 	var n countWriter
-	if err := EncodeJSON(&n, r); err != nil {
+	if err := Write(&n, r); err != nil {
 		b.Fatal(err)
 	}
 	b.SetBytes(int64(n))
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := EncodeJSON(io.Discard, r); err != nil {
+		if err := Write(io.Discard, r); err != nil {
 			b.Fatal(err)
 		}
 	}

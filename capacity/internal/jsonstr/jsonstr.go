@@ -1,24 +1,28 @@
-package capacity
+// Package jsonstr writes JSON strings the two ways anvil needs: as Python's
+// json.dump(ensure_ascii=False) writes them (the artifact) and as
+// encoding/json with HTML escaping off writes them (request bodies). Both
+// allocate nothing beyond growing the destination.
+package jsonstr
 
 import "unicode/utf8"
 
-// jsonEscaping selects how appendJSONString writes the few inputs on which
+// Escaping selects how Append writes the few inputs on which
 // JSON encoders legitimately differ. Every other byte is written the same
 // way by both: '"' and '\\' and the control characters \b \f \n \r \t get
 // their two-byte escapes, the other characters below U+0020 a \u00XX
 // escape, and everything else (HTML characters, U+007F, non-ASCII text)
 // is copied as it is.
-type jsonEscaping uint8
+type Escaping uint8
 
 const (
-	// escapePython is Python's json.dump with ensure_ascii=False, the
+	// Python is Python's json.dump with ensure_ascii=False, the
 	// artifact's encoding: an invalid UTF-8 byte becomes the character
 	// U+FFFD, and U+2028 and U+2029 are written as they are.
-	escapePython jsonEscaping = iota
-	// escapeGo is encoding/json with HTML escaping off, the request body's
+	Python Escaping = iota
+	// Go is encoding/json with HTML escaping off, the request body's
 	// encoding: an invalid UTF-8 byte becomes the escape \ufffd, and U+2028
 	// and U+2029 are escaped.
-	escapeGo
+	Go
 )
 
 const jsonHex = "0123456789abcdef"
@@ -31,9 +35,9 @@ var jsonPlain = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
-// appendJSONString appends s to dst as a JSON string escaped as esc says.
+// Append appends s to dst as a JSON string escaped as esc says.
 // It allocates nothing beyond growing dst, whether s is a string or bytes.
-func appendJSONString[S ~string | ~[]byte](dst []byte, s S, esc jsonEscaping) []byte {
+func Append[S ~string | ~[]byte](dst []byte, s S, esc Escaping) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -69,12 +73,12 @@ func appendJSONString[S ~string | ~[]byte](dst []byte, s S, esc jsonEscaping) []
 		switch {
 		case r == utf8.RuneError && size == 1:
 			dst = append(dst, s[start:i]...)
-			if esc == escapeGo {
+			if esc == Go {
 				dst = append(dst, `\ufffd`...)
 			} else {
 				dst = utf8.AppendRune(dst, utf8.RuneError)
 			}
-		case (r == '\u2028' || r == '\u2029') && esc == escapeGo:
+		case (r == '\u2028' || r == '\u2029') && esc == Go:
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, '\\', 'u', '2', '0', '2', jsonHex[r&0xF])
 		default:
@@ -88,9 +92,9 @@ func appendJSONString[S ~string | ~[]byte](dst []byte, s S, esc jsonEscaping) []
 	return append(dst, '"')
 }
 
-// escapedLen is the number of bytes appendJSONString writes for the rune r
-// under escapePython (utf8.RuneError for an invalid byte).
-func escapedLen(r rune) int {
+// EscapedLen is the number of bytes Append writes for the rune r
+// under Python (utf8.RuneError for an invalid byte).
+func EscapedLen(r rune) int {
 	switch {
 	case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t' || r == '\b' || r == '\f':
 		return 2

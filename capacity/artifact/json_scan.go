@@ -1,4 +1,4 @@
-package capacity
+package artifact
 
 import (
 	"bytes"

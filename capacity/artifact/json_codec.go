@@ -1,4 +1,4 @@
-package capacity
+package artifact
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/anvilbench/anvil/capacity/internal/jsonstr"
 )
 
 // The artifact artEncoder writes what Python's json.dump(obj, indent=2,
@@ -102,7 +104,7 @@ func appendPyFloat(b []byte, v float64) []byte {
 }
 
 // string appends s as a JSON string, escaped as Python writes it.
-func (e *artEncoder) string(s string) { e.buf = appendJSONString(e.buf, s, escapePython) }
+func (e *artEncoder) string(s string) { e.buf = jsonstr.Append(e.buf, s, jsonstr.Python) }
 
 // raw appends a JSON value kept verbatim from a document, re-indented to
 // the current depth; number literals and key order are preserved.

@@ -1,6 +1,6 @@
 //go:build race
 
-package reporters
+package capacity
 
 // raceEnabled: the race detector slows the largest-artifact test tenfold;
 // it runs without -race.

@@ -1,23 +1,23 @@
-package capacity_test
+package artifact_test
 
 import (
 	"fmt"
 
-	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // A runner fills the run fields of a Report, then Recompute derives the
 // metrics and MarshalJSON writes the artifact.
 func ExampleReport_Recompute() {
-	r := &capacity.Report{
-		Schema:      capacity.Schema,
+	r := &artifact.Report{
+		Schema:      artifact.Schema,
 		Requests:    2,
 		WallClockMS: 1000,
-		RequestTimings: []capacity.TimingRow{
-			{RequestIndex: 0, OutputTokens: 33, OutputTokenSource: capacity.SourceUsage,
+		RequestTimings: []artifact.TimingRow{
+			{RequestIndex: 0, OutputTokens: 33, OutputTokenSource: artifact.SourceUsage,
 				TimeToFirstOutputMS: 80, TTFTMS: 80, E2EMS: 400, GenerationMS: 320, VisibleGenerationMS: 320,
 				DecodeTokS: new(100.0), TPOTMS: new(10.0)},
-			{RequestIndex: 1, OutputTokens: 17, OutputTokenSource: capacity.SourceUsage,
+			{RequestIndex: 1, OutputTokens: 17, OutputTokenSource: artifact.SourceUsage,
 				TimeToFirstOutputMS: 120, TTFTMS: 120, E2EMS: 440, GenerationMS: 320, VisibleGenerationMS: 320,
 				DecodeTokS: new(50.0), TPOTMS: new(20.0)},
 		},
@@ -30,7 +30,7 @@ func ExampleReport_Recompute() {
 	fmt.Println("eligible:", r.PerformanceEligible, "protocol:", r.MeasurementProtocol)
 	fmt.Println("ttft p50 ms:", *m.TTFT.P50, "mean:", *m.TTFT.Mean, "stddev:", *m.TTFT.Stddev)
 	fmt.Println("throughput tok/s:", *m.ThroughputTokS)
-	fmt.Println("key:", capacity.Families()[10].Key(capacity.StatP99))
+	fmt.Println("key:", artifact.Families()[10].Key(artifact.StatP99))
 	// Output:
 	// eligible: true protocol: capacity-v3
 	// ttft p50 ms: 80 mean: 100 stddev: 28.284271247461902

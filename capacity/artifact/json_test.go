@@ -1,4 +1,4 @@
-package capacity
+package artifact
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/anvilbench/anvil/capacity/internal/jsonstr"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 )
@@ -21,7 +22,7 @@ import (
 func corpusFiles(t testing.TB) []string {
 	t.Helper()
 	var files []string
-	err := filepath.WalkDir(filepath.Join("..", "testdata", "corpus"), func(path string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(filepath.Join("..", "..", "testdata", "corpus"), func(path string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && filepath.Ext(path) == ".json" {
 			files = append(files, path)
 		}
@@ -64,7 +65,7 @@ func TestCorpusBytesRoundTrip(t *testing.T) {
 }
 
 func TestFloatFormatMatchesPython(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "testdata", "python-float-repr.txt"))
+	f, err := os.Open(filepath.Join("..", "..", "testdata", "python-float-repr.txt"))
 	require.NoError(t, err)
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -327,7 +328,7 @@ func FuzzEscapedLen(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		n := 0
 		for _, r := range s {
-			n += escapedLen(r)
+			n += jsonstr.EscapedLen(r)
 		}
 		var e artEncoder
 		e.string(s)
@@ -379,7 +380,7 @@ func TestHas(t *testing.T) {
 	require.True(t, built.Metrics.Has("ttft_p50_ms"))
 
 	var legacy Report
-	raw, err := os.ReadFile("../testdata/corpus/docs/findings/2026-07-10-blackwell-local-model-bakeoff-evidence/candidate-gemma4-e4b-llamacpp-throughput-8k.json")
+	raw, err := os.ReadFile("../../testdata/corpus/docs/findings/2026-07-10-blackwell-local-model-bakeoff-evidence/candidate-gemma4-e4b-llamacpp-throughput-8k.json")
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(raw, &legacy))
 	require.True(t, legacy.Has("requests"))

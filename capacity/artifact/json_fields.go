@@ -1,4 +1,4 @@
-package capacity
+package artifact
 
 // The key tables of every artifact object (DESIGN appendix A). One table
 // per type drives both writing and reading.

@@ -1,23 +1,23 @@
-package reporters_test
+package artifact_test
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
 
-	"github.com/anvilbench/anvil/reporters"
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // Read an artifact of any generation, inspect it, and write it back
 // atomically: the file written has exactly the keys of the one read.
-func ExampleReadJSON() {
-	f, err := os.Open(filepath.Join("..", "testdata", "seed-capacity-v4-reasoning.json"))
+func ExampleRead() {
+	f, err := os.Open(filepath.Join("..", "..", "testdata", "seed-capacity-v4-reasoning.json"))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer f.Close()
-	r, err := reporters.ReadJSON(f)
+	r, err := artifact.Read(f)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -31,7 +31,7 @@ func ExampleReadJSON() {
 		return
 	}
 	defer os.RemoveAll(dir)
-	if err := reporters.WriteJSON(filepath.Join(dir, "copy.json"), r); err != nil {
+	if err := artifact.WriteFile(filepath.Join(dir, "copy.json"), r); err != nil {
 		fmt.Println(err)
 	}
 	// Output:

@@ -1,0 +1,138 @@
+package artifact
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// MaxBytes is the largest v1 JSON artifact Read accepts (64 MiB).
+// The largest artifact the bounds allow (10000 failed requests, every
+// failure message at its cap) fits below it; WriteFile and Write refuse
+// to write what Read would refuse to read.
+const MaxBytes = 64 << 20
+
+// Read reads one anvil-serving.benchmark/v1 capacity artifact of any
+// generation. It keeps exactly the keys the document had, at every level, so
+// WriteFile writes a legacy artifact back unchanged; unknown keys survive as
+// raw JSON. It fails on input over MaxBytes, invalid or truncated
+// JSON, bare NaN/Infinity (with the byte offset), a top level that is not an
+// object, a wrong or missing schema or a document that is not a capacity
+// artifact (errors.Is ErrNotArtifact), values of the wrong type
+// (naming the field) and negative request counts.
+func Read(r io.Reader) (*Report, error) {
+	data, err := readLimited(r)
+	if err != nil {
+		return nil, fmt.Errorf("artifact: read: %w", err)
+	}
+	if len(data) > MaxBytes {
+		return nil, fmt.Errorf("artifact: read: input exceeds the %d-byte (64 MiB) limit", MaxBytes)
+	}
+	var rep Report
+	if err := rep.UnmarshalJSON(data); err != nil {
+		return nil, fmt.Errorf("artifact: read: %w", err)
+	}
+	return &rep, nil
+}
+
+// readLimited reads r to EOF or to one byte past MaxBytes, sizing
+// its buffer up front when r knows its length (bytes.Reader, os.File).
+func readLimited(r io.Reader) ([]byte, error) {
+	size := int64(bytes.MinRead)
+	switch v := r.(type) {
+	case interface{ Len() int }:
+		size = int64(v.Len())
+	case interface{ Stat() (os.FileInfo, error) }:
+		if info, err := v.Stat(); err == nil && info.Mode().IsRegular() {
+			size = info.Size()
+		}
+	}
+	size = min(size, MaxBytes+1) + bytes.MinRead // room to see EOF without regrowing
+	var buf bytes.Buffer
+	buf.Grow(int(size))
+	_, err := buf.ReadFrom(io.LimitReader(r, MaxBytes+1))
+	return buf.Bytes(), err
+}
+
+// errTooLarge is returned by limitWriter past MaxBytes.
+var errTooLarge = fmt.Errorf("the artifact exceeds the %d-byte (64 MiB) reader limit", MaxBytes)
+
+// limitWriter passes at most MaxBytes to w.
+type limitWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if l.n+int64(len(p)) > MaxBytes {
+		return 0, errTooLarge
+	}
+	n, err := l.w.Write(p)
+	l.n += int64(n)
+	return n, err
+}
+
+// Write writes r to w as the artifact: keys sorted at every level,
+// 2-space indent, no HTML escaping, trailing newline. It fails without
+// writing past MaxBytes; w may then hold a partial document.
+func Write(w io.Writer, r *Report) error {
+	if r == nil {
+		return errors.New("artifact: write: nil report")
+	}
+	if _, err := r.writeTo(&limitWriter{w: w}); err != nil {
+		return fmt.Errorf("artifact: write: %w", err)
+	}
+	return nil
+}
+
+// WriteFile writes r to path atomically: the artifact goes to a temporary
+// file in the same directory, is synced to disk, gets mode 0644 and is
+// renamed over path, and the directory is synced. Readers see the old file
+// or the complete new one, never a partial write; on error no temporary
+// file is left behind.
+func WriteFile(path string, r *Report) (err error) {
+	if r == nil {
+		return errors.New("artifact: write: nil report")
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("artifact: write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(tmp, 256<<10)
+	if err = Write(bw, r); err != nil {
+		return fmt.Errorf("%w (to %s)", err, path)
+	}
+	if err = bw.Flush(); err != nil {
+		return fmt.Errorf("artifact: write %s: %w", path, err)
+	}
+	if err = tmp.Chmod(0o644); err != nil {
+		return fmt.Errorf("artifact: write %s: %w", path, err)
+	}
+	if err = tmp.Sync(); err != nil {
+		return fmt.Errorf("artifact: sync %s: %w", path, err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("artifact: write %s: %w", path, err)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("artifact: write %s: %w", path, err)
+	}
+	// Make the rename durable. Not every platform can sync a directory;
+	// the file itself is already on disk.
+	if d, derr := os.Open(dir); derr == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
