@@ -65,7 +65,7 @@ func TestRequestBody(t *testing.T) {
 		flags artifact.ServeFlags
 	}{
 		{"defaults", Workload{}, with(), artifact.ServeFlags{ThinkingMode: "default"}},
-		{"sampling", Workload{Temperature: Float64(0.9), TopP: Float64(0.95)}, with("temperature", 0.9, "top_p", 0.95), artifact.ServeFlags{ThinkingMode: "default"}},
+		{"sampling", Workload{Temperature: new(0.9), TopP: new(0.95)}, with("temperature", 0.9, "top_p", 0.95), artifact.ServeFlags{ThinkingMode: "default"}},
 		{"thinking enabled", Workload{ThinkingMode: ThinkingEnabled}, with("chat_template_kwargs", map[string]any{"enable_thinking": true}), artifact.ServeFlags{ThinkingMode: "enabled"}},
 		{"thinking disabled", Workload{ThinkingMode: ThinkingDisabled}, with("chat_template_kwargs", map[string]any{"enable_thinking": false}), artifact.ServeFlags{ThinkingMode: "disabled", NoThinking: true}},
 		{"thinking unsupported", Workload{ThinkingMode: ThinkingUnsupported}, with(), artifact.ServeFlags{ThinkingMode: "unsupported"}},
@@ -158,7 +158,7 @@ func TestBodyBufferReuse(t *testing.T) {
 }
 
 func BenchmarkAppendBody(b *testing.B) {
-	enc, err := newRequestEncoder(Target{Model: "m", ExtraBody: map[string]any{"ignore_eos": true}}, Workload{MaxTokens: 64, Temperature: Float64(0.9)})
+	enc, err := newRequestEncoder(Target{Model: "m", ExtraBody: map[string]any{"ignore_eos": true}}, Workload{MaxTokens: 64, Temperature: new(0.9)})
 	require.NoError(b, err)
 	plan, err := NewPlan(Workload{Requests: 1, ContextTokens: 65536}, 131072, DefaultMargin, "")
 	require.NoError(b, err)

@@ -126,13 +126,13 @@ func TestWorkloadBounds(t *testing.T) {
 		{"effort with disabled", Workload{ThinkingMode: ThinkingDisabled, ReasoningEffort: ReasoningNone}, `Workload.ReasoningEffort = "none": may not be combined with ThinkingMode "disabled"`},
 		{"effort bad", Workload{ReasoningEffort: "extreme"}, `Workload.ReasoningEffort = "extreme": must be empty or one of none, minimal, low, medium, high, xhigh, max`},
 		{"effort max", Workload{ReasoningEffort: ReasoningMax}, ""},
-		{"temperature zero", Workload{Temperature: Float64(0)}, ""},
-		{"temperature negative", Workload{Temperature: Float64(-0.5)}, "Workload.Temperature = -0.5: must be finite and >= 0"},
-		{"temperature NaN", Workload{Temperature: Float64(math.NaN())}, "Workload.Temperature = NaN"},
-		{"temperature Inf", Workload{Temperature: Float64(math.Inf(1))}, "Workload.Temperature = +Inf"},
-		{"top_p one", Workload{TopP: Float64(1)}, ""},
-		{"top_p zero", Workload{TopP: Float64(0)}, "Workload.TopP = 0: must be in (0, 1]"},
-		{"top_p over", Workload{TopP: Float64(1.01)}, "Workload.TopP = 1.01: must be in (0, 1]"},
+		{"temperature zero", Workload{Temperature: new(0.0)}, ""},
+		{"temperature negative", Workload{Temperature: new(-0.5)}, "Workload.Temperature = -0.5: must be finite and >= 0"},
+		{"temperature NaN", Workload{Temperature: new(math.NaN())}, "Workload.Temperature = NaN"},
+		{"temperature Inf", Workload{Temperature: new(math.Inf(1))}, "Workload.Temperature = +Inf"},
+		{"top_p one", Workload{TopP: new(1.0)}, ""},
+		{"top_p zero", Workload{TopP: new(0.0)}, "Workload.TopP = 0: must be in (0, 1]"},
+		{"top_p over", Workload{TopP: new(1.01)}, "Workload.TopP = 1.01: must be in (0, 1]"},
 		{"clock domain ok", Workload{ClockDomainID: "lab-a.rack_2"}, ""},
 		{"clock domain 64", Workload{ClockDomainID: strings.Repeat("a", 64)}, ""},
 		{"clock domain 65", Workload{ClockDomainID: strings.Repeat("a", 65)}, "Workload.ClockDomainID = \"aaaa"},
@@ -168,7 +168,7 @@ func TestConfigErrorValue(t *testing.T) {
 		{"a b", `capacity: F = "a b": rule`},
 		{PromptCacheMode("none"), `capacity: F = "none": rule`},
 		{artifact.FailureClass("x"), `capacity: F = "x": rule`},
-		{Float64(-0.5), "capacity: F = -0.5: rule"},
+		{new(-0.5), "capacity: F = -0.5: rule"},
 		{7, "capacity: F = 7: rule"},
 		{90 * time.Second, "capacity: F = 1m30s: rule"},
 		{true, "capacity: F = true: rule"},
@@ -179,7 +179,7 @@ func TestConfigErrorValue(t *testing.T) {
 }
 
 func TestWorkloadReportsEveryProblem(t *testing.T) {
-	_, err := Workload{Requests: -1, Concurrency: 999, TopP: Float64(2)}.Resolved()
+	_, err := Workload{Requests: -1, Concurrency: 999, TopP: new(2.0)}.Resolved()
 	var fields []string
 	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
 		var ce *ConfigError

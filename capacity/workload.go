@@ -210,9 +210,6 @@ type Workload struct {
 	resolved bool
 }
 
-// Float64 returns a pointer to v, for Workload.Temperature and Workload.TopP.
-func Float64(v float64) *float64 { return &v }
-
 // Resolved returns w with every default filled in, or an error wrapping
 // ErrInvalidConfig (each problem a *ConfigError naming the field, the value
 // and the allowed range). In the result NoSharedPrefix has become 0 and every
