@@ -149,6 +149,8 @@ func (s *settings) resolveTarget() (capacity.Target, error) {
 	fill(&t.APIKeyEnv, EnvAPIKeyEnv)
 	fill(&t.Engine, EnvEngine)
 	fill(&t.GPU, EnvGPU)
+	fill(&t.ClockDomainID, EnvClockDomainID)                       // validated with the Target
+	fill(&t.ConfigurationFingerprint, EnvConfigurationFingerprint) // validated with the Target
 	if t.MaxModelLen == 0 {
 		if v := s.getenv(EnvMaxModelLen); v != "" {
 			n, err := strconv.Atoi(v)
@@ -176,12 +178,6 @@ func (s *settings) applyWorkloadEnv(w capacity.Workload) (capacity.Workload, err
 			return w, &envError{EnvTimeout, v, fmt.Sprintf("a duration in (0, %s]", capacity.MaxTimeout), err}
 		}
 		w.Timeout = d
-	}
-	if v := s.getenv(EnvClockDomainID); v != "" && w.ClockDomainID == "" {
-		w.ClockDomainID = v // validated with the Workload
-	}
-	if v := s.getenv(EnvConfigurationFingerprint); v != "" && w.ConfigurationFingerprint == "" {
-		w.ConfigurationFingerprint = v // validated with the Workload
 	}
 	return w, nil
 }
@@ -219,8 +215,8 @@ func envFieldNames() [][2]string {
 		{"Target.MaxModelLen", EnvMaxModelLen},
 		{"Workload.Warmup", EnvWarmup},
 		{"Workload.Timeout", EnvTimeout},
-		{"Workload.ClockDomainID", EnvClockDomainID},
-		{"Workload.ConfigurationFingerprint", EnvConfigurationFingerprint},
+		{"Target.ClockDomainID", EnvClockDomainID},
+		{"Target.ConfigurationFingerprint", EnvConfigurationFingerprint},
 	}
 }
 

@@ -78,10 +78,14 @@ func TestWorkloadEnvFillsOnlyZeroFields(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, got.Warmup)
 	require.Equal(t, time.Minute, got.Timeout, "the Workload's own value wins")
-	require.Equal(t, "lab-1", got.ClockDomainID)
-	require.Equal(t, e[EnvConfigurationFingerprint], got.ConfigurationFingerprint)
 	_, err = got.Resolved()
 	require.NoError(t, err)
+
+	// The identity labels are the Target's.
+	tgt, err := s.resolveTarget()
+	require.NoError(t, err)
+	require.Equal(t, "lab-1", tgt.ClockDomainID)
+	require.Equal(t, e[EnvConfigurationFingerprint], tgt.ConfigurationFingerprint)
 }
 
 func make64(c byte) []byte {
@@ -169,8 +173,8 @@ func TestExplainFieldsNamesTheSources(t *testing.T) {
 			capacity.Workload{}, `Target.APIKeyEnv = "ANVIL_TEST_UNSET_KEY_VARIABLE": names an environment variable that is unset or empty (Target.APIKeyEnv comes from ANVIL_API_KEY_ENV)`},
 		{"unparsable base URL", capacity.Target{BaseURL: "gpu-box:8000"},
 			capacity.Workload{}, `"(unparsable URL)": must be an http or https URL with a host and no query or fragment (Target.BaseURL comes from ANVIL_BASE_URL)`},
-		{"clock domain", capacity.Target{BaseURL: "http://h/v1"},
-			capacity.Workload{ClockDomainID: "bad id!"}, "(Workload.ClockDomainID comes from ANVIL_CLOCK_DOMAIN_ID)"},
+		{"clock domain", capacity.Target{BaseURL: "http://h/v1", ClockDomainID: "bad id!"},
+			capacity.Workload{}, "(Target.ClockDomainID comes from ANVIL_CLOCK_DOMAIN_ID)"},
 		{"requests from -benchtime", capacity.Target{BaseURL: "http://h/v1"},
 			capacity.Workload{ContextTokens: 4096, Concurrency: 4, Requests: 20000}, "(Workload.Requests comes from -benchtime 20000x)"},
 	} {

@@ -33,7 +33,7 @@ const fingerprintHexDigits = 2 * sha256.Size
 // The clock domain id: 1 to MaxClockDomainIDLen characters of
 // clockDomainChars (DESIGN.md section 6).
 const (
-	// MaxClockDomainIDLen is the longest Workload.ClockDomainID.
+	// MaxClockDomainIDLen is the longest Target.ClockDomainID.
 	MaxClockDomainIDLen = 64
 	clockDomainChars    = "A-Za-z0-9._-"
 )
@@ -59,7 +59,7 @@ func CheckConfigurationFingerprint(s string) error {
 	if s == "" || fingerprintPattern.MatchString(s) {
 		return nil
 	}
-	return &ConfigError{Field: "Workload.ConfigurationFingerprint", Value: s,
+	return &ConfigError{Field: "Target.ConfigurationFingerprint", Value: s,
 		Rule: fmt.Sprintf("must be %q followed by %d lowercase hex digits", FingerprintPrefix, fingerprintHexDigits)}
 }
 
@@ -70,6 +70,6 @@ func CheckClockDomainID(s string) error {
 	if s == "" || clockDomainPattern.MatchString(s) {
 		return nil
 	}
-	return &ConfigError{Field: "Workload.ClockDomainID", Value: s,
+	return &ConfigError{Field: "Target.ClockDomainID", Value: s,
 		Rule: fmt.Sprintf("must be 1 to %d characters of [%s]", MaxClockDomainIDLen, clockDomainChars)}
 }

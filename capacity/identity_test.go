@@ -26,7 +26,7 @@ func TestFingerprint(t *testing.T) {
 	require.NoError(t, CheckConfigurationFingerprint(""))
 	require.ErrorIs(t, CheckConfigurationFingerprint(strings.ToUpper(fp)), ErrInvalidConfig)
 	require.ErrorIs(t, CheckConfigurationFingerprint(fp+"0"), ErrInvalidConfig)
-	_, err := Workload{ConfigurationFingerprint: fp}.Resolved()
+	_, err := Target{BaseURL: "http://h/v1", ConfigurationFingerprint: fp}.Resolved()
 	require.NoError(t, err)
 }
 

@@ -62,7 +62,7 @@ func assemble(f runFacts) (*artifact.Report, error) {
 		FinishedAtUnixNS:   f.end.UnixNano(),
 		TimestampPrecision: TimestampPrecision,
 		WallClockMS:        monoMS(f.end.Sub(f.start)),
-		ClockDomainID:      optional(w.ClockDomainID),
+		ClockDomainID:      optional(t.ClockDomainID),
 
 		BaseURL:                  f.baseURL,
 		Model:                    t.Model,
@@ -71,7 +71,7 @@ func assemble(f runFacts) (*artifact.Report, error) {
 		Tier:                     optional(t.Tier),
 		Manifest:                 optional(t.Manifest),
 		SourceRecipe:             optional(t.SourceRecipe),
-		ConfigurationFingerprint: optional(w.ConfigurationFingerprint),
+		ConfigurationFingerprint: optional(t.ConfigurationFingerprint),
 
 		Requests:               requests,
 		Concurrency:            w.Concurrency,

@@ -46,6 +46,12 @@ type Target struct {
 	Tier         string
 	Manifest     string
 	SourceRecipe string
+	// ClockDomainID names the clock the run's Unix timestamps share with other
+	// artifacts: 1..64 of [A-Za-z0-9._-] (empty: null, not alignable).
+	ClockDomainID string
+	// ConfigurationFingerprint identifies the served configuration:
+	// "sha256:" + 64 lowercase hex digits (empty: null). See Fingerprint.
+	ConfigurationFingerprint string
 	// MaxModelLen is the model's context length in tokens, 0..MaxContextTokens
 	// (0: probed from BaseURL + "/models"). An explicit value wins.
 	MaxModelLen int

@@ -178,8 +178,6 @@ func (w Workload) validate() error {
 	if p := w.TopP; p != nil && !(*p > 0 && *p <= 1) { // NaN fails both
 		v.add("Workload.TopP", p, "must be in (0, 1]")
 	}
-	v.check(CheckClockDomainID(w.ClockDomainID))
-	v.check(CheckConfigurationFingerprint(w.ConfigurationFingerprint))
 	return v.err()
 }
 
@@ -195,6 +193,8 @@ func (t Target) validate() error {
 		v.add("Target.BaseURL", redactedOrPlaceholder(t.BaseURL), "must be an http or https URL with a host and no query or fragment")
 	}
 	v.intRange("Target.MaxModelLen", t.MaxModelLen, 0, MaxContextTokens)
+	v.check(CheckClockDomainID(t.ClockDomainID))
+	v.check(CheckConfigurationFingerprint(t.ConfigurationFingerprint))
 	v.intRange("Target.Margin", t.Margin, 0, MaxMargin)
 	if t.APIKeyEnv != "" && !envNamePattern.MatchString(t.APIKeyEnv) {
 		v.add("Target.APIKeyEnv", t.APIKeyEnv, "must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)")

@@ -133,13 +133,6 @@ func TestWorkloadBounds(t *testing.T) {
 		{"top_p one", Workload{TopP: new(1.0)}, ""},
 		{"top_p zero", Workload{TopP: new(0.0)}, "Workload.TopP = 0: must be in (0, 1]"},
 		{"top_p over", Workload{TopP: new(1.01)}, "Workload.TopP = 1.01: must be in (0, 1]"},
-		{"clock domain ok", Workload{ClockDomainID: "lab-a.rack_2"}, ""},
-		{"clock domain 64", Workload{ClockDomainID: strings.Repeat("a", 64)}, ""},
-		{"clock domain 65", Workload{ClockDomainID: strings.Repeat("a", 65)}, "Workload.ClockDomainID = \"aaaa"},
-		{"clock domain space", Workload{ClockDomainID: "lab a"}, `Workload.ClockDomainID = "lab a": must be 1 to 64 characters of [A-Za-z0-9._-]`},
-		{"fingerprint ok", Workload{ConfigurationFingerprint: "sha256:" + strings.Repeat("0f", 32)}, ""},
-		{"fingerprint upper", Workload{ConfigurationFingerprint: "sha256:" + strings.Repeat("0F", 32)}, "Workload.ConfigurationFingerprint"},
-		{"fingerprint short", Workload{ConfigurationFingerprint: "sha256:abc"}, `Workload.ConfigurationFingerprint = "sha256:abc": must be "sha256:" followed by 64 lowercase hex digits`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -237,6 +230,13 @@ func TestTargetBounds(t *testing.T) {
 		{"margin max", Target{BaseURL: ok, Margin: MaxMargin}, ""},
 		{"margin over", Target{BaseURL: ok, Margin: MaxMargin + 1}, "Target.Margin = 1048577: must be in 0..1048576"},
 		{"margin below sentinel", Target{BaseURL: ok, Margin: -2}, "Target.Margin = -2: must be in 0..1048576"},
+		{"clock domain ok", Target{BaseURL: ok, ClockDomainID: "lab-a.rack_2"}, ""},
+		{"clock domain 64", Target{BaseURL: ok, ClockDomainID: strings.Repeat("a", 64)}, ""},
+		{"clock domain 65", Target{BaseURL: ok, ClockDomainID: strings.Repeat("a", 65)}, "Target.ClockDomainID = \"aaaa"},
+		{"clock domain space", Target{BaseURL: ok, ClockDomainID: "lab a"}, `Target.ClockDomainID = "lab a": must be 1 to 64 characters of [A-Za-z0-9._-]`},
+		{"fingerprint ok", Target{BaseURL: ok, ConfigurationFingerprint: "sha256:" + strings.Repeat("0f", 32)}, ""},
+		{"fingerprint upper", Target{BaseURL: ok, ConfigurationFingerprint: "sha256:" + strings.Repeat("0F", 32)}, "Target.ConfigurationFingerprint"},
+		{"fingerprint short", Target{BaseURL: ok, ConfigurationFingerprint: "sha256:abc"}, `Target.ConfigurationFingerprint = "sha256:abc": must be "sha256:" followed by 64 lowercase hex digits`},
 		{"env name", Target{BaseURL: ok, APIKeyEnv: "OPENAI_API_KEY"}, ""},
 		{"env name bad", Target{BaseURL: ok, APIKeyEnv: "1KEY"}, `Target.APIKeyEnv = "1KEY": must be an environment variable name`},
 		{"header bad", Target{BaseURL: ok, Headers: map[string][]string{"Bad Header": {"x"}}}, `Target.Headers = "Bad Header": is not a valid header name`},

@@ -197,12 +197,6 @@ type Workload struct {
 	// the plan stops at the longest prefix of requests whose planned contexts
 	// fit MaxPlannedPromptTokens. 0..MaxDuration.
 	Duration time.Duration
-	// ClockDomainID names the clock the run's Unix timestamps share with other
-	// artifacts: 1..64 of [A-Za-z0-9._-] (empty: null, not alignable).
-	ClockDomainID string
-	// ConfigurationFingerprint identifies the served configuration:
-	// "sha256:" + 64 lowercase hex digits (empty: null). See Fingerprint.
-	ConfigurationFingerprint string
 	// Progress, when non-nil, is called by the runner as the run advances,
 	// from one goroutine at a time; it must return quickly.
 	Progress func(Progress)
