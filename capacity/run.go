@@ -2,7 +2,6 @@ package capacity
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -150,10 +149,3 @@ func NewTransport(concurrency int) *http.Transport {
 	tr.MaxConnsPerHost = 2 * concurrency
 	return tr
 }
-
-// errProbeTimeout is the cause recorded when the model probe runs out of time.
-var errProbeTimeout = errors.New("timed out")
-
-// errRecompute wraps a failure of the report's own consistency check, which
-// would be a defect of the runner.
-var errRecompute = errors.New("capacity: the run's report does not recompute")

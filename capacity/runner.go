@@ -2,7 +2,6 @@ package capacity
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"runtime/debug"
@@ -12,15 +11,6 @@ import (
 
 	"github.com/anvilbench/anvil/capacity/artifact"
 )
-
-// ErrEndpointRefused is wrapped by the error Run returns when the endpoint
-// answers the first requests with 401, 403 or 404: a wrong key, a
-// forbidden model or a wrong URL, which no amount of retrying fixes.
-var ErrEndpointRefused = errors.New("capacity: the endpoint refused the requests")
-
-// errRunStopped is the cause given to in-flight requests when the run stops
-// early because the endpoint refused it.
-var errRunStopped = errors.New("capacity: run stopped: the endpoint refused the first requests")
 
 // maxPanicStack bounds the stack trace kept in a runner_error message.
 const maxPanicStack = 1024

@@ -13,10 +13,6 @@ import (
 	"strings"
 )
 
-// ErrInvalidConfig is wrapped by every configuration error of Workload and
-// Target, so callers can test errors.Is(err, ErrInvalidConfig).
-var ErrInvalidConfig = errors.New("capacity: invalid configuration")
-
 // ConfigError is one invalid configuration field. Its message reads
 // "capacity: Workload.Concurrency = 0: must be in 1..256".
 type ConfigError struct {

@@ -172,10 +172,6 @@ func isTerminalData(data string) bool { return strings.TrimSpace(data) == termin
 // the outcome stays what was known.
 const bodyEndGrace = 100 * time.Millisecond
 
-// errBodyEndGrace is the cause given to a request whose body stayed open
-// longer than bodyEndGrace after its outcome was known.
-var errBodyEndGrace = errors.New("capacity: response body still open after the outcome was known")
-
 // withinBodyEndGrace runs read, which reads the rest of a response body;
 // when it has not returned after bodyEndGrace, cancel ends the request,
 // which closes the body (and its connection) and so ends read.

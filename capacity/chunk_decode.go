@@ -3,13 +3,7 @@ package capacity
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
-)
-
-var (
-	errNotObject    = errors.New("payload is not a JSON object")
-	errTrailingData = errors.New("data after the JSON object")
 )
 
 // wireString decodes a JSON string and leaves every other JSON value (null,

@@ -1,0 +1,43 @@
+package capacity
+
+import "errors"
+
+// The sentinel errors of the package. Callers match the exported ones with
+// errors.Is; a *ConfigError (validate.go) carries the field, value and rule
+// of a configuration mistake.
+
+// ErrInvalidConfig is wrapped by every configuration error of Workload and
+// Target, so callers can test errors.Is(err, ErrInvalidConfig).
+var ErrInvalidConfig = errors.New("capacity: invalid configuration")
+
+// ErrEndpointRefused is wrapped by the error Run returns when the endpoint
+// answers the first requests with 401, 403 or 404: a wrong key, a
+// forbidden model or a wrong URL, which no amount of retrying fixes.
+var ErrEndpointRefused = errors.New("capacity: the endpoint refused the requests")
+
+// errRunStopped is the cause given to in-flight requests when the run stops
+// early because the endpoint refused it.
+var errRunStopped = errors.New("capacity: run stopped: the endpoint refused the first requests")
+
+// Causes recorded on a request's context when one of its limits ends it.
+var (
+	errTotalTimeout = errors.New("capacity: request exceeded Workload.Timeout")
+	errStallTimeout = errors.New("capacity: stream idle longer than Workload.StallTimeout")
+)
+
+// Malformed stream chunks.
+var (
+	errNotObject    = errors.New("payload is not a JSON object")
+	errTrailingData = errors.New("data after the JSON object")
+)
+
+// errBodyEndGrace is the cause given to a request whose body stayed open
+// longer than bodyEndGrace after its outcome was known.
+var errBodyEndGrace = errors.New("capacity: response body still open after the outcome was known")
+
+// errProbeTimeout is the cause recorded when the model probe runs out of time.
+var errProbeTimeout = errors.New("timed out")
+
+// errRecompute wraps a failure of the report's own consistency check, which
+// would be a defect of the runner.
+var errRecompute = errors.New("capacity: the run's report does not recompute")
