@@ -89,7 +89,7 @@ func TestCapacityAgainstTheEmbeddedFake(t *testing.T) {
 	require.Len(t, benches, 1)
 }
 
-// Key sets of the v1 artifact (DESIGN.md appendix A).
+// Key sets of the v1 artifact (capacity/PROTOCOL.md#artifact-keys).
 const (
 	appendixATopLevel = `base_url clock_domain_id completed concurrency configuration_fingerprint
 		context_distribution context_seed context_tokens controlled_output_policy engine failed

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -109,7 +110,7 @@ func withGetenv(getenv func(string) string) Option {
 // newSettings applies opts over the defaults, in order (a later option
 // wins); a nil Option is skipped, so options can be chosen conditionally.
 func newSettings(opts []Option) *settings {
-	s := &settings{run: defaultRun, getenv: os.Getenv}
+	s := &settings{run: capacity.Run, getenv: os.Getenv}
 	for _, o := range opts {
 		if o != nil {
 			o(s)
@@ -124,6 +125,8 @@ type envError struct {
 	name, value, allowed string
 	err                  error
 }
+
+var _ error = (*envError)(nil)
 
 func (e *envError) Error() string {
 	msg := fmt.Sprintf("anviltest: %s=%q: want %s", e.name, e.value, e.allowed)
@@ -233,19 +236,20 @@ func benchtimeFieldNames(user capacity.Workload, bt benchtime) [][2]string {
 	}
 }
 
-// explainFields adds to an error of package capacity, which names Go fields
-// (Target.APIKeyEnv, Workload.Requests, ...), where a user of go test sets
-// each field it names: pairs maps a field to its environment variable or
-// flag. Values are not repeated: the error already shows them (never a
+// explainFields adds to an error of package capacity where a user of go
+// test sets each field it names: pairs maps a field (Target.APIKeyEnv,
+// Workload.Requests, ...) to its environment variable or flag. The fields
+// are read from the *capacity.ConfigError values err holds, never from its
+// text. Values are not repeated: the error already shows them (never a
 // secret), or deliberately hides them.
 func explainFields(err error, pairs ...[2]string) error {
 	if err == nil {
 		return nil
 	}
-	msg := err.Error()
+	fields := configFields(err)
 	var names []string
 	for _, p := range pairs {
-		if strings.Contains(msg, p[0]) {
+		if slices.Contains(fields, p[0]) {
 			names = append(names, p[0]+" comes from "+p[1])
 		}
 	}
@@ -253,6 +257,27 @@ func explainFields(err error, pairs ...[2]string) error {
 		return err
 	}
 	return fmt.Errorf("%w (%s)", err, strings.Join(names, "; "))
+}
+
+// configFields lists the Field of every *capacity.ConfigError in err's
+// tree (errors.Join and %w wrapping included), in order.
+func configFields(err error) []string {
+	var fields []string
+	var walk func(error)
+	walk = func(e error) {
+		switch x := e.(type) {
+		case *capacity.ConfigError:
+			fields = append(fields, x.Field)
+		case interface{ Unwrap() []error }:
+			for _, e := range x.Unwrap() {
+				walk(e)
+			}
+		case interface{ Unwrap() error }:
+			walk(x.Unwrap())
+		}
+	}
+	walk(err)
+	return fields
 }
 
 // isTerminal reports whether f is a character device (a terminal; never a

@@ -13,14 +13,14 @@ import (
 // a foreign marker.
 const CanaryMarkerPrefix = "ANVIL_REQ_"
 
-// CanaryMarker returns the marker of request index (>= 0):
+// canaryMarker returns the marker of request index (>= 0):
 // ANVIL_REQ_{seed}_{index:05d}, e.g. ANVIL_REQ_1717_00000.
-func CanaryMarker(seed int64, index int) string {
-	return string(AppendCanaryMarker(nil, seed, index))
+func canaryMarker(seed int64, index int) string {
+	return string(appendCanaryMarker(nil, seed, index))
 }
 
-// AppendCanaryMarker appends the marker of CanaryMarker to dst.
-func AppendCanaryMarker(dst []byte, seed int64, index int) []byte {
+// appendCanaryMarker appends the marker of CanaryMarker to dst.
+func appendCanaryMarker(dst []byte, seed int64, index int) []byte {
 	dst = append(dst, CanaryMarkerPrefix...)
 	dst = strconv.AppendInt(dst, seed, 10)
 	dst = append(dst, '_')
@@ -30,14 +30,14 @@ func AppendCanaryMarker(dst []byte, seed int64, index int) []byte {
 	return strconv.AppendInt(dst, int64(index), 10)
 }
 
-// CheckCanary checks the request-canary contract on the bounded capture of
+// checkCanary checks the request-canary contract on the bounded capture of
 // a response: the visible content, after leading white space, must begin
 // with marker, and must contain no other ANVIL_REQ_ marker. An occurrence
 // of the marker followed by more digits (another index) or any other text
 // starting with CanaryMarkerPrefix counts as foreign. A truncated capture
 // (complete false) cannot prove the absence of a foreign marker and fails
 // closed.
-func CheckCanary(marker, visible string, complete bool) *artifact.CanaryCheck {
+func checkCanary(marker, visible string, complete bool) *artifact.CanaryCheck {
 	c := &artifact.CanaryCheck{Marker: marker, CaptureComplete: complete}
 	trimmed := strings.TrimLeftFunc(visible, unicode.IsSpace)
 	c.MarkerAtStart = marker != "" && isMarkerAt(trimmed, 0, marker)

@@ -114,6 +114,8 @@ func newChunkDecoder() *chunkDecoder {
 // eventSource hands the decoder one event's data, then io.EOF.
 type eventSource struct{ data []byte }
 
+var _ io.Reader = (*eventSource)(nil)
+
 func (s *eventSource) Read(p []byte) (int, error) {
 	if len(s.data) == 0 {
 		return 0, io.EOF

@@ -1,6 +1,6 @@
 package capacity
 
-// The planned contexts of the reference's context distribution (DESIGN.md
+// The planned contexts of the reference's context distribution (capacity/PROTOCOL.md#context-sampling
 // section 5), smallest first. A draw u from random() lands in the first
 // bucket of contextBuckets whose cumulative bound is >= u; above the last
 // bound it is ContextBucketTop.

@@ -12,13 +12,13 @@ import (
 )
 
 func TestCanaryMarker(t *testing.T) {
-	require.Equal(t, "ANVIL_REQ_1717_00000", CanaryMarker(1717, 0))
-	require.Equal(t, "ANVIL_REQ_1717_00005", CanaryMarker(1717, 5))
-	require.Equal(t, "ANVIL_REQ_0_09999", CanaryMarker(0, 9999))
-	require.Equal(t, "ANVIL_REQ_1_10000", CanaryMarker(1, 10000))
-	require.Equal(t, "ANVIL_REQ_1_123456", CanaryMarker(1, 123456))
-	require.Equal(t, "ANVIL_REQ_-3_00042", CanaryMarker(-3, 42))
-	require.Equal(t, "ANVIL_REQ_-9223372036854775808_00001", CanaryMarker(-1<<63, 1))
+	require.Equal(t, "ANVIL_REQ_1717_00000", canaryMarker(1717, 0))
+	require.Equal(t, "ANVIL_REQ_1717_00005", canaryMarker(1717, 5))
+	require.Equal(t, "ANVIL_REQ_0_09999", canaryMarker(0, 9999))
+	require.Equal(t, "ANVIL_REQ_1_10000", canaryMarker(1, 10000))
+	require.Equal(t, "ANVIL_REQ_1_123456", canaryMarker(1, 123456))
+	require.Equal(t, "ANVIL_REQ_-3_00042", canaryMarker(-3, 42))
+	require.Equal(t, "ANVIL_REQ_-9223372036854775808_00001", canaryMarker(-1<<63, 1))
 }
 
 // ignoreShape leaves the report engineer's unexported key-set bookkeeping
@@ -64,13 +64,13 @@ func TestCheckCanary(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.want.Marker = m
-			got := CheckCanary(m, tt.visible, tt.complete)
+			got := checkCanary(m, tt.visible, tt.complete)
 			if diff := cmp.Diff(&tt.want, got, ignoreShape); diff != "" {
 				t.Errorf("CheckCanary(%q) (-want +got):\n%s", tt.visible, diff)
 			}
 		})
 	}
-	require.False(t, CheckCanary("", "anything", true).Passed, "an empty marker never passes")
+	require.False(t, checkCanary("", "anything", true).Passed, "an empty marker never passes")
 }
 
 func TestCheckControlledOutput(t *testing.T) {
@@ -119,7 +119,7 @@ func TestCheckControlledOutput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.want.RequestedWords, tt.want.CaptureComplete, tt.want.Policy = tt.requested, tt.complete, string(tt.policy)
-			got := CheckControlledOutput(tt.visible, tt.complete, tt.requested, tt.policy, tt.marker)
+			got := checkControlledOutput(tt.visible, tt.complete, tt.requested, tt.policy, tt.marker)
 			if diff := cmp.Diff(&tt.want, got, ignoreShape); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
@@ -128,7 +128,7 @@ func TestCheckControlledOutput(t *testing.T) {
 }
 
 func TestCapture(t *testing.T) {
-	var c Capture
+	var c visibleCapture
 	c.Append(strings.Repeat("a", VisibleCaptureLimit-1))
 	c.Append("")
 	require.False(t, c.Truncated())
@@ -142,7 +142,7 @@ func TestCapture(t *testing.T) {
 	require.Equal(t, VisibleCaptureLimit, c.Len())
 	require.Equal(t, strings.Repeat("a", VisibleCaptureLimit-1)+"é", c.String())
 
-	small := Capture{Limit: 3}
+	small := visibleCapture{Limit: 3}
 	small.Append("hé")
 	small.Append("llo")
 	require.Equal(t, "hél", small.String())
@@ -155,7 +155,7 @@ func TestCapture(t *testing.T) {
 	require.False(t, small.Truncated())
 
 	// Invalid UTF-8 bytes count as one character each.
-	bad := Capture{Limit: 2}
+	bad := visibleCapture{Limit: 2}
 	bad.Append("\xff\xfe\xfd")
 	require.Equal(t, "\xff\xfe", bad.String())
 	require.True(t, bad.Truncated())
@@ -165,7 +165,7 @@ func BenchmarkCaptureAppend(b *testing.B) {
 	b.ReportAllocs()
 	delta := "code code "
 	for b.Loop() {
-		var c Capture
+		var c visibleCapture
 		for range 1000 {
 			c.Append(delta)
 		}
@@ -177,8 +177,8 @@ func FuzzCheckCanary(f *testing.F) {
 	f.Add(" ANVIL_REQ_1717_00003ANVIL_REQ_1717_00004", int64(1717), uint16(3), true)
 	f.Add("ANVIL_REQ_-1_000011", int64(-1), uint16(1), false)
 	f.Fuzz(func(t *testing.T, visible string, seed int64, index uint16, complete bool) {
-		m := CanaryMarker(seed, int(index))
-		c := CheckCanary(m, visible, complete)
+		m := canaryMarker(seed, int(index))
+		c := checkCanary(m, visible, complete)
 		require.Equal(t, strings.Count(visible, CanaryMarkerPrefix), c.ObservedMarkerCount+c.ForeignMarkerCount)
 		require.GreaterOrEqual(t, c.ForeignMarkerCount, 0)
 		require.Equal(t, complete && c.MarkerAtStart && c.ForeignMarkerCount == 0, c.Passed)
@@ -188,7 +188,7 @@ func FuzzCheckCanary(f *testing.F) {
 		// The marker followed by text free of markers always passes.
 		clean := strings.ReplaceAll(visible, CanaryMarkerPrefix, "")
 		if !strings.Contains(clean, CanaryMarkerPrefix) && (clean == "" || clean[0] < '0' || clean[0] > '9') {
-			ok := CheckCanary(m, m+clean, true)
+			ok := checkCanary(m, m+clean, true)
 			require.True(t, ok.Passed, "%q", m+clean)
 		}
 	})
@@ -205,10 +205,10 @@ func FuzzCheckControlledOutput(f *testing.F) {
 		}
 		marker := ""
 		if canary {
-			marker = CanaryMarker(0, 0)
+			marker = canaryMarker(0, 0)
 		}
 		for _, policy := range []ControlledOutputPolicy{PolicyObserve, PolicyStrict} {
-			c := CheckControlledOutput(visible, complete, requested, policy, marker)
+			c := checkControlledOutput(visible, complete, requested, policy, marker)
 			words := strings.Fields(visible)
 			skipped := 0
 			if len(words) > 0 && isMarkerWord(words[0], marker) {
@@ -236,7 +236,7 @@ func FuzzCapture(f *testing.F) {
 		if limit < 1 || limit > 64 || !utf8.ValidString(a) || !utf8.ValidString(b) || !utf8.ValidString(d) {
 			return
 		}
-		c := Capture{Limit: limit}
+		c := visibleCapture{Limit: limit}
 		for _, s := range []string{a, b, d} {
 			c.Append(s)
 		}

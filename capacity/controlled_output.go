@@ -11,7 +11,7 @@ import (
 // repeated Workload.ResponseWords times.
 const ControlledOutputWord = "code"
 
-// CheckControlledOutput checks the controlled-output contract on the
+// checkControlledOutput checks the controlled-output contract on the
 // bounded capture of a response. The visible content is split into words at
 // white space; a word counts as a code word only if it is exactly "code"
 // (lowercase, no punctuation), every other word is extra. When marker is
@@ -22,7 +22,7 @@ const ControlledOutputWord = "code"
 // capture is incomplete. Under PolicyObserve the check always passes (it
 // records); under PolicyStrict it passes only on exact adherence, so a
 // truncated capture fails closed.
-func CheckControlledOutput(visible string, complete bool, requested int, policy ControlledOutputPolicy, marker string) *artifact.ControlledOutputCheck {
+func checkControlledOutput(visible string, complete bool, requested int, policy ControlledOutputPolicy, marker string) *artifact.ControlledOutputCheck {
 	c := &artifact.ControlledOutputCheck{RequestedWords: requested, CaptureComplete: complete, Policy: string(policy)}
 	first := true
 	for w := range strings.FieldsSeq(visible) {

@@ -1,20 +1,42 @@
 // Package capacity is the measurement engine of anvil: it runs the capacity
 // protocol of the anvil-serving.benchmark/v1 artifact against an
-// OpenAI-compatible endpoint that streams chat completions.
+// OpenAI-compatible endpoint that streams chat completions, and returns the
+// artifact (package artifact) of the run.
 //
 // A run is described by a Target (where to send, and the identity recorded
-// with the result) and a Workload (what to send). Before any request is
-// issued the run is resolved into a deterministic plan: the planned context
-// of every request index, drawn from a seeded generator that reproduces the
-// reference tool's draws bit for bit (SampleContexts), and the canary marker
-// of every index. Each prompt is built by the worker that sends it
-// (Plan.AppendPrompt into a reused buffer), so memory scales with the
-// concurrency, not the number of requests. The visible content of a
-// response is kept in a bounded Capture on which the request-canary
-// (CheckCanary) and controlled-output (CheckControlledOutput) contracts are
-// checked.
+// with the result) and a Workload (what to send); Run executes it. Every
+// rule the engine follows (the request body, the clock, each failure class,
+// the prompt layout, the bounds, the artifact keys) is written down for
+// users in the protocol reference, capacity/PROTOCOL.md.
 //
-// Run executes a campaign and returns a Report, the v1 artifact model.
+// Reading the code, in the order a run goes:
+//
+//   - target.go, workload.go, validate.go: the configuration, its defaults
+//     and bounds, and ConfigError (field, value, rule) for every mistake;
+//     errors.go holds the sentinel errors.
+//   - run.go: Run. It resolves the configuration, probes the model's context
+//     length (model_probe.go) when it is not given, and builds the plan.
+//   - plan.go, context_draw.go, mersenne_twister.go, prompt.go: the plan is
+//     resolved before any request is sent: the planned context of every
+//     request index, drawn from a generator that reproduces the reference
+//     tool's draws bit for bit, and each prompt, built by the worker that
+//     sends it into a reused buffer (memory scales with the concurrency, not
+//     the number of requests).
+//   - runner.go: the closed loop: Concurrency workers, warm-up, the early
+//     stop on a refusing endpoint, progress.
+//   - exchange.go, request_body.go: one request: the body, the clock (t0 is
+//     taken immediately before the request is issued), the limits.
+//   - sse_body.go, stream_read.go, chunk_decode.go: the response: the body
+//     wrapper that tells a clean end from a drop, the SSE event loop that
+//     stamps every event on arrival, and the decoding of each chunk.
+//   - evaluate.go, visible_capture.go, canary.go, controlled_output.go: one
+//     response becomes a timing row or a failure row: the protocol's
+//     derivations, the bounded capture of visible content and the contracts
+//     checked on it.
+//   - secrets.go: the credentials a run knows, removed from every message.
+//   - report_assemble.go, methodology.go, identity.go: the artifact of the
+//     run: run id, timestamps, workload echo, population accounting, the
+//     timing methodology sentences; then artifact.Report.Recompute.
 //
 // The package never imports testing; the testing.B integration lives in
 // package anviltest.

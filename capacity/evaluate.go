@@ -38,7 +38,7 @@ type responseChecks struct {
 }
 
 // evaluate turns the exchange of request index into its timing row (a
-// success) or its failure row, following DESIGN.md section 5: timing fields
+// success) or its failure row, following capacity/PROTOCOL.md#timings: timing fields
 // from the monotonic stamps, validity, visible content, the prompt-token
 // floor, the request canary, the controlled-output contract.
 func (k responseChecks) evaluate(index, planned int, ex *exchange) (*artifact.TimingRow, *artifact.Failure) {
@@ -86,15 +86,15 @@ func (k responseChecks) contracts(index int, ex *exchange, row *artifact.TimingR
 	visible, complete := ex.stream.capture.String(), !ex.stream.capture.Truncated()
 	marker := ""
 	if k.canaries {
-		marker = CanaryMarker(k.seed, index)
-		c := CheckCanary(marker, visible, complete)
+		marker = canaryMarker(k.seed, index)
+		c := checkCanary(marker, visible, complete)
 		row.RequestCanary = c
 		if !c.Passed {
 			ex.fail(artifact.FailureRequestCanary, errTypeCanary, "request canary %s failed: %s", marker, canaryProblem(c))
 		}
 	}
 	if k.words > 0 {
-		c := CheckControlledOutput(visible, complete, k.words, k.policy, marker)
+		c := checkControlledOutput(visible, complete, k.words, k.policy, marker)
 		row.ControlledOutput = c
 		if !c.Passed && ex.class == "" {
 			ex.fail(artifact.FailureControlledOutput, errTypeControlled, "controlled output under policy %s: want exactly %d words %q, observed %d and %d other words (capture complete %t)",
@@ -124,7 +124,7 @@ func canaryProblem(c *artifact.CanaryCheck) string {
 // monoMS converts a monotonic duration to milliseconds.
 func monoMS(d time.Duration) float64 { return float64(d) / 1e6 }
 
-// timingRow derives the row of DESIGN.md section 5 from an exchange that saw
+// timingRow derives the row of capacity/PROTOCOL.md#timings from an exchange that saw
 // visible content. Derived fields use the reference's arithmetic on the
 // millisecond values, so every row is self-consistent.
 func rowFromExchange(index, planned int, ex *exchange) *artifact.TimingRow {

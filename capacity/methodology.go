@@ -12,10 +12,10 @@ import (
 // ("timestamp_precision"). They describe this Go implementation, in its own
 // words. (The failure_policy sentence is FailurePolicy, beside Recompute.)
 
-// TimestampPrecision is the artifact's "timestamp_precision" sentence.
-const TimestampPrecision = "started_at_unix_ns and finished_at_unix_ns are integer nanoseconds since the Unix epoch from the wall clock; started_at and finished_at are UTC labels truncated to the second"
+// timestampPrecision is the artifact's "timestamp_precision" sentence.
+const timestampPrecision = "started_at_unix_ns and finished_at_unix_ns are integer nanoseconds since the Unix epoch from the wall clock; started_at and finished_at are UTC labels truncated to the second"
 
-// The keys of "timing_methodology" (DESIGN.md appendix A).
+// The keys of "timing_methodology" (capacity/PROTOCOL.md#artifact-keys).
 const (
 	MethodologyArtifactTimestamps    = "artifact_timestamps"
 	MethodologyClock                 = "clock"
@@ -32,12 +32,12 @@ const (
 	MethodologyTTFT                  = "ttft"
 )
 
-// TimingMethodology returns a new "timing_methodology" map: one sentence
+// timingMethodology returns a new "timing_methodology" map: one sentence
 // per metric saying how this implementation measures it. The protocol
 // constants the sentences quote (VisibleCaptureLimit, stats.Z95,
 // P99MinimumSamples, MinPromptTokenFraction, CanaryMarkerPrefix,
 // ControlledOutputWord) are written from their definitions.
-func TimingMethodology() map[string]string {
+func timingMethodology() map[string]string {
 	return map[string]string{
 		MethodologyArtifactTimestamps:    "Unix nanosecond timestamps read from Go's wall clock (time.Now().UnixNano()); two artifacts may be aligned on them only when both name the same explicit clock_domain_id",
 		MethodologyClock:                 "every duration is the difference of two readings of Go's monotonic clock (time.Now and time.Since use its monotonic reading, immune to wall-clock steps); t0 is read immediately before the request is issued, connection setup included, and each stream event is stamped when its last byte is read, before it is decoded",

@@ -17,8 +17,8 @@ const maxModelsBody = 4 << 20
 // reads, in order; the first holding a positive integer wins.
 var contextLengthFields = [...]string{"max_model_len", "max_context_length", "context_length"}
 
-// ModelInfo is what the context-limit probe learned from GET {base}/models.
-type ModelInfo struct {
+// modelInfo is what the context-limit probe learned from GET {base}/models.
+type modelInfo struct {
 	// ID is the id of the entry used: the one equal to the requested model,
 	// else the first.
 	ID string
@@ -28,26 +28,14 @@ type ModelInfo struct {
 	MaxModelLen int
 }
 
-// ProbeModel asks GET {t.BaseURL}/models for the model to use and its
-// context length (DESIGN.md section 4): the entry whose id equals t.Model,
-// else the first entry. It sends t.Headers and the bearer token of
-// t.APIKeyEnv. hc nil means http.DefaultClient. A 401, 403 or 404 answer
-// wraps ErrEndpointRefused.
-func ProbeModel(ctx context.Context, hc *http.Client, t Target) (ModelInfo, error) {
-	key, err := t.apiKey()
-	if err != nil {
-		return ModelInfo{}, err
-	}
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	return probeModel(ctx, hc, t, key)
-}
-
-func probeModel(ctx context.Context, hc *http.Client, t Target, apiKey string) (ModelInfo, error) {
+// probeModel asks GET {t.BaseURL}/models for the model to use and its
+// context length (capacity/PROTOCOL.md#wire-protocol): the entry whose id equals t.Model,
+// else the first entry. It sends t.Headers and apiKey as the bearer token.
+// A 401, 403 or 404 answer wraps ErrEndpointRefused.
+func probeModel(ctx context.Context, hc *http.Client, t Target, apiKey string) (modelInfo, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.ModelsURL(), nil)
 	if err != nil {
-		return ModelInfo{}, fmt.Errorf("capacity: model probe: %w", unwrapURLError(err))
+		return modelInfo{}, fmt.Errorf("capacity: model probe: %w", unwrapURLError(err))
 	}
 	for k, vs := range t.Headers {
 		for _, v := range vs {
@@ -62,36 +50,36 @@ func probeModel(ctx context.Context, hc *http.Client, t Target, apiKey string) (
 	scrub := secretsOf(t, apiKey).scrub
 	resp, err := hc.Do(req)
 	if err != nil {
-		return ModelInfo{}, fmt.Errorf("capacity: model probe GET %s: %s", where, scrub(unwrapURLError(err).Error()))
+		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: %s", where, scrub(unwrapURLError(err).Error()))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxModelsBody))
 	if err != nil {
-		return ModelInfo{}, fmt.Errorf("capacity: model probe GET %s: reading the answer: %s", where, scrub(err.Error()))
+		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: reading the answer: %s", where, scrub(err.Error()))
 	}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound:
-		return ModelInfo{}, fmt.Errorf("%w: model probe GET %s: HTTP %s: %s", ErrEndpointRefused, where, resp.Status, scrub(serverExcerpt(string(body))))
+		return modelInfo{}, fmt.Errorf("%w: model probe GET %s: HTTP %s: %s", ErrEndpointRefused, where, resp.Status, scrub(serverExcerpt(string(body))))
 	case resp.StatusCode < 200 || resp.StatusCode >= 300:
-		return ModelInfo{}, fmt.Errorf("capacity: model probe GET %s: HTTP %s: %s", where, resp.Status, scrub(serverExcerpt(string(body))))
+		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: HTTP %s: %s", where, resp.Status, scrub(serverExcerpt(string(body))))
 	}
 	info, err := parseModels(body, t.Model)
 	if err != nil {
-		return ModelInfo{}, fmt.Errorf("capacity: model probe GET %s: %w", where, err)
+		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: %w", where, err)
 	}
 	return info, nil
 }
 
 // parseModels picks the entry of a /models answer and its context length.
-func parseModels(body []byte, model string) (ModelInfo, error) {
+func parseModels(body []byte, model string) (modelInfo, error) {
 	var list struct {
 		Data []map[string]json.RawMessage `json:"data"`
 	}
 	if err := json.Unmarshal(body, &list); err != nil {
-		return ModelInfo{}, fmt.Errorf("the answer is not a model list: %w", err)
+		return modelInfo{}, fmt.Errorf("the answer is not a model list: %w", err)
 	}
 	if len(list.Data) == 0 {
-		return ModelInfo{}, fmt.Errorf("the model list is empty")
+		return modelInfo{}, fmt.Errorf("the model list is empty")
 	}
 	entry := list.Data[0]
 	for _, e := range list.Data {
@@ -100,9 +88,9 @@ func parseModels(body []byte, model string) (ModelInfo, error) {
 			break
 		}
 	}
-	info := ModelInfo{ID: jsonString(entry["id"])}
+	info := modelInfo{ID: jsonString(entry["id"])}
 	if info.ID == "" {
-		return ModelInfo{}, fmt.Errorf("the model entry has no string id")
+		return modelInfo{}, fmt.Errorf("the model entry has no string id")
 	}
 	for _, k := range contextLengthFields {
 		if n, ok := positiveInt(entry[k]); ok {

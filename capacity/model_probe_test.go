@@ -13,17 +13,17 @@ import (
 func TestParseModels(t *testing.T) {
 	tests := []struct {
 		name, body, model string
-		want              ModelInfo
+		want              modelInfo
 		err               string
 	}{
-		{name: "vllm", body: `{"data":[{"id":"a","max_model_len":32768}]}`, want: ModelInfo{"a", 32768}},
-		{name: "requested model wins over the first", body: `{"data":[{"id":"a","max_model_len":1},{"id":"b","max_model_len":2}]}`, model: "b", want: ModelInfo{"b", 2}},
-		{name: "unknown model falls back to the first", body: `{"data":[{"id":"a","max_model_len":1},{"id":"b"}]}`, model: "zz", want: ModelInfo{"a", 1}},
-		{name: "field order", body: `{"data":[{"id":"a","context_length":3,"max_context_length":2}]}`, want: ModelInfo{"a", 2}},
-		{name: "first positive integer", body: `{"data":[{"id":"a","max_model_len":0,"max_context_length":"8k","context_length":4096.0}]}`, want: ModelInfo{"a", 4096}},
-		{name: "negative and fractional skipped", body: `{"data":[{"id":"a","max_model_len":-5,"max_context_length":1.5}]}`, want: ModelInfo{"a", 0}},
-		{name: "null", body: `{"data":[{"id":"a","max_model_len":null}]}`, want: ModelInfo{"a", 0}},
-		{name: "ollama: none", body: `{"object":"list","data":[{"id":"tiny:latest","object":"model"}]}`, want: ModelInfo{"tiny:latest", 0}},
+		{name: "vllm", body: `{"data":[{"id":"a","max_model_len":32768}]}`, want: modelInfo{"a", 32768}},
+		{name: "requested model wins over the first", body: `{"data":[{"id":"a","max_model_len":1},{"id":"b","max_model_len":2}]}`, model: "b", want: modelInfo{"b", 2}},
+		{name: "unknown model falls back to the first", body: `{"data":[{"id":"a","max_model_len":1},{"id":"b"}]}`, model: "zz", want: modelInfo{"a", 1}},
+		{name: "field order", body: `{"data":[{"id":"a","context_length":3,"max_context_length":2}]}`, want: modelInfo{"a", 2}},
+		{name: "first positive integer", body: `{"data":[{"id":"a","max_model_len":0,"max_context_length":"8k","context_length":4096.0}]}`, want: modelInfo{"a", 4096}},
+		{name: "negative and fractional skipped", body: `{"data":[{"id":"a","max_model_len":-5,"max_context_length":1.5}]}`, want: modelInfo{"a", 0}},
+		{name: "null", body: `{"data":[{"id":"a","max_model_len":null}]}`, want: modelInfo{"a", 0}},
+		{name: "ollama: none", body: `{"object":"list","data":[{"id":"tiny:latest","object":"model"}]}`, want: modelInfo{"tiny:latest", 0}},
 		{name: "empty list", body: `{"data":[]}`, err: "the model list is empty"},
 		{name: "not json", body: `<html>`, err: "not a model list"},
 		{name: "no id", body: `{"data":[{"max_model_len":5}]}`, err: "no string id"},
@@ -48,9 +48,9 @@ func TestProbeModelFake(t *testing.T) {
 		srv := fakeserver.NewInMemory(fakeserver.Plain())
 		defer srv.Close()
 		tg := Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()}
-		info, err := ProbeModel(t.Context(), srv.Client(), tg)
+		info, err := probeModel(t.Context(), srv.Client(), tg, "")
 		require.NoError(t, err)
-		require.Equal(t, ModelInfo{ID: "fake-plain", MaxModelLen: 131072}, info)
+		require.Equal(t, modelInfo{ID: "fake-plain", MaxModelLen: 131072}, info)
 
 		tg.MaxModelLen = 16384
 		rep, err := Run(t.Context(), tg, Workload{Requests: 1, ContextTokens: 65536})
@@ -62,12 +62,12 @@ func TestProbeModelFake(t *testing.T) {
 }
 
 func TestNewTransport(t *testing.T) {
-	tr := NewTransport(64)
+	tr := newTransport(64)
 	require.Equal(t, 64, tr.MaxIdleConnsPerHost)
 	require.Equal(t, 128, tr.MaxConnsPerHost)
 	require.GreaterOrEqual(t, tr.MaxIdleConns, 64)
 	require.NotNil(t, tr.Proxy, "proxy settings kept")
 	require.True(t, tr.ForceAttemptHTTP2, "HTTP/2 kept")
 	require.NotSame(t, http.DefaultTransport, tr)
-	require.Equal(t, 256, NewTransport(256).MaxIdleConns)
+	require.Equal(t, 256, newTransport(256).MaxIdleConns)
 }

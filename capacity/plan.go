@@ -8,13 +8,13 @@ import (
 	"regexp"
 )
 
-// Plan is the deterministic part of a run, resolved completely before any
+// plan is the deterministic part of a run, resolved completely before any
 // request is sent: the planned context and the canary marker of every
 // request index, and what the prompts are made of. Thread scheduling can
-// never change which contexts are attempted. A Plan is immutable and safe
+// never change which contexts are attempted. A plan is immutable and safe
 // for concurrent use; each worker builds its prompts into its own buffer
 // with AppendPrompt.
-type Plan struct {
+type plan struct {
 	// Workload is the resolved workload the plan was made for.
 	Workload Workload
 	// MaxModelLen is the model's context length used (explicit or probed).
@@ -46,9 +46,9 @@ const (
 // noncePattern bounds what a nonce may hold.
 var noncePattern = regexp.MustCompile(fmt.Sprintf(`^[%s]{1,%d}$`, nonceChars, maxNonceLen))
 
-// NewNonce returns a fresh per-run nonce for unique-mode prompts: 16
+// newNonce returns a fresh per-run nonce for unique-mode prompts: 16
 // lowercase hex digits from crypto/rand.
-func NewNonce() (string, error) {
+func newNonce() (string, error) {
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("capacity: reading a random nonce: %w", err)
@@ -56,10 +56,10 @@ func NewNonce() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// PromptBudget returns maxModelLen - maxTokens - margin, the usable prompt
+// promptBudget returns maxModelLen - maxTokens - margin, the usable prompt
 // size in tokens, or an error wrapping ErrInvalidConfig when it is not
 // positive.
-func PromptBudget(maxModelLen, maxTokens, margin int) (int, error) {
+func promptBudget(maxModelLen, maxTokens, margin int) (int, error) {
 	b := maxModelLen - maxTokens - margin
 	if maxModelLen <= 0 {
 		return 0, &ConfigError{Field: "Target.MaxModelLen", Value: maxModelLen,
@@ -72,16 +72,16 @@ func PromptBudget(maxModelLen, maxTokens, margin int) (int, error) {
 	return b, nil
 }
 
-// NewPlan resolves w (see Workload.Resolved) and plans its requests for a
+// newPlan resolves w (see Workload.Resolved) and plans its requests for a
 // model of maxModelLen tokens with margin tokens kept free (a resolved
 // Target.Margin). Fixed contexts skip the draw; sampled contexts come from
 // SampleContexts(w.Seed, w.Requests). Every context is clamped to the prompt
 // budget. The sum of the planned contexts may not exceed
 // MaxPlannedPromptTokens; in duration mode the plan instead stops at the
 // longest prefix that fits. nonce is required in unique mode unless
-// w.OmitUniqueNonce is set (see NewNonce) and ignored otherwise. NewPlan
+// w.OmitUniqueNonce is set (see NewNonce) and ignored otherwise. newPlan
 // fails when any planned prompt could not hold its closing instruction.
-func NewPlan(w Workload, maxModelLen, margin int, nonce string) (*Plan, error) {
+func newPlan(w Workload, maxModelLen, margin int, nonce string) (*plan, error) {
 	w, err := w.Resolved()
 	if err != nil {
 		return nil, err
@@ -92,11 +92,11 @@ func NewPlan(w Workload, maxModelLen, margin int, nonce string) (*Plan, error) {
 	if maxModelLen > MaxContextTokens {
 		return nil, &ConfigError{Field: "Target.MaxModelLen", Value: maxModelLen, Rule: fmt.Sprintf("must be in 1..%d", MaxContextTokens)}
 	}
-	budget, err := PromptBudget(maxModelLen, w.MaxTokens, margin)
+	budget, err := promptBudget(maxModelLen, w.MaxTokens, margin)
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Workload: w, MaxModelLen: maxModelLen, Margin: margin, PromptBudget: budget}
+	p := &plan{Workload: w, MaxModelLen: maxModelLen, Margin: margin, PromptBudget: budget}
 	if w.PromptCacheMode == PromptCacheUnique && !w.OmitUniqueNonce {
 		if !noncePattern.MatchString(nonce) {
 			return nil, fmt.Errorf("%w: unique-mode nonce %q must be 1 to %d characters of [%s] (see NewNonce)", ErrInvalidConfig, nonce, maxNonceLen, nonceChars)
@@ -148,22 +148,22 @@ func NewPlan(w Workload, maxModelLen, margin int, nonce string) (*Plan, error) {
 }
 
 // Len returns the number of measured requests the plan holds.
-func (p *Plan) Len() int { return len(p.Contexts) }
+func (p *plan) Len() int { return len(p.Contexts) }
 
 // Marker returns the canary marker of request index, or "" when request
 // canaries are off.
-func (p *Plan) Marker(index int) string {
+func (p *plan) Marker(index int) string {
 	if !p.Workload.RequestCanaries {
 		return ""
 	}
-	return CanaryMarker(p.Workload.Seed, index)
+	return canaryMarker(p.Workload.Seed, index)
 }
 
 // ContextDistribution counts the planned contexts: context -> requests.
 // It is the artifact's context_distribution of a run that attempts the
 // whole plan; a run that stops early (Workload.MaxFailures, Duration)
 // records the contexts of the requests it attempted.
-func (p *Plan) ContextDistribution() map[int]int {
+func (p *plan) ContextDistribution() map[int]int {
 	d := make(map[int]int)
 	for _, c := range p.Contexts {
 		d[c]++
@@ -172,7 +172,7 @@ func (p *Plan) ContextDistribution() map[int]int {
 }
 
 // PlannedPromptTokens returns the sum of the planned contexts.
-func (p *Plan) PlannedPromptTokens() int {
+func (p *plan) PlannedPromptTokens() int {
 	total := 0
 	for _, c := range p.Contexts {
 		total += c
@@ -184,7 +184,7 @@ func (p *Plan) PlannedPromptTokens() int {
 // instruction of request index. The error names the setting that made the
 // context that small: the prompt budget (Target.MaxModelLen, with MaxTokens
 // and Margin) when the context was clamped to it, else ContextTokens.
-func (p *Plan) checkTail(index, context int, warmup bool) error {
+func (p *plan) checkTail(index, context int, warmup bool) error {
 	chars, tail := promptChars(context), p.tailLen(index, warmup)
 	if chars >= tail {
 		return nil
@@ -213,7 +213,7 @@ func minTokensFor(chars int) int {
 }
 
 // tailLen is the length of the closing instruction of request index.
-func (p *Plan) tailLen(index int, warmup bool) int {
+func (p *plan) tailLen(index int, warmup bool) int {
 	var buf [512]byte
 	return len(p.appendTail(buf[:0], index, warmup))
 }

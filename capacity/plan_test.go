@@ -11,7 +11,7 @@ import (
 func TestNewPlanFixedContext(t *testing.T) {
 	// The seed artifact's workload: 6 requests of 65,536 tokens, seed 1717,
 	// max_tokens 8192, a 262,144-token model.
-	p, err := NewPlan(Workload{Requests: 6, Concurrency: 1, ContextTokens: 65536, Seed: 1717, MaxTokens: 8192, RequestCanaries: true}, 262144, DefaultMargin, "")
+	p, err := newPlan(Workload{Requests: 6, Concurrency: 1, ContextTokens: 65536, Seed: 1717, MaxTokens: 8192, RequestCanaries: true}, 262144, DefaultMargin, "")
 	require.NoError(t, err)
 	require.Equal(t, 262144-8192-1024, p.PromptBudget)
 	require.Equal(t, []int{65536, 65536, 65536, 65536, 65536, 65536}, p.Contexts)
@@ -20,7 +20,7 @@ func TestNewPlanFixedContext(t *testing.T) {
 	require.Equal(t, "ANVIL_REQ_1717_00000", p.Marker(0))
 	require.Equal(t, "ANVIL_REQ_1717_00005", p.Marker(5))
 
-	off, err := NewPlan(Workload{Requests: 2}, 262144, DefaultMargin, "")
+	off, err := newPlan(Workload{Requests: 2}, 262144, DefaultMargin, "")
 	require.NoError(t, err)
 	require.Empty(t, off.Marker(0))
 }
@@ -28,23 +28,23 @@ func TestNewPlanFixedContext(t *testing.T) {
 func TestNewPlanClampsToBudget(t *testing.T) {
 	// Budget 100000 - 64 - 1024 = 98912: the 131072 draw of seed 1717 is
 	// clamped, the others are kept.
-	p, err := NewPlan(Workload{Requests: 8, Seed: 1717}, 100000, DefaultMargin, "")
+	p, err := newPlan(Workload{Requests: 8, Seed: 1717}, 100000, DefaultMargin, "")
 	require.NoError(t, err)
 	require.Equal(t, []int{65536, 32768, 98912, 16000, 32768, 65536, 32768, 32768}, p.Contexts)
 	require.Equal(t, map[int]int{16000: 1, 32768: 4, 65536: 2, 98912: 1}, p.ContextDistribution())
 
-	fixed, err := NewPlan(Workload{Requests: 3, ContextTokens: 500000}, 131072, 0, "")
+	fixed, err := newPlan(Workload{Requests: 3, ContextTokens: 500000}, 131072, 0, "")
 	require.NoError(t, err)
 	require.Equal(t, []int{131072 - 64, 131072 - 64, 131072 - 64}, fixed.Contexts)
 }
 
 func TestNewPlanIsPure(t *testing.T) {
 	w := Workload{Requests: 500, Seed: -77, RequestCanaries: true, PromptCacheMode: PromptCacheUnique}
-	a, err := NewPlan(w, 262144, DefaultMargin, "n1")
+	a, err := newPlan(w, 262144, DefaultMargin, "n1")
 	require.NoError(t, err)
-	b, err := NewPlan(w, 262144, DefaultMargin, "n1")
+	b, err := newPlan(w, 262144, DefaultMargin, "n1")
 	require.NoError(t, err)
-	if diff := cmp.Diff(a, b, cmp.AllowUnexported(Plan{}, Workload{}), cmp.Comparer(func(x, y func(Progress)) bool { return x == nil && y == nil })); diff != "" {
+	if diff := cmp.Diff(a, b, cmp.AllowUnexported(plan{}, Workload{}), cmp.Comparer(func(x, y func(Progress)) bool { return x == nil && y == nil })); diff != "" {
 		t.Fatalf("two plans of one workload differ:\n%s", diff)
 	}
 }
@@ -74,7 +74,7 @@ func TestNewPlanErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := NewPlan(tt.w, tt.maxModelLen, tt.margin, tt.nonce)
+			_, err := newPlan(tt.w, tt.maxModelLen, tt.margin, tt.nonce)
 			require.ErrorIs(t, err, ErrInvalidConfig)
 			require.ErrorContains(t, err, tt.wantErr)
 		})
@@ -82,7 +82,7 @@ func TestNewPlanErrors(t *testing.T) {
 }
 
 func TestNewPlanDurationFitsTheCap(t *testing.T) {
-	p, err := NewPlan(Workload{Duration: time.Minute}, 1048576, DefaultMargin, "")
+	p, err := newPlan(Workload{Duration: time.Minute}, 1048576, DefaultMargin, "")
 	require.NoError(t, err)
 	require.Equal(t, MaxRequests, p.Workload.Requests)
 	require.Less(t, p.Len(), MaxRequests)
@@ -94,23 +94,23 @@ func TestNewPlanDurationFitsTheCap(t *testing.T) {
 }
 
 func TestPromptBudget(t *testing.T) {
-	b, err := PromptBudget(262144, 8192, 1024)
+	b, err := promptBudget(262144, 8192, 1024)
 	require.NoError(t, err)
 	require.Equal(t, 252928, b)
-	b, err = PromptBudget(1089, 64, 1024)
+	b, err = promptBudget(1089, 64, 1024)
 	require.NoError(t, err)
 	require.Equal(t, 1, b)
-	_, err = PromptBudget(1088, 64, 1024)
+	_, err = promptBudget(1088, 64, 1024)
 	require.ErrorIs(t, err, ErrInvalidConfig)
 }
 
 func TestNewNonce(t *testing.T) {
-	a, err := NewNonce()
+	a, err := newNonce()
 	require.NoError(t, err)
-	b, err := NewNonce()
+	b, err := newNonce()
 	require.NoError(t, err)
 	require.Regexp(t, `^[0-9a-f]{16}$`, a)
 	require.NotEqual(t, a, b)
-	_, err = NewPlan(Workload{Requests: 1, PromptCacheMode: PromptCacheUnique}, 16384, DefaultMargin, a)
+	_, err = newPlan(Workload{Requests: 1, PromptCacheMode: PromptCacheUnique}, 16384, DefaultMargin, a)
 	require.NoError(t, err)
 }

@@ -11,7 +11,7 @@ import (
 // plan.)
 const PromptCharsPerToken = 3.0
 
-// The pieces of a prompt (DESIGN.md section 5). Every filler line is
+// The pieces of a prompt (capacity/PROTOCOL.md#prompts). Every filler line is
 //
 //	def helper_{i}():\n    return compute({k})  # routine specialist context\n
 //
@@ -28,7 +28,7 @@ const (
 // promptChars is the number of characters of a prompt sized for tokens.
 func promptChars(tokens int) int { return int(float64(tokens) * PromptCharsPerToken) }
 
-// appendLines appends lines(offset, n) of DESIGN.md section 5:
+// appendLines appends lines(offset, n) of capacity/PROTOCOL.md#prompts:
 // line(offset+0, 0) + line(offset+1, 1) + ... until it holds at least n
 // characters, cut to n. All characters are ASCII, so bytes are characters.
 func appendLines(dst []byte, offset, n int) []byte {
@@ -49,7 +49,7 @@ func appendLines(dst []byte, offset, n int) []byte {
 // answer to begin with the request's marker; response words replace the
 // summary by a request for exactly N words "code". Warm-up requests are
 // labelled "warmup request" and carry no canary.
-func (p *Plan) appendTail(dst []byte, index int, warmup bool) []byte {
+func (p *plan) appendTail(dst []byte, index int, warmup bool) []byte {
 	if warmup {
 		dst = append(dst, promptWarmupStart...)
 	} else {
@@ -59,7 +59,7 @@ func (p *Plan) appendTail(dst []byte, index int, warmup bool) []byte {
 	dst = append(dst, ": "...)
 	if p.Workload.RequestCanaries && !warmup {
 		dst = append(dst, "begin your answer with "...)
-		dst = AppendCanaryMarker(dst, p.Workload.Seed, index)
+		dst = appendCanaryMarker(dst, p.Workload.Seed, index)
 		dst = append(dst, ", then "...)
 	}
 	words := p.Workload.ResponseWords
@@ -82,7 +82,7 @@ func (p *Plan) appendTail(dst []byte, index int, warmup bool) []byte {
 // mode, or in unique mode a request-specific header (naming the request
 // and, unless omitted, the run's nonce) followed by filler up to the prefix
 // size, so the very first tokens differ between requests and between runs.
-func (p *Plan) appendPrefix(dst []byte, index int, warmup bool) []byte {
+func (p *plan) appendPrefix(dst []byte, index int, warmup bool) []byte {
 	if p.Workload.PromptCacheMode != PromptCacheUnique {
 		return append(dst, p.sharedPrefix...)
 	}
@@ -110,7 +110,7 @@ func (p *Plan) appendPrefix(dst []byte, index int, warmup bool) []byte {
 // shared mode without canaries or response words it is byte-identical to
 // the reference tool's prompt. Reusing dst across requests makes building
 // allocation-free once the buffer has grown to the largest prompt.
-func (p *Plan) AppendPrompt(dst []byte, index int) ([]byte, error) {
+func (p *plan) AppendPrompt(dst []byte, index int) ([]byte, error) {
 	if index < 0 || index >= len(p.Contexts) {
 		return dst, fmt.Errorf("capacity: request index %d: must be in 0..%d", index, len(p.Contexts)-1)
 	}
@@ -122,7 +122,7 @@ func (p *Plan) AppendPrompt(dst []byte, index int) ([]byte, error) {
 // differ from every measured prompt's, and it carries no canary, so warm-up
 // responses are never mistaken for measured ones; in shared mode it warms
 // the shared prefix like any request.
-func (p *Plan) AppendWarmupPrompt(dst []byte, k int) ([]byte, error) {
+func (p *plan) AppendWarmupPrompt(dst []byte, k int) ([]byte, error) {
 	if k < 0 || len(p.Contexts) == 0 {
 		return dst, fmt.Errorf("capacity: warm-up request %d: must be >= 0 in a non-empty plan", k)
 	}
@@ -131,7 +131,7 @@ func (p *Plan) AppendWarmupPrompt(dst []byte, k int) ([]byte, error) {
 
 // appendPrompt builds one prompt; label is the number the prompt names,
 // offset the first filler line's helper number.
-func (p *Plan) appendPrompt(dst []byte, label, offset, context int, warmup bool) ([]byte, error) {
+func (p *plan) appendPrompt(dst []byte, label, offset, context int, warmup bool) ([]byte, error) {
 	start := len(dst)
 	budget := promptChars(min(context, p.PromptBudget))
 	dst = p.appendPrefix(dst, label, warmup)

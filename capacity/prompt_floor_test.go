@@ -92,7 +92,7 @@ func TestWarmupSkipsPromptFloor(t *testing.T) {
 		tg.MaxModelLen = 32768
 		w, err := Workload{Requests: 1, Concurrency: 1, ContextTokens: truncatedPlan, Warmup: 1}.Resolved()
 		require.NoError(t, err)
-		plan, err := NewPlan(w, tg.MaxModelLen, DefaultMargin, "")
+		plan, err := newPlan(w, tg.MaxModelLen, DefaultMargin, "")
 		require.NoError(t, err)
 		cl, err := newClient(tg, w, tg.HTTPClient, "")
 		require.NoError(t, err)

@@ -30,7 +30,7 @@ func updateGolden() bool {
 }
 
 // promptGolden is testdata/prompts.json, written by gen_prompts.py, an
-// independent Python implementation of the DESIGN.md prompt formula.
+// independent Python implementation of the capacity/PROTOCOL.md prompt formula.
 // Regenerate with: cd testdata && python3 gen_prompts.py > prompts.json
 type promptGolden struct {
 	Cases []struct {
@@ -65,7 +65,7 @@ func TestPromptGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			w := Workload{Requests: c.Index + 1, Concurrency: 1, ContextTokens: c.Context,
 				MaxTokens: c.MaxTokens, SharedPrefixTokens: sharedOrNone(c.SharedPrefixTokens)}
-			p, err := NewPlan(w, c.MaxModelLen, c.Margin, "")
+			p, err := newPlan(w, c.MaxModelLen, c.Margin, "")
 			require.NoError(t, err)
 			buf, err = p.AppendPrompt(buf[:0], c.Index)
 			require.NoError(t, err)
@@ -97,7 +97,7 @@ func TestPromptShape(t *testing.T) {
 	}
 	for mi, w := range modes {
 		w.Requests, w.ContextTokens = 40, 0
-		p, err := NewPlan(w, 262144, DefaultMargin, "0123abcd")
+		p, err := newPlan(w, 262144, DefaultMargin, "0123abcd")
 		require.NoError(t, err)
 		var a, b []byte
 		for i := range p.Len() {
@@ -110,7 +110,7 @@ func TestPromptShape(t *testing.T) {
 			want := string(p.appendTail(nil, i, false))
 			require.True(t, strings.HasSuffix(string(a), want), "mode %d request %d lacks its tail", mi, i)
 			if w.RequestCanaries {
-				require.Contains(t, string(a), "begin your answer with "+CanaryMarker(w.Seed, i)+",")
+				require.Contains(t, string(a), "begin your answer with "+canaryMarker(w.Seed, i)+",")
 			}
 		}
 	}
@@ -118,12 +118,12 @@ func TestPromptShape(t *testing.T) {
 
 func TestUniquePromptsDiffer(t *testing.T) {
 	w := Workload{Requests: 3, ContextTokens: 20000, PromptCacheMode: PromptCacheUnique}
-	run1, err := NewPlan(w, 32768, DefaultMargin, "run1")
+	run1, err := newPlan(w, 32768, DefaultMargin, "run1")
 	require.NoError(t, err)
-	run2, err := NewPlan(w, 32768, DefaultMargin, "run2")
+	run2, err := newPlan(w, 32768, DefaultMargin, "run2")
 	require.NoError(t, err)
 	w.OmitUniqueNonce = true
-	fixed, err := NewPlan(w, 32768, DefaultMargin, "ignored")
+	fixed, err := newPlan(w, 32768, DefaultMargin, "ignored")
 	require.NoError(t, err)
 	require.Empty(t, fixed.Nonce)
 
@@ -139,7 +139,7 @@ func TestUniquePromptsDiffer(t *testing.T) {
 	require.Equal(t, "# request-specific prefix for request 0", firstLine(f0))
 	require.Equal(t, f0, f0again)
 	// The unique prefix is as long as a shared one would be.
-	shared, err := NewPlan(Workload{Requests: 3, ContextTokens: 20000}, 32768, DefaultMargin, "")
+	shared, err := newPlan(Workload{Requests: 3, ContextTokens: 20000}, 32768, DefaultMargin, "")
 	require.NoError(t, err)
 	s0, _ := shared.AppendPrompt(nil, 0)
 	require.Equal(t, len(s0), len(p0))
@@ -152,7 +152,7 @@ func firstLine(b []byte) string {
 }
 
 func TestWarmupPrompt(t *testing.T) {
-	p, err := NewPlan(Workload{Requests: 4, Warmup: 6, RequestCanaries: true, ContextTokens: 500, SharedPrefixTokens: 100}, 4096, DefaultMargin, "")
+	p, err := newPlan(Workload{Requests: 4, Warmup: 6, RequestCanaries: true, ContextTokens: 500, SharedPrefixTokens: 100}, 4096, DefaultMargin, "")
 	require.NoError(t, err)
 	measured := map[string]bool{}
 	for i := range p.Len() {
@@ -192,7 +192,7 @@ func TestPromptTails(t *testing.T) {
 	for _, tt := range tests {
 		w, err := tt.w.Resolved()
 		require.NoError(t, err)
-		p := &Plan{Workload: w}
+		p := &plan{Workload: w}
 		require.Equal(t, tt.want, string(p.appendTail(nil, tt.index, false)))
 		require.Equal(t, len(tt.want), p.tailLen(tt.index, false))
 	}
@@ -217,7 +217,7 @@ func TestPromptExtendedGolden(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, c := range cases {
-		p, err := NewPlan(c.W, 8192, DefaultMargin, "f00dcafe")
+		p, err := newPlan(c.W, 8192, DefaultMargin, "f00dcafe")
 		require.NoError(t, err, c.Name)
 		b, err := p.AppendPrompt(nil, c.Index)
 		require.NoError(t, err, c.Name)
@@ -243,7 +243,7 @@ func TestPromptTooSmall(t *testing.T) {
 	// 46-character closing instruction: the plan fails before any request,
 	// naming the model length (the sampled contexts were clamped to the
 	// budget; ContextTokens is not at fault).
-	_, err := NewPlan(Workload{Requests: 1}, DefaultMaxTokens+DefaultMargin+10, DefaultMargin, "")
+	_, err := newPlan(Workload{Requests: 1}, DefaultMaxTokens+DefaultMargin+10, DefaultMargin, "")
 	require.ErrorIs(t, err, ErrInvalidConfig)
 	var ce *ConfigError
 	require.ErrorAs(t, err, &ce)
@@ -253,9 +253,9 @@ func TestPromptTooSmall(t *testing.T) {
 	require.ErrorContains(t, err, "request 0 needs at least 16 tokens for its 46-character closing instruction")
 
 	// The smallest context named is the smallest that plans.
-	_, err = NewPlan(Workload{Requests: 1}, DefaultMaxTokens+DefaultMargin+16, DefaultMargin, "")
+	_, err = newPlan(Workload{Requests: 1}, DefaultMaxTokens+DefaultMargin+16, DefaultMargin, "")
 	require.NoError(t, err)
-	_, err = NewPlan(Workload{Requests: 1}, DefaultMaxTokens+DefaultMargin+15, DefaultMargin, "")
+	_, err = newPlan(Workload{Requests: 1}, DefaultMaxTokens+DefaultMargin+15, DefaultMargin, "")
 	require.ErrorContains(t, err, "needs at least 16 tokens")
 }
 
@@ -263,7 +263,7 @@ func BenchmarkAppendPrompt(b *testing.B) {
 	for _, ctx := range []int{16000, 65536, 262144} {
 		for _, mode := range []PromptCacheMode{PromptCacheShared, PromptCacheUnique} {
 			b.Run(fmt.Sprintf("ctx=%d/%s", ctx, mode), func(b *testing.B) {
-				p, err := NewPlan(Workload{Requests: 64, ContextTokens: ctx, PromptCacheMode: mode, RequestCanaries: true}, 1048576, DefaultMargin, "0123456789abcdef")
+				p, err := newPlan(Workload{Requests: 64, ContextTokens: ctx, PromptCacheMode: mode, RequestCanaries: true}, 1048576, DefaultMargin, "0123456789abcdef")
 				require.NoError(b, err)
 				buf, err := p.AppendPrompt(nil, 63)
 				require.NoError(b, err)

@@ -13,7 +13,7 @@ type runFacts struct {
 	target     Target // resolved, Model filled in
 	baseURL    string // redacted
 	workload   Workload
-	plan       *Plan
+	plan       *plan
 	start, end time.Time // the measured phase, monotonic and wall
 	cancelled  bool
 	runner     *runner
@@ -55,12 +55,12 @@ func assemble(f runFacts) (*artifact.Report, error) {
 	requests, unsent := f.attempted()
 	rep := &artifact.Report{
 		Schema:             artifact.Schema,
-		RunID:              RunID(f.start),
-		StartedAt:          ISOSecond(f.start),
+		RunID:              runID(f.start),
+		StartedAt:          isoSecond(f.start),
 		StartedAtUnixNS:    f.start.UnixNano(),
-		FinishedAt:         ISOSecond(f.end),
+		FinishedAt:         isoSecond(f.end),
 		FinishedAtUnixNS:   f.end.UnixNano(),
-		TimestampPrecision: TimestampPrecision,
+		TimestampPrecision: timestampPrecision,
 		WallClockMS:        monoMS(f.end.Sub(f.start)),
 		ClockDomainID:      optional(t.ClockDomainID),
 
@@ -91,7 +91,7 @@ func assemble(f runFacts) (*artifact.Report, error) {
 			SharedPrefixBurst: w.Burst > 0,
 		},
 		Sampling:          artifact.Sampling{Temperature: samplingField(w.Temperature), TopP: samplingField(w.TopP)},
-		TimingMethodology: TimingMethodology(),
+		TimingMethodology: timingMethodology(),
 		RequestTimings:    []artifact.TimingRow{},
 		Failures:          []artifact.Failure{},
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/anvilbench/anvil/capacity/internal/jsonstr"
 )
 
-// requestEncoder writes the chat-completions request body of DESIGN.md
+// requestEncoder writes the chat-completions request body of capacity/PROTOCOL.md
 // section 4. Everything but the prompt is the same for every request of a
 // run, so it is encoded once: a request body is head + the JSON-quoted prompt
 // + tail, with no reflection per request.
@@ -102,6 +102,8 @@ type countedReader struct {
 	open   *atomic.Int32
 	closed atomic.Bool
 }
+
+var _ io.ReadCloser = (*countedReader)(nil)
 
 // Close implements io.Closer; only the first call counts.
 func (r *countedReader) Close() error {

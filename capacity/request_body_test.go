@@ -38,7 +38,7 @@ func (rc *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeOKStream(w, raw)
 }
 
-// TestRequestBody checks the body of DESIGN.md section 4 for each sampling
+// TestRequestBody checks the body of capacity/PROTOCOL.md#wire-protocol for each sampling
 // and thinking control, with ExtraBody merged and the headers sent.
 func TestRequestBody(t *testing.T) {
 	base := map[string]any{
@@ -89,7 +89,7 @@ func TestRequestBody(t *testing.T) {
 				msgs := rc.body["messages"].([]any)
 				delete(rc.body, "messages")
 				require.Empty(t, cmp.Diff(tt.want, rc.body))
-				plan, err := NewPlan(w, 8192, DefaultMargin, "")
+				plan, err := newPlan(w, 8192, DefaultMargin, "")
 				require.NoError(t, err)
 				prompt, err := plan.AppendPrompt(nil, 0)
 				require.NoError(t, err)
@@ -160,7 +160,7 @@ func TestBodyBufferReuse(t *testing.T) {
 func BenchmarkAppendBody(b *testing.B) {
 	enc, err := newRequestEncoder(Target{Model: "m", ExtraBody: map[string]any{"ignore_eos": true}}, Workload{MaxTokens: 64, Temperature: new(0.9)})
 	require.NoError(b, err)
-	plan, err := NewPlan(Workload{Requests: 1, ContextTokens: 65536}, 131072, DefaultMargin, "")
+	plan, err := newPlan(Workload{Requests: 1, ContextTokens: 65536}, 131072, DefaultMargin, "")
 	require.NoError(b, err)
 	prompt, err := plan.AppendPrompt(nil, 0)
 	require.NoError(b, err)

@@ -35,7 +35,7 @@ func Run(ctx context.Context, t Target, w Workload) (*artifact.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	baseURL, err := RedactBaseURL(t.BaseURL)
+	baseURL, err := redactBaseURL(t.BaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("%w: Target.BaseURL: %w", ErrInvalidConfig, err)
 	}
@@ -45,7 +45,7 @@ func Run(ctx context.Context, t Target, w Workload) (*artifact.Report, error) {
 	}
 	hc := t.HTTPClient
 	if hc == nil {
-		tr := NewTransport(w.Concurrency)
+		tr := newTransport(w.Concurrency)
 		defer tr.CloseIdleConnections()
 		hc = &http.Client{Transport: tr, CheckRedirect: noRedirects}
 	}
@@ -69,11 +69,11 @@ func Run(ctx context.Context, t Target, w Workload) (*artifact.Report, error) {
 	}
 	nonce := ""
 	if w.PromptCacheMode == PromptCacheUnique && !w.OmitUniqueNonce {
-		if nonce, err = NewNonce(); err != nil {
+		if nonce, err = newNonce(); err != nil {
 			return nil, err
 		}
 	}
-	plan, err := NewPlan(w, maxModelLen, t.Margin, nonce)
+	plan, err := newPlan(w, maxModelLen, t.Margin, nonce)
 	if err != nil {
 		return nil, err
 	}
@@ -114,12 +114,12 @@ func Run(ctx context.Context, t Target, w Workload) (*artifact.Report, error) {
 
 // probeWithin runs the model probe bounded by timeout (Workload.Timeout),
 // so an endpoint that never answers GET /models cannot hold Run forever.
-func probeWithin(ctx context.Context, hc *http.Client, t Target, key string, timeout time.Duration) (ModelInfo, error) {
+func probeWithin(ctx context.Context, hc *http.Client, t Target, key string, timeout time.Duration) (modelInfo, error) {
 	pctx, cancel := context.WithTimeoutCause(ctx, timeout, errProbeTimeout)
 	defer cancel()
 	info, err := probeModel(pctx, hc, t, key)
 	if err != nil && ctx.Err() == nil && context.Cause(pctx) == errProbeTimeout {
-		return ModelInfo{}, fmt.Errorf("%w (no answer within Workload.Timeout = %v)", err, timeout)
+		return modelInfo{}, fmt.Errorf("%w (no answer within Workload.Timeout = %v)", err, timeout)
 	}
 	return info, err
 }
@@ -131,13 +131,13 @@ func probeWithin(ctx context.Context, hc *http.Client, t Target, key string, tim
 // Target.BaseURL instead.
 func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
-// NewTransport returns the transport Run uses when Target.HTTPClient is
+// newTransport returns the transport Run uses when Target.HTTPClient is
 // nil: a clone of http.DefaultTransport (proxy settings from the
 // environment, HTTP/2, dial and TLS timeouts kept) whose keep-alive pool
 // holds a connection per request in flight. The connection limit leaves as
 // much slack again for connections being torn down, so a request never
 // waits for a free connection inside its measured time.
-func NewTransport(concurrency int) *http.Transport {
+func newTransport(concurrency int) *http.Transport {
 	base, ok := http.DefaultTransport.(*http.Transport)
 	if !ok {
 		base = &http.Transport{}

@@ -81,7 +81,7 @@ func TestRunExactUnderFakeTime(t *testing.T) {
 
 		traces := tracesByIndex(t, srv, seed)
 		require.Len(t, traces, 60)
-		plan, err := NewPlan(Workload{Requests: 60, Seed: seed, MaxTokens: 1024}, 262144, DefaultMargin, "")
+		plan, err := newPlan(Workload{Requests: 60, Seed: seed, MaxTokens: 1024}, 262144, DefaultMargin, "")
 		require.NoError(t, err)
 		require.Equal(t, plan.ContextDistribution(), rep.ContextDistribution, "the seeded plan, whatever the scheduling")
 		var ratios []float64
@@ -122,7 +122,7 @@ func keysOf(t *testing.T, raw json.RawMessage) []string {
 	return keys
 }
 
-// TestReportKeySets: a report from Run writes every key of DESIGN.md
+// TestReportKeySets: a report from Run writes every key of capacity/PROTOCOL.md
 // appendix A: the seed artifact's top-level and row key sets, and the full
 // failure row with its response metadata.
 func TestReportKeySets(t *testing.T) {

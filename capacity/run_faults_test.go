@@ -34,7 +34,7 @@ func faultAt(index int, f fakeserver.Fault) fakeserver.Config {
 }
 
 // TestRunFaultOutcomes checks the outcome of every server misbehaviour of
-// DESIGN.md appendix B: request 1 of 3 (concurrency 1, so arrival order is
+// capacity/PROTOCOL.md#failure-classes: request 1 of 3 (concurrency 1, so arrival order is
 // request order) misbehaves; it becomes the expected failure, the others
 // stay latency samples, and the failure never enters a distribution.
 func TestRunFaultOutcomes(t *testing.T) {

@@ -29,7 +29,7 @@ type result struct {
 // runner executes the plan of one run: a closed loop of workers, each with
 // one request in flight, dispatching request indexes in order.
 type runner struct {
-	plan        *Plan
+	plan        *plan
 	cl          *client
 	checks      responseChecks
 	concurrency int

@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -19,6 +20,8 @@ const (
 	// inside a chunked or sized body), a reset, a timeout or a cancellation.
 	bodyError
 )
+
+var _ fmt.Stringer = bodyEnd(0)
 
 // String names the end for messages and tests.
 func (e bodyEnd) String() string {
@@ -67,6 +70,8 @@ const pendingHeadSize = 32
 func newTrackedBody(r io.Reader, activity func()) *trackedBody {
 	return &trackedBody{r: r, activity: activity, lineStart: true}
 }
+
+var _ io.Reader = (*trackedBody)(nil)
 
 // Read reads from the wrapped body and records what happened.
 func (b *trackedBody) Read(p []byte) (int, error) {

@@ -56,7 +56,7 @@ type streamResult struct {
 	reasoningChunks int
 	usage           usageSeen
 	finishReasons   []string
-	capture         Capture
+	capture         visibleCapture
 
 	// invalid names the stream-contract violation; "" when none was seen.
 	invalid string

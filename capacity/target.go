@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// Bounds and defaults of a Target (DESIGN.md sections 4 and 6).
+// Bounds and defaults of a Target (capacity/PROTOCOL.md#bounds).
 const (
 	// DefaultMargin is the number of tokens kept free between the prompt
 	// budget and the model's context when Target.Margin is 0.
@@ -138,10 +138,10 @@ func (t Target) apiKey() (string, error) {
 	return v, nil
 }
 
-// RedactBaseURL returns raw without userinfo, query or fragment, as the
+// redactBaseURL returns raw without userinfo, query or fragment, as the
 // artifact records it. It fails on a URL that does not parse or has no
 // scheme and host; the error never repeats the credentials.
-func RedactBaseURL(raw string) (string, error) {
+func redactBaseURL(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		// url.Error repeats the input, which may hold credentials.

@@ -24,6 +24,8 @@ type ConfigError struct {
 	Rule string
 }
 
+var _ error = (*ConfigError)(nil)
+
 // Error implements error.
 func (e *ConfigError) Error() string {
 	v := e.Value
@@ -61,7 +63,7 @@ var reservedBodyFields = map[string]string{
 }
 
 // The values Workload.ThinkingMode and Workload.ReasoningEffort may take
-// (DESIGN.md appendix A, serve_flags), in the order errors list them.
+// (capacity/PROTOCOL.md#artifact-keys, serve_flags), in the order errors list them.
 var (
 	thinkingModes    = [...]ThinkingMode{ThinkingDefault, ThinkingEnabled, ThinkingDisabled, ThinkingUnsupported}
 	reasoningEfforts = [...]ReasoningEffort{ReasoningNone, ReasoningMinimal, ReasoningLow, ReasoningMedium, ReasoningHigh, ReasoningXHigh, ReasoningMax}
@@ -189,8 +191,8 @@ func (t Target) validate() error {
 		v.add("Target.BaseURL", redactedOrPlaceholder(t.BaseURL), "must be an http or https URL with a host and no query or fragment")
 	}
 	v.intRange("Target.MaxModelLen", t.MaxModelLen, 0, MaxContextTokens)
-	v.check(CheckClockDomainID(t.ClockDomainID))
-	v.check(CheckConfigurationFingerprint(t.ConfigurationFingerprint))
+	v.check(checkClockDomainID(t.ClockDomainID))
+	v.check(checkConfigurationFingerprint(t.ConfigurationFingerprint))
 	v.intRange("Target.Margin", t.Margin, 0, MaxMargin)
 	if t.APIKeyEnv != "" && !envNamePattern.MatchString(t.APIKeyEnv) {
 		v.add("Target.APIKeyEnv", t.APIKeyEnv, "must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)")
@@ -226,7 +228,7 @@ func hasControlByte(s string) bool {
 
 // redactedOrPlaceholder shows a base URL in an error without credentials.
 func redactedOrPlaceholder(raw string) string {
-	if r, err := RedactBaseURL(raw); err == nil {
+	if r, err := redactBaseURL(raw); err == nil {
 		return r
 	}
 	// An unparsable URL may still hold credentials: show none of it.

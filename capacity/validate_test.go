@@ -296,7 +296,7 @@ func TestRedactBaseURL(t *testing.T) {
 		{"", "", "needs a scheme and a host"},
 	}
 	for _, tt := range tests {
-		got, err := RedactBaseURL(tt.in)
+		got, err := redactBaseURL(tt.in)
 		if tt.err != "" {
 			require.ErrorContains(t, err, tt.err, tt.in)
 			require.NotContains(t, err.Error(), "secret")

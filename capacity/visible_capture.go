@@ -7,15 +7,15 @@ import (
 
 // VisibleCaptureLimit is the number of characters (Unicode code points) of
 // a response's visible content kept for the request-canary and
-// controlled-output checks (DESIGN.md section 5). Content beyond it is
+// controlled-output checks (capacity/PROTOCOL.md#timings). Content beyond it is
 // counted as truncation, not stored, so memory stays bounded whatever the
 // server sends.
 const VisibleCaptureLimit = 8192
 
-// Capture is a bounded capture of a response's visible content. The zero
+// visibleCapture is a bounded capture of a response's visible content. The zero
 // value keeps VisibleCaptureLimit characters; it is not safe for concurrent
 // use (one capture belongs to one stream).
-type Capture struct {
+type visibleCapture struct {
 	// Limit is the number of characters kept; 0 means VisibleCaptureLimit.
 	Limit int
 
@@ -28,7 +28,7 @@ type Capture struct {
 // reached and recording truncation when any character is dropped. A delta
 // is cut on a character boundary; invalid UTF-8 bytes count as one
 // character each.
-func (c *Capture) Append(s string) {
+func (c *visibleCapture) Append(s string) {
 	if s == "" {
 		return
 	}
@@ -61,19 +61,19 @@ func (c *Capture) Append(s string) {
 }
 
 // String returns the captured text.
-func (c *Capture) String() string { return c.buf.String() }
+func (c *visibleCapture) String() string { return c.buf.String() }
 
 // Len returns the number of characters captured.
-func (c *Capture) Len() int { return c.runes }
+func (c *visibleCapture) Len() int { return c.runes }
 
 // Truncated reports whether content was dropped because the limit was
 // reached; a truncated capture is incomplete and fails closed.
-func (c *Capture) Truncated() bool { return c.truncated }
+func (c *visibleCapture) Truncated() bool { return c.truncated }
 
 // Reset empties the capture for the next stream, keeping its Limit. The
 // buffer is released, not reused, so a String returned earlier stays valid
 // and no stream's text reaches another's capture.
-func (c *Capture) Reset() {
+func (c *visibleCapture) Reset() {
 	c.buf = strings.Builder{}
 	c.runes, c.truncated = 0, false
 }

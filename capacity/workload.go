@@ -2,7 +2,7 @@ package capacity
 
 import "time"
 
-// Reference defaults and bounds of a Workload (DESIGN.md section 6). Each is
+// Reference defaults and bounds of a Workload (capacity/PROTOCOL.md#bounds). Each is
 // defined once here; validation, documentation and the runner use these names.
 const (
 	// DefaultRequests is the number of measured requests when Workload.Requests is 0.

@@ -168,7 +168,7 @@ func BenchConfig(r *artifact.Report) []benchfmt.Config {
 }
 
 // WorkloadIdentity summarizes the workload fields of r that must match for
-// two runs to be comparable (DESIGN section 7, less the request count, which
+// two runs to be comparable (capacity/PROTOCOL.md#comparing, less the request count, which
 // a time-based run does not fix): context, served context, concurrency, max
 // tokens, burst, prompt cache mode, shared prefix, thinking, response words
 // and policy, canaries. Fields a legacy artifact lacks are left out.

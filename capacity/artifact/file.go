@@ -67,6 +67,8 @@ type limitWriter struct {
 	n int64
 }
 
+var _ io.Writer = (*limitWriter)(nil)
+
 func (l *limitWriter) Write(p []byte) (int, error) {
 	if l.n+int64(len(p)) > MaxBytes {
 		return 0, errTooLarge

@@ -21,6 +21,11 @@ var artifactRequiredKeys = []string{
 	"max_tokens", "metrics", "model", "requests", "run_id", "schema", "serve_flags",
 }
 
+var (
+	_ json.Marshaler   = Report{}
+	_ json.Unmarshaler = (*Report)(nil)
+)
+
 // MarshalJSON returns the artifact: keys sorted at every level, 2-space
 // indent, no HTML escaping, integers exact, floats in the shortest form that
 // reads back to the same float64, no trailing newline. A Report read from

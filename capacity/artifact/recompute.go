@@ -28,7 +28,7 @@ var p99Families = [...]int{famDecodeTokS, famE2E, famEffectivePrefill, famTPOT, 
 
 // Recompute derives Metrics, MetricPopulation, PerformanceEligible and
 // MeasurementProtocol from RequestTimings, Failures, Requests and
-// WallClockMS (DESIGN section 5). Metrics.PrefixCacheHitAvg keeps its
+// WallClockMS (capacity/PROTOCOL.md#timings). Metrics.PrefixCacheHitAvg keeps its
 // recorded value: the rows lack the cached-token counts it needs. A
 // recorded failure_policy sentence is kept; an empty one becomes
 // FailurePolicy. The protocol of artifacts older than capacity-v3 is kept.

@@ -29,7 +29,7 @@ const MaxErrorMessageRunes = 2048
 // failed requests) stays under the reader's 64 MiB limit.
 const MaxErrorMessageJSONBytes = 2 * MaxErrorMessageRunes
 
-// FailureClass says why a request is not a latency sample (DESIGN appendix B).
+// FailureClass says why a request is not a latency sample (capacity/PROTOCOL.md#failure-classes).
 type FailureClass string
 
 // The failure classes of the v1 artifact.
@@ -70,7 +70,7 @@ const (
 // Report is one capacity run: the anvil-serving.benchmark/v1 artifact.
 //
 // Nullable JSON values are pointers (nil is null). A Report built in Go has
-// the full current shape: every key of DESIGN appendix A is written. A Report
+// the full current shape: every key of capacity/PROTOCOL.md#artifact-keys is written. A Report
 // read from JSON remembers exactly which keys the document had, at every
 // level, and writes back those keys only, plus any unknown key verbatim, so a
 // legacy artifact round-trips unchanged.

@@ -1,6 +1,6 @@
 package artifact
 
-// The key tables of every artifact object (DESIGN appendix A). One table
+// The key tables of every artifact object (capacity/PROTOCOL.md#artifact-keys). One table
 // per type drives both writing and reading.
 
 var (

@@ -316,6 +316,8 @@ type FieldError struct {
 	Err error
 }
 
+var _ error = (*FieldError)(nil)
+
 // Error returns the path and what is wrong there: "request_timings[3].ttft_ms: want a number, ...".
 func (e *FieldError) Error() string { return e.Path + ": " + e.Err.Error() }
 
