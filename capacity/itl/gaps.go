@@ -20,20 +20,20 @@ const (
 )
 
 // gapSet is a multiset of gaps: exact up to ExactGaps, then a DDSketch of
-// every gap in milliseconds. The zero gapSet is empty and ready.
+// every gap in milliseconds. The zero gapSet is empty and ready. The exact
+// path stores each gap and nothing else, so that add stays a bounds check
+// and an append; its count and maximum are derived when asked for.
 type gapSet struct {
 	exact   []time.Duration    // every gap while !spilled; empty (capacity kept) after
 	sketch  *ddsketch.DDSketch // every gap, in ms, while spilled; kept for reuse
 	spilled bool
-	n       int           // number of gaps
-	max     time.Duration // exact largest gap
+	n       int           // number of gaps, while spilled
+	max     time.Duration // exact largest gap, while spilled
 }
 
 // add records one gap d >= 0.
 func (g *gapSet) add(d time.Duration) {
-	g.n++
-	g.max = max(g.max, d)
-	if !g.spilled && len(g.exact) < ExactGaps {
+	if len(g.exact) < ExactGaps && !g.spilled {
 		g.exact = append(g.exact, d)
 		return
 	}
@@ -45,7 +45,25 @@ func (g *gapSet) addSketched(d time.Duration) {
 	if !g.spilled {
 		g.spill()
 	}
+	g.n++
+	g.max = max(g.max, d)
 	sketchAdd(g.sketch, d)
+}
+
+// count returns the number of gaps.
+func (g *gapSet) count() int {
+	if g.spilled {
+		return g.n
+	}
+	return len(g.exact)
+}
+
+// largest returns the largest gap, 0 when there is none.
+func (g *gapSet) largest() time.Duration {
+	if g.spilled || len(g.exact) == 0 {
+		return g.max // 0 when empty
+	}
+	return slices.Max(g.exact)
 }
 
 // spill moves every exact gap into the sketch.
@@ -57,6 +75,7 @@ func (g *gapSet) spill() {
 		}
 		g.sketch = s
 	}
+	g.n, g.max = len(g.exact), g.largest()
 	for _, d := range g.exact {
 		sketchAdd(g.sketch, d)
 	}
@@ -86,29 +105,28 @@ func (g *gapSet) reset() {
 
 // merge adds every gap of o to g, leaving o unchanged.
 func (g *gapSet) merge(o *gapSet) {
-	if o.n == 0 {
+	on := o.count()
+	switch {
+	case on == 0:
+		return
+	case !g.spilled && !o.spilled && len(g.exact)+on <= ExactGaps:
+		g.exact = append(g.exact, o.exact...)
 		return
 	}
-	switch {
-	case !g.spilled && !o.spilled && g.n+o.n <= ExactGaps:
-		g.exact = append(g.exact, o.exact...)
-	case o.spilled:
-		if !g.spilled {
-			g.spill()
-		}
+	if !g.spilled {
+		g.spill()
+	}
+	if o.spilled {
 		if err := g.sketch.MergeWith(o.sketch); err != nil { // both use RelativeAccuracy
 			panic(fmt.Sprintf("itl: merging sketches: %v", err))
 		}
-	default:
-		if !g.spilled {
-			g.spill()
-		}
+	} else {
 		for _, d := range o.exact {
 			sketchAdd(g.sketch, d)
 		}
 	}
-	g.n += o.n
-	g.max = max(g.max, o.max)
+	g.n += on
+	g.max = max(g.max, o.largest())
 }
 
 // rank returns the 1-based nearest-rank index of percentile perMille/10 of n
@@ -125,7 +143,7 @@ func (g *gapSet) prepare() {
 	}
 }
 
-// at returns, in milliseconds, the gap at 1-based rank r (1 <= r <= g.n) of
+// at returns, in milliseconds, the gap at 1-based rank r (1 <= r <= g.count()) of
 // the ascending order; g must be prepared. Exact gaps give it exactly; the
 // sketch gives it within RelativeAccuracy, and never above the exact max.
 func (g *gapSet) at(r int) float64 {
@@ -140,7 +158,16 @@ func (g *gapSet) at(r int) float64 {
 		return 0
 	}
 	v := g.sketch.Value(g.sketch.GetPositiveValueStore().KeyAtRank(k))
-	return min(v, ms(g.max))
+	return min(v, ms(g.max)) // spilled: g.max is current
+}
+
+// nanos is at in nanoseconds, exact on the exact path (where at's
+// conversion to milliseconds and back could round).
+func (g *gapSet) nanos(r int) float64 {
+	if !g.spilled {
+		return float64(g.exact[r-1])
+	}
+	return g.at(r) * 1e6
 }
 
 // above counts the gaps longer than threshold nanoseconds; g must be
@@ -160,7 +187,7 @@ func (g *gapSet) above(threshold float64) int {
 		}
 		return len(g.exact) - lo
 	}
-	if float64(g.max) <= threshold {
+	if float64(g.max) <= threshold { // spilled: g.max is current
 		return 0
 	}
 	t := threshold / 1e6

@@ -110,7 +110,7 @@ type ChunkTiming struct {
 // had a gap (the artifact's "chunk_timing" is then null). It may reorder
 // the stored gaps, so it must not run concurrently with other methods.
 func (r *Run) Result() (ChunkTiming, bool) {
-	n := r.gaps.n
+	n := r.gaps.count()
 	if n == 0 {
 		return ChunkTiming{}, false
 	}
@@ -122,7 +122,7 @@ func (r *Run) Result() (ChunkTiming, bool) {
 			P90:  g.at(rank(900, n)),
 			P99:  g.at(rank(990, n)),
 			P999: g.at(rank(999, n)),
-			Max:  ms(g.max),
+			Max:  ms(g.largest()),
 		},
 		Gaps:      n,
 		Exact:     !g.spilled,

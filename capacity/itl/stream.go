@@ -33,16 +33,28 @@ func (s *Stream) Reset() {
 // event. Offsets must not decrease: an earlier offset is dropped and makes
 // Summary and Run.Record fail with an *InputError.
 func (s *Stream) Add(at time.Duration) {
-	if s.events > 0 {
-		d := at - s.last
-		if d < 0 {
-			s.misordered(at)
-			return
-		}
-		s.gaps.add(d)
+	d := at - s.last
+	if s.events == 0 || d < 0 {
+		s.addSlow(at)
+		return
 	}
+	s.gaps.add(d)
 	s.last = at
 	s.events++
+}
+
+// addSlow is Add for the first event and for an out-of-order one, kept out
+// of line so that Add's common path stays a subtraction, two compares and
+// an append.
+//
+//go:noinline
+func (s *Stream) addSlow(at time.Duration) {
+	if s.events == 0 {
+		s.last = at
+		s.events = 1
+		return
+	}
+	s.misordered(at)
 }
 
 // misordered records the first event that arrived before its predecessor.
@@ -57,7 +69,7 @@ func (s *Stream) misordered(at time.Duration) {
 func (s *Stream) Chunks() int { return s.events }
 
 // Gaps returns the number of gaps: Chunks() - 1, or 0 without events.
-func (s *Stream) Gaps() int { return s.gaps.n }
+func (s *Stream) Gaps() int { return s.gaps.count() }
 
 // ITL is one request's inter-token latency in milliseconds: the JSON object
 // "itl_ms" of an entry of "requests". Nearest-rank percentiles of the
@@ -111,7 +123,7 @@ func (s *Stream) Summary(rule StallRule, completionTokens *int) (Summary, error)
 	if s.err != nil {
 		return Summary{}, s.err
 	}
-	sum := Summary{OutputChunks: s.events, Gaps: s.gaps.n, Exact: !s.gaps.spilled}
+	sum := Summary{OutputChunks: s.events, Gaps: s.gaps.count(), Exact: !s.gaps.spilled}
 	if completionTokens != nil && s.events > 0 {
 		tpc, err := TokensPerChunk(*completionTokens, s.events)
 		if err != nil {
@@ -122,16 +134,15 @@ func (s *Stream) Summary(rule StallRule, completionTokens *int) (Summary, error)
 	if !sum.Exact {
 		sum.RelativeError = RelativeAccuracy
 	}
-	n := s.gaps.n
+	n := s.gaps.count()
 	if n == 0 {
 		sum.StallThresholdMS = rule.threshold(0) / 1e6
 		return sum, nil
 	}
 	g := &s.gaps
 	g.prepare()
-	median := g.at(rank(500, n))
-	threshold := rule.threshold(median * 1e6)
-	sum.ITL = &ITL{P50: median, P90: g.at(rank(900, n)), P99: g.at(rank(990, n)), Max: ms(g.max)}
+	threshold := rule.threshold(g.nanos(rank(500, n)))
+	sum.ITL = &ITL{P50: g.at(rank(500, n)), P90: g.at(rank(900, n)), P99: g.at(rank(990, n)), Max: ms(g.largest())}
 	sum.Stalls = g.above(threshold)
 	sum.StallThresholdMS = threshold / 1e6
 	return sum, nil
