@@ -1,0 +1,202 @@
+package itl
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/DataDog/sketches-go/ddsketch"
+)
+
+const (
+	// ExactGaps is the most gaps a Stream or a Run keeps exactly (8 bytes
+	// each: 512 KiB). While it holds at most this many, every percentile is
+	// exact; past it, they come from a sketch with RelativeAccuracy.
+	ExactGaps = 1 << 16
+	// RelativeAccuracy is the sketch's relative error bound: a sketched
+	// percentile q of a distribution whose exact nearest-rank value is x
+	// satisfies |q - x| <= RelativeAccuracy * x.
+	RelativeAccuracy = 0.01
+)
+
+// gapSet is a multiset of gaps: exact up to ExactGaps, then a DDSketch of
+// every gap in milliseconds. The zero gapSet is empty and ready. The exact
+// path stores each gap and nothing else, so that add stays a bounds check
+// and an append; its count and maximum are derived when asked for.
+type gapSet struct {
+	exact   []time.Duration    // every gap while !spilled; empty (capacity kept) after
+	sketch  *ddsketch.DDSketch // every gap, in ms, while spilled; kept for reuse
+	spilled bool
+	n       int           // number of gaps, while spilled
+	max     time.Duration // exact largest gap, while spilled
+}
+
+// add records one gap d >= 0.
+func (g *gapSet) add(d time.Duration) {
+	if len(g.exact) < ExactGaps && !g.spilled {
+		g.exact = append(g.exact, d)
+		return
+	}
+	g.addSketched(d)
+}
+
+// addSketched is the slow path of add, past ExactGaps.
+func (g *gapSet) addSketched(d time.Duration) {
+	if !g.spilled {
+		g.spill()
+	}
+	g.n++
+	g.max = max(g.max, d)
+	sketchAdd(g.sketch, d)
+}
+
+// count returns the number of gaps.
+func (g *gapSet) count() int {
+	if g.spilled {
+		return g.n
+	}
+	return len(g.exact)
+}
+
+// largest returns the largest gap, 0 when there is none.
+func (g *gapSet) largest() time.Duration {
+	if g.spilled || len(g.exact) == 0 {
+		return g.max // 0 when empty
+	}
+	return slices.Max(g.exact)
+}
+
+// spill moves every exact gap into the sketch.
+func (g *gapSet) spill() {
+	if g.sketch == nil {
+		s, err := ddsketch.LogUnboundedDenseDDSketch(RelativeAccuracy)
+		if err != nil { // RelativeAccuracy is a valid constant in (0, 1)
+			panic(fmt.Sprintf("itl: building the sketch: %v", err))
+		}
+		g.sketch = s
+	}
+	g.n, g.max = len(g.exact), g.largest()
+	for _, d := range g.exact {
+		sketchAdd(g.sketch, d)
+	}
+	g.exact = g.exact[:0]
+	g.spilled = true
+}
+
+// sketchAdd adds d to s in milliseconds. A duration is finite, so the only
+// errors DDSketch can return (NaN, out of the indexable range of about
+// ±1.8e308) cannot happen.
+func sketchAdd(s *ddsketch.DDSketch, d time.Duration) {
+	if err := s.Add(ms(d)); err != nil {
+		panic(fmt.Sprintf("itl: sketching a gap of %v: %v", d, err))
+	}
+}
+
+// reset empties g, keeping its memory.
+func (g *gapSet) reset() {
+	g.exact = g.exact[:0]
+	if g.sketch != nil {
+		g.sketch.Clear()
+	}
+	g.spilled = false
+	g.n = 0
+	g.max = 0
+}
+
+// merge adds every gap of o to g, leaving o unchanged.
+func (g *gapSet) merge(o *gapSet) {
+	on := o.count()
+	switch {
+	case on == 0:
+		return
+	case !g.spilled && !o.spilled && len(g.exact)+on <= ExactGaps:
+		g.exact = append(g.exact, o.exact...)
+		return
+	}
+	if !g.spilled {
+		g.spill()
+	}
+	if o.spilled {
+		if err := g.sketch.MergeWith(o.sketch); err != nil { // both use RelativeAccuracy
+			panic(fmt.Sprintf("itl: merging sketches: %v", err))
+		}
+	} else {
+		for _, d := range o.exact {
+			sketchAdd(g.sketch, d)
+		}
+	}
+	g.n += on
+	g.max = max(g.max, o.largest())
+}
+
+// rank returns the 1-based nearest-rank index of percentile perMille/10 of n
+// samples: ceil(perMille*n/1000), at least 1.
+func rank(perMille, n int) int {
+	return max((perMille*n+999)/1000, 1)
+}
+
+// prepare readies g for at: it sorts the exact gaps (their order carries no
+// meaning).
+func (g *gapSet) prepare() {
+	if !g.spilled {
+		slices.Sort(g.exact)
+	}
+}
+
+// at returns, in milliseconds, the gap at 1-based rank r (1 <= r <= g.count()) of
+// the ascending order; g must be prepared. Exact gaps give it exactly; the
+// sketch gives it within RelativeAccuracy, and never above the exact max.
+func (g *gapSet) at(r int) float64 {
+	if !g.spilled {
+		return ms(g.exact[r-1])
+	}
+	// KeyAtRank(k) is the bucket holding the sample of 0-based rank k
+	// among the positive values: the first whose cumulative count exceeds
+	// k. Counts are whole numbers, exact in float64 up to 2^53.
+	k := float64(r-1) - g.sketch.GetZeroCount()
+	if k < 0 {
+		return 0
+	}
+	v := g.sketch.Value(g.sketch.GetPositiveValueStore().KeyAtRank(k))
+	return min(v, ms(g.max)) // spilled: g.max is current
+}
+
+// nanos is at in nanoseconds, exact on the exact path (where at's
+// conversion to milliseconds and back could round).
+func (g *gapSet) nanos(r int) float64 {
+	if !g.spilled {
+		return float64(g.exact[r-1])
+	}
+	return g.at(r) * 1e6
+}
+
+// above counts the gaps longer than threshold nanoseconds; g must be
+// prepared. Exact gaps are counted exactly; sketched ones by their bucket's
+// representative value.
+func (g *gapSet) above(threshold float64) int {
+	if !g.spilled {
+		// First index whose gap exceeds the threshold, by bisection.
+		lo, hi := 0, len(g.exact)
+		for lo < hi {
+			mid := int(uint(lo+hi) >> 1)
+			if float64(g.exact[mid]) > threshold {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
+		}
+		return len(g.exact) - lo
+	}
+	if float64(g.max) <= threshold { // spilled: g.max is current
+		return 0
+	}
+	t := threshold / 1e6
+	var count float64
+	g.sketch.ForEach(func(value, c float64) bool {
+		if value > t {
+			count += c
+		}
+		return false
+	})
+	return int(count)
+}

@@ -1,0 +1,139 @@
+package itl
+
+import "fmt"
+
+// Run accumulates the chunk timing of a run: the gaps of every successful
+// stream, their stalls and their tokens per chunk. Each concurrent worker
+// keeps its own Run and the runs are combined with Merge. A Run is not safe
+// for concurrent use; build one with NewRun.
+type Run struct {
+	rule     StallRule
+	gaps     gapSet
+	requests int     // streams recorded
+	stalls   int     // their stalls
+	tpcSum   float64 // sum of their tokens per chunk, over tpcN of them
+	tpcN     int
+}
+
+// NewRun returns an empty Run that applies rule to every stream. It fails
+// with an *InputError when the rule is invalid.
+func NewRun(rule StallRule) (*Run, error) {
+	if err := rule.Validate(); err != nil {
+		return nil, err
+	}
+	return &Run{rule: rule}, nil
+}
+
+// Rule returns the stall rule the run applies.
+func (r *Run) Rule() StallRule { return r.rule }
+
+// Record adds a successful stream to the run and returns its Summary under
+// the run's rule (the request's members of the artifact). completionTokens
+// is the usage completion token count, nil when the server reported none.
+// On error (see Stream.Summary) the run is unchanged. Failed requests are
+// not recorded: their gaps end early and would bias the distribution.
+func (r *Run) Record(s *Stream, completionTokens *int) (Summary, error) {
+	sum, err := s.Summary(r.rule, completionTokens)
+	if err != nil {
+		return Summary{}, err
+	}
+	r.gaps.merge(&s.gaps)
+	r.requests++
+	r.stalls += sum.Stalls
+	if sum.TokensPerChunk != nil {
+		r.tpcSum += *sum.TokensPerChunk
+		r.tpcN++
+	}
+	return sum, nil
+}
+
+// Merge adds everything o accumulated to r, leaving o unchanged. Both must
+// apply the same rule; otherwise it returns an *InputError and r is
+// unchanged.
+func (r *Run) Merge(o *Run) error {
+	if o.rule != r.rule {
+		return &InputError{Field: "Run.Merge rule", Value: fmt.Sprintf("%+v", o.rule),
+			Rule: fmt.Sprintf("must equal the receiving run's rule %+v", r.rule)}
+	}
+	r.gaps.merge(&o.gaps)
+	r.requests += o.requests
+	r.stalls += o.stalls
+	r.tpcSum += o.tpcSum
+	r.tpcN += o.tpcN
+	return nil
+}
+
+// Requests returns the number of streams recorded (merged runs included).
+func (r *Run) Requests() int { return r.requests }
+
+// RunITL is the run's inter-token latency in milliseconds: the JSON object
+// "chunk_timing"."itl_ms". Nearest-rank percentiles over the gaps of every
+// recorded stream together.
+type RunITL struct {
+	// P50 becomes "p50".
+	P50 float64
+	// P90 becomes "p90".
+	P90 float64
+	// P99 becomes "p99".
+	P99 float64
+	// P999 becomes "p999": the 99.9th percentile.
+	P999 float64
+	// Max becomes "max"; always exact.
+	Max float64
+}
+
+// ChunkTiming is the run's chunk timing: the artifact's "chunk_timing"
+// member of "anvil_go".
+type ChunkTiming struct {
+	// ITL becomes "itl_ms".
+	ITL RunITL
+	// Gaps becomes "gaps": the number of gaps in the distribution.
+	Gaps int
+	// Exact becomes "exact": true when the percentiles are exact
+	// nearest-rank values (at most ExactGaps gaps), false when they come
+	// from the sketch.
+	Exact bool
+	// RelativeError becomes "relative_error": 0 when Exact,
+	// RelativeAccuracy otherwise.
+	RelativeError float64
+	// Stalls becomes "stalls": the total over recorded streams.
+	Stalls int
+	// StallRule becomes "stall_rule".
+	StallRule RuleResult
+	// TokensPerChunkMean becomes "tokens_per_chunk_mean": the mean of
+	// TokensPerChunk over the recorded streams that reported usage; nil
+	// (null) when none did.
+	TokensPerChunkMean *float64
+}
+
+// Result returns the run's chunk timing, and false when no recorded stream
+// had a gap (the artifact's "chunk_timing" is then null). It may reorder
+// the stored gaps, so it must not run concurrently with other methods.
+func (r *Run) Result() (ChunkTiming, bool) {
+	n := r.gaps.count()
+	if n == 0 {
+		return ChunkTiming{}, false
+	}
+	g := &r.gaps
+	g.prepare()
+	ct := ChunkTiming{
+		ITL: RunITL{
+			P50:  g.at(rank(500, n)),
+			P90:  g.at(rank(900, n)),
+			P99:  g.at(rank(990, n)),
+			P999: g.at(rank(999, n)),
+			Max:  ms(g.largest()),
+		},
+		Gaps:      n,
+		Exact:     !g.spilled,
+		Stalls:    r.stalls,
+		StallRule: r.rule.Result(),
+	}
+	if !ct.Exact {
+		ct.RelativeError = RelativeAccuracy
+	}
+	if r.tpcN > 0 {
+		ct.TokensPerChunkMean = new(r.tpcSum / float64(r.tpcN))
+	}
+	return ct, true
+}

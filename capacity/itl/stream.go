@@ -1,0 +1,163 @@
+package itl
+
+import (
+	"fmt"
+	"time"
+)
+
+// Stream collects the output events of one streamed response. The client
+// keeps one Stream per worker and reuses it: Reset before each request, Add
+// for each output event, then Summary (or Run.Record). Once its buffer has
+// grown to the longest stream seen (at most ExactGaps gaps), Add allocates
+// nothing. The zero Stream is empty and ready. A Stream is not safe for
+// concurrent use.
+type Stream struct {
+	gaps   gapSet
+	events int           // output events added
+	last   time.Duration // offset of the latest output event
+	err    *InputError   // the first out-of-order event, if any
+}
+
+// Reset empties s for the next request, keeping its memory.
+func (s *Stream) Reset() {
+	s.gaps.reset()
+	s.events = 0
+	s.last = 0
+	s.err = nil
+}
+
+// Add records an output event (a reasoning or content chunk) that arrived
+// at offset at, on any clock common to the stream's events (the run's
+// monotonic offsets). The first event is the end of the time to first
+// output and adds no gap; each later one adds the gap from the previous
+// event. Offsets must not decrease: an earlier offset is dropped and makes
+// Summary and Run.Record fail with an *InputError.
+func (s *Stream) Add(at time.Duration) {
+	d := at - s.last
+	if s.events == 0 || d < 0 {
+		s.addSlow(at)
+		return
+	}
+	s.gaps.add(d)
+	s.last = at
+	s.events++
+}
+
+// addSlow is Add for the first event and for an out-of-order one, kept out
+// of line so that Add's common path stays a subtraction, two compares and
+// an append.
+//
+//go:noinline
+func (s *Stream) addSlow(at time.Duration) {
+	if s.events == 0 {
+		s.last = at
+		s.events = 1
+		return
+	}
+	s.misordered(at)
+}
+
+// misordered records the first event that arrived before its predecessor.
+func (s *Stream) misordered(at time.Duration) {
+	if s.err == nil {
+		s.err = &InputError{Field: "Stream.Add at", Value: at,
+			Rule: fmt.Sprintf("must not be before the previous output event (event %d at %v)", s.events-1, s.last)}
+	}
+}
+
+// Chunks returns the number of output events added since the last Reset.
+func (s *Stream) Chunks() int { return s.events }
+
+// Gaps returns the number of gaps: Chunks() - 1, or 0 without events.
+func (s *Stream) Gaps() int { return s.gaps.count() }
+
+// ITL is one request's inter-token latency in milliseconds: the JSON object
+// "itl_ms" of an entry of "requests". Nearest-rank percentiles of the
+// stream's own gaps.
+type ITL struct {
+	// P50 becomes "p50".
+	P50 float64
+	// P90 becomes "p90".
+	P90 float64
+	// P99 becomes "p99".
+	P99 float64
+	// Max becomes "max".
+	Max float64
+}
+
+// Summary is one stream's chunk timing. ITL, OutputChunks, Stalls and
+// TokensPerChunk are the members of the stream's entry of the artifact's
+// "requests" array; the others are not written but explain them.
+type Summary struct {
+	// ITL becomes "itl_ms"; nil (null) when the stream has no gap.
+	ITL *ITL
+	// OutputChunks becomes "output_chunks": reasoning + content events.
+	OutputChunks int
+	// Stalls becomes "stalls": gaps longer than StallThresholdMS.
+	Stalls int
+	// TokensPerChunk becomes "tokens_per_chunk": usage completion tokens /
+	// OutputChunks; nil (null) without usage or without output.
+	TokensPerChunk *float64
+
+	// Gaps is the number of gaps, OutputChunks - 1 (0 without output).
+	Gaps int
+	// StallThresholdMS is the threshold the stall rule applied to this
+	// stream, in ms: Override, or max(Relative * the median gap, Floor).
+	StallThresholdMS float64
+	// Exact is true when ITL and Stalls are exact (at most ExactGaps gaps).
+	Exact bool
+	// RelativeError bounds the relative error of the ITL percentiles: 0
+	// when Exact, RelativeAccuracy otherwise. Max is always exact.
+	RelativeError float64
+}
+
+// Summary summarizes the stream under rule. completionTokens is the usage
+// completion token count the server reported, nil when it did not. It fails
+// with an *InputError when the rule is invalid, an event was out of order,
+// or completionTokens is negative. Summary may reorder the stream's stored
+// gaps, so a Stream must not be summarized concurrently.
+func (s *Stream) Summary(rule StallRule, completionTokens *int) (Summary, error) {
+	if err := rule.Validate(); err != nil {
+		return Summary{}, err
+	}
+	if s.err != nil {
+		return Summary{}, s.err
+	}
+	sum := Summary{OutputChunks: s.events, Gaps: s.gaps.count(), Exact: !s.gaps.spilled}
+	if completionTokens != nil && s.events > 0 {
+		tpc, err := TokensPerChunk(*completionTokens, s.events)
+		if err != nil {
+			return Summary{}, err
+		}
+		sum.TokensPerChunk = &tpc
+	}
+	if !sum.Exact {
+		sum.RelativeError = RelativeAccuracy
+	}
+	n := s.gaps.count()
+	if n == 0 {
+		sum.StallThresholdMS = rule.threshold(0) / 1e6
+		return sum, nil
+	}
+	g := &s.gaps
+	g.prepare()
+	threshold := rule.threshold(g.nanos(rank(500, n)))
+	sum.ITL = &ITL{P50: g.at(rank(500, n)), P90: g.at(rank(900, n)), P99: g.at(rank(990, n)), Max: ms(g.largest())}
+	sum.Stalls = g.above(threshold)
+	sum.StallThresholdMS = threshold / 1e6
+	return sum, nil
+}
+
+// TokensPerChunk returns completionTokens / outputChunks: how many tokens
+// the server packs into one output event on average (1 for a server that
+// streams token by token). completionTokens must be at least 0 and
+// outputChunks at least 1; otherwise it returns an *InputError.
+func TokensPerChunk(completionTokens, outputChunks int) (float64, error) {
+	if completionTokens < 0 {
+		return 0, &InputError{Field: "completion tokens", Value: completionTokens, Rule: "must be >= 0"}
+	}
+	if outputChunks < 1 {
+		return 0, &InputError{Field: "output chunks", Value: outputChunks, Rule: "must be >= 1"}
+	}
+	return float64(completionTokens) / float64(outputChunks), nil
+}
