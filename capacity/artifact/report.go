@@ -137,6 +137,11 @@ type Report struct {
 	// sentence saying how it is measured.
 	TimingMethodology map[string]string
 
+	// AnvilGo is "anvil_go", the extension object (extension.go): what
+	// this module measures beyond the v1 keys. Nil: absent (an artifact of
+	// the reference tool, or of a Report built without it).
+	AnvilGo *Extension
+
 	shape shape
 }
 

@@ -158,6 +158,7 @@ func metricsFields() []artField[Metrics] {
 }
 
 var reportTable = newArtTable(func(r *Report) *shape { return &r.shape },
+	optionalOf("anvil_go", func(r *Report) **Extension { return &r.AnvilGo }, extensionTable.codec()),
 	fieldOf("base_url", func(r *Report) *string { return &r.BaseURL }, stringCodec),
 	fieldOf("clock_domain_id", func(r *Report) **string { return &r.ClockDomainID }, optStringCodec),
 	fieldOf("completed", func(r *Report) *int { return &r.Completed }, intCodec),
@@ -199,4 +200,131 @@ var reportTable = newArtTable(func(r *Report) *shape { return &r.shape },
 	fieldOf("timestamp_precision", func(r *Report) *string { return &r.TimestampPrecision }, stringCodec),
 	fieldOf("timing_methodology", func(r *Report) *map[string]string { return &r.TimingMethodology }, mapCodec(stringMapKey[string](), stringCodec)),
 	fieldOf("wall_clock_ms", func(r *Report) *float64 { return &r.WallClockMS }, floatCodec),
+)
+
+// The anvil_go extension (extension.go). Optional members are written only
+// when set.
+
+var runSummaryTable = newArtTable(func(r *RunSummary) *shape { return &r.shape },
+	fieldOf("interrupted", func(r *RunSummary) *bool { return &r.Interrupted }, boolCodec),
+	fieldOf("never_sent_requests", func(r *RunSummary) *int { return &r.NeverSentRequests }, intCodec),
+	fieldOf("sent_requests", func(r *RunSummary) *int { return &r.SentRequests }, intCodec),
+)
+
+var arrivalTable = newArtTable(func(a *Arrival) *shape { return &a.shape },
+	fieldOf("achieved_rps", func(a *Arrival) **float64 { return &a.AchievedRPS }, optFloatCodec),
+	fieldOf("burstiness", func(a *Arrival) **float64 { return &a.Burstiness }, optFloatCodec),
+	fieldOf("max_in_flight", func(a *Arrival) *int { return &a.MaxInFlight }, intCodec),
+	fieldOf("offered_rps", func(a *Arrival) **float64 { return &a.OfferedRPS }, optFloatCodec),
+	fieldOf("process", func(a *Arrival) *string { return &a.Process }, stringCodec),
+	fieldOf("rate_rps", func(a *Arrival) *float64 { return &a.RateRPS }, floatCodec),
+	fieldOf("seed", func(a *Arrival) *int64 { return &a.Seed }, int64Codec),
+)
+
+var sloTable = newArtTable(func(s *SLOResult) *shape { return &s.shape },
+	fieldOf("attained", func(s *SLOResult) *float64 { return &s.Attained }, floatCodec),
+	fieldOf("attainment", func(s *SLOResult) *float64 { return &s.Attainment }, floatCodec),
+	fieldOf("e2e_ms", func(s *SLOResult) **float64 { return &s.E2EMS }, optFloatCodec),
+	fieldOf("goodput_rps", func(s *SLOResult) *float64 { return &s.GoodputRPS }, floatCodec),
+	fieldOf("latency_clock", func(s *SLOResult) *string { return &s.LatencyClock }, stringCodec),
+	fieldOf("met_requests", func(s *SLOResult) *int { return &s.MetRequests }, intCodec),
+	fieldOf("passed", func(s *SLOResult) *bool { return &s.Passed }, boolCodec),
+	fieldOf("tpot_ms", func(s *SLOResult) **float64 { return &s.TPOTMS }, optFloatCodec),
+	fieldOf("ttft_ms", func(s *SLOResult) **float64 { return &s.TTFTMS }, optFloatCodec),
+)
+
+var searchTable = newArtTable(func(s *SearchProbe) *shape { return &s.shape },
+	fieldOf("kind", func(s *SearchProbe) *string { return &s.Kind }, stringCodec),
+	fieldOf("probe", func(s *SearchProbe) *int { return &s.Probe }, intCodec),
+	fieldOf("value", func(s *SearchProbe) *float64 { return &s.Value }, floatCodec),
+)
+
+// runQuantilesTable has p999; requestQuantilesTable, the per-request
+// distribution, does not.
+var runQuantilesTable = newArtTable(func(q *Quantiles) *shape { return &q.shape },
+	fieldOf("max", func(q *Quantiles) *float64 { return &q.Max }, floatCodec),
+	fieldOf("p50", func(q *Quantiles) *float64 { return &q.P50 }, floatCodec),
+	fieldOf("p90", func(q *Quantiles) *float64 { return &q.P90 }, floatCodec),
+	fieldOf("p99", func(q *Quantiles) *float64 { return &q.P99 }, floatCodec),
+	fieldOf("p999", func(q *Quantiles) *float64 { return &q.P999 }, floatCodec),
+)
+
+var requestQuantilesTable = newArtTable(func(q *Quantiles) *shape { return &q.shape },
+	fieldOf("max", func(q *Quantiles) *float64 { return &q.Max }, floatCodec),
+	fieldOf("p50", func(q *Quantiles) *float64 { return &q.P50 }, floatCodec),
+	fieldOf("p90", func(q *Quantiles) *float64 { return &q.P90 }, floatCodec),
+	fieldOf("p99", func(q *Quantiles) *float64 { return &q.P99 }, floatCodec),
+)
+
+var stallRuleTable = newArtTable(func(s *StallRule) *shape { return &s.shape },
+	fieldOf("floor_ms", func(s *StallRule) *float64 { return &s.FloorMS }, floatCodec),
+	fieldOf("override_ms", func(s *StallRule) **float64 { return &s.OverrideMS }, optFloatCodec),
+	fieldOf("relative", func(s *StallRule) *float64 { return &s.Relative }, floatCodec),
+)
+
+var chunkTimingTable = newArtTable(func(c *ChunkTiming) *shape { return &c.shape },
+	fieldOf("exact", func(c *ChunkTiming) *bool { return &c.Exact }, boolCodec),
+	fieldOf("gaps", func(c *ChunkTiming) *int { return &c.Gaps }, intCodec),
+	fieldOf("itl_ms", func(c *ChunkTiming) *Quantiles { return &c.ITLMS }, runQuantilesTable.codec()),
+	fieldOf("relative_error", func(c *ChunkTiming) *float64 { return &c.RelativeError }, floatCodec),
+	fieldOf("stall_rule", func(c *ChunkTiming) *StallRule { return &c.StallRule }, stallRuleTable.codec()),
+	fieldOf("stalls", func(c *ChunkTiming) *int { return &c.Stalls }, intCodec),
+	fieldOf("tokens_per_chunk_mean", func(c *ChunkTiming) **float64 { return &c.TokensPerChunkMean }, optFloatCodec),
+)
+
+var promptSizingTable = newArtTable(func(p *PromptSizing) *shape { return &p.shape },
+	fieldOf("calibration_requests", func(p *PromptSizing) *int { return &p.CalibrationRequests }, intCodec),
+	fieldOf("chars_per_token", func(p *PromptSizing) *float64 { return &p.CharsPerToken }, floatCodec),
+	fieldOf("max_relative_error", func(p *PromptSizing) **float64 { return &p.MaxRelativeError }, optFloatCodec),
+	fieldOf("method", func(p *PromptSizing) *string { return &p.Method }, stringCodec),
+	fieldOf("source", func(p *PromptSizing) **string { return &p.Source }, optStringCodec),
+	fieldOf("tokenize_path", func(p *PromptSizing) **string { return &p.TokenizePath }, optStringCodec),
+)
+
+var connectionsTable = newArtTable(func(c *Connections) *shape { return &c.shape },
+	fieldOf("dialed_in_measurement", func(c *Connections) *int { return &c.DialedInMeasurement }, intCodec),
+	fieldOf("prewarmed", func(c *Connections) *int { return &c.Prewarmed }, intCodec),
+	fieldOf("retried", func(c *Connections) *int { return &c.Retried }, intCodec),
+)
+
+var phasesTable = newArtTable(func(p *Phases) *shape { return &p.shape },
+	fieldOf("connect_ms", func(p *Phases) **float64 { return &p.ConnectMS }, optFloatCodec),
+	fieldOf("first_byte_ms", func(p *Phases) **float64 { return &p.FirstByteMS }, optFloatCodec),
+	fieldOf("first_event_ms", func(p *Phases) **float64 { return &p.FirstEventMS }, optFloatCodec),
+	fieldOf("got_conn_ms", func(p *Phases) *float64 { return &p.GotConnMS }, floatCodec),
+	fieldOf("retried", func(p *Phases) *bool { return &p.Retried }, boolCodec),
+	fieldOf("reused", func(p *Phases) *bool { return &p.Reused }, boolCodec),
+	fieldOf("wrote_request_ms", func(p *Phases) **float64 { return &p.WroteRequestMS }, optFloatCodec),
+)
+
+var requestDetailTable = newArtTable(func(d *RequestDetail) *shape { return &d.shape },
+	fieldOf("counted_prompt_tokens", func(d *RequestDetail) **int { return &d.CountedPromptTokens }, optIntCodec),
+	fieldOf("end_ms", func(d *RequestDetail) **float64 { return &d.EndMS }, optFloatCodec),
+	fieldOf("first_content_ms", func(d *RequestDetail) **float64 { return &d.FirstContentMS }, optFloatCodec),
+	fieldOf("first_output_ms", func(d *RequestDetail) **float64 { return &d.FirstOutputMS }, optFloatCodec),
+	fieldOf("itl_ms", func(d *RequestDetail) **Quantiles { return &d.ITLMS }, nullableCodec(requestQuantilesTable.codec())),
+	fieldOf("outcome", func(d *RequestDetail) *string { return &d.Outcome }, stringCodec),
+	fieldOf("output_chunks", func(d *RequestDetail) *int { return &d.OutputChunks }, intCodec),
+	fieldOf("phases", func(d *RequestDetail) **Phases { return &d.Phases }, nullableCodec(phasesTable.codec())),
+	fieldOf("planned_prompt_tokens", func(d *RequestDetail) *int { return &d.PlannedPromptTokens }, intCodec),
+	fieldOf("queue_ms", func(d *RequestDetail) **float64 { return &d.QueueMS }, optFloatCodec),
+	fieldOf("request_index", func(d *RequestDetail) *int { return &d.RequestIndex }, intCodec),
+	fieldOf("scheduled_e2e_ms", func(d *RequestDetail) **float64 { return &d.ScheduledE2EMS }, optFloatCodec),
+	fieldOf("scheduled_ms", func(d *RequestDetail) **float64 { return &d.ScheduledMS }, optFloatCodec),
+	fieldOf("scheduled_ttft_ms", func(d *RequestDetail) **float64 { return &d.ScheduledTTFTMS }, optFloatCodec),
+	fieldOf("sent_ms", func(d *RequestDetail) **float64 { return &d.SentMS }, optFloatCodec),
+	fieldOf("stalls", func(d *RequestDetail) *int { return &d.Stalls }, intCodec),
+	fieldOf("tokens_per_chunk", func(d *RequestDetail) **float64 { return &d.TokensPerChunk }, optFloatCodec),
+)
+
+var extensionTable = newArtTable(func(x *Extension) *shape { return &x.shape },
+	optionalOf("arrival", func(x *Extension) **Arrival { return &x.Arrival }, arrivalTable.codec()),
+	optionalOf("chunk_timing", func(x *Extension) **ChunkTiming { return &x.ChunkTiming }, chunkTimingTable.codec()),
+	optionalOf("connections", func(x *Extension) **Connections { return &x.Connections }, connectionsTable.codec()),
+	optionalOf("prompt_sizing", func(x *Extension) **PromptSizing { return &x.PromptSizing }, promptSizingTable.codec()),
+	fieldOf("requests", func(x *Extension) *[]RequestDetail { return &x.Requests }, sliceCodec(requestDetailTable.codec())),
+	optionalOf("run", func(x *Extension) **RunSummary { return &x.Run }, runSummaryTable.codec()),
+	optionalOf("search", func(x *Extension) **SearchProbe { return &x.Search }, searchTable.codec()),
+	optionalOf("slo", func(x *Extension) **SLOResult { return &x.SLO }, sloTable.codec()),
+	fieldOf("version", func(x *Extension) *int { return &x.Version }, intCodec),
 )

@@ -1,0 +1,225 @@
+package artifact
+
+import (
+	"cmp"
+	"slices"
+)
+
+// This file holds the "anvil_go" extension object: everything this module
+// measures that the v1 schema has no key for. It is one top-level key, so
+// the reference tool (which ignores unknown keys) reads our artifacts, and
+// every v1 key keeps its meaning. Each member is documented key by key in
+// capacity/PROTOCOL.md#anvil-go. Times are milliseconds; "offsets" are
+// milliseconds since the start of the measured campaign (the monotonic
+// reading taken after warm-up and connection pre-warming).
+
+// ExtensionVersion is the value of "anvil_go.version" this module writes.
+const ExtensionVersion = 1
+
+// Outcomes of a request in Extension.Requests besides the failure classes.
+const (
+	// OutcomeSuccess: the request is a timing row of request_timings.
+	OutcomeSuccess = "success"
+	// OutcomeNeverSent: the run stopped before the request was issued (it
+	// is also a "cancelled" failure of the v1 document).
+	OutcomeNeverSent = "never_sent"
+)
+
+// Extension is the "anvil_go" object. A nil member is absent from the
+// document (not measured, or not applicable to the run).
+type Extension struct {
+	Version      int           // "version": ExtensionVersion
+	Run          *RunSummary   // "run"
+	Arrival      *Arrival      // "arrival": open-loop runs only
+	SLO          *SLOResult    // "slo": when an SLO was evaluated
+	Search       *SearchProbe  // "search": when the run is a probe of a search
+	ChunkTiming  *ChunkTiming  // "chunk_timing": inter-token latency of the run
+	PromptSizing *PromptSizing // "prompt_sizing"
+	Connections  *Connections  // "connections"
+	// Requests is "requests": one object per planned request, sorted by
+	// request index.
+	Requests []RequestDetail
+
+	shape shape
+}
+
+// RunSummary is "anvil_go.run": what was actually sent. The v1 document
+// counts a planned request the run never issued as a "cancelled" failure;
+// these counts tell the two apart.
+type RunSummary struct {
+	SentRequests      int  // "sent_requests": measured requests issued
+	NeverSentRequests int  // "never_sent_requests": planned, never issued
+	Interrupted       bool // "interrupted": the run was cancelled or stopped early
+
+	shape shape
+}
+
+// Arrival is "anvil_go.arrival", the schedule of an open-loop run.
+type Arrival struct {
+	Process string  // "process": constant, poisson or gamma
+	RateRPS float64 // "rate_rps": the requested rate
+	// Burstiness is "burstiness": the gamma shape (1 for poisson); nil for
+	// constant arrivals.
+	Burstiness *float64
+	Seed       int64 // "seed": the schedule's seed
+	// OfferedRPS is "offered_rps": the schedule's rate, intervals over its
+	// span; nil with fewer than two requests.
+	OfferedRPS *float64
+	// AchievedRPS is "achieved_rps": the same over the actual send times.
+	AchievedRPS *float64
+	MaxInFlight int // "max_in_flight": the cap on requests in flight
+
+	shape shape
+}
+
+// SLOResult is "anvil_go.slo": a service-level objective evaluated on the
+// run. A request meets it when every bound that is set holds for it;
+// failed requests never do.
+type SLOResult struct {
+	TTFTMS       *float64 // "ttft_ms": the TTFT bound, nil when not set
+	TPOTMS       *float64 // "tpot_ms": the TPOT bound, nil when not set
+	E2EMS        *float64 // "e2e_ms": the E2E bound, nil when not set
+	Attainment   float64  // "attainment": the share of requests that must meet it
+	MetRequests  int      // "met_requests": requests meeting every set bound
+	Attained     float64  // "attained": met requests / planned requests
+	Passed       bool     // "passed": attained >= attainment
+	GoodputRPS   float64  // "goodput_rps": met requests per second of wall time
+	LatencyClock string   // "latency_clock": "scheduled" (open loop) or "sent"
+
+	shape shape
+}
+
+// SearchProbe is "anvil_go.search": the run is one probe of an SLO search.
+type SearchProbe struct {
+	Kind  string  // "kind": concurrency or rate
+	Probe int     // "probe": 0-based probe number in the search
+	Value float64 // "value": the concurrency or rate probed
+
+	shape shape
+}
+
+// Quantiles is an inter-token latency distribution in milliseconds.
+type Quantiles struct {
+	P50  float64 // "p50"
+	P90  float64 // "p90"
+	P99  float64 // "p99"
+	P999 float64 // "p999" (run level only)
+	Max  float64 // "max"
+
+	shape shape
+}
+
+// StallRule is "anvil_go.chunk_timing.stall_rule": a gap is a stall when it
+// exceeds max(Relative x the stream's median gap, FloorMS), or OverrideMS
+// alone when that is set.
+type StallRule struct {
+	Relative   float64  // "relative"
+	FloorMS    float64  // "floor_ms"
+	OverrideMS *float64 // "override_ms": Workload.StallThreshold, nil when unset
+
+	shape shape
+}
+
+// ChunkTiming is "anvil_go.chunk_timing": the gaps between consecutive
+// output events (reasoning or content) of all successful requests.
+type ChunkTiming struct {
+	ITLMS         Quantiles // "itl_ms"
+	Gaps          int       // "gaps": gaps in the distribution
+	Exact         bool      // "exact": nearest-rank exact (else from the sketch)
+	RelativeError float64   // "relative_error": the sketch's accuracy, 0 when exact
+	Stalls        int       // "stalls"
+	StallRule     StallRule // "stall_rule"
+	// TokensPerChunkMean is "tokens_per_chunk_mean": the mean over requests
+	// with usage of completion tokens / output chunks; nil when none.
+	TokensPerChunkMean *float64
+
+	shape shape
+}
+
+// PromptSizing is "anvil_go.prompt_sizing": how prompts were sized.
+type PromptSizing struct {
+	Method string // "method": reference or exact
+	// Source is "source": tokenize or calibration for exact sizing, nil for
+	// reference sizing.
+	Source *string
+	// TokenizePath is "tokenize_path": the endpoint used, nil when none.
+	TokenizePath        *string
+	CharsPerToken       float64 // "chars_per_token": the ratio the prompts were built with
+	CalibrationRequests int     // "calibration_requests": unmeasured requests sent to learn it
+	// MaxRelativeError is "max_relative_error": max |counted - planned| /
+	// planned over the requests the server counted; nil when none.
+	MaxRelativeError *float64
+
+	shape shape
+}
+
+// Connections is "anvil_go.connections": what the client did with
+// connections around the clock.
+type Connections struct {
+	Prewarmed           int // "prewarmed": live connections opened before the clock
+	DialedInMeasurement int // "dialed_in_measurement": measured requests that dialed
+	Retried             int // "retried": requests retried on a stale keep-alive connection
+
+	shape shape
+}
+
+// RequestDetail is one object of "anvil_go.requests".
+type RequestDetail struct {
+	RequestIndex int    // "request_index"
+	Outcome      string // "outcome": OutcomeSuccess, OutcomeNeverSent or a failure class
+	// ScheduledMS is "scheduled_ms": the offset the request was due (open
+	// loop: its scheduled time; closed loop: when a worker took it).
+	ScheduledMS *float64
+	SentMS      *float64 // "sent_ms": the offset of t0; nil when never sent
+	QueueMS     *float64 // "queue_ms": sent - scheduled
+	EndMS       *float64 // "end_ms": the offset the response ended or failed
+	// FirstOutputMS is "first_output_ms": the offset of the first reasoning
+	// or content event.
+	FirstOutputMS  *float64
+	FirstContentMS *float64 // "first_content_ms": the offset of the first content event
+	// ScheduledTTFTMS and ScheduledE2EMS are "scheduled_ttft_ms" and
+	// "scheduled_e2e_ms": TTFT and E2E from the scheduled time, free of
+	// coordinated omission.
+	ScheduledTTFTMS *float64
+	ScheduledE2EMS  *float64
+	Phases          *Phases    // "phases": connection and response phases
+	ITLMS           *Quantiles // "itl_ms": the request's own gaps (no p999)
+	OutputChunks    int        // "output_chunks": reasoning + content events
+	Stalls          int        // "stalls"
+	// TokensPerChunk is "tokens_per_chunk": completion tokens / output
+	// chunks, nil without usage.
+	TokensPerChunk      *float64
+	PlannedPromptTokens int  // "planned_prompt_tokens": the planned context
+	CountedPromptTokens *int // "counted_prompt_tokens": as the server counted
+
+	shape shape
+}
+
+// Phases is "anvil_go.requests[i].phases", from net/http/httptrace, in
+// milliseconds after t0.
+type Phases struct {
+	// ConnectMS is "connect_ms": dial (and TLS) time when the request had to
+	// open a connection, nil on a reused one.
+	ConnectMS      *float64
+	GotConnMS      float64  // "got_conn_ms": the connection was obtained
+	WroteRequestMS *float64 // "wrote_request_ms": the request was written
+	FirstByteMS    *float64 // "first_byte_ms": the first response byte arrived
+	FirstEventMS   *float64 // "first_event_ms": the first SSE event arrived
+	Reused         bool     // "reused": a kept-alive connection was reused
+	Retried        bool     // "retried": retried once on a fresh connection
+
+	shape shape
+}
+
+// Request returns the detail of request index i, or nil. Requests must be
+// sorted by request index, as written.
+func (x *Extension) Request(i int) *RequestDetail {
+	if x == nil {
+		return nil
+	}
+	j, ok := slices.BinarySearchFunc(x.Requests, i, func(d RequestDetail, i int) int { return cmp.Compare(d.RequestIndex, i) })
+	if !ok {
+		return nil
+	}
+	return &x.Requests[j]
+}

@@ -1,0 +1,137 @@
+package artifact
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// fullExtension sets every member and key of the anvil_go object.
+func fullExtension() *Extension {
+	return &Extension{
+		Version: ExtensionVersion,
+		Run:     &RunSummary{SentRequests: 3, NeverSentRequests: 1, Interrupted: true},
+		Arrival: &Arrival{Process: "gamma", RateRPS: 12.5, Burstiness: new(0.25), Seed: 42,
+			OfferedRPS: new(12.4), AchievedRPS: new(11.9), MaxInFlight: 8},
+		SLO: &SLOResult{TTFTMS: new(500.0), TPOTMS: new(50.0), Attainment: 0.9, MetRequests: 2,
+			Attained: 0.5, GoodputRPS: 1.0, LatencyClock: "scheduled"},
+		Search: &SearchProbe{Kind: "rate", Probe: 3, Value: 12.5},
+		ChunkTiming: &ChunkTiming{ITLMS: Quantiles{P50: 4, P90: 4.5, P99: 80, P999: 80, Max: 81.25},
+			Gaps: 297, Exact: true, Stalls: 27, StallRule: StallRule{Relative: 10, FloorMS: 50},
+			TokensPerChunkMean: new(2.0)},
+		PromptSizing: &PromptSizing{Method: "exact", Source: new("tokenize"), TokenizePath: new("/tokenize"),
+			CharsPerToken: 3.41, MaxRelativeError: new(0.0)},
+		Connections: &Connections{Prewarmed: 8, Retried: 1},
+		Requests: []RequestDetail{
+			{RequestIndex: 0, Outcome: OutcomeSuccess, ScheduledMS: new(0.0), SentMS: new(0.0), QueueMS: new(0.0),
+				EndMS: new(420.5), FirstOutputMS: new(80.0), FirstContentMS: new(120.0),
+				ScheduledTTFTMS: new(120.0), ScheduledE2EMS: new(420.5),
+				Phases: &Phases{GotConnMS: 0.01, WroteRequestMS: new(0.05), FirstByteMS: new(79.0), FirstEventMS: new(79.5), Reused: true},
+				ITLMS:  &Quantiles{P50: 4, P90: 4, P99: 80, Max: 80}, OutputChunks: 100, Stalls: 9, TokensPerChunk: new(2.0),
+				PlannedPromptTokens: 4096, CountedPromptTokens: new(4091)},
+			{RequestIndex: 1, Outcome: "http_error", ScheduledMS: new(80.0), SentMS: new(95.0), QueueMS: new(15.0), EndMS: new(96.0),
+				Phases:              &Phases{ConnectMS: new(0.4), GotConnMS: 0.4, Retried: true},
+				PlannedPromptTokens: 4096},
+			{RequestIndex: 2, Outcome: OutcomeNeverSent, ScheduledMS: new(160.0), PlannedPromptTokens: 4096},
+		},
+	}
+}
+
+// TestExtensionGolden pins the anvil_go object as written (sorted keys,
+// optional members present because set) and its round trip.
+func TestExtensionGolden(t *testing.T) {
+	r := syntheticReport()
+	require.NoError(t, r.Recompute())
+	r.AnvilGo = fullExtension()
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, r))
+	path := filepath.Join("testdata", "anvil_go.golden.json")
+	if *update {
+		require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run with -update to create it")
+	require.Empty(t, cmp.Diff(string(want), buf.String()))
+
+	back, err := Read(bytes.NewReader(buf.Bytes()))
+	require.NoError(t, err)
+	var again bytes.Buffer
+	require.NoError(t, Write(&again, back))
+	require.Equal(t, buf.String(), again.String(), "read and written back unchanged")
+	require.Empty(t, cmp.Diff(r.AnvilGo, back.AnvilGo, cmp.AllowUnexported(shape{}),
+		cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".shape" }, cmp.Ignore())))
+	require.Equal(t, 1, back.AnvilGo.Request(1).RequestIndex)
+	require.Nil(t, back.AnvilGo.Request(7))
+}
+
+// TestExtensionOptionalMembers: a Report built without the extension
+// writes no anvil_go key (the v1 bytes are unchanged); an extension with
+// only some members writes only those, plus version and requests.
+func TestExtensionOptionalMembers(t *testing.T) {
+	r := syntheticReport()
+	require.NoError(t, r.Recompute())
+	var plain bytes.Buffer
+	require.NoError(t, Write(&plain, r))
+	require.NotContains(t, plain.String(), `"anvil_go"`)
+
+	r.AnvilGo = &Extension{Version: ExtensionVersion, Run: &RunSummary{SentRequests: 4}}
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, r))
+	got := generic(t, buf.Bytes()).(map[string]any)["anvil_go"]
+	require.Equal(t, []string{"requests", "run", "version"}, sortedKeys(got))
+	// Removing the object gives back the plain document byte for byte.
+	r.AnvilGo = nil
+	var again bytes.Buffer
+	require.NoError(t, Write(&again, r))
+	require.Equal(t, plain.String(), again.String())
+}
+
+// TestExtensionUnknownMembersSurvive: members and keys a newer writer adds
+// to anvil_go are kept verbatim on round trip.
+func TestExtensionUnknownMembersSurvive(t *testing.T) {
+	r := syntheticReport()
+	require.NoError(t, r.Recompute())
+	r.AnvilGo = fullExtension()
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, r))
+	doc := strings.Replace(buf.String(), `"anvil_go": {`, `"anvil_go": {"future_member": {"x": [1, 2.50]}, `, 1)
+	doc = strings.Replace(doc, `"request_index": 2`, `"request_index": 2, "future_key": "kept"`, 1)
+	back, err := Read(strings.NewReader(doc))
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, Write(&out, back))
+	ext := generic(t, out.Bytes()).(map[string]any)["anvil_go"].(map[string]any)
+	require.Equal(t, map[string]any{"x": []any{json.Number("1"), json.Number("2.50")}}, ext["future_member"], "number literals kept")
+	require.Equal(t, "kept", ext["requests"].([]any)[2].(map[string]any)["future_key"])
+}
+
+// TestExtensionTypeErrors: a wrong value inside anvil_go is refused with
+// its path.
+func TestExtensionTypeErrors(t *testing.T) {
+	r := syntheticReport()
+	require.NoError(t, r.Recompute())
+	r.AnvilGo = fullExtension()
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, r))
+	for _, tc := range []struct{ from, to, path string }{
+		{`"sent_requests": 3`, `"sent_requests": "3"`, "anvil_go.run.sent_requests"},
+		{`"stalls": 27`, `"stalls": 2.5`, "anvil_go.chunk_timing.stalls"},
+		{`"output_chunks": 100`, `"output_chunks": null`, "anvil_go.requests[0].output_chunks"},
+	} {
+		doc := strings.Replace(buf.String(), tc.from, tc.to, 1)
+		require.NotEqual(t, buf.String(), doc, tc.from)
+		_, err := Read(strings.NewReader(doc))
+		var fe *FieldError
+		require.ErrorAs(t, err, &fe, tc.path)
+		require.Equal(t, tc.path, fe.Path)
+	}
+}
