@@ -89,9 +89,10 @@ func TestCapacityAgainstTheEmbeddedFake(t *testing.T) {
 	require.Len(t, benches, 1)
 }
 
-// Key sets of the v1 artifact (capacity/PROTOCOL.md#artifact-keys).
+// Key sets of the v1 artifact (capacity/PROTOCOL.md#artifact-keys), and
+// its one extension object.
 const (
-	appendixATopLevel = `base_url clock_domain_id completed concurrency configuration_fingerprint
+	appendixATopLevel = `anvil_go base_url clock_domain_id completed concurrency configuration_fingerprint
 		context_distribution context_seed context_tokens controlled_output_policy engine failed
 		failures finished_at finished_at_unix_ns gpu manifest max_context_tokens max_tokens
 		measurement_protocol metric_population metrics model performance_eligible

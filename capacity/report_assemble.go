@@ -103,7 +103,8 @@ func assemble(f runFacts) (*artifact.Report, error) {
 	}
 
 	var ratios []float64
-	for _, res := range f.runner.measured() {
+	measured := f.runner.measured()
+	for _, res := range measured {
 		switch {
 		case res.fail != nil:
 			rep.Failures = append(rep.Failures, *res.fail)
@@ -128,6 +129,7 @@ func assemble(f runFacts) (*artifact.Report, error) {
 		})
 	}
 	rep.Completed, rep.Failed = len(rep.RequestTimings), len(rep.Failures)
+	rep.AnvilGo = extensionOf(f, measured, unsent)
 	if len(ratios) > 0 {
 		mean := stats.Summarize(ratios).Mean
 		rep.Metrics.PrefixCacheHitAvg = &mean

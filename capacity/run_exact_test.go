@@ -122,8 +122,8 @@ func keysOf(t *testing.T, raw json.RawMessage) []string {
 	return keys
 }
 
-// TestReportKeySets: a report from Run writes every key of capacity/PROTOCOL.md
-// appendix A: the seed artifact's top-level and row key sets, and the full
+// TestReportKeySets: a report from Run writes every v1 key
+// (capacity/PROTOCOL.md#artifact-keys) and anvil_go: the seed artifact's top-level and row key sets, and the full
 // failure row with its response metadata.
 func TestReportKeySets(t *testing.T) {
 	seedRaw, err := os.ReadFile("../testdata/seed-capacity-v4-reasoning.json")
@@ -145,8 +145,10 @@ func TestReportKeySets(t *testing.T) {
 		raw := []byte(reportJSON(t, rep))
 		require.NoError(t, json.Unmarshal(raw, &doc))
 		top := keysOf(t, raw)
-		require.Len(t, top, 41)
-		require.Equal(t, keysOf(t, seedRaw), top)
+		// The 41 v1 keys of the seed, plus the one extension object.
+		require.Len(t, top, 42)
+		require.Equal(t, "anvil_go", top[0])
+		require.Equal(t, keysOf(t, seedRaw), top[1:])
 		require.Equal(t, keysOf(t, seed.RequestTimings[0]), keysOf(t, doc.RequestTimings[0]))
 		require.Len(t, doc.Failures, 2)
 

@@ -24,6 +24,11 @@ type result struct {
 	// cacheRatio is cached_tokens / prompt_tokens of a successful response
 	// whose usage reported cached tokens.
 	cacheRatio *float64
+	// clock holds the request's monotonic stamps for anvil_go.requests.
+	clock requestClock
+	// promptTokens is usage.prompt_tokens as the server counted it, when
+	// the response reported it.
+	promptTokens *int
 }
 
 // runner executes the plan of one run: a closed loop of workers, each with
@@ -170,15 +175,17 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, prompt *[]byte, bo
 	planned := r.plan.Contexts[i%r.plan.Len()]
 	res.index = i
 	start := time.Now()
+	res.clock.taken = start
 	defer func() {
 		if p := recover(); p != nil {
+			clock := res.clock
 			stack, _ := cutOnRune(string(debug.Stack()), maxPanicStack)
 			msg, cut := artifact.CutErrorMessage(fmt.Sprintf("panic in the request worker: %v\n%s", p, stack))
 			res = result{index: i, fail: &artifact.Failure{
 				RequestIndex: i, PlannedContextTokens: planned, FailureClass: artifact.FailureRunnerError,
 				ErrorType: errTypePanic, ErrorMessage: msg, ErrorMessageTruncated: cut,
 				ElapsedMS: monoMS(time.Since(start)),
-			}}
+			}, clock: clock}
 		}
 	}()
 	var err error
@@ -194,6 +201,9 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, prompt *[]byte, bo
 	var ex exchange
 	r.cl.send(ctx, body, &ex)
 	res.received = ex.received
+	res.clock = requestClock{taken: start, sent: ex.start, end: ex.endAt,
+		firstOutput: ex.stream.firstOutput, firstContent: ex.stream.firstContent}
+	res.promptTokens = wireIntPtr(ex.stream.usage.prompt)
 	checks := r.checks
 	if warmup {
 		checks = responseChecks{} // warm-up prompts carry no canary or word count

@@ -1,0 +1,85 @@
+package capacity
+
+import (
+	"time"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
+)
+
+// promptSizingReference is anvil_go.prompt_sizing.method for prompts sized
+// at PromptCharsPerToken, byte-identical to the reference tool's.
+const promptSizingReference = "reference"
+
+// requestClock holds the monotonic stamps of one measured request; a zero
+// time means "not reached".
+type requestClock struct {
+	taken        time.Time // a worker took the request (closed loop: its scheduled time)
+	sent         time.Time // t0, immediately before the request was issued
+	end          time.Time // the response ended or failed
+	firstOutput  time.Time // first reasoning or content event
+	firstContent time.Time // first content event
+}
+
+// offsetMS is t as milliseconds after the campaign start; nil for a zero t.
+func offsetMS(t, start time.Time) *float64 {
+	if t.IsZero() {
+		return nil
+	}
+	ms := monoMS(t.Sub(start))
+	return &ms
+}
+
+// sinceMS is the milliseconds from a to b; nil when either is zero.
+func sinceMS(a, b time.Time) *float64 {
+	if a.IsZero() || b.IsZero() {
+		return nil
+	}
+	ms := monoMS(b.Sub(a))
+	return &ms
+}
+
+// extensionOf builds the anvil_go object of a run from its measured results
+// (sorted by request index) and the indexes planned but never sent.
+func extensionOf(f runFacts, results []result, unsent []int) *artifact.Extension {
+	x := &artifact.Extension{
+		Version: artifact.ExtensionVersion,
+		Run: &artifact.RunSummary{
+			NeverSentRequests: len(unsent),
+			Interrupted:       f.cancelled || f.runner.stopped,
+		},
+		PromptSizing: &artifact.PromptSizing{Method: promptSizingReference, CharsPerToken: PromptCharsPerToken},
+		Connections:  &artifact.Connections{},
+		Requests:     make([]artifact.RequestDetail, 0, len(results)+len(unsent)),
+	}
+	for _, res := range results {
+		c := res.clock
+		d := artifact.RequestDetail{
+			RequestIndex:        res.index,
+			Outcome:             artifact.OutcomeSuccess,
+			ScheduledMS:         offsetMS(c.taken, f.start),
+			SentMS:              offsetMS(c.sent, f.start),
+			QueueMS:             sinceMS(c.taken, c.sent),
+			EndMS:               offsetMS(c.end, f.start),
+			FirstOutputMS:       offsetMS(c.firstOutput, f.start),
+			FirstContentMS:      offsetMS(c.firstContent, f.start),
+			ScheduledTTFTMS:     sinceMS(c.taken, c.firstContent),
+			ScheduledE2EMS:      sinceMS(c.taken, c.end),
+			PlannedPromptTokens: f.plan.Contexts[res.index],
+			CountedPromptTokens: res.promptTokens,
+		}
+		if res.fail != nil {
+			d.Outcome = string(res.fail.FailureClass)
+			d.ScheduledTTFTMS, d.ScheduledE2EMS = nil, nil
+		}
+		if !c.sent.IsZero() {
+			x.Run.SentRequests++
+		}
+		x.Requests = append(x.Requests, d)
+	}
+	for _, i := range unsent {
+		x.Requests = append(x.Requests, artifact.RequestDetail{
+			RequestIndex: i, Outcome: artifact.OutcomeNeverSent, PlannedPromptTokens: f.plan.Contexts[i],
+		})
+	}
+	return x
+}
