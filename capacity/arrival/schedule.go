@@ -72,6 +72,10 @@ func Offsets(p Process, rate float64, r *rand.Rand, n int) ([]time.Duration, err
 	return offsets, nil
 }
 
+// maxOffset is 2^63 ns as a float64 (float64(math.MaxInt64) rounds up to
+// 2^63), the first value beyond the longest time.Duration.
+const maxOffset = float64(math.MaxInt64)
+
 // IntervalError is a draw of a Process that cannot be scheduled. Its
 // message reads "arrival: interval 3 = NaN: must be a finite number >= 0".
 type IntervalError struct {

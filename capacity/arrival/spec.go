@@ -3,7 +3,6 @@ package arrival
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 )
 
@@ -148,7 +147,3 @@ const seedStream = 0x6172726976616c73
 func NewRand(seed int64) *rand.Rand {
 	return rand.New(rand.NewPCG(uint64(seed), seedStream))
 }
-
-// maxOffset is 2^63 ns as a float64, the first value beyond the longest
-// time.Duration.
-const maxOffset = float64(math.MaxInt64)
