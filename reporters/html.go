@@ -36,7 +36,8 @@ svg .note{font-size:11px;fill:#555}
 svg .grid{stroke:#e6e6e6;stroke-width:1}
 svg .axis{stroke:#555;fill:none;stroke-width:1}
 svg .ref{stroke:#999;stroke-width:1;stroke-dasharray:1 3}
-svg .bound{stroke:#B23A00;stroke-width:1.5;stroke-dasharray:6 3}
+svg .bound{stroke:#222;stroke-width:1.5;stroke-dasharray:6 3}
+svg .kneeline{stroke:#666;stroke-width:1.5;stroke-dasharray:2 3}
 svg .line{fill:none;stroke-width:2}
 table{border-collapse:collapse;margin:6px 0}th,td{padding:2px 10px;text-align:right;border-bottom:1px solid #eee}
 th:first-child,td:first-child,th.l,td.l{text-align:left}

@@ -339,8 +339,7 @@ func writeTimeline(b *strings.Builder, id string, v *runView) bool {
 		Title:  v.Label + ": requests over time",
 		Desc:   "Each bar runs from send to end of stream: grey waiting for the first output, orange reasoning, blue content; failures in their class colour. " + layout + grouping,
 		XLabel: xl, YLabel: yl,
-		X: scale{lo: 0, hi: hi}, Y: scale{lo: float64(len(rows)), hi: 0},
-		YFmt: func(r float64) string { return fmtNum(r * float64(g)) },
+		X: scale{lo: 0, hi: hi}, Y: scale{lo: float64(len(v.Requests)), hi: 0},
 	})
 	rowH := (c.bottom - c.top) / float64(len(rows))
 	barH := math.Max(0.8, rowH*0.8)
@@ -352,8 +351,8 @@ func writeTimeline(b *strings.Builder, id string, v *runView) bool {
 			px(c.x.px(x0)), px(y), px(math.Max(0.5, c.x.px(x1)-c.x.px(x0))), px(barH), fill)
 	}
 	b.WriteString(`<g class="bars">`)
-	for i, r := range rows {
-		y := c.y.px(float64(i)) + (rowH-barH)/2
+	for _, r := range rows {
+		y := c.y.px(float64(r.first)) + (rowH-barH)/2
 		b.WriteString(`<g><title>`)
 		switch {
 		case g > 1:

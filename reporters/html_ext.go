@@ -209,7 +209,7 @@ func writeSweep(b *strings.Builder, views []runView, sw sweep) int {
 		if sw.best >= 0 {
 			v := views[sw.best].Ext.Search.Value
 			x := c.x.px(v)
-			fmt.Fprintf(b, `<g class="knee"><title>best passing %s: %s</title><line class="bound" x1="%s" y1="%s" x2="%s" y2="%s"/><text class="tick" x="%s" y="%s">best passing %s</text></g>`,
+			fmt.Fprintf(b, `<g class="knee"><title>best passing %s: %s</title><line class="kneeline" x1="%s" y1="%s" x2="%s" y2="%s"/><text class="tick" x="%s" y="%s">best passing %s</text></g>`,
 				esc(sw.kind), fmtNum(v), px(x), px(c.top), px(x), px(c.bottom), px(x+4), px(c.top+12), fmtNum(v))
 		}
 		var labels []string

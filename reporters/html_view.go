@@ -238,20 +238,20 @@ func rowView(row *capacity.TimingRow) requestView {
 
 // summaryFamilies are the distributions of the page's table, in order.
 var summaryFamilies = []struct {
-	name, unit string
-	dist       func(m *capacity.Metrics) *capacity.Distribution
+	name, unit, key string // key: the family's metrics key prefix
+	dist            func(m *capacity.Metrics) *capacity.Distribution
 }{
-	{"TTFT", "ms", func(m *capacity.Metrics) *capacity.Distribution { return &m.TTFT }},
-	{"TTFO", "ms", func(m *capacity.Metrics) *capacity.Distribution { return &m.TimeToFirstOutput }},
-	{"TPOT", "ms", func(m *capacity.Metrics) *capacity.Distribution {
+	{"TTFT", "ms", "ttft", func(m *capacity.Metrics) *capacity.Distribution { return &m.TTFT }},
+	{"TTFO", "ms", "time_to_first_output", func(m *capacity.Metrics) *capacity.Distribution { return &m.TimeToFirstOutput }},
+	{"TPOT", "ms", "tpot", func(m *capacity.Metrics) *capacity.Distribution {
 		if m.TPOT.P50 == nil {
 			return &m.MeanInterTokenLatencyMS // the legacy name of TPOT
 		}
 		return &m.TPOT
 	}},
-	{"E2E", "ms", func(m *capacity.Metrics) *capacity.Distribution { return &m.E2E }},
-	{"decode", "tok/s", func(m *capacity.Metrics) *capacity.Distribution { return &m.DecodeTokS }},
-	{"prefill (effective)", "tok/s", func(m *capacity.Metrics) *capacity.Distribution { return &m.EffectivePrefillTokS }},
+	{"E2E", "ms", "e2e", func(m *capacity.Metrics) *capacity.Distribution { return &m.E2E }},
+	{"decode", "tok/s", "decode_tok_s", func(m *capacity.Metrics) *capacity.Distribution { return &m.DecodeTokS }},
+	{"prefill (effective)", "tok/s", "effective_prefill_tok_s", func(m *capacity.Metrics) *capacity.Distribution { return &m.EffectivePrefillTokS }},
 }
 
 func summariesOf(m *capacity.Metrics) []metricSummary {
@@ -260,7 +260,7 @@ func summariesOf(m *capacity.Metrics) []metricSummary {
 		d := f.dist(m)
 		s := metricSummary{Name: f.name, Unit: f.unit, Samples: d.Samples,
 			P50: ptrOrNaN(d.P50), P95: ptrOrNaN(d.P95), P99: ptrOrNaN(d.P99)}
-		if d.Samples == 0 && d.P50 != nil {
+		if !m.Has(f.key + "_samples") {
 			s.Samples = -1 // a legacy artifact: percentiles without a count
 		}
 		out = append(out, s)

@@ -243,7 +243,7 @@ type chartSpec struct {
 	ID, Title, Desc string
 	W, H            float64
 	XLabel, YLabel  string
-	X, Y            scale // domains only; the pixel ranges are set by begin
+	X, Y            scale                // domains only; the pixel ranges are set by begin
 	XFmt, YFmt      func(float64) string // nil: by the tick step
 }
 
