@@ -190,7 +190,7 @@ func compareMetric(key, name, unit, better string, old, new []compareRun) Metric
 	}
 	switch {
 	case len(rec[0]) == 0 || len(rec[1]) == 0:
-		d.Note = "not recorded on both sides"
+		d.Note = "not recorded on one or both sides"
 	case len(rec[0]) < MinRunsForSignificance || len(rec[1]) < MinRunsForSignificance:
 		d.Note = fmt.Sprintf("significance needs >= %d runs per side", MinRunsForSignificance)
 	default:
