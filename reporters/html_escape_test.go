@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -74,4 +75,25 @@ func TestWriteHTMLErrors(t *testing.T) {
 	var buf bytes.Buffer
 	require.ErrorContains(t, WriteHTML(&buf), "no runs")
 	require.ErrorContains(t, WriteHTML(&buf, loadReport(t, seedPath), nil), "run 2: nil report")
+}
+
+// FuzzEsc: whatever the input, escaped text has no markup character, no
+// raw control byte and is valid UTF-8.
+func FuzzEsc(f *testing.F) {
+	f.Add(hostile)
+	f.Add("plain")
+	f.Fuzz(func(t *testing.T, s string) {
+		out := esc(s)
+		if strings.ContainsAny(out, "<>\"'") {
+			t.Fatalf("markup character in %q", out)
+		}
+		for _, r := range out {
+			if r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 {
+				t.Fatalf("raw control %U in %q", r, out)
+			}
+		}
+		if !utf8.ValidString(out) {
+			t.Fatalf("invalid UTF-8 %q", out)
+		}
+	})
 }
