@@ -5,6 +5,10 @@
 //
 //	anvilreport bench FILE...    write the artifacts as Go benchmark format
 //	anvilreport summary FILE...  print a console summary of each artifact
+//	anvilreport html [-o FILE] ARTIFACT...
+//	                             write one self-contained HTML report of the artifacts
+//	anvilreport compare OLD... -- NEW...
+//	                             compare runs of one workload (also: compare OLD NEW)
 //
 // bench reads artifacts of every generation (legacy ones carry fewer
 // metrics and yield fewer units) and writes benchfmt to standard output, one
@@ -14,8 +18,14 @@
 //	anvilreport bench new/*.json > new.txt
 //	benchstat old.txt new.txt
 //
-// A file that cannot be read or is not a capacity artifact is reported on
-// standard error and skipped; the exit status is then 1. Bad usage (no
+// compare fails closed: when the two sides (or two runs of one side) did not
+// send the same workload, it names every differing identity key with both
+// values and exits with status 1; 0 means comparable, 2 bad usage or an
+// unreadable artifact.
+//
+// For bench and summary, a file that cannot be read or is not a capacity
+// artifact is reported on standard error and skipped; the exit status is
+// then 1. Bad usage (no
 // command, an unknown command or flag, no FILE) exits with status 2; -h
 // prints the usage and exits with status 0.
 package main
@@ -35,6 +45,19 @@ import (
 const usage = `usage:
   anvilreport bench FILE...    convert capacity artifacts to Go benchmark format (stdout)
   anvilreport summary FILE...  print a console summary of each artifact
+  anvilreport html [-o FILE] ARTIFACT...
+                               write one self-contained HTML page (inline SVG, no
+                               script, nothing fetched) for all artifacts, runs
+                               overlaid; to FILE, or stdout without -o
+  anvilreport compare OLD... -- NEW...
+  anvilreport compare OLD NEW  compare the runs of OLD with those of NEW (one or more
+                               artifacts a side). Refuses runs that did not send one
+                               workload, naming every differing identity key; shows
+                               setup differences (engine, gpu, model...) as provenance;
+                               per metric prints old, new, delta and, with >= 2 runs a
+                               side, a Mann-Whitney U test at alpha 0.05.
+                               exit status: 0 comparable, 1 not comparable, 2 usage
+                               or read error
 `
 
 func main() {
@@ -44,6 +67,14 @@ func main() {
 // run is the command with its streams; it returns the exit status: 0 on
 // success, 1 if any file failed, 2 on bad usage.
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "html":
+			return runHTML(args[1:], stdout, stderr)
+		case "compare":
+			return runCompare(args[1:], stdout, stderr)
+		}
+	}
 	for _, a := range args {
 		switch {
 		case a == "-h" || a == "-help" || a == "--help" || a == "help":

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/reporters"
+)
+
+// runHTML is "anvilreport html [-o FILE] ARTIFACT...": one page for all
+// artifacts, to FILE or standard output. Exit status: 0 written, 1 an
+// artifact could not be read or the page not written, 2 bad usage.
+func runHTML(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("html", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	out := fs.String("o", "", "write the page to `FILE` (default: standard output)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
+		fmt.Fprintf(stderr, "anvilreport html: %v\n%s", err, usage)
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintf(stderr, "anvilreport html: no ARTIFACT given\n%s", usage)
+		return 2
+	}
+	reps, ok := readAll(fs.Args(), stderr)
+	if !ok {
+		return 1
+	}
+	var page bytes.Buffer
+	if err := reporters.WriteHTML(&page, reps...); err != nil {
+		fmt.Fprintf(stderr, "anvilreport html: %v\n", err)
+		return 1
+	}
+	if *out == "" || *out == "-" {
+		if _, err := stdout.Write(page.Bytes()); err != nil {
+			fmt.Fprintf(stderr, "anvilreport html: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	if err := os.WriteFile(*out, page.Bytes(), 0o644); err != nil {
+		fmt.Fprintf(stderr, "anvilreport html: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// runCompare is "anvilreport compare OLD... -- NEW..." (or "compare OLD
+// NEW"). Exit status: 0 comparable (the comparison is printed), 1 not
+// comparable (every differing identity key is named), 2 bad usage or an
+// artifact that cannot be read.
+func runCompare(args []string, stdout, stderr io.Writer) int {
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
+	}
+	var old, new []string
+	switch i := slices.Index(args, "--"); {
+	case i >= 0:
+		old, new = args[:i], args[i+1:]
+	case len(args) == 2:
+		old, new = args[:1], args[1:]
+	default:
+		fmt.Fprintf(stderr, "anvilreport compare: want OLD... -- NEW... (or exactly OLD NEW), got %d arguments without --\n%s", len(args), usage)
+		return 2
+	}
+	if len(old) == 0 || len(new) == 0 {
+		fmt.Fprintf(stderr, "anvilreport compare: each side needs at least one artifact (old %d, new %d)\n%s", len(old), len(new), usage)
+		return 2
+	}
+	for _, a := range append(slices.Clone(old), new...) {
+		if strings.HasPrefix(a, "-") {
+			fmt.Fprintf(stderr, "anvilreport compare: unknown flag %s (name a file beginning with - as ./%s)\n%s", a, a, usage)
+			return 2
+		}
+	}
+	oldReps, ok1 := readAll(old, stderr)
+	newReps, ok2 := readAll(new, stderr)
+	if !ok1 || !ok2 {
+		return 2
+	}
+	c, err := reporters.Compare(oldReps, newReps)
+	var nc *reporters.NotComparableError
+	switch {
+	case errors.As(err, &nc):
+		fmt.Fprintf(stderr, "anvilreport compare: %v\n", nc)
+		return 1
+	case err != nil:
+		fmt.Fprintf(stderr, "anvilreport compare: %v\n", err)
+		return 2
+	}
+	if err := reporters.WriteComparison(stdout, c); err != nil {
+		fmt.Fprintf(stderr, "anvilreport compare: %v\n", err)
+		return 2
+	}
+	return 0
+}
+
+// readAll reads every artifact, reporting each failure on stderr.
+func readAll(paths []string, stderr io.Writer) ([]*capacity.Report, bool) {
+	var reps []*capacity.Report
+	ok := true
+	for _, p := range paths {
+		r, err := readReport(p)
+		if err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			fmt.Fprintf(stderr, "anvilreport: %s: %v\n", p, err)
+			ok = false
+			continue
+		}
+		reps = append(reps, r)
+	}
+	return reps, ok
+}

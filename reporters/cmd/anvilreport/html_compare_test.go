@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	seed     = "../../../testdata/seed-capacity-v4-reasoning.json"
+	findings = "../../../testdata/corpus/docs/findings/"
+)
+
+func TestHTMLWritesOnePage(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "report.html")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"html", "-o", out, seed, findings + "2026-07-28-agents-a1-multimodal-qualification-evidence/fp8-moe-ab-default-v3-primary-r1.json"}, &stdout, &stderr)
+	require.Equal(t, 0, code, stderr.String())
+	page, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.True(t, bytes.HasPrefix(page, []byte("<!DOCTYPE html>")))
+	require.Equal(t, 4+1+2, bytes.Count(page, []byte(`<svg class="chart"`)), "4 CDFs, a scatter, 2 timelines")
+	require.Empty(t, stdout.String())
+
+	stdout.Reset()
+	require.Equal(t, 0, run([]string{"html", seed}, &stdout, &stderr), "without -o: standard output")
+	require.Contains(t, stdout.String(), "</html>")
+}
+
+func TestHTMLUsageAndReadErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"html"}, 2, "no ARTIFACT given"},
+		{[]string{"html", "-x", seed}, 2, "flag provided but not defined: -x"},
+		{[]string{"html", "-o"}, 2, "flag needs an argument"},
+		{[]string{"html", "missing.json"}, 1, "missing.json: no such file or directory"},
+		{[]string{"html", "-o", filepath.Join(t.TempDir(), "no", "dir.html"), seed}, 1, "no such file or directory"},
+	} {
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, tc.code, run(tc.args, &stdout, &stderr), "%v: %s", tc.args, stderr.String())
+		require.Contains(t, stderr.String(), tc.msg, tc.args)
+	}
+}
+
+func TestCompareExitCodes(t *testing.T) {
+	data, err := os.ReadFile(seed)
+	require.NoError(t, err)
+	changed := filepath.Join(t.TempDir(), "changed.json")
+	require.NoError(t, os.WriteFile(changed,
+		bytes.Replace(data, []byte(`"context_tokens": 65536,`), []byte(`"context_tokens": 32768,`), 1), 0o644))
+	r1 := findings + "2026-07-28-agents-a1-multimodal-qualification-evidence/fp8-moe-ab-default-v3-primary-r1.json"
+	r2 := findings + "2026-07-28-agents-a1-multimodal-qualification-evidence/fp8-moe-ab-default-v3-primary-r2.json"
+	t1 := findings + "2026-07-28-agents-a1-multimodal-qualification-evidence/fp8-moe-ab-tuned-v3-primary-r1.json"
+	t2 := findings + "2026-07-28-agents-a1-multimodal-qualification-evidence/fp8-moe-ab-tuned-v3-primary-r2.json"
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stdout []string
+		stderr []string
+	}{
+		{"seed against itself", []string{seed, seed}, 0,
+			[]string{"workload (identical on every run): schema=", "significance needs >= 2 runs per side"}, nil},
+		{"reference runs, two a side", []string{r1, r2, "--", t1, t2}, 0,
+			[]string{"old: 2 run(s)  new: 2 run(s)", "engine: old \"vllm-f25953cc-default\"", "~ (p="}, nil},
+		{"context changed", []string{seed, changed}, 1, nil,
+			[]string{"not comparable: old and new are not one workload (1 identity key):", "context_tokens: old 65536, new 32768 (differs)"}},
+		{"sides of different workloads", []string{seed, "--", r1}, 1, nil,
+			[]string{"context_tokens: old 65536, new 8192", "concurrency: old 1, new 16", "max_tokens: old 8192, new 64"}},
+		{"within a side", []string{seed, r1, "--", r2}, 1, nil, []string{"old run 1 and old run 2 are not one workload"}},
+		{"three files without --", []string{seed, r1, r2}, 2, nil, []string{"want OLD... -- NEW..."}},
+		{"empty side", []string{seed, "--"}, 2, nil, []string{"each side needs at least one artifact"}},
+		{"unreadable", []string{seed, "missing.json"}, 2, nil, []string{"missing.json: no such file or directory"}},
+		{"flag", []string{"-x", seed}, 2, nil, []string{"unknown flag -x"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			require.Equal(t, tc.code, run(append([]string{"compare"}, tc.args...), &stdout, &stderr), stderr.String())
+			for _, s := range tc.stdout {
+				require.Contains(t, stdout.String(), s)
+			}
+			for _, s := range tc.stderr {
+				require.Contains(t, stderr.String(), s)
+			}
+		})
+	}
+}
+
+func TestUsageNamesHTMLAndCompare(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, run([]string{"-h"}, &stdout, &stderr))
+	for _, s := range []string{"anvilreport html [-o FILE] ARTIFACT...", "anvilreport compare OLD... -- NEW...",
+		"0 comparable, 1 not comparable, 2 usage"} {
+		require.True(t, strings.Contains(stdout.String(), s), s)
+	}
+	stdout.Reset()
+	require.Equal(t, 0, run([]string{"compare", "-h"}, &stdout, &stderr))
+	require.Contains(t, stdout.String(), "usage:")
+}

@@ -1,0 +1,436 @@
+package reporters
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/anvilbench/anvil/capacity"
+)
+
+// This file is the one place where the HTML page and the comparer read the
+// artifact model: it turns a *capacity.Report into the view structs of
+// html_model.go and the identity document of compare_identity.go.
+
+// WriteHTML writes one self-contained HTML page presenting runs: a header
+// per run, latency CDFs with the runs overlaid, TTFT against prompt tokens,
+// a per-request timeline, what the anvil_go extension adds (chunk ITL,
+// queue times, SLO sweeps) and a table of p50/p95/p99 per metric. The page
+// fetches nothing: its charts are inline SVG, its style inline CSS, and it
+// has no script. Every artifact string is escaped.
+func WriteHTML(w io.Writer, runs ...*capacity.Report) error {
+	if len(runs) == 0 {
+		return errors.New("reporters: html: no runs")
+	}
+	views := make([]runView, len(runs))
+	for i, r := range runs {
+		if r == nil {
+			return fmt.Errorf("reporters: html: run %d: nil report", i+1)
+		}
+		v, err := viewOf(r)
+		if err != nil {
+			return fmt.Errorf("reporters: html: run %d: %w", i+1, err)
+		}
+		views[i] = v
+	}
+	return writePage(w, views)
+}
+
+// Compare compares the runs of old with those of new. It fails closed:
+// when the runs of one side are not one workload, or the two sides sent
+// different workloads, or an identity field is missing on one side or
+// malformed, the error is a *NotComparableError naming every such key
+// with both values. What differs in the setup under test (engine, GPU,
+// model, run ids, times, fingerprint...) is reported as provenance in the
+// Comparison. Metrics are compared per run: see Comparison.
+func Compare(old, new []*capacity.Report) (Comparison, error) {
+	sides := [2][]compareRun{}
+	for s, reps := range [2][]*capacity.Report{old, new} {
+		if len(reps) == 0 {
+			return Comparison{}, fmt.Errorf("reporters: compare: no %s runs", sideName[s])
+		}
+		for i, r := range reps {
+			if r == nil {
+				return Comparison{}, fmt.Errorf("reporters: compare: %s run %d: nil report", sideName[s], i+1)
+			}
+			c, err := compareRunOf(r)
+			if err != nil {
+				return Comparison{}, fmt.Errorf("reporters: compare: %s run %d: %w", sideName[s], i+1, err)
+			}
+			sides[s] = append(sides[s], c)
+		}
+	}
+	return compareRuns(sides[0], sides[1])
+}
+
+// document returns r as a generic JSON value: exactly the keys its artifact
+// has, including members this version does not model (such as anvil_go).
+// The request rows are left out; numbers stay json.Number.
+func document(r *capacity.Report) (map[string]any, error) {
+	data, err := r.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, err
+	}
+	doc := make(map[string]any, len(top))
+	for k, raw := range top {
+		switch k {
+		case "request_timings", "failures", "metrics", "metric_population", "timing_methodology":
+			continue
+		}
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		var v any
+		if err := d.Decode(&v); err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		doc[k] = v
+	}
+	return doc, nil
+}
+
+// compareRunOf extracts what Compare needs from r.
+func compareRunOf(r *capacity.Report) (compareRun, error) {
+	doc, err := document(r)
+	if err != nil {
+		return compareRun{}, err
+	}
+	m := &r.Metrics
+	tpot := m.TPOT.P50
+	if tpot == nil {
+		tpot = m.MeanInterTokenLatencyMS.P50
+	}
+	failed := float64(FailedRequests(r))
+	values := map[string]*float64{
+		"ttft_p50": m.TTFT.P50, "ttft_p95": m.TTFT.P95, "ttft_p99": m.TTFT.P99,
+		"ttfo_p50": m.TimeToFirstOutput.P50, "tpot_p50": tpot, "e2e_p50": m.E2E.P50,
+		"decode_p50": m.DecodeTokS.P50, "prefill_p50": m.EffectivePrefillTokS.P50,
+		"throughput": m.ThroughputTokS, "failures": &failed,
+	}
+	return compareRun{doc: doc, values: values}, nil
+}
+
+// viewOf builds the page's view of r.
+func viewOf(r *capacity.Report) (runView, error) {
+	doc, err := document(r)
+	if err != nil {
+		return runView{}, err
+	}
+	ext, reqs, err := extOf(doc)
+	if err != nil {
+		return runView{}, fmt.Errorf("anvil_go: %w", err)
+	}
+	v := runView{
+		RunID: r.RunID, Model: r.Model, Engine: deref(r.Engine), GPU: deref(r.GPU),
+		Protocol: r.MeasurementProtocol, StartedAt: r.StartedAt, WallMS: math.NaN(),
+		Planned: r.Requests, Succeeded: r.Completed, Failed: FailedRequests(r),
+		Throughput: ptrOrNaN(r.Metrics.ThroughputTokS), Ext: ext,
+		Eligible: "not recorded",
+	}
+	if r.WallClockMS > 0 {
+		v.WallMS = r.WallClockMS
+	}
+	if r.Has("performance_eligible") {
+		v.Eligible = map[bool]string{true: "yes", false: "no"}[r.PerformanceEligible]
+	}
+	v.Identity = identityFields(r, ext)
+	v.Summary = summariesOf(&r.Metrics)
+	counts := map[string]int{}
+	for _, f := range r.Failures {
+		counts[failureClassOf(f)]++
+	}
+	if len(r.Failures) == 0 && v.Failed > 0 {
+		counts["not recorded"] = v.Failed // legacy: a count without rows
+	}
+	for _, c := range slices.Sorted(maps.Keys(counts)) {
+		v.Failures = append(v.Failures, classCount{c, counts[c]})
+	}
+	v.Requests, v.Offsets = requestsOf(r, reqs)
+	return v, nil
+}
+
+func failureClassOf(f capacity.Failure) string {
+	if f.FailureClass != "" {
+		return string(f.FailureClass)
+	}
+	return cmp.Or(f.ErrorType, "unclassified")
+}
+
+// requestsOf lists the requests of r sorted by index, with the timeline
+// offsets of anvil_go.requests when every recorded request has them.
+func requestsOf(r *capacity.Report, ext map[int]extRequest) ([]requestView, bool) {
+	out := make([]requestView, 0, len(r.RequestTimings)+len(r.Failures))
+	for i := range r.RequestTimings {
+		row := &r.RequestTimings[i]
+		q := rowView(row)
+		q.Start, q.End = 0, row.E2EMS
+		out = append(out, q)
+	}
+	for i := range r.Failures {
+		f := &r.Failures[i]
+		q := requestView{Index: f.RequestIndex, PromptTokens: positive(float64(f.PlannedContextTokens)),
+			TTFT: math.NaN(), TTFO: math.NaN(), TPOT: math.NaN(), E2E: math.NaN(),
+			FirstOutput: math.NaN(), FirstContent: math.NaN(), Queue: math.NaN()}
+		if f.ResponseTiming != nil {
+			t := rowView(f.ResponseTiming)
+			q.FirstOutput, q.FirstContent, q.PromptTokens = t.FirstOutput, t.FirstContent, t.PromptTokens
+		}
+		q.Class = failureClassOf(*f)
+		q.Message = f.ErrorType
+		if f.ErrorMessage != "" {
+			q.Message += ": " + f.ErrorMessage
+		}
+		if f.HTTPStatus != nil {
+			q.Message = "HTTP " + strconv.Itoa(*f.HTTPStatus) + " " + q.Message
+		}
+		q.Start, q.End = 0, positive(f.ElapsedMS)
+		out = append(out, q)
+	}
+	slices.SortStableFunc(out, func(a, b requestView) int { return a.Index - b.Index })
+	offsets := len(ext) > 0 && len(out) > 0
+	for _, q := range out {
+		if e, ok := ext[q.Index]; !ok || e.SentMS == nil || e.EndMS == nil {
+			offsets = false
+			break
+		}
+	}
+	if !offsets {
+		return out, false
+	}
+	for i := range out {
+		e := ext[out[i].Index]
+		q := &out[i]
+		q.Start, q.End = *e.SentMS, *e.EndMS
+		q.FirstOutput, q.FirstContent = ptrOrNaN(e.FirstOutputMS), ptrOrNaN(e.FirstContentMS)
+		q.Queue = ptrOrNaN(e.QueueMS)
+	}
+	return out, true
+}
+
+// rowView is a successful timing row as a request view. A row without
+// time_to_first_output_ms (older artifacts) reads as 0 there: its first
+// output is then taken to be its first content.
+func rowView(row *capacity.TimingRow) requestView {
+	q := requestView{Index: row.RequestIndex, TTFT: row.TTFTMS, TTFO: positive(row.TimeToFirstOutputMS),
+		E2E: row.E2EMS, TPOT: ptrOrNaN(row.TPOTMS), Queue: math.NaN()}
+	if row.TPOTMS == nil {
+		q.TPOT = ptrOrNaN(row.MeanInterTokenLatencyMS)
+	}
+	q.PromptTokens = positive(float64(row.PlannedContextTokens))
+	if row.PromptTokens != nil {
+		q.PromptTokens = float64(*row.PromptTokens)
+	}
+	q.FirstContent = row.TTFTMS
+	q.FirstOutput = cmpOrNaN(q.TTFO, row.TTFTMS)
+	return q
+}
+
+// summaryFamilies are the distributions of the page's table, in order.
+var summaryFamilies = []struct {
+	name, unit, key string // key: the family's metrics key prefix
+	dist            func(m *capacity.Metrics) *capacity.Distribution
+}{
+	{"TTFT", "ms", "ttft", func(m *capacity.Metrics) *capacity.Distribution { return &m.TTFT }},
+	{"TTFO", "ms", "time_to_first_output", func(m *capacity.Metrics) *capacity.Distribution { return &m.TimeToFirstOutput }},
+	{"TPOT", "ms", "tpot", func(m *capacity.Metrics) *capacity.Distribution {
+		if m.TPOT.P50 == nil {
+			return &m.MeanInterTokenLatencyMS // the legacy name of TPOT
+		}
+		return &m.TPOT
+	}},
+	{"E2E", "ms", "e2e", func(m *capacity.Metrics) *capacity.Distribution { return &m.E2E }},
+	{"decode", "tok/s", "decode_tok_s", func(m *capacity.Metrics) *capacity.Distribution { return &m.DecodeTokS }},
+	{"prefill (effective)", "tok/s", "effective_prefill_tok_s", func(m *capacity.Metrics) *capacity.Distribution { return &m.EffectivePrefillTokS }},
+}
+
+func summariesOf(m *capacity.Metrics) []metricSummary {
+	out := make([]metricSummary, 0, len(summaryFamilies))
+	for _, f := range summaryFamilies {
+		d := f.dist(m)
+		s := metricSummary{Name: f.name, Unit: f.unit, Samples: d.Samples,
+			P50: ptrOrNaN(d.P50), P95: ptrOrNaN(d.P95), P99: ptrOrNaN(d.P99)}
+		if !m.Has(f.key + "_samples") {
+			s.Samples = -1 // a legacy artifact: percentiles without a count
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// identityFields is the workload part of a run header.
+func identityFields(r *capacity.Report, ext extView) []viewField {
+	var fs []viewField
+	add := func(label, value string) { fs = append(fs, viewField{label, value}) }
+	if r.ContextTokens != nil {
+		add("context", strconv.Itoa(*r.ContextTokens)+" tokens")
+	} else {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(r.ContextDistribution)) {
+			parts = append(parts, fmt.Sprintf("%d×%d", r.ContextDistribution[k], k))
+		}
+		add("context", fmt.Sprintf("sampled (seed %d): %s tokens", r.ContextSeed, strings.Join(parts, ", ")))
+	}
+	if r.MaxContextTokens != nil {
+		add("served context", strconv.Itoa(*r.MaxContextTokens)+" tokens")
+	}
+	add("concurrency", strconv.Itoa(r.Concurrency))
+	add("requests", strconv.Itoa(r.Requests))
+	add("max tokens", strconv.Itoa(r.MaxTokens))
+	if r.Has("prompt_cache_mode") {
+		add("prompt cache", fmt.Sprintf("%s, shared prefix %d tokens", r.PromptCacheMode, r.SharedPrefixTokens))
+	}
+	if r.ServeFlags.SharedPrefixBurst {
+		add("shared-prefix burst", "yes")
+	}
+	thinking := cmp.Or(r.ServeFlags.ThinkingMode, "not recorded")
+	if r.ServeFlags.ReasoningEffort != nil {
+		thinking += ", reasoning effort " + *r.ServeFlags.ReasoningEffort
+	}
+	add("thinking", thinking)
+	if r.Has("sampling") {
+		var parts []string
+		for _, p := range []struct {
+			name string
+			f    capacity.SamplingField
+		}{{"temperature", r.Sampling.Temperature}, {"top_p", r.Sampling.TopP}} {
+			if p.f.Sent && p.f.EffectiveRequest != nil {
+				parts = append(parts, p.name+" "+strconv.FormatFloat(*p.f.EffectiveRequest, 'g', -1, 64))
+			}
+		}
+		add("sampling sent", cmp.Or(strings.Join(parts, ", "), "server defaults"))
+	}
+	if r.Has("request_canaries") {
+		add("request canaries", map[bool]string{true: "on", false: "off"}[r.RequestCanaries])
+	}
+	if r.ResponseWords > 0 {
+		add("response words", fmt.Sprintf("%d (%s)", r.ResponseWords, r.ControlledOutputPolicy))
+	}
+	if a := ext.Arrival; a != nil {
+		add("arrival", fmt.Sprintf("open loop, %s at %s req/s (achieved %s req/s)", a.Process,
+			fmtNum(a.RateRPS), fmtNum(a.AchievedRPS)))
+	}
+	return fs
+}
+
+// The anvil_go members the page reads, as the extension writes them.
+type (
+	extJSON struct {
+		Arrival *struct {
+			Process     string  `json:"process"`
+			RateRPS     float64 `json:"rate_rps"`
+			Burstiness  float64 `json:"burstiness"`
+			OfferedRPS  float64 `json:"offered_rps"`
+			AchievedRPS float64 `json:"achieved_rps"`
+		} `json:"arrival"`
+		SLO *struct {
+			TTFTMS     *float64 `json:"ttft_ms"`
+			TPOTMS     *float64 `json:"tpot_ms"`
+			E2EMS      *float64 `json:"e2e_ms"`
+			Attainment float64  `json:"attainment"`
+			Attained   float64  `json:"attained"`
+			Passed     bool     `json:"passed"`
+			GoodputRPS float64  `json:"goodput_rps"`
+		} `json:"slo"`
+		Search *struct {
+			Kind  string  `json:"kind"`
+			Probe int     `json:"probe"`
+			Value float64 `json:"value"`
+		} `json:"search"`
+		ChunkTiming *struct {
+			ITL struct {
+				P50, P90, P99, P999, Max float64
+			} `json:"itl_ms"`
+			Gaps      int  `json:"gaps"`
+			Exact     bool `json:"exact"`
+			Stalls    int  `json:"stalls"`
+			StallRule struct {
+				Relative   float64  `json:"relative"`
+				FloorMS    float64  `json:"floor_ms"`
+				OverrideMS *float64 `json:"override_ms"`
+			} `json:"stall_rule"`
+		} `json:"chunk_timing"`
+		Requests []extRequest `json:"requests"`
+	}
+	extRequest struct {
+		RequestIndex   int      `json:"request_index"`
+		SentMS         *float64 `json:"sent_ms"`
+		QueueMS        *float64 `json:"queue_ms"`
+		EndMS          *float64 `json:"end_ms"`
+		FirstOutputMS  *float64 `json:"first_output_ms"`
+		FirstContentMS *float64 `json:"first_content_ms"`
+	}
+)
+
+// extOf reads the anvil_go object of doc (absent: an empty view).
+func extOf(doc map[string]any) (extView, map[int]extRequest, error) {
+	raw, ok := doc["anvil_go"]
+	if !ok || raw == nil {
+		return extView{}, nil, nil
+	}
+	data, err := json.Marshal(raw)
+	if err != nil {
+		return extView{}, nil, err
+	}
+	var e extJSON
+	if err := json.Unmarshal(data, &e); err != nil {
+		return extView{}, nil, err
+	}
+	var v extView
+	if a := e.Arrival; a != nil {
+		v.Arrival = &arrivalView{a.Process, a.RateRPS, a.Burstiness, a.OfferedRPS, a.AchievedRPS}
+	}
+	if s := e.SLO; s != nil {
+		v.SLO = &sloView{TTFTMS: ptrOrNaN(s.TTFTMS), TPOTMS: ptrOrNaN(s.TPOTMS), E2EMS: ptrOrNaN(s.E2EMS),
+			Attainment: s.Attainment, Attained: s.Attained, Passed: s.Passed, GoodputRPS: s.GoodputRPS}
+	}
+	if s := e.Search; s != nil {
+		v.Search = &searchView{s.Kind, s.Probe, s.Value}
+	}
+	if c := e.ChunkTiming; c != nil {
+		rule := fmt.Sprintf("gap > %s × the request's median gap and > %s ms", fmtNum(c.StallRule.Relative), fmtNum(c.StallRule.FloorMS))
+		if c.StallRule.OverrideMS != nil {
+			rule = fmt.Sprintf("gap > %s ms", fmtNum(*c.StallRule.OverrideMS))
+		}
+		v.ITL = &itlView{c.ITL.P50, c.ITL.P90, c.ITL.P99, c.ITL.P999, c.ITL.Max, c.Gaps, c.Stalls, c.Exact, rule}
+	}
+	reqs := make(map[int]extRequest, len(e.Requests))
+	for _, q := range e.Requests {
+		reqs[q.RequestIndex] = q
+	}
+	return v, reqs, nil
+}
+
+func ptrOrNaN(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+// positive returns v, or NaN when v <= 0 (a value the artifact did not
+// record).
+func positive(v float64) float64 {
+	if v > 0 {
+		return v
+	}
+	return math.NaN()
+}
+
+// cmpOrNaN returns a, or b when a is NaN.
+func cmpOrNaN(a, b float64) float64 {
+	if math.IsNaN(a) {
+		return b
+	}
+	return a
+}
