@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // seedDoc is the seed artifact as a generic document, numbers kept as
@@ -219,8 +219,8 @@ func TestCompareReferencePairs(t *testing.T) {
 	require.Contains(t, diffKeys(nc), "measurement_protocol")
 }
 
-func loadAll(t *testing.T, names []string) []*capacity.Report {
-	var out []*capacity.Report
+func loadAll(t *testing.T, names []string) []*artifact.Report {
+	var out []*artifact.Report
 	for _, n := range names {
 		out = append(out, loadReport(t, findingsDir+n))
 	}
@@ -242,9 +242,9 @@ func TestCompareSeedAgainstChangedContext(t *testing.T) {
 	require.NoError(t, err)
 	changed := bytes.Replace(data, []byte(`"context_tokens": 65536,`), []byte(`"context_tokens": 32768,`), 1)
 	require.NotEqual(t, data, changed)
-	r, err := ReadJSON(bytes.NewReader(changed))
+	r, err := artifact.Read(bytes.NewReader(changed))
 	require.NoError(t, err)
-	_, err = Compare([]*capacity.Report{loadReport(t, seedPath)}, []*capacity.Report{r})
+	_, err = Compare([]*artifact.Report{loadReport(t, seedPath)}, []*artifact.Report{r})
 	var nc *NotComparableError
 	require.True(t, errors.As(err, &nc), "%v", err)
 	require.Equal(t, []KeyDiff{{"context_tokens", [2]string{"65536", "32768"}, "differs"}}, nc.Diffs)
@@ -253,7 +253,7 @@ func TestCompareSeedAgainstChangedContext(t *testing.T) {
 // TestCompareWithinSide: the runs of one side must be one workload too.
 func TestCompareWithinSide(t *testing.T) {
 	a, b := syntheticRun(t, 20, 2, 1), syntheticRun(t, 20, 4, 2)
-	_, err := Compare([]*capacity.Report{a, b}, []*capacity.Report{a})
+	_, err := Compare([]*artifact.Report{a, b}, []*artifact.Report{a})
 	var nc *NotComparableError
 	require.True(t, errors.As(err, &nc), "%v", err)
 	require.Equal(t, [2]string{"old run 1", "old run 2"}, nc.Sides)
@@ -264,8 +264,8 @@ func TestCompareWithinSide(t *testing.T) {
 // test significant; identical decode rates do not; one run a side is
 // not tested and says why.
 func TestCompareSignificance(t *testing.T) {
-	side := func(scale float64, seeds ...uint64) []*capacity.Report {
-		var rs []*capacity.Report
+	side := func(scale float64, seeds ...uint64) []*artifact.Report {
+		var rs []*artifact.Report
 		for _, s := range seeds {
 			r := syntheticRun(t, 40, 4, s)
 			for i := range r.RequestTimings {
@@ -310,9 +310,9 @@ func TestCompareSignificance(t *testing.T) {
 }
 
 func TestCompareErrors(t *testing.T) {
-	seed := []*capacity.Report{loadReport(t, seedPath)}
+	seed := []*artifact.Report{loadReport(t, seedPath)}
 	_, err := Compare(nil, seed)
 	require.ErrorContains(t, err, "no old runs")
-	_, err = Compare(seed, []*capacity.Report{nil})
+	_, err = Compare(seed, []*artifact.Report{nil})
 	require.ErrorContains(t, err, "new run 1: nil report")
 }

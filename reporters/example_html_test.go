@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/reporters"
 )
 
@@ -19,7 +19,7 @@ func ExampleWriteHTML() {
 		return
 	}
 	defer f.Close()
-	r, err := reporters.ReadJSON(f)
+	r, err := artifact.Read(f)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -42,12 +42,12 @@ func ExampleCompare() {
 		return
 	}
 	defer f.Close()
-	r, err := reporters.ReadJSON(f)
+	r, err := artifact.Read(f)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	c, err := reporters.Compare([]*capacity.Report{r}, []*capacity.Report{r})
+	c, err := reporters.Compare([]*artifact.Report{r}, []*artifact.Report{r})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // hostile is server-provided text that tries everything: closing the
@@ -18,12 +18,12 @@ import (
 // DEL, a C1 control, a bidirectional override and invalid UTF-8.
 const hostile = "</title></svg><script>alert(1)</script>\" onload=\"alert(2)\" ' <img src=http://127.0.0.1/x> ]]> <!-- \x1b[31mred\x1b[0m \x00 \x7f \u0085 \u202egnp.exe \xff\xfe end"
 
-func hostileRun(t *testing.T) *capacity.Report {
+func hostileRun(t *testing.T) *artifact.Report {
 	r := syntheticRun(t, 30, 2, 9)
 	r.Model, r.Engine, r.RunID = hostile, new(hostile), hostile
 	r.Failures[0].ErrorMessage = hostile
 	r.Failures[0].ErrorType = hostile
-	r.Failures[0].FailureClass = capacity.FailureClass(hostile)
+	r.Failures[0].FailureClass = artifact.FailureClass(hostile)
 	return r
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 )
@@ -94,7 +95,7 @@ func TestViewReadsAnvilGo(t *testing.T) {
 	}
 	data, err = json.Marshal(doc)
 	require.NoError(t, err)
-	rr, err := ReadJSON(bytes.NewReader(data))
+	rr, err := artifact.Read(bytes.NewReader(data))
 	require.NoError(t, err)
 	v, err := viewOf(rr)
 	require.NoError(t, err)

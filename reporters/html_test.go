@@ -15,7 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // legacyPath is an artifact of the oldest generation: metrics only.
@@ -26,25 +26,25 @@ const legacyPath = "../testdata/corpus/docs/findings/2026-07-10-blackwell-local-
 // every seventh request a fast prompt-cache hit), a reasoning phase, and
 // every 25th request failing, in turn as a timeout, an HTTP error and a
 // stream validation failure.
-func syntheticRun(t testing.TB, n, conc int, seed uint64) *capacity.Report {
+func syntheticRun(t testing.TB, n, conc int, seed uint64) *artifact.Report {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 7))
-	r := &capacity.Report{
-		Schema: capacity.Schema, RunID: fmt.Sprintf("benchmark-2026010%dT000000Z", seed%10), Model: "synthetic-model",
+	r := &artifact.Report{
+		Schema: artifact.Schema, RunID: fmt.Sprintf("benchmark-2026010%dT000000Z", seed%10), Model: "synthetic-model",
 		Engine: new("fake"), GPU: new("none"), Requests: n, Concurrency: conc, MaxTokens: 256,
 		ContextTokens: new(32768), MaxContextTokens: new(65536), PromptCacheMode: "unique",
 		ContextDistribution: map[int]int{32768: n}, ControlledOutputPolicy: "observe",
-		ServeFlags: capacity.ServeFlags{ThinkingMode: "default"}, WallClockMS: float64(n) * 40,
+		ServeFlags: artifact.ServeFlags{ThinkingMode: "default"}, WallClockMS: float64(n) * 40,
 		StartedAt: "2026-01-01T00:00:00Z", FinishedAt: "2026-01-01T00:10:00Z",
 	}
-	classes := []capacity.FailureClass{capacity.FailureTimeout, capacity.FailureHTTPError, capacity.FailureStreamValidation}
+	classes := []artifact.FailureClass{artifact.FailureTimeout, artifact.FailureHTTPError, artifact.FailureStreamValidation}
 	for i := range n {
 		prompt := 1000 + rng.IntN(32000)
 		if i%25 == 24 {
 			c := classes[(i/25)%len(classes)]
-			f := capacity.Failure{RequestIndex: i, PlannedContextTokens: prompt, FailureClass: c,
+			f := artifact.Failure{RequestIndex: i, PlannedContextTokens: prompt, FailureClass: c,
 				ErrorType: string(c), ErrorMessage: fmt.Sprintf("request %d failed", i), ElapsedMS: 100 + rng.Float64()*900}
-			if c == capacity.FailureHTTPError {
+			if c == artifact.FailureHTTPError {
 				f.HTTPStatus = new(503)
 			}
 			r.Failures = append(r.Failures, f)
@@ -59,9 +59,9 @@ func syntheticRun(t testing.TB, n, conc int, seed uint64) *capacity.Report {
 		e2e := ttft + float64(out)*(8+4*rng.Float64())
 		gen := e2e - ttfo
 		tpot := gen / float64(out-1)
-		r.RequestTimings = append(r.RequestTimings, capacity.TimingRow{
+		r.RequestTimings = append(r.RequestTimings, artifact.TimingRow{
 			RequestIndex: i, PlannedContextTokens: 32768, PromptTokens: new(prompt), OutputTokens: out,
-			OutputTokenSource: capacity.SourceUsage, ContentChunks: out / 2, ReasoningChunks: out / 2,
+			OutputTokenSource: artifact.SourceUsage, ContentChunks: out / 2, ReasoningChunks: out / 2,
 			TimeToFirstOutputMS: ttfo, TTFTMS: ttft, E2EMS: e2e, GenerationMS: gen, VisibleGenerationMS: e2e - ttft,
 			EffectivePrefillTokS: new(float64(prompt) / ttfo * 1000), DecodeTokS: new(float64(out-1) / gen * 1000),
 			TPOTMS: new(tpot), MeanTimePerOutputTokenMS: new(tpot), MeanInterTokenLatencyMS: new(tpot),
@@ -73,7 +73,7 @@ func syntheticRun(t testing.TB, n, conc int, seed uint64) *capacity.Report {
 }
 
 // renderHTML writes the page of reports.
-func renderHTML(t testing.TB, reports ...*capacity.Report) []byte {
+func renderHTML(t testing.TB, reports ...*artifact.Report) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	require.NoError(t, WriteHTML(&buf, reports...))
@@ -160,12 +160,12 @@ func structureText(t testing.TB, page []byte) []byte {
 func TestWriteHTMLGolden(t *testing.T) {
 	for _, tc := range []struct {
 		golden  string
-		reports func(t *testing.T) []*capacity.Report
+		reports func(t *testing.T) []*artifact.Report
 	}{
-		{"html/seed.golden", func(t *testing.T) []*capacity.Report { return []*capacity.Report{loadReport(t, seedPath)} }},
-		{"html/legacy.golden", func(t *testing.T) []*capacity.Report { return []*capacity.Report{loadReport(t, legacyPath)} }},
-		{"html/two-runs.golden", func(t *testing.T) []*capacity.Report {
-			return []*capacity.Report{loadReport(t, seedPath), syntheticRun(t, 60, 4, 1)}
+		{"html/seed.golden", func(t *testing.T) []*artifact.Report { return []*artifact.Report{loadReport(t, seedPath)} }},
+		{"html/legacy.golden", func(t *testing.T) []*artifact.Report { return []*artifact.Report{loadReport(t, legacyPath)} }},
+		{"html/two-runs.golden", func(t *testing.T) []*artifact.Report {
+			return []*artifact.Report{loadReport(t, seedPath), syntheticRun(t, 60, 4, 1)}
 		}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {

@@ -13,11 +13,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // This file is the one place where the HTML page and the comparer read the
-// artifact model: it turns a *capacity.Report into the view structs of
+// artifact model: it turns a *artifact.Report into the view structs of
 // html_model.go and the identity document of compare_identity.go.
 
 // WriteHTML writes one self-contained HTML page presenting runs: a header
@@ -26,7 +26,7 @@ import (
 // queue times, SLO sweeps) and a table of p50/p95/p99 per metric. The page
 // fetches nothing: its charts are inline SVG, its style inline CSS, and it
 // has no script. Every artifact string is escaped.
-func WriteHTML(w io.Writer, runs ...*capacity.Report) error {
+func WriteHTML(w io.Writer, runs ...*artifact.Report) error {
 	if len(runs) == 0 {
 		return errors.New("reporters: html: no runs")
 	}
@@ -51,9 +51,9 @@ func WriteHTML(w io.Writer, runs ...*capacity.Report) error {
 // with both values. What differs in the setup under test (engine, GPU,
 // model, run ids, times, fingerprint...) is reported as provenance in the
 // Comparison. Metrics are compared per run: see Comparison.
-func Compare(old, new []*capacity.Report) (Comparison, error) {
+func Compare(old, new []*artifact.Report) (Comparison, error) {
 	sides := [2][]compareRun{}
-	for s, reps := range [2][]*capacity.Report{old, new} {
+	for s, reps := range [2][]*artifact.Report{old, new} {
 		if len(reps) == 0 {
 			return Comparison{}, fmt.Errorf("reporters: compare: no %s runs", sideName[s])
 		}
@@ -74,7 +74,7 @@ func Compare(old, new []*capacity.Report) (Comparison, error) {
 // document returns r as a generic JSON value: exactly the keys its artifact
 // has, including members this version does not model (such as anvil_go).
 // The request rows are left out; numbers stay json.Number.
-func document(r *capacity.Report) (map[string]any, error) {
+func document(r *artifact.Report) (map[string]any, error) {
 	data, err := r.MarshalJSON()
 	if err != nil {
 		return nil, err
@@ -101,7 +101,7 @@ func document(r *capacity.Report) (map[string]any, error) {
 }
 
 // compareRunOf extracts what Compare needs from r.
-func compareRunOf(r *capacity.Report) (compareRun, error) {
+func compareRunOf(r *artifact.Report) (compareRun, error) {
 	doc, err := document(r)
 	if err != nil {
 		return compareRun{}, err
@@ -122,15 +122,8 @@ func compareRunOf(r *capacity.Report) (compareRun, error) {
 }
 
 // viewOf builds the page's view of r.
-func viewOf(r *capacity.Report) (runView, error) {
-	doc, err := document(r)
-	if err != nil {
-		return runView{}, err
-	}
-	ext, reqs, err := extOf(doc)
-	if err != nil {
-		return runView{}, fmt.Errorf("anvil_go: %w", err)
-	}
+func viewOf(r *artifact.Report) (runView, error) {
+	ext, reqs := extOf(r.AnvilGo)
 	v := runView{
 		RunID: r.RunID, Model: r.Model, Engine: deref(r.Engine), GPU: deref(r.GPU),
 		Protocol: r.MeasurementProtocol, StartedAt: r.StartedAt, WallMS: math.NaN(),
@@ -160,7 +153,7 @@ func viewOf(r *capacity.Report) (runView, error) {
 	return v, nil
 }
 
-func failureClassOf(f capacity.Failure) string {
+func failureClassOf(f artifact.Failure) string {
 	if f.FailureClass != "" {
 		return string(f.FailureClass)
 	}
@@ -169,7 +162,7 @@ func failureClassOf(f capacity.Failure) string {
 
 // requestsOf lists the requests of r sorted by index, with the timeline
 // offsets of anvil_go.requests when every recorded request has them.
-func requestsOf(r *capacity.Report, ext map[int]extRequest) ([]requestView, bool) {
+func requestsOf(r *artifact.Report, ext map[int]*artifact.RequestDetail) ([]requestView, bool) {
 	out := make([]requestView, 0, len(r.RequestTimings)+len(r.Failures))
 	for i := range r.RequestTimings {
 		row := &r.RequestTimings[i]
@@ -200,7 +193,7 @@ func requestsOf(r *capacity.Report, ext map[int]extRequest) ([]requestView, bool
 	slices.SortStableFunc(out, func(a, b requestView) int { return a.Index - b.Index })
 	offsets := len(ext) > 0 && len(out) > 0
 	for _, q := range out {
-		if e, ok := ext[q.Index]; !ok || e.SentMS == nil || e.EndMS == nil {
+		if e, ok := ext[q.Index]; !ok || (e.Outcome != artifact.OutcomeNeverSent && (e.SentMS == nil || e.EndMS == nil)) {
 			offsets = false
 			break
 		}
@@ -208,6 +201,8 @@ func requestsOf(r *capacity.Report, ext map[int]extRequest) ([]requestView, bool
 	if !offsets {
 		return out, false
 	}
+	// Requests the run never sent have no bar on a time axis.
+	out = slices.DeleteFunc(out, func(q requestView) bool { return ext[q.Index].Outcome == artifact.OutcomeNeverSent })
 	for i := range out {
 		e := ext[out[i].Index]
 		q := &out[i]
@@ -221,7 +216,7 @@ func requestsOf(r *capacity.Report, ext map[int]extRequest) ([]requestView, bool
 // rowView is a successful timing row as a request view. A row without
 // time_to_first_output_ms (older artifacts) reads as 0 there: its first
 // output is then taken to be its first content.
-func rowView(row *capacity.TimingRow) requestView {
+func rowView(row *artifact.TimingRow) requestView {
 	q := requestView{Index: row.RequestIndex, TTFT: row.TTFTMS, TTFO: positive(row.TimeToFirstOutputMS),
 		E2E: row.E2EMS, TPOT: ptrOrNaN(row.TPOTMS), Queue: math.NaN()}
 	if row.TPOTMS == nil {
@@ -239,22 +234,22 @@ func rowView(row *capacity.TimingRow) requestView {
 // summaryFamilies are the distributions of the page's table, in order.
 var summaryFamilies = []struct {
 	name, unit, key string // key: the family's metrics key prefix
-	dist            func(m *capacity.Metrics) *capacity.Distribution
+	dist            func(m *artifact.Metrics) *artifact.Distribution
 }{
-	{"TTFT", "ms", "ttft", func(m *capacity.Metrics) *capacity.Distribution { return &m.TTFT }},
-	{"TTFO", "ms", "time_to_first_output", func(m *capacity.Metrics) *capacity.Distribution { return &m.TimeToFirstOutput }},
-	{"TPOT", "ms", "tpot", func(m *capacity.Metrics) *capacity.Distribution {
+	{"TTFT", "ms", "ttft", func(m *artifact.Metrics) *artifact.Distribution { return &m.TTFT }},
+	{"TTFO", "ms", "time_to_first_output", func(m *artifact.Metrics) *artifact.Distribution { return &m.TimeToFirstOutput }},
+	{"TPOT", "ms", "tpot", func(m *artifact.Metrics) *artifact.Distribution {
 		if m.TPOT.P50 == nil {
 			return &m.MeanInterTokenLatencyMS // the legacy name of TPOT
 		}
 		return &m.TPOT
 	}},
-	{"E2E", "ms", "e2e", func(m *capacity.Metrics) *capacity.Distribution { return &m.E2E }},
-	{"decode", "tok/s", "decode_tok_s", func(m *capacity.Metrics) *capacity.Distribution { return &m.DecodeTokS }},
-	{"prefill (effective)", "tok/s", "effective_prefill_tok_s", func(m *capacity.Metrics) *capacity.Distribution { return &m.EffectivePrefillTokS }},
+	{"E2E", "ms", "e2e", func(m *artifact.Metrics) *artifact.Distribution { return &m.E2E }},
+	{"decode", "tok/s", "decode_tok_s", func(m *artifact.Metrics) *artifact.Distribution { return &m.DecodeTokS }},
+	{"prefill (effective)", "tok/s", "effective_prefill_tok_s", func(m *artifact.Metrics) *artifact.Distribution { return &m.EffectivePrefillTokS }},
 }
 
-func summariesOf(m *capacity.Metrics) []metricSummary {
+func summariesOf(m *artifact.Metrics) []metricSummary {
 	out := make([]metricSummary, 0, len(summaryFamilies))
 	for _, f := range summaryFamilies {
 		d := f.dist(m)
@@ -269,7 +264,7 @@ func summariesOf(m *capacity.Metrics) []metricSummary {
 }
 
 // identityFields is the workload part of a run header.
-func identityFields(r *capacity.Report, ext extView) []viewField {
+func identityFields(r *artifact.Report, ext extView) []viewField {
 	var fs []viewField
 	add := func(label, value string) { fs = append(fs, viewField{label, value}) }
 	if r.ContextTokens != nil {
@@ -302,7 +297,7 @@ func identityFields(r *capacity.Report, ext extView) []viewField {
 		var parts []string
 		for _, p := range []struct {
 			name string
-			f    capacity.SamplingField
+			f    artifact.SamplingField
 		}{{"temperature", r.Sampling.Temperature}, {"top_p", r.Sampling.TopP}} {
 			if p.f.Sent && p.f.EffectiveRequest != nil {
 				parts = append(parts, p.name+" "+strconv.FormatFloat(*p.f.EffectiveRequest, 'g', -1, 64))
@@ -323,92 +318,36 @@ func identityFields(r *capacity.Report, ext extView) []viewField {
 	return fs
 }
 
-// The anvil_go members the page reads, as the extension writes them.
-type (
-	extJSON struct {
-		Arrival *struct {
-			Process     string  `json:"process"`
-			RateRPS     float64 `json:"rate_rps"`
-			Burstiness  float64 `json:"burstiness"`
-			OfferedRPS  float64 `json:"offered_rps"`
-			AchievedRPS float64 `json:"achieved_rps"`
-		} `json:"arrival"`
-		SLO *struct {
-			TTFTMS     *float64 `json:"ttft_ms"`
-			TPOTMS     *float64 `json:"tpot_ms"`
-			E2EMS      *float64 `json:"e2e_ms"`
-			Attainment float64  `json:"attainment"`
-			Attained   float64  `json:"attained"`
-			Passed     bool     `json:"passed"`
-			GoodputRPS float64  `json:"goodput_rps"`
-		} `json:"slo"`
-		Search *struct {
-			Kind  string  `json:"kind"`
-			Probe int     `json:"probe"`
-			Value float64 `json:"value"`
-		} `json:"search"`
-		ChunkTiming *struct {
-			ITL struct {
-				P50, P90, P99, P999, Max float64
-			} `json:"itl_ms"`
-			Gaps      int  `json:"gaps"`
-			Exact     bool `json:"exact"`
-			Stalls    int  `json:"stalls"`
-			StallRule struct {
-				Relative   float64  `json:"relative"`
-				FloorMS    float64  `json:"floor_ms"`
-				OverrideMS *float64 `json:"override_ms"`
-			} `json:"stall_rule"`
-		} `json:"chunk_timing"`
-		Requests []extRequest `json:"requests"`
-	}
-	extRequest struct {
-		RequestIndex   int      `json:"request_index"`
-		SentMS         *float64 `json:"sent_ms"`
-		QueueMS        *float64 `json:"queue_ms"`
-		EndMS          *float64 `json:"end_ms"`
-		FirstOutputMS  *float64 `json:"first_output_ms"`
-		FirstContentMS *float64 `json:"first_content_ms"`
-	}
-)
-
-// extOf reads the anvil_go object of doc (absent: an empty view).
-func extOf(doc map[string]any) (extView, map[int]extRequest, error) {
-	raw, ok := doc["anvil_go"]
-	if !ok || raw == nil {
-		return extView{}, nil, nil
-	}
-	data, err := json.Marshal(raw)
-	if err != nil {
-		return extView{}, nil, err
-	}
-	var e extJSON
-	if err := json.Unmarshal(data, &e); err != nil {
-		return extView{}, nil, err
-	}
+// extOf is the page's view of the anvil_go object x (nil: an empty view)
+// and its per-request details by request index.
+func extOf(x *artifact.Extension) (extView, map[int]*artifact.RequestDetail) {
 	var v extView
-	if a := e.Arrival; a != nil {
-		v.Arrival = &arrivalView{a.Process, a.RateRPS, a.Burstiness, a.OfferedRPS, a.AchievedRPS}
+	if x == nil {
+		return v, nil
 	}
-	if s := e.SLO; s != nil {
+	if a := x.Arrival; a != nil {
+		v.Arrival = &arrivalView{a.Process, a.RateRPS, ptrOrNaN(a.Burstiness), ptrOrNaN(a.OfferedRPS), ptrOrNaN(a.AchievedRPS)}
+	}
+	if s := x.SLO; s != nil {
 		v.SLO = &sloView{TTFTMS: ptrOrNaN(s.TTFTMS), TPOTMS: ptrOrNaN(s.TPOTMS), E2EMS: ptrOrNaN(s.E2EMS),
 			Attainment: s.Attainment, Attained: s.Attained, Passed: s.Passed, GoodputRPS: s.GoodputRPS}
 	}
-	if s := e.Search; s != nil {
+	if s := x.Search; s != nil {
 		v.Search = &searchView{s.Kind, s.Probe, s.Value}
 	}
-	if c := e.ChunkTiming; c != nil {
+	if c := x.ChunkTiming; c != nil {
 		rule := fmt.Sprintf("gap > %s × the request's median gap and > %s ms", fmtNum(c.StallRule.Relative), fmtNum(c.StallRule.FloorMS))
 		if c.StallRule.OverrideMS != nil {
 			rule = fmt.Sprintf("gap > %s ms", fmtNum(*c.StallRule.OverrideMS))
 		}
-		v.ITL = &itlView{c.ITL.P50, c.ITL.P90, c.ITL.P99, c.ITL.P999, c.ITL.Max, c.Gaps, c.Stalls, c.Exact, rule}
+		q := c.ITLMS
+		v.ITL = &itlView{q.P50, q.P90, q.P99, q.P999, q.Max, c.Gaps, c.Stalls, c.Exact, rule}
 	}
-	reqs := make(map[int]extRequest, len(e.Requests))
-	for _, q := range e.Requests {
-		reqs[q.RequestIndex] = q
+	reqs := make(map[int]*artifact.RequestDetail, len(x.Requests))
+	for i := range x.Requests {
+		reqs[x.Requests[i].RequestIndex] = &x.Requests[i]
 	}
-	return v, reqs, nil
+	return v, reqs
 }
 
 func ptrOrNaN(p *float64) float64 {

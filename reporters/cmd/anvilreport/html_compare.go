@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/reporters"
 )
 
@@ -110,8 +110,8 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 }
 
 // readAll reads every artifact, reporting each failure on stderr.
-func readAll(paths []string, stderr io.Writer) ([]*capacity.Report, bool) {
-	var reps []*capacity.Report
+func readAll(paths []string, stderr io.Writer) ([]*artifact.Report, bool) {
+	var reps []*artifact.Report
 	ok := true
 	for _, p := range paths {
 		r, err := readReport(p)
