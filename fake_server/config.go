@@ -18,6 +18,10 @@ import (
 // it planned, as it would against the real engine.
 const SeedCharsPerToken = 3.155
 
+// DefaultMaxTraces is the Config.MaxTraces of the profiles: enough for any
+// test, bounded for a long-running server.
+const DefaultMaxTraces = 10000
+
 // SeedTemplateTokens is the number of tokens the default profiles add to
 // every chat request for the chat template (role headers and turn markers).
 const SeedTemplateTokens = 9
@@ -29,29 +33,12 @@ type Range struct {
 	Max int `json:"max"` // largest value drawn
 }
 
-// check is one validity condition of a field: ok, or an error naming the
-// field, its value and want (the allowed range).
-type check struct {
-	field string
-	value any
-	ok    bool
-	want  string
-}
-
-// firstInvalid returns the error of the first failed check, or nil.
-func firstInvalid(cs ...check) error {
-	for _, c := range cs {
-		if !c.ok {
-			return fmt.Errorf("fakeserver: %s = %v: want %s", c.field, c.value, c.want)
-		}
-	}
-	return nil
-}
+// String formats r as "{Min, Max}".
+func (r Range) String() string { return fmt.Sprintf("{%d, %d}", r.Min, r.Max) }
 
 // check is r's validity as field: min <= Min <= Max.
 func (r Range) check(field string, min int) check {
-	return check{field, fmt.Sprintf("{%d, %d}", r.Min, r.Max), r.Min >= min && r.Max >= r.Min,
-		fmt.Sprintf("%d <= Min <= Max", min)}
+	return check{field, r, r.Min >= min && r.Max >= r.Min, fmt.Sprintf("%d <= Min <= Max", min)}
 }
 
 // Config configures a Server: the simulated model, the engine's timing
@@ -117,7 +104,8 @@ type Config struct {
 	Faults FaultPlan
 
 	// MaxTraces bounds the traces kept: the last MaxTraces requests' (0 keeps
-	// all, which suits tests; a long-running server should bound them).
+	// all). The profiles keep DefaultMaxTraces, so a long-running server
+	// stays bounded.
 	MaxTraces int
 
 	// Addr is the loopback address Start listens on when the Server's
@@ -128,7 +116,8 @@ type Config struct {
 // shared returns the knobs every profile has in common: the seed's
 // tokenizer approximation and chat template, 8,192-token prefill chunks,
 // 16-token cache blocks in a 1,048,576-token prefix cache, real time, seed
-// 1 and the default fault knobs (no fault is chosen).
+// 1, DefaultMaxTraces traces and the default fault knobs (no fault is
+// chosen).
 func shared(model string, maxModelLen int) Config {
 	return Config{
 		Model:          model,
@@ -140,6 +129,7 @@ func shared(model string, maxModelLen int) Config {
 		CacheTokens:    1 << 20,
 		TimeScale:      1,
 		Seed:           1,
+		MaxTraces:      DefaultMaxTraces,
 		Faults:         defaultFaults(),
 	}
 }
@@ -203,7 +193,7 @@ func ProfileNames() []string {
 func Profile(name string) (Config, error) {
 	f, ok := profiles[name]
 	if !ok {
-		return Config{}, fmt.Errorf("fakeserver: profile %q: want one of %v", name, ProfileNames())
+		return Config{}, &ConfigError{Field: "Profile", Value: name, Want: fmt.Sprintf("one of %v", ProfileNames())}
 	}
 	return f(), nil
 }

@@ -3,7 +3,6 @@ package fakeserver
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"time"
 )
@@ -121,7 +120,7 @@ var dialects = map[string]func() Dialect{
 func DialectByName(name string) (Dialect, error) {
 	f, ok := dialects[name]
 	if !ok {
-		return Dialect{}, fmt.Errorf("fakeserver: dialect %q: want vllm, ollama or mock-llm", name)
+		return Dialect{}, &ConfigError{Field: "Dialect", Value: name, Want: "vllm, ollama or mock-llm"}
 	}
 	return f(), nil
 }
@@ -129,7 +128,7 @@ func DialectByName(name string) (Dialect, error) {
 func (d Dialect) validate() error {
 	rf := d.ReasoningField
 	return firstInvalid(
-		check{"Dialect.ReasoningField", strconv.Quote(rf), rf == "" || rf == "reasoning_content" || rf == "reasoning",
+		check{"Dialect.ReasoningField", rf, rf == "" || rf == "reasoning_content" || rf == "reasoning",
 			"reasoning_content or reasoning"},
 		check{"Dialect.Usage", int(d.Usage), d.Usage >= UsageFinalChunk && d.Usage <= UsageOmitted, "0..2"},
 		check{"Dialect.Role", int(d.Role), d.Role >= RoleOnlyChunk && d.Role <= RoleInEveryDelta, "0..2"},
