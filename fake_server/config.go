@@ -55,7 +55,10 @@ type Config struct {
 	// enforced as prompt tokens + max tokens.
 	MaxModelLen int
 
-	// CharsPerToken is the tokenizer approximation: a text of n characters
+	// Tokenizer is the rule that counts prompt tokens: TokenizerChars (the
+	// default) or TokenizerWords.
+	Tokenizer Tokenizer
+	// CharsPerToken is TokenizerChars' ratio: a text of n characters
 	// (Unicode code points) is ceil(n / CharsPerToken) tokens.
 	CharsPerToken float64
 	// TemplateTokens are added to every chat prompt for the chat template.
@@ -203,6 +206,7 @@ func (c Config) withDefaults() Config {
 	d := Fast()
 	c.Model = cmp.Or(c.Model, d.Model)
 	c.MaxModelLen = cmp.Or(c.MaxModelLen, d.MaxModelLen)
+	c.Tokenizer = cmp.Or(c.Tokenizer, TokenizerChars)
 	c.CharsPerToken = cmp.Or(c.CharsPerToken, d.CharsPerToken)
 	c.PrefillTokensPerSecond = cmp.Or(c.PrefillTokensPerSecond, d.PrefillTokensPerSecond)
 	c.MaxBatchTokens = cmp.Or(c.MaxBatchTokens, d.MaxBatchTokens)
@@ -223,6 +227,8 @@ func (c Config) Validate() error {
 	finite := func(x float64) bool { return !math.IsInf(x, 0) }
 	err := firstInvalid(
 		check{"MaxModelLen", c.MaxModelLen, c.MaxModelLen >= 1, ">= 1"},
+		check{"Tokenizer", string(c.Tokenizer), c.Tokenizer == TokenizerChars || c.Tokenizer == TokenizerWords,
+			"chars or words"},
 		// The comparisons are written so that NaN fails them.
 		check{"CharsPerToken", c.CharsPerToken, c.CharsPerToken >= 0.5 && c.CharsPerToken <= 64, "0.5..64"},
 		check{"TemplateTokens", c.TemplateTokens, c.TemplateTokens >= 0, ">= 0"},

@@ -78,6 +78,9 @@ type Dialect struct {
 	EventName string
 	// EventIDs precedes every data line with "id: N", N counting from 1.
 	EventIDs bool
+	// OmitTokenize answers POST /tokenize and /v1/tokenize with 404, as
+	// servers without a tokenizer endpoint (ollama, OpenAI) do.
+	OmitTokenize bool
 	// SplitData writes each JSON chunk over two "data:" lines, cut after
 	// its first top-level comma; SSE joins them with a newline, which JSON
 	// reads as whitespace.

@@ -4,8 +4,9 @@
 // ground truth of what it sent.
 //
 // It is a simulation, not a sleep loop. A tokenizer approximation counts
-// prompt tokens (SeedCharsPerToken characters per token by default, not the
-// 3.0 a client may assume). One engine goroutine runs batch steps: running
+// prompt tokens: by default SeedCharsPerToken characters per token (not the
+// 3.0 a client may assume); TokenizerWords counts by character class, so
+// no fixed ratio predicts it. One engine goroutine runs batch steps: running
 // sequences prefill their uncached prompt tokens at PrefillTokensPerSecond
 // (chunked by MaxBatchTokens) or decode; a decode step lasts longer the more
 // sequences decode, so aggregate throughput rises with concurrency while each
@@ -50,8 +51,11 @@
 //	                           404 model_not_found, 400 context_length_exceeded
 //	                           ("This model's maximum context length is N tokens.
 //	                           However, you requested M tokens ..."), 400 bad body
-//	POST /tokenize             vLLM style {"count","max_model_len","tokens"}
-//	                           (also /v1/tokenize)
+//	POST /tokenize             {"prompt"} or {"messages"} (vLLM): answers
+//	                           {"count","max_model_len","tokens"}, messages
+//	                           counted as usage.prompt_tokens counts them;
+//	                           {"content"} (llama.cpp): answers {"tokens"};
+//	                           also /v1/tokenize; 404 with Dialect.OmitTokenize
 //	GET  /fake/trace           every Trace as JSON; ?index=N or ?request_id=ID
 //
 // Request fields read: model, messages (string or text-part content),

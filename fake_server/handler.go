@@ -123,7 +123,7 @@ func (s *Server) parsePrompt(msgs []message, template int) (prompt, error) {
 		if err != nil {
 			return prompt{}, fmt.Errorf("messages[%d]: %w", i, err)
 		}
-		n += countTokens(t, s.cfg.CharsPerToken)
+		n += s.cfg.countTokens(t)
 		content.WriteString(t)
 		all.WriteString(m.Role)
 		all.WriteByte('\n')
@@ -280,7 +280,7 @@ func (s *Server) submit(st *reqState) *seq {
 	pi.answer = draw(st.rng, s.cfg.AnswerTokens)
 	plan := planOutput(pi, st.rng)
 	st.tr.Marker = plan.marker
-	hs := blockHashes(st.prompt.all, blockChars(s.cfg.BlockTokens, s.cfg.CharsPerToken))
+	hs := hashBlocks(st.prompt.all, s.cfg.blockEnds(st.prompt.all))
 	sq := newSeq(st.arrived, st.prompt.tokens, hs, plan, s.cfg.SpecTokens, st.rng)
 	s.engine.submit(sq)
 	return sq

@@ -47,7 +47,9 @@ var knobTable = []knob{
 
 	{"model", groupEngine, "model id served", "Model", "a non-empty model id", stringField(func(c cfgP) *string { return &c.Model })},
 	{"max-model-len", groupEngine, "context window in tokens", "MaxModelLen", ">= 1", intField(func(c cfgP) *int { return &c.MaxModelLen })},
-	{"chars-per-token", groupEngine, "tokenizer approximation: characters per token", "CharsPerToken", "0.5..64", floatField(func(c cfgP) *float64 { return &c.CharsPerToken })},
+	{"tokenizer", groupEngine, "prompt token counting rule: chars (a fixed -chars-per-token ratio) or words (by character class)", "Tokenizer", "",
+		enumField(func(c cfgP) *fakeserver.Tokenizer { return &c.Tokenizer }, map[string]fakeserver.Tokenizer{"chars": fakeserver.TokenizerChars, "words": fakeserver.TokenizerWords})},
+	{"chars-per-token", groupEngine, "characters per token of the chars tokenizer", "CharsPerToken", "0.5..64", floatField(func(c cfgP) *float64 { return &c.CharsPerToken })},
 	{"template-tokens", groupEngine, "chat template tokens added to every prompt", "TemplateTokens", "", intField(func(c cfgP) *int { return &c.TemplateTokens })},
 	{"prefill-tok-s", groupEngine, "prefill rate of uncached prompt tokens", "PrefillTokensPerSecond", "a finite rate > 0", floatField(func(c cfgP) *float64 { return &c.PrefillTokensPerSecond })},
 	{"max-batch-tokens", groupEngine, "prompt tokens prefilled per engine step", "MaxBatchTokens", ">= 1", intField(func(c cfgP) *int { return &c.MaxBatchTokens })},
@@ -79,6 +81,7 @@ var knobTable = []knob{
 	{"dialect-content-type", groupDialect, "stream Content-Type (empty: " + fakeserver.DefaultContentType + ")", "Dialect.ContentType", "", stringField(func(c cfgP) *string { return &c.Dialect.ContentType })},
 	{"dialect-event-name", groupDialect, "precede data lines with 'event: NAME' (empty: none)", "Dialect.EventName", "", stringField(func(c cfgP) *string { return &c.Dialect.EventName })},
 	{"dialect-event-ids", groupDialect, "precede data lines with 'id: N'", "Dialect.EventIDs", "", boolField(func(c cfgP) *bool { return &c.Dialect.EventIDs })},
+	{"dialect-omit-tokenize", groupDialect, "answer /tokenize and /v1/tokenize with 404", "Dialect.OmitTokenize", "", boolField(func(c cfgP) *bool { return &c.Dialect.OmitTokenize })},
 	{"dialect-split-data", groupDialect, "write each JSON chunk over two data: lines", "Dialect.SplitData", "", boolField(func(c cfgP) *bool { return &c.Dialect.SplitData })},
 
 	{"fault-at", groupFaults, "faults by request index", "Faults.ByIndex", "", faultIndexes},

@@ -69,6 +69,7 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-fault-prob", "drop=often"}, `probability "often": want FAULT=PROBABILITY with PROBABILITY in 0..1`},
 		{[]string{"-fault-prob", "boom=0.1"}, `Fault = "boom": want one of`},
 		{[]string{"-dialect-usage", "sometimes"}, `"sometimes": want one of final, last-choice, none`},
+		{[]string{"-tokenizer", "bpe"}, `"bpe": want one of chars, words`},
 		{[]string{"-max-seqs", "many"}, `invalid value "many" for flag -max-seqs`},
 		// Validate's errors name the flag as well as the field.
 		{[]string{"-fault-prob", "drop=2"}, "-fault-prob: Faults.Probability[drop] = 2: want 0..1"},
@@ -169,4 +170,25 @@ func TestHelpGrouped(t *testing.T) {
 		assert.True(t, starts[g] < i && i < starts[g+1], "-%s under %q", k.name, k.group)
 	}
 	assert.Contains(t, help, "  -max-traces int\n    \ttraces kept for /fake/trace (0: all) (default 10000)")
+}
+
+// TestFlagsSetConfig: each flag sets its Config field.
+func TestFlagsSetConfig(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		get  func(c *fakeserver.Config) any
+		want any
+	}{
+		{[]string{"-tokenizer", "words"}, func(c *fakeserver.Config) any { return c.Tokenizer }, fakeserver.TokenizerWords},
+		{[]string{"-dialect-omit-tokenize"}, func(c *fakeserver.Config) any { return c.Dialect.OmitTokenize }, true},
+		{[]string{"-dialect", "ollama", "-dialect-usage", "last-choice"}, func(c *fakeserver.Config) any { return c.Dialect.Usage }, fakeserver.UsageInLastChoice},
+		{[]string{"-fault-at", "3=drop,7=http_429"}, func(c *fakeserver.Config) any { return c.Faults.ByIndex },
+			map[int]fakeserver.Fault{3: fakeserver.FaultDrop, 7: fakeserver.FaultHTTP429}},
+		{[]string{"-profile", "plain"}, func(c *fakeserver.Config) any { return c.Model }, "fake-plain"},
+		{nil, func(c *fakeserver.Config) any { return c.Addr }, "127.0.0.1:8000"},
+	} {
+		cfg, _, err := parseFlags(tc.args, io.Discard)
+		require.NoError(t, err, "%v", tc.args)
+		assert.Equal(t, tc.want, tc.get(cfg), "%v", tc.args)
+	}
 }
