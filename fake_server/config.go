@@ -82,6 +82,22 @@ type Config struct {
 	// tokens are sent in one chunk per kind. {1, 1} is plain decoding.
 	SpecTokens Range
 
+	// TokensPerChunk, when positive, makes every streamed output chunk carry
+	// exactly that many tokens, whatever the decode steps accept (a chunk is
+	// sent when its last token is produced); only the last chunk of the
+	// reasoning and of the content may be shorter. Zero sends each step's
+	// tokens as one chunk per kind (see SpecTokens).
+	TokensPerChunk int
+	// StallEvery and StallFor make periodic stalls: when both are positive,
+	// every StallEvery-th gap between a stream's output chunks (the gap
+	// before output chunk StallEvery+1, 2*StallEvery+1, ...) is lengthened
+	// by StallFor (simulated, so scaled by TimeScale), and every later chunk
+	// is written that much later than the engine scheduled it (Chunk.Written
+	// versus Chunk.Scheduled). The stall is silent: no keep-alive comment.
+	// Non-streamed responses are not affected.
+	StallEvery int
+	StallFor   time.Duration
+
 	// BlockTokens is the prefix cache block size in tokens; CacheTokens its
 	// LRU capacity in tokens (0 disables the cache).
 	BlockTokens int
@@ -238,6 +254,9 @@ func (c Config) Validate() error {
 		check{"DecodeStep", c.DecodeStep, c.DecodeStep > 0, "> 0"},
 		check{"DecodeStepPerSeq", c.DecodeStepPerSeq, c.DecodeStepPerSeq >= 0, ">= 0"},
 		check{"MaxSeqs", c.MaxSeqs, c.MaxSeqs >= 1, ">= 1"},
+		check{"TokensPerChunk", c.TokensPerChunk, c.TokensPerChunk >= 0, ">= 0"},
+		check{"StallEvery", c.StallEvery, c.StallEvery >= 0, ">= 0"},
+		check{"StallFor", c.StallFor, c.StallFor >= 0, ">= 0"},
 		check{"BlockTokens", c.BlockTokens, c.BlockTokens >= 1, ">= 1"},
 		check{"CacheTokens", c.CacheTokens, c.CacheTokens >= 0, ">= 0"},
 		check{"MaxTraces", c.MaxTraces, c.MaxTraces >= 0, ">= 0"},

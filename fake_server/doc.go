@@ -13,7 +13,11 @@
 // stream slows; at most MaxSeqs run and the rest queue. A prefix cache hashes
 // prompt blocks, keeps them in an LRU bounded in tokens and reports hits as
 // usage.prompt_tokens_details.cached_tokens. Each decode step accepts
-// several tokens (speculative decoding), sent as one chunk. Reasoning tokens
+// several tokens (speculative decoding), sent as one chunk, or chunks carry
+// exactly Config.TokensPerChunk tokens; Config.StallEvery lengthens every
+// N-th gap between chunks by Config.StallFor, so inter-token latencies and
+// stalls a client measures can be checked against the Trace's per-chunk
+// write offsets and token counts. Reasoning tokens
 // precede the answer. Every draw comes from a generator seeded with
 // (Config.Seed, request index), so a run is deterministic.
 //

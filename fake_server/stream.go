@@ -36,31 +36,6 @@ func (sw *streamWriter) chunk(kind ChunkKind, tokens int, at time.Duration, dl *
 	return sw.write(kind, tokens, at, sw.rend.event(sw.rend.chunk(&sw.h, dl)))
 }
 
-// group is a run of same-kind tokens from one engine step.
-type group struct {
-	kind   tokenKind
-	text   string
-	tokens int
-	at     time.Duration
-}
-
-// groups splits the steps' tokens into one chunk per kind per step.
-func groups(plan *outputPlan, outs []stepOut) []group {
-	var gs []group
-	for _, o := range outs {
-		for i := o.from; i < o.to; i++ {
-			t := plan.at(i)
-			if i == o.from || t.kind != gs[len(gs)-1].kind {
-				gs = append(gs, group{kind: t.kind, at: o.at})
-			}
-			g := &gs[len(gs)-1]
-			g.text += t.text
-			g.tokens++
-		}
-	}
-	return gs
-}
-
 // stream answers a streamed request.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) string {
 	d := &s.cfg.Dialect
@@ -98,6 +73,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 		return &usage{Prompt: st.tr.PromptTokens, Completion: st.tr.CompletionTokens, Cached: sq.cachedTokens(), Reasoning: st.tr.ReasoningTokens}
 	}
 	chunks, fired := 0, false
+	ck := chunker{plan: plan, size: s.cfg.TokensPerChunk}
+	var stalled time.Duration // StallEvery pauses so far
 	for {
 		select {
 		case <-sq.notify:
@@ -111,8 +88,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 			return EndClientGone
 		}
 		outs, final := sq.take()
-		gs := groups(plan, outs)
+		gs := ck.feed(outs, final)
 		for i, g := range gs {
+			if n := s.cfg.StallEvery; n > 0 && chunks > 0 && chunks%n == 0 {
+				stalled += s.cfg.scaled(s.cfg.StallFor)
+			}
+			if d := time.Until(st.arrived.Add(g.at + stalled)); stalled > 0 && d > 0 && !s.sleep(r, d) {
+				return EndClientGone
+			}
 			if d.Role == RoleOnlyChunk && chunks == 0 {
 				if !sw.chunk(ChunkRole, 0, g.at, &delta{Role: true}) {
 					return EndClientGone

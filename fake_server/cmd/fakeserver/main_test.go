@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 	"github.com/stretchr/testify/assert"
@@ -80,6 +81,7 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-time-scale", "-1"}, "-time-scale: TimeScale = -1: want a finite factor > 0"},
 		{[]string{"-dialect-keep-alive", "-1s"}, "-dialect-keep-alive: Dialect.KeepAlive = -1s: want >= 0"},
 		{[]string{"-dialect-reasoning-field", "thoughts"}, `-dialect-reasoning-field: Dialect.ReasoningField = "thoughts": want reasoning_content or reasoning`},
+		{[]string{"-stall-for", "-1s"}, "-stall-for: StallFor = -1s: want >= 0"},
 		{[]string{"-max-traces", "-1"}, "-max-traces: MaxTraces = -1: want >= 0"},
 		// A zero that Config would replace with a default is refused.
 		{[]string{"-prefill-tok-s", "0"}, "-prefill-tok-s 0: want a finite rate > 0"},
@@ -184,6 +186,8 @@ func TestFlagsSetConfig(t *testing.T) {
 		{[]string{"-dialect", "ollama", "-dialect-usage", "last-choice"}, func(c *fakeserver.Config) any { return c.Dialect.Usage }, fakeserver.UsageInLastChoice},
 		{[]string{"-fault-at", "3=drop,7=http_429"}, func(c *fakeserver.Config) any { return c.Faults.ByIndex },
 			map[int]fakeserver.Fault{3: fakeserver.FaultDrop, 7: fakeserver.FaultHTTP429}},
+		{[]string{"-tokens-per-chunk", "4"}, func(c *fakeserver.Config) any { return c.TokensPerChunk }, 4},
+		{[]string{"-stall-every", "8", "-stall-for", "250ms"}, func(c *fakeserver.Config) any { return [2]any{c.StallEvery, c.StallFor} }, [2]any{8, 250 * time.Millisecond}},
 		{[]string{"-profile", "plain"}, func(c *fakeserver.Config) any { return c.Model }, "fake-plain"},
 		{nil, func(c *fakeserver.Config) any { return c.Addr }, "127.0.0.1:8000"},
 	} {
