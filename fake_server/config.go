@@ -117,6 +117,28 @@ type Config struct {
 	// generator seeded with (Seed, arrival index).
 	Seed uint64
 
+	// Nondeterministic draws every request's text from its arrival index,
+	// so two identical requests at temperature 0 get different answers.
+	// By default a request with "temperature": 0 draws from its prompt's
+	// hash instead, so identical prompts get identical text, as greedy
+	// decoding does (other temperatures always draw per request).
+	Nondeterministic bool
+
+	// SlotPrefill, when positive, replaces the batch engine with MaxSeqs
+	// independent slots (a llama.cpp-like server): each admitted request's
+	// prefill takes exactly SlotPrefill (scaled), whatever its length and
+	// the prefix cache, then every decode step takes DecodeStep whatever the
+	// other slots do; requests beyond MaxSeqs wait FIFO for a free slot.
+	// MaxBatchTokens, PrefillTokensPerSecond and DecodeStepPerSeq are not
+	// used. See Slots.
+	SlotPrefill time.Duration
+
+	// IdleTimeout, when positive, is how long the listening servers keep an
+	// idle keep-alive connection before closing it (http.Server.IdleTimeout),
+	// so a client's handling of stale connections can be tested. Zero keeps
+	// idle connections open.
+	IdleTimeout time.Duration
+
 	// Dialect selects the wire format details.
 	Dialect Dialect
 	// Faults selects misbehaviour per request.
@@ -257,6 +279,8 @@ func (c Config) Validate() error {
 		check{"TokensPerChunk", c.TokensPerChunk, c.TokensPerChunk >= 0, ">= 0"},
 		check{"StallEvery", c.StallEvery, c.StallEvery >= 0, ">= 0"},
 		check{"StallFor", c.StallFor, c.StallFor >= 0, ">= 0"},
+		check{"SlotPrefill", c.SlotPrefill, c.SlotPrefill >= 0, ">= 0"},
+		check{"IdleTimeout", c.IdleTimeout, c.IdleTimeout >= 0, ">= 0"},
 		check{"BlockTokens", c.BlockTokens, c.BlockTokens >= 1, ">= 1"},
 		check{"CacheTokens", c.CacheTokens, c.CacheTokens >= 0, ">= 0"},
 		check{"MaxTraces", c.MaxTraces, c.MaxTraces >= 0, ">= 0"},

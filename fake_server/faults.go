@@ -51,6 +51,14 @@ const (
 	// FaultEndless keeps decoding past max_tokens (content " more") and never
 	// ends the response until the client goes away or the Server closes.
 	FaultEndless Fault = "endless"
+	// FaultIgnoreMaxTokens decodes past the request's max_tokens: exactly
+	// twice max_tokens tokens (the answer padded with " more"), capped by
+	// the context window, then ends normally with finish_reason "stop"
+	// (FaultEndless never ends). Without max_tokens it changes nothing.
+	FaultIgnoreMaxTokens Fault = "ignore_max_tokens"
+	// FaultUsageTotal reports usage whose total_tokens is prompt_tokens
+	// alone, not prompt_tokens + completion_tokens.
+	FaultUsageTotal Fault = "usage_total_mismatch"
 	// FaultReasoningOnly answers with reasoning and no content at all.
 	FaultReasoningOnly Fault = "reasoning_only"
 	// FaultWrongContentType streams a normal body labelled
@@ -101,6 +109,7 @@ var faultSet = map[Fault]bool{
 	FaultHTTP429: true, FaultHTTP500: true, FaultHTTP503: true, FaultHTTP400: true,
 	FaultDrop: true, FaultStall: true, FaultSlowHeaders: true, FaultMalformedJSON: true,
 	FaultStreamError: true, FaultOversized: true, FaultEndless: true,
+	FaultIgnoreMaxTokens: true, FaultUsageTotal: true,
 	FaultReasoningOnly: true, FaultWrongContentType: true, FaultEmptyBody: true,
 	FaultOmitMarker: true, FaultForeignMarker: true, FaultLateMarker: true, FaultExtraWords: true,
 }

@@ -89,6 +89,22 @@ func TestFaults(t *testing.T) {
 			assert.Greater(t, big, 64<<10)
 			assert.Equal(t, fakeserver.ChunkOversized, tr.Chunks[3].Kind)
 		}},
+		{fakeserver.FaultIgnoreMaxTokens, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr fakeserver.Trace) {
+			require.NoError(t, readErr)
+			d := decode(body)
+			assert.Equal(t, "stop", d.finish, "ends normally")
+			assert.True(t, d.done)
+			assert.Equal(t, 128, d.usage.Usage.CompletionTokens, "twice max_tokens 64")
+			assert.Equal(t, 128, tr.CompletionTokens)
+			assert.Equal(t, 64, tr.MaxTokens)
+		}},
+		{fakeserver.FaultUsageTotal, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr fakeserver.Trace) {
+			require.NoError(t, readErr)
+			u := decode(body).usage.Usage
+			assert.Positive(t, u.CompletionTokens)
+			assert.Equal(t, u.PromptTokens, u.TotalTokens, "total_tokens leaves the completion out")
+			assert.Equal(t, tr.CompletionTokens, u.CompletionTokens)
+		}},
 		{fakeserver.FaultReasoningOnly, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr fakeserver.Trace) {
 			require.NoError(t, readErr)
 			d := decode(body)

@@ -34,7 +34,8 @@ type tokenizeRequest struct {
 //
 // add_generation_prompt, add_special_tokens and add_special are accepted
 // and change nothing: the template's tokens are Config.TemplateTokens in
-// every case. With Dialect.OmitTokenize the routes answer 404.
+// every case. Dialect.TokenizeSkew is added to every count (never below
+// 0). With Dialect.OmitTokenize the routes answer 404.
 func (s *Server) serveTokenize(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Dialect.OmitTokenize {
 		http.NotFound(w, r)
@@ -46,11 +47,11 @@ func (s *Server) serveTokenize(w http.ResponseWriter, r *http.Request) {
 		err = json.Unmarshal(body, &q)
 	}
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid request body: "+err.Error(), "invalid_request_error", "", "")
+		s.badRequest(w, http.StatusBadRequest, "invalid request body: "+err.Error(), "invalid_request_error", "", "")
 		return
 	}
 	if q.Model != "" && q.Model != s.cfg.Model {
-		writeError(w, http.StatusNotFound, "The model `"+q.Model+"` does not exist.", "invalid_request_error", "model", "model_not_found")
+		s.badRequest(w, http.StatusNotFound, "The model `"+q.Model+"` does not exist.", "invalid_request_error", "model", "model_not_found")
 		return
 	}
 	var text string
@@ -62,7 +63,7 @@ func (s *Server) serveTokenize(w http.ResponseWriter, r *http.Request) {
 	case len(q.Messages) > 0:
 		p, err := s.parsePrompt(q.Messages, s.cfg.TemplateTokens)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, err.Error(), "invalid_request_error", "messages", "")
+			s.badRequest(w, http.StatusBadRequest, err.Error(), "invalid_request_error", "messages", "")
 			return
 		}
 		text, n = p.content, p.tokens
@@ -70,9 +71,10 @@ func (s *Server) serveTokenize(w http.ResponseWriter, r *http.Request) {
 		text = *q.Content
 		n = s.cfg.countTokens(text)
 	default:
-		writeError(w, http.StatusBadRequest, "want prompt, messages or content", "invalid_request_error", "prompt", "")
+		s.badRequest(w, http.StatusBadRequest, "want prompt, messages or content", "invalid_request_error", "prompt", "")
 		return
 	}
+	n = max(0, n+s.cfg.Dialect.TokenizeSkew)
 	ids, _ := json.Marshal(s.cfg.tokenIDs(text, n)[:n])
 	var b []byte
 	if q.Prompt == nil && len(q.Messages) == 0 {

@@ -43,6 +43,7 @@ type cfgP = *fakeserver.Config
 var knobTable = []knob{
 	{"addr", groupServer, "TCP address to listen on", "Addr", "", stringField(func(c cfgP) *string { return &c.Addr })},
 	{"profile", groupServer, "profile: " + strings.Join(fakeserver.ProfileNames(), ", ") + "; sets every knob, read before the other flags", "Profile", "", nil},
+	{"idle-timeout", groupServer, "close keep-alive connections idle this long (0: never)", "IdleTimeout", "", durationField(func(c cfgP) *time.Duration { return &c.IdleTimeout })},
 	{"max-traces", groupServer, "traces kept for /fake/trace (0: all)", "MaxTraces", "", intField(func(c cfgP) *int { return &c.MaxTraces })},
 
 	{"model", groupEngine, "model id served", "Model", "a non-empty model id", stringField(func(c cfgP) *string { return &c.Model })},
@@ -64,6 +65,8 @@ var knobTable = []knob{
 	{"cache-tokens", groupEngine, "prefix cache capacity in tokens (0 disables)", "CacheTokens", "", intField(func(c cfgP) *int { return &c.CacheTokens })},
 	{"reasoning-tokens", groupEngine, "reasoning tokens per answer", "ReasoningTokens", "", rangeField(func(c cfgP) *fakeserver.Range { return &c.ReasoningTokens })},
 	{"answer-tokens", groupEngine, "free answer tokens", "AnswerTokens", "", rangeField(func(c cfgP) *fakeserver.Range { return &c.AnswerTokens })},
+	{"slot-prefill", groupEngine, "run -max-seqs independent slots whose prefill takes exactly this and whose decode steps take -decode-step (0: batch engine)", "SlotPrefill", "", durationField(func(c cfgP) *time.Duration { return &c.SlotPrefill })},
+	{"nondeterministic", groupEngine, "different text for identical requests even at temperature 0", "Nondeterministic", "", boolField(func(c cfgP) *bool { return &c.Nondeterministic })},
 	{"time-scale", groupEngine, "multiplier of every simulated duration", "TimeScale", "a finite factor > 0", floatField(func(c cfgP) *float64 { return &c.TimeScale })},
 	{"seed", groupEngine, "seed of every draw", "Seed", "", uintField(func(c cfgP) *uint64 { return &c.Seed })},
 
@@ -85,9 +88,20 @@ var knobTable = []knob{
 	{"dialect-event-name", groupDialect, "precede data lines with 'event: NAME' (empty: none)", "Dialect.EventName", "", stringField(func(c cfgP) *string { return &c.Dialect.EventName })},
 	{"dialect-event-ids", groupDialect, "precede data lines with 'id: N'", "Dialect.EventIDs", "", boolField(func(c cfgP) *bool { return &c.Dialect.EventIDs })},
 	{"dialect-omit-tokenize", groupDialect, "answer /tokenize and /v1/tokenize with 404", "Dialect.OmitTokenize", "", boolField(func(c cfgP) *bool { return &c.Dialect.OmitTokenize })},
+	{"dialect-omit-finish-reason", groupDialect, "leave finish_reason out of every chunk", "Dialect.OmitFinishReason", "", boolField(func(c cfgP) *bool { return &c.Dialect.OmitFinishReason })},
+	{"dialect-think-tags", groupDialect, "send reasoning inside the content as <think>...</think>", "Dialect.ThinkTags", "", boolField(func(c cfgP) *bool { return &c.Dialect.ThinkTags })},
+	{"dialect-truncate-prompt", groupDialect, "keep the last -max-model-len tokens of a longer prompt instead of answering 400", "Dialect.TruncatePrompt", "", boolField(func(c cfgP) *bool { return &c.Dialect.TruncatePrompt })},
+	{"dialect-html-errors", groupDialect, "answer bad requests with 500 and an HTML page", "Dialect.HTMLErrors", "", boolField(func(c cfgP) *bool { return &c.Dialect.HTMLErrors })},
+	{"dialect-tokenize-skew", groupDialect, "tokens added to every /tokenize count", "Dialect.TokenizeSkew", "", intField(func(c cfgP) *int { return &c.Dialect.TokenizeSkew })},
+	{"dialect-omit-model-len", groupDialect, "leave max_model_len out of /v1/models", "Dialect.OmitModelLen", "", boolField(func(c cfgP) *bool { return &c.Dialect.OmitModelLen })},
+	{"dialect-serve-props", groupDialect, "serve llama.cpp's GET /props (n_ctx)", "Dialect.ServeProps", "", boolField(func(c cfgP) *bool { return &c.Dialect.ServeProps })},
+	{"dialect-serve-ollama-ps", groupDialect, "serve ollama's GET /api/ps (context_length)", "Dialect.ServeOllamaPS", "", boolField(func(c cfgP) *bool { return &c.Dialect.ServeOllamaPS })},
+	{"dialect-serve-ollama-show", groupDialect, "serve ollama's POST /api/show (model_info.<arch>.context_length)", "Dialect.ServeOllamaShow", "", boolField(func(c cfgP) *bool { return &c.Dialect.ServeOllamaShow })},
+	{"dialect-gzip", groupDialect, "gzip streams: off, if-accepted (Accept-Encoding allows gzip), always", "Dialect.Gzip", "", enumField(func(c cfgP) *fakeserver.GzipMode { return &c.Dialect.Gzip },
+		map[string]fakeserver.GzipMode{"off": fakeserver.GzipOff, "if-accepted": fakeserver.GzipIfAccepted, "always": fakeserver.GzipAlways})},
 	{"dialect-split-data", groupDialect, "write each JSON chunk over two data: lines", "Dialect.SplitData", "", boolField(func(c cfgP) *bool { return &c.Dialect.SplitData })},
 
-	{"fault-at", groupFaults, "faults by request index", "Faults.ByIndex", "", faultIndexes},
+	{"fault-at", groupFaults, "faults by request index; a FAULT is one of " + faultNames(), "Faults.ByIndex", "", faultIndexes},
 	{"fault-prob", groupFaults, "fault probabilities, summing to <= 1", "Faults.Probability", "", faultProbs},
 	{"fault-after", groupFaults, "output chunks before a mid-stream fault", "Faults.After", ">= 1", intField(func(c cfgP) *int { return &c.Faults.After })},
 	{"fault-retry-after", groupFaults, "Retry-After seconds of http_429", "Faults.RetryAfter", ">= 1", intField(func(c cfgP) *int { return &c.Faults.RetryAfter })},
@@ -205,3 +219,12 @@ func (e *flagError) Error() string {
 }
 
 func (e *flagError) Unwrap() error { return e.err }
+
+// faultNames lists the fault names for the help.
+func faultNames() string {
+	var names []string
+	for _, f := range fakeserver.Faults() {
+		names = append(names, string(f))
+	}
+	return strings.Join(names, ", ")
+}

@@ -82,6 +82,8 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-dialect-keep-alive", "-1s"}, "-dialect-keep-alive: Dialect.KeepAlive = -1s: want >= 0"},
 		{[]string{"-dialect-reasoning-field", "thoughts"}, `-dialect-reasoning-field: Dialect.ReasoningField = "thoughts": want reasoning_content or reasoning`},
 		{[]string{"-stall-for", "-1s"}, "-stall-for: StallFor = -1s: want >= 0"},
+		{[]string{"-idle-timeout", "-1s"}, "-idle-timeout: IdleTimeout = -1s: want >= 0"},
+		{[]string{"-dialect-gzip", "br"}, `"br": want one of always, if-accepted, off`},
 		{[]string{"-max-traces", "-1"}, "-max-traces: MaxTraces = -1: want >= 0"},
 		// A zero that Config would replace with a default is refused.
 		{[]string{"-prefill-tok-s", "0"}, "-prefill-tok-s 0: want a finite rate > 0"},
@@ -188,6 +190,21 @@ func TestFlagsSetConfig(t *testing.T) {
 			map[int]fakeserver.Fault{3: fakeserver.FaultDrop, 7: fakeserver.FaultHTTP429}},
 		{[]string{"-tokens-per-chunk", "4"}, func(c *fakeserver.Config) any { return c.TokensPerChunk }, 4},
 		{[]string{"-stall-every", "8", "-stall-for", "250ms"}, func(c *fakeserver.Config) any { return [2]any{c.StallEvery, c.StallFor} }, [2]any{8, 250 * time.Millisecond}},
+		{[]string{"-idle-timeout", "30s"}, func(c *fakeserver.Config) any { return c.IdleTimeout }, 30 * time.Second},
+		{[]string{"-slot-prefill", "150ms"}, func(c *fakeserver.Config) any { return c.SlotPrefill }, 150 * time.Millisecond},
+		{[]string{"-nondeterministic"}, func(c *fakeserver.Config) any { return c.Nondeterministic }, true},
+		{[]string{"-dialect-omit-finish-reason"}, func(c *fakeserver.Config) any { return c.Dialect.OmitFinishReason }, true},
+		{[]string{"-dialect-think-tags"}, func(c *fakeserver.Config) any { return c.Dialect.ThinkTags }, true},
+		{[]string{"-dialect-truncate-prompt"}, func(c *fakeserver.Config) any { return c.Dialect.TruncatePrompt }, true},
+		{[]string{"-dialect-html-errors"}, func(c *fakeserver.Config) any { return c.Dialect.HTMLErrors }, true},
+		{[]string{"-dialect-tokenize-skew", "-2"}, func(c *fakeserver.Config) any { return c.Dialect.TokenizeSkew }, -2},
+		{[]string{"-dialect-omit-model-len"}, func(c *fakeserver.Config) any { return c.Dialect.OmitModelLen }, true},
+		{[]string{"-dialect-serve-props", "-dialect-serve-ollama-ps", "-dialect-serve-ollama-show"}, func(c *fakeserver.Config) any {
+			return [3]bool{c.Dialect.ServeProps, c.Dialect.ServeOllamaPS, c.Dialect.ServeOllamaShow}
+		}, [3]bool{true, true, true}},
+		{[]string{"-dialect-gzip", "if-accepted"}, func(c *fakeserver.Config) any { return c.Dialect.Gzip }, fakeserver.GzipIfAccepted},
+		{[]string{"-fault-prob", "ignore_max_tokens=0.5,usage_total_mismatch=0.25"}, func(c *fakeserver.Config) any { return c.Faults.Probability },
+			map[fakeserver.Fault]float64{fakeserver.FaultIgnoreMaxTokens: 0.5, fakeserver.FaultUsageTotal: 0.25}},
 		{[]string{"-profile", "plain"}, func(c *fakeserver.Config) any { return c.Model }, "fake-plain"},
 		{nil, func(c *fakeserver.Config) any { return c.Addr }, "127.0.0.1:8000"},
 	} {
