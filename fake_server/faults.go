@@ -14,7 +14,8 @@ import (
 
 // Fault is a misbehaviour the server applies to one request. The names are
 // also the values of the FaultHeader request header and the -fault flags of
-// the binary. Every row of the design's appendix B has one.
+// the binary. Every failure class of the protocol reference
+// (capacity/PROTOCOL.md, section "Failure classes") has one.
 type Fault string
 
 // The faults. HTTP faults answer at once without running the model; stream
