@@ -18,6 +18,10 @@ import (
 // it planned, as it would against the real engine.
 const SeedCharsPerToken = 3.155
 
+// DefaultMaxTraces is the Config.MaxTraces of the profiles: enough for any
+// test, bounded for a long-running server.
+const DefaultMaxTraces = 10000
+
 // SeedTemplateTokens is the number of tokens the default profiles add to
 // every chat request for the chat template (role headers and turn markers).
 const SeedTemplateTokens = 9
@@ -29,29 +33,12 @@ type Range struct {
 	Max int `json:"max"` // largest value drawn
 }
 
-// check is one validity condition of a field: ok, or an error naming the
-// field, its value and want (the allowed range).
-type check struct {
-	field string
-	value any
-	ok    bool
-	want  string
-}
-
-// firstInvalid returns the error of the first failed check, or nil.
-func firstInvalid(cs ...check) error {
-	for _, c := range cs {
-		if !c.ok {
-			return fmt.Errorf("fakeserver: %s = %v: want %s", c.field, c.value, c.want)
-		}
-	}
-	return nil
-}
+// String formats r as "{Min, Max}".
+func (r Range) String() string { return fmt.Sprintf("{%d, %d}", r.Min, r.Max) }
 
 // check is r's validity as field: min <= Min <= Max.
 func (r Range) check(field string, min int) check {
-	return check{field, fmt.Sprintf("{%d, %d}", r.Min, r.Max), r.Min >= min && r.Max >= r.Min,
-		fmt.Sprintf("%d <= Min <= Max", min)}
+	return check{field, r, r.Min >= min && r.Max >= r.Min, fmt.Sprintf("%d <= Min <= Max", min)}
 }
 
 // Config configures a Server: the simulated model, the engine's timing
@@ -68,7 +55,10 @@ type Config struct {
 	// enforced as prompt tokens + max tokens.
 	MaxModelLen int
 
-	// CharsPerToken is the tokenizer approximation: a text of n characters
+	// Tokenizer is the rule that counts prompt tokens: TokenizerChars (the
+	// default) or TokenizerWords.
+	Tokenizer Tokenizer
+	// CharsPerToken is TokenizerChars' ratio: a text of n characters
 	// (Unicode code points) is ceil(n / CharsPerToken) tokens.
 	CharsPerToken float64
 	// TemplateTokens are added to every chat prompt for the chat template.
@@ -92,6 +82,22 @@ type Config struct {
 	// tokens are sent in one chunk per kind. {1, 1} is plain decoding.
 	SpecTokens Range
 
+	// TokensPerChunk, when positive, makes every streamed output chunk carry
+	// exactly that many tokens, whatever the decode steps accept (a chunk is
+	// sent when its last token is produced); only the last chunk of the
+	// reasoning and of the content may be shorter. Zero sends each step's
+	// tokens as one chunk per kind (see SpecTokens).
+	TokensPerChunk int
+	// StallEvery and StallFor make periodic stalls: when both are positive,
+	// every StallEvery-th gap between a stream's output chunks (the gap
+	// before output chunk StallEvery+1, 2*StallEvery+1, ...) is lengthened
+	// by StallFor (simulated, so scaled by TimeScale), and every later chunk
+	// is written that much later than the engine scheduled it (Chunk.Written
+	// versus Chunk.Scheduled). The stall is silent: no keep-alive comment.
+	// Non-streamed responses are not affected.
+	StallEvery int
+	StallFor   time.Duration
+
 	// BlockTokens is the prefix cache block size in tokens; CacheTokens its
 	// LRU capacity in tokens (0 disables the cache).
 	BlockTokens int
@@ -111,13 +117,36 @@ type Config struct {
 	// generator seeded with (Seed, arrival index).
 	Seed uint64
 
+	// Nondeterministic draws every request's text from its arrival index,
+	// so two identical requests at temperature 0 get different answers.
+	// By default a request with "temperature": 0 draws from its prompt's
+	// hash instead, so identical prompts get identical text, as greedy
+	// decoding does (other temperatures always draw per request).
+	Nondeterministic bool
+
+	// SlotPrefill, when positive, replaces the batch engine with MaxSeqs
+	// independent slots (a llama.cpp-like server): each admitted request's
+	// prefill takes exactly SlotPrefill (scaled), whatever its length and
+	// the prefix cache, then every decode step takes DecodeStep whatever the
+	// other slots do; requests beyond MaxSeqs wait FIFO for a free slot.
+	// MaxBatchTokens, PrefillTokensPerSecond and DecodeStepPerSeq are not
+	// used. See Slots.
+	SlotPrefill time.Duration
+
+	// IdleTimeout, when positive, is how long the listening servers keep an
+	// idle keep-alive connection before closing it (http.Server.IdleTimeout),
+	// so a client's handling of stale connections can be tested. Zero keeps
+	// idle connections open.
+	IdleTimeout time.Duration
+
 	// Dialect selects the wire format details.
 	Dialect Dialect
 	// Faults selects misbehaviour per request.
 	Faults FaultPlan
 
 	// MaxTraces bounds the traces kept: the last MaxTraces requests' (0 keeps
-	// all, which suits tests; a long-running server should bound them).
+	// all). The profiles keep DefaultMaxTraces, so a long-running server
+	// stays bounded.
 	MaxTraces int
 
 	// Addr is the loopback address Start listens on when the Server's
@@ -128,7 +157,8 @@ type Config struct {
 // shared returns the knobs every profile has in common: the seed's
 // tokenizer approximation and chat template, 8,192-token prefill chunks,
 // 16-token cache blocks in a 1,048,576-token prefix cache, real time, seed
-// 1 and the default fault knobs (no fault is chosen).
+// 1, DefaultMaxTraces traces and the default fault knobs (no fault is
+// chosen).
 func shared(model string, maxModelLen int) Config {
 	return Config{
 		Model:          model,
@@ -140,6 +170,7 @@ func shared(model string, maxModelLen int) Config {
 		CacheTokens:    1 << 20,
 		TimeScale:      1,
 		Seed:           1,
+		MaxTraces:      DefaultMaxTraces,
 		Faults:         defaultFaults(),
 	}
 }
@@ -203,7 +234,7 @@ func ProfileNames() []string {
 func Profile(name string) (Config, error) {
 	f, ok := profiles[name]
 	if !ok {
-		return Config{}, fmt.Errorf("fakeserver: profile %q: want one of %v", name, ProfileNames())
+		return Config{}, &ConfigError{Field: "Profile", Value: name, Want: fmt.Sprintf("one of %v", ProfileNames())}
 	}
 	return f(), nil
 }
@@ -213,6 +244,7 @@ func (c Config) withDefaults() Config {
 	d := Fast()
 	c.Model = cmp.Or(c.Model, d.Model)
 	c.MaxModelLen = cmp.Or(c.MaxModelLen, d.MaxModelLen)
+	c.Tokenizer = cmp.Or(c.Tokenizer, TokenizerChars)
 	c.CharsPerToken = cmp.Or(c.CharsPerToken, d.CharsPerToken)
 	c.PrefillTokensPerSecond = cmp.Or(c.PrefillTokensPerSecond, d.PrefillTokensPerSecond)
 	c.MaxBatchTokens = cmp.Or(c.MaxBatchTokens, d.MaxBatchTokens)
@@ -233,6 +265,8 @@ func (c Config) Validate() error {
 	finite := func(x float64) bool { return !math.IsInf(x, 0) }
 	err := firstInvalid(
 		check{"MaxModelLen", c.MaxModelLen, c.MaxModelLen >= 1, ">= 1"},
+		check{"Tokenizer", string(c.Tokenizer), c.Tokenizer == TokenizerChars || c.Tokenizer == TokenizerWords,
+			"chars or words"},
 		// The comparisons are written so that NaN fails them.
 		check{"CharsPerToken", c.CharsPerToken, c.CharsPerToken >= 0.5 && c.CharsPerToken <= 64, "0.5..64"},
 		check{"TemplateTokens", c.TemplateTokens, c.TemplateTokens >= 0, ">= 0"},
@@ -242,6 +276,11 @@ func (c Config) Validate() error {
 		check{"DecodeStep", c.DecodeStep, c.DecodeStep > 0, "> 0"},
 		check{"DecodeStepPerSeq", c.DecodeStepPerSeq, c.DecodeStepPerSeq >= 0, ">= 0"},
 		check{"MaxSeqs", c.MaxSeqs, c.MaxSeqs >= 1, ">= 1"},
+		check{"TokensPerChunk", c.TokensPerChunk, c.TokensPerChunk >= 0, ">= 0"},
+		check{"StallEvery", c.StallEvery, c.StallEvery >= 0, ">= 0"},
+		check{"StallFor", c.StallFor, c.StallFor >= 0, ">= 0"},
+		check{"SlotPrefill", c.SlotPrefill, c.SlotPrefill >= 0, ">= 0"},
+		check{"IdleTimeout", c.IdleTimeout, c.IdleTimeout >= 0, ">= 0"},
 		check{"BlockTokens", c.BlockTokens, c.BlockTokens >= 1, ">= 1"},
 		check{"CacheTokens", c.CacheTokens, c.CacheTokens >= 0, ">= 0"},
 		check{"MaxTraces", c.MaxTraces, c.MaxTraces >= 0, ">= 0"},

@@ -1,12 +1,6 @@
 package fakeserver
 
-import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"strconv"
-	"time"
-)
+import "time"
 
 // UsageMode says where a stream carries usage when the request asked for it
 // with stream_options.include_usage.
@@ -36,6 +30,20 @@ const (
 	// RoleInEveryDelta starts every delta with "role":"assistant" and always
 	// carries "content", possibly empty (the ollama capture).
 	RoleInEveryDelta
+)
+
+// GzipMode says when a stream is gzip-compressed.
+type GzipMode int
+
+const (
+	// GzipOff never compresses.
+	GzipOff GzipMode = iota
+	// GzipIfAccepted compresses a stream when the request's Accept-Encoding
+	// allows gzip (a "gzip" or "*" entry whose q is not 0).
+	GzipIfAccepted
+	// GzipAlways compresses every stream, even when the client asked for
+	// identity or sent no Accept-Encoding (a misconfigured proxy).
+	GzipAlways
 )
 
 // DefaultContentType is the Content-Type of a stream when the Dialect names
@@ -79,6 +87,48 @@ type Dialect struct {
 	EventName string
 	// EventIDs precedes every data line with "id: N", N counting from 1.
 	EventIDs bool
+	// OmitTokenize answers POST /tokenize and /v1/tokenize with 404, as
+	// servers without a tokenizer endpoint (ollama, OpenAI) do.
+	OmitTokenize bool
+	// OmitFinishReason leaves "finish_reason" out of every chunk (and of a
+	// non-streamed choice); the stream otherwise ends as usual.
+	OmitFinishReason bool
+	// ThinkTags sends reasoning inside the content, as "<think>" + reasoning
+	// + "</think>" (DeepSeek-R1 style servers without a reasoning parser),
+	// instead of in ReasoningField. The tags add no tokens; the Trace still
+	// records the reasoning chunks as ChunkReasoning.
+	ThinkTags bool
+	// TruncatePrompt silently keeps the last MaxModelLen tokens of a longer
+	// prompt (as ollama does with its context size): usage.prompt_tokens
+	// reports MaxModelLen and no request is refused with
+	// context_length_exceeded; a request without max_tokens may decode
+	// its whole natural answer.
+	TruncatePrompt bool
+	// HTMLErrors answers every bad request (invalid JSON, unknown model,
+	// malformed messages, context too long, bad max_tokens, unknown fault
+	// header) with 500 and an HTML page (HTMLErrorBody) instead of a 4xx
+	// OpenAI JSON error, as a misbehaving gateway does.
+	HTMLErrors bool
+	// TokenizeSkew is added to every /tokenize count (never below 0), so
+	// /tokenize disagrees with usage.prompt_tokens by that many tokens.
+	TokenizeSkew int
+	// OmitModelLen leaves every context length field ("max_model_len")
+	// out of GET /v1/models.
+	OmitModelLen bool
+	// ServeProps serves llama.cpp's GET /props with
+	// default_generation_settings.n_ctx = MaxModelLen.
+	ServeProps bool
+	// ServeOllamaPS serves ollama's GET /api/ps, whose one running model
+	// has context_length = MaxModelLen.
+	ServeOllamaPS bool
+	// ServeOllamaShow serves ollama's POST /api/show, whose model_info has
+	// "<arch>.context_length" = MaxModelLen (arch is OllamaArch).
+	ServeOllamaShow bool
+	// Gzip compresses streams (GzipIfAccepted, GzipAlways) with
+	// Content-Encoding: gzip, flushing the compressor after every event so
+	// the stream stays live. Trace.Chunks count uncompressed bytes.
+	// Non-streamed bodies and errors are never compressed.
+	Gzip GzipMode
 	// SplitData writes each JSON chunk over two "data:" lines, cut after
 	// its first top-level comma; SSE joins them with a newline, which JSON
 	// reads as whitespace.
@@ -121,7 +171,7 @@ var dialects = map[string]func() Dialect{
 func DialectByName(name string) (Dialect, error) {
 	f, ok := dialects[name]
 	if !ok {
-		return Dialect{}, fmt.Errorf("fakeserver: dialect %q: want vllm, ollama or mock-llm", name)
+		return Dialect{}, &ConfigError{Field: "Dialect", Value: name, Want: "vllm, ollama or mock-llm"}
 	}
 	return f(), nil
 }
@@ -129,11 +179,12 @@ func DialectByName(name string) (Dialect, error) {
 func (d Dialect) validate() error {
 	rf := d.ReasoningField
 	return firstInvalid(
-		check{"Dialect.ReasoningField", strconv.Quote(rf), rf == "" || rf == "reasoning_content" || rf == "reasoning",
+		check{"Dialect.ReasoningField", rf, rf == "" || rf == "reasoning_content" || rf == "reasoning",
 			"reasoning_content or reasoning"},
 		check{"Dialect.Usage", int(d.Usage), d.Usage >= UsageFinalChunk && d.Usage <= UsageOmitted, "0..2"},
 		check{"Dialect.Role", int(d.Role), d.Role >= RoleOnlyChunk && d.Role <= RoleInEveryDelta, "0..2"},
 		check{"Dialect.KeepAlive", d.KeepAlive, d.KeepAlive >= 0, ">= 0"},
+		check{"Dialect.Gzip", d.Gzip, d.Gzip >= GzipOff && d.Gzip <= GzipAlways, "0..2"},
 	)
 }
 
@@ -149,213 +200,4 @@ func (d *Dialect) contentType() string {
 		return DefaultContentType
 	}
 	return d.ContentType
-}
-
-// usage is the token accounting of one response.
-type usage struct {
-	Prompt, Completion, Cached, Reasoning int
-}
-
-// header identifies the response a chunk belongs to.
-type header struct {
-	ID      string
-	Object  string // "chat.completion.chunk" or "chat.completion"
-	Created int64
-	Model   string
-}
-
-// delta is the changing part of one chunk.
-type delta struct {
-	Role      bool   // include "role":"assistant"
-	Reasoning string // reasoning text, "" for none
-	Content   string
-	HasText   bool // the chunk carries Content even if empty
-	Finish    string
-	Usage     *usage
-}
-
-// renderer writes chunk JSON in one dialect, byte for byte.
-type renderer struct {
-	d      *Dialect
-	buf    bytes.Buffer
-	enc    *json.Encoder
-	events int // events framed so far, for EventIDs
-}
-
-func newRenderer(d *Dialect) *renderer {
-	r := &renderer{d: d}
-	r.enc = json.NewEncoder(&r.buf)
-	r.enc.SetEscapeHTML(d.EscapeHTML)
-	return r
-}
-
-// str appends s as a JSON string.
-func (r *renderer) str(b []byte, s string) []byte {
-	r.buf.Reset()
-	_ = r.enc.Encode(s) // encoding a string cannot fail
-	return append(b, bytes.TrimSuffix(r.buf.Bytes(), []byte("\n"))...)
-}
-
-func (r *renderer) head(b []byte, h *header) []byte {
-	b = append(b, `{"id":`...)
-	b = r.str(b, h.ID)
-	b = append(b, `,"object":`...)
-	b = r.str(b, h.Object)
-	b = append(b, `,"created":`...)
-	b = strconv.AppendInt(b, h.Created, 10)
-	b = append(b, `,"model":`...)
-	b = r.str(b, h.Model)
-	if r.d.SystemFingerprint != "" {
-		b = append(b, `,"system_fingerprint":`...)
-		b = r.str(b, r.d.SystemFingerprint)
-	}
-	return b
-}
-
-func (r *renderer) usage(b []byte, u *usage) []byte {
-	b = append(b, `"usage":{"prompt_tokens":`...)
-	b = strconv.AppendInt(b, int64(u.Prompt), 10)
-	b = append(b, `,"completion_tokens":`...)
-	b = strconv.AppendInt(b, int64(u.Completion), 10)
-	b = append(b, `,"total_tokens":`...)
-	b = strconv.AppendInt(b, int64(u.Prompt+u.Completion), 10)
-	if !r.d.OmitCachedTokens {
-		b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
-		b = strconv.AppendInt(b, int64(u.Cached), 10)
-		b = append(b, '}')
-	}
-	if u.Reasoning > 0 {
-		b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
-		b = strconv.AppendInt(b, int64(u.Reasoning), 10)
-		b = append(b, '}')
-	}
-	return append(b, '}')
-}
-
-func (r *renderer) finish(b []byte, f string) []byte {
-	if r.d.NullLogprobs {
-		b = append(b, `,"logprobs":null`...)
-	}
-	b = append(b, `,"finish_reason":`...)
-	if f == "" {
-		return append(b, "null"...)
-	}
-	return r.str(b, f)
-}
-
-// chunk renders one streamed chunk with a single choice.
-func (r *renderer) chunk(h *header, dl *delta) []byte {
-	b := r.head(make([]byte, 0, 256), h)
-	b = append(b, `,"choices":[{"index":0,"delta":{`...)
-	n := 0
-	field := func(name string) {
-		if n > 0 {
-			b = append(b, ',')
-		}
-		n++
-		b = append(b, '"')
-		b = append(b, name...)
-		b = append(b, `":`...)
-	}
-	switch {
-	case r.d.Role == RoleInEveryDelta:
-		field("role")
-		b = append(b, `"assistant"`...)
-		field("content")
-		b = r.str(b, dl.Content)
-	case r.d.Role == RoleOnlyChunk && dl.Role:
-		field("role")
-		b = append(b, `"assistant"`...)
-		field("content")
-		b = r.str(b, dl.Content)
-	case dl.HasText || dl.Content != "":
-		field("content")
-		b = r.str(b, dl.Content)
-		if dl.Role {
-			field("role")
-			b = append(b, `"assistant"`...)
-		}
-	case dl.Role:
-		field("role")
-		b = append(b, `"assistant"`...)
-	}
-	if dl.Reasoning != "" {
-		field(r.d.reasoningField())
-		b = r.str(b, dl.Reasoning)
-	}
-	b = append(b, '}')
-	b = r.finish(b, dl.Finish)
-	b = append(b, "}]"...)
-	if dl.Usage != nil {
-		b = append(b, ',')
-		b = r.usage(b, dl.Usage)
-	}
-	return append(b, '}')
-}
-
-// usageChunk renders the final "choices": [] chunk.
-func (r *renderer) usageChunk(h *header, u *usage) []byte {
-	b := r.head(make([]byte, 0, 256), h)
-	b = append(b, `,"choices":[],`...)
-	b = r.usage(b, u)
-	return append(b, '}')
-}
-
-// completion renders a non-streamed chat.completion body with a trailing
-// newline.
-func (r *renderer) completion(h *header, reasoning, content, finish string, u *usage) []byte {
-	b := r.head(make([]byte, 0, 256+len(content)+len(reasoning)), h)
-	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
-	b = r.str(b, content)
-	if reasoning != "" {
-		b = append(b, ',', '"')
-		b = append(b, r.d.reasoningField()...)
-		b = append(b, `":`...)
-		b = r.str(b, reasoning)
-	}
-	b = append(b, '}')
-	b = r.finish(b, finish)
-	b = append(b, '}', ']')
-	if u != nil {
-		b = append(b, ',')
-		b = r.usage(b, u)
-	}
-	return append(b, '}', '\n')
-}
-
-// event frames one SSE data event.
-func (r *renderer) event(data []byte) []byte {
-	nl := "\n"
-	if r.d.CRLF {
-		nl = "\r\n"
-	}
-	r.events++
-	b := make([]byte, 0, len(data)+32)
-	if r.d.EventName != "" {
-		b = append(b, "event: "+r.d.EventName+nl...)
-	}
-	if r.d.EventIDs {
-		b = append(b, "id: "+strconv.Itoa(r.events)+nl...)
-	}
-	if r.d.SplitData && len(data) > 0 && data[0] == '{' {
-		if i := bytes.IndexByte(data, ','); i > 0 && bytes.HasPrefix(data, []byte(`{"id":"`)) {
-			b = append(b, "data: "...)
-			b = append(b, data[:i+1]...)
-			b = append(b, nl...)
-			data = data[i+1:]
-		}
-	}
-	b = append(b, "data: "...)
-	b = append(b, data...)
-	b = append(b, nl...)
-	return append(b, nl...)
-}
-
-// comment frames one SSE comment line and its blank line.
-func (r *renderer) comment(text string) []byte {
-	nl := "\n"
-	if r.d.CRLF {
-		nl = "\r\n"
-	}
-	return []byte(": " + text + nl + nl)
 }

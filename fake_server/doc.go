@@ -4,25 +4,38 @@
 // ground truth of what it sent.
 //
 // It is a simulation, not a sleep loop. A tokenizer approximation counts
-// prompt tokens (SeedCharsPerToken characters per token by default, not the
-// 3.0 a client may assume). One engine goroutine runs batch steps: running
+// prompt tokens: by default SeedCharsPerToken characters per token (not the
+// 3.0 a client may assume); TokenizerWords counts by character class, so
+// no fixed ratio predicts it. One engine goroutine runs batch steps: running
 // sequences prefill their uncached prompt tokens at PrefillTokensPerSecond
 // (chunked by MaxBatchTokens) or decode; a decode step lasts longer the more
 // sequences decode, so aggregate throughput rises with concurrency while each
 // stream slows; at most MaxSeqs run and the rest queue. A prefix cache hashes
 // prompt blocks, keeps them in an LRU bounded in tokens and reports hits as
 // usage.prompt_tokens_details.cached_tokens. Each decode step accepts
-// several tokens (speculative decoding), sent as one chunk. Reasoning tokens
-// precede the answer. Every draw comes from a generator seeded with
-// (Config.Seed, request index), so a run is deterministic.
+// several tokens (speculative decoding), sent as one chunk, or chunks carry
+// exactly Config.TokensPerChunk tokens; Config.StallEvery lengthens every
+// N-th gap between chunks by Config.StallFor, so inter-token latencies and
+// stalls a client measures can be checked against the Trace's per-chunk
+// write offsets and token counts. Reasoning tokens precede the answer.
+// Every draw comes from a generator seeded with (Config.Seed, request
+// index), or (Config.Seed, prompt hash) for a request at temperature 0 so
+// identical prompts get identical text unless Config.Nondeterministic; a
+// run is deterministic. Slots builds a llama.cpp-like server of n
+// independent slots whose time to first token is known exactly for every
+// queue position.
 //
 // The fake follows the benchmark's instructions as a good model does (see
 // MarkerPattern, ExactlyPattern): an answer asked to begin with an
 // ANVIL_REQ_ marker begins with it, and "exactly N" words "code" gets exactly
 // that. Faults (FaultHeader, FaultPlan) make it misbehave per request:
 // HTTP errors, drops, stalls, malformed or oversized events, endless
-// streams, reasoning-only answers, disobedience. Dialect selects the wire
-// details that differ between engines.
+// streams, decoding past max_tokens, inconsistent usage totals,
+// reasoning-only answers, disobedience. Dialect selects the wire details
+// that differ between engines: where usage, role and finish_reason go (or
+// none), reasoning as a field or as <think> text, gzip, HTML error pages
+// for bad requests, silent prompt truncation, which endpoints report the
+// context length.
 //
 // A Server is started and closed like an httptest.Server. Server.Client
 // reaches it in memory over net.Pipe, so a Server created inside a
@@ -46,19 +59,33 @@
 // Endpoints:
 //
 //	GET  /v1/models            {"object":"list","data":[{"id":..., "max_model_len":...}]}
+//	                           (no max_model_len with Dialect.OmitModelLen)
 //	POST /v1/chat/completions  streamed (SSE) or not; OpenAI-style errors:
 //	                           404 model_not_found, 400 context_length_exceeded
 //	                           ("This model's maximum context length is N tokens.
-//	                           However, you requested M tokens ..."), 400 bad body
-//	POST /tokenize             vLLM style {"count","max_model_len","tokens"}
-//	                           (also /v1/tokenize)
+//	                           However, you requested M tokens ..."), 400 bad body;
+//	                           500 HTMLErrorBody instead with Dialect.HTMLErrors
+//	POST /tokenize             {"prompt"} or {"messages"} (vLLM): answers
+//	                           {"count","max_model_len","tokens"}, messages
+//	                           counted as usage.prompt_tokens counts them;
+//	                           {"content"} (llama.cpp): answers {"tokens"};
+//	                           also /v1/tokenize; 404 with Dialect.OmitTokenize
+//	GET  /props                llama.cpp: {"default_generation_settings":{"n_ctx":N},...}
+//	                           (Dialect.ServeProps; 404 otherwise)
+//	GET  /api/ps               ollama: {"models":[{"name","model","context_length":N,...}]}
+//	                           (Dialect.ServeOllamaPS; 404 otherwise)
+//	POST /api/show             ollama: {"model_info":{"fake.context_length":N},...}
+//	                           (Dialect.ServeOllamaShow; 404 otherwise)
 //	GET  /fake/trace           every Trace as JSON; ?index=N or ?request_id=ID
 //
 // Request fields read: model, messages (string or text-part content),
 // stream, stream_options.include_usage, max_tokens, max_completion_tokens
-// (wins), ignore_eos, chat_template_kwargs.enable_thinking (false: no
-// reasoning), reasoning_effort ("none": no reasoning). Request headers:
-// FaultHeader picks a fault, RequestIDHeader is recorded and echoed.
+// (wins), ignore_eos, temperature (0: text drawn from the prompt),
+// chat_template_kwargs.enable_thinking (false: no reasoning),
+// reasoning_effort ("none": no reasoning). Request headers: FaultHeader
+// picks a fault, RequestIDHeader is recorded and echoed, Accept-Encoding
+// decides Dialect.Gzip's GzipIfAccepted. Config.IdleTimeout closes idle
+// keep-alive connections.
 //
 // Server.Trace returns what the server scheduled and wrote for each request,
 // as durations since the request arrived (monotonic readings do not compare

@@ -3,8 +3,10 @@ package fakeserver
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -12,7 +14,8 @@ import (
 
 // Fault is a misbehaviour the server applies to one request. The names are
 // also the values of the FaultHeader request header and the -fault flags of
-// the binary. Every row of the design's appendix B has one.
+// the binary. Every failure class of the protocol reference
+// (capacity/PROTOCOL.md, section "Failure classes") has one.
 type Fault string
 
 // The faults. HTTP faults answer at once without running the model; stream
@@ -49,6 +52,14 @@ const (
 	// FaultEndless keeps decoding past max_tokens (content " more") and never
 	// ends the response until the client goes away or the Server closes.
 	FaultEndless Fault = "endless"
+	// FaultIgnoreMaxTokens decodes past the request's max_tokens: exactly
+	// twice max_tokens tokens (the answer padded with " more"), capped by
+	// the context window, then ends normally with finish_reason "stop"
+	// (FaultEndless never ends). Without max_tokens it changes nothing.
+	FaultIgnoreMaxTokens Fault = "ignore_max_tokens"
+	// FaultUsageTotal reports usage whose total_tokens is prompt_tokens
+	// alone, not prompt_tokens + completion_tokens.
+	FaultUsageTotal Fault = "usage_total_mismatch"
 	// FaultReasoningOnly answers with reasoning and no content at all.
 	FaultReasoningOnly Fault = "reasoning_only"
 	// FaultWrongContentType streams a normal body labelled
@@ -99,6 +110,7 @@ var faultSet = map[Fault]bool{
 	FaultHTTP429: true, FaultHTTP500: true, FaultHTTP503: true, FaultHTTP400: true,
 	FaultDrop: true, FaultStall: true, FaultSlowHeaders: true, FaultMalformedJSON: true,
 	FaultStreamError: true, FaultOversized: true, FaultEndless: true,
+	FaultIgnoreMaxTokens: true, FaultUsageTotal: true,
 	FaultReasoningOnly: true, FaultWrongContentType: true, FaultEmptyBody: true,
 	FaultOmitMarker: true, FaultForeignMarker: true, FaultLateMarker: true, FaultExtraWords: true,
 }
@@ -109,7 +121,7 @@ func ParseFault(s string) (Fault, error) {
 	if f == FaultNone || faultSet[f] {
 		return f, nil
 	}
-	return "", fmt.Errorf("fakeserver: fault %q: want one of %v", s, Faults())
+	return "", &ConfigError{Field: "Fault", Value: s, Want: fmt.Sprintf("one of %v", Faults())}
 }
 
 // FaultPlan chooses the fault of each request: the FaultHeader request
@@ -156,24 +168,31 @@ func (p FaultPlan) withDefaults() FaultPlan {
 	return p
 }
 
+// validate checks the plan's entries in sorted key order, so the error
+// reported for several bad entries is always the same.
 func (p FaultPlan) validate() error {
-	for i, f := range p.ByIndex {
-		if _, err := ParseFault(string(f)); err != nil {
-			return fmt.Errorf("fakeserver: Faults.ByIndex[%d]: %w", i, err)
+	known := func(f Fault) bool { return f == FaultNone || faultSet[f] }
+	want := fmt.Sprintf("one of %v", Faults())
+	for _, i := range slices.Sorted(maps.Keys(p.ByIndex)) {
+		f := p.ByIndex[i]
+		if err := firstInvalid(check{fmt.Sprintf("Faults.ByIndex[%d]", i), string(f), known(f), want}); err != nil {
+			return err
 		}
 	}
 	sum := 0.0
-	for f, pr := range p.Probability {
-		if _, err := ParseFault(string(f)); err != nil {
-			return fmt.Errorf("fakeserver: Faults.Probability: %w", err)
-		}
-		if err := firstInvalid(check{fmt.Sprintf("Faults.Probability[%s]", f), pr, pr >= 0 && pr <= 1, "0..1"}); err != nil {
-			return err // NaN fails the comparison too
+	for _, f := range slices.Sorted(maps.Keys(p.Probability)) {
+		pr := p.Probability[f]
+		err := firstInvalid(
+			check{"Faults.Probability", string(f), f != FaultNone && faultSet[f], "keys " + want},
+			check{fmt.Sprintf("Faults.Probability[%s]", f), pr, pr >= 0 && pr <= 1, "0..1"}, // NaN fails too
+		)
+		if err != nil {
+			return err
 		}
 		sum += pr
 	}
 	return firstInvalid(
-		check{"Faults.Probability sum", sum, sum <= 1+1e-9, "<= 1"},
+		check{"Faults.Probability", p.Probability, sum <= 1+1e-9, fmt.Sprintf("probabilities summing to <= 1 (sum %v)", sum)},
 		check{"Faults.After", p.After, p.After >= 0, ">= 0"},
 		check{"Faults.RetryAfter", p.RetryAfter, p.RetryAfter >= 0, ">= 0"},
 		check{"Faults.Stall", p.Stall, p.Stall >= 0, ">= 0"},

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -89,6 +88,22 @@ func TestFaults(t *testing.T) {
 			}
 			assert.Greater(t, big, 64<<10)
 			assert.Equal(t, fakeserver.ChunkOversized, tr.Chunks[3].Kind)
+		}},
+		{fakeserver.FaultIgnoreMaxTokens, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr fakeserver.Trace) {
+			require.NoError(t, readErr)
+			d := decode(body)
+			assert.Equal(t, "stop", d.finish, "ends normally")
+			assert.True(t, d.done)
+			assert.Equal(t, 128, d.usage.Usage.CompletionTokens, "twice max_tokens 64")
+			assert.Equal(t, 128, tr.CompletionTokens)
+			assert.Equal(t, 64, tr.MaxTokens)
+		}},
+		{fakeserver.FaultUsageTotal, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr fakeserver.Trace) {
+			require.NoError(t, readErr)
+			u := decode(body).usage.Usage
+			assert.Positive(t, u.CompletionTokens)
+			assert.Equal(t, u.PromptTokens, u.TotalTokens, "total_tokens leaves the completion out")
+			assert.Equal(t, tr.CompletionTokens, u.CompletionTokens)
 		}},
 		{fakeserver.FaultReasoningOnly, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr fakeserver.Trace) {
 			require.NoError(t, readErr)
@@ -268,50 +283,4 @@ func TestFaultSelection(t *testing.T) {
 	assert.Len(t, count, 3, "both faults and clean requests occur: %v", count)
 	cfg.Seed++
 	assert.NotEqual(t, a, run(cfg, 40, nil), "another seed draws other faults")
-}
-
-func TestConfigValidate(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		edit func(*fakeserver.Config)
-		want string
-	}{
-		{"chars", func(c *fakeserver.Config) { c.CharsPerToken = 100 }, "CharsPerToken = 100: want 0.5..64"},
-		{"spec", func(c *fakeserver.Config) { c.SpecTokens = fakeserver.Range{Min: 3, Max: 2} }, "SpecTokens = {3, 2}"},
-		{"reasoning field", func(c *fakeserver.Config) { c.Dialect.ReasoningField = "thoughts" }, `ReasoningField = "thoughts"`},
-		{"fault name", func(c *fakeserver.Config) { c.Faults.ByIndex = map[int]fakeserver.Fault{3: "boom"} }, `ByIndex[3]: fakeserver: fault "boom"`},
-		{"probability sum", func(c *fakeserver.Config) {
-			c.Faults.Probability = map[fakeserver.Fault]float64{fakeserver.FaultDrop: 0.7, fakeserver.FaultStall: 0.7}
-		}, "Faults.Probability sum = 1.4: want <= 1"},
-		{"max seqs", func(c *fakeserver.Config) { c.MaxSeqs = -1 }, "MaxSeqs = -1: want >= 1"},
-		{"chars NaN", func(c *fakeserver.Config) { c.CharsPerToken = math.NaN() }, "CharsPerToken = NaN: want 0.5..64"},
-		{"prefill Inf", func(c *fakeserver.Config) { c.PrefillTokensPerSecond = math.Inf(1) }, "PrefillTokensPerSecond = +Inf: want a finite rate > 0"},
-		{"prefill negative", func(c *fakeserver.Config) { c.PrefillTokensPerSecond = -5 }, "PrefillTokensPerSecond = -5: want a finite rate > 0"},
-		{"time scale NaN", func(c *fakeserver.Config) { c.TimeScale = math.NaN() }, "TimeScale = NaN: want a finite factor > 0"},
-		{"time scale negative", func(c *fakeserver.Config) { c.TimeScale = -1 }, "TimeScale = -1: want a finite factor > 0"},
-		{"probability NaN", func(c *fakeserver.Config) {
-			c.Faults.Probability = map[fakeserver.Fault]float64{fakeserver.FaultDrop: math.NaN()}
-		}, "Probability[drop] = NaN: want 0..1"},
-		{"slow headers", func(c *fakeserver.Config) { c.Faults.SlowHeaders = -time.Second }, "Faults.SlowHeaders = -1s: want >= 0"},
-		{"usage mode", func(c *fakeserver.Config) { c.Dialect.Usage = 7 }, "Dialect.Usage = 7: want 0..2"},
-		{"oversize", func(c *fakeserver.Config) { c.Faults.OversizeBytes = -1 }, "Faults.OversizeBytes = -1: want >= 0"},
-		{"answer range", func(c *fakeserver.Config) { c.AnswerTokens = fakeserver.Range{Min: -1, Max: 4} }, "AnswerTokens = {-1, 4}: want 0 <= Min <= Max"},
-		{"decode step", func(c *fakeserver.Config) { c.DecodeStep = -time.Millisecond }, "DecodeStep = -1ms: want > 0"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := fakeserver.Fast()
-			tc.edit(&c)
-			err := c.Validate()
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.want)
-			assert.Panics(t, func() { fakeserver.NewUnstarted(c) })
-		})
-	}
-	for _, name := range fakeserver.ProfileNames() {
-		c, err := fakeserver.Profile(name)
-		require.NoError(t, err)
-		require.NoError(t, c.Validate(), name)
-	}
-	_, err := fakeserver.Profile("huge")
-	assert.ErrorContains(t, err, `profile "huge": want one of [fast plain reasoning]`)
 }

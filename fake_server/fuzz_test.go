@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"unicode/utf8"
 
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
@@ -62,5 +63,29 @@ func FuzzChatRequest(f *testing.F) {
 				t.Fatalf("status %d for body %q", resp.StatusCode, body)
 			}
 		})
+	})
+}
+
+// FuzzWordsTokenizer: the words tokenizer counts at least one token for a
+// non-empty text and at most one per character, and cutting a text in two
+// never counts fewer tokens than the whole (a cut can only split a run).
+func FuzzWordsTokenizer(f *testing.F) {
+	f.Add("def helper_12():\n    return compute(12)  # routine specialist context\n", 7)
+	f.Add("e\u0301te 日本語", 2)
+	f.Add("", 0)
+	f.Add("a\xffb\xc3", 1)
+	cfg := fakeserver.Fast()
+	cfg.Tokenizer = fakeserver.TokenizerWords
+	f.Fuzz(func(t *testing.T, text string, cut int) {
+		n := cfg.CountTokens(text)
+		if runes := utf8.RuneCountInString(text); n > runes || (runes > 0 && n == 0) {
+			t.Fatalf("%q: %d tokens for %d characters", text, n, runes)
+		}
+		if cut < 0 || cut > len(text) {
+			return
+		}
+		if a, b := cfg.CountTokens(text[:cut]), cfg.CountTokens(text[cut:]); a+b < n {
+			t.Fatalf("%q cut at %d: %d + %d tokens < %d", text, cut, a, b, n)
+		}
 	})
 }

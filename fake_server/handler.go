@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -20,7 +21,9 @@ const maxBodyBytes = 16 << 20
 const faultSalt = 0x9e3779b97f4a7c15
 
 // Handler returns the server's routes: GET /v1/models, POST
-// /v1/chat/completions, POST /tokenize (also under /v1) and GET /fake/trace.
+// /v1/chat/completions, POST /tokenize (also under /v1), GET /fake/trace,
+// and, when the Dialect serves them, GET /props, GET /api/ps and POST
+// /api/show (404 otherwise).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/models", s.serveModels)
@@ -28,39 +31,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /tokenize", s.serveTokenize)
 	mux.HandleFunc("POST /v1/tokenize", s.serveTokenize)
 	mux.HandleFunc("GET /fake/trace", s.serveTrace)
+	mux.HandleFunc("GET /props", s.serveProps)
+	mux.HandleFunc("GET /api/ps", s.serveOllamaPS)
+	mux.HandleFunc("POST /api/show", s.serveOllamaShow)
 	return mux
-}
-
-// writeError writes an OpenAI-style error body.
-func writeError(w http.ResponseWriter, status int, msg, typ, param, code string) {
-	b := new(bytes.Buffer)
-	b.WriteString(`{"error":{"message":`)
-	m, _ := json.Marshal(msg)
-	b.Write(m)
-	b.WriteString(`,"type":`)
-	m, _ = json.Marshal(typ)
-	b.Write(m)
-	for _, v := range []struct{ k, v string }{{"param", param}, {"code", code}} {
-		b.WriteString(`,"` + v.k + `":`)
-		if v.v == "" {
-			b.WriteString("null")
-		} else {
-			m, _ = json.Marshal(v.v)
-			b.Write(m)
-		}
-	}
-	b.WriteString("}}\n")
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
-	w.WriteHeader(status)
-	_, _ = w.Write(b.Bytes())
-}
-
-func (s *Server) serveModels(w http.ResponseWriter, _ *http.Request) {
-	body := fmt.Sprintf(`{"object":"list","data":[{"id":%q,"object":"model","created":0,"owned_by":"fakeserver","root":%q,"parent":null,"max_model_len":%d}]}`+"\n",
-		s.cfg.Model, s.cfg.Model, s.cfg.MaxModelLen)
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = io.WriteString(w, body)
 }
 
 // message is one chat message; Content is a string or an array of parts.
@@ -99,6 +73,7 @@ type chatRequest struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
+	Temperature         *float64       `json:"temperature"`
 	MaxTokens           *int           `json:"max_tokens"`
 	MaxCompletionTokens *int           `json:"max_completion_tokens"`
 	IgnoreEOS           bool           `json:"ignore_eos"`
@@ -123,7 +98,7 @@ func (s *Server) parsePrompt(msgs []message, template int) (prompt, error) {
 		if err != nil {
 			return prompt{}, fmt.Errorf("messages[%d]: %w", i, err)
 		}
-		n += countTokens(t, s.cfg.CharsPerToken)
+		n += s.cfg.countTokens(t)
 		content.WriteString(t)
 		all.WriteString(m.Role)
 		all.WriteByte('\n')
@@ -151,6 +126,8 @@ type reqState struct {
 	prompt  prompt
 	in      instructions
 	budget  int
+	limited bool // the request set a token limit
+	window  int  // completion tokens the context window leaves
 	fault   Fault
 	rng     *rand.Rand
 	arrived time.Time
@@ -189,7 +166,8 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 		if fault == FaultHTTP429 {
 			w.Header().Set("Retry-After", strconv.Itoa(s.cfg.Faults.RetryAfter))
 		}
-		s.reject(w, st, hf.status, hf.message, hf.typ, "", hf.code)
+		writeError(w, hf.status, hf.message, hf.typ, "", hf.code)
+		st.tr.Status, st.tr.End = hf.status, EndRejected
 		return
 	}
 	if !s.admitRequest(w, r, st) {
@@ -207,9 +185,9 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// reject answers a bad request (see badRequest) and records it.
 func (s *Server) reject(w http.ResponseWriter, st *reqState, status int, msg, typ, param, code string) {
-	writeError(w, status, msg, typ, param, code)
-	st.tr.Status = status
+	st.tr.Status = s.badRequest(w, status, msg, typ, param, code)
 	st.tr.End = EndRejected
 }
 
@@ -245,21 +223,29 @@ func (s *Server) admitRequest(w http.ResponseWriter, r *http.Request, st *reqSta
 		s.reject(w, st, http.StatusBadRequest, err.Error(), "invalid_request_error", "messages", "")
 		return false
 	}
-	tr.PromptTokens = st.prompt.tokens
 	field, mt := "max_tokens", q.MaxTokens
 	if q.MaxCompletionTokens != nil {
 		field, mt = "max_completion_tokens", q.MaxCompletionTokens
 	}
-	st.budget = s.cfg.MaxModelLen - st.prompt.tokens
+	if over := st.prompt.tokens - s.cfg.MaxModelLen; s.cfg.Dialect.TruncatePrompt && over > 0 {
+		st.prompt.tokens = s.cfg.MaxModelLen
+		tr.TruncatedTokens = over
+	}
+	tr.PromptTokens = st.prompt.tokens
+	st.window = s.cfg.MaxModelLen - st.prompt.tokens
+	st.budget = st.window
+	if s.cfg.Dialect.TruncatePrompt && mt == nil {
+		st.budget = s.cfg.MaxModelLen // the natural answer ends first
+	}
 	if mt != nil {
 		if *mt < 1 {
 			s.reject(w, st, http.StatusBadRequest, fmt.Sprintf("%s = %d: want >= 1", field, *mt), "invalid_request_error", field, "")
 			return false
 		}
-		st.budget = *mt
+		st.budget, st.limited = *mt, true
 	}
 	tr.MaxTokens = st.budget
-	if total := st.prompt.tokens + st.budget; total > s.cfg.MaxModelLen || st.budget < 1 {
+	if total := st.prompt.tokens + st.budget; !s.cfg.Dialect.TruncatePrompt && (total > s.cfg.MaxModelLen || st.budget < 1) {
 		s.reject(w, st, http.StatusBadRequest, fmt.Sprintf(
 			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
 			s.cfg.MaxModelLen, total, st.prompt.tokens, st.budget), "invalid_request_error", "messages", "context_length_exceeded")
@@ -267,20 +253,38 @@ func (s *Server) admitRequest(w http.ResponseWriter, r *http.Request, st *reqSta
 	}
 	st.in = parseInstructions(st.prompt.user)
 	tr.Words = st.in.words
-	st.rng = rand.New(rand.NewPCG(s.cfg.Seed, uint64(tr.Index)))
+	st.rng = rand.New(rand.NewPCG(s.cfg.Seed, s.textStream(q, &st.prompt, tr.Index)))
 	return true
+}
+
+// textStream is the second seed of a request's generator, which draws its
+// text, its lengths and its speculative steps: the prompt's hash at
+// temperature 0 (identical prompts get identical answers, as greedy
+// decoding does), the arrival index otherwise or when
+// Config.Nondeterministic is set.
+func (s *Server) textStream(q *chatRequest, p *prompt, index int) uint64 {
+	if q.Temperature == nil || *q.Temperature != 0 || s.cfg.Nondeterministic {
+		return uint64(index)
+	}
+	h := fnv.New64a()
+	_, _ = io.WriteString(h, p.all)
+	if !q.thinking() {
+		h.Write([]byte{0}) // thinking off is another answer
+	}
+	return h.Sum64()
 }
 
 // submit plans the output and hands the request to the engine.
 func (s *Server) submit(st *reqState) *seq {
-	pi := planInput{in: st.in, budget: st.budget, ignoreEOS: st.req.IgnoreEOS, fault: st.fault}
+	pi := planInput{in: st.in, budget: st.budget, limited: st.limited, window: max(st.window, st.budget),
+		ignoreEOS: st.req.IgnoreEOS, fault: st.fault}
 	if st.req.thinking() {
 		pi.reasoning = draw(st.rng, s.cfg.ReasoningTokens)
 	}
 	pi.answer = draw(st.rng, s.cfg.AnswerTokens)
 	plan := planOutput(pi, st.rng)
 	st.tr.Marker = plan.marker
-	hs := blockHashes(st.prompt.all, blockChars(s.cfg.BlockTokens, s.cfg.CharsPerToken))
+	hs := hashBlocks(st.prompt.all, s.cfg.blockEnds(st.prompt.all))
 	sq := newSeq(st.arrived, st.prompt.tokens, hs, plan, s.cfg.SpecTokens, st.rng)
 	s.engine.submit(sq)
 	return sq
@@ -351,10 +355,17 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, st *reqState) 
 			st.tr.ContentTokens++
 		}
 	}
+	if s.cfg.Dialect.ThinkTags && reasoning.Len() > 0 {
+		c := ThinkOpen + reasoning.String() + ThinkClose + content.String()
+		reasoning.Reset()
+		content.Reset()
+		content.WriteString(c)
+	}
 	st.tr.CompletionTokens = len(sq.plan.tokens)
 	var u *usage
 	if s.cfg.Dialect.Usage != UsageOmitted {
-		u = &usage{Prompt: st.tr.PromptTokens, Completion: st.tr.CompletionTokens, Cached: st.tr.CachedTokens, Reasoning: st.tr.ReasoningTokens}
+		u = &usage{Prompt: st.tr.PromptTokens, Completion: st.tr.CompletionTokens, Cached: st.tr.CachedTokens, Reasoning: st.tr.ReasoningTokens,
+			BadTotal: st.fault == FaultUsageTotal}
 	}
 	rend := newRenderer(&s.cfg.Dialect)
 	h := s.header(st, "chat.completion")

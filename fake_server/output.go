@@ -18,6 +18,13 @@ type token struct {
 	text string
 }
 
+// ThinkOpen and ThinkClose enclose the reasoning Dialect.ThinkTags sends
+// inside the content.
+const (
+	ThinkOpen  = "<think>"
+	ThinkClose = "</think>"
+)
+
 // endlessText is the token FaultEndless and ignore_eos decode after the
 // planned answer.
 const endlessText = " more"
@@ -54,9 +61,11 @@ func (p *outputPlan) at(i int) token {
 // planInput is what planOutput needs from the request and the config.
 type planInput struct {
 	in        instructions
-	reasoning int // reasoning tokens drawn for this request
-	answer    int // free-answer tokens drawn for this request
-	budget    int // max completion tokens
+	reasoning int  // reasoning tokens drawn for this request
+	answer    int  // free-answer tokens drawn for this request
+	budget    int  // max completion tokens
+	limited   bool // the request set max_tokens (or max_completion_tokens)
+	window    int  // the completion tokens the context window leaves
 	ignoreEOS bool
 	fault     Fault
 }
@@ -84,6 +93,16 @@ func planOutput(pi planInput, rng *rand.Rand) *outputPlan {
 		for len(p.tokens) < pi.budget {
 			p.tokens = append(p.tokens, token{kindContent, endlessText})
 		}
+	}
+	if pi.fault == FaultIgnoreMaxTokens && pi.limited {
+		n := min(2*pi.budget, pi.window)
+		for len(p.tokens) < n {
+			p.tokens = append(p.tokens, token{kindContent, endlessText})
+		}
+		p.tokens = p.tokens[:n]
+		p.endless = false
+		p.reasoning = min(p.reasoning, len(p.tokens))
+		return p
 	}
 	if len(p.tokens) > pi.budget {
 		p.tokens = p.tokens[:pi.budget]

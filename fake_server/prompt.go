@@ -7,7 +7,6 @@ import (
 	"math"
 	"regexp"
 	"strconv"
-	"unicode/utf8"
 )
 
 // The instructions the fake follows, recognised anywhere in the prompt's
@@ -60,31 +59,33 @@ func (in instructions) foreignMarker() string {
 	return fmt.Sprintf("ANVIL_REQ_%s_%05d", in.seed, (in.index+1)%100000)
 }
 
-// countTokens is the tokenizer approximation: ceil(code points / cpt).
-func countTokens(text string, cpt float64) int {
-	n := utf8.RuneCountInString(text)
-	if n == 0 {
-		return 0
-	}
-	return int(math.Ceil(float64(n) / cpt))
-}
-
 // blockChars is the number of prompt bytes in one prefix-cache block.
 func blockChars(blockTokens int, cpt float64) int {
 	return max(1, int(math.Round(float64(blockTokens)*cpt)))
 }
 
-// blockHashes hashes the full blocks of text, each hash chained to the
-// previous one so a block only matches after the same prefix.
+// blockHashes hashes the full blocks of size bytes of text.
 func blockHashes(text string, size int) []uint64 {
-	n := len(text) / size
-	hs := make([]uint64, n)
+	var ends []int
+	for end := size; end <= len(text); end += size {
+		ends = append(ends, end)
+	}
+	return hashBlocks(text, ends)
+}
+
+// hashBlocks hashes the blocks of text that end at ends (ascending byte
+// offsets), each hash chained to the previous one so a block only matches
+// after the same prefix.
+func hashBlocks(text string, ends []int) []uint64 {
+	hs := make([]uint64, len(ends))
 	h := fnv.New64a()
 	var prev [8]byte
-	for i := range n {
+	start := 0
+	for i, end := range ends {
 		h.Reset()
 		h.Write(prev[:])
-		h.Write([]byte(text[i*size : (i+1)*size]))
+		h.Write([]byte(text[start:end]))
+		start = end
 		v := h.Sum64()
 		hs[i] = v
 		for j := range prev {

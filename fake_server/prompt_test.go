@@ -123,3 +123,35 @@ func FuzzParseInstructions(f *testing.F) {
 		}
 	})
 }
+
+// TestTokenPieces: for each tokenizer, the ids of a text are one per token
+// (after the template's), and the cache blocks end inside the text, on
+// token boundaries, invalid UTF-8 included.
+func TestTokenPieces(t *testing.T) {
+	for _, tok := range []Tokenizer{TokenizerChars, TokenizerWords} {
+		cfg := Fast()
+		cfg.Tokenizer, cfg.BlockTokens = tok, 2
+		cfg = cfg.withDefaults()
+		for _, text := range []string{"", "abc", "a\xffb\xc3 12 e\u0301 日本語 def helper_1():", strings.Repeat("return compute(7) ", 9)} {
+			n := cfg.countTokens(text)
+			ids := cfg.tokenIDs(text, n+3)
+			if len(ids) != n+3 {
+				t.Errorf("%s %q: %d ids for %d tokens + 3", tok, text, len(ids), n)
+			}
+			for i, id := range ids[:3] {
+				if id != vocabSize+1+i%2 {
+					t.Errorf("%s %q: template id %d = %d", tok, text, i, id)
+				}
+			}
+			ends := cfg.blockEnds(text)
+			if len(ends) != n/2 && tok == TokenizerWords {
+				t.Errorf("%s %q: %d blocks of 2 tokens for %d tokens", tok, text, len(ends), n)
+			}
+			for i, e := range ends {
+				if e > len(text) || (i > 0 && e <= ends[i-1]) {
+					t.Errorf("%s %q: block ends %v", tok, text, ends)
+				}
+			}
+		}
+	}
+}

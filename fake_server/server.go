@@ -105,13 +105,17 @@ func (s *Server) start() {
 	}
 	s.started = true
 	s.engine = newEngine(&s.cfg)
-	go s.engine.run()
+	if s.cfg.SlotPrefill > 0 {
+		go s.engine.runSlots()
+	} else {
+		go s.engine.run()
+	}
 	s.mem = newPipeListener()
 	s.serve(s.mem)
 }
 
 func (s *Server) serve(ln net.Listener) {
-	hs := &http.Server{Handler: s.Handler()}
+	hs := &http.Server{Handler: s.Handler(), IdleTimeout: s.cfg.IdleTimeout}
 	s.servers = append(s.servers, hs)
 	s.serving.Add(1)
 	go func() {

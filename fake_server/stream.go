@@ -1,7 +1,9 @@
 package fakeserver
 
 import (
+	"compress/gzip"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -9,6 +11,7 @@ import (
 // streamWriter writes SSE events of one response and records them.
 type streamWriter struct {
 	w    http.ResponseWriter
+	gz   *gzip.Writer // Dialect.Gzip's compressor, nil when not compressing
 	rc   *http.ResponseController
 	st   *reqState
 	rend *renderer
@@ -18,7 +21,11 @@ type streamWriter struct {
 // write sends b, flushes it and records the chunk; scheduled < 0 means
 // "scheduled when written".
 func (sw *streamWriter) write(kind ChunkKind, tokens int, scheduled time.Duration, b []byte) bool {
-	if _, err := sw.w.Write(b); err != nil {
+	if sw.gz != nil {
+		if _, err := sw.gz.Write(b); err != nil || sw.gz.Flush() != nil {
+			return false
+		}
+	} else if _, err := sw.w.Write(b); err != nil {
 		return false
 	}
 	if err := sw.rc.Flush(); err != nil {
@@ -36,31 +43,6 @@ func (sw *streamWriter) chunk(kind ChunkKind, tokens int, at time.Duration, dl *
 	return sw.write(kind, tokens, at, sw.rend.event(sw.rend.chunk(&sw.h, dl)))
 }
 
-// group is a run of same-kind tokens from one engine step.
-type group struct {
-	kind   tokenKind
-	text   string
-	tokens int
-	at     time.Duration
-}
-
-// groups splits the steps' tokens into one chunk per kind per step.
-func groups(plan *outputPlan, outs []stepOut) []group {
-	var gs []group
-	for _, o := range outs {
-		for i := o.from; i < o.to; i++ {
-			t := plan.at(i)
-			if i == o.from || t.kind != gs[len(gs)-1].kind {
-				gs = append(gs, group{kind: t.kind, at: o.at})
-			}
-			g := &gs[len(gs)-1]
-			g.text += t.text
-			g.tokens++
-		}
-	}
-	return gs
-}
-
 // stream answers a streamed request.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) string {
 	d := &s.cfg.Dialect
@@ -72,6 +54,16 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 	}
 	w.Header().Set("Content-Type", ct)
 	w.Header().Set("Cache-Control", "no-cache")
+	if d.Gzip == GzipAlways || d.Gzip == GzipIfAccepted && acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Add("Vary", "Accept-Encoding")
+		sw.gz = gzip.NewWriter(w)
+		defer func() {
+			if sw.gz.Close() == nil {
+				_ = sw.rc.Flush()
+			}
+		}()
+	}
 	w.WriteHeader(http.StatusOK)
 	st.tr.Status = http.StatusOK
 	if sw.rc.Flush() != nil {
@@ -95,9 +87,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 	}
 	includeUsage := st.tr.IncludeUsage && d.Usage != UsageOmitted
 	u := func() *usage {
-		return &usage{Prompt: st.tr.PromptTokens, Completion: st.tr.CompletionTokens, Cached: sq.cachedTokens(), Reasoning: st.tr.ReasoningTokens}
+		return &usage{Prompt: st.tr.PromptTokens, Completion: st.tr.CompletionTokens, Cached: sq.cachedTokens(), Reasoning: st.tr.ReasoningTokens,
+			BadTotal: st.fault == FaultUsageTotal}
 	}
 	chunks, fired := 0, false
+	ck := chunker{plan: plan, size: s.cfg.TokensPerChunk}
+	var stalled time.Duration // StallEvery pauses so far
+	thinking := false         // ThinkTags: <think> sent, </think> not yet
 	for {
 		select {
 		case <-sq.notify:
@@ -111,8 +107,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 			return EndClientGone
 		}
 		outs, final := sq.take()
-		gs := groups(plan, outs)
+		gs := ck.feed(outs, final)
 		for i, g := range gs {
+			if n := s.cfg.StallEvery; n > 0 && chunks > 0 && chunks%n == 0 {
+				stalled += s.cfg.scaled(s.cfg.StallFor)
+			}
+			if d := time.Until(st.arrived.Add(g.at + stalled)); stalled > 0 && d > 0 && !s.sleep(r, d) {
+				return EndClientGone
+			}
 			if d.Role == RoleOnlyChunk && chunks == 0 {
 				if !sw.chunk(ChunkRole, 0, g.at, &delta{Role: true}) {
 					return EndClientGone
@@ -121,11 +123,21 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 			last := final && i == len(gs)-1
 			dl := delta{Role: chunks == 0 && d.Role == RoleInFirstDelta}
 			kind := ChunkContent
-			if g.kind == kindReasoning {
+			switch {
+			case g.kind == kindReasoning && d.ThinkTags:
+				dl.Content, dl.HasText, kind = g.text, true, ChunkReasoning
+				if !thinking {
+					dl.Content, thinking = ThinkOpen+g.text, true
+				}
+				st.tr.ReasoningTokens += g.tokens
+			case g.kind == kindReasoning:
 				dl.Reasoning, kind = g.text, ChunkReasoning
 				st.tr.ReasoningTokens += g.tokens
-			} else {
+			default:
 				dl.Content, dl.HasText = g.text, true
+				if thinking {
+					dl.Content, thinking = ThinkClose+g.text, false
+				}
 				st.tr.ContentTokens += g.tokens
 			}
 			st.tr.CompletionTokens += g.tokens
@@ -171,6 +183,30 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 		}
 		return EndComplete
 	}
+}
+
+// acceptsGzip reports whether an Accept-Encoding header allows gzip: a
+// "gzip" or "*" entry whose q parameter, if any, is not 0.
+func acceptsGzip(h string) bool {
+	for _, e := range strings.Split(h, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(e), ";")
+		name = strings.ToLower(strings.TrimSpace(name))
+		if name != "gzip" && name != "*" {
+			continue
+		}
+		q := 1.0
+		for _, p := range strings.Split(params, ";") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(p), "q="); ok {
+				if f, err := strconv.ParseFloat(v, 64); err == nil {
+					q = f
+				}
+			}
+		}
+		if q > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (sq *seq) cachedTokens() int {

@@ -2,56 +2,56 @@ package fakeserver
 
 import (
 	"encoding/json"
-	"hash/fnv"
 	"io"
 	"net/http"
 	"strconv"
 )
 
-// tokenizeRequest is vLLM's /tokenize body: a prompt or chat messages.
+// tokenizeRequest is a /tokenize body in any of the shapes real servers
+// accept: vLLM's {"model", "prompt"} and {"model", "messages"} (with
+// add_generation_prompt and add_special_tokens), llama.cpp's {"content"}
+// (with add_special).
 type tokenizeRequest struct {
 	Model               string    `json:"model"`
 	Prompt              *string   `json:"prompt"`
 	Messages            []message `json:"messages"`
 	AddGenerationPrompt *bool     `json:"add_generation_prompt"`
+	AddSpecialTokens    *bool     `json:"add_special_tokens"`
+	Content             *string   `json:"content"`
+	AddSpecial          *bool     `json:"add_special"`
 }
 
-// tokenIDs approximates token ids: one id per CharsPerToken-sized piece of
-// text, hashed into the first 151,643 ids of a qwen-sized vocabulary.
-// Template tokens come first, as the ids 151644 and 151645 alternating
-// (qwen's <|im_start|> and <|im_end|>).
-func tokenIDs(text string, cpt float64, n int) []int {
-	ids := make([]int, 0, n)
-	for i := range n - countTokens(text, cpt) {
-		ids = append(ids, 151644+i%2)
-	}
-	runes := []rune(text)
-	h := fnv.New32a()
-	for i := range countTokens(text, cpt) {
-		lo, hi := int(float64(i)*cpt), int(float64(i+1)*cpt)
-		lo, hi = min(lo, len(runes)), min(hi, len(runes))
-		h.Reset()
-		_, _ = h.Write([]byte(string(runes[lo:hi])))
-		ids = append(ids, int(h.Sum32()%151643))
-	}
-	return ids
-}
-
-// serveTokenize answers vLLM-style POST /tokenize with
-// {"count", "max_model_len", "tokens"}, counting tokens as chat requests do
-// (template tokens included for messages).
+// serveTokenize answers POST /tokenize (and /v1/tokenize), counting tokens
+// as chat requests do:
+//
+//   - {"prompt": TEXT}: the tokens of TEXT, answered vLLM style
+//     {"count", "max_model_len", "tokens"};
+//   - {"messages": [...]}: the tokens of the messages plus the chat
+//     template's, which is the usage.prompt_tokens of a chat request with
+//     the same messages, answered vLLM style;
+//   - {"content": TEXT}: the tokens of TEXT, answered llama.cpp style
+//     {"tokens": [...]}.
+//
+// add_generation_prompt, add_special_tokens and add_special are accepted
+// and change nothing: the template's tokens are Config.TemplateTokens in
+// every case. Dialect.TokenizeSkew is added to every count (never below
+// 0). With Dialect.OmitTokenize the routes answer 404.
 func (s *Server) serveTokenize(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Dialect.OmitTokenize {
+		http.NotFound(w, r)
+		return
+	}
 	var q tokenizeRequest
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err == nil {
 		err = json.Unmarshal(body, &q)
 	}
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid request body: "+err.Error(), "invalid_request_error", "", "")
+		s.badRequest(w, http.StatusBadRequest, "invalid request body: "+err.Error(), "invalid_request_error", "", "")
 		return
 	}
 	if q.Model != "" && q.Model != s.cfg.Model {
-		writeError(w, http.StatusNotFound, "The model `"+q.Model+"` does not exist.", "invalid_request_error", "model", "model_not_found")
+		s.badRequest(w, http.StatusNotFound, "The model `"+q.Model+"` does not exist.", "invalid_request_error", "model", "model_not_found")
 		return
 	}
 	var text string
@@ -59,21 +59,30 @@ func (s *Server) serveTokenize(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case q.Prompt != nil:
 		text = *q.Prompt
-		n = countTokens(text, s.cfg.CharsPerToken)
+		n = s.cfg.countTokens(text)
 	case len(q.Messages) > 0:
 		p, err := s.parsePrompt(q.Messages, s.cfg.TemplateTokens)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, err.Error(), "invalid_request_error", "messages", "")
+			s.badRequest(w, http.StatusBadRequest, err.Error(), "invalid_request_error", "messages", "")
 			return
 		}
 		text, n = p.content, p.tokens
+	case q.Content != nil:
+		text = *q.Content
+		n = s.cfg.countTokens(text)
 	default:
-		writeError(w, http.StatusBadRequest, "want prompt or messages", "invalid_request_error", "prompt", "")
+		s.badRequest(w, http.StatusBadRequest, "want prompt, messages or content", "invalid_request_error", "prompt", "")
 		return
 	}
-	b := []byte(`{"count":` + strconv.Itoa(n) + `,"max_model_len":` + strconv.Itoa(s.cfg.MaxModelLen) + `,"tokens":`)
-	ids, _ := json.Marshal(tokenIDs(text, s.cfg.CharsPerToken, n))
-	b = append(append(b, ids...), "}\n"...)
+	n = max(0, n+s.cfg.Dialect.TokenizeSkew)
+	ids, _ := json.Marshal(s.cfg.tokenIDs(text, n)[:n])
+	var b []byte
+	if q.Prompt == nil && len(q.Messages) == 0 {
+		b = append(append([]byte(`{"tokens":`), ids...), "}\n"...)
+	} else {
+		b = []byte(`{"count":` + strconv.Itoa(n) + `,"max_model_len":` + strconv.Itoa(s.cfg.MaxModelLen) + `,"tokens":`)
+		b = append(append(b, ids...), "}\n"...)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(b)
 }

@@ -60,13 +60,14 @@ type Trace struct {
 	Fault        Fault  `json:"fault,omitempty"` // the fault applied, FaultNone if none
 	Status       int    `json:"status"`          // HTTP status answered (0 before the headers)
 
-	PromptTokens     int    `json:"prompt_tokens"`           // prompt tokens, chat template included
-	CachedTokens     int    `json:"cached_tokens"`           // prompt tokens found in the prefix cache
-	ReasoningTokens  int    `json:"reasoning_tokens"`        // reasoning tokens written
-	ContentTokens    int    `json:"content_tokens"`          // content tokens written
-	CompletionTokens int    `json:"completion_tokens"`       // reasoning + content tokens written
-	MaxTokens        int    `json:"max_tokens"`              // the completion budget in effect
-	FinishReason     string `json:"finish_reason,omitempty"` // "stop" or "length"
+	PromptTokens     int    `json:"prompt_tokens"`              // prompt tokens, chat template included
+	TruncatedTokens  int    `json:"truncated_tokens,omitempty"` // prompt tokens dropped by Dialect.TruncatePrompt
+	CachedTokens     int    `json:"cached_tokens"`              // prompt tokens found in the prefix cache
+	ReasoningTokens  int    `json:"reasoning_tokens"`           // reasoning tokens written
+	ContentTokens    int    `json:"content_tokens"`             // content tokens written
+	CompletionTokens int    `json:"completion_tokens"`          // reasoning + content tokens written
+	MaxTokens        int    `json:"max_tokens"`                 // the completion budget in effect
+	FinishReason     string `json:"finish_reason,omitempty"`    // "stop" or "length"
 	// Marker is the ANVIL_REQ_ marker the answer carries ("" if none; after
 	// LateMarkerPrefix under FaultLateMarker);
 	// Words the N of an "exactly N" instruction (0 if none).

@@ -1,0 +1,141 @@
+package fakeserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+)
+
+// writeError writes an OpenAI-style error body.
+func writeError(w http.ResponseWriter, status int, msg, typ, param, code string) {
+	b := new(bytes.Buffer)
+	b.WriteString(`{"error":{"message":`)
+	m, _ := json.Marshal(msg)
+	b.Write(m)
+	b.WriteString(`,"type":`)
+	m, _ = json.Marshal(typ)
+	b.Write(m)
+	for _, v := range []struct{ k, v string }{{"param", param}, {"code", code}} {
+		b.WriteString(`,"` + v.k + `":`)
+		if v.v == "" {
+			b.WriteString("null")
+		} else {
+			m, _ = json.Marshal(v.v)
+			b.Write(m)
+		}
+	}
+	b.WriteString("}}\n")
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(b.Bytes())
+}
+
+// HTMLErrorBody is the page Dialect.HTMLErrors answers a bad request with,
+// status 500, Content-Type text/html.
+const HTMLErrorBody = "<html>\n<head><title>500 Internal Server Error</title></head>\n<body>\n<center><h1>500 Internal Server Error</h1></center>\n<hr><center>fakeserver</center>\n</body>\n</html>\n"
+
+// badRequest answers a request the server refuses: an OpenAI-style JSON
+// error with status, or with Dialect.HTMLErrors a 500 HTMLErrorBody. It
+// returns the status written.
+func (s *Server) badRequest(w http.ResponseWriter, status int, msg, typ, param, code string) int {
+	if !s.cfg.Dialect.HTMLErrors {
+		writeError(w, status, msg, typ, param, code)
+		return status
+	}
+	w.Header().Set("Content-Type", "text/html")
+	w.Header().Set("Content-Length", strconv.Itoa(len(HTMLErrorBody)))
+	w.WriteHeader(http.StatusInternalServerError)
+	_, _ = io.WriteString(w, HTMLErrorBody)
+	return http.StatusInternalServerError
+}
+
+// writeJSON answers 200 with v as JSON.
+func writeJSON(w http.ResponseWriter, v any) {
+	b, _ := json.Marshal(v) // the values written here always marshal
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(append(b, '\n'))
+}
+
+func (s *Server) serveModels(w http.ResponseWriter, _ *http.Request) {
+	ctx := ""
+	if !s.cfg.Dialect.OmitModelLen {
+		ctx = fmt.Sprintf(`,"max_model_len":%d`, s.cfg.MaxModelLen)
+	}
+	body := fmt.Sprintf(`{"object":"list","data":[{"id":%q,"object":"model","created":0,"owned_by":"fakeserver","root":%q,"parent":null%s}]}`+"\n",
+		s.cfg.Model, s.cfg.Model, ctx)
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, body)
+}
+
+// serveProps answers llama.cpp's GET /props when Dialect.ServeProps is set:
+// {"default_generation_settings": {"n_ctx": MaxModelLen, ...},
+// "total_slots": MaxSeqs, ...}.
+func (s *Server) serveProps(w http.ResponseWriter, r *http.Request) {
+	if !s.cfg.Dialect.ServeProps {
+		http.NotFound(w, r)
+		return
+	}
+	writeJSON(w, map[string]any{
+		"default_generation_settings": map[string]any{"n_ctx": s.cfg.MaxModelLen, "model": s.cfg.Model},
+		"total_slots":                 s.cfg.MaxSeqs,
+		"model_path":                  s.cfg.Model + ".gguf",
+		"build_info":                  "fakeserver",
+	})
+}
+
+// OllamaArch is the architecture name of the model ollama's endpoints
+// describe: POST /api/show reports the context length as
+// model_info["fake.context_length"].
+const OllamaArch = "fake"
+
+// serveOllamaPS answers ollama's GET /api/ps when Dialect.ServeOllamaPS is
+// set: {"models": [{"name", "model", "context_length": MaxModelLen, ...}]}.
+func (s *Server) serveOllamaPS(w http.ResponseWriter, r *http.Request) {
+	if !s.cfg.Dialect.ServeOllamaPS {
+		http.NotFound(w, r)
+		return
+	}
+	writeJSON(w, map[string]any{"models": []any{map[string]any{
+		"name": s.cfg.Model, "model": s.cfg.Model, "size": 0, "digest": "", "size_vram": 0,
+		"details":        map[string]any{"format": "gguf", "family": OllamaArch},
+		"context_length": s.cfg.MaxModelLen,
+	}}})
+}
+
+// serveOllamaShow answers ollama's POST /api/show {"model"} (or {"name"})
+// when Dialect.ServeOllamaShow is set: {"model_info":
+// {"general.architecture": OllamaArch, "<arch>.context_length":
+// MaxModelLen}, ...}; an unknown model gets ollama's 404
+// {"error": "model 'X' not found"}.
+func (s *Server) serveOllamaShow(w http.ResponseWriter, r *http.Request) {
+	if !s.cfg.Dialect.ServeOllamaShow {
+		http.NotFound(w, r)
+		return
+	}
+	var q struct{ Model, Name string }
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err == nil {
+		err = json.Unmarshal(body, &q)
+	}
+	model := q.Model
+	if model == "" {
+		model = q.Name
+	}
+	if err != nil || model != s.cfg.Model {
+		msg, _ := json.Marshal(fmt.Sprintf("model '%s' not found", model))
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"error":` + string(msg) + "}\n"))
+		return
+	}
+	writeJSON(w, map[string]any{
+		"modelfile": "", "parameters": "", "template": "",
+		"details":      map[string]any{"format": "gguf", "family": OllamaArch},
+		"model_info":   map[string]any{"general.architecture": OllamaArch, OllamaArch + ".context_length": s.cfg.MaxModelLen},
+		"capabilities": []string{"completion"},
+	})
+}
