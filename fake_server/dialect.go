@@ -138,7 +138,7 @@ type Dialect struct {
 // DialectVLLM is vLLM's OpenAI server format.
 func DialectVLLM() Dialect { return Dialect{NullLogprobs: true} }
 
-// DialectOllama is ollama 0.17's /v1 format, as in testdata/transcripts.
+// DialectOllama is ollama 0.17's /v1 format, as in the repository's testdata/transcripts.
 func DialectOllama() Dialect {
 	return Dialect{
 		ReasoningField:    "reasoning",

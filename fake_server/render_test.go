@@ -80,7 +80,7 @@ func TestRenderMatchesCaptures(t *testing.T) {
 		{"mock-llm-0.1.29-stream.sse", DialectMockLLM()},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			raw, err := os.ReadFile(filepath.Join("testdata", "transcripts", tc.file))
+			raw, err := os.ReadFile(filepath.Join("..", "testdata", "transcripts", tc.file))
 			require.NoError(t, err)
 			if diff := cmp.Diff(string(raw), string(rerender(t, raw, tc.dialect))); diff != "" {
 				t.Errorf("re-rendered capture differs (-real +ours):\n%s", diff)
@@ -90,7 +90,7 @@ func TestRenderMatchesCaptures(t *testing.T) {
 }
 
 func TestRenderNonStreamMatchesCapture(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("testdata", "transcripts", "ollama-0.17.4-nonstream.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "testdata", "transcripts", "ollama-0.17.4-nonstream.json"))
 	require.NoError(t, err)
 	var c captured
 	require.NoError(t, json.Unmarshal(raw, &c))
