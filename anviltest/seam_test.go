@@ -105,7 +105,7 @@ func stepRow(i, ctx int) artifact.TimingRow {
 	prefill := float64(stepPrompt) / (ms(stepTTFO) / 1000)
 	return artifact.TimingRow{
 		RequestIndex: i, PlannedContextTokens: ctx, PromptTokens: &prompt,
-		OutputTokens: stepOutput, OutputTokenSource: artifact.SourceUsage,
+		OutputTokens: new(stepOutput), OutputTokenSource: artifact.SourceUsage,
 		ContentChunks: 10, ReasoningChunks: 0,
 		TimeToFirstOutputMS: ms(stepTTFO), TTFTMS: ms(stepTTFT), E2EMS: ms(stepE2E),
 		GenerationMS: gen, VisibleGenerationMS: ms(stepE2E - stepTTFT),

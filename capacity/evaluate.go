@@ -151,8 +151,9 @@ func rowFromExchange(index, planned int, ex *exchange) *artifact.TimingRow {
 	}
 	if s.usage.completion.ok {
 		r.OutputTokenSource = artifact.SourceUsage
-		r.OutputTokens = int(s.usage.completion.v)
-		if decode := r.OutputTokens - 1; decode > 0 && r.GenerationMS > 0 {
+		out := int(s.usage.completion.v)
+		r.OutputTokens = &out
+		if decode := out - 1; decode > 0 && r.GenerationMS > 0 {
 			rate := float64(decode) / (r.GenerationMS / 1000)
 			tpot := r.GenerationMS / float64(decode)
 			mtpot, itl := tpot, tpot
@@ -160,7 +161,6 @@ func rowFromExchange(index, planned int, ex *exchange) *artifact.TimingRow {
 		}
 	} else {
 		r.OutputTokenSource = artifact.SourceContentChunks
-		r.OutputTokens = s.contentChunks
 	}
 	return r
 }

@@ -52,7 +52,7 @@ func TestRunTruncatedPromptFails(t *testing.T) {
 			require.NotNil(t, f.ResponseTiming, "the timing row is kept")
 			require.Equal(t, 4096, *f.ResponseTiming.PromptTokens)
 			require.Equal(t, truncatedPlan, f.ResponseTiming.PlannedContextTokens)
-			require.Equal(t, 8, f.ResponseTiming.OutputTokens)
+			require.Equal(t, 8, *f.ResponseTiming.OutputTokens)
 			md := f.ResponseMetadata
 			require.NotNil(t, md)
 			require.Equal(t, 4096, *md.Usage.PromptTokens)

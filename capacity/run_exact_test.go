@@ -91,7 +91,7 @@ func TestRunExactUnderFakeTime(t *testing.T) {
 			require.Equal(t, monoMS(tr.FirstReasoning), row.TimeToFirstOutputMS, "request %d TTFO", i)
 			require.Equal(t, monoMS(tr.FirstContent), row.TTFTMS, "request %d TTFT", i)
 			require.Equal(t, monoMS(tr.Last), row.E2EMS, "request %d E2E", i)
-			require.Equal(t, tr.CompletionTokens, row.OutputTokens, "request %d completion tokens", i)
+			require.Equal(t, tr.CompletionTokens, *row.OutputTokens, "request %d completion tokens", i)
 			require.Equal(t, tr.PromptTokens, *row.PromptTokens, "request %d prompt tokens", i)
 			require.Equal(t, countChunks(tr, fakeserver.ChunkContent), row.ContentChunks)
 			require.Equal(t, countChunks(tr, fakeserver.ChunkReasoning), row.ReasoningChunks)

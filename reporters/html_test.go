@@ -60,7 +60,7 @@ func syntheticRun(t testing.TB, n, conc int, seed uint64) *artifact.Report {
 		gen := e2e - ttfo
 		tpot := gen / float64(out-1)
 		r.RequestTimings = append(r.RequestTimings, artifact.TimingRow{
-			RequestIndex: i, PlannedContextTokens: 32768, PromptTokens: new(prompt), OutputTokens: out,
+			RequestIndex: i, PlannedContextTokens: 32768, PromptTokens: new(prompt), OutputTokens: new(out),
 			OutputTokenSource: artifact.SourceUsage, ContentChunks: out / 2, ReasoningChunks: out / 2,
 			TimeToFirstOutputMS: ttfo, TTFTMS: ttft, E2EMS: e2e, GenerationMS: gen, VisibleGenerationMS: e2e - ttft,
 			EffectivePrefillTokS: new(float64(prompt) / ttfo * 1000), DecodeTokS: new(float64(out-1) / gen * 1000),

@@ -150,13 +150,15 @@ func (row *TimingRow) Check() error {
 		key string
 		v   int
 	}{
-		{"output_tokens", row.OutputTokens}, {"content_chunks", row.ContentChunks},
-		{"reasoning_chunks", row.ReasoningChunks},
+		{"content_chunks", row.ContentChunks}, {"reasoning_chunks", row.ReasoningChunks},
 	}
 	for _, c := range counts {
 		if c.v < 0 {
 			return fmt.Errorf("%s is %d, want a count >= 0", c.key, c.v)
 		}
+	}
+	if row.OutputTokens != nil && *row.OutputTokens < 0 {
+		return fmt.Errorf("output_tokens is %d, want a count >= 0", *row.OutputTokens)
 	}
 	if row.PromptTokens != nil && *row.PromptTokens < 0 {
 		return fmt.Errorf("prompt_tokens is %d, want a count >= 0", *row.PromptTokens)
@@ -182,16 +184,24 @@ func (m *Metrics) derive(rows []TimingRow) error {
 	}
 	exact := true
 	outputTokens, promptTokens := 0, 0
+	var err error
 	m.PromptTokenSamples, m.ContentChunks, m.ReasoningChunks = 0, 0, 0
 	m.RequestCanarySamples, m.RequestCanaryPassed = 0, 0
 	m.ControlledOutputSamples, m.ControlledOutputUnobservable, m.ControlledOutputExactAdherence = 0, 0, 0
 	m.OutputTokenSources = make(map[OutputTokenSource]int)
 	for i := range rows {
 		row := &rows[i]
-		add(famCompletionTokens, new(float64(row.OutputTokens)))
+		if row.OutputTokens != nil {
+			add(famCompletionTokens, new(float64(*row.OutputTokens)))
+			if outputTokens, err = addCount(outputTokens, *row.OutputTokens, "output_tokens"); err != nil {
+				return err
+			}
+		}
 		if row.PromptTokens != nil {
 			add(famPromptTokens, new(float64(*row.PromptTokens)))
-			promptTokens += *row.PromptTokens
+			if promptTokens, err = addCount(promptTokens, *row.PromptTokens, "prompt_tokens"); err != nil {
+				return err
+			}
 			m.PromptTokenSamples++
 		}
 		add(famDecodeTokS, row.DecodeTokS)
@@ -206,8 +216,7 @@ func (m *Metrics) derive(rows []TimingRow) error {
 		add(famTPOT, row.TPOTMS)
 		add(famTTFT, &row.TTFTMS)
 
-		outputTokens += row.OutputTokens
-		exact = exact && row.OutputTokenSource == SourceUsage
+		exact = exact && row.OutputTokenSource == SourceUsage && row.OutputTokens != nil
 		m.OutputTokenSources[row.OutputTokenSource]++
 		m.ContentChunks += row.ContentChunks
 		m.ReasoningChunks += row.ReasoningChunks
@@ -325,4 +334,13 @@ func keepUnderivable(m, recorded *Metrics, rows []TimingRow) {
 			}
 		}
 	}
+}
+
+// addCount adds n to the run total sum of key, failing instead of
+// overflowing (a read artifact can hold any count).
+func addCount(sum, n int, key string) (int, error) {
+	if n > math.MaxInt-sum {
+		return sum, fmt.Errorf("the sum of the rows' %s overflows (%d + %d)", key, sum, n)
+	}
+	return sum + n, nil
 }

@@ -14,10 +14,10 @@ func ExampleReport_Recompute() {
 		Requests:    2,
 		WallClockMS: 1000,
 		RequestTimings: []artifact.TimingRow{
-			{RequestIndex: 0, OutputTokens: 33, OutputTokenSource: artifact.SourceUsage,
+			{RequestIndex: 0, OutputTokens: new(33), OutputTokenSource: artifact.SourceUsage,
 				TimeToFirstOutputMS: 80, TTFTMS: 80, E2EMS: 400, GenerationMS: 320, VisibleGenerationMS: 320,
 				DecodeTokS: new(100.0), TPOTMS: new(10.0)},
-			{RequestIndex: 1, OutputTokens: 17, OutputTokenSource: artifact.SourceUsage,
+			{RequestIndex: 1, OutputTokens: new(17), OutputTokenSource: artifact.SourceUsage,
 				TimeToFirstOutputMS: 120, TTFTMS: 120, E2EMS: 440, GenerationMS: 320, VisibleGenerationMS: 320,
 				DecodeTokS: new(50.0), TPOTMS: new(20.0)},
 		},

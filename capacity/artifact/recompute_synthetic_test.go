@@ -21,7 +21,7 @@ func syntheticReport() *Report {
 		Schema: Schema, Requests: 4, WallClockMS: 2000, Completed: 3, Failed: 1,
 		RequestTimings: []TimingRow{
 			{
-				RequestIndex: 0, PlannedContextTokens: 32768, PromptTokens: new(100), OutputTokens: 11,
+				RequestIndex: 0, PlannedContextTokens: 32768, PromptTokens: new(100), OutputTokens: new(11),
 				OutputTokenSource: SourceUsage, ContentChunks: 8, ReasoningChunks: 3,
 				TimeToFirstOutputMS: 10, TTFTMS: 20, E2EMS: 120, GenerationMS: 110, VisibleGenerationMS: 100,
 				EffectivePrefillTokS: new(10000.0), DecodeTokS: new(10 / 0.11),
@@ -30,14 +30,14 @@ func syntheticReport() *Report {
 				ControlledOutput: &ControlledOutputCheck{RequestedWords: 10, ObservedCodeWords: 10, CaptureComplete: true, ExactAdherence: new(true), Policy: "observe", Passed: true},
 			},
 			{
-				RequestIndex: 1, PlannedContextTokens: 32768, OutputTokens: 5,
+				RequestIndex: 1, PlannedContextTokens: 32768, OutputTokens: new(5),
 				OutputTokenSource: SourceContentChunks, ContentChunks: 5,
 				TimeToFirstOutputMS: 30, TTFTMS: 30, E2EMS: 90, GenerationMS: 60, VisibleGenerationMS: 60,
 				RequestCanary:    &CanaryCheck{Marker: "ANVIL_REQ_7_00001", ObservedMarkerCount: 1, CaptureComplete: true},
 				ControlledOutput: &ControlledOutputCheck{RequestedWords: 10, ObservedCodeWords: 9, Policy: "observe", Passed: true},
 			},
 			{
-				RequestIndex: 2, PlannedContextTokens: 65536, PromptTokens: new(200), OutputTokens: 1,
+				RequestIndex: 2, PlannedContextTokens: 65536, PromptTokens: new(200), OutputTokens: new(1),
 				OutputTokenSource: SourceUsage, ContentChunks: 1,
 				TimeToFirstOutputMS: 40, TTFTMS: 40, E2EMS: 40, EffectivePrefillTokS: new(5000.0),
 				RequestCanary:    &CanaryCheck{Marker: "ANVIL_REQ_7_00002", MarkerAtStart: true, ObservedMarkerCount: 1, CaptureComplete: true, Passed: true},
@@ -145,7 +145,7 @@ func TestRecomputeNoSuccess(t *testing.T) {
 
 func TestRecomputeOneRequest(t *testing.T) {
 	r := &Report{Schema: Schema, Requests: 1, WallClockMS: 250, RequestTimings: []TimingRow{{
-		OutputTokens: 64, PromptTokens: new(1000), OutputTokenSource: SourceUsage, ContentChunks: 64,
+		OutputTokens: new(64), PromptTokens: new(1000), OutputTokenSource: SourceUsage, ContentChunks: 64,
 		TimeToFirstOutputMS: 50, TTFTMS: 50, E2EMS: 250, GenerationMS: 200, VisibleGenerationMS: 200,
 		EffectivePrefillTokS: new(20000.0), DecodeTokS: new(315.0), TPOTMS: new(200 / 63.0),
 		MeanTimePerOutputTokenMS: new(200 / 63.0), MeanInterTokenLatencyMS: new(200 / 63.0),
@@ -214,7 +214,7 @@ func TestRecomputeRejectsLegacy(t *testing.T) {
 // wall clock; content_chunks_s only when the tokens are not exact.
 func TestRecomputeThroughputEligibility(t *testing.T) {
 	usageRow := func(i, tokens int) TimingRow {
-		return TimingRow{RequestIndex: i, OutputTokens: tokens, OutputTokenSource: SourceUsage, ContentChunks: tokens,
+		return TimingRow{RequestIndex: i, OutputTokens: new(tokens), OutputTokenSource: SourceUsage, ContentChunks: tokens,
 			TimeToFirstOutputMS: 10, TTFTMS: 10, E2EMS: 100, GenerationMS: 90, VisibleGenerationMS: 90}
 	}
 	chunkRow := usageRow(1, 7)
@@ -264,11 +264,11 @@ func TestRecomputeP99Interpretation(t *testing.T) {
 	report := func(n int) *Report {
 		r := &Report{Schema: Schema, Requests: n, WallClockMS: 1000}
 		for i := range n {
-			row := TimingRow{RequestIndex: i, PromptTokens: new(1000), OutputTokens: 9, OutputTokenSource: SourceUsage,
+			row := TimingRow{RequestIndex: i, PromptTokens: new(1000), OutputTokens: new(9), OutputTokenSource: SourceUsage,
 				TimeToFirstOutputMS: 10, TTFTMS: 10, E2EMS: 90, GenerationMS: 80, VisibleGenerationMS: 80,
 				EffectivePrefillTokS: new(100000.0), DecodeTokS: new(100.0), TPOTMS: new(10.0)}
 			if i == 0 { // one token: no decode rate, no TPOT
-				row.OutputTokens, row.DecodeTokS, row.TPOTMS = 1, nil, nil
+				row.OutputTokens, row.DecodeTokS, row.TPOTMS = new(1), nil, nil
 			}
 			r.RequestTimings = append(r.RequestTimings, row)
 		}

@@ -14,9 +14,11 @@ type TimingRow struct {
 	PlannedContextTokens int // "planned_context_tokens"
 	// PromptTokens is "prompt_tokens" (usage.prompt_tokens); nil without usage.
 	PromptTokens *int
-	// OutputTokens is "output_tokens": usage.completion_tokens, or the
-	// content chunk count when OutputTokenSource is SourceContentChunks.
-	OutputTokens      int
+	// OutputTokens is "output_tokens": usage.completion_tokens; nil when
+	// the response carried no usage (OutputTokenSource SourceContentChunks,
+	// whose count is ContentChunks), as the reference writes it. Older
+	// artifacts may hold the chunk count there instead.
+	OutputTokens      *int
 	OutputTokenSource OutputTokenSource // "output_token_source"
 	ContentChunks     int               // "content_chunks"
 	ReasoningChunks   int               // "reasoning_chunks"
