@@ -20,11 +20,11 @@ func ExampleWorkload_Resolved() {
 	w, err := capacity.Workload{Concurrency: 4, SharedPrefixTokens: capacity.NoSharedPrefix}.Resolved()
 	fmt.Println(w.Requests, w.Concurrency, w.MaxTokens, w.SharedPrefixTokens, w.Timeout, w.PromptCacheMode, err)
 
-	_, err = capacity.Workload{Concurrency: 300}.Resolved()
+	_, err = capacity.Workload{Concurrency: 20000}.Resolved()
 	fmt.Println(err)
 	fmt.Println(errors.Is(err, capacity.ErrInvalidConfig))
 	// Output:
 	// 60 4 64 0 15m0s shared <nil>
-	// capacity: Workload.Concurrency = 300: must be in 1..256
+	// capacity: Workload.Concurrency = 20000: must be in 1..16384
 	// true
 }

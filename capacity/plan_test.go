@@ -58,7 +58,7 @@ func TestNewPlanErrors(t *testing.T) {
 		nonce       string
 		wantErr     string
 	}{
-		{"invalid workload", Workload{Concurrency: 300}, 8192, 1024, "", "Workload.Concurrency = 300: must be in 1..256"},
+		{"invalid workload", Workload{Concurrency: 20000}, 8192, 1024, "", "Workload.Concurrency = 20000: must be in 1..16384"},
 		{"unknown model length", Workload{}, 0, 1024, "", "Target.MaxModelLen = 0: must be in 1..1048576 once resolved"},
 		{"model length over", Workload{}, 1048577, 1024, "", "Target.MaxModelLen = 1048577: must be in 1..1048576"},
 		{"margin negative", Workload{}, 8192, -1, "", "Target.Margin = -1: must be in 0..1048576 once resolved"},

@@ -43,6 +43,9 @@ func Run(ctx context.Context, t Target, w Workload) (*artifact.Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := ensureFileLimit(w.Concurrency); err != nil {
+		return nil, err
+	}
 	hc := t.HTTPClient
 	if hc == nil {
 		tr := newTransport(w.Concurrency)

@@ -105,7 +105,7 @@ func (w Workload) validate() error {
 	var v validator
 	v.intRange("Workload.Requests", w.Requests, 1, MaxRequests)
 	v.intRange("Workload.Concurrency", w.Concurrency, 1, MaxConcurrency)
-	v.intRange("Workload.Burst", w.Burst, 0, MaxConcurrency)
+	v.intRange("Workload.Burst", w.Burst, 0, MaxBurst)
 	if w.ContextTokens != 0 && (w.ContextTokens < MinContextTokens || w.ContextTokens > MaxContextTokens) {
 		v.add("Workload.ContextTokens", w.ContextTokens, "must be 0 (sampled) or in %d..%d", MinContextTokens, MaxContextTokens)
 	}

@@ -75,11 +75,12 @@ func TestWorkloadBounds(t *testing.T) {
 		{"requests negative", Workload{Requests: -1}, "Workload.Requests = -1: must be in 1..10000"},
 		{"requests over", Workload{Requests: 10001}, "Workload.Requests = 10001: must be in 1..10000"},
 		{"concurrency max", Workload{Concurrency: 256}, ""},
-		{"concurrency over", Workload{Concurrency: 257}, "Workload.Concurrency = 257: must be in 1..256"},
-		{"concurrency negative", Workload{Concurrency: -3}, "Workload.Concurrency = -3: must be in 1..256"},
-		{"burst max", Workload{Burst: 256}, ""},
-		{"burst over", Workload{Burst: 257}, "Workload.Burst = 257: must be in 0..256"},
-		{"burst negative", Workload{Burst: -1}, "Workload.Burst = -1: must be in 0..256"},
+		{"concurrency over", Workload{Concurrency: 16385}, "Workload.Concurrency = 16385: must be in 1..16384"},
+		{"concurrency above the reference", Workload{Concurrency: 257}, ""},
+		{"concurrency negative", Workload{Concurrency: -3}, "Workload.Concurrency = -3: must be in 1..16384"},
+		{"burst max", Workload{Burst: MaxBurst}, ""},
+		{"burst over", Workload{Burst: 10001}, "Workload.Burst = 10001: must be in 0..10000"},
+		{"burst negative", Workload{Burst: -1}, "Workload.Burst = -1: must be in 0..10000"},
 		{"context min", Workload{ContextTokens: 32}, ""},
 		{"context max", Workload{ContextTokens: 1048576, Requests: 64}, ""},
 		{"context under", Workload{ContextTokens: 31}, "Workload.ContextTokens = 31: must be 0 (sampled) or in 32..1048576"},
@@ -172,7 +173,7 @@ func TestConfigErrorValue(t *testing.T) {
 }
 
 func TestWorkloadReportsEveryProblem(t *testing.T) {
-	_, err := Workload{Requests: -1, Concurrency: 999, TopP: new(2.0)}.Resolved()
+	_, err := Workload{Requests: -1, Concurrency: 99999, TopP: new(2.0)}.Resolved()
 	var fields []string
 	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
 		var ce *ConfigError

@@ -11,8 +11,16 @@ const (
 	MaxRequests = 10000
 	// DefaultConcurrency is the number of requests in flight when Workload.Concurrency is 0.
 	DefaultConcurrency = 20
-	// MaxConcurrency is the largest Workload.Concurrency and Workload.Burst.
-	MaxConcurrency = 256
+	// MaxConcurrency is the largest Workload.Concurrency. The reference tool
+	// stops at ReferenceMaxConcurrency; a run above it is still a v1
+	// artifact. Run checks the open-file limit first (one connection per
+	// request in flight, and as many again being torn down).
+	MaxConcurrency = 16384
+	// ReferenceMaxConcurrency is the reference tool's largest concurrency.
+	ReferenceMaxConcurrency = 256
+	// MaxBurst is the largest Workload.Burst: a burst sends all its
+	// requests at once, so it is bounded by MaxRequests too.
+	MaxBurst = min(MaxConcurrency, MaxRequests)
 	// DefaultSharedPrefixTokens is the estimated token length of the shared
 	// prefix when Workload.SharedPrefixTokens is 0.
 	DefaultSharedPrefixTokens = 8000
@@ -134,7 +142,7 @@ type Workload struct {
 	Concurrency int
 	// Burst, when > 0, sends Burst requests at once: Requests = Concurrency =
 	// Burst, the shared prefix is used (serve_flags.shared_prefix_burst).
-	// 0..MaxConcurrency; 0 means no burst.
+	// 0..MaxBurst; 0 means no burst.
 	Burst int
 	// ContextTokens is the planned prompt size of every request, 0 or
 	// MinContextTokens..MaxContextTokens. 0 samples one context per request

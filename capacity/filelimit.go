@@ -1,0 +1,28 @@
+package capacity
+
+import "fmt"
+
+// fileMargin is the open files a run needs besides its connections: the
+// process's own (standard streams, the artifact being written, DNS, the
+// runtime) with room to spare.
+const fileMargin = 64
+
+// filesNeeded is the open-file limit a run at concurrency c needs: the
+// transport keeps at most 2c connections to the host (newTransport: one per
+// request in flight, and as many again being torn down), plus fileMargin.
+func filesNeeded(c int) uint64 { return uint64(2*c + fileMargin) }
+
+// FileLimitError is returned by Run when the process may not open enough
+// files for Workload.Concurrency and the hard limit forbids raising it.
+type FileLimitError struct {
+	Concurrency int    // Workload.Concurrency
+	Need        uint64 // open files the run needs
+	Soft, Hard  uint64 // the process's limits (RLIMIT_NOFILE)
+}
+
+var _ error = (*FileLimitError)(nil)
+
+func (e *FileLimitError) Error() string {
+	return fmt.Sprintf("capacity: Workload.Concurrency = %d needs %d open files, but the hard limit is %d (soft %d): raise it (ulimit -Hn, or LimitNOFILE for a service) or lower the concurrency",
+		e.Concurrency, e.Need, e.Hard, e.Soft)
+}
