@@ -132,6 +132,8 @@ var edgeCases = []struct {
 	{name: "error keeps inner white space", data: `{"error": { "message" : "x" } }`, want: &Chunk{Error: []byte(`{ "message" : "x" }`)}},
 	{name: "deep unknown member", data: `{"x":` + strings.Repeat(`[{"a":`, 200) + `1` + strings.Repeat(`}]`, 200) + `,"choices":[{"delta":{"content":"a"}}]}`,
 		want: oneChoice(Choice{Content: str("a")})},
+	{name: "empty containers skipped", data: `{"x":[{},[],{"a":[]},[[]]],"choices":[{"delta":{"content":"a"}}]}`, want: oneChoice(Choice{Content: str("a")})},
+	{name: "empty object closing an array", data: `{"":[{}}]}`, err: syntaxErr, fallback: true},
 	{name: "deeper than the fast path", data: `{"x":` + strings.Repeat(`[`, MaxFastDepth+1) + strings.Repeat(`]`, MaxFastDepth+1) + `,"choices":[{"delta":{"content":"a"}}]}`,
 		want: oneChoice(Choice{Content: str("a")}), fallback: true},
 	{name: "white space everywhere", data: " \t\n{ \"choices\" : [ { \"delta\" : { \"content\" : \"a\" } } ] }\r\n\u00a0",

@@ -184,16 +184,16 @@ func valueEnd(b []byte, i int, st *skipStack) int {
 			if depth == MaxFastDepth {
 				return fail
 			}
-			st[depth>>6] |= 1 << (depth & 63)
-			depth++
 			i = skipSpace(b, i+1)
 			if i >= len(b) {
 				return fail
 			}
-			if b[i] == '}' {
+			if b[i] == '}' { // empty: no level to open
 				i++
 				break
 			}
+			st[depth>>6] |= 1 << (depth & 63)
+			depth++
 			if i = memberValue(b, i); i < 0 {
 				return fail
 			}
@@ -202,8 +202,6 @@ func valueEnd(b []byte, i int, st *skipStack) int {
 			if depth == MaxFastDepth {
 				return fail
 			}
-			st[depth>>6] &^= 1 << (depth & 63)
-			depth++
 			i = skipSpace(b, i+1)
 			if i >= len(b) {
 				return fail
@@ -212,6 +210,8 @@ func valueEnd(b []byte, i int, st *skipStack) int {
 				i++
 				break
 			}
+			st[depth>>6] &^= 1 << (depth & 63)
+			depth++
 			continue
 		default:
 			if i = scalarEnd(b, i); i < 0 {
