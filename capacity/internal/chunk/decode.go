@@ -106,6 +106,9 @@ const (
 // lookup returns the member a name without escapes, non-ASCII bytes or
 // upper-case letters selects at lv, or 0 for a member that is not decoded.
 func lookup(lv level, name []byte) int {
+	if len(name) > maxNameLen || nameLens(lv)&(1<<len(name)) == 0 {
+		return 0 // no decoded name at lv has this length
+	}
 	switch lv {
 	case levelTop:
 		switch string(name) {
@@ -157,6 +160,22 @@ func lookup(lv level, name []byte) int {
 // longest); a longer name cannot fold to one of them.
 const maxNameLen = 24
 
+// nameLens returns the lengths of the decoded names at lv, bit n for n
+// bytes: most names that are not decoded are told apart by length alone.
+func nameLens(lv level) uint32 {
+	switch lv {
+	case levelTop:
+		return 1<<len("choices") | 1<<len("usage") | 1<<len("error")
+	case levelChoice:
+		return 1<<len("delta") | 1<<len("finish_reason")
+	case levelDelta:
+		return 1<<len("content") | 1<<len("role") | 1<<len("reasoning_content") | 1<<len("reasoning")
+	case levelUsage:
+		return 1<<len("prompt_tokens") | 1<<len("completion_tokens") | 1<<len("total_tokens") | 1<<len("prompt_tokens_details")
+	}
+	return 1 << len("cached_tokens")
+}
+
 // lookupFolded resolves a name with upper-case ASCII letters: encoding/json
 // would match it to a decoded member when it folds to that member's name,
 // which the fast path leaves to encoding/json (fail); otherwise it is a
@@ -178,29 +197,22 @@ func lookupFolded(lv level, name []byte) int {
 	return 0
 }
 
-// member scans a member name starting at b[i] and the colon after it. It
-// returns the name, whether it has upper-case ASCII letters, and the index
-// of the value. A name with an escape or a non-ASCII byte fails: only
-// encoding/json decides which member such a name selects. The name is
-// scanned eight bytes at a time while eight remain.
-func member(b []byte, i int) (name []byte, hasUpper bool, v int) {
-	if i >= len(b) || b[i] != '"' {
-		return nil, false, fail
-	}
-	j := i + 1
+// nameEnd scans a member name from b[j], just after its opening quote, to
+// the first quote, backslash, control character or non-ASCII byte, and
+// returns its index and whether the bytes before it have an upper-case
+// ASCII letter. The name is scanned eight bytes at a time while eight
+// remain.
+func nameEnd(b []byte, j int) (int, bool) {
 	var up uint64
 	for j+8 <= len(b) {
 		w := binary.LittleEndian.Uint64(b[j:])
-		m := stops(w) | w&msb
-		if m == 0 {
-			up |= upper(w)
-			j += 8
-			continue
+		if m := stops(w) | w&msb; m != 0 {
+			n := bits.TrailingZeros64(m) // 8 times the bytes before the stop, plus 7
+			// upper is exact below the first non-ASCII byte, hence below n.
+			return j + n>>3, up|upper(w)&(1<<n-1) != 0
 		}
-		n := bits.TrailingZeros64(m) // 8 times the bytes before the stop, plus 7
-		up |= upper(w & (1<<(n&^7) - 1))
-		j += n >> 3
-		goto end
+		up |= upper(w)
+		j += 8
 	}
 	for ; j < len(b); j++ {
 		c := b[j]
@@ -211,20 +223,7 @@ func member(b []byte, i int) (name []byte, hasUpper bool, v int) {
 			up = 1
 		}
 	}
-end:
-	if j >= len(b) || b[j] != '"' {
-		return nil, false, fail
-	}
-	name = b[i+1 : j]
-	v = skipSpace(b, j+1)
-	if v >= len(b) || b[v] != ':' {
-		return nil, false, fail
-	}
-	v = skipSpace(b, v+1)
-	if v >= len(b) {
-		return nil, false, fail
-	}
-	return name, up != 0, v
+	return j, up != 0
 }
 
 // object decodes the object starting at b[i] == '{' whose members are
@@ -240,8 +239,22 @@ func (d *Decoder) object(b []byte, i int, lv level, ci int) int {
 	}
 	seen := 0
 	for {
-		name, upper, v := member(b, i)
-		if v < 0 {
+		// A member name (only an ASCII one without escapes is decoded
+		// here: encoding/json alone decides which member another selects),
+		// its colon and the start of its value at v.
+		if b[i] != '"' {
+			return fail
+		}
+		j, upper := nameEnd(b, i+1)
+		if j >= len(b) || b[j] != '"' {
+			return fail
+		}
+		name := b[i+1 : j]
+		v := skipSpace(b, j+1)
+		if v >= len(b) || b[v] != ':' {
+			return fail
+		}
+		if v = skipSpace(b, v+1); v >= len(b) {
 			return fail
 		}
 		var f int
@@ -254,7 +267,19 @@ func (d *Decoder) object(b []byte, i int, lv level, ci int) int {
 			return fail
 		}
 		seen |= f
-		if i = d.value(b, v, f, ci); i < 0 {
+		switch {
+		case f != 0:
+			i = d.value(b, v, f, ci)
+		case b[v] == '"': // most members not decoded are strings
+			i, _ = stringEnd(b, v)
+		case b[v] == 'n':
+			i = literalEnd(b, v)
+		case isDigit(b[v]):
+			i = numberEnd(b, v)
+		default:
+			i = valueEnd(b, v, &d.stack)
+		}
+		if i < 0 {
 			return fail
 		}
 		i = skipSpace(b, i)
@@ -310,10 +335,6 @@ func (d *Decoder) value(b []byte, i int, f int, ci int) int {
 		if end >= 0 {
 			*d.intField(f) = d.intOf(b[i:end])
 		}
-		return end
-	}
-	if b[i] == '"' {
-		end, _ := stringEnd(b, i)
 		return end
 	}
 	return valueEnd(b, i, &d.stack)

@@ -51,7 +51,8 @@
 //     folds to one of the decoded names: encoding/json matches names without
 //     regard to case, with Unicode simple folding;
 //   - a decoded name present twice in the same object;
-//   - unknown members nested deeper than [MaxFastDepth].
+//   - the value of a member that is not decoded nesting arrays and objects
+//     more than [MaxFastDepth] deep.
 //
 // None of these occurs in the streams of vLLM, SGLang, llama.cpp or ollama;
 // the fallback costs an allocation or more per payload.

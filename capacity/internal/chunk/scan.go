@@ -17,8 +17,8 @@ import (
 const fail = -1
 
 // MaxFastDepth is the deepest nesting of arrays and objects the fast path
-// skips; a payload nesting deeper is decoded by encoding/json (whose own
-// limit is 10000).
+// skips in the value of a member that is not decoded; a payload nesting
+// deeper there is decoded by encoding/json (whose own limit is 10000).
 const MaxFastDepth = 64 * stackWords
 
 // stackWords is the size of the skip stack in 64-bit words, one bit per
