@@ -242,7 +242,7 @@ func (d *Decoder) object(b []byte, i int, lv level, ci int) int {
 		// A member name (only an ASCII one without escapes is decoded
 		// here: encoding/json alone decides which member another selects),
 		// its colon and the start of its value at v.
-		if b[i] != '"' {
+		if i >= len(b) || b[i] != '"' {
 			return fail
 		}
 		j, upper := nameEnd(b, i+1)

@@ -152,6 +152,8 @@ var edgeCases = []struct {
 	{name: "control character in string", data: "{\"id\":\"a\tb\"}", err: syntaxErr, fallback: true},
 	{name: "mismatched brackets", data: `{"x":[{]}`, err: syntaxErr, fallback: true},
 	{name: "cut", data: `{"choices":[`, err: unexpectedEOF, fallback: true},
+	{name: "cut after a comma", data: `{"id":"x",`, err: unexpectedEOF, fallback: true},
+	{name: "cut after a comma in a choice", data: `{"choices":[{"index":0,`, err: unexpectedEOF, fallback: true},
 	{name: "cut in string", data: `{"choices":[{"delta":{"content":"\u00`, err: unexpectedEOF, fallback: true},
 	{name: "choices not an array", data: `{"choices":{}}`, err: typeErr, fallback: true},
 	{name: "type error before trailing data", data: `{"choices":5} x`, err: typeErr, fallback: true},
