@@ -1,0 +1,482 @@
+package chunk
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+)
+
+// A Decoder decodes the payloads of one stream, one after the other. Its
+// storage (the choices, the buffer of unescaped text) is kept from one call
+// to the next, so that a stream allocates only while its chunks grow. The
+// zero value is ready to use. A Decoder is not safe for concurrent use.
+type Decoder struct {
+	chunk   Chunk
+	choices []Choice
+	// buf holds the unescaped strings of the current payload; spans says
+	// which Text each belongs to, set once the payload is decoded (buf may
+	// move while it grows).
+	buf   []byte
+	spans []span
+	stack skipStack
+	// fallbacks counts the payloads handed to encoding/json.
+	fallbacks int
+}
+
+// span is the place in Decoder.buf of the unescaped text of one field.
+type span struct {
+	choice   int
+	field    int
+	off, end int
+}
+
+// Decode decodes one payload. It returns ErrNotObject, ErrTrailingData or
+// a *MalformedError when the payload is not exactly one JSON object that
+// encoding/json decodes; the decoder may be used again after an error. The
+// chunk and its byte slices are valid until the next call (see the package
+// documentation).
+func (d *Decoder) Decode(data []byte) (*Chunk, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' {
+		return nil, ErrNotObject
+	}
+	d.reset()
+	end := d.object(data, 0, levelTop, 0)
+	if end < 0 {
+		d.fallbacks++
+		d.reset()
+		return d.fallback(data)
+	}
+	if end != len(data) {
+		return nil, ErrTrailingData
+	}
+	d.finish()
+	return &d.chunk, nil
+}
+
+// reset forgets the previous payload, keeping the storage. The choices are
+// cleared so that they hold no reference to the previous payload.
+func (d *Decoder) reset() {
+	clear(d.choices)
+	d.choices = d.choices[:0]
+	d.buf = d.buf[:0]
+	d.spans = d.spans[:0]
+	d.chunk = Chunk{}
+}
+
+// finish points the unescaped texts at their place in buf and publishes
+// the choices.
+func (d *Decoder) finish() {
+	for _, s := range d.spans {
+		d.textField(s.choice, s.field).Bytes = d.buf[s.off:s.end:s.end]
+	}
+	d.chunk.Choices = d.choices
+}
+
+// level is an object whose members are decoded.
+type level uint8
+
+const (
+	levelTop     level = iota // the payload
+	levelChoice               // an element of choices
+	levelDelta                // choices[i].delta
+	levelUsage                // usage
+	levelDetails              // usage.prompt_tokens_details
+)
+
+// The decoded members, one bit each so that an object records those it
+// has seen (a second one sends the payload to encoding/json).
+const (
+	fChoices = 1 << iota
+	fUsage
+	fError
+	fDelta
+	fFinish
+	fContent
+	fRole
+	fReasoningContent
+	fReasoning
+	fPrompt
+	fCompletion
+	fTotal
+	fDetails
+	fCached
+)
+
+// lookup returns the member a name without escapes, non-ASCII bytes or
+// upper-case letters selects at lv, or 0 for a member that is not decoded.
+func lookup(lv level, name []byte) int {
+	if len(name) > maxNameLen || nameLens(lv)&(1<<len(name)) == 0 {
+		return 0 // no decoded name at lv has this length
+	}
+	switch lv {
+	case levelTop:
+		switch string(name) {
+		case "choices":
+			return fChoices
+		case "usage":
+			return fUsage
+		case "error":
+			return fError
+		}
+	case levelChoice:
+		switch string(name) {
+		case "delta":
+			return fDelta
+		case "finish_reason":
+			return fFinish
+		}
+	case levelDelta:
+		switch string(name) {
+		case "content":
+			return fContent
+		case "role":
+			return fRole
+		case "reasoning_content":
+			return fReasoningContent
+		case "reasoning":
+			return fReasoning
+		}
+	case levelUsage:
+		switch string(name) {
+		case "prompt_tokens":
+			return fPrompt
+		case "completion_tokens":
+			return fCompletion
+		case "total_tokens":
+			return fTotal
+		case "prompt_tokens_details":
+			return fDetails
+		}
+	case levelDetails:
+		if string(name) == "cached_tokens" {
+			return fCached
+		}
+	}
+	return 0
+}
+
+// maxNameLen bounds the decoded names (prompt_tokens_details is the
+// longest); a longer name cannot fold to one of them.
+const maxNameLen = 24
+
+// nameLens returns the lengths of the decoded names at lv, bit n for n
+// bytes: most names that are not decoded are told apart by length alone.
+func nameLens(lv level) uint32 {
+	switch lv {
+	case levelTop:
+		return 1<<len("choices") | 1<<len("usage") | 1<<len("error")
+	case levelChoice:
+		return 1<<len("delta") | 1<<len("finish_reason")
+	case levelDelta:
+		return 1<<len("content") | 1<<len("role") | 1<<len("reasoning_content") | 1<<len("reasoning")
+	case levelUsage:
+		return 1<<len("prompt_tokens") | 1<<len("completion_tokens") | 1<<len("total_tokens") | 1<<len("prompt_tokens_details")
+	}
+	return 1 << len("cached_tokens")
+}
+
+// lookupFolded resolves a name with upper-case ASCII letters: encoding/json
+// would match it to a decoded member when it folds to that member's name,
+// which the fast path leaves to encoding/json (fail); otherwise it is a
+// member that is not decoded.
+func lookupFolded(lv level, name []byte) int {
+	if len(name) > maxNameLen {
+		return 0
+	}
+	var low [maxNameLen]byte
+	for i, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		low[i] = c
+	}
+	if lookup(lv, low[:len(name)]) != 0 {
+		return fail
+	}
+	return 0
+}
+
+// nameEnd scans a member name from b[j], just after its opening quote, to
+// the first quote, backslash, control character or non-ASCII byte, and
+// returns its index and whether the bytes before it have an upper-case
+// ASCII letter. The name is scanned eight bytes at a time while eight
+// remain.
+func nameEnd(b []byte, j int) (int, bool) {
+	var up uint64
+	for j+8 <= len(b) {
+		w := binary.LittleEndian.Uint64(b[j:])
+		if m := stops(w) | w&msb; m != 0 {
+			n := bits.TrailingZeros64(m) // 8 times the bytes before the stop, plus 7
+			// upper is exact below the first non-ASCII byte, hence below n.
+			return j + n>>3, up|upper(w)&(1<<n-1) != 0
+		}
+		up |= upper(w)
+		j += 8
+	}
+	for ; j < len(b); j++ {
+		c := b[j]
+		if c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
+			break
+		}
+		if 'A' <= c && c <= 'Z' {
+			up = 1
+		}
+	}
+	return j, up != 0
+}
+
+// object decodes the object starting at b[i] == '{' whose members are
+// those of lv; ci is the index of the choice a choice or delta object
+// belongs to.
+func (d *Decoder) object(b []byte, i int, lv level, ci int) int {
+	i = skipSpace(b, i+1)
+	if i >= len(b) {
+		return fail
+	}
+	if b[i] == '}' {
+		return i + 1
+	}
+	seen := 0
+	for {
+		// A member name (only an ASCII one without escapes is decoded
+		// here: encoding/json alone decides which member another selects),
+		// its colon and the start of its value at v.
+		if i >= len(b) || b[i] != '"' {
+			return fail
+		}
+		j, upper := nameEnd(b, i+1)
+		if j >= len(b) || b[j] != '"' {
+			return fail
+		}
+		name := b[i+1 : j]
+		v := skipSpace(b, j+1)
+		if v >= len(b) || b[v] != ':' {
+			return fail
+		}
+		if v = skipSpace(b, v+1); v >= len(b) {
+			return fail
+		}
+		var f int
+		if upper {
+			f = lookupFolded(lv, name)
+		} else {
+			f = lookup(lv, name)
+		}
+		if f < 0 || seen&f != 0 {
+			return fail
+		}
+		seen |= f
+		switch {
+		case f != 0:
+			i = d.value(b, v, f, ci)
+		case b[v] == '"': // most members not decoded are strings
+			i, _ = stringEnd(b, v)
+		case b[v] == 'n':
+			i = literalEnd(b, v)
+		case isDigit(b[v]):
+			i = numberEnd(b, v)
+		default:
+			i = valueEnd(b, v, &d.stack)
+		}
+		if i < 0 {
+			return fail
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return fail
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+			continue
+		case '}':
+			return i + 1
+		}
+		return fail
+	}
+}
+
+// value decodes the value of member f starting at b[i] and returns the
+// index after it.
+func (d *Decoder) value(b []byte, i int, f int, ci int) int {
+	switch f {
+	case fChoices:
+		return d.choiceArray(b, i)
+	case fUsage:
+		return d.objectOrNull(b, i, levelUsage, 0)
+	case fError:
+		if b[i] == 'n' {
+			return literalEnd(b, i)
+		}
+		end := valueEnd(b, i, &d.stack)
+		if end >= 0 {
+			d.chunk.Error = b[i:end:end]
+		}
+		return end
+	case fDelta:
+		return d.objectOrNull(b, i, levelDelta, ci)
+	case fDetails:
+		return d.objectOrNull(b, i, levelDetails, 0)
+	case fFinish, fContent, fRole:
+		return d.text(b, i, ci, f)
+	case fReasoningContent, fReasoning:
+		end := valueEnd(b, i, &d.stack)
+		if end-i > 2 && b[i] == '"' {
+			if ch := &d.choices[ci]; f == fReasoning {
+				ch.Reasoning = true
+			} else {
+				ch.ReasoningContent = true
+			}
+		}
+		return end
+	case fPrompt, fCompletion, fTotal, fCached:
+		end := valueEnd(b, i, &d.stack)
+		if end >= 0 {
+			*d.intField(f) = d.intOf(b[i:end])
+		}
+		return end
+	}
+	return valueEnd(b, i, &d.stack)
+}
+
+// objectOrNull decodes a member that encoding/json decodes into a struct
+// (or a pointer to one): an object or null, and a type error otherwise.
+func (d *Decoder) objectOrNull(b []byte, i int, lv level, ci int) int {
+	switch b[i] {
+	case '{':
+		if lv == levelUsage {
+			d.chunk.Usage.Present = true
+		}
+		return d.object(b, i, lv, ci)
+	case 'n':
+		return literalEnd(b, i)
+	}
+	return fail
+}
+
+// choiceArray decodes the value of choices: null or an array of objects
+// and nulls (a null element is a choice with nothing set).
+func (d *Decoder) choiceArray(b []byte, i int) int {
+	switch b[i] {
+	case 'n':
+		return literalEnd(b, i)
+	case '[':
+	default:
+		return fail
+	}
+	i = skipSpace(b, i+1)
+	if i >= len(b) {
+		return fail
+	}
+	if b[i] == ']' {
+		return i + 1
+	}
+	for {
+		d.choices = append(d.choices, Choice{})
+		switch b[i] {
+		case '{':
+			i = d.object(b, i, levelChoice, len(d.choices)-1)
+		case 'n':
+			i = literalEnd(b, i)
+		default:
+			return fail
+		}
+		if i < 0 {
+			return fail
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return fail
+		}
+		switch b[i] {
+		case ',':
+			if i = skipSpace(b, i+1); i >= len(b) {
+				return fail
+			}
+			continue
+		case ']':
+			return i + 1
+		}
+		return fail
+	}
+}
+
+// text decodes a Text member of choice ci starting at b[i].
+func (d *Decoder) text(b []byte, i int, ci int, f int) int {
+	if b[i] != '"' {
+		end := valueEnd(b, i, &d.stack)
+		d.textField(ci, f).Kind = kindOf(b[i])
+		return end
+	}
+	end, escaped := stringEnd(b, i)
+	if end < 0 {
+		return fail
+	}
+	d.setString(ci, f, b[i+1:end-1], escaped)
+	return end
+}
+
+// setString sets a Text member of choice ci to the contents s of a valid
+// JSON string: s itself without escapes, else its text unescaped in buf.
+func (d *Decoder) setString(ci int, f int, s []byte, escaped bool) {
+	t := d.textField(ci, f)
+	t.Kind = String
+	if !escaped {
+		t.Bytes = s[:len(s):len(s)]
+		return
+	}
+	off := len(d.buf)
+	d.buf = appendUnescaped(d.buf, s)
+	d.spans = append(d.spans, span{choice: ci, field: f, off: off, end: len(d.buf)})
+}
+
+// intOf returns the count a valid JSON value v denotes, as json.Number
+// decodes it: a number literal, or a string holding one.
+func (d *Decoder) intOf(v []byte) Int {
+	switch c := v[0]; {
+	case c == 'n':
+		return Int{Kind: IntNull}
+	case c == '-' || isDigit(c):
+		return classify(v)
+	case c != '"':
+		return Int{Kind: IntNotNumber}
+	}
+	s := v[1 : len(v)-1]
+	off := len(d.buf)
+	if bytes.IndexByte(s, '\\') >= 0 {
+		d.buf = appendUnescaped(d.buf, s)
+		s = d.buf[off:]
+	}
+	n := Int{Kind: IntNotNumber}
+	if isNumber(s) {
+		n = classify(s)
+		n.Quoted = true
+	}
+	d.buf = d.buf[:off]
+	return n
+}
+
+func (d *Decoder) textField(ci int, f int) *Text {
+	ch := &d.choices[ci]
+	switch f {
+	case fContent:
+		return &ch.Content
+	case fRole:
+		return &ch.Role
+	}
+	return &ch.FinishReason
+}
+
+func (d *Decoder) intField(f int) *Int {
+	u := &d.chunk.Usage
+	switch f {
+	case fPrompt:
+		return &u.PromptTokens
+	case fCompletion:
+		return &u.CompletionTokens
+	case fTotal:
+		return &u.TotalTokens
+	}
+	return &u.CachedTokens
+}

@@ -1,0 +1,259 @@
+package chunk
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+)
+
+// The reference decoder: the stream client's decoding as it stands in
+// capacity/client_chunk.go (its leaf types and structs, verbatim but for
+// their names, plus delta.role read as the client reads text), and an
+// independent classification of each leaf's raw value with encoding/json.
+// The fast decoder must agree with both for every payload.
+
+type legacyString string
+
+func (s *legacyString) UnmarshalJSON(b []byte) error {
+	if len(b) < 2 || b[0] != '"' {
+		*s = ""
+		return nil
+	}
+	if bytes.IndexByte(b, '\\') < 0 {
+		*s = legacyString(b[1 : len(b)-1])
+		return nil
+	}
+	var v string
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = legacyString(v)
+	return nil
+}
+
+type legacyNonEmpty bool
+
+func (n *legacyNonEmpty) UnmarshalJSON(b []byte) error {
+	*n = len(b) > 2 && b[0] == '"'
+	return nil
+}
+
+type legacyInt struct {
+	v  int64
+	ok bool
+}
+
+func (n *legacyInt) UnmarshalJSON(b []byte) error {
+	var v json.Number
+	if len(b) == 0 || b[0] == 'n' || json.Unmarshal(b, &v) != nil {
+		*n = legacyInt{}
+		return nil
+	}
+	i, err := v.Int64()
+	*n = legacyInt{v: i, ok: err == nil}
+	return nil
+}
+
+type legacyChunk struct {
+	Choices []legacyChoice  `json:"choices"`
+	Usage   *legacyUsage    `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type legacyChoice struct {
+	Delta struct {
+		Content          legacyString   `json:"content"`
+		Role             legacyString   `json:"role"`
+		ReasoningContent legacyNonEmpty `json:"reasoning_content"`
+		Reasoning        legacyNonEmpty `json:"reasoning"`
+	} `json:"delta"`
+	FinishReason legacyString `json:"finish_reason"`
+}
+
+type legacyUsage struct {
+	PromptTokens        legacyInt `json:"prompt_tokens"`
+	CompletionTokens    legacyInt `json:"completion_tokens"`
+	TotalTokens         legacyInt `json:"total_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens legacyInt `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+// rawChunk has the same shape with every leaf raw, to classify the leaves.
+type rawChunk struct {
+	Choices []struct {
+		Delta struct {
+			Content json.RawMessage `json:"content"`
+			Role    json.RawMessage `json:"role"`
+		} `json:"delta"`
+		FinishReason json.RawMessage `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens        json.RawMessage `json:"prompt_tokens"`
+		CompletionTokens    json.RawMessage `json:"completion_tokens"`
+		TotalTokens         json.RawMessage `json:"total_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens json.RawMessage `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+	} `json:"usage"`
+}
+
+// decodeLegacy is the client's chunkDecoder.decode for one payload.
+func decodeLegacy(data []byte, c any) error {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' {
+		return ErrNotObject
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(c); err != nil {
+		return err
+	}
+	if dec.InputOffset() != int64(len(data)) {
+		return ErrTrailingData
+	}
+	return nil
+}
+
+// refKind classifies a raw value (valid JSON) by its first byte.
+func refKind(raw json.RawMessage) Kind {
+	if len(raw) == 0 {
+		return Absent
+	}
+	switch raw[0] {
+	case 'n':
+		return Null
+	case 't', 'f':
+		return Bool
+	case '"':
+		return String
+	case '[':
+		return Array
+	case '{':
+		return Object
+	}
+	return Number
+}
+
+// refInt classifies a raw count with json.Number and strconv, the way the
+// client reads it.
+func refInt(raw json.RawMessage) Int {
+	switch refKind(raw) {
+	case Absent:
+		return Int{}
+	case Null:
+		return Int{Kind: IntNull}
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) != nil {
+		return Int{Kind: IntNotNumber}
+	}
+	quoted := raw[0] == '"'
+	i, err := n.Int64()
+	switch {
+	case err == nil:
+		return Int{Kind: IntInteger, Value: i, Quoted: quoted}
+	case errors.Is(err, strconv.ErrRange):
+		return Int{Kind: IntOutOfRange, Quoted: quoted}
+	}
+	return Int{Kind: IntNotInteger, Quoted: quoted}
+}
+
+// refResult is the reference's answer for one payload, in the fast
+// decoder's types.
+type refResult struct {
+	chunk *Chunk
+	err   error
+}
+
+// decodeReference decodes data with the reference.
+func decodeReference(data []byte) refResult {
+	var lc legacyChunk
+	if err := decodeLegacy(data, &lc); err != nil {
+		return refResult{err: err}
+	}
+	var rc rawChunk
+	if err := decodeLegacy(data, &rc); err != nil {
+		panic("raw decode disagrees with the legacy decode: " + err.Error())
+	}
+	c := &Chunk{}
+	for i, lch := range lc.Choices {
+		rch := rc.Choices[i]
+		c.Choices = append(c.Choices, Choice{
+			Content:          refText(lch.Delta.Content, rch.Delta.Content),
+			Role:             refText(lch.Delta.Role, rch.Delta.Role),
+			FinishReason:     refText(lch.FinishReason, rch.FinishReason),
+			ReasoningContent: bool(lch.Delta.ReasoningContent),
+			Reasoning:        bool(lch.Delta.Reasoning),
+		})
+	}
+	if lu := lc.Usage; lu != nil {
+		ru := rc.Usage
+		c.Usage = Usage{Present: true,
+			PromptTokens:     refCount(lu.PromptTokens, ru.PromptTokens),
+			CompletionTokens: refCount(lu.CompletionTokens, ru.CompletionTokens),
+			TotalTokens:      refCount(lu.TotalTokens, ru.TotalTokens),
+		}
+		if lu.PromptTokensDetails != nil {
+			c.Usage.CachedTokens = refCount(lu.PromptTokensDetails.CachedTokens, ru.PromptTokensDetails.CachedTokens)
+		}
+	}
+	// The client's hasError: a non-empty raw value other than null.
+	if len(lc.Error) > 0 && !bytes.Equal(lc.Error, []byte("null")) {
+		c.Error = lc.Error
+	}
+	return refResult{chunk: c}
+}
+
+// refText is the client's text with the kind of its raw value.
+func refText(s legacyString, raw json.RawMessage) Text {
+	k := refKind(raw)
+	if k != String {
+		if s != "" {
+			panic("the legacy decoder has text for a non-string")
+		}
+		return Text{Kind: k}
+	}
+	return Text{Kind: String, Bytes: []byte(s)}
+}
+
+// refCount is the independent classification, checked against the
+// client's own acceptance.
+func refCount(n legacyInt, raw json.RawMessage) Int {
+	r := refInt(raw)
+	if v, ok := r.Int64(); ok != n.ok || (ok && v != n.v) {
+		panic("the classification disagrees with the client's wireInt")
+	}
+	return r
+}
+
+// sameError reports whether the fast decoder's error is the reference's:
+// the same sentinel, or a *MalformedError holding the same encoding/json
+// error (type errors compared by value, member path and offset, since the
+// Go type names differ).
+func sameError(got, want error) bool {
+	switch {
+	case want == nil || got == nil:
+		return got == want
+	case errors.Is(want, ErrNotObject), errors.Is(want, ErrTrailingData):
+		return got == want
+	}
+	var m *MalformedError
+	if !errors.As(got, &m) {
+		return false
+	}
+	var ws, gs *json.SyntaxError
+	if errors.As(want, &ws) {
+		return errors.As(m.Err, &gs) && gs.Error() == ws.Error() && gs.Offset == ws.Offset
+	}
+	var wt, gt *json.UnmarshalTypeError
+	if errors.As(want, &wt) {
+		return errors.As(m.Err, &gt) && gt.Value == wt.Value && gt.Field == wt.Field &&
+			gt.Offset == wt.Offset && gt.Type.Kind() == wt.Type.Kind()
+	}
+	if errors.Is(want, io.ErrUnexpectedEOF) {
+		return m.Err == io.ErrUnexpectedEOF
+	}
+	return false
+}
