@@ -7,10 +7,10 @@ import "fmt"
 // runtime) with room to spare.
 const fileMargin = 64
 
-// filesNeeded is the open-file limit a run at concurrency c needs: the
-// transport keeps at most 2c connections to the host (newTransport: one per
-// request in flight, and as many again being torn down), plus fileMargin.
-func filesNeeded(c int) uint64 { return uint64(2*c + fileMargin) }
+// filesNeeded is the open-file limit a run at concurrency c needs: one
+// connection per request in flight, a sixteenth more for connections being
+// torn down while their replacements open, and fileMargin.
+func filesNeeded(c int) uint64 { return uint64(c + c/16 + fileMargin) }
 
 // FileLimitError is returned by Run when the process may not open enough
 // files for Workload.Concurrency and the hard limit forbids raising it.

@@ -32,7 +32,7 @@ func TestEnsureFileLimit(t *testing.T) {
 	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &now))
 	require.Equal(t, filesNeeded(100), uint64(now.Cur))
 
-	big := int(orig.Max) // needs 2*Max+64 files: above any hard limit
+	big := int(orig.Max) // needs more than Max files: above the hard limit
 	err := ensureFileLimit(big)
 	var fe *FileLimitError
 	require.True(t, errors.As(err, &fe))

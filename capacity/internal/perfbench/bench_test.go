@@ -171,22 +171,32 @@ func reportQuantiles(b *testing.B, name string, xs []float64) {
 	b.ReportMetric(xs[len(xs)-1], name+"-max-ms")
 }
 
-// BenchmarkMemoryPerStream holds 10,000 streams open at once (the server
+// BenchmarkMemoryPerStream holds many streams open at once (the server
 // waits 3 s before the first token) and samples the client process's
 // resident memory when the progress callback first sees them all in
-// flight: rss-KiB/stream is the
-// growth over the idle process, divided by the streams.
+// flight: rss-KiB/stream is the growth over the idle process, divided by
+// the streams, and rss-MiB the growth in total. Two shapes: 10,000 streams
+// of small prompts, and 512 streams of 131,072-token prompts, the most the
+// protocol's cap on planned prompt tokens (capacity.MaxPlannedPromptTokens)
+// allows, whose memory must not grow with the prompt.
 func BenchmarkMemoryPerStream(b *testing.B) {
-	const streams = 10000
+	for _, tc := range []struct{ streams, context int }{{10000, 64}, {capacity.MaxPlannedPromptTokens / 131072, 131072}} {
+		b.Run(fmt.Sprintf("streams=%d/ctx=%d", tc.streams, tc.context), func(b *testing.B) {
+			memoryPerStream(b, tc.streams, tc.context)
+		})
+	}
+}
+
+func memoryPerStream(b *testing.B, streams, context int) {
 	if streams > capacity.MaxConcurrency {
 		b.Skipf("%d streams is above capacity.MaxConcurrency (%d)", streams, capacity.MaxConcurrency)
 	}
 	raiseFileLimit()
-	base := startServer(b, Schedule{TTFT: 3 * time.Second, Chunks: 4, PromptTokens: 64})
+	base := startServer(b, Schedule{TTFT: 3 * time.Second, Chunks: 4, PromptTokens: context})
 	t := capacity.Target{BaseURL: base, Model: "perf", MaxModelLen: 1 << 20}
-	w := capacity.Workload{Requests: streams, Concurrency: streams, ContextTokens: 64,
+	w := capacity.Workload{Requests: streams, Concurrency: streams, ContextTokens: context,
 		SharedPrefixTokens: capacity.NoSharedPrefix, MaxTokens: 4, Timeout: time.Minute}
-	var perStream float64
+	var growth int64
 	for b.Loop() {
 		runtime.GC()
 		idle := residentKiB(b)
@@ -200,9 +210,10 @@ func BenchmarkMemoryPerStream(b *testing.B) {
 		require.NoError(b, err)
 		require.Empty(b, rep.Failures)
 		require.NotZero(b, peak, "the streams were never all in flight")
-		perStream = float64(peak-idle) / streams
+		growth = peak - idle
 	}
-	b.ReportMetric(perStream, "rss-KiB/stream")
+	b.ReportMetric(float64(growth)/float64(streams), "rss-KiB/stream")
+	b.ReportMetric(float64(growth)/1024, "rss-MiB")
 }
 
 // residentKiB is the process's resident set size.
