@@ -33,6 +33,8 @@ type Range struct {
 	Max int `json:"max"` // largest value drawn
 }
 
+var _ fmt.Stringer = Range{}
+
 // String formats r as "{Min, Max}".
 func (r Range) String() string { return fmt.Sprintf("{%d, %d}", r.Min, r.Max) }
 

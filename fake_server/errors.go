@@ -18,6 +18,8 @@ type ConfigError struct {
 	Want string
 }
 
+var _ error = (*ConfigError)(nil)
+
 // Error formats the error as "fakeserver: FIELD = VALUE: want WANT", a
 // string value quoted.
 func (e *ConfigError) Error() string {

@@ -194,6 +194,8 @@ func (l *pipeListener) dial(ctx context.Context) (net.Conn, error) {
 	}
 }
 
+var _ net.Listener = (*pipeListener)(nil)
+
 // Accept implements net.Listener.
 func (l *pipeListener) Accept() (net.Conn, error) {
 	select {
@@ -216,4 +218,7 @@ func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
 type pipeAddr struct{}
 
 func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "fakeserver.invalid:80" }
+
+var _ net.Addr = pipeAddr{}
+
+func (pipeAddr) String() string { return "fakeserver.invalid:80" }

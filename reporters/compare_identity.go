@@ -34,6 +34,8 @@ type NotComparableError struct {
 	Diffs []KeyDiff
 }
 
+var _ error = (*NotComparableError)(nil)
+
 func (e *NotComparableError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "not comparable: %s and %s are not one workload (%d identity key", e.Sides[0], e.Sides[1], len(e.Diffs))

@@ -51,12 +51,16 @@ type Process interface {
 // ProcessFunc adapts an ordinary function to the Process interface.
 type ProcessFunc func(r *rand.Rand) float64
 
+var _ Process = ProcessFunc(nil)
+
 // Interval returns f(r).
 func (f ProcessFunc) Interval(r *rand.Rand) float64 { return f(r) }
 
 // ConstantProcess is the Constant process: every interval is 1. It draws
 // nothing from r.
 type ConstantProcess struct{}
+
+var _ Process = ConstantProcess{}
 
 // Interval returns 1.
 func (ConstantProcess) Interval(*rand.Rand) float64 { return 1 }
@@ -65,6 +69,8 @@ func (ConstantProcess) Interval(*rand.Rand) float64 { return 1 }
 // with mean 1, drawn by inversion as -ln U for one uniform U in (0, 1)
 // (see uniform). The coefficient of variation of the intervals is 1.
 type PoissonProcess struct{}
+
+var _ Process = PoissonProcess{}
 
 // Interval returns one exponential draw with mean 1.
 func (PoissonProcess) Interval(r *rand.Rand) float64 { return exponential(r) }
@@ -84,6 +90,8 @@ type GammaProcess struct {
 	// draws, and any other value makes Interval return NaN.
 	Burstiness float64
 }
+
+var _ Process = GammaProcess{}
 
 // Interval returns one Gamma(b, 1/b) draw, or NaN when the burstiness is
 // not a finite positive number.

@@ -88,6 +88,8 @@ type IntervalError struct {
 	Want string
 }
 
+var _ error = (*IntervalError)(nil)
+
 // Error implements error.
 func (e *IntervalError) Error() string {
 	return fmt.Sprintf("arrival: interval %d = %v: must be %s", e.Index, e.Value, e.Want)

@@ -64,6 +64,8 @@ type SpecError struct {
 	Want string
 }
 
+var _ error = (*SpecError)(nil)
+
 // Error implements error.
 func (e *SpecError) Error() string {
 	format := "arrival: %s = %v: must be %s"

@@ -100,6 +100,8 @@ type InputError struct {
 	Rule string
 }
 
+var _ error = (*InputError)(nil)
+
 // Error implements error.
 func (e *InputError) Error() string {
 	return fmt.Sprintf("itl: %s = %v: %s", e.Field, e.Value, e.Rule)

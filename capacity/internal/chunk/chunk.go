@@ -2,6 +2,7 @@ package chunk
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 )
 
@@ -22,6 +23,8 @@ var (
 type MalformedError struct {
 	Err error
 }
+
+var _ error = (*MalformedError)(nil)
 
 // Error returns the text of the encoding/json error.
 func (e *MalformedError) Error() string { return e.Err.Error() }
@@ -44,6 +47,8 @@ const (
 )
 
 var kindNames = [...]string{"absent", "null", "bool", "number", "string", "array", "object"}
+
+var _ fmt.Stringer = Kind(0)
 
 // String returns the kind's name: "absent", "null", "string" and so on.
 func (k Kind) String() string {

@@ -1,6 +1,9 @@
 package chunk
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+)
 
 // IntKind says what a usage count holds.
 type IntKind uint8
@@ -28,6 +31,8 @@ const (
 )
 
 var intKindNames = [...]string{"absent", "null", "integer", "not an integer", "out of int64 range", "not a number"}
+
+var _ fmt.Stringer = IntKind(0)
 
 // String returns a short description of the kind: "absent", "integer",
 // "out of int64 range" and so on.

@@ -115,6 +115,8 @@ var knobTable = []knob{
 // parsing them again only checks nothing.
 type presetValue struct{ s *string }
 
+var _ flag.Value = presetValue{}
+
 func (v presetValue) String() string {
 	if v.s == nil {
 		return ""
@@ -213,6 +215,8 @@ type flagError struct {
 	flag string
 	err  *fakeserver.ConfigError
 }
+
+var _ error = (*flagError)(nil)
 
 func (e *flagError) Error() string {
 	return "-" + e.flag + ": " + strings.TrimPrefix(e.err.Error(), "fakeserver: ")

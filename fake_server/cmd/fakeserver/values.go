@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"maps"
 	"slices"
@@ -20,6 +21,8 @@ type scalar[T any] struct {
 	format func(T) string
 	isBool bool
 }
+
+var _ flag.Getter = scalar[int]{}
 
 func (v scalar[T]) String() string {
 	if v.p == nil {
