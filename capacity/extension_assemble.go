@@ -48,6 +48,7 @@ func extensionOf(f runFacts, results []result, unsent []int) *artifact.Extension
 			Interrupted:       f.cancelled || f.runner.stopped,
 		},
 		PromptSizing: &artifact.PromptSizing{Method: promptSizingReference, CharsPerToken: PromptCharsPerToken},
+		ChunkTiming:  chunkTimingOf(f.runner.chunks),
 		Connections:  &artifact.Connections{},
 		Requests:     make([]artifact.RequestDetail, 0, len(results)+len(unsent)),
 	}
@@ -67,6 +68,7 @@ func extensionOf(f runFacts, results []result, unsent []int) *artifact.Extension
 			PlannedPromptTokens: f.plan.Contexts[res.index],
 			CountedPromptTokens: res.promptTokens,
 		}
+		setChunkDetail(&d, res.chunks)
 		if res.fail != nil {
 			d.Outcome = string(res.fail.FailureClass)
 			d.ScheduledTTFTMS, d.ScheduledE2EMS = nil, nil
