@@ -81,6 +81,11 @@ func Run(ctx context.Context, t Target, w Workload) (*artifact.Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if w.PromptSizing == PromptSizingExact {
+		if err := sizePrompts(ctx, plan, t, cl); err != nil {
+			return nil, err
+		}
+	}
 	r := &runner{
 		plan: plan, cl: cl, concurrency: w.Concurrency,
 		maxFailures: w.MaxFailures, duration: w.Duration, progress: w.Progress,
