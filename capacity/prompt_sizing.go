@@ -212,7 +212,9 @@ func (s *sizer) byCalibration(ctx context.Context) error {
 // single distinct count.
 func charsFor(pts []sizePoint, tokens int) int {
 	pts = slices.Clone(pts)
-	slices.SortFunc(pts, func(a, b sizePoint) int { return cmp.Or(cmp.Compare(a.tokens, b.tokens), cmp.Compare(a.chars, b.chars)) })
+	slices.SortFunc(pts, func(a, b sizePoint) int {
+		return cmp.Or(cmp.Compare(a.tokens, b.tokens), cmp.Compare(a.chars, b.chars))
+	})
 	pts = slices.CompactFunc(pts, func(a, b sizePoint) bool { return a.tokens == b.tokens })
 	if len(pts) == 1 {
 		return int(math.Round(float64(pts[0].chars) * float64(tokens) / float64(pts[0].tokens)))
