@@ -318,3 +318,29 @@ func TestCharsFor(t *testing.T) {
 	require.Equal(t, 4600, charsFor([]sizePoint{{2300, 1000}}, 2000), "one point: through the origin")
 	require.Equal(t, 4600, charsFor([]sizePoint{{2300, 1000}, {2301, 1000}}, 2000), "one distinct count")
 }
+
+// BenchmarkAppendPromptExact builds exact-sized 262,144-token prompts (at
+// the fake words tokenizer's 2.1 characters per token, and at 3.7): the
+// same builder as reference sizing, reading the request's character
+// budget from the plan.
+func BenchmarkAppendPromptExact(b *testing.B) {
+	for _, ratio := range []float64{2.1, 3.7} {
+		b.Run(fmt.Sprintf("ctx=262144/chars-per-token=%g", ratio), func(b *testing.B) {
+			p, err := newPlan(Workload{Requests: 64, ContextTokens: 262144, RequestCanaries: true}, 1048576, DefaultMargin, "")
+			require.NoError(b, err)
+			p.chars = make([]int, p.Len())
+			for i := range p.chars {
+				p.chars[i] = charsFor([]sizePoint{{int(ratio * 1000), 1000}}, p.Contexts[i])
+			}
+			buf, err := p.AppendPrompt(nil, 63)
+			require.NoError(b, err)
+			b.SetBytes(int64(len(buf)))
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				buf, _ = p.AppendPrompt(buf[:0], i%64)
+				i++
+			}
+		})
+	}
+}
