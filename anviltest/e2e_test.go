@@ -61,6 +61,8 @@ func TestCapacityAgainstTheEmbeddedFake(t *testing.T) {
 		require.Contains(t, res.Extra, unit)
 	}
 	require.InDelta(t, rep.WallClockMS*1e6/8, res.Extra[reporters.UnitNsPerOp], 1e-6)
+	require.Equal(t, rep.AnvilGo.ChunkTiming.ITLMS.P99, res.Extra[reporters.UnitITLP99], "measured chunk timing is reported")
+	require.Equal(t, *rep.AnvilGo.ChunkTiming.TokensPerChunkMean, res.Extra[reporters.UnitTokensPerChunk])
 
 	jsons, _ := filepath.Glob(filepath.Join(out, "*.json"))
 	require.Len(t, jsons, 1)

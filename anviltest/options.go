@@ -51,6 +51,9 @@ const (
 	EnvFakeProfile = "ANVIL_FAKE_PROFILE"
 	// EnvProgress set to 0 turns the live terminal progress line off.
 	EnvProgress = "ANVIL_PROGRESS"
+	// EnvPromptSizing is the prompt sizing, "reference" or "exact" (see
+	// capacity.PromptSizing), when the Workload sets none.
+	EnvPromptSizing = "ANVIL_PROMPT_SIZING"
 )
 
 // RunFunc runs one capacity campaign; capacity.Run is the implementation
@@ -182,6 +185,13 @@ func (s *settings) applyWorkloadEnv(w capacity.Workload) (capacity.Workload, err
 		}
 		w.Timeout = d
 	}
+	if v := s.getenv(EnvPromptSizing); v != "" && w.PromptSizing == "" {
+		ps := capacity.PromptSizing(v)
+		if ps != capacity.PromptSizingReference && ps != capacity.PromptSizingExact {
+			return w, &envError{EnvPromptSizing, v, fmt.Sprintf("%q or %q", capacity.PromptSizingReference, capacity.PromptSizingExact), nil}
+		}
+		w.PromptSizing = ps
+	}
 	return w, nil
 }
 
@@ -220,6 +230,7 @@ func envFieldNames() [][2]string {
 		{"Workload.Timeout", EnvTimeout},
 		{"Target.ClockDomainID", EnvClockDomainID},
 		{"Target.ConfigurationFingerprint", EnvConfigurationFingerprint},
+		{"Workload.PromptSizing", EnvPromptSizing},
 	}
 }
 

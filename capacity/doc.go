@@ -22,13 +22,18 @@
 //     tool's draws bit for bit, and each prompt, built by the worker that
 //     sends it into a reused buffer (memory scales with the concurrency, not
 //     the number of requests).
+//   - prompt_sizing.go, tokenize_client.go: exact-token sizing
+//     (Workload.PromptSizing): the server's /tokenize or calibration
+//     requests, before the warm-up, choose each prompt's character budget.
 //   - runner.go: the closed loop: Concurrency workers, warm-up, the early
 //     stop on a refusing endpoint, progress.
 //   - exchange.go, request_body.go: one request: the body, the clock (t0 is
 //     taken immediately before the request is issued), the limits.
 //   - sse_body.go, stream_read.go, chunk_decode.go: the response: the body
 //     wrapper that tells a clean end from a drop, the SSE event loop that
-//     stamps every event on arrival, and the decoding of each chunk.
+//     stamps every event on arrival, and the decoding of each chunk;
+//     chunk_timing.go: the gaps between output chunks and the stalls of
+//     every stream (package itl), per worker, merged per run.
 //   - evaluate.go, visible_capture.go, canary.go, controlled_output.go: one
 //     response becomes a timing row or a failure row: the protocol's
 //     derivations, the bounded capture of visible content and the contracts

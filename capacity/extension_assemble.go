@@ -6,10 +6,6 @@ import (
 	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
-// promptSizingReference is anvil_go.prompt_sizing.method for prompts sized
-// at PromptCharsPerToken, byte-identical to the reference tool's.
-const promptSizingReference = "reference"
-
 // requestClock holds the monotonic stamps of one measured request; a zero
 // time means "not reached".
 type requestClock struct {
@@ -47,7 +43,8 @@ func extensionOf(f runFacts, results []result, unsent []int) *artifact.Extension
 			NeverSentRequests: len(unsent),
 			Interrupted:       f.cancelled || f.runner.stopped,
 		},
-		PromptSizing: &artifact.PromptSizing{Method: promptSizingReference, CharsPerToken: PromptCharsPerToken},
+		PromptSizing: promptSizingOf(f.plan, results),
+		ChunkTiming:  chunkTimingOf(f.runner.chunks),
 		Connections:  &artifact.Connections{},
 		Requests:     make([]artifact.RequestDetail, 0, len(results)+len(unsent)),
 	}
@@ -67,6 +64,7 @@ func extensionOf(f runFacts, results []result, unsent []int) *artifact.Extension
 			PlannedPromptTokens: f.plan.Contexts[res.index],
 			CountedPromptTokens: res.promptTokens,
 		}
+		setChunkDetail(&d, res.chunks)
 		if res.fail != nil {
 			d.Outcome = string(res.fail.FailureClass)
 			d.ScheduledTTFTMS, d.ScheduledE2EMS = nil, nil

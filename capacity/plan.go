@@ -34,6 +34,11 @@ type plan struct {
 
 	// sharedPrefix is the prefix of every prompt in shared mode.
 	sharedPrefix []byte
+	// chars holds the character budget of each measured request index
+	// found by exact sizing; nil for reference sizing.
+	chars []int
+	// sizing is how the prompts were sized (anvil_go.prompt_sizing).
+	sizing sizingRecord
 }
 
 // A nonce is written into prompts: 1 to maxNonceLen characters of

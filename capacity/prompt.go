@@ -110,11 +110,48 @@ func (p *plan) appendPrefix(dst []byte, index int, warmup bool) []byte {
 // shared mode without canaries or response words it is byte-identical to
 // the reference tool's prompt. Reusing dst across requests makes building
 // allocation-free once the buffer has grown to the largest prompt.
+//
+// With exact sizing (Workload.PromptSizing) B is the character budget the
+// sizing found for the request instead; the layout is the same.
 func (p *plan) AppendPrompt(dst []byte, index int) ([]byte, error) {
 	if index < 0 || index >= len(p.Contexts) {
 		return dst, fmt.Errorf("capacity: request index %d: must be in 0..%d", index, len(p.Contexts)-1)
 	}
-	return p.appendPrompt(dst, index, index, p.Contexts[index], false)
+	return p.appendPrompt(dst, index, index, p.Contexts[index], p.promptChars(index), promptMeasured)
+}
+
+// promptChars is the character budget B of measured request index: the
+// exact sizing's when there is one, else int(context * 3.0).
+func (p *plan) promptChars(index int) int {
+	if p.chars != nil {
+		return p.chars[index]
+	}
+	return promptChars(min(p.Contexts[index], p.PromptBudget))
+}
+
+// promptKind is what a prompt is sent for.
+type promptKind int
+
+const (
+	// promptMeasured: a measured request.
+	promptMeasured promptKind = iota
+	// promptWarmup: a warm-up request, labelled "warmup request".
+	promptWarmup
+	// promptCalibration: an unmeasured request of exact sizing that
+	// stands for measured request index: its layout, filler numbering and
+	// closing instruction, except for calibrationLine at the start of the
+	// filler (and, in unique mode, the warm-up prefix), so that no server
+	// cache it warms serves the measured request.
+	promptCalibration
+)
+
+// calibrationLine opens the filler of a calibration prompt.
+const calibrationLine = "# calibration\n"
+
+// appendCalibrationPrompt appends the calibration prompt standing for
+// measured request index, of chars characters.
+func (p *plan) appendCalibrationPrompt(dst []byte, index, chars int) ([]byte, error) {
+	return p.appendPrompt(dst, index, index, p.Contexts[index], chars, promptCalibration)
 }
 
 // AppendWarmupPrompt appends the prompt of warm-up request k (0-based),
@@ -126,15 +163,16 @@ func (p *plan) AppendWarmupPrompt(dst []byte, k int) ([]byte, error) {
 	if k < 0 || len(p.Contexts) == 0 {
 		return dst, fmt.Errorf("capacity: warm-up request %d: must be >= 0 in a non-empty plan", k)
 	}
-	return p.appendPrompt(dst, k, p.Workload.Requests+k, p.Contexts[k%len(p.Contexts)], true)
+	return p.appendPrompt(dst, k, p.Workload.Requests+k, p.Contexts[k%len(p.Contexts)], p.promptChars(k%len(p.Contexts)), promptWarmup)
 }
 
-// appendPrompt builds one prompt; label is the number the prompt names,
-// offset the first filler line's helper number.
-func (p *plan) appendPrompt(dst []byte, label, offset, context int, warmup bool) ([]byte, error) {
+// appendPrompt builds one prompt of budget characters; label is the number
+// the prompt names, offset the first filler line's helper number, context
+// the planned context (named in errors).
+func (p *plan) appendPrompt(dst []byte, label, offset, context, budget int, kind promptKind) ([]byte, error) {
 	start := len(dst)
-	budget := promptChars(min(context, p.PromptBudget))
-	dst = p.appendPrefix(dst, label, warmup)
+	warmup := kind == promptWarmup
+	dst = p.appendPrefix(dst, label, kind != promptMeasured)
 	prefixLen := len(dst) - start
 	// Build the tail once to learn its length, then drop it.
 	dst = p.appendTail(dst, label, warmup)
@@ -151,6 +189,11 @@ func (p *plan) appendPrompt(dst []byte, label, offset, context int, warmup bool)
 		return p.appendTail(dst, label, warmup), nil
 	}
 	dst = append(dst, '\n')
+	if kind == promptCalibration {
+		mark := min(n, len(calibrationLine))
+		dst = append(dst, calibrationLine[:mark]...)
+		n -= mark
+	}
 	dst = appendLines(dst, offset, n)
 	return p.appendTail(dst, label, warmup), nil
 }

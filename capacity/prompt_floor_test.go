@@ -101,10 +101,10 @@ func TestWarmupSkipsPromptFloor(t *testing.T) {
 			prompt []byte
 			body   bodyBuffer
 		)
-		warm := r.one(t.Context(), 0, true, &prompt, &body)
+		warm := r.one(t.Context(), 0, true, &prompt, &body, nil)
 		require.Nil(t, warm.fail)
 		require.NotNil(t, warm.row)
-		measured := r.one(t.Context(), 0, false, &prompt, &body)
+		measured := r.one(t.Context(), 0, false, &prompt, &body, newChunkTimer(stallRule(w)))
 		require.NotNil(t, measured.fail)
 		require.Contains(t, measured.fail.ErrorMessage, "usage.prompt_tokens 4096 is below the floor")
 	})

@@ -84,10 +84,16 @@ func Run(ctx context.Context, t Target, w Workload) (*artifact.Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if w.PromptSizing == PromptSizingExact {
+		if err := sizePrompts(ctx, plan, t, cl); err != nil {
+			return nil, err
+		}
+	}
 	r := &runner{
 		plan: plan, cl: cl, concurrency: w.Concurrency,
 		maxFailures: w.MaxFailures, duration: w.Duration, progress: w.Progress,
-		checks: responseChecks{promptFloor: true, canaries: w.RequestCanaries, seed: w.Seed, words: w.ResponseWords, policy: w.ControlledOutputPolicy},
+		checks:    responseChecks{promptFloor: true, canaries: w.RequestCanaries, seed: w.Seed, words: w.ResponseWords, policy: w.ControlledOutputPolicy},
+		stallRule: stallRule(w),
 	}
 	if w.Warmup > 0 {
 		r.phase(ctx, w.Warmup, true)

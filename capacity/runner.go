@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/itl"
 )
 
 // maxPanicStack bounds the stack trace kept in a runner_error message.
@@ -29,6 +30,8 @@ type result struct {
 	// promptTokens is usage.prompt_tokens as the server counted it, when
 	// the response reported it.
 	promptTokens *int
+	// chunks is the request's chunk timing (nil when not summarized).
+	chunks *itl.Summary
 }
 
 // runner executes the plan of one run: a closed loop of workers, each with
@@ -55,6 +58,9 @@ type runner struct {
 	stopped    bool   // no more dispatch (max failures, refusal)
 	expired    bool   // the campaign Duration elapsed
 	results    []result
+
+	stallRule itl.StallRule // applied to every measured stream
+	chunks    *itl.Run      // the measured workers' runs, merged as they exit
 }
 
 // phase runs n requests (warm-up or measured) with the runner's concurrency
@@ -79,13 +85,18 @@ func (r *runner) worker(ctx context.Context, stop context.CancelCauseFunc, warmu
 	var (
 		prompt []byte
 		body   bodyBuffer
+		timer  *chunkTimer // measured requests only
 	)
+	if !warmup {
+		timer = newChunkTimer(r.stallRule)
+		defer r.mergeChunks(timer)
+	}
 	for {
 		i, ok := r.next(ctx)
 		if !ok {
 			return
 		}
-		res := r.one(ctx, i, warmup, &prompt, &body)
+		res := r.one(ctx, i, warmup, &prompt, &body, timer)
 		if r.record(res, warmup) {
 			stop(errRunStopped)
 		}
@@ -171,7 +182,7 @@ func (r *runner) report() {
 
 // one sends request i and evaluates it. A panic anywhere in it becomes a
 // runner_error failure of that request; the worker goes on.
-func (r *runner) one(ctx context.Context, i int, warmup bool, prompt *[]byte, body *bodyBuffer) (res result) {
+func (r *runner) one(ctx context.Context, i int, warmup bool, prompt *[]byte, body *bodyBuffer, timer *chunkTimer) (res result) {
 	planned := r.plan.Contexts[i%r.plan.Len()]
 	res.index = i
 	start := time.Now()
@@ -199,6 +210,9 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, prompt *[]byte, bo
 	}
 	body.buf = r.cl.enc.appendBody(body.reset(), *prompt)
 	var ex exchange
+	if timer != nil {
+		timer.begin(&ex.stream, start)
+	}
 	r.cl.send(ctx, body, &ex)
 	res.received = ex.received
 	res.clock = requestClock{taken: start, sent: ex.start, end: ex.endAt,
@@ -212,6 +226,9 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, prompt *[]byte, bo
 	if res.row != nil && ex.stream.usage.cachedToks.ok && ex.stream.usage.prompt.ok && ex.stream.usage.prompt.v > 0 {
 		ratio := float64(ex.stream.usage.cachedToks.v) / float64(ex.stream.usage.prompt.v)
 		res.cacheRatio = &ratio
+	}
+	if timer != nil {
+		res.chunks = timer.finish(res.row != nil, wireIntPtr(ex.stream.usage.completion))
 	}
 	return res
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/tmaxmax/go-sse"
+
+	"github.com/anvilbench/anvil/capacity/itl"
 )
 
 // MaxEventSize is the largest SSE event the client accepts, in bytes of the
@@ -66,6 +68,11 @@ type streamResult struct {
 	// trailingDone says they were only a "data: [DONE]" line.
 	trailing     int64
 	trailingDone bool
+
+	// gaps, when set, receives the arrival offset from origin of every
+	// output event (reasoning or content): the stream's chunk timing.
+	gaps   *itl.Stream
+	origin time.Time
 }
 
 // readStream reads SSE events from body until [DONE], the end of the body,
@@ -145,8 +152,13 @@ func (res *streamResult) apply(c *streamChunk, at time.Time) {
 			res.firstContent = at
 		}
 	}
-	if (reasoning || content) && res.firstOutput.IsZero() {
-		res.firstOutput = at
+	if reasoning || content {
+		if res.firstOutput.IsZero() {
+			res.firstOutput = at
+		}
+		if res.gaps != nil {
+			res.gaps.Add(at.Sub(res.origin))
+		}
 	}
 	if u := c.Usage; u != nil {
 		res.usage = usageSeen{present: true, prompt: u.PromptTokens,

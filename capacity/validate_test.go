@@ -20,7 +20,7 @@ func TestWorkloadDefaults(t *testing.T) {
 		Requests: DefaultRequests, Concurrency: DefaultConcurrency, MaxTokens: DefaultMaxTokens,
 		SharedPrefixTokens: DefaultSharedPrefixTokens, PromptCacheMode: PromptCacheShared,
 		ControlledOutputPolicy: PolicyObserve, ThinkingMode: ThinkingDefault,
-		Timeout: DefaultTimeout, StallTimeout: DefaultTimeout, resolved: true,
+		Timeout: DefaultTimeout, StallTimeout: DefaultTimeout, PromptSizing: PromptSizingReference, resolved: true,
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(Workload{}), cmpopts.IgnoreFields(Workload{}, "Progress")); diff != "" {
 		t.Fatalf("Resolved() (-want +got):\n%s", diff)

@@ -208,6 +208,14 @@ type Workload struct {
 	// Progress, when non-nil, is called by the runner as the run advances,
 	// from one goroutine at a time; it must return quickly.
 	Progress func(Progress)
+	// StallThreshold, when > 0, is the gap between two output chunks above
+	// which the gap is a stall, for every stream (anvil_go.chunk_timing).
+	// 0 applies the relative rule: max(itl.DefaultStallRelative x the
+	// stream's median gap, itl.DefaultStallFloor). 0 or in (0, Timeout].
+	StallThreshold time.Duration
+	// PromptSizing says how prompts are sized to their planned contexts
+	// (empty: PromptSizingReference). See PromptSizing.
+	PromptSizing PromptSizing
 
 	resolved bool
 }
@@ -276,6 +284,9 @@ func (w Workload) withDefaults() Workload {
 	}
 	if w.StallTimeout == 0 {
 		w.StallTimeout = w.Timeout
+	}
+	if w.PromptSizing == "" {
+		w.PromptSizing = PromptSizingReference
 	}
 	return w
 }

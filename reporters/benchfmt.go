@@ -49,6 +49,12 @@ const (
 	UnitCacheHit = "cache-hit-%"
 	// UnitFailed is the number of failed (excluded) requests.
 	UnitFailed = "failed-req"
+	// UnitITLP99 is anvil_go.chunk_timing.itl_ms.p99: the 99th percentile
+	// of the gaps between output chunks over all successful requests.
+	UnitITLP99 = "itl-p99-ms"
+	// UnitTokensPerChunk is anvil_go.chunk_timing.tokens_per_chunk_mean:
+	// usage completion tokens per output chunk.
+	UnitTokensPerChunk = "tokens/chunk"
 )
 
 // unitMeta is the benchfmt unit metadata written once per file.
@@ -63,6 +69,8 @@ var unitMeta = []struct{ unit, key, value string }{
 	{UnitOutputThroughput, "better", "higher"},
 	{UnitCacheHit, "better", "higher"},
 	{UnitFailed, "better", "lower"},
+	{UnitITLP99, "better", "lower"},
+	{UnitTokensPerChunk, "better", "higher"},
 	// A failure count is a count, not a noisy measurement.
 	{UnitFailed, "assume", "exact"},
 }
@@ -100,6 +108,10 @@ func BenchValues(r *artifact.Report) []benchfmt.Value {
 	}
 	failed := float64(FailedRequests(r))
 	add(UnitFailed, &failed)
+	if ct := chunkTiming(r); ct != nil {
+		add(UnitITLP99, &ct.ITLMS.P99)
+		add(UnitTokensPerChunk, ct.TokensPerChunkMean)
+	}
 	return vs
 }
 
@@ -289,4 +301,12 @@ func WriteBenchfmt(w io.Writer, reports ...*artifact.Report) error {
 		}
 	}
 	return nil
+}
+
+// chunkTiming is the run's anvil_go.chunk_timing, nil when not measured.
+func chunkTiming(r *artifact.Report) *artifact.ChunkTiming {
+	if r.AnvilGo == nil {
+		return nil
+	}
+	return r.AnvilGo.ChunkTiming
 }

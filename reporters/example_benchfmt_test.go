@@ -39,6 +39,8 @@ func ExampleWriteBenchfmt() {
 	// Unit output-tok/s better=higher
 	// Unit cache-hit-% better=higher
 	// Unit failed-req better=lower
+	// Unit itl-p99-ms better=lower
+	// Unit tokens/chunk better=higher
 	// Unit failed-req assume=exact
 	// model: qwen38-swift15-ninfer-dflash2-c4-262k
 	// engine: ninfer

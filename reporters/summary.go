@@ -98,6 +98,10 @@ func WriteSummary(w io.Writer, r *artifact.Report) error {
 	m := &r.Metrics
 	p("throughput %s output tok/s  output tokens %s  content chunks/s %s\n",
 		num(m.ThroughputTokS), intOrDash(m.OutputTokens), num(m.ContentChunksPerSecond))
+	if ct := chunkTiming(r); ct != nil {
+		p("ITL p50 %s ms  p99 %s ms  max %s ms  stalls %d  tokens per chunk %s\n",
+			num(&ct.ITLMS.P50), num(&ct.ITLMS.P99), num(&ct.ITLMS.Max), ct.Stalls, num(ct.TokensPerChunkMean))
+	}
 	if m.PrefixCacheHitAvg != nil {
 		p("prefix cache hit %.1f%%\n", *m.PrefixCacheHitAvg*100)
 	}

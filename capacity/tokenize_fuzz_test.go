@@ -1,0 +1,45 @@
+package capacity
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/require"
+)
+
+// FuzzTokenizeAnswer: whatever a tokenizer endpoint answers, count returns
+// a non-negative count or an error (never a panic), and a count equals the
+// answer's "count" or the length of its "tokens".
+func FuzzTokenizeAnswer(f *testing.F) {
+	for _, s := range []string{`{"count":12,"max_model_len":4096,"tokens":[1,2]}`, `{"tokens":[1,2,3]}`, `{"count":-1}`,
+		`{"tokens":null}`, `[]`, `{"count":"7"}`, `not json`, `{"tokens":[{"id":1,"piece":"a"}]}`, ``} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, answer string) {
+		synctest.Test(t, func(t *testing.T) {
+			target := pipeTarget(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = w.Write([]byte(answer))
+			}))
+			cl, err := newClient(target, Workload{Timeout: DefaultTimeout}, target.HTTPClient, "")
+			require.NoError(t, err)
+			tk, err := newTokenizer(cl, "http://pipe.invalid/tokenize", shapeContent, target, Workload{})
+			require.NoError(t, err)
+			n, err := tk.count(t.Context(), []byte("def helper_0():"))
+			if err != nil {
+				require.ErrorIs(t, err, ErrPromptSizing)
+				return
+			}
+			require.GreaterOrEqual(t, n, 0)
+			require.True(t, strings.Contains(answer, "count") || strings.Contains(answer, "tokens"))
+		})
+	})
+}
+
+// TestTokenizeURLs: the tokenizer paths tried for a base URL.
+func TestTokenizeURLs(t *testing.T) {
+	require.Equal(t, []string{"http://h:8000/tokenize", "http://h:8000/v1/tokenize"}, tokenizeURLs("http://h:8000/v1/"))
+	require.Equal(t, []string{"http://h/proxy/tokenize", "http://h/proxy/v1/tokenize"}, tokenizeURLs("http://h/proxy/v1"))
+	require.Equal(t, []string{"http://h/api/tokenize", "http://h/api/v1/tokenize"}, tokenizeURLs("http://h/api"))
+}
