@@ -40,6 +40,8 @@ func ExampleWriteBenchfmt() {
 	// Unit cache-hit-% better=higher
 	// Unit failed-req better=lower
 	// Unit failed-req assume=exact
+	// Unit unsent-req better=lower
+	// Unit unsent-req assume=exact
 	// model: qwen38-swift15-ninfer-dflash2-c4-262k
 	// engine: ninfer
 	// gpu: rtx5090
