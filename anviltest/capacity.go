@@ -105,6 +105,7 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 	// -count (no b.N ramp-up).
 	b.Loop()
 	rep, runErr := s.run(ctx, t, w)
+	runErr = printableError(runErr) // it may quote what the server sent
 	prog.clear()
 	interrupted := ctx.Err() != nil && b.Context().Err() == nil
 	stop() // a second interrupt ends the process as usual
@@ -126,7 +127,8 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 	logOutcome(b, rep)
 	switch {
 	case interrupted:
-		b.Fatalf("anviltest: interrupted: %d requests ran, %d succeeded (the others failed or were cancelled); the partial report is written, not performance eligible", rep.Completed+rep.Failed, rep.Completed)
+		b.Fatalf("anviltest: interrupted: %d of %d planned requests sent, %d succeeded, %d never sent; the partial report is written, not performance eligible",
+			reporters.SentRequests(rep), rep.Requests, rep.Completed, reporters.UnsentRequests(rep))
 	case runErr != nil:
 		b.Fatalf("anviltest: capacity run: %v", explainFields(runErr, sources...))
 	case rep.Requests <= 0:
@@ -140,12 +142,13 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 	if !finishLoop(b.Context(), b, bt) {
 		b.Fatalf("anviltest: interrupted while waiting for -benchtime %s to elapse (report already written)", bt)
 	}
-	// The iteration count is the measured requests, not the b.Loop calls
-	// finishLoop made: the testing package prints b.N on the line and
-	// divides the loop's elapsed time (the whole campaign, drain included)
-	// by it for ns/op. Pinned by the child-process tests in
-	// iteration_test.go.
-	b.N = rep.Requests //lint:ignore SA3001 b.N is set on purpose, see above
+	// The iteration count is the measured requests sent, not the b.Loop
+	// calls finishLoop made: the testing package prints b.N on the line
+	// and divides the loop's elapsed time (the whole campaign, drain
+	// included) by it for ns/op. Requests planned but never sent are no
+	// iterations (they are the unsent-req unit). Pinned by the
+	// child-process tests in iteration_test.go.
+	b.N = max(reporters.SentRequests(rep), 1) //lint:ignore SA3001 b.N is set on purpose, see above
 	for _, v := range reporters.BenchValues(rep) {
 		b.ReportMetric(v.Value, v.Unit)
 	}
@@ -187,24 +190,33 @@ func markInterrupted(r *artifact.Report) {
 }
 
 // logOutcome logs the run's population and, when requests failed, the
-// failure classes, so failures stay visible next to the numbers.
+// failure classes, so failures stay visible next to the numbers. Requests
+// planned but never sent (an interrupted run) are counted apart from the
+// failed ones. Text from the server is logged reporters.Printable.
 func logOutcome(b *testing.B, r *artifact.Report) {
 	b.Helper()
-	b.Logf("%s: %d requests, %d succeeded, %d failed, wall %.0f ms, protocol %s, eligible %t",
-		r.Model, r.Requests, r.Completed, reporters.FailedRequests(r), r.WallClockMS,
-		r.MeasurementProtocol, r.PerformanceEligible)
+	model, protocol := reporters.Printable(r.Model), reporters.Printable(r.MeasurementProtocol)
+	if unsent := reporters.UnsentRequests(r); unsent > 0 {
+		b.Logf("%s: %d requests planned, %d sent, %d succeeded, %d failed, %d never sent, wall %.0f ms, protocol %s, eligible %t",
+			model, r.Requests, reporters.SentRequests(r), r.Completed, reporters.SentFailedRequests(r), unsent,
+			r.WallClockMS, protocol, r.PerformanceEligible)
+	} else {
+		b.Logf("%s: %d requests, %d succeeded, %d failed, wall %.0f ms, protocol %s, eligible %t",
+			model, r.Requests, r.Completed, reporters.FailedRequests(r), r.WallClockMS,
+			protocol, r.PerformanceEligible)
+	}
 	if note := clampNote(r); note != "" {
 		b.Log(note)
 	}
 	if len(r.Failures) == 0 {
 		return
 	}
-	classes := map[artifact.FailureClass]int{}
+	classes := map[string]int{}
 	for _, f := range r.Failures {
-		classes[f.FailureClass]++
+		classes[reporters.Printable(string(f.FailureClass))]++
 	}
 	b.Logf("failures by class: %v; first: request %d: %s", classes,
-		r.Failures[0].RequestIndex, r.Failures[0].ErrorMessage)
+		r.Failures[0].RequestIndex, reporters.Printable(r.Failures[0].ErrorMessage))
 }
 
 // clampNote says when a fixed context did not fit the served model: the
