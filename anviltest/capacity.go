@@ -118,6 +118,7 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 	if interrupted {
 		markInterrupted(rep)
 	}
+	recordBenchmark(rep, benchName(b, rep))
 	paths, werr := writeArtifacts(dir, baseName(b, rep), benchName(b, rep), rep)
 	if werr != nil {
 		b.Errorf("anviltest: writing artifacts: %v", werr)

@@ -123,9 +123,16 @@ func FailedRequests(r *artifact.Report) int {
 
 func isNaNOrInf(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 
-// BenchName is the benchmark name WriteBenchfmt gives r:
+// BenchName is the benchmark name WriteBenchfmt gives r: the name go test
+// printed for the benchmark that made the run (anvil_go.run.benchmark,
+// recorded by anviltest), so that a converted artifact and the go test
+// line of the same run share one benchstat row; else, or when the recorded
+// name is not a valid benchmark name,
 // BenchmarkCapacity/ctx=<context tokens or "sampled">/conc=<concurrency>.
 func BenchName(r *artifact.Report) string {
+	if run := runSummary(r); run != nil && run.Benchmark != nil && validBenchName(*run.Benchmark) {
+		return *run.Benchmark
+	}
 	ctx := "sampled"
 	if r.ContextTokens != nil {
 		ctx = strconv.Itoa(*r.ContextTokens)
