@@ -23,7 +23,7 @@ import (
 // b.Loop or b.N loop of your own:
 //
 //	func BenchmarkCapacity(b *testing.B) {
-//		anviltest.Capacity(b, capacity.Workload{ContextTokens: 32768, Concurrency: 4})
+//		anviltest.Capacity(b, capacity.Workload{ContextTokens: 32768, Concurrency: 4, MaxTokens: 1024})
 //	}
 //
 // Iterations are requests, sized for a concurrent closed loop:
@@ -39,11 +39,12 @@ import (
 // The benchmark function runs once per -count: the testing package's
 // ramp-up is bypassed, and warm-up requests (Workload.Warmup or
 // ANVIL_WARMUP) are excluded from the report. The benchmark line shows the
-// measured requests as the iteration count, ns/op as the run's wall time
-// (drain included) per measured request, and the units of
+// measured requests sent as the iteration count, ns/op as the run's wall
+// time (drain included) per request sent, and the units of
 // reporters.BenchValues, reported after every request finished; null
 // metrics are omitted. Failed requests are never latency samples; their
-// count is the failed-req unit. A run in which no request succeeded writes
+// count is the failed-req unit, and requests planned but never sent are
+// unsent-req. A run in which no request succeeded writes
 // its report and fails the benchmark: it has nothing to compare.
 //
 // The target comes from the options, then the environment (ANVIL_BASE_URL

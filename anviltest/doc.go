@@ -4,10 +4,22 @@
 //	func BenchmarkCapacity(b *testing.B) {
 //		for _, conc := range []int{1, 4, 16} {
 //			b.Run(fmt.Sprintf("ctx=32768/conc=%d", conc), func(b *testing.B) {
-//				anviltest.Capacity(b, capacity.Workload{ContextTokens: 32768, Concurrency: conc})
+//				anviltest.Capacity(b, capacity.Workload{
+//					ContextTokens: 32768, Concurrency: conc,
+//					MaxTokens: 1024, // room to think before the answer
+//				})
 //			})
 //		}
 //	}
+//
+//	func TestMain(m *testing.M) { anviltest.Main(m) }
+//
+// MaxTokens defaults to 64 (capacity.DefaultMaxTokens, as the reference
+// tool sends); a reasoning model, such as the embedded fake server's
+// default profile, thinks for hundreds of tokens first, so set it. Main
+// prints the run's identity (model, engine, gpu, target, the fake's
+// profile) as benchfmt configuration before the benchmarks, so go test
+// output says what ran.
 //
 // Run them with
 //
