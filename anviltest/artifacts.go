@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -85,10 +86,14 @@ func artifactStem(name string, r *artifact.Report) string {
 
 // writeArtifacts writes r as <stem>.json (the v1 artifact) and <stem>.bench
 // (one benchfmt result named benchName) into dir; the stem comes from the
-// benchmark's name and the run's start. Names are claimed with O_EXCL, so
-// concurrent or repeated runs never overwrite each other, and each file is
-// written to a temporary name and renamed into place (the JSON by
-// artifact.WriteFile).
+// benchmark's name and the run's start. Each file is written atomically
+// (artifact.CreateFileFunc: a synced temporary file that appears under its
+// name complete, in one step), so a failure, a full disk among them,
+// leaves no file, empty or partial, beside the error. The .json name is
+// claimed without replacing anything, so concurrent or repeated runs
+// never overwrite each other; when the name is taken the next suffix is
+// tried. If the .bench file then fails, the complete .json stays and the
+// error says so.
 func writeArtifacts(dir, name, benchName string, r *artifact.Report) (artifactPaths, error) {
 	var bench bytes.Buffer
 	if err := reporters.NewBenchWriter(&bench).Write(r, benchName); err != nil {
@@ -104,42 +109,18 @@ func writeArtifacts(dir, name, benchName string, r *artifact.Report) (artifactPa
 			json:  filepath.Join(dir, s+".json"),
 			bench: filepath.Join(dir, s+".bench"),
 		}
-		f, err := os.OpenFile(p.json, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		err := artifact.CreateFileFunc(p.json, func(w io.Writer) error { return artifact.Write(w, r) })
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
 			return artifactPaths{}, fmt.Errorf("anviltest: %w", err)
 		}
-		f.Close()
-		if err := artifact.WriteFile(p.json, r); err != nil {
-			return artifactPaths{}, err
-		}
-		if err := replaceFile(p.bench, bench.Bytes()); err != nil {
-			return artifactPaths{}, err
+		err = artifact.CreateFileFunc(p.bench, func(w io.Writer) error { _, err := w.Write(bench.Bytes()); return err })
+		if err != nil {
+			return artifactPaths{}, fmt.Errorf("anviltest: %w (the artifact %s is written)", err, p.json)
 		}
 		return p, nil
 	}
 	return artifactPaths{}, fmt.Errorf("anviltest: no free artifact name for %q in %s", stem, dir)
-}
-
-// replaceFile writes data to path through a temporary file in the same
-// directory and a rename, so a reader never sees a partial file.
-func replaceFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("anviltest: %w", err)
-	}
-	_, werr := tmp.Write(data)
-	merr := tmp.Chmod(0o644)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, merr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("anviltest: writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("anviltest: %w", err)
-	}
-	return nil
 }

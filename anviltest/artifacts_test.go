@@ -1,6 +1,7 @@
 package anviltest
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -90,4 +91,19 @@ func TestIdentityNote(t *testing.T) {
 		identityNote(capacity.Target{BaseURL: "http://h/v1"}))
 	require.Equal(t, "ANVIL_GPU not set: the artifact and the .bench file carry no gpu, so benchstat cannot tell runs on different setups apart",
 		identityNote(capacity.Target{BaseURL: "http://h/v1", Engine: "vllm-0.11"}))
+}
+
+// TestWriteArtifactsFailureLeavesNoFile: a write that fails part way
+// (here the encoder, after part of the document: a report JSON cannot
+// hold) leaves no .json, empty or partial, no .bench and no temporary
+// file, so `anvilreport bench dir/*.json` never meets a broken file.
+func TestWriteArtifactsFailureLeavesNoFile(t *testing.T) {
+	dir := t.TempDir()
+	r := readSeed(t)
+	r.RequestTimings[len(r.RequestTimings)-1].E2EMS = math.NaN()
+	_, err := writeArtifacts(dir, "BenchmarkCapacity", "BenchmarkCapacity-2", r)
+	require.ErrorContains(t, err, "non-finite")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "nothing is left behind")
 }

@@ -16,6 +16,11 @@ import (
 // ANVIL_BASE_URL (see the package documentation). Reasoning models spend
 // hundreds of tokens before the visible answer, hence the MaxTokens.
 
+// TestMain prints the run's identity (model, engine, gpu, target, the
+// fake's profile) as benchfmt configuration before the benchmarks, so the
+// go test output carries it.
+func TestMain(m *testing.M) { anviltest.Main(m) }
+
 // exampleMaxTokens leaves room for the reasoning before the answer.
 const exampleMaxTokens = 1024
 

@@ -23,7 +23,7 @@ import (
 // b.Loop or b.N loop of your own:
 //
 //	func BenchmarkCapacity(b *testing.B) {
-//		anviltest.Capacity(b, capacity.Workload{ContextTokens: 32768, Concurrency: 4})
+//		anviltest.Capacity(b, capacity.Workload{ContextTokens: 32768, Concurrency: 4, MaxTokens: 1024})
 //	}
 //
 // Iterations are requests, sized for a concurrent closed loop:
@@ -39,11 +39,12 @@ import (
 // The benchmark function runs once per -count: the testing package's
 // ramp-up is bypassed, and warm-up requests (Workload.Warmup or
 // ANVIL_WARMUP) are excluded from the report. The benchmark line shows the
-// measured requests as the iteration count, ns/op as the run's wall time
-// (drain included) per measured request, and the units of
+// measured requests sent as the iteration count, ns/op as the run's wall
+// time (drain included) per request sent, and the units of
 // reporters.BenchValues, reported after every request finished; null
 // metrics are omitted. Failed requests are never latency samples; their
-// count is the failed-req unit. A run in which no request succeeded writes
+// count is the failed-req unit, and requests planned but never sent are
+// unsent-req. A run in which no request succeeded writes
 // its report and fails the benchmark: it has nothing to compare.
 //
 // The target comes from the options, then the environment (ANVIL_BASE_URL
@@ -105,6 +106,7 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 	// -count (no b.N ramp-up).
 	b.Loop()
 	rep, runErr := s.run(ctx, t, w)
+	runErr = printableError(runErr) // it may quote what the server sent
 	prog.clear()
 	interrupted := ctx.Err() != nil && b.Context().Err() == nil
 	stop() // a second interrupt ends the process as usual
@@ -117,6 +119,7 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 	if interrupted {
 		markInterrupted(rep)
 	}
+	recordBenchmark(rep, benchName(b, rep))
 	paths, werr := writeArtifacts(dir, baseName(b, rep), benchName(b, rep), rep)
 	if werr != nil {
 		b.Errorf("anviltest: writing artifacts: %v", werr)
@@ -126,7 +129,8 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 	logOutcome(b, rep)
 	switch {
 	case interrupted:
-		b.Fatalf("anviltest: interrupted: %d requests ran, %d succeeded (the others failed or were cancelled); the partial report is written, not performance eligible", rep.Completed+rep.Failed, rep.Completed)
+		b.Fatalf("anviltest: interrupted: %d of %d planned requests sent, %d succeeded, %d never sent; the partial report is written, not performance eligible",
+			reporters.SentRequests(rep), rep.Requests, rep.Completed, reporters.UnsentRequests(rep))
 	case runErr != nil:
 		b.Fatalf("anviltest: capacity run: %v", explainFields(runErr, sources...))
 	case rep.Requests <= 0:
@@ -140,12 +144,13 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 	if !finishLoop(b.Context(), b, bt) {
 		b.Fatalf("anviltest: interrupted while waiting for -benchtime %s to elapse (report already written)", bt)
 	}
-	// The iteration count is the measured requests, not the b.Loop calls
-	// finishLoop made: the testing package prints b.N on the line and
-	// divides the loop's elapsed time (the whole campaign, drain included)
-	// by it for ns/op. Pinned by the child-process tests in
-	// iteration_test.go.
-	b.N = rep.Requests //lint:ignore SA3001 b.N is set on purpose, see above
+	// The iteration count is the measured requests sent, not the b.Loop
+	// calls finishLoop made: the testing package prints b.N on the line
+	// and divides the loop's elapsed time (the whole campaign, drain
+	// included) by it for ns/op. Requests planned but never sent are no
+	// iterations (they are the unsent-req unit). Pinned by the
+	// child-process tests in iteration_test.go.
+	b.N = max(reporters.SentRequests(rep), 1) //lint:ignore SA3001 b.N is set on purpose, see above
 	for _, v := range reporters.BenchValues(rep) {
 		b.ReportMetric(v.Value, v.Unit)
 	}
@@ -187,24 +192,33 @@ func markInterrupted(r *artifact.Report) {
 }
 
 // logOutcome logs the run's population and, when requests failed, the
-// failure classes, so failures stay visible next to the numbers.
+// failure classes, so failures stay visible next to the numbers. Requests
+// planned but never sent (an interrupted run) are counted apart from the
+// failed ones. Text from the server is logged reporters.Printable.
 func logOutcome(b *testing.B, r *artifact.Report) {
 	b.Helper()
-	b.Logf("%s: %d requests, %d succeeded, %d failed, wall %.0f ms, protocol %s, eligible %t",
-		r.Model, r.Requests, r.Completed, reporters.FailedRequests(r), r.WallClockMS,
-		r.MeasurementProtocol, r.PerformanceEligible)
+	model, protocol := reporters.Printable(r.Model), reporters.Printable(r.MeasurementProtocol)
+	if unsent := reporters.UnsentRequests(r); unsent > 0 {
+		b.Logf("%s: %d requests planned, %d sent, %d succeeded, %d failed, %d never sent, wall %.0f ms, protocol %s, eligible %t",
+			model, r.Requests, reporters.SentRequests(r), r.Completed, reporters.SentFailedRequests(r), unsent,
+			r.WallClockMS, protocol, r.PerformanceEligible)
+	} else {
+		b.Logf("%s: %d requests, %d succeeded, %d failed, wall %.0f ms, protocol %s, eligible %t",
+			model, r.Requests, r.Completed, reporters.FailedRequests(r), r.WallClockMS,
+			protocol, r.PerformanceEligible)
+	}
 	if note := clampNote(r); note != "" {
 		b.Log(note)
 	}
 	if len(r.Failures) == 0 {
 		return
 	}
-	classes := map[artifact.FailureClass]int{}
+	classes := map[string]int{}
 	for _, f := range r.Failures {
-		classes[f.FailureClass]++
+		classes[reporters.Printable(string(f.FailureClass))]++
 	}
 	b.Logf("failures by class: %v; first: request %d: %s", classes,
-		r.Failures[0].RequestIndex, r.Failures[0].ErrorMessage)
+		r.Failures[0].RequestIndex, reporters.Printable(r.Failures[0].ErrorMessage))
 }
 
 // clampNote says when a fixed context did not fit the served model: the

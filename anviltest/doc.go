@@ -4,10 +4,22 @@
 //	func BenchmarkCapacity(b *testing.B) {
 //		for _, conc := range []int{1, 4, 16} {
 //			b.Run(fmt.Sprintf("ctx=32768/conc=%d", conc), func(b *testing.B) {
-//				anviltest.Capacity(b, capacity.Workload{ContextTokens: 32768, Concurrency: conc})
+//				anviltest.Capacity(b, capacity.Workload{
+//					ContextTokens: 32768, Concurrency: conc,
+//					MaxTokens: 1024, // room to think before the answer
+//				})
 //			})
 //		}
 //	}
+//
+//	func TestMain(m *testing.M) { anviltest.Main(m) }
+//
+// MaxTokens defaults to 64 (capacity.DefaultMaxTokens, as the reference
+// tool sends); a reasoning model, such as the embedded fake server's
+// default profile, thinks for hundreds of tokens first, so set it. Main
+// prints the run's identity (model, engine, gpu, target, the fake's
+// profile) as benchfmt configuration before the benchmarks, so go test
+// output says what ran.
 //
 // Run them with
 //
@@ -41,7 +53,8 @@
 //	e2e-p50-ms     request start to end of stream, p50
 //	output-tok/s   output tokens per wall second of the run (eligible runs only)
 //	cache-hit-%    mean prefix-cache hit rate (when the server reports cached tokens)
-//	failed-req     requests that failed and are no latency samples
+//	failed-req     requests sent that failed and are no latency samples
+//	unsent-req     planned requests never sent (interrupted or stopped runs; only when > 0)
 //
 // A null metric (no sample, not eligible, not reported by the server) is
 // omitted, never printed as NaN. Failed or contract-invalid requests are
@@ -68,10 +81,11 @@
 //
 // Every run writes the anvil-serving.benchmark/v1 JSON artifact and a
 // .bench file (benchfmt, identity configuration only: model, engine, gpu,
-// protocol, workload), named after the benchmark and the run's start time
-// to the nanosecond. They go to b.ArtifactDir() when go test runs with
-// -artifacts (Go 1.26; under -outputdir), else to $ANVIL_OUT, else to
-// ./anvil-out in the package directory. The paths are logged with b.Log.
+// protocol, workload, eligible), named after the benchmark and the run's
+// start time to the nanosecond, each atomically (a failed write, a full
+// disk included, leaves no file). They go to b.ArtifactDir() when go test
+// runs with -artifacts (Go 1.26; under -outputdir), else to $ANVIL_OUT,
+// else to ./anvil-out in the package directory. The paths are logged with b.Log.
 // An interrupted run (Ctrl-C) still writes its partial report, marked not
 // performance eligible, and fails the benchmark.
 package anviltest

@@ -23,6 +23,13 @@ import (
 // flags, in dir, with artifacts going to ANVIL_OUT=out unless out is empty.
 func child(t *testing.T, mode, dir, out string, flags ...string) (string, error) {
 	t.Helper()
+	return childEnv(t, mode, dir, out, nil, flags...)
+}
+
+// childEnv is child with extra environment variables, which win over the
+// defaults.
+func childEnv(t *testing.T, mode, dir, out string, extra []string, flags ...string) (string, error) {
+	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	args := append([]string{"-test.run=^$", "-test.bench=^BenchmarkSeam$"}, flags...)
@@ -38,7 +45,7 @@ func child(t *testing.T, mode, dir, out string, flags ...string) (string, error)
 	if out != "" {
 		env = append(env, EnvOut+"="+out)
 	}
-	cmd.Env = env
+	cmd.Env = append(env, extra...)
 	b, err := cmd.CombinedOutput()
 	return string(b), err
 }
@@ -208,7 +215,7 @@ func TestInterruptWritesPartialReport(t *testing.T) {
 	stdout, err := child(t, "interrupt", t.TempDir(), out, "-test.benchtime=10x")
 	require.Error(t, err, "the benchmark fails:\n%s", stdout)
 	require.Contains(t, stdout, "--- FAIL: BenchmarkSeam")
-	require.Contains(t, stdout, "interrupted: 3 requests ran, 2 succeeded")
+	require.Contains(t, stdout, "interrupted: 3 of 3 planned requests sent, 2 succeeded, 0 never sent")
 	got, _ := filepath.Glob(filepath.Join(out, "*.json"))
 	require.Len(t, got, 1, stdout)
 	r := readArtifact(t, got[0])

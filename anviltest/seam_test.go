@@ -11,6 +11,7 @@ import (
 
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/reporters"
 )
 
 // The step runner is a deterministic stand-in for capacity.Run: a closed
@@ -135,6 +136,65 @@ func interruptRun(ctx context.Context, t capacity.Target, w capacity.Workload) (
 	return r, ctx.Err()
 }
 
+// unsentRun returns a run of planned requests of which only sent were
+// issued before the run stopped (interrupt: by an interrupt, which it
+// sends itself as Ctrl-C would): the first failSent of the sent ones
+// failed with an HTTP 503, the other sent ones succeeded, and the
+// requests never sent are "cancelled" failures of the v1 document, told
+// apart by anvil_go.run.
+func unsentRun(planned, sent, failSent int, interrupt bool) RunFunc {
+	return func(ctx context.Context, t capacity.Target, w capacity.Workload) (*artifact.Report, error) {
+		w, err := w.Resolved()
+		if err != nil {
+			return nil, err
+		}
+		var runErr error
+		if interrupt {
+			if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+				return nil, err
+			}
+			<-ctx.Done()
+			runErr = ctx.Err()
+		}
+		fail := map[int]bool{}
+		for i := range failSent {
+			fail[i] = true
+		}
+		for i := sent; i < planned; i++ {
+			fail[i] = true
+		}
+		waves := (sent + w.Concurrency - 1) / w.Concurrency
+		r, err := stepReport(t, w, planned, time.Duration(waves)*stepE2E, fail)
+		if err != nil {
+			return nil, err
+		}
+		x := &artifact.Extension{Version: artifact.ExtensionVersion,
+			Run: &artifact.RunSummary{SentRequests: sent, NeverSentRequests: planned - sent, Interrupted: true}}
+		for i := range r.Failures {
+			if f := &r.Failures[i]; f.RequestIndex >= sent {
+				f.FailureClass, f.ErrorType, f.ErrorMessage = artifact.FailureCancelled, "cancelled", "never sent: the run stopped"
+				f.HTTPStatus, f.ResponseReceived, f.ElapsedMS = nil, false, 0
+			}
+		}
+		for i := range planned {
+			d := artifact.RequestDetail{RequestIndex: i, Outcome: artifact.OutcomeSuccess, PlannedPromptTokens: w.ContextTokens}
+			switch {
+			case i >= sent:
+				d.Outcome = artifact.OutcomeNeverSent
+			case fail[i]:
+				d.Outcome = string(artifact.FailureHTTPError)
+			}
+			x.Requests = append(x.Requests, d)
+		}
+		r.AnvilGo = x
+		if err := r.Recompute(); err != nil {
+			return nil, err
+		}
+		r.PerformanceEligible = false
+		return r, runErr
+	}
+}
+
 // BenchmarkSeam is the child benchmark of the iteration-mode tests: it runs
 // Capacity against the step runner as ANVIL_TEST_SEAM selects.
 func BenchmarkSeam(b *testing.B) {
@@ -152,11 +212,20 @@ func BenchmarkSeam(b *testing.B) {
 		opt = WithRunFunc(stepRun(map[int]bool{0: true, 1: true, 2: true}))
 	case "interrupt":
 		opt = WithRunFunc(interruptRun)
+	case "interrupt-unsent":
+		// Ctrl-C after 23 of 400 requests: 15 succeeded, 8 failed.
+		opt = WithRunFunc(unsentRun(400, 23, 8, true))
+	case "engine":
+		// The engine itself, against ANVIL_BASE_URL.
+		opt = nil
+	case "stopped-unsent":
+		// A run that stopped by itself after 6 of 10 requests.
+		opt = WithRunFunc(unsentRun(10, 6, 0, false))
 	default:
 		b.Fatalf("%s=%q: unknown mode", seamEnv, mode)
 	}
 	r := Capacity(b, w, opt)
-	if r == nil || r.Requests != b.N {
+	if r == nil || max(reporters.SentRequests(r), 1) != b.N {
 		panic(fmt.Sprintf("Capacity returned %v with b.N = %d", r, b.N))
 	}
 }

@@ -23,7 +23,7 @@ import (
 // requests unless the name says otherwise.
 const (
 	// UnitNsPerOp is the run's wall time (drain included) per measured
-	// request: wall_clock_ms * 1e6 / requests.
+	// request sent: wall_clock_ms * 1e6 / SentRequests.
 	UnitNsPerOp = "ns/op"
 	// UnitTTFTP50 is ttft_p50_ms: time to the first visible content.
 	UnitTTFTP50 = "ttft-p50-ms"
@@ -43,11 +43,14 @@ const (
 	// UnitE2EP50 is e2e_p50_ms: request start to end of stream.
 	UnitE2EP50 = "e2e-p50-ms"
 	// UnitOutputThroughput is throughput_tok_s: output tokens per wall
-	// second of the whole run; only for performance-eligible runs.
+	// second of the whole run; only for performance-eligible runs (see
+	// Eligible), never for a run with a failure.
 	UnitOutputThroughput = "output-tok/s"
 	// UnitCacheHit is prefix_cache_hit_avg as a percentage.
 	UnitCacheHit = "cache-hit-%"
-	// UnitFailed is the number of failed (excluded) requests.
+	// UnitFailed is the number of requests sent that failed (excluded from
+	// every latency): SentFailedRequests. Requests never sent are
+	// UnitUnsent.
 	UnitFailed = "failed-req"
 	// UnitITLP99 is anvil_go.chunk_timing.itl_ms.p99: the 99th percentile
 	// of the gaps between output chunks over all successful requests.
@@ -73,6 +76,8 @@ var unitMeta = []struct{ unit, key, value string }{
 	{UnitTokensPerChunk, "better", "higher"},
 	// A failure count is a count, not a noisy measurement.
 	{UnitFailed, "assume", "exact"},
+	{UnitUnsent, "better", "lower"},
+	{UnitUnsent, "assume", "exact"},
 }
 
 // BenchValues returns the benchmark values of r in the stable unit order,
@@ -86,8 +91,8 @@ func BenchValues(r *artifact.Report) []benchfmt.Value {
 		}
 	}
 	m := &r.Metrics
-	if r.Requests > 0 && r.WallClockMS > 0 {
-		ns := r.WallClockMS * 1e6 / float64(r.Requests)
+	if sent := SentRequests(r); sent > 0 && r.WallClockMS > 0 {
+		ns := r.WallClockMS * 1e6 / float64(sent)
 		add(UnitNsPerOp, &ns)
 	}
 	add(UnitTTFTP50, m.TTFT.P50)
@@ -101,13 +106,16 @@ func BenchValues(r *artifact.Report) []benchfmt.Value {
 	add(UnitDecode, m.DecodeTokS.P50)
 	add(UnitPrefill, m.EffectivePrefillTokS.P50)
 	add(UnitE2EP50, m.E2E.P50)
-	add(UnitOutputThroughput, m.ThroughputTokS)
+	add(UnitOutputThroughput, throughputReported(r))
 	if m.PrefixCacheHitAvg != nil {
 		pct := *m.PrefixCacheHitAvg * 100
 		add(UnitCacheHit, &pct)
 	}
-	failed := float64(FailedRequests(r))
+	failed := float64(SentFailedRequests(r))
 	add(UnitFailed, &failed)
+	if unsent := float64(UnsentRequests(r)); unsent > 0 {
+		add(UnitUnsent, &unsent)
+	}
 	if ct := chunkTiming(r); ct != nil {
 		add(UnitITLP99, &ct.ITLMS.P99)
 		add(UnitTokensPerChunk, ct.TokensPerChunkMean)
@@ -127,9 +135,16 @@ func FailedRequests(r *artifact.Report) int {
 
 func isNaNOrInf(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 
-// BenchName is the benchmark name WriteBenchfmt gives r:
+// BenchName is the benchmark name WriteBenchfmt gives r: the name go test
+// printed for the benchmark that made the run (anvil_go.run.benchmark,
+// recorded by anviltest), so that a converted artifact and the go test
+// line of the same run share one benchstat row; else, or when the recorded
+// name is not a valid benchmark name,
 // BenchmarkCapacity/ctx=<context tokens or "sampled">/conc=<concurrency>.
 func BenchName(r *artifact.Report) string {
+	if run := runSummary(r); run != nil && run.Benchmark != nil && validBenchName(*run.Benchmark) {
+		return *run.Benchmark
+	}
 	ctx := "sampled"
 	if r.ContextTokens != nil {
 		ctx = strconv.Itoa(*r.ContextTokens)
@@ -149,8 +164,8 @@ const (
 	// ConfigEligible is performance_eligible ("true" or "false"): a run in
 	// which a request failed or was cancelled lands in its own benchstat
 	// table instead of mixing with complete runs (`benchstat -ignore
-	// eligible` compares them anyway). Empty for legacy artifacts, which do
-	// not record it.
+	// eligible` compares them anyway). Legacy artifacts, which do not
+	// record it, get the value Eligible derives from their counts.
 	ConfigEligible = "eligible"
 )
 
@@ -158,12 +173,12 @@ const (
 // model, engine, gpu, protocol, workload, eligible. Every key is written;
 // an unknown (null or empty) value is written empty, which in benchfmt
 // clears the key, so a file concatenated after another never inherits
-// the other's identity.
+// the other's identity. Values are one line, made Printable.
 func BenchConfig(r *artifact.Report) []benchfmt.Config {
 	cs := make([]benchfmt.Config, 0, 6)
 	add := func(key, value string) {
 		// A configuration value is one line.
-		value = strings.Join(strings.Fields(value), " ")
+		value = Printable(strings.Join(strings.Fields(value), " "))
 		cs = append(cs, benchfmt.Config{Key: key, Value: []byte(value), File: true})
 	}
 	add(ConfigModel, r.Model)
@@ -171,11 +186,8 @@ func BenchConfig(r *artifact.Report) []benchfmt.Config {
 	add(ConfigGPU, deref(r.GPU))
 	add(ConfigProtocol, r.MeasurementProtocol)
 	add(ConfigWorkload, WorkloadIdentity(r))
-	eligible := ""
-	if r.Has("performance_eligible") {
-		eligible = strconv.FormatBool(r.PerformanceEligible)
-	}
-	add(ConfigEligible, eligible)
+	eligible, _ := Eligible(r)
+	add(ConfigEligible, strconv.FormatBool(eligible))
 	return cs
 }
 
@@ -217,7 +229,14 @@ func WorkloadIdentity(r *artifact.Report) string {
 	if r.RequestCanaries {
 		add("canaries", "true")
 	}
-	return strings.Join(parts, " ")
+	return Printable(strings.Join(parts, " "))
+}
+
+// validBenchName reports whether name is a benchmark name benchfmt reads
+// back as written: "Benchmark" and then no space and nothing Printable
+// would escape.
+func validBenchName(name string) bool {
+	return strings.HasPrefix(name, "Benchmark") && !strings.ContainsRune(name, ' ') && Printable(name) == name
 }
 
 func deref(s *string) string {
@@ -229,7 +248,7 @@ func deref(s *string) string {
 
 // BenchResult converts r into one benchfmt result named name (empty:
 // BenchName(r)), with the identity configuration of BenchConfig and
-// iteration count = requests.
+// iteration count = SentRequests (at least 1).
 func BenchResult(r *artifact.Report, name string) (*benchfmt.Result, error) {
 	if r == nil {
 		return nil, fmt.Errorf("reporters: nil report")
@@ -237,10 +256,10 @@ func BenchResult(r *artifact.Report, name string) (*benchfmt.Result, error) {
 	if name == "" {
 		name = BenchName(r)
 	}
-	if !strings.HasPrefix(name, "Benchmark") || strings.ContainsAny(name, " \t\n") {
-		return nil, fmt.Errorf("reporters: benchmark name %q: want Benchmark... without spaces", name)
+	if !validBenchName(name) {
+		return nil, fmt.Errorf("reporters: benchmark name %q: want Benchmark... without spaces or control characters", name)
 	}
-	iters := r.Requests
+	iters := SentRequests(r)
 	if iters <= 0 {
 		iters = 1
 	}

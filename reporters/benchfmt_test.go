@@ -212,7 +212,7 @@ func TestCorpusConvertsCleanly(t *testing.T) {
 	p := parseBench(t, buf.Bytes())
 	require.Empty(t, p.errs)
 	require.Len(t, p.results, len(reports))
-	allowed := map[string]bool{ConfigModel: true, ConfigEngine: true, ConfigGPU: true, ConfigProtocol: true, ConfigWorkload: true}
+	allowed := map[string]bool{ConfigModel: true, ConfigEngine: true, ConfigGPU: true, ConfigProtocol: true, ConfigWorkload: true, ConfigEligible: true}
 	withTTFT := 0
 	for i, res := range p.results {
 		vs := benchValueMap(res)

@@ -211,13 +211,13 @@ func compareMetric(key, name, unit, better string, old, new []compareRun) Metric
 // WriteComparison prints c: the shared workload, provenance, and a table
 // of the metrics with old and new (medians over runs), the delta and its
 // significance ("~ (p=0.40, not significant)" when the test cannot tell
-// the sides apart).
+// the sides apart). Text read from the artifacts is printed Printable.
 func WriteComparison(w io.Writer, c Comparison) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "old: %d run(s)  new: %d run(s)\n", c.OldRuns, c.NewRuns)
 	b.WriteString("workload (identical on every run):")
 	for _, v := range c.Workload {
-		fmt.Fprintf(&b, " %s=%s", v.Key, v.Value)
+		fmt.Fprintf(&b, " %s=%s", Printable(v.Key), Printable(v.Value))
 	}
 	b.WriteString("\n")
 	if len(c.Unrecorded) > 0 {
@@ -226,7 +226,8 @@ func WriteComparison(w io.Writer, c Comparison) error {
 	if len(c.Provenance) > 0 {
 		b.WriteString("provenance (setup under test; differs, not refused):\n")
 		for _, p := range c.Provenance {
-			fmt.Fprintf(&b, "  %s: old %s  new %s\n", p.Key, strings.Join(p.Old, ", "), strings.Join(p.New, ", "))
+			fmt.Fprintf(&b, "  %s: old %s  new %s\n", Printable(p.Key),
+				Printable(strings.Join(p.Old, ", ")), Printable(strings.Join(p.New, ", ")))
 		}
 	}
 	b.WriteString("\n")
@@ -253,6 +254,6 @@ func WriteComparison(w io.Writer, c Comparison) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, PrintableLines(b.String()))
 	return err
 }

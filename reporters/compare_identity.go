@@ -38,13 +38,16 @@ var _ error = (*NotComparableError)(nil)
 
 func (e *NotComparableError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "not comparable: %s and %s are not one workload (%d identity key", e.Sides[0], e.Sides[1], len(e.Diffs))
+	side0, side1 := Printable(e.Sides[0]), Printable(e.Sides[1])
+	fmt.Fprintf(&b, "not comparable: %s and %s are not one workload (%d identity key", side0, side1, len(e.Diffs))
 	if len(e.Diffs) != 1 {
 		b.WriteString("s")
 	}
 	b.WriteString("):")
 	for _, d := range e.Diffs {
-		fmt.Fprintf(&b, "\n  %s: %s %s, %s %s (%s)", d.Key, e.Sides[0], d.Values[0], e.Sides[1], d.Values[1], d.Problem)
+		// Values are JSON, which leaves C1 controls and bidi overrides raw.
+		fmt.Fprintf(&b, "\n  %s: %s %s, %s %s (%s)", Printable(d.Key), side0, Printable(d.Values[0]),
+			side1, Printable(d.Values[1]), Printable(d.Problem))
 	}
 	return b.String()
 }

@@ -42,6 +42,8 @@ func ExampleWriteBenchfmt() {
 	// Unit itl-p99-ms better=lower
 	// Unit tokens/chunk better=higher
 	// Unit failed-req assume=exact
+	// Unit unsent-req better=lower
+	// Unit unsent-req assume=exact
 	// model: qwen38-swift15-ninfer-dflash2-c4-262k
 	// engine: ninfer
 	// gpu: rtx5090

@@ -24,7 +24,7 @@ type runView struct {
 	Failed     int
 	Failures   []classCount // failures per class, by class name
 	Summary    []metricSummary
-	Throughput float64 // output tok/s of the run; NaN when not eligible or not recorded
+	Throughput float64 // output tok/s of the run; NaN when not eligible (Eligible) or not recorded
 
 	// Requests holds every request the artifact records (successes and
 	// failures), sorted by request index.

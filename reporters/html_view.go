@@ -116,7 +116,7 @@ func compareRunOf(r *artifact.Report) (compareRun, error) {
 		"ttft_p50": m.TTFT.P50, "ttft_p95": m.TTFT.P95, "ttft_p99": m.TTFT.P99,
 		"ttfo_p50": m.TimeToFirstOutput.P50, "tpot_p50": tpot, "e2e_p50": m.E2E.P50,
 		"decode_p50": m.DecodeTokS.P50, "prefill_p50": m.EffectivePrefillTokS.P50,
-		"throughput": m.ThroughputTokS, "failures": &failed,
+		"throughput": throughputReported(r), "failures": &failed,
 	}
 	return compareRun{doc: doc, values: values}, nil
 }
@@ -128,7 +128,7 @@ func viewOf(r *artifact.Report) (runView, error) {
 		RunID: r.RunID, Model: r.Model, Engine: deref(r.Engine), GPU: deref(r.GPU),
 		Protocol: r.MeasurementProtocol, StartedAt: r.StartedAt, WallMS: math.NaN(),
 		Planned: r.Requests, Succeeded: r.Completed, Failed: FailedRequests(r),
-		Throughput: ptrOrNaN(r.Metrics.ThroughputTokS), Ext: ext,
+		Throughput: ptrOrNaN(throughputReported(r)), Ext: ext,
 		Eligible: "not recorded",
 	}
 	if r.WallClockMS > 0 {

@@ -25,8 +25,16 @@ var summaryRows = []struct {
 	{"decode", "tok/s", func(m *artifact.Metrics) *artifact.Distribution { return &m.DecodeTokS }},
 	{"prefill (effective)", "tok/s", func(m *artifact.Metrics) *artifact.Distribution { return &m.EffectivePrefillTokS }},
 	{"prompt tokens", "tok", func(m *artifact.Metrics) *artifact.Distribution { return &m.PromptTokensDist }},
-	{"completion tokens", "tok", func(m *artifact.Metrics) *artifact.Distribution { return &m.CompletionTokens }},
+	{completionLabel, "tok", func(m *artifact.Metrics) *artifact.Distribution { return &m.CompletionTokens }},
 }
+
+// completionLabel is the summary row of the rows' output_tokens when every
+// one of them is a usage count; mixedOutputLabel when some row (an older
+// artifact) holds a content-chunk count there instead.
+const (
+	completionLabel  = "completion tokens"
+	mixedOutputLabel = "output (tokens or chunks)"
+)
 
 // summaryStats are the statistics columns of WriteSummary.
 var summaryStats = []artifact.Statistic{
@@ -40,6 +48,12 @@ var summaryStats = []artifact.Statistic{
 // the contract checks. Values an artifact does not carry print as "-", so
 // legacy artifacts summarize too. The p99 column is marked descriptive when
 // the samples are too few for a tail estimate.
+//
+// Eligibility a legacy artifact does not record is derived (Eligible) and
+// marked so; throughput is shown only for an eligible run. The canary and
+// controlled-output counts cover every checked response, the failed ones
+// included. Every string read from the artifact is printed through
+// Printable.
 func WriteSummary(w io.Writer, r *artifact.Report) error {
 	if r == nil {
 		return fmt.Errorf("reporters: nil report")
@@ -55,12 +69,16 @@ func WriteSummary(w io.Writer, r *artifact.Report) error {
 	p("model %s  engine %s  gpu %s  protocol %s\n", orDash(r.Model), orDash(deref(r.Engine)),
 		orDash(deref(r.GPU)), orDash(r.MeasurementProtocol))
 	p("workload %s\n", WorkloadIdentity(r))
-	eligible := "-" // artifacts older than metric_population do not say
-	if r.PerformanceEligible || r.MetricPopulation.AttemptedRequests > 0 {
-		eligible = strconv.FormatBool(r.PerformanceEligible)
+	ok, recorded := Eligible(r)
+	eligible := strconv.FormatBool(ok)
+	if !recorded {
+		eligible += " (derived: not recorded)"
 	}
-	p("requests %d  succeeded %d  failed %d  performance eligible %s\n",
-		r.Requests, r.Completed, FailedRequests(r), eligible)
+	p("requests %d  succeeded %d  failed %d", r.Requests, r.Completed, FailedRequests(r))
+	if unsent := UnsentRequests(r); unsent > 0 {
+		p(" (%d never sent)", unsent)
+	}
+	p("  performance eligible %s\n", eligible)
 	if classes := failureClasses(r); classes != "" {
 		p("failures %s\n", classes)
 	}
@@ -74,6 +92,9 @@ func WriteSummary(w io.Writer, r *artifact.Report) error {
 	fmt.Fprintln(tw)
 	for _, row := range summaryRows {
 		d := row.dist(&r.Metrics)
+		if row.label == completionLabel && !allUsage(r) {
+			row.label, row.unit = mixedOutputLabel, "tok|chunk"
+		}
 		n := strconv.Itoa(d.Samples)
 		if d.Samples == 0 && (d.P50 != nil || len(r.RequestTimings) == 0 && r.Completed > 0) {
 			// A legacy artifact: percentiles without counts, or successful
@@ -90,14 +111,21 @@ func WriteSummary(w io.Writer, r *artifact.Report) error {
 		return err
 	}
 	if r.MetricPopulation.P99Interpretation != "" {
-		p("p99: %s (%d samples recommended)\n", r.MetricPopulation.P99Interpretation,
+		p("p99: %s (%d samples recommended)\n", orDash(r.MetricPopulation.P99Interpretation),
 			r.MetricPopulation.P99MinimumRecommendedSamples)
+	}
+
+	if note := outputCountNote(r); note != "" {
+		p("%s\n", note)
 	}
 	p("\n")
 
 	m := &r.Metrics
 	p("throughput %s output tok/s  output tokens %s  content chunks/s %s\n",
-		num(m.ThroughputTokS), intOrDash(m.OutputTokens), num(m.ContentChunksPerSecond))
+		num(throughputReported(r)), intOrDash(m.OutputTokens), num(m.ContentChunksPerSecond))
+	if m.ThroughputTokS != nil && throughputReported(r) == nil {
+		p("(the throughput the artifact records is not shown: the run is not performance eligible)\n")
+	}
 	if ct := chunkTiming(r); ct != nil {
 		p("ITL p50 %s ms  p99 %s ms  max %s ms  stalls %d  tokens per chunk %s\n",
 			num(&ct.ITLMS.P50), num(&ct.ITLMS.P99), num(&ct.ITLMS.Max), ct.Stalls, num(ct.TokensPerChunkMean))
@@ -105,15 +133,8 @@ func WriteSummary(w io.Writer, r *artifact.Report) error {
 	if m.PrefixCacheHitAvg != nil {
 		p("prefix cache hit %.1f%%\n", *m.PrefixCacheHitAvg*100)
 	}
-	if m.RequestCanarySamples > 0 {
-		p("request canaries %d/%d passed\n", m.RequestCanaryPassed, m.RequestCanarySamples)
-	}
-	if m.ControlledOutputSamples > 0 {
-		p("controlled output (%s) exact %d/%d, unobservable %d, rate %s\n", orDash(r.ControlledOutputPolicy),
-			m.ControlledOutputExactAdherence, m.ControlledOutputSamples,
-			m.ControlledOutputUnobservable, num(m.ControlledOutputExactAdherenceRate))
-	}
-	_, err := w.Write(buf.Bytes())
+	writeChecks(&buf, r)
+	_, err := w.Write([]byte(PrintableLines(buf.String())))
 	return err
 }
 
@@ -125,7 +146,7 @@ func failureClasses(r *artifact.Report) string {
 		if c == "" {
 			c = orDash(f.ErrorType)
 		}
-		counts[c]++
+		counts[Printable(c)]++
 	}
 	keys := make([]string, 0, len(counts))
 	for k := range counts {
@@ -172,9 +193,10 @@ func intOrDash(v *int) string {
 	return strconv.Itoa(*v)
 }
 
+// orDash is s made Printable, or "-" when empty.
 func orDash(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return Printable(s)
 }

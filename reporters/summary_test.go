@@ -41,7 +41,7 @@ func TestWriteSummaryShowsFailuresAndChecks(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, WriteSummary(&buf, r))
 	out := buf.String()
-	require.Contains(t, out, "requests 4  succeeded 2  failed 2  performance eligible -")
+	require.Contains(t, out, "requests 4  succeeded 2  failed 2  performance eligible false\n")
 	require.Contains(t, out, "failures controlled_output_failed=1 http_error=1\n")
 	require.Contains(t, out, "request canaries 1/2 passed\n")
 	require.Contains(t, out, "controlled output (strict) exact 1/2, unobservable 0, rate 0.500\n")

@@ -1,13 +1,11 @@
 package artifact
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 )
 
 // MaxBytes is the largest v1 JSON artifact Read accepts (64 MiB).
@@ -95,46 +93,10 @@ func Write(w io.Writer, r *Report) error {
 // file in the same directory, is synced to disk, gets mode 0644 and is
 // renamed over path, and the directory is synced. Readers see the old file
 // or the complete new one, never a partial write; on error no temporary
-// file is left behind.
-func WriteFile(path string, r *Report) (err error) {
+// file is left behind (WriteFileFunc).
+func WriteFile(path string, r *Report) error {
 	if r == nil {
 		return errors.New("artifact: write: nil report")
 	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("artifact: write %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(tmp, 256<<10)
-	if err = Write(bw, r); err != nil {
-		return fmt.Errorf("%w (to %s)", err, path)
-	}
-	if err = bw.Flush(); err != nil {
-		return fmt.Errorf("artifact: write %s: %w", path, err)
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("artifact: write %s: %w", path, err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("artifact: sync %s: %w", path, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("artifact: write %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("artifact: write %s: %w", path, err)
-	}
-	// Make the rename durable. Not every platform can sync a directory;
-	// the file itself is already on disk.
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return WriteFileFunc(path, func(w io.Writer) error { return Write(w, r) })
 }

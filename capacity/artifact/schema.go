@@ -206,6 +206,7 @@ var reportTable = newArtTable(func(r *Report) *shape { return &r.shape },
 // when set.
 
 var runSummaryTable = newArtTable(func(r *RunSummary) *shape { return &r.shape },
+	optionalOf("benchmark", func(r *RunSummary) **string { return &r.Benchmark }, stringCodec),
 	fieldOf("interrupted", func(r *RunSummary) *bool { return &r.Interrupted }, boolCodec),
 	fieldOf("never_sent_requests", func(r *RunSummary) *int { return &r.NeverSentRequests }, intCodec),
 	fieldOf("sent_requests", func(r *RunSummary) *int { return &r.SentRequests }, intCodec),

@@ -67,6 +67,8 @@ func main() {
 // run is the command with its streams; it returns the exit status: 0 on
 // success, 1 if any file failed, 2 on bad usage.
 func run(args []string, stdout, stderr io.Writer) int {
+	// Messages quote paths, arguments and text read from the files.
+	stderr = printableWriter{stderr}
 	if len(args) > 0 {
 		switch args[0] {
 		case "html":
@@ -101,7 +103,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintln(stdout)
 			}
 			first = false
-			fmt.Fprintf(stdout, "== %s\n", path)
+			fmt.Fprintf(stdout, "== %s\n", reporters.Printable(path))
 			return reporters.WriteSummary(stdout, r)
 		}
 	default:
@@ -139,4 +141,16 @@ func readReport(path string) (*artifact.Report, error) {
 	}
 	defer f.Close()
 	return artifact.Read(f)
+}
+
+// printableWriter passes every Write through reporters.PrintableLines, so
+// nothing a message quotes (a file name, an argument, text from a file)
+// reaches the terminal as a control sequence. Each message is one Write.
+type printableWriter struct{ w io.Writer }
+
+func (p printableWriter) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, reporters.PrintableLines(string(b))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }

@@ -1,0 +1,157 @@
+package anviltest
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// docSnippet is one Go example of the documentation, as a user pastes it.
+type docSnippet struct {
+	where, code string
+}
+
+// readmeGoBlocks returns the ```go blocks of the README.
+func readmeGoBlocks(t *testing.T, path string) []docSnippet {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var out []docSnippet
+	var cur []string
+	in, start := false, 0
+	for i, line := range strings.Split(string(data), "\n") {
+		switch {
+		case !in && strings.TrimSpace(line) == "```go":
+			in, start, cur = true, i+1, nil
+		case in && strings.TrimSpace(line) == "```":
+			in = false
+			out = append(out, docSnippet{fmt.Sprintf("%s:%d", filepath.Base(path), start), strings.Join(cur, "\n")})
+		case in:
+			cur = append(cur, line)
+		}
+	}
+	return out
+}
+
+// godocBenchmarks returns the code blocks of the doc comments in path
+// that define a function: the examples a user copies from go doc.
+func godocBenchmarks(t *testing.T, path string) []docSnippet {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	var out []docSnippet
+	var cur []string
+	start := 0
+	flush := func() {
+		if len(cur) > 0 && strings.HasPrefix(cur[0], "func ") {
+			out = append(out, docSnippet{fmt.Sprintf("%s:%d", filepath.Base(path), start), strings.Join(cur, "\n")})
+		}
+		cur = nil
+	}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "//\t"):
+			if cur == nil {
+				start = n
+			}
+			cur = append(cur, strings.TrimPrefix(line, "//\t"))
+		case line == "//" && cur != nil:
+			cur = append(cur, "")
+		default:
+			flush()
+		}
+	}
+	flush()
+	require.NoError(t, sc.Err())
+	return out
+}
+
+var funcName = regexp.MustCompile(`(?m)^func (Benchmark|Test)(\w*)\(`)
+
+// TestDocumentationExamplesRun builds the Go examples of the README and of
+// the package documentation, exactly as written (only each function is
+// renamed so they share one package), in a module of their own that
+// requires this one, and runs them as go test -bench runs them, against
+// the embedded fake server with its defaults: every benchmark must pass.
+func TestDocumentationExamplesRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the documentation's examples")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	root, err := filepath.Abs("..")
+	require.NoError(t, err)
+	snippets := readmeGoBlocks(t, filepath.Join(root, "README.md"))
+	require.NotEmpty(t, snippets, "the README has Go examples")
+	for _, f := range []string{"doc.go", "capacity.go"} {
+		snippets = append(snippets, godocBenchmarks(t, filepath.Join(root, "anviltest", f))...)
+	}
+
+	var src strings.Builder
+	src.WriteString("package docexamples\n\nimport (\n\t\"fmt\"\n\t\"testing\"\n\n" +
+		"\t\"github.com/anvilbench/anvil/anviltest\"\n\t\"github.com/anvilbench/anvil/capacity\"\n)\n\n" +
+		"var _ = fmt.Sprint\n")
+	benchmarks, mains := 0, 0
+	for i, s := range snippets {
+		code := funcName.ReplaceAllStringFunc(s.code, func(m string) string {
+			if strings.HasPrefix(m, "func TestMain(") {
+				mains++
+				if mains > 1 { // one TestMain per package: the others as plain functions
+					return fmt.Sprintf("func testMain%d(", i)
+				}
+				return m
+			}
+			benchmarks++
+			return fmt.Sprintf("func BenchmarkDoc%d_%s(", i, strings.TrimSuffix(strings.TrimPrefix(m, "func "), "("))
+		})
+		fmt.Fprintf(&src, "\n// %s\n%s\n", s.where, code)
+	}
+	require.GreaterOrEqual(t, benchmarks, 3, "README, doc.go and the Capacity doc each have a benchmark:\n%s", src.String())
+	require.Positive(t, mains, "the README shows TestMain")
+
+	dir := t.TempDir()
+	gosum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	require.NoError(t, err)
+	gomod := "module docexamples\n\ngo 1.26\n\nrequire github.com/anvilbench/anvil v0.0.0\n\nreplace github.com/anvilbench/anvil => " + root + "\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.sum"), gosum, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "doc_test.go"), []byte(src.String()), 0o644))
+
+	cmd := exec.CommandContext(t.Context(), goTool, "mod", "tidy")
+	cmd.Dir, cmd.Env = dir, docEnv(dir)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go mod tidy:\n%s", out)
+	cmd = exec.CommandContext(t.Context(), goTool, "test", "-run", "^$", "-bench", ".", "-benchtime", "2x")
+	cmd.Dir, cmd.Env = dir, docEnv(dir)
+	out, err = cmd.CombinedOutput()
+	require.NoError(t, err, "the documentation's examples fail:\n%s\n%s", src.String(), out)
+	require.NotContains(t, string(out), "FAIL")
+	require.Contains(t, string(out), "target: embedded-fake", "TestMain printed the identity")
+	require.Regexp(t, `(?m)^BenchmarkDoc\d+_BenchmarkCapacity/ctx=32768/conc=16\S*\s+2\s`, string(out))
+}
+
+// docEnv is the environment of the examples' go commands: no ANVIL_*
+// variable of the developer's, artifacts under dir, no network for
+// modules (the module cache has them).
+func docEnv(dir string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "ANVIL_") && !strings.HasPrefix(kv, "GOFLAGS=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, EnvOut+"="+filepath.Join(dir, "out"), EnvProgress+"=0",
+		"GOPROXY=off", "GOWORK=off", "GOFLAGS=-mod=mod")
+}
