@@ -77,6 +77,10 @@ func Run(ctx context.Context, t Target, w Workload) (*artifact.Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	schedule, err := openLoopSchedule(w, plan)
+	if err != nil {
+		return nil, err
+	}
 	cl, err := newClient(t, plan.Workload, hc, key)
 	if err != nil {
 		return nil, err
@@ -96,12 +100,16 @@ func Run(ctx context.Context, t Target, w Workload) (*artifact.Report, error) {
 	// dispatches nothing), so the report accounts for the measured plan,
 	// never for the warm-up's dispatch state.
 	start := time.Now()
-	r.phase(ctx, plan.Len(), false)
+	if schedule != nil {
+		r.openPhase(ctx, start, schedule)
+	} else {
+		r.phase(ctx, plan.Len(), false)
+	}
 	end := time.Now()
 
 	rep, err := assemble(runFacts{
 		target: t, baseURL: baseURL, workload: plan.Workload, plan: plan,
-		start: start, end: end, cancelled: ctx.Err() != nil, runner: r,
+		start: start, end: end, cancelled: ctx.Err() != nil, runner: r, schedule: schedule,
 	})
 	if err != nil {
 		return rep, err

@@ -176,6 +176,7 @@ func (w Workload) validate() error {
 	if p := w.TopP; p != nil && !(*p > 0 && *p <= 1) { // NaN fails both
 		v.add("Workload.TopP", p, "must be in (0, 1]")
 	}
+	w.validateArrival(&v)
 	return v.err()
 }
 
