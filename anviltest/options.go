@@ -69,6 +69,8 @@ type settings struct {
 	progress    *bool
 	run         RunFunc
 	getenv      func(string) string
+	slo         capacity.SLO          // WithSLO, then ANVIL_SLO_*; off when no bound is set
+	probe       *artifact.SearchProbe // the run is this probe of a Sweep
 }
 
 // WithTarget sets the endpoint and its identity. Its non-empty fields win
@@ -182,7 +184,7 @@ func (s *settings) applyWorkloadEnv(w capacity.Workload) (capacity.Workload, err
 		}
 		w.Timeout = d
 	}
-	return w, nil
+	return s.applyOpenLoopEnv(w)
 }
 
 // progressWanted reports whether the live progress line is shown: forced by
@@ -220,6 +222,9 @@ func envFieldNames() [][2]string {
 		{"Workload.Timeout", EnvTimeout},
 		{"Target.ClockDomainID", EnvClockDomainID},
 		{"Target.ConfigurationFingerprint", EnvConfigurationFingerprint},
+		{"Workload.Rate", EnvRate},
+		{"Workload.Arrival", EnvArrival},
+		{"Workload.Burstiness", EnvBurstiness},
 	}
 }
 
