@@ -78,8 +78,9 @@ func BenchmarkCapacityOpenLoop(b *testing.B) {
 }
 
 // BenchmarkSLOSweep finds the highest concurrency at which 90% of the
-// requests see their first token within 400 ms (override with
-// ANVIL_SLO_TTFT and the other ANVIL_SLO_* variables):
+// requests see their first token within 400 ms (ANVIL_SLO_TPOT,
+// ANVIL_SLO_E2E and ANVIL_SLO_ATTAINMENT add to the SLO; the option's TTFT
+// bound wins over ANVIL_SLO_TTFT):
 //
 //	go test -bench SLOSweep -run '^$' ./anviltest
 //

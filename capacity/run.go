@@ -14,8 +14,9 @@ import (
 // {BaseURL}/models for the model and its context length when t leaves
 // either out (waiting at most w.Timeout for the answer), resolves the
 // plan, sends w.Warmup warm-up requests (left out of the report), then the
-// measured requests with w.Concurrency in flight, and returns the Report,
-// recomputed (see Report.Recompute).
+// measured requests with w.Concurrency in flight (an open loop, w.Rate >
+// 0: at their scheduled times, at most w.Concurrency in flight), and
+// returns the Report, recomputed (see Report.Recompute).
 //
 // Request failures are rows of the report, not errors. The error is for an
 // invalid configuration, a failed probe, or an endpoint that refuses the
