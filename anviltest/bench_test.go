@@ -3,6 +3,7 @@ package anviltest_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/anvilbench/anvil/anviltest"
 	"github.com/anvilbench/anvil/capacity"
@@ -64,4 +65,34 @@ func BenchmarkCapacityReasoning(b *testing.B) {
 			ControlledOutputPolicy: capacity.PolicyStrict,
 		})
 	})
+}
+
+// BenchmarkCapacityOpenLoop offers requests at random (Poisson) at 20 per
+// second whatever the server does, at most 16 in flight: the latencies a
+// user arriving at that rate sees, queueing included (anvil_go.requests
+// scheduled_ttft_ms). -benchtime is the schedule's length (or Nx its
+// request count); ANVIL_RATE, ANVIL_ARRIVAL and ANVIL_BURSTINESS override
+// nothing the Workload sets, so use them on a Workload without a Rate.
+func BenchmarkCapacityOpenLoop(b *testing.B) {
+	b.Run("ctx=8192/conc=16/rate=20", func(b *testing.B) {
+		anviltest.Capacity(b, capacity.Workload{
+			ContextTokens: 8192, Concurrency: 16, MaxTokens: exampleMaxTokens,
+			Rate: 20, Arrival: capacity.ArrivalPoisson,
+		})
+	})
+}
+
+// BenchmarkSLOSweep finds the highest concurrency at which 90% of the
+// requests see their first token within 400 ms (ANVIL_SLO_TPOT,
+// ANVIL_SLO_E2E and ANVIL_SLO_ATTAINMENT add to the SLO; the option's TTFT
+// bound wins over ANVIL_SLO_TTFT):
+//
+//	go test -bench SLOSweep -run '^$' ./anviltest
+//
+// Every probe is a sub-benchmark (conc=1, conc=2, ...) with its artifacts;
+// BenchmarkSLOSweep/best reports best-conc.
+func BenchmarkSLOSweep(b *testing.B) {
+	anviltest.Sweep(b, capacity.Workload{ContextTokens: 8192, MaxTokens: exampleMaxTokens},
+		capacity.SearchSpec{Kind: capacity.ConcurrencySearch, Max: 64},
+		anviltest.WithSLO(capacity.SLO{TTFT: 400 * time.Millisecond}))
 }

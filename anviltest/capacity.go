@@ -27,10 +27,12 @@ import (
 //	}
 //
 // Iterations are requests, sized for a concurrent closed loop:
-//   - -benchtime Nx runs exactly N measured requests;
+//   - -benchtime Nx runs exactly N measured requests (in an open loop,
+//     Workload.Rate or ANVIL_RATE, N scheduled requests);
 //   - a time-based -benchtime D (the default 1s included) runs a campaign
 //     of length D: no request is dispatched after D, in-flight requests
-//     finish;
+//     finish (in an open loop, a schedule of length D: every request due
+//     before D is sent);
 //   - a Workload that sizes itself (Requests, Burst or Duration) wins over
 //     -benchtime. When such a campaign ends before a time-based -benchtime,
 //     Capacity waits idle for the rest of it (the testing package stops a
@@ -53,6 +55,9 @@ import (
 // b.ArtifactDir() when -artifacts is set, else to $ANVIL_OUT, else to
 // ./anvil-out; their paths are logged with b.Log.
 //
+// With an SLO (WithSLO or ANVIL_SLO_*) the report is judged against it
+// (anvil_go.slo) and the line carries goodput-req/s.
+//
 // An interrupt (Ctrl-C) stops the campaign: the partial report is still
 // written, marked not performance eligible, and the benchmark fails.
 // Configuration errors and run errors fail the benchmark with b.Fatal,
@@ -71,6 +76,9 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 	}
 	if _, err := w.Resolved(); err != nil {
 		b.Fatalf("anviltest: workload: %v", explainFields(err, sources...))
+	}
+	if err := s.resolveSLO(); err != nil {
+		b.Fatal(err)
 	}
 	t, err := s.resolveTarget()
 	if err != nil {
@@ -120,6 +128,9 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 		markInterrupted(rep)
 	}
 	recordBenchmark(rep, benchName(b, rep))
+	if err := s.judge(rep); err != nil {
+		b.Error(err)
+	}
 	paths, werr := writeArtifacts(dir, baseName(b, rep), benchName(b, rep), rep)
 	if werr != nil {
 		b.Errorf("anviltest: writing artifacts: %v", werr)

@@ -39,6 +39,17 @@
 // Duration override -benchtime. ns/op is wall time per measured request,
 // drain included. Use -count 10 for benchstat comparisons.
 //
+// # Open loops, SLOs and sweeps
+//
+// A Workload with a Rate (or ANVIL_RATE, ANVIL_ARRIVAL, ANVIL_BURSTINESS)
+// is an open loop: requests leave at a precomputed arrival schedule and
+// Concurrency caps those in flight. -benchtime Nx is then N scheduled
+// requests, a time-based -benchtime a schedule of that length. WithSLO or
+// ANVIL_SLO_TTFT, ANVIL_SLO_TPOT, ANVIL_SLO_E2E and ANVIL_SLO_ATTAINMENT
+// judge every run against a capacity.SLO (anvil_go.slo) and add the
+// goodput-req/s metric. Sweep runs a capacity.Search, one sub-benchmark per
+// probe, and reports best-conc or best-req/s in its /best sub-benchmark.
+//
 // # Metrics
 //
 // Every benchmark line carries the units of reporters.BenchValues, a stable
@@ -55,6 +66,7 @@
 //	cache-hit-%    mean prefix-cache hit rate (when the server reports cached tokens)
 //	failed-req     requests sent that failed and are no latency samples
 //	unsent-req     planned requests never sent (interrupted or stopped runs; only when > 0)
+//	goodput-req/s  requests meeting the SLO per wall second (runs with an SLO)
 //
 // A null metric (no sample, not eligible, not reported by the server) is
 // omitted, never printed as NaN. Failed or contract-invalid requests are

@@ -72,6 +72,8 @@ type settings struct {
 	progress    *bool
 	run         RunFunc
 	getenv      func(string) string
+	slo         capacity.SLO          // WithSLO, then ANVIL_SLO_*; off when no bound is set
+	probe       *artifact.SearchProbe // the run is this probe of a Sweep
 }
 
 // WithTarget sets the endpoint and its identity. Its non-empty fields win
@@ -192,7 +194,7 @@ func (s *settings) applyWorkloadEnv(w capacity.Workload) (capacity.Workload, err
 		}
 		w.PromptSizing = ps
 	}
-	return w, nil
+	return s.applyOpenLoopEnv(w)
 }
 
 // progressWanted reports whether the live progress line is shown: forced by
@@ -231,6 +233,9 @@ func envFieldNames() [][2]string {
 		{"Target.ClockDomainID", EnvClockDomainID},
 		{"Target.ConfigurationFingerprint", EnvConfigurationFingerprint},
 		{"Workload.PromptSizing", EnvPromptSizing},
+		{"Workload.Rate", EnvRate},
+		{"Workload.Arrival", EnvArrival},
+		{"Workload.Burstiness", EnvBurstiness},
 	}
 }
 

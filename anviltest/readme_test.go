@@ -100,9 +100,9 @@ func TestDocumentationExamplesRun(t *testing.T) {
 	}
 
 	var src strings.Builder
-	src.WriteString("package docexamples\n\nimport (\n\t\"fmt\"\n\t\"testing\"\n\n" +
+	src.WriteString("package docexamples\n\nimport (\n\t\"fmt\"\n\t\"testing\"\n\t\"time\"\n\n" +
 		"\t\"github.com/anvilbench/anvil/anviltest\"\n\t\"github.com/anvilbench/anvil/capacity\"\n)\n\n" +
-		"var _ = fmt.Sprint\n")
+		"var (\n\t_ = fmt.Sprint\n\t_ = time.Second\n)\n")
 	benchmarks, mains := 0, 0
 	for i, s := range snippets {
 		code := funcName.ReplaceAllStringFunc(s.code, func(m string) string {

@@ -27,6 +27,11 @@
 //     requests, before the warm-up, choose each prompt's character budget.
 //   - runner.go: the closed loop: Concurrency workers, warm-up, the early
 //     stop on a refusing endpoint, progress.
+//   - openloop_workload.go, openloop.go: the open loop (Workload.Rate): the
+//     arrival schedule computed before the run (package arrival), its
+//     dispatcher with Concurrency as the in-flight cap, anvil_go.arrival.
+//   - slo.go, search.go: SLOs judged on a report (goodput), and the
+//     concurrency and rate searches for the highest load that meets one.
 //   - exchange.go, request_body.go: one request: the body, the clock (t0 is
 //     taken immediately before the request is issued), the limits.
 //   - sse_body.go, stream_read.go, chunk_decode.go: the response: the body

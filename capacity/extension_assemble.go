@@ -74,6 +74,7 @@ func extensionOf(f runFacts, results []result, unsent []int) *artifact.Extension
 		}
 		x.Requests = append(x.Requests, d)
 	}
+	x.Arrival = arrivalOf(f, results, len(results)+len(unsent))
 	for _, i := range unsent {
 		x.Requests = append(x.Requests, artifact.RequestDetail{
 			RequestIndex: i, Outcome: artifact.OutcomeNeverSent, PlannedPromptTokens: f.plan.Contexts[i],

@@ -17,6 +17,7 @@ type runFacts struct {
 	start, end time.Time // the measured phase, monotonic and wall
 	cancelled  bool
 	runner     *runner
+	schedule   []time.Duration // open loop: the due offsets of the plan; nil for a closed loop
 }
 
 // attempted returns the number of requests the report accounts for and the
@@ -33,11 +34,11 @@ func (f *runFacts) attempted() (requests int, unsent []int) {
 	dispatched := r.dispatched
 	switch {
 	case !f.cancelled:
-		if f.workload.Duration > 0 || r.stopped {
+		if f.timedCampaign() || r.stopped {
 			return dispatched, nil
 		}
 		return f.plan.Len(), nil
-	case f.workload.Duration > 0 || r.stopped:
+	case f.timedCampaign() || r.stopped:
 		if r.expired || r.stopped || dispatched >= f.plan.Len() {
 			return dispatched, nil
 		}

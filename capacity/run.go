@@ -14,8 +14,9 @@ import (
 // {BaseURL}/models for the model and its context length when t leaves
 // either out (waiting at most w.Timeout for the answer), resolves the
 // plan, sends w.Warmup warm-up requests (left out of the report), then the
-// measured requests with w.Concurrency in flight, and returns the Report,
-// recomputed (see Report.Recompute).
+// measured requests with w.Concurrency in flight (an open loop, w.Rate >
+// 0: at their scheduled times, at most w.Concurrency in flight), and
+// returns the Report, recomputed (see Report.Recompute).
 //
 // Request failures are rows of the report, not errors. The error is for an
 // invalid configuration, a failed probe, or an endpoint that refuses the
@@ -80,6 +81,10 @@ func Run(ctx context.Context, t Target, w Workload) (*artifact.Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	schedule, err := openLoopSchedule(w, plan)
+	if err != nil {
+		return nil, err
+	}
 	cl, err := newClient(t, plan.Workload, hc, key)
 	if err != nil {
 		return nil, err
@@ -105,12 +110,16 @@ func Run(ctx context.Context, t Target, w Workload) (*artifact.Report, error) {
 	// dispatches nothing), so the report accounts for the measured plan,
 	// never for the warm-up's dispatch state.
 	start := time.Now()
-	r.phase(ctx, plan.Len(), false)
+	if schedule != nil {
+		r.openPhase(ctx, start, schedule)
+	} else {
+		r.phase(ctx, plan.Len(), false)
+	}
 	end := time.Now()
 
 	rep, err := assemble(runFacts{
 		target: t, baseURL: baseURL, workload: plan.Workload, plan: plan,
-		start: start, end: end, cancelled: ctx.Err() != nil, runner: r,
+		start: start, end: end, cancelled: ctx.Err() != nil, runner: r, schedule: schedule,
 	})
 	if err != nil {
 		return rep, err

@@ -177,6 +177,7 @@ func (w Workload) validate() error {
 		v.add("Workload.TopP", p, "must be in (0, 1]")
 	}
 	w.validateChunksAndSizing(&v)
+	w.validateArrival(&v)
 	return v.err()
 }
 

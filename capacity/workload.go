@@ -138,7 +138,9 @@ type Workload struct {
 	// count within MaxRequests and MaxPlannedPromptTokens).
 	Requests int
 	// Concurrency is the number of requests kept in flight, 1..MaxConcurrency
-	// (0: DefaultConcurrency; with Burst, Burst).
+	// (0: DefaultConcurrency; with Burst, Burst). In an open loop (Rate > 0)
+	// it is the cap on requests in flight: requests leave at their
+	// scheduled times, and one due while Concurrency are outstanding waits.
 	Concurrency int
 	// Burst, when > 0, sends Burst requests at once: Requests = Concurrency =
 	// Burst, the shared prefix is used (serve_flags.shared_prefix_burst).
@@ -216,6 +218,26 @@ type Workload struct {
 	// PromptSizing says how prompts are sized to their planned contexts
 	// (empty: PromptSizingReference). See PromptSizing.
 	PromptSizing PromptSizing
+	// Rate, when > 0, makes the run an open loop (capacity/PROTOCOL.md#overview):
+	// the measured requests are due at the offsets of an arrival schedule
+	// of Rate requests per second (Arrival, Burstiness, seeded by Seed),
+	// computed before the run, and each leaves at its due time whatever the
+	// completions of the others. Concurrency is then the cap on requests in
+	// flight, not their number: a request due while Concurrency requests
+	// are outstanding waits for one to finish, and that wait is its queue
+	// time (anvil_go.requests[].queue_ms), charged to its scheduled-clock
+	// latencies. With Duration, the schedule holds the requests due before
+	// Duration (at most Requests), all of which are sent. Warm-up requests
+	// run as a closed loop before the schedule starts. 0 (the closed loop)
+	// or MinRate..MaxRate.
+	Rate float64
+	// Arrival is the arrival process of an open loop (empty: ArrivalPoisson,
+	// or ArrivalGamma when Burstiness is set). Only with Rate > 0.
+	Arrival ArrivalProcess
+	// Burstiness is the gamma shape of ArrivalGamma, MinBurstiness..MaxBurstiness
+	// (0: DefaultBurstiness): below 1 burstier than Poisson, above 1
+	// smoother. Only with ArrivalGamma.
+	Burstiness float64
 
 	resolved bool
 }
@@ -288,5 +310,5 @@ func (w Workload) withDefaults() Workload {
 	if w.PromptSizing == "" {
 		w.PromptSizing = PromptSizingReference
 	}
-	return w
+	return w.withArrivalDefaults()
 }

@@ -58,6 +58,9 @@ const (
 	// UnitTokensPerChunk is anvil_go.chunk_timing.tokens_per_chunk_mean:
 	// usage completion tokens per output chunk.
 	UnitTokensPerChunk = "tokens/chunk"
+	// UnitGoodput is anvil_go.slo.goodput_rps: requests meeting the run's
+	// SLO per wall second. Written only for runs evaluated against an SLO.
+	UnitGoodput = "goodput-req/s"
 )
 
 // unitMeta is the benchfmt unit metadata written once per file.
@@ -120,6 +123,9 @@ func BenchValues(r *artifact.Report) []benchfmt.Value {
 		add(UnitITLP99, &ct.ITLMS.P99)
 		add(UnitTokensPerChunk, ct.TokensPerChunkMean)
 	}
+	if slo := sloOf(r); slo != nil {
+		add(UnitGoodput, &slo.GoodputRPS)
+	}
 	return vs
 }
 
@@ -140,7 +146,9 @@ func isNaNOrInf(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 // recorded by anviltest), so that a converted artifact and the go test
 // line of the same run share one benchstat row; else, or when the recorded
 // name is not a valid benchmark name,
-// BenchmarkCapacity/ctx=<context tokens or "sampled">/conc=<concurrency>.
+// BenchmarkCapacity/ctx=<context tokens or "sampled">/conc=<concurrency>,
+// followed for an open-loop run (without a recorded name) by
+// /rate=<requests per second>.
 func BenchName(r *artifact.Report) string {
 	if run := runSummary(r); run != nil && run.Benchmark != nil && validBenchName(*run.Benchmark) {
 		return *run.Benchmark
@@ -149,8 +157,31 @@ func BenchName(r *artifact.Report) string {
 	if r.ContextTokens != nil {
 		ctx = strconv.Itoa(*r.ContextTokens)
 	}
-	return fmt.Sprintf("BenchmarkCapacity/ctx=%s/conc=%d", ctx, r.Concurrency)
+	name := fmt.Sprintf("BenchmarkCapacity/ctx=%s/conc=%d", ctx, r.Concurrency)
+	if a := arrivalOf(r); a != nil {
+		name += "/rate=" + formatFloat(a.RateRPS)
+	}
+	return name
 }
+
+// arrivalOf is r's anvil_go.arrival, nil for a closed-loop run.
+func arrivalOf(r *artifact.Report) *artifact.Arrival {
+	if r.AnvilGo == nil {
+		return nil
+	}
+	return r.AnvilGo.Arrival
+}
+
+// sloOf is r's anvil_go.slo, nil when no SLO was evaluated.
+func sloOf(r *artifact.Report) *artifact.SLOResult {
+	if r.AnvilGo == nil {
+		return nil
+	}
+	return r.AnvilGo.SLO
+}
+
+// formatFloat writes v in the shortest form that reads back exactly.
+func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // Benchfmt configuration keys. They carry identity only, the values that
 // must match for two results to be compared; per-run values (run ids,
@@ -195,7 +226,11 @@ func BenchConfig(r *artifact.Report) []benchfmt.Config {
 // two runs to be comparable (capacity/PROTOCOL.md#comparing, less the request count, which
 // a time-based run does not fix): context, served context, concurrency, max
 // tokens, burst, prompt cache mode, shared prefix, thinking, response words
-// and policy, canaries. Fields a legacy artifact lacks are left out.
+// and policy, canaries; for an open-loop run the arrival process, rate and
+// burstiness (so it never compares as a closed-loop run); for a run judged
+// against an SLO its bounds and attainment (goodput means nothing across
+// different SLOs). Fields a legacy artifact lacks are left out; a closed-loop
+// run without an SLO has none of the open-loop parts.
 func WorkloadIdentity(r *artifact.Report) string {
 	var parts []string
 	add := func(k, v string) { parts = append(parts, k+"="+v) }
@@ -228,6 +263,24 @@ func WorkloadIdentity(r *artifact.Report) string {
 	}
 	if r.RequestCanaries {
 		add("canaries", "true")
+	}
+	if a := arrivalOf(r); a != nil {
+		add("arrival", a.Process)
+		add("rate", formatFloat(a.RateRPS))
+		if a.Burstiness != nil && a.Process != "poisson" {
+			add("burstiness", formatFloat(*a.Burstiness))
+		}
+	}
+	if slo := sloOf(r); slo != nil {
+		for _, b := range []struct {
+			key   string
+			bound *float64
+		}{{"slo-ttft-ms", slo.TTFTMS}, {"slo-tpot-ms", slo.TPOTMS}, {"slo-e2e-ms", slo.E2EMS}} {
+			if b.bound != nil {
+				add(b.key, formatFloat(*b.bound))
+			}
+		}
+		add("slo-attainment", formatFloat(slo.Attainment))
 	}
 	return Printable(strings.Join(parts, " "))
 }
@@ -275,8 +328,9 @@ func BenchResult(r *artifact.Report, name string) (*benchfmt.Result, error) {
 // A BenchWriter writes capacity reports as Go benchmark format, with the
 // unit metadata before the first result.
 type BenchWriter struct {
-	w         *benchfmt.Writer
-	wroteMeta bool
+	w                *benchfmt.Writer
+	wroteMeta        bool
+	wroteGoodputMeta bool
 }
 
 // NewBenchWriter returns a BenchWriter writing to w.
@@ -302,6 +356,19 @@ func (bw *BenchWriter) Write(r *artifact.Report, name string) error {
 			}
 		}
 		bw.wroteMeta = true
+	}
+	// The goodput unit's metadata comes before the first result that
+	// carries it, so files of runs without an SLO stay as they were.
+	if !bw.wroteGoodputMeta && sloOf(r) != nil {
+		um := &benchfmt.UnitMetadata{
+			UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: UnitGoodput, Key: "better"},
+			OrigUnit:        UnitGoodput,
+			Value:           "higher",
+		}
+		if err := bw.w.Write(um); err != nil {
+			return fmt.Errorf("reporters: writing benchfmt: %w", err)
+		}
+		bw.wroteGoodputMeta = true
 	}
 	if err := bw.w.Write(res); err != nil {
 		return fmt.Errorf("reporters: writing benchfmt: %w", err)

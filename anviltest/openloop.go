@@ -1,0 +1,134 @@
+package anviltest
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
+)
+
+// Environment variables of open-loop runs and SLOs. Like the others they
+// fill only what the Workload and the options leave at zero.
+const (
+	// EnvRate makes the run an open loop at this many requests per second
+	// (capacity.Workload.Rate) when the Workload sets no rate.
+	EnvRate = "ANVIL_RATE"
+	// EnvArrival is the arrival process of an open loop: constant, poisson
+	// or gamma (capacity.Workload.Arrival).
+	EnvArrival = "ANVIL_ARRIVAL"
+	// EnvBurstiness is the gamma shape of the gamma arrival process
+	// (capacity.Workload.Burstiness).
+	EnvBurstiness = "ANVIL_BURSTINESS"
+	// EnvSLOTTFT bounds each request's TTFT (a Go duration such as 500ms);
+	// setting any ANVIL_SLO_* bound judges every run against the SLO.
+	EnvSLOTTFT = "ANVIL_SLO_TTFT"
+	// EnvSLOTPOT bounds each request's time per output token.
+	EnvSLOTPOT = "ANVIL_SLO_TPOT"
+	// EnvSLOE2E bounds each request's end-to-end latency.
+	EnvSLOE2E = "ANVIL_SLO_E2E"
+	// EnvSLOAttainment is the share of requests that must meet the bounds,
+	// in (0, 1] (unset: capacity.DefaultAttainment).
+	EnvSLOAttainment = "ANVIL_SLO_ATTAINMENT"
+)
+
+// WithSLO judges every run against slo (capacity.SLO, capacity/PROTOCOL.md#anvil-go):
+// the artifact carries anvil_go.slo and the benchmark line the goodput-req/s
+// metric. The ANVIL_SLO_* variables fill the fields slo leaves at zero.
+func WithSLO(slo capacity.SLO) Option {
+	return func(s *settings) { s.slo = slo }
+}
+
+// withProbe marks the run as probe p of a search (anvil_go.search).
+func withProbe(p artifact.SearchProbe) Option {
+	return func(s *settings) { s.probe = &p }
+}
+
+// applyOpenLoopEnv fills the open-loop fields the Workload leaves at zero.
+func (s *settings) applyOpenLoopEnv(w capacity.Workload) (capacity.Workload, error) {
+	if v := s.getenv(EnvRate); v != "" && w.Rate == 0 {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f >= capacity.MinRate && f <= capacity.MaxRate) {
+			return w, &envError{EnvRate, v, fmt.Sprintf("requests per second in [%g, %g]", float64(capacity.MinRate), float64(capacity.MaxRate)), err}
+		}
+		w.Rate = f
+	}
+	if v := s.getenv(EnvArrival); v != "" && w.Arrival == "" {
+		switch p := capacity.ArrivalProcess(v); p {
+		case capacity.ArrivalConstant, capacity.ArrivalPoisson, capacity.ArrivalGamma:
+			w.Arrival = p
+		default:
+			return w, &envError{EnvArrival, v, "constant, poisson or gamma", nil}
+		}
+	}
+	if v := s.getenv(EnvBurstiness); v != "" && w.Burstiness == 0 {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f >= capacity.MinBurstiness && f <= capacity.MaxBurstiness) {
+			return w, &envError{EnvBurstiness, v, fmt.Sprintf("a gamma shape in [%g, %g]", float64(capacity.MinBurstiness), float64(capacity.MaxBurstiness)), err}
+		}
+		w.Burstiness = f
+	}
+	return w, nil
+}
+
+// resolveSLO fills the SLO fields the options leave at zero from the
+// environment and checks the result; the SLO is off when no bound is set
+// (an attainment alone sets nothing).
+func (s *settings) resolveSLO() error {
+	for _, b := range []struct {
+		name string
+		dst  *time.Duration
+	}{{EnvSLOTTFT, &s.slo.TTFT}, {EnvSLOTPOT, &s.slo.TPOT}, {EnvSLOE2E, &s.slo.E2E}} {
+		if v := s.getenv(b.name); v != "" && *b.dst == 0 {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return &envError{b.name, v, "a positive duration such as 500ms", err}
+			}
+			*b.dst = d
+		}
+	}
+	if v := s.getenv(EnvSLOAttainment); v != "" && s.slo.Attainment == 0 {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f > 0 && f <= 1) {
+			return &envError{EnvSLOAttainment, v, "a share in (0, 1]", err}
+		}
+		s.slo.Attainment = f
+	}
+	if !s.slo.Set() {
+		if s.slo.Attainment != 0 {
+			return fmt.Errorf("anviltest: an SLO attainment (%g) without a bound: set WithSLO or %s, %s or %s", s.slo.Attainment, EnvSLOTTFT, EnvSLOTPOT, EnvSLOE2E)
+		}
+		return nil
+	}
+	slo, err := s.slo.Resolved()
+	if err != nil {
+		return fmt.Errorf("anviltest: %w", explainFields(err, sloFieldNames()...))
+	}
+	s.slo = slo
+	return nil
+}
+
+// sloFieldNames pairs each SLO field with its environment variable.
+func sloFieldNames() [][2]string {
+	return [][2]string{
+		{"SLO.TTFT", EnvSLOTTFT}, {"SLO.TPOT", EnvSLOTPOT}, {"SLO.E2E", EnvSLOE2E}, {"SLO.Attainment", EnvSLOAttainment},
+	}
+}
+
+// judge records in r what the settings ask of it: the SLO's verdict
+// (anvil_go.slo) and the search probe the run is (anvil_go.search). A
+// report without requests is not judged.
+func (s *settings) judge(r *artifact.Report) error {
+	if !s.slo.Set() || r.Requests <= 0 {
+		return nil
+	}
+	if _, err := s.slo.Apply(r); err != nil {
+		return fmt.Errorf("anviltest: SLO %s: %w", s.slo, err)
+	}
+	if s.probe != nil {
+		p := *s.probe
+		r.AnvilGo.Search = &p
+	}
+	return nil
+}

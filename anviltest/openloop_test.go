@@ -1,0 +1,180 @@
+package anviltest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
+	fakeserver "github.com/anvilbench/anvil/fake_server"
+	"github.com/anvilbench/anvil/reporters"
+)
+
+func TestOpenLoopEnvFillsOnlyZeroFields(t *testing.T) {
+	s := newSettings([]Option{withGetenv(env{EnvRate: "12.5", EnvArrival: "gamma", EnvBurstiness: "0.5"}.get)})
+	got, err := s.applyWorkloadEnv(capacity.Workload{})
+	require.NoError(t, err)
+	require.Equal(t, 12.5, got.Rate)
+	require.Equal(t, capacity.ArrivalGamma, got.Arrival)
+	require.Equal(t, 0.5, got.Burstiness)
+	got, err = s.applyWorkloadEnv(capacity.Workload{Rate: 3, Arrival: capacity.ArrivalConstant, Burstiness: 2})
+	require.NoError(t, err)
+	require.Equal(t, capacity.Workload{Rate: 3, Arrival: capacity.ArrivalConstant, Burstiness: 2}, got, "the Workload's own values win")
+
+	for _, tc := range []struct{ name, value, want string }{
+		{EnvRate, "fast", `ANVIL_RATE="fast": want requests per second in [0.001, 1e+06]`},
+		{EnvRate, "0", `ANVIL_RATE="0": want requests per second`},
+		{EnvArrival, "bursty", `ANVIL_ARRIVAL="bursty": want constant, poisson or gamma`},
+		{EnvBurstiness, "1000", `ANVIL_BURSTINESS="1000": want a gamma shape in [0.01, 100]`},
+	} {
+		_, err := newSettings([]Option{withGetenv(env{tc.name: tc.value}.get)}).applyWorkloadEnv(capacity.Workload{})
+		var ee *envError
+		require.True(t, errors.As(err, &ee), "%v", err)
+		require.Equal(t, tc.name, ee.name)
+		require.Contains(t, err.Error(), tc.want)
+	}
+	// A combination capacity refuses names the variable that set the field.
+	w, err := newSettings([]Option{withGetenv(env{EnvArrival: "poisson"}.get)}).applyWorkloadEnv(capacity.Workload{})
+	require.NoError(t, err)
+	_, err = w.Resolved()
+	require.ErrorContains(t, explainFields(err, envFieldNames()...), "Workload.Arrival comes from ANVIL_ARRIVAL")
+}
+
+func TestSLOFromOptionsAndEnvironment(t *testing.T) {
+	s := newSettings([]Option{WithSLO(capacity.SLO{TTFT: time.Second}),
+		withGetenv(env{EnvSLOTTFT: "5s", EnvSLOE2E: "9s", EnvSLOAttainment: "0.95"}.get)})
+	require.NoError(t, s.resolveSLO())
+	require.Equal(t, capacity.SLO{TTFT: time.Second, E2E: 9 * time.Second, Attainment: 0.95}, s.slo, "the option's bound wins, the environment fills the rest")
+
+	s = newSettings([]Option{withGetenv(env{}.get)})
+	require.NoError(t, s.resolveSLO())
+	require.False(t, s.slo.Set(), "no SLO unless a bound is set")
+
+	for _, tc := range []struct {
+		env  env
+		want string
+	}{
+		{env{EnvSLOTTFT: "soon"}, `ANVIL_SLO_TTFT="soon": want a positive duration`},
+		{env{EnvSLOTPOT: "-5ms"}, `ANVIL_SLO_TPOT="-5ms": want a positive duration`},
+		{env{EnvSLOTTFT: "1s", EnvSLOAttainment: "1.5"}, `ANVIL_SLO_ATTAINMENT="1.5": want a share in (0, 1]`},
+		{env{EnvSLOAttainment: "0.9"}, "an SLO attainment (0.9) without a bound"},
+	} {
+		err := newSettings([]Option{withGetenv(tc.env.get)}).resolveSLO()
+		require.ErrorContains(t, err, tc.want)
+	}
+}
+
+// TestCapacityOpenLoopWithSLO runs an open loop through Capacity against
+// the embedded fake: -benchtime 30x is 30 scheduled requests; the SLO
+// makes the line carry goodput-req/s and the artifacts anvil_go.slo; the
+// .bench identity names the arrival process and rate.
+func TestCapacityOpenLoopWithSLO(t *testing.T) {
+	for _, k := range []string{EnvBaseURL, EnvOut, EnvFakeProfile, EnvFakeTimeScale, EnvFakeDecodeStep, EnvWarmup, EnvRate, EnvArrival, EnvBurstiness, EnvSLOTTFT, EnvSLOTPOT, EnvSLOE2E, EnvSLOAttainment} {
+		t.Setenv(k, "")
+	}
+	setBenchtime(t, "30x")
+	out := t.TempDir()
+	var rep *artifact.Report
+	res := testing.Benchmark(func(b *testing.B) {
+		rep = Capacity(b, capacity.Workload{ContextTokens: 2048, Concurrency: 4, MaxTokens: 256, Rate: 200, Arrival: capacity.ArrivalConstant},
+			WithFakeProfile("fast"), WithOutDir(out), WithSLO(capacity.SLO{E2E: time.Minute}))
+	})
+	require.NotNil(t, rep, "the benchmark failed")
+	require.Equal(t, 30, rep.Requests)
+	require.Equal(t, 30, res.N)
+	require.Equal(t, "constant", rep.AnvilGo.Arrival.Process)
+	require.Equal(t, 200.0, rep.AnvilGo.Arrival.RateRPS)
+	require.Equal(t, 30, rep.AnvilGo.SLO.MetRequests)
+	require.Equal(t, rep.AnvilGo.SLO.GoodputRPS, res.Extra[reporters.UnitGoodput])
+	benches, _ := filepath.Glob(filepath.Join(out, "*.bench"))
+	require.Len(t, benches, 1)
+	data, err := os.ReadFile(benches[0])
+	require.NoError(t, err)
+	require.Contains(t, string(data), " arrival=constant rate=200 slo-e2e-ms=60000 slo-attainment=0.9\n")
+	require.Contains(t, string(data), " goodput-req/s\n")
+}
+
+// TestCapacityOpenLoopTimeBenchtime: a time-based -benchtime is a schedule
+// of that length: at 40/s constant, -benchtime 500ms schedules the 20
+// requests due at 0, 25, ..., 475 ms.
+func TestCapacityOpenLoopTimeBenchtime(t *testing.T) {
+	for _, k := range []string{EnvBaseURL, EnvOut, EnvFakeProfile, EnvWarmup, EnvRate, EnvArrival, EnvSLOTTFT, EnvSLOTPOT, EnvSLOE2E} {
+		t.Setenv(k, "")
+	}
+	t.Setenv(EnvRate, "40")
+	t.Setenv(EnvArrival, "constant")
+	setBenchtime(t, "500ms")
+	var rep *artifact.Report
+	testing.Benchmark(func(b *testing.B) {
+		rep = Capacity(b, capacity.Workload{ContextTokens: 2048, Concurrency: 4, MaxTokens: 256},
+			WithFakeProfile("fast"), WithOutDir(t.TempDir()))
+	})
+	require.NotNil(t, rep, "the benchmark failed")
+	require.Equal(t, 20, rep.Requests)
+	require.Equal(t, 475.0, *rep.AnvilGo.Requests[19].ScheduledMS)
+}
+
+// TestSweepFindsTheKnee runs Sweep under fake time against the in-memory
+// fake with 3 slots: every probe is a sub-benchmark that writes its
+// artifacts with anvil_go.search and anvil_go.slo, and the search returns
+// exactly 3 (probes conc=1, 2, 4, 3).
+func TestSweepFindsTheKnee(t *testing.T) {
+	for _, k := range []string{EnvBaseURL, EnvOut, EnvWarmup, EnvRate, EnvArrival, EnvBurstiness, EnvSLOTTFT, EnvSLOTPOT, EnvSLOE2E, EnvSLOAttainment} {
+		t.Setenv(k, "")
+	}
+	setBenchtime(t, "1x")
+	// os/signal starts its watcher once per process; start it outside the
+	// bubble, where it may outlive the test.
+	_, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	stop()
+	out := t.TempDir()
+	synctest.Test(t, func(t *testing.T) {
+		cfg, err := fakeserver.Slots(3, 200*time.Millisecond)
+		require.NoError(t, err)
+		srv := fakeserver.NewInMemory(cfg)
+		defer srv.Close()
+		var res capacity.SearchResult
+		testing.Benchmark(func(b *testing.B) {
+			res = Sweep(b, capacity.Workload{ContextTokens: 512},
+				capacity.SearchSpec{Kind: capacity.ConcurrencySearch, Max: 16},
+				WithTarget(capacity.Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client(), Engine: "fake", GPU: "none"}),
+				WithOutDir(out), WithProgress(false),
+				WithSLO(capacity.SLO{TTFT: cfg.SlotPrefill + 100*time.Millisecond}))
+		})
+		require.Equal(t, 3.0, res.Best)
+		require.Len(t, res.Runs, 4)
+		var values []float64
+		for _, r := range res.Runs {
+			values = append(values, r.AnvilGo.Search.Value)
+			require.NotNil(t, r.AnvilGo.SLO)
+			require.Equal(t, 100, r.Requests, "probes are sized by ProbeRequests, not by -benchtime 1x")
+		}
+		require.Equal(t, []float64{1, 2, 4, 3}, values)
+	})
+	jsons, _ := filepath.Glob(filepath.Join(out, "*.json"))
+	require.Len(t, jsons, 4, "every probe writes its artifacts")
+	for _, p := range jsons {
+		f, err := os.Open(p)
+		require.NoError(t, err)
+		r, err := artifact.Read(f)
+		f.Close()
+		require.NoError(t, err)
+		require.NotNil(t, r.AnvilGo.Search, "%s", p)
+		require.NotNil(t, r.AnvilGo.SLO, "%s", p)
+		require.True(t, strings.Contains(filepath.Base(p), "conc-"), "named after the probe: %s", p)
+	}
+}
+
+func TestProbeName(t *testing.T) {
+	require.Equal(t, "conc=8", probeName(artifact.SearchProbe{Kind: "concurrency", Value: 8}))
+	require.Equal(t, "rate=12.5", probeName(artifact.SearchProbe{Kind: "rate", Value: 12.5}))
+}
