@@ -45,13 +45,13 @@ func (k responseChecks) evaluate(index, planned int, ex *exchange) (*artifact.Ti
 	var row *artifact.TimingRow
 	s := &ex.stream
 	if ex.class == "" && s.contentChunks == 0 {
-		ex.fail(artifact.FailureStreamValidation, errTypeStream, "stream completed without visible content (%d reasoning chunks, %d events, [DONE] %t)",
+		ex.fail(artifact.FailureStreamValidation, ErrorTypeNoVisibleContent, "stream completed without visible content (%d reasoning chunks, %d events, [DONE] %t)",
 			s.reasoningChunks, s.events, s.terminal)
 	}
 	if !s.firstContent.IsZero() {
 		row = rowFromExchange(index, planned, ex)
 		if ex.class == "" && !(row.TimeToFirstOutputMS >= 0 && row.TimeToFirstOutputMS <= row.TTFTMS && row.TTFTMS <= row.E2EMS) {
-			ex.fail(artifact.FailureStreamValidation, errTypeStream, "invalid timing: want 0 <= time_to_first_output_ms (%v) <= ttft_ms (%v) <= e2e_ms (%v)",
+			ex.fail(artifact.FailureStreamValidation, ErrorTypeInvalidTiming, "invalid timing: want 0 <= time_to_first_output_ms (%v) <= ttft_ms (%v) <= e2e_ms (%v)",
 				row.TimeToFirstOutputMS, row.TTFTMS, row.E2EMS)
 		}
 	}
@@ -75,7 +75,7 @@ func checkPromptTokens(ex *exchange, planned int) {
 	if !u.ok || float64(u.v) >= floor {
 		return
 	}
-	ex.fail(artifact.FailureStreamValidation, errTypeStream, "prompt truncated: usage.prompt_tokens %d is below the floor of %g tokens (%g of the planned context of %d tokens): the server dropped part of the prompt",
+	ex.fail(artifact.FailureStreamValidation, ErrorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d is below the floor of %g tokens (%g of the planned context of %d tokens): the server dropped part of the prompt",
 		u.v, floor, MinPromptTokenFraction, planned)
 }
 
@@ -90,14 +90,14 @@ func (k responseChecks) contracts(index int, ex *exchange, row *artifact.TimingR
 		c := checkCanary(marker, visible, complete)
 		row.RequestCanary = c
 		if !c.Passed {
-			ex.fail(artifact.FailureRequestCanary, errTypeCanary, "request canary %s failed: %s", marker, canaryProblem(c))
+			ex.fail(artifact.FailureRequestCanary, ErrorTypeCanary, "request canary %s failed: %s", marker, canaryProblem(c))
 		}
 	}
 	if k.words > 0 {
 		c := checkControlledOutput(visible, complete, k.words, k.policy, marker)
 		row.ControlledOutput = c
 		if !c.Passed && ex.class == "" {
-			ex.fail(artifact.FailureControlledOutput, errTypeControlled, "controlled output under policy %s: want exactly %d words %q, observed %d and %d other words (capture complete %t)",
+			ex.fail(artifact.FailureControlledOutput, ErrorTypeControlledOutput, "controlled output under policy %s: want exactly %d words %q, observed %d and %d other words (capture complete %t)",
 				k.policy, k.words, ControlledOutputWord, c.ObservedCodeWords, c.ObservedExtraWords, c.CaptureComplete)
 		}
 	}

@@ -79,18 +79,6 @@ func (ex *exchange) fail(class artifact.FailureClass, errType, format string, ar
 	ex.class, ex.errType, ex.message = class, errType, fmt.Sprintf(format, args...)
 }
 
-// Error types recorded in "error_type" for the failures the client itself
-// detects (transport errors record their Go type).
-const (
-	errTypeHTTP       = "HTTPError"
-	errTypeTimeout    = "Timeout"
-	errTypeCancelled  = "Cancelled"
-	errTypeStream     = "StreamValidationError"
-	errTypeCanary     = "RequestCanaryError"
-	errTypeControlled = "ControlledOutputError"
-	errTypePanic      = "RunnerPanic"
-)
-
 // send issues one request with body and reads its stream into ex. ctx is the
 // run's context: its end makes the request cancelled.
 func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
@@ -128,19 +116,19 @@ func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
 		ex.endAt = time.Now()
 		switch {
 		case resp.StatusCode >= 400:
-			ex.fail(artifact.FailureHTTPError, errTypeHTTP, "HTTP %s: %s", resp.Status, text)
+			ex.fail(artifact.FailureHTTPError, ErrorTypeHTTPStatus, "HTTP %s: %s", resp.Status, text)
 		case resp.Header.Get("Location") != "":
-			ex.fail(artifact.FailureStreamValidation, errTypeStream, "unexpected HTTP status %s for a streamed request: redirected to %s (not followed; set Target.BaseURL to the final URL): %s",
+			ex.fail(artifact.FailureStreamValidation, ErrorTypeHTTPStatus, "unexpected HTTP status %s for a streamed request: redirected to %s (not followed; set Target.BaseURL to the final URL): %s",
 				resp.Status, c.scrub(serverExcerpt(redactedLocation(resp.Header.Get("Location")))), text)
 		default:
-			ex.fail(artifact.FailureStreamValidation, errTypeStream, "unexpected HTTP status %s for a streamed request: %s", resp.Status, text)
+			ex.fail(artifact.FailureStreamValidation, ErrorTypeHTTPStatus, "unexpected HTTP status %s for a streamed request: %s", resp.Status, text)
 		}
 		return
 	}
 	if ct := resp.Header.Get("Content-Type"); !isEventStream(ct) {
 		text := c.scrub(serverExcerpt(readExcerpt(resp.Body, cancel)))
 		ex.endAt = time.Now()
-		ex.fail(artifact.FailureStreamValidation, errTypeStream, "Content-Type %q is not %s: %s", ct, eventStreamType, text)
+		ex.fail(artifact.FailureStreamValidation, ErrorTypeContentType, "Content-Type %q is not %s: %s", ct, eventStreamType, text)
 		return
 	}
 
@@ -167,7 +155,7 @@ func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
 func (c *client) classifyStream(ctx, reqCtx context.Context, ex *exchange, tb *trackedBody) {
 	s := &ex.stream
 	if s.invalid != "" {
-		ex.fail(artifact.FailureStreamValidation, errTypeStream, "%s", c.scrub(s.invalid))
+		ex.fail(artifact.FailureStreamValidation, s.invalidType, "%s", c.scrub(s.invalid))
 		return
 	}
 	if s.terminal {
@@ -181,14 +169,14 @@ func (c *client) classifyStream(ctx, reqCtx context.Context, ex *exchange, tb *t
 		if err == nil {
 			err = s.readErr
 		}
-		ex.fail(artifact.FailureStreamValidation, errTypeStream, "connection dropped mid-stream (%s) after %d bytes: %v", dropKind(err), tb.bytes, c.scrubErr(err))
+		ex.fail(artifact.FailureStreamValidation, dropType(err), "connection dropped mid-stream (%s) after %d bytes: %v", dropKind(err), tb.bytes, c.scrubErr(err))
 		return
 	}
 	if s.trailing > 0 && !s.trailingDone {
 		// The final event was cut: part of the response is lost. (A lone
 		// "data: [DONE]" without its blank line loses nothing: the stream
 		// is then a stream without [DONE].)
-		ex.fail(artifact.FailureStreamValidation, errTypeStream, "stream ended inside an event: %d bytes after the last complete event", s.trailing)
+		ex.fail(artifact.FailureStreamValidation, ErrorTypeTruncatedEvent, "stream ended inside an event: %d bytes after the last complete event", s.trailing)
 	}
 }
 
@@ -198,21 +186,21 @@ func (c *client) interrupted(ctx, reqCtx context.Context, ex *exchange) bool {
 	switch context.Cause(reqCtx) {
 	case errTotalTimeout:
 		if !ex.received {
-			ex.fail(artifact.FailureTimeout, errTypeTimeout, "no response headers within Workload.Timeout (%v)", c.timeout)
+			ex.fail(artifact.FailureTimeout, ErrorTypeTimeout, "no response headers within Workload.Timeout (%v)", c.timeout)
 		} else {
-			ex.fail(artifact.FailureTimeout, errTypeTimeout, "request exceeded Workload.Timeout (%v)", c.timeout)
+			ex.fail(artifact.FailureTimeout, ErrorTypeTimeout, "request exceeded Workload.Timeout (%v)", c.timeout)
 		}
 		return true
 	case errStallTimeout:
 		if !ex.received {
-			ex.fail(artifact.FailureTimeout, errTypeTimeout, "no response headers within Workload.StallTimeout (%v)", c.stall)
+			ex.fail(artifact.FailureTimeout, ErrorTypeStall, "no response headers within Workload.StallTimeout (%v)", c.stall)
 		} else {
-			ex.fail(artifact.FailureTimeout, errTypeTimeout, "stream idle longer than Workload.StallTimeout (%v)", c.stall)
+			ex.fail(artifact.FailureTimeout, ErrorTypeStall, "stream idle longer than Workload.StallTimeout (%v)", c.stall)
 		}
 		return true
 	}
 	if ctx.Err() != nil {
-		ex.fail(artifact.FailureCancelled, errTypeCancelled, "run cancelled before the request finished: %v", context.Cause(ctx))
+		ex.fail(artifact.FailureCancelled, ErrorTypeCancelled, "run cancelled before the request finished: %v", context.Cause(ctx))
 		return true
 	}
 	return false
@@ -224,7 +212,7 @@ func (c *client) failTransport(ctx, reqCtx context.Context, ex *exchange, err er
 		return
 	}
 	inner := unwrapURLError(err)
-	ex.fail(artifact.FailureRequestError, fmt.Sprintf("%T", inner), "POST %s: %v", redactedURL(c.tmpl.URL), c.scrubErr(inner))
+	ex.fail(artifact.FailureRequestError, transportErrorType(inner), "POST %s: %v", redactedURL(c.tmpl.URL), c.scrubErr(inner))
 }
 
 // scrub removes the run's credentials from a message, whatever echoed them.
@@ -235,6 +223,18 @@ func (c *client) scrubErr(err error) string {
 		return "<nil>"
 	}
 	return c.scrub(err.Error())
+}
+
+// dropType is the error_type of a connection dropped mid-stream: eof for
+// a body cut short, else the transport's cause.
+func dropType(err error) string {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return ErrorTypeEOF
+	}
+	if t := transportErrorType(err); t != ErrorTypeNetwork {
+		return t
+	}
+	return ErrorTypeConnectionReset
 }
 
 // dropKind names how a stream read failed.

@@ -152,7 +152,7 @@ func usage(prompt int) string {
 func TestFailureMessageCut(t *testing.T) {
 	long := bytes.Repeat([]byte("é"), 3000)
 	ex := &exchange{received: true, status: 500}
-	ex.fail(artifact.FailureHTTPError, errTypeHTTP, "HTTP 500: %s", long)
+	ex.fail(artifact.FailureHTTPError, ErrorTypeHTTPStatus, "HTTP 500: %s", long)
 	f := failureFromExchange(3, 512, ex, nil)
 	require.True(t, f.ErrorMessageTruncated)
 	require.Equal(t, artifact.MaxErrorMessageRunes, utf8.RuneCountInString(f.ErrorMessage))

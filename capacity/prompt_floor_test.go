@@ -44,7 +44,7 @@ func TestRunTruncatedPromptFails(t *testing.T) {
 		for i, f := range rep.Failures {
 			require.Equal(t, i, f.RequestIndex)
 			require.Equal(t, artifact.FailureStreamValidation, f.FailureClass)
-			require.Equal(t, errTypeStream, f.ErrorType)
+			require.Equal(t, ErrorTypePromptTruncated, f.ErrorType)
 			require.Equal(t, fmt.Sprintf("prompt truncated: usage.prompt_tokens 4096 is below the floor of 9563 tokens (0.5 of the planned context of %d tokens): the server dropped part of the prompt", truncatedPlan), f.ErrorMessage)
 			require.Equal(t, truncatedPlan, f.PlannedContextTokens)
 			require.True(t, f.ResponseReceived)

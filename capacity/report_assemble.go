@@ -124,7 +124,7 @@ func assemble(f runFacts) (*artifact.Report, error) {
 			RequestIndex:         i,
 			PlannedContextTokens: f.plan.Contexts[i],
 			FailureClass:         artifact.FailureCancelled,
-			ErrorType:            errTypeCancelled,
+			ErrorType:            ErrorTypeCancelled,
 			ErrorMessage:         "run cancelled before the request was sent",
 		})
 	}

@@ -183,7 +183,7 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, prompt *[]byte, bo
 			msg, cut := artifact.CutErrorMessage(fmt.Sprintf("panic in the request worker: %v\n%s", p, stack))
 			res = result{index: i, fail: &artifact.Failure{
 				RequestIndex: i, PlannedContextTokens: planned, FailureClass: artifact.FailureRunnerError,
-				ErrorType: errTypePanic, ErrorMessage: msg, ErrorMessageTruncated: cut,
+				ErrorType: ErrorTypePanic, ErrorMessage: msg, ErrorMessageTruncated: cut,
 				ElapsedMS: monoMS(time.Since(start)),
 			}, clock: clock}
 		}

@@ -60,6 +60,8 @@ type streamResult struct {
 
 	// invalid names the stream-contract violation; "" when none was seen.
 	invalid string
+	// invalidType is the error_type of the violation.
+	invalidType string
 	// readErr is the error that ended the reading (nil at a clean end).
 	readErr error
 	// trailing counts field bytes after the last complete event at EOF;
@@ -84,6 +86,7 @@ func readStream(body *trackedBody, res *streamResult) {
 		if err != nil {
 			res.readErr = err
 			if errors.Is(err, bufio.ErrTooLong) {
+				res.invalidType = ErrorTypeEventTooLarge
 				res.invalid = fmt.Sprintf("event larger than MaxEventSize (%d bytes)", MaxEventSize)
 			}
 			return
@@ -91,10 +94,12 @@ func readStream(body *trackedBody, res *streamResult) {
 		at := body.lastRead // stamp first: the event is complete at this read
 		res.events++
 		if res.events > MaxStreamEvents {
+			res.invalidType = ErrorTypeTooManyEvents
 			res.invalid = fmt.Sprintf("more than MaxStreamEvents (%d) events: more chunks than any max_tokens allows", MaxStreamEvents)
 			return
 		}
 		if ev.Type == "error" {
+			res.invalidType = ErrorTypeServerError
 			res.invalid = "in-stream error event: " + serverExcerpt(ev.Data)
 			return
 		}
@@ -107,10 +112,12 @@ func readStream(body *trackedBody, res *streamResult) {
 		}
 		buf = append(buf[:0], ev.Data...)
 		if err := dec.decode(buf, &chunk); err != nil {
+			res.invalidType = ErrorTypeMalformedChunk
 			res.invalid = fmt.Sprintf("malformed JSON chunk (event %d): %v: %s", res.events, err, serverExcerpt(ev.Data))
 			return
 		}
 		if chunk.hasError() {
+			res.invalidType = ErrorTypeServerError
 			res.invalid = "in-stream error object: " + serverExcerpt(string(chunk.Error))
 			return
 		}
