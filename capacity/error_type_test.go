@@ -62,6 +62,7 @@ func TestRunRequestErrorTypesLoopback(t *testing.T) {
 	t.Cleanup(tlsSrv.Close)
 
 	reset := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body) // unread bytes would make the close a reset
 		conn, _, err := http.NewResponseController(w).Hijack()
 		if err == nil {
 			_ = conn.Close() // closed before any response byte

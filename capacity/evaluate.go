@@ -35,6 +35,12 @@ type responseChecks struct {
 	seed        int64
 	words       int
 	policy      ControlledOutputPolicy
+	// maxTokens is the max_tokens sent, the bound of usage.completion_tokens
+	// (checkUsage); it applies to warm-up responses too.
+	maxTokens int
+	// window is the context window the run plans for (max_context_tokens),
+	// the ceiling of usage.prompt_tokens (checkPromptTokens).
+	window int
 }
 
 // evaluate turns the exchange of request index into its timing row (a
@@ -48,11 +54,23 @@ func (k responseChecks) evaluate(index, planned int, ex *exchange) (*artifact.Ti
 		ex.fail(artifact.FailureStreamValidation, ErrorTypeNoVisibleContent, "stream completed without visible content (%d reasoning chunks, %d events, [DONE] %t)",
 			s.reasoningChunks, s.events, s.terminal)
 	}
+	// Usage is checked (and refused counts cleared) before anything is
+	// derived from it, whatever else failed.
+	if problem := checkUsage(&s.usage, k.maxTokens); problem != "" {
+		ex.fail(artifact.FailureStreamValidation, ErrorTypeInvalidUsage, "%s", problem)
+	}
 	if !s.firstContent.IsZero() {
 		row = rowFromExchange(index, planned, ex)
 		if ex.class == "" && !(row.TimeToFirstOutputMS >= 0 && row.TimeToFirstOutputMS <= row.TTFTMS && row.TTFTMS <= row.E2EMS) {
 			ex.fail(artifact.FailureStreamValidation, ErrorTypeInvalidTiming, "invalid timing: want 0 <= time_to_first_output_ms (%v) <= ttft_ms (%v) <= e2e_ms (%v)",
 				row.TimeToFirstOutputMS, row.TTFTMS, row.E2EMS)
+		}
+	}
+	if ex.class == "" && row != nil {
+		// The artifact's own row check, so that no response can make the
+		// report fail to recompute.
+		if err := row.Check(); err != nil {
+			ex.fail(artifact.FailureStreamValidation, ErrorTypeInvalidTiming, "invalid timing row: %v", err)
 		}
 	}
 	if ex.class == "" && row != nil && k.promptFloor {

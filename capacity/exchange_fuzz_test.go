@@ -48,7 +48,7 @@ func exchangeBody(t testing.TB, body []byte) (*exchange, *artifact.TimingRow, *a
 	bb.buf = cl.enc.appendBody(bb.reset(), []byte("prompt"))
 	ex := &exchange{}
 	cl.send(t.Context(), &bb, ex)
-	k := responseChecks{promptFloor: true, canaries: true, seed: 1, words: 3, policy: PolicyStrict}
+	k := responseChecks{promptFloor: true, canaries: true, seed: 1, words: 3, policy: PolicyStrict, maxTokens: w.MaxTokens, window: 8192}
 	row, f := k.evaluate(0, 512, ex)
 	return ex, row, f
 }

@@ -96,7 +96,7 @@ func TestWarmupSkipsPromptFloor(t *testing.T) {
 		require.NoError(t, err)
 		cl, err := newClient(tg, w, tg.HTTPClient, "")
 		require.NoError(t, err)
-		r := &runner{plan: plan, cl: cl, concurrency: 1, checks: responseChecks{promptFloor: true}}
+		r := &runner{plan: plan, cl: cl, concurrency: 1, checks: responseChecks{promptFloor: true, maxTokens: plan.Workload.MaxTokens, window: plan.MaxModelLen}}
 		var (
 			prompt []byte
 			body   bodyBuffer

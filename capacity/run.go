@@ -84,7 +84,8 @@ func Run(ctx context.Context, t Target, w Workload) (*artifact.Report, error) {
 	r := &runner{
 		plan: plan, cl: cl, concurrency: w.Concurrency,
 		maxFailures: w.MaxFailures, duration: w.Duration, progress: w.Progress,
-		checks: responseChecks{promptFloor: true, canaries: w.RequestCanaries, seed: w.Seed, words: w.ResponseWords, policy: w.ControlledOutputPolicy},
+		checks: responseChecks{promptFloor: true, canaries: w.RequestCanaries, seed: w.Seed, words: w.ResponseWords, policy: w.ControlledOutputPolicy,
+			maxTokens: plan.Workload.MaxTokens, window: plan.MaxModelLen},
 	}
 	if w.Warmup > 0 {
 		r.phase(ctx, w.Warmup, true)

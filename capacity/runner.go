@@ -203,12 +203,13 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, prompt *[]byte, bo
 	res.received = ex.received
 	res.clock = requestClock{taken: start, sent: ex.start, end: ex.endAt,
 		firstOutput: ex.stream.firstOutput, firstContent: ex.stream.firstContent}
-	res.promptTokens = wireIntPtr(ex.stream.usage.prompt)
 	checks := r.checks
 	if warmup {
-		checks = responseChecks{} // warm-up prompts carry no canary or word count
+		// Warm-up prompts carry no canary or word count.
+		checks = responseChecks{maxTokens: r.checks.maxTokens, window: r.checks.window}
 	}
 	res.row, res.fail = checks.evaluate(i, planned, &ex)
+	res.promptTokens = wireIntPtr(ex.stream.usage.prompt) // as checked by evaluate
 	if res.row != nil && ex.stream.usage.cachedToks.ok && ex.stream.usage.prompt.ok && ex.stream.usage.prompt.v > 0 {
 		ratio := float64(ex.stream.usage.cachedToks.v) / float64(ex.stream.usage.prompt.v)
 		res.cacheRatio = &ratio
