@@ -211,9 +211,17 @@ func failureFromExchange(index, planned int, ex *exchange, row *artifact.TimingR
 		OutputTokenSource:       artifact.SourceContentChunks,
 		ContentChunks:           s.contentChunks,
 		ReasoningChunks:         s.reasoningChunks,
-		FinishReasons:           append([]string{}, s.finishReasons...),
+		FinishReasons:           make([]string, 0, len(s.finishReasons)),
 		StreamTerminalObserved:  s.terminal,
 		VisibleContentTruncated: s.capture.Truncated(),
+	}
+	for _, fr := range s.finishReasons {
+		// Server text: scrubbed whole, then bounded.
+		fr, cut := cutRunes(ex.secrets.scrub(fr), maxFinishReasonRunes)
+		if cut {
+			fr += "..."
+		}
+		md.FinishReasons = append(md.FinishReasons, fr)
 	}
 	if s.usage.completion.ok {
 		md.OutputTokenSource = artifact.SourceUsage
@@ -232,6 +240,22 @@ func exchangeElapsedMS(ex *exchange) float64 {
 		return 0
 	}
 	return monoMS(ex.endAt.Sub(ex.start))
+}
+
+// maxFinishReasonRunes bounds each finish reason of a failure's metadata
+// (real ones are words such as "stop" and "length").
+const maxFinishReasonRunes = 64
+
+// cutRunes cuts s to at most n code points.
+func cutRunes(s string, n int) (string, bool) {
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j], true
+		}
+		i++
+	}
+	return s, false
 }
 
 func wireIntPtr(n wireInt) *int {

@@ -21,7 +21,7 @@ type client struct {
 	enc     *requestEncoder
 	timeout time.Duration
 	stall   time.Duration // 0: no stall limit below timeout
-	secrets secrets       // scrubbed from every message
+	secrets secrets       // scrubbed from every message (exchange.fail)
 }
 
 // newClient prepares the requests of a run against a resolved target.
@@ -70,18 +70,26 @@ type exchange struct {
 	class   artifact.FailureClass
 	errType string
 	message string
+
+	// secrets are scrubbed from the message (client.send sets them).
+	secrets secrets
 }
 
+// fail records the first failure of the exchange. The whole message is
+// scrubbed of the run's credentials here, before anything cuts it, so a
+// credential quoted from the server never survives even in part: every
+// failure message passes this one point.
 func (ex *exchange) fail(class artifact.FailureClass, errType, format string, args ...any) {
 	if ex.class != "" {
 		return
 	}
-	ex.class, ex.errType, ex.message = class, errType, fmt.Sprintf(format, args...)
+	ex.class, ex.errType, ex.message = class, errType, ex.secrets.scrub(fmt.Sprintf(format, args...))
 }
 
 // send issues one request with body and reads its stream into ex. ctx is the
 // run's context: its end makes the request cancelled.
 func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
+	ex.secrets = c.secrets
 	reqCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	total := time.AfterFunc(c.timeout, func() { cancel(errTotalTimeout) })
@@ -112,21 +120,21 @@ func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
 	// With an error status or a wrong Content-Type the outcome is known
 	// from the headers; the body is only quoted, whatever ends its reading.
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
-		text := c.scrub(serverExcerpt(readExcerpt(resp.Body, cancel)))
+		text := serverExcerpt(readExcerpt(resp.Body, cancel))
 		ex.endAt = time.Now()
 		switch {
 		case resp.StatusCode >= 400:
 			ex.fail(artifact.FailureHTTPError, ErrorTypeHTTPStatus, "HTTP %s: %s", resp.Status, text)
 		case resp.Header.Get("Location") != "":
 			ex.fail(artifact.FailureStreamValidation, ErrorTypeHTTPStatus, "unexpected HTTP status %s for a streamed request: redirected to %s (not followed; set Target.BaseURL to the final URL): %s",
-				resp.Status, c.scrub(serverExcerpt(redactedLocation(resp.Header.Get("Location")))), text)
+				resp.Status, serverExcerpt(redactedLocation(resp.Header.Get("Location"))), text)
 		default:
 			ex.fail(artifact.FailureStreamValidation, ErrorTypeHTTPStatus, "unexpected HTTP status %s for a streamed request: %s", resp.Status, text)
 		}
 		return
 	}
 	if ct := resp.Header.Get("Content-Type"); !isEventStream(ct) {
-		text := c.scrub(serverExcerpt(readExcerpt(resp.Body, cancel)))
+		text := serverExcerpt(readExcerpt(resp.Body, cancel))
 		ex.endAt = time.Now()
 		ex.fail(artifact.FailureStreamValidation, ErrorTypeContentType, "Content-Type %q is not %s: %s", ct, eventStreamType, text)
 		return
@@ -155,7 +163,7 @@ func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
 func (c *client) classifyStream(ctx, reqCtx context.Context, ex *exchange, tb *trackedBody) {
 	s := &ex.stream
 	if s.invalid != "" {
-		ex.fail(artifact.FailureStreamValidation, s.invalidType, "%s", c.scrub(s.invalid))
+		ex.fail(artifact.FailureStreamValidation, s.invalidType, "%s", s.invalid)
 		return
 	}
 	if s.terminal {
@@ -169,7 +177,7 @@ func (c *client) classifyStream(ctx, reqCtx context.Context, ex *exchange, tb *t
 		if err == nil {
 			err = s.readErr
 		}
-		ex.fail(artifact.FailureStreamValidation, dropType(err), "connection dropped mid-stream (%s) after %d bytes: %v", dropKind(err), tb.bytes, c.scrubErr(err))
+		ex.fail(artifact.FailureStreamValidation, dropType(err), "connection dropped mid-stream (%s) after %d bytes: %v", dropKind(err), tb.bytes, errText(err))
 		return
 	}
 	if s.trailing > 0 && !s.trailingDone {
@@ -212,17 +220,15 @@ func (c *client) failTransport(ctx, reqCtx context.Context, ex *exchange, err er
 		return
 	}
 	inner := unwrapURLError(err)
-	ex.fail(artifact.FailureRequestError, transportErrorType(inner), "POST %s: %v", redactedURL(c.tmpl.URL), c.scrubErr(inner))
+	ex.fail(artifact.FailureRequestError, transportErrorType(inner), "POST %s: %v", redactedURL(c.tmpl.URL), errText(inner))
 }
 
-// scrub removes the run's credentials from a message, whatever echoed them.
-func (c *client) scrub(s string) string { return c.secrets.scrub(s) }
-
-func (c *client) scrubErr(err error) string {
+// errText is an error's text for a failure message (which fail scrubs).
+func errText(err error) string {
 	if err == nil {
 		return "<nil>"
 	}
-	return c.scrub(err.Error())
+	return err.Error()
 }
 
 // dropType is the error_type of a connection dropped mid-stream: eof for

@@ -59,13 +59,13 @@ func probeModel(ctx context.Context, hc *http.Client, t Target, apiKey string) (
 	}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound:
-		return modelInfo{}, fmt.Errorf("%w: model probe GET %s: HTTP %s: %s", ErrEndpointRefused, where, resp.Status, scrub(serverExcerpt(string(body))))
+		return modelInfo{}, fmt.Errorf("%w: model probe GET %s: HTTP %s: %s", ErrEndpointRefused, where, scrub(resp.Status), serverExcerpt(scrub(string(body))))
 	case resp.StatusCode < 200 || resp.StatusCode >= 300:
-		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: HTTP %s: %s", where, resp.Status, scrub(serverExcerpt(string(body))))
+		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: HTTP %s: %s", where, scrub(resp.Status), serverExcerpt(scrub(string(body))))
 	}
 	info, err := parseModels(body, t.Model)
 	if err != nil {
-		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: %w", where, err)
+		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: %s", where, scrub(err.Error()))
 	}
 	return info, nil
 }

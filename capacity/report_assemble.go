@@ -65,7 +65,7 @@ func assemble(f runFacts) (*artifact.Report, error) {
 		ClockDomainID:      optional(t.ClockDomainID),
 
 		BaseURL:                  f.baseURL,
-		Model:                    t.Model,
+		Model:                    f.runner.cl.secrets.scrub(t.Model), // may come from the server's /models
 		Engine:                   optional(t.Engine),
 		GPU:                      optional(t.GPU),
 		Tier:                     optional(t.Tier),

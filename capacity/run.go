@@ -26,7 +26,19 @@ import (
 // Cancelling ctx stops the run promptly: in-flight requests end as
 // "cancelled" failures, so do the planned requests never sent, and the
 // report of what finished is returned with a nil error.
+//
+// No error and no report carries a credential of the run (the API key,
+// any Target.Headers value, the base URL's userinfo), whatever the server
+// echoed: see capacity/PROTOCOL.md#failure-classes.
 func Run(ctx context.Context, t Target, w Workload) (*artifact.Report, error) {
+	var sec secrets
+	rep, err := run(ctx, t, w, &sec)
+	return rep, sec.redactErr(err)
+}
+
+// run is Run; it sets *sec to the run's credentials as soon as they are
+// known, for Run to scrub the error.
+func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Report, error) {
 	w, err := w.Resolved()
 	if err != nil {
 		return nil, err
@@ -43,6 +55,7 @@ func Run(ctx context.Context, t Target, w Workload) (*artifact.Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	*sec = secretsOf(t, key)
 	hc := t.HTTPClient
 	if hc == nil {
 		tr := newTransport(w.Concurrency)

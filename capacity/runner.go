@@ -180,7 +180,7 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, prompt *[]byte, bo
 		if p := recover(); p != nil {
 			clock := res.clock
 			stack, _ := cutOnRune(string(debug.Stack()), maxPanicStack)
-			msg, cut := artifact.CutErrorMessage(fmt.Sprintf("panic in the request worker: %v\n%s", p, stack))
+			msg, cut := artifact.CutErrorMessage(r.cl.secrets.scrub(fmt.Sprintf("panic in the request worker: %v\n%s", p, stack)))
 			res = result{index: i, fail: &artifact.Failure{
 				RequestIndex: i, PlannedContextTokens: planned, FailureClass: artifact.FailureRunnerError,
 				ErrorType: ErrorTypePanic, ErrorMessage: msg, ErrorMessageTruncated: cut,

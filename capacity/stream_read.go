@@ -33,9 +33,17 @@ const maxFinishReasons = 8
 // connection can be reused; more than that and the body is simply closed.
 const maxDrainAfterTerminal = 64 << 10
 
-// maxErrorExcerpt bounds the bytes of a server's error text quoted in a
-// failure message (the message itself is cut later at MaxErrorMessageRunes).
-const maxErrorExcerpt = 4096
+// maxErrorExcerpt bounds the bytes of a server's text quoted in a failure
+// message. The message is scrubbed of credentials as a whole and then cut
+// at MaxErrorMessageRunes code points (at most 4,096 bytes of JSON), far
+// below this bound: a credential the excerpt cut in part lies beyond that
+// cut, so no part of one survives.
+const maxErrorExcerpt = 16 << 10
+
+// maxFinishReasonBytes bounds a finish reason kept while reading; the
+// failure metadata keeps at most maxFinishReasonRunes of it, after the
+// credentials were scrubbed from the whole kept text.
+const maxFinishReasonBytes = 1024
 
 // usageSeen is the last non-null usage object of a stream.
 type usageSeen struct {
@@ -140,6 +148,7 @@ func (res *streamResult) apply(c *streamChunk, at time.Time) {
 			res.capture.Append(string(ch.Delta.Content))
 		}
 		if fr := string(ch.FinishReason); fr != "" && len(res.finishReasons) < maxFinishReasons {
+			fr, _ = cutOnRune(fr, maxFinishReasonBytes)
 			res.finishReasons = append(res.finishReasons, fr)
 		}
 	}
