@@ -90,7 +90,7 @@ func assemble(f runFacts) (*artifact.Report, error) {
 			ReasoningEffort:   optional(string(w.ReasoningEffort)),
 			SharedPrefixBurst: w.Burst > 0,
 		},
-		Sampling:          artifact.Sampling{Temperature: samplingField(w.Temperature), TopP: samplingField(w.TopP)},
+		Sampling:          artifact.Sampling{Temperature: temperatureField(w.Temperature), TopP: samplingField(w.TopP)},
 		TimingMethodology: timingMethodology(),
 		RequestTimings:    []artifact.TimingRow{},
 		Failures:          []artifact.Failure{},
@@ -155,4 +155,14 @@ func samplingField(v *float64) artifact.SamplingField {
 	}
 	req, eff := *v, *v
 	return artifact.SamplingField{Requested: &req, Sent: true, EffectiveRequest: &eff}
+}
+
+// temperatureField records the temperature: always sent, DefaultTemperature
+// when none was requested.
+func temperatureField(v *float64) artifact.SamplingField {
+	if v != nil {
+		return samplingField(v)
+	}
+	eff := DefaultTemperature
+	return artifact.SamplingField{Sent: true, EffectiveRequest: &eff}
 }
