@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +25,9 @@ import (
 // applies whenever usage reports prompt_tokens, including a server that
 // reports 0.
 const MinPromptTokenFraction = 0.5
+
+// finishLength is the finish_reason of a response cut at max_tokens.
+const finishLength = "length"
 
 // responseChecks are the response contracts of a run, applied to every response
 // that streamed visible content.
@@ -51,8 +55,13 @@ func (k responseChecks) evaluate(index, planned int, ex *exchange) (*artifact.Ti
 	var row *artifact.TimingRow
 	s := &ex.stream
 	if ex.class == "" && s.contentChunks == 0 {
-		ex.fail(artifact.FailureStreamValidation, ErrorTypeNoVisibleContent, "stream completed without visible content (%d reasoning chunks, %d events, [DONE] %t)",
-			s.reasoningChunks, s.events, s.terminal)
+		if s.reasoningChunks > 0 && slices.Contains(s.finishReasons, finishLength) {
+			ex.fail(artifact.FailureStreamValidation, ErrorTypeNoVisibleContent, "stream completed without visible content: reasoning used the whole max_tokens budget (%d tokens; finish_reason %q after %d reasoning chunks): raise Workload.MaxTokens or disable thinking (Workload.ThinkingMode)",
+				k.maxTokens, finishLength, s.reasoningChunks)
+		} else {
+			ex.fail(artifact.FailureStreamValidation, ErrorTypeNoVisibleContent, "stream completed without visible content (%d reasoning chunks, %d events, [DONE] %t)",
+				s.reasoningChunks, s.events, s.terminal)
+		}
 	}
 	// Usage is checked (and refused counts cleared) before anything is
 	// derived from it, whatever else failed.

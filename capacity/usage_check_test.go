@@ -117,3 +117,32 @@ func noNegativeNumbers(t *testing.T, rep *artifact.Report) {
 	require.NoError(t, back.Recompute())
 	require.NotRegexp(t, `: -[0-9]`, b.String(), "no negative count or rate")
 }
+
+// TestReasoningUsedTheBudget: a stream that ends by length with reasoning
+// only says that reasoning used the whole max_tokens budget and names
+// Workload.MaxTokens; reasoning only without length keeps the plain message.
+func TestReasoningUsedTheBudget(t *testing.T) {
+	for _, finish := range []string{"length", "stop"} {
+		t.Run(finish, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", "text/event-stream")
+					fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"let me think\"}}]}\n\n")
+					fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"reasoning_content\":\" more\"},\"finish_reason\":%q}]}\n\n", finish)
+					fmt.Fprint(w, "data: [DONE]\n\n")
+				})
+				rep, err := Run(t.Context(), pipeTarget(t, h), Workload{Requests: 1, Concurrency: 1, ContextTokens: 512, MaxTokens: 48})
+				require.NoError(t, err)
+				require.Len(t, rep.Failures, 1)
+				f := rep.Failures[0]
+				require.Equal(t, ErrorTypeNoVisibleContent, f.ErrorType)
+				if finish == "length" {
+					require.Contains(t, f.ErrorMessage, "reasoning used the whole max_tokens budget (48 tokens")
+					require.Contains(t, f.ErrorMessage, "Workload.MaxTokens")
+				} else {
+					require.Contains(t, f.ErrorMessage, "stream completed without visible content (2 reasoning chunks")
+				}
+			})
+		})
+	}
+}
