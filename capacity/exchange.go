@@ -117,10 +117,16 @@ func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
 	activity()
 	defer resp.Body.Close()
 
+	// A compressed body is decoded as it arrives (content_encoding.go).
+	respBody, encErr := decodeBody(resp)
+
 	// With an error status or a wrong Content-Type the outcome is known
 	// from the headers; the body is only quoted, whatever ends its reading.
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
-		text := serverExcerpt(readExcerpt(resp.Body, cancel))
+		text := "(body in an undecodable Content-Encoding not shown)"
+		if encErr == nil {
+			text = serverExcerpt(readExcerpt(respBody, cancel))
+		}
 		ex.endAt = time.Now()
 		switch {
 		case resp.StatusCode >= 400:
@@ -133,14 +139,19 @@ func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
 		}
 		return
 	}
+	if encErr != nil {
+		ex.endAt = time.Now()
+		ex.fail(artifact.FailureStreamValidation, ErrorTypeContentEncoding, "%v", encErr)
+		return
+	}
 	if ct := resp.Header.Get("Content-Type"); !isEventStream(ct) {
-		text := serverExcerpt(readExcerpt(resp.Body, cancel))
+		text := serverExcerpt(readExcerpt(respBody, cancel))
 		ex.endAt = time.Now()
 		ex.fail(artifact.FailureStreamValidation, ErrorTypeContentType, "Content-Type %q is not %s: %s", ct, eventStreamType, text)
 		return
 	}
 
-	tb := newTrackedBody(resp.Body, activity)
+	tb := newTrackedBody(respBody, activity) // stamps the decoded bytes
 	readStream(tb, &ex.stream)
 	if ex.stream.terminal {
 		drainAfterTerminal(tb, cancel)
@@ -176,6 +187,10 @@ func (c *client) classifyStream(ctx, reqCtx context.Context, ex *exchange, tb *t
 		err := tb.err
 		if err == nil {
 			err = s.readErr
+		}
+		if de := (*decodingError)(nil); errors.As(err, &de) {
+			ex.fail(artifact.FailureStreamValidation, ErrorTypeContentEncoding, "Content-Encoding %s: the stream does not decode after %d decoded bytes: %v", de.encoding, tb.bytes, de.err)
+			return
 		}
 		ex.fail(artifact.FailureStreamValidation, dropType(err), "connection dropped mid-stream (%s) after %d bytes: %v", dropKind(err), tb.bytes, errText(err))
 		return

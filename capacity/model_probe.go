@@ -53,7 +53,11 @@ func probeModel(ctx context.Context, hc *http.Client, t Target, apiKey string) (
 		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: %s", where, scrub(unwrapURLError(err).Error()))
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxModelsBody))
+	decoded, err := decodeBody(resp) // Target.Headers may ask for a compressed answer
+	if err != nil {
+		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: %s", where, scrub(err.Error()))
+	}
+	body, err := io.ReadAll(io.LimitReader(decoded, maxModelsBody))
 	if err != nil {
 		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: reading the answer: %s", where, scrub(err.Error()))
 	}
