@@ -12,9 +12,11 @@ import (
 // MinPromptTokenFraction is the floor of a response's usage.prompt_tokens as
 // a fraction of its request's planned context (planned_context_tokens, the
 // context the prompt was built for after clamping to the prompt budget).
-// A response below it fails with stream_validation_failed: the server
-// truncated or dropped part of the prompt, so its timings measure a shorter
-// prompt than the plan and are never latency samples.
+// A response at or below it fails with stream_validation_failed
+// (prompt_truncated): the server truncated or dropped part of the prompt,
+// so its timings measure a shorter prompt than the plan and are never
+// latency samples. (At exactly half: ollama keeps exactly its 4,096-token
+// window of a longer prompt, which is half of a planned 8,192.)
 //
 // Real tokenizers count the code-like filler within well under a factor of
 // two of the PromptCharsPerToken estimate (the seed's model counted 62,327
@@ -83,7 +85,7 @@ func (k responseChecks) evaluate(index, planned int, ex *exchange) (*artifact.Ti
 		}
 	}
 	if ex.class == "" && row != nil && k.promptFloor {
-		checkPromptTokens(ex, planned)
+		checkPromptTokens(ex, planned, k.window)
 	}
 	if ex.class == "" && row != nil {
 		k.contracts(index, ex, row)
@@ -94,16 +96,32 @@ func (k responseChecks) evaluate(index, planned int, ex *exchange) (*artifact.Ti
 	return nil, failureFromExchange(index, planned, ex, row)
 }
 
-// checkPromptTokens fails the exchange when usage reports fewer prompt
-// tokens than MinPromptTokenFraction of the planned context.
-func checkPromptTokens(ex *exchange, planned int) {
-	u := ex.stream.usage.prompt
-	floor := MinPromptTokenFraction * float64(planned)
-	if !u.ok || float64(u.v) >= floor {
+// checkPromptTokens fails the exchange as a truncated prompt when usage
+// shows the server did not process the prompt that was planned: prompt
+// tokens at or below MinPromptTokenFraction of the planned context (the
+// server dropped part of it), at or above the context window the run
+// planned for (window, max_context_tokens: a server that keeps exactly its
+// window of a longer prompt, as ollama does, reports the window itself), or
+// prompt plus completion tokens beyond the window (no server serving that
+// window can have produced them). window 0 skips the window rules.
+func checkPromptTokens(ex *exchange, planned, window int) {
+	u := ex.stream.usage
+	if !u.prompt.ok {
 		return
 	}
-	ex.fail(artifact.FailureStreamValidation, ErrorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d is below the floor of %g tokens (%g of the planned context of %d tokens): the server dropped part of the prompt",
-		u.v, floor, MinPromptTokenFraction, planned)
+	p := u.prompt.v
+	floor := MinPromptTokenFraction * float64(planned)
+	switch {
+	case float64(p) <= floor:
+		ex.fail(artifact.FailureStreamValidation, ErrorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d is at or below the floor of %g tokens (%g of the planned context of %d tokens): the server dropped part of the prompt",
+			p, floor, MinPromptTokenFraction, planned)
+	case window > 0 && p >= int64(window):
+		ex.fail(artifact.FailureStreamValidation, ErrorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d is at or above the context window of %d tokens (max_context_tokens) for a planned context of %d tokens: the server cut the prompt to its window",
+			p, window, planned)
+	case window > 0 && u.completion.ok && p+u.completion.v > int64(window):
+		ex.fail(artifact.FailureStreamValidation, ErrorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d + completion_tokens %d exceed the context window of %d tokens (max_context_tokens): the server does not serve that window (it cut the prompt, or Target.MaxModelLen is not its window)",
+			p, u.completion.v, window)
+	}
 }
 
 // contracts applies the request canary and the controlled-output responseChecks to
