@@ -73,11 +73,14 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 			t.Model = info.ID
 		}
 		if maxModelLen == 0 {
-			if info.MaxModelLen == 0 {
-				return nil, fmt.Errorf("%w: Target.MaxModelLen = 0 and the /models entry %q has none of %v: set Target.MaxModelLen",
-					ErrInvalidConfig, info.ID, contextLengthFields)
-			}
 			maxModelLen = info.MaxModelLen
+		}
+		if maxModelLen == 0 {
+			maxModelLen, _ = discoverContextWindow(ctx, hc, t, key, t.Model, w.Timeout)
+		}
+		if maxModelLen == 0 {
+			return nil, fmt.Errorf("%w: Target.MaxModelLen = 0, the /models entry %q has none of %v, and neither %s%s (llama.cpp) nor %s%s or %s%s (ollama) gave a context length: set Target.MaxModelLen",
+				ErrInvalidConfig, info.ID, contextLengthFields, serverRoot(baseURL), llamaCppPropsPath, serverRoot(baseURL), ollamaPSPath, serverRoot(baseURL), ollamaShowPath)
 		}
 	}
 	nonce := ""

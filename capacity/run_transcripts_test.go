@@ -219,7 +219,7 @@ func TestRunTranscriptErrors(t *testing.T) {
 			require.NoError(t, err)
 			_, err = runReplay(t, replay(c, nil, models), Workload{Requests: 1, ContextTokens: 1024}, true)
 			require.ErrorIs(t, err, ErrInvalidConfig)
-			require.Contains(t, err.Error(), `the /models entry "tiny:latest" has none of [max_model_len max_context_length context_length]: set Target.MaxModelLen`)
+			require.Contains(t, err.Error(), `the /models entry "tiny:latest" has none of [max_model_len max_context_length context_length], and neither http://replay.invalid/props (llama.cpp) nor http://replay.invalid/api/ps or http://replay.invalid/api/show (ollama) gave a context length: set Target.MaxModelLen`)
 
 			tg := Target{BaseURL: "http://replay.invalid/v1", HTTPClient: servePipe(t, replay(c, nil, models)), MaxModelLen: 8192}
 			rep, err := Run(t.Context(), tg, Workload{Requests: 1, ContextTokens: 1024})
