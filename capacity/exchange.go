@@ -73,6 +73,13 @@ type exchange struct {
 
 	// secrets are scrubbed from the message (client.send sets them).
 	secrets secrets
+
+	// The connection of the (last) attempt: when it was obtained (ms after
+	// t0), whether it came from the keep-alive pool, and whether the request
+	// was retried after a stale keep-alive connection.
+	gotConnMS float64
+	reused    bool
+	retried   bool
 }
 
 // fail records the first failure of the exchange. The whole message is
@@ -106,8 +113,22 @@ func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
 	req.GetBody = func() (io.ReadCloser, error) { return body.reader(), nil }
 	req.ContentLength = int64(len(body.buf))
 
+	var ct connTrace
 	ex.start = time.Now()
-	resp, err := c.hc.Do(req)
+	resp, err := c.hc.Do(req.WithContext(ct.attach(reqCtx, ex.start)))
+	if err != nil && staleConnection(&ct, reqCtx, err) {
+		// The server closed the idle connection before the request reached
+		// it: not the server's failure. Once more, with the clock restarted.
+		ex.retried = true
+		retry := c.tmpl.Clone(reqCtx)
+		retry.Body, retry.GetBody, retry.ContentLength = body.reader(), req.GetBody, req.ContentLength
+		total.Reset(c.timeout)
+		ex.start = time.Now()
+		resp, err = c.hc.Do(retry.WithContext(ct.attach(reqCtx, ex.start)))
+	}
+	if g := ct.gotConn.Load(); g >= 0 {
+		ex.gotConnMS, ex.reused = monoMS(time.Duration(g)), ct.reused.Load()
+	}
 	if err != nil {
 		ex.endAt = time.Now()
 		c.failTransport(ctx, reqCtx, ex, err)

@@ -67,6 +67,12 @@ func extensionOf(f runFacts, results []result, unsent []int) *artifact.Extension
 			PlannedPromptTokens: f.plan.Contexts[res.index],
 			CountedPromptTokens: res.promptTokens,
 		}
+		if p := res.phases; p != nil {
+			d.Phases = &artifact.Phases{GotConnMS: p.gotConnMS, Reused: p.reused, Retried: p.retried}
+			if p.retried {
+				x.Connections.Retried++
+			}
+		}
 		if res.fail != nil {
 			d.Outcome = string(res.fail.FailureClass)
 			d.ScheduledTTFTMS, d.ScheduledE2EMS = nil, nil

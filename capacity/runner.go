@@ -29,6 +29,8 @@ type result struct {
 	// promptTokens is usage.prompt_tokens as the server counted it, when
 	// the response reported it.
 	promptTokens *int
+	// phases is the request's connection record; nil when never sent.
+	phases *phaseRecord
 }
 
 // runner executes the plan of one run: a closed loop of workers, each with
@@ -210,6 +212,7 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, prompt *[]byte, bo
 	}
 	res.row, res.fail = checks.evaluate(i, planned, &ex)
 	res.promptTokens = wireIntPtr(ex.stream.usage.prompt) // as checked by evaluate
+	res.phases = phasesOf(&ex)
 	if res.row != nil && ex.stream.usage.cachedToks.ok && ex.stream.usage.prompt.ok && ex.stream.usage.prompt.v > 0 {
 		ratio := float64(ex.stream.usage.cachedToks.v) / float64(ex.stream.usage.prompt.v)
 		res.cacheRatio = &ratio
