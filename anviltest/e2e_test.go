@@ -151,11 +151,12 @@ func checkAppendixA(t *testing.T, a map[string]any) {
 		require.Greater(t, len(strings.Fields(s)), 5, "timing_methodology.%s is a sentence: %q", name, s)
 	}
 	sampling := requireKeys(t, "sampling", a["sampling"], "temperature top_p")
-	for _, f := range []string{"temperature", "top_p"} {
-		got := requireKeys(t, "sampling."+f, sampling[f], "effective_request requested sent")
-		require.Equal(t, map[string]any{"effective_request": nil, "requested": nil, "sent": false}, got,
-			"a sampling field the workload leaves unset is not sent")
-	}
+	require.Equal(t, map[string]any{"effective_request": 0.0, "requested": nil, "sent": true},
+		requireKeys(t, "sampling.temperature", sampling["temperature"], "effective_request requested sent"),
+		"an unset temperature sends 0.0, as the reference does")
+	require.Equal(t, map[string]any{"effective_request": nil, "requested": nil, "sent": false},
+		requireKeys(t, "sampling.top_p", sampling["top_p"], "effective_request requested sent"),
+		"an unset top_p is not sent")
 	flags := requireKeys(t, "serve_flags", a["serve_flags"], appendixAServeFlags)
 	require.Equal(t, "default", flags["thinking_mode"])
 	require.Equal(t, false, flags["no_thinking"])

@@ -171,8 +171,8 @@ func TestExplainFieldsNamesTheSources(t *testing.T) {
 	}{
 		{"api key variable", capacity.Target{BaseURL: "http://h/v1", APIKeyEnv: "ANVIL_TEST_UNSET_KEY_VARIABLE"},
 			capacity.Workload{}, `Target.APIKeyEnv = "ANVIL_TEST_UNSET_KEY_VARIABLE": names an environment variable that is unset or empty (Target.APIKeyEnv comes from ANVIL_API_KEY_ENV)`},
-		{"unparsable base URL", capacity.Target{BaseURL: "gpu-box:8000"},
-			capacity.Workload{}, `"(unparsable URL)": must be an http or https URL with a host and no query or fragment (Target.BaseURL comes from ANVIL_BASE_URL)`},
+		{"base URL without a scheme", capacity.Target{BaseURL: "admin:hunter2@gpu-box:8000"},
+			capacity.Workload{}, `"gpu-box:8000": has no scheme: add http:// (or https://), as in http://gpu-box:8000 (Target.BaseURL comes from ANVIL_BASE_URL)`},
 		{"clock domain", capacity.Target{BaseURL: "http://h/v1", ClockDomainID: "bad id!"},
 			capacity.Workload{}, "(Target.ClockDomainID comes from ANVIL_CLOCK_DOMAIN_ID)"},
 		{"requests from -benchtime", capacity.Target{BaseURL: "http://h/v1"},
@@ -184,7 +184,7 @@ func TestExplainFieldsNamesTheSources(t *testing.T) {
 			got := explainFields(err, sources...)
 			require.ErrorIs(t, got, capacity.ErrInvalidConfig, "still wraps the cause")
 			require.Contains(t, got.Error(), tc.want)
-			require.NotContains(t, got.Error(), "gpu-box", "a hidden URL stays hidden")
+			require.NotContains(t, got.Error(), "hunter2", "the URL's credentials stay hidden")
 		})
 	}
 	plain := errors.New("capacity: HTTP 500")

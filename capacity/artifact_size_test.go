@@ -64,7 +64,7 @@ func largestReport(t testing.TB) *artifact.Report {
 			ObservedExtraWords: 12345, CaptureComplete: true, ExactAdherence: new(false), Policy: "strict"}
 		r.Failures = append(r.Failures, artifact.Failure{
 			RequestIndex: i, PlannedContextTokens: 262144, FailureClass: artifact.FailureControlledOutput,
-			ErrorType: "ControlledOutputError", ErrorMessage: msg, ErrorMessageTruncated: true,
+			ErrorType: ErrorTypeControlledOutput, ErrorMessage: msg, ErrorMessageTruncated: true,
 			ResponseReceived: true, ElapsedMS: 3599999.123456789, HTTPStatus: new(200),
 			ResponseTiming: &row,
 			ResponseMetadata: &artifact.ResponseMetadata{OutputTokenSource: artifact.SourceUsage,

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math"
+	"strconv"
 )
 
 // wireString decodes a JSON string and leaves every other JSON value (null,
@@ -41,22 +43,43 @@ func (n *wireNonEmpty) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// wireInt decodes a JSON integer; null, absent and non-integer values leave
-// it unset.
+// wireInt decodes a JSON count. null and absent leave it unset; an integer
+// (also one written with a fraction of zero or an exponent, such as 24.0)
+// that fits int64 sets it; any other value (a fraction, a string, a
+// boolean, an object, a number beyond int64) is kept as its JSON text in
+// bad, so that the usage check can name it (see checkUsage).
 type wireInt struct {
-	v  int64
-	ok bool
+	v   int64
+	ok  bool
+	bad string // the JSON text of a present value that is not an integer, bounded
 }
 
-// UnmarshalJSON implements json.Unmarshaler.
+// maxBadUsageText bounds the JSON text of a bad usage value kept for its
+// failure message.
+const maxBadUsageText = 64
+
+// UnmarshalJSON implements json.Unmarshaler. b is one valid JSON value.
 func (n *wireInt) UnmarshalJSON(b []byte) error {
-	var v json.Number
-	if len(b) == 0 || b[0] == 'n' || json.Unmarshal(b, &v) != nil {
-		*n = wireInt{}
+	*n = wireInt{}
+	if len(b) == 0 || string(b) == "null" {
 		return nil
 	}
-	i, err := v.Int64()
-	*n = wireInt{v: i, ok: err == nil}
+	if b[0] == '-' || (b[0] >= '0' && b[0] <= '9') {
+		if i, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+			*n = wireInt{v: i, ok: true}
+			return nil
+		}
+		// Exactly representable integers up to 2^53 written as floats.
+		if f, err := strconv.ParseFloat(string(b), 64); err == nil && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
+			*n = wireInt{v: int64(f), ok: true}
+			return nil
+		}
+	}
+	bad, cut := cutOnRune(string(b), maxBadUsageText)
+	if cut {
+		bad += "..."
+	}
+	n.bad = bad
 	return nil
 }
 

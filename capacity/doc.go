@@ -43,7 +43,15 @@
 //     response becomes a timing row or a failure row: the protocol's
 //     derivations, the bounded capture of visible content and the contracts
 //     checked on it.
-//   - secrets.go: the credentials a run knows, removed from every message.
+//   - content_encoding.go: gzip and deflate bodies decoded as they arrive.
+//   - stale_connection.go: the one retry, of a kept-alive connection the
+//     server closed while idle (httptrace), and the phases it records.
+//   - usage_check.go: usage is input: counts checked before use.
+//   - error_type.go: the error_type words of every failure.
+//   - context_discovery.go: llama.cpp's and ollama's own endpoints for the
+//     context window when /models has none.
+//   - secrets.go: the credentials a run knows, removed from every message
+//     (the one scrubber every server-provided string passes).
 //   - report_assemble.go, methodology.go, identity.go: the artifact of the
 //     run: run id, timestamps, workload echo, population accounting, the
 //     timing methodology sentences; then artifact.Report.Recompute.

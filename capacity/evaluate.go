@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,9 +12,11 @@ import (
 // MinPromptTokenFraction is the floor of a response's usage.prompt_tokens as
 // a fraction of its request's planned context (planned_context_tokens, the
 // context the prompt was built for after clamping to the prompt budget).
-// A response below it fails with stream_validation_failed: the server
-// truncated or dropped part of the prompt, so its timings measure a shorter
-// prompt than the plan and are never latency samples.
+// A response at or below it fails with stream_validation_failed
+// (prompt_truncated): the server truncated or dropped part of the prompt,
+// so its timings measure a shorter prompt than the plan and are never
+// latency samples. (At exactly half: ollama keeps exactly its 4,096-token
+// window of a longer prompt, which is half of a planned 8,192.)
 //
 // Real tokenizers count the code-like filler within well under a factor of
 // two of the PromptCharsPerToken estimate (the seed's model counted 62,327
@@ -25,6 +28,9 @@ import (
 // reports 0.
 const MinPromptTokenFraction = 0.5
 
+// finishLength is the finish_reason of a response cut at max_tokens.
+const finishLength = "length"
+
 // responseChecks are the response contracts of a run, applied to every response
 // that streamed visible content.
 type responseChecks struct {
@@ -35,6 +41,12 @@ type responseChecks struct {
 	seed        int64
 	words       int
 	policy      ControlledOutputPolicy
+	// maxTokens is the max_tokens sent, the bound of usage.completion_tokens
+	// (checkUsage); it applies to warm-up responses too.
+	maxTokens int
+	// window is the context window the run plans for (max_context_tokens),
+	// the ceiling of usage.prompt_tokens (checkPromptTokens).
+	window int
 }
 
 // evaluate turns the exchange of request index into its timing row (a
@@ -45,18 +57,35 @@ func (k responseChecks) evaluate(index, planned int, ex *exchange) (*artifact.Ti
 	var row *artifact.TimingRow
 	s := &ex.stream
 	if ex.class == "" && s.contentChunks == 0 {
-		ex.fail(artifact.FailureStreamValidation, errTypeStream, "stream completed without visible content (%d reasoning chunks, %d events, [DONE] %t)",
-			s.reasoningChunks, s.events, s.terminal)
+		if s.reasoningChunks > 0 && slices.Contains(s.finishReasons, finishLength) {
+			ex.fail(artifact.FailureStreamValidation, ErrorTypeNoVisibleContent, "stream completed without visible content: reasoning used the whole max_tokens budget (%d tokens; finish_reason %q after %d reasoning chunks): raise Workload.MaxTokens or disable thinking (Workload.ThinkingMode)",
+				k.maxTokens, finishLength, s.reasoningChunks)
+		} else {
+			ex.fail(artifact.FailureStreamValidation, ErrorTypeNoVisibleContent, "stream completed without visible content (%d reasoning chunks, %d events, [DONE] %t)",
+				s.reasoningChunks, s.events, s.terminal)
+		}
+	}
+	// Usage is checked (and refused counts cleared) before anything is
+	// derived from it, whatever else failed.
+	if problem := checkUsage(&s.usage, k.maxTokens); problem != "" {
+		ex.fail(artifact.FailureStreamValidation, ErrorTypeInvalidUsage, "%s", problem)
 	}
 	if !s.firstContent.IsZero() {
 		row = rowFromExchange(index, planned, ex)
 		if ex.class == "" && !(row.TimeToFirstOutputMS >= 0 && row.TimeToFirstOutputMS <= row.TTFTMS && row.TTFTMS <= row.E2EMS) {
-			ex.fail(artifact.FailureStreamValidation, errTypeStream, "invalid timing: want 0 <= time_to_first_output_ms (%v) <= ttft_ms (%v) <= e2e_ms (%v)",
+			ex.fail(artifact.FailureStreamValidation, ErrorTypeInvalidTiming, "invalid timing: want 0 <= time_to_first_output_ms (%v) <= ttft_ms (%v) <= e2e_ms (%v)",
 				row.TimeToFirstOutputMS, row.TTFTMS, row.E2EMS)
 		}
 	}
+	if ex.class == "" && row != nil {
+		// The artifact's own row check, so that no response can make the
+		// report fail to recompute.
+		if err := row.Check(); err != nil {
+			ex.fail(artifact.FailureStreamValidation, ErrorTypeInvalidTiming, "invalid timing row: %v", err)
+		}
+	}
 	if ex.class == "" && row != nil && k.promptFloor {
-		checkPromptTokens(ex, planned)
+		checkPromptTokens(ex, planned, k.window)
 	}
 	if ex.class == "" && row != nil {
 		k.contracts(index, ex, row)
@@ -67,16 +96,32 @@ func (k responseChecks) evaluate(index, planned int, ex *exchange) (*artifact.Ti
 	return nil, failureFromExchange(index, planned, ex, row)
 }
 
-// checkPromptTokens fails the exchange when usage reports fewer prompt
-// tokens than MinPromptTokenFraction of the planned context.
-func checkPromptTokens(ex *exchange, planned int) {
-	u := ex.stream.usage.prompt
-	floor := MinPromptTokenFraction * float64(planned)
-	if !u.ok || float64(u.v) >= floor {
+// checkPromptTokens fails the exchange as a truncated prompt when usage
+// shows the server did not process the prompt that was planned: prompt
+// tokens at or below MinPromptTokenFraction of the planned context (the
+// server dropped part of it), at or above the context window the run
+// planned for (window, max_context_tokens: a server that keeps exactly its
+// window of a longer prompt, as ollama does, reports the window itself), or
+// prompt plus completion tokens beyond the window (no server serving that
+// window can have produced them). window 0 skips the window rules.
+func checkPromptTokens(ex *exchange, planned, window int) {
+	u := ex.stream.usage
+	if !u.prompt.ok {
 		return
 	}
-	ex.fail(artifact.FailureStreamValidation, errTypeStream, "prompt truncated: usage.prompt_tokens %d is below the floor of %g tokens (%g of the planned context of %d tokens): the server dropped part of the prompt",
-		u.v, floor, MinPromptTokenFraction, planned)
+	p := u.prompt.v
+	floor := MinPromptTokenFraction * float64(planned)
+	switch {
+	case float64(p) <= floor:
+		ex.fail(artifact.FailureStreamValidation, ErrorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d is at or below the floor of %g tokens (%g of the planned context of %d tokens): the server dropped part of the prompt",
+			p, floor, MinPromptTokenFraction, planned)
+	case window > 0 && p >= int64(window):
+		ex.fail(artifact.FailureStreamValidation, ErrorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d is at or above the context window of %d tokens (max_context_tokens) for a planned context of %d tokens: the server cut the prompt to its window",
+			p, window, planned)
+	case window > 0 && u.completion.ok && p+u.completion.v > int64(window):
+		ex.fail(artifact.FailureStreamValidation, ErrorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d + completion_tokens %d exceed the context window of %d tokens (max_context_tokens): the server does not serve that window (it cut the prompt, or Target.MaxModelLen is not its window)",
+			p, u.completion.v, window)
+	}
 }
 
 // contracts applies the request canary and the controlled-output responseChecks to
@@ -90,14 +135,14 @@ func (k responseChecks) contracts(index int, ex *exchange, row *artifact.TimingR
 		c := checkCanary(marker, visible, complete)
 		row.RequestCanary = c
 		if !c.Passed {
-			ex.fail(artifact.FailureRequestCanary, errTypeCanary, "request canary %s failed: %s", marker, canaryProblem(c))
+			ex.fail(artifact.FailureRequestCanary, ErrorTypeCanary, "request canary %s failed: %s", marker, canaryProblem(c))
 		}
 	}
 	if k.words > 0 {
 		c := checkControlledOutput(visible, complete, k.words, k.policy, marker)
 		row.ControlledOutput = c
 		if !c.Passed && ex.class == "" {
-			ex.fail(artifact.FailureControlledOutput, errTypeControlled, "controlled output under policy %s: want exactly %d words %q, observed %d and %d other words (capture complete %t)",
+			ex.fail(artifact.FailureControlledOutput, ErrorTypeControlledOutput, "controlled output under policy %s: want exactly %d words %q, observed %d and %d other words (capture complete %t)",
 				k.policy, k.words, ControlledOutputWord, c.ObservedCodeWords, c.ObservedExtraWords, c.CaptureComplete)
 		}
 	}
@@ -193,9 +238,17 @@ func failureFromExchange(index, planned int, ex *exchange, row *artifact.TimingR
 		OutputTokenSource:       artifact.SourceContentChunks,
 		ContentChunks:           s.contentChunks,
 		ReasoningChunks:         s.reasoningChunks,
-		FinishReasons:           append([]string{}, s.finishReasons...),
+		FinishReasons:           make([]string, 0, len(s.finishReasons)),
 		StreamTerminalObserved:  s.terminal,
 		VisibleContentTruncated: s.capture.Truncated(),
+	}
+	for _, fr := range s.finishReasons {
+		// Server text: scrubbed whole, then bounded.
+		fr, cut := cutRunes(ex.secrets.scrub(fr), maxFinishReasonRunes)
+		if cut {
+			fr += "..."
+		}
+		md.FinishReasons = append(md.FinishReasons, fr)
 	}
 	if s.usage.completion.ok {
 		md.OutputTokenSource = artifact.SourceUsage
@@ -214,6 +267,22 @@ func exchangeElapsedMS(ex *exchange) float64 {
 		return 0
 	}
 	return monoMS(ex.endAt.Sub(ex.start))
+}
+
+// maxFinishReasonRunes bounds each finish reason of a failure's metadata
+// (real ones are words such as "stop" and "length").
+const maxFinishReasonRunes = 64
+
+// cutRunes cuts s to at most n code points.
+func cutRunes(s string, n int) (string, bool) {
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j], true
+		}
+		i++
+	}
+	return s, false
 }
 
 func wireIntPtr(n wireInt) *int {

@@ -21,7 +21,7 @@ type client struct {
 	enc     *requestEncoder
 	timeout time.Duration
 	stall   time.Duration // 0: no stall limit below timeout
-	secrets secrets       // scrubbed from every message
+	secrets secrets       // scrubbed from every message (exchange.fail)
 }
 
 // newClient prepares the requests of a run against a resolved target.
@@ -70,30 +70,33 @@ type exchange struct {
 	class   artifact.FailureClass
 	errType string
 	message string
+
+	// secrets are scrubbed from the message (client.send sets them).
+	secrets secrets
+
+	// The connection of the (last) attempt: when it was obtained (ms after
+	// t0), whether it came from the keep-alive pool, and whether the request
+	// was retried after a stale keep-alive connection.
+	gotConnMS float64
+	reused    bool
+	retried   bool
 }
 
+// fail records the first failure of the exchange. The whole message is
+// scrubbed of the run's credentials here, before anything cuts it, so a
+// credential quoted from the server never survives even in part: every
+// failure message passes this one point.
 func (ex *exchange) fail(class artifact.FailureClass, errType, format string, args ...any) {
 	if ex.class != "" {
 		return
 	}
-	ex.class, ex.errType, ex.message = class, errType, fmt.Sprintf(format, args...)
+	ex.class, ex.errType, ex.message = class, errType, ex.secrets.scrub(fmt.Sprintf(format, args...))
 }
-
-// Error types recorded in "error_type" for the failures the client itself
-// detects (transport errors record their Go type).
-const (
-	errTypeHTTP       = "HTTPError"
-	errTypeTimeout    = "Timeout"
-	errTypeCancelled  = "Cancelled"
-	errTypeStream     = "StreamValidationError"
-	errTypeCanary     = "RequestCanaryError"
-	errTypeControlled = "ControlledOutputError"
-	errTypePanic      = "RunnerPanic"
-)
 
 // send issues one request with body and reads its stream into ex. ctx is the
 // run's context: its end makes the request cancelled.
 func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
+	ex.secrets = c.secrets
 	reqCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	total := time.AfterFunc(c.timeout, func() { cancel(errTotalTimeout) })
@@ -110,8 +113,22 @@ func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
 	req.GetBody = func() (io.ReadCloser, error) { return body.reader(), nil }
 	req.ContentLength = int64(len(body.buf))
 
+	var ct connTrace
 	ex.start = time.Now()
-	resp, err := c.hc.Do(req)
+	resp, err := c.hc.Do(req.WithContext(ct.attach(reqCtx, ex.start)))
+	if err != nil && staleConnection(&ct, reqCtx, err) {
+		// The server closed the idle connection before the request reached
+		// it: not the server's failure. Once more, with the clock restarted.
+		ex.retried = true
+		retry := c.tmpl.Clone(reqCtx)
+		retry.Body, retry.GetBody, retry.ContentLength = body.reader(), req.GetBody, req.ContentLength
+		total.Reset(c.timeout)
+		ex.start = time.Now()
+		resp, err = c.hc.Do(retry.WithContext(ct.attach(reqCtx, ex.start)))
+	}
+	if g := ct.gotConn.Load(); g >= 0 {
+		ex.gotConnMS, ex.reused = monoMS(time.Duration(g)), ct.reused.Load()
+	}
 	if err != nil {
 		ex.endAt = time.Now()
 		c.failTransport(ctx, reqCtx, ex, err)
@@ -121,30 +138,41 @@ func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
 	activity()
 	defer resp.Body.Close()
 
+	// A compressed body is decoded as it arrives (content_encoding.go).
+	respBody, encErr := decodeBody(resp)
+
 	// With an error status or a wrong Content-Type the outcome is known
 	// from the headers; the body is only quoted, whatever ends its reading.
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
-		text := c.scrub(serverExcerpt(readExcerpt(resp.Body, cancel)))
+		text := "(body in an undecodable Content-Encoding not shown)"
+		if encErr == nil {
+			text = serverExcerpt(readExcerpt(respBody, cancel))
+		}
 		ex.endAt = time.Now()
 		switch {
 		case resp.StatusCode >= 400:
-			ex.fail(artifact.FailureHTTPError, errTypeHTTP, "HTTP %s: %s", resp.Status, text)
+			ex.fail(artifact.FailureHTTPError, ErrorTypeHTTPStatus, "HTTP %s: %s", resp.Status, text)
 		case resp.Header.Get("Location") != "":
-			ex.fail(artifact.FailureStreamValidation, errTypeStream, "unexpected HTTP status %s for a streamed request: redirected to %s (not followed; set Target.BaseURL to the final URL): %s",
-				resp.Status, c.scrub(serverExcerpt(redactedLocation(resp.Header.Get("Location")))), text)
+			ex.fail(artifact.FailureStreamValidation, ErrorTypeHTTPStatus, "unexpected HTTP status %s for a streamed request: redirected to %s (not followed; set Target.BaseURL to the final URL): %s",
+				resp.Status, serverExcerpt(redactedLocation(resp.Header.Get("Location"))), text)
 		default:
-			ex.fail(artifact.FailureStreamValidation, errTypeStream, "unexpected HTTP status %s for a streamed request: %s", resp.Status, text)
+			ex.fail(artifact.FailureStreamValidation, ErrorTypeHTTPStatus, "unexpected HTTP status %s for a streamed request: %s", resp.Status, text)
 		}
 		return
 	}
-	if ct := resp.Header.Get("Content-Type"); !isEventStream(ct) {
-		text := c.scrub(serverExcerpt(readExcerpt(resp.Body, cancel)))
+	if encErr != nil {
 		ex.endAt = time.Now()
-		ex.fail(artifact.FailureStreamValidation, errTypeStream, "Content-Type %q is not %s: %s", ct, eventStreamType, text)
+		ex.fail(artifact.FailureStreamValidation, ErrorTypeContentEncoding, "%v", encErr)
+		return
+	}
+	if ct := resp.Header.Get("Content-Type"); !isEventStream(ct) {
+		text := serverExcerpt(readExcerpt(respBody, cancel))
+		ex.endAt = time.Now()
+		ex.fail(artifact.FailureStreamValidation, ErrorTypeContentType, "Content-Type %q is not %s: %s", ct, eventStreamType, text)
 		return
 	}
 
-	tb := newTrackedBody(resp.Body, activity)
+	tb := newTrackedBody(respBody, activity) // stamps the decoded bytes
 	readStream(tb, &ex.stream)
 	if ex.stream.terminal {
 		drainAfterTerminal(tb, cancel)
@@ -167,7 +195,7 @@ func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
 func (c *client) classifyStream(ctx, reqCtx context.Context, ex *exchange, tb *trackedBody) {
 	s := &ex.stream
 	if s.invalid != "" {
-		ex.fail(artifact.FailureStreamValidation, errTypeStream, "%s", c.scrub(s.invalid))
+		ex.fail(artifact.FailureStreamValidation, s.invalidType, "%s", s.invalid)
 		return
 	}
 	if s.terminal {
@@ -181,14 +209,18 @@ func (c *client) classifyStream(ctx, reqCtx context.Context, ex *exchange, tb *t
 		if err == nil {
 			err = s.readErr
 		}
-		ex.fail(artifact.FailureStreamValidation, errTypeStream, "connection dropped mid-stream (%s) after %d bytes: %v", dropKind(err), tb.bytes, c.scrubErr(err))
+		if de := (*decodingError)(nil); errors.As(err, &de) {
+			ex.fail(artifact.FailureStreamValidation, ErrorTypeContentEncoding, "Content-Encoding %s: the stream does not decode after %d decoded bytes: %v", de.encoding, tb.bytes, de.err)
+			return
+		}
+		ex.fail(artifact.FailureStreamValidation, dropType(err), "connection dropped mid-stream (%s) after %d bytes: %v", dropKind(err), tb.bytes, errText(err))
 		return
 	}
 	if s.trailing > 0 && !s.trailingDone {
 		// The final event was cut: part of the response is lost. (A lone
 		// "data: [DONE]" without its blank line loses nothing: the stream
 		// is then a stream without [DONE].)
-		ex.fail(artifact.FailureStreamValidation, errTypeStream, "stream ended inside an event: %d bytes after the last complete event", s.trailing)
+		ex.fail(artifact.FailureStreamValidation, ErrorTypeTruncatedEvent, "stream ended inside an event: %d bytes after the last complete event", s.trailing)
 	}
 }
 
@@ -198,21 +230,21 @@ func (c *client) interrupted(ctx, reqCtx context.Context, ex *exchange) bool {
 	switch context.Cause(reqCtx) {
 	case errTotalTimeout:
 		if !ex.received {
-			ex.fail(artifact.FailureTimeout, errTypeTimeout, "no response headers within Workload.Timeout (%v)", c.timeout)
+			ex.fail(artifact.FailureTimeout, ErrorTypeTimeout, "no response headers within Workload.Timeout (%v)", c.timeout)
 		} else {
-			ex.fail(artifact.FailureTimeout, errTypeTimeout, "request exceeded Workload.Timeout (%v)", c.timeout)
+			ex.fail(artifact.FailureTimeout, ErrorTypeTimeout, "request exceeded Workload.Timeout (%v)", c.timeout)
 		}
 		return true
 	case errStallTimeout:
 		if !ex.received {
-			ex.fail(artifact.FailureTimeout, errTypeTimeout, "no response headers within Workload.StallTimeout (%v)", c.stall)
+			ex.fail(artifact.FailureTimeout, ErrorTypeStall, "no response headers within Workload.StallTimeout (%v)", c.stall)
 		} else {
-			ex.fail(artifact.FailureTimeout, errTypeTimeout, "stream idle longer than Workload.StallTimeout (%v)", c.stall)
+			ex.fail(artifact.FailureTimeout, ErrorTypeStall, "stream idle longer than Workload.StallTimeout (%v)", c.stall)
 		}
 		return true
 	}
 	if ctx.Err() != nil {
-		ex.fail(artifact.FailureCancelled, errTypeCancelled, "run cancelled before the request finished: %v", context.Cause(ctx))
+		ex.fail(artifact.FailureCancelled, ErrorTypeCancelled, "run cancelled before the request finished: %v", context.Cause(ctx))
 		return true
 	}
 	return false
@@ -224,17 +256,27 @@ func (c *client) failTransport(ctx, reqCtx context.Context, ex *exchange, err er
 		return
 	}
 	inner := unwrapURLError(err)
-	ex.fail(artifact.FailureRequestError, fmt.Sprintf("%T", inner), "POST %s: %v", redactedURL(c.tmpl.URL), c.scrubErr(inner))
+	ex.fail(artifact.FailureRequestError, transportErrorType(inner), "POST %s: %v", redactedURL(c.tmpl.URL), errText(inner))
 }
 
-// scrub removes the run's credentials from a message, whatever echoed them.
-func (c *client) scrub(s string) string { return c.secrets.scrub(s) }
-
-func (c *client) scrubErr(err error) string {
+// errText is an error's text for a failure message (which fail scrubs).
+func errText(err error) string {
 	if err == nil {
 		return "<nil>"
 	}
-	return c.scrub(err.Error())
+	return err.Error()
+}
+
+// dropType is the error_type of a connection dropped mid-stream: eof for
+// a body cut short, else the transport's cause.
+func dropType(err error) string {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return ErrorTypeEOF
+	}
+	if t := transportErrorType(err); t != ErrorTypeNetwork {
+		return t
+	}
+	return ErrorTypeConnectionReset
 }
 
 // dropKind names how a stream read failed.

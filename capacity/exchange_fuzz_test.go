@@ -48,7 +48,7 @@ func exchangeBody(t testing.TB, body []byte) (*exchange, *artifact.TimingRow, *a
 	bb.buf = cl.enc.appendBody(bb.reset(), []byte("prompt"))
 	ex := &exchange{}
 	cl.send(t.Context(), &bb, ex)
-	k := responseChecks{promptFloor: true, canaries: true, seed: 1, words: 3, policy: PolicyStrict}
+	k := responseChecks{promptFloor: true, canaries: true, seed: 1, words: 3, policy: PolicyStrict, maxTokens: w.MaxTokens, window: 8192}
 	row, f := k.evaluate(0, 512, ex)
 	return ex, row, f
 }
@@ -109,7 +109,7 @@ func TestStreamOutcomeExamples(t *testing.T) {
 		{"peer marker", content("ANVIL_REQ_1_00000 ANVIL_REQ_1_00001 code code code") + "data: [DONE]\n\n", artifact.FailureRequestCanary, "1 peer marker(s)"},
 		{"extra words", content("ANVIL_REQ_1_00000 code code code more") + "data: [DONE]\n\n", artifact.FailureControlledOutput, "observed 3 and 1 other words"},
 		{"no done, no usage", content("ANVIL_REQ_1_00000 code code code"), "", ""},
-		{"usage within the floor", content("ANVIL_REQ_1_00000 code code code") + usage(256) + "data: [DONE]\n\n", "", ""},
+		{"usage within the floor", content("ANVIL_REQ_1_00000 code code code") + usage(257) + "data: [DONE]\n\n", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -136,7 +136,7 @@ func TestStreamTruncatedPromptExample(t *testing.T) {
 	_, row, f := exchangeBody(t, []byte(body))
 	require.Nil(t, row)
 	require.Equal(t, artifact.FailureStreamValidation, f.FailureClass)
-	require.Equal(t, "prompt truncated: usage.prompt_tokens 255 is below the floor of 256 tokens (0.5 of the planned context of 512 tokens): the server dropped part of the prompt", f.ErrorMessage)
+	require.Equal(t, "prompt truncated: usage.prompt_tokens 255 is at or below the floor of 256 tokens (0.5 of the planned context of 512 tokens): the server dropped part of the prompt", f.ErrorMessage)
 	require.Equal(t, 255, *f.ResponseTiming.PromptTokens)
 	require.Equal(t, 255, *f.ResponseMetadata.Usage.PromptTokens)
 }
@@ -152,7 +152,7 @@ func usage(prompt int) string {
 func TestFailureMessageCut(t *testing.T) {
 	long := bytes.Repeat([]byte("é"), 3000)
 	ex := &exchange{received: true, status: 500}
-	ex.fail(artifact.FailureHTTPError, errTypeHTTP, "HTTP 500: %s", long)
+	ex.fail(artifact.FailureHTTPError, ErrorTypeHTTPStatus, "HTTP 500: %s", long)
 	f := failureFromExchange(3, 512, ex, nil)
 	require.True(t, f.ErrorMessageTruncated)
 	require.Equal(t, artifact.MaxErrorMessageRunes, utf8.RuneCountInString(f.ErrorMessage))

@@ -65,6 +65,12 @@ func extensionOf(f runFacts, results []result, unsent []int) *artifact.Extension
 			CountedPromptTokens: res.promptTokens,
 		}
 		setChunkDetail(&d, res.chunks)
+		if p := res.phases; p != nil {
+			d.Phases = &artifact.Phases{GotConnMS: p.gotConnMS, Reused: p.reused, Retried: p.retried}
+			if p.retried {
+				x.Connections.Retried++
+			}
+		}
 		if res.fail != nil {
 			d.Outcome = string(res.fail.FailureClass)
 			d.ScheduledTTFTMS, d.ScheduledE2EMS = nil, nil

@@ -58,7 +58,7 @@ func TestTimingMethodology(t *testing.T) {
 	require.Contains(t, m[MethodologyRequestCanaries], "captured up to 8192 characters")
 	require.Contains(t, m[MethodologyDistributions], "95% confidence interval of the mean (mean -/+ 1.96 stddev / sqrt(n))")
 	require.Contains(t, m[MethodologyP99], "below 100 successful samples")
-	require.Contains(t, m[MethodologyEffectivePrefill], "below 0.5 of its planned context fails as a truncated prompt")
+	require.Contains(t, m[MethodologyEffectivePrefill], "at or below 0.5 of its planned context, at or above max_context_tokens")
 	m[MethodologyClock] = "changed"
 	require.NotEqual(t, "changed", timingMethodology()[MethodologyClock], "each call returns a new map")
 }

@@ -53,19 +53,23 @@ func probeModel(ctx context.Context, hc *http.Client, t Target, apiKey string) (
 		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: %s", where, scrub(unwrapURLError(err).Error()))
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxModelsBody))
+	decoded, err := decodeBody(resp) // Target.Headers may ask for a compressed answer
+	if err != nil {
+		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: %s", where, scrub(err.Error()))
+	}
+	body, err := io.ReadAll(io.LimitReader(decoded, maxModelsBody))
 	if err != nil {
 		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: reading the answer: %s", where, scrub(err.Error()))
 	}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound:
-		return modelInfo{}, fmt.Errorf("%w: model probe GET %s: HTTP %s: %s", ErrEndpointRefused, where, resp.Status, scrub(serverExcerpt(string(body))))
+		return modelInfo{}, fmt.Errorf("%w: model probe GET %s: HTTP %s: %s", ErrEndpointRefused, where, scrub(resp.Status), serverExcerpt(scrub(string(body))))
 	case resp.StatusCode < 200 || resp.StatusCode >= 300:
-		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: HTTP %s: %s", where, resp.Status, scrub(serverExcerpt(string(body))))
+		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: HTTP %s: %s", where, scrub(resp.Status), serverExcerpt(scrub(string(body))))
 	}
 	info, err := parseModels(body, t.Model)
 	if err != nil {
-		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: %w", where, err)
+		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: %s", where, scrub(err.Error()))
 	}
 	return info, nil
 }

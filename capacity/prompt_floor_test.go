@@ -44,8 +44,8 @@ func TestRunTruncatedPromptFails(t *testing.T) {
 		for i, f := range rep.Failures {
 			require.Equal(t, i, f.RequestIndex)
 			require.Equal(t, artifact.FailureStreamValidation, f.FailureClass)
-			require.Equal(t, errTypeStream, f.ErrorType)
-			require.Equal(t, fmt.Sprintf("prompt truncated: usage.prompt_tokens 4096 is below the floor of 9563 tokens (0.5 of the planned context of %d tokens): the server dropped part of the prompt", truncatedPlan), f.ErrorMessage)
+			require.Equal(t, ErrorTypePromptTruncated, f.ErrorType)
+			require.Equal(t, fmt.Sprintf("prompt truncated: usage.prompt_tokens 4096 is at or below the floor of 9563 tokens (0.5 of the planned context of %d tokens): the server dropped part of the prompt", truncatedPlan), f.ErrorMessage)
 			require.Equal(t, truncatedPlan, f.PlannedContextTokens)
 			require.True(t, f.ResponseReceived)
 			require.Equal(t, 200, *f.HTTPStatus)
@@ -96,7 +96,7 @@ func TestWarmupSkipsPromptFloor(t *testing.T) {
 		require.NoError(t, err)
 		cl, err := newClient(tg, w, tg.HTTPClient, "")
 		require.NoError(t, err)
-		r := &runner{plan: plan, cl: cl, concurrency: 1, checks: responseChecks{promptFloor: true}}
+		r := &runner{plan: plan, cl: cl, concurrency: 1, checks: responseChecks{promptFloor: true, maxTokens: plan.Workload.MaxTokens, window: plan.MaxModelLen}}
 		var (
 			prompt []byte
 			body   bodyBuffer
@@ -106,7 +106,7 @@ func TestWarmupSkipsPromptFloor(t *testing.T) {
 		require.NotNil(t, warm.row)
 		measured := r.one(t.Context(), 0, false, &prompt, &body, newChunkTimer(stallRule(w)))
 		require.NotNil(t, measured.fail)
-		require.Contains(t, measured.fail.ErrorMessage, "usage.prompt_tokens 4096 is below the floor")
+		require.Contains(t, measured.fail.ErrorMessage, "usage.prompt_tokens 4096 is at or below the floor")
 	})
 }
 
@@ -142,5 +142,51 @@ func TestFakeTokenizerWithinPromptFloor(t *testing.T) {
 				})
 			})
 		}
+	}
+}
+
+// TestRunTruncatedPromptOllamaNumbers: ollama 0.17.4 keeps exactly its
+// 4,096-token window of a longer prompt and reports prompt_tokens 4096 with
+// 8 completion tokens. Every way this shows in usage fails as a truncated
+// prompt: exactly half of a planned 8,192; at the window the run planned
+// for (the plan clamped to ollama's window); prompt plus completion beyond
+// the window. A window that holds the answer keeps it a sample.
+func TestRunTruncatedPromptOllamaNumbers(t *testing.T) {
+	tests := []struct {
+		name        string
+		maxModelLen int
+		margin      int
+		maxTokens   int
+		context     int
+		message     string // "" for a success
+	}{
+		{"half of a planned 8192", 32768, 0, 0, 8192, "usage.prompt_tokens 4096 is at or below the floor of 4096 tokens (0.5 of the planned context of 8192 tokens)"},
+		{"clamped to the 4096 window", 4096, 0, 0, 8192, "usage.prompt_tokens 4096 is at or above the context window of 4096 tokens (max_context_tokens) for a planned context of 3008 tokens"},
+		{"prompt and completion beyond the window", 4100, NoMargin, 8, 8192, "usage.prompt_tokens 4096 + completion_tokens 8 exceed the context window of 4100 tokens"},
+		{"a window that holds it", 4104, NoMargin, 8, 8192, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tg := replayTruncated(t)
+				tg.MaxModelLen, tg.Margin = tt.maxModelLen, tt.margin
+				rep, err := Run(t.Context(), tg, Workload{Requests: 2, Concurrency: 1, ContextTokens: tt.context, MaxTokens: tt.maxTokens})
+				require.NoError(t, err)
+				if tt.message == "" {
+					require.Empty(t, rep.Failures)
+					require.True(t, rep.PerformanceEligible)
+					return
+				}
+				require.Len(t, rep.Failures, 2)
+				require.False(t, rep.PerformanceEligible)
+				for _, f := range rep.Failures {
+					require.Equal(t, ErrorTypePromptTruncated, f.ErrorType)
+					require.Contains(t, f.ErrorMessage, tt.message)
+				}
+				for _, row := range rep.RequestTimings {
+					require.LessOrEqual(t, *row.PromptTokens+*row.OutputTokens, *rep.MaxContextTokens, "never eligible beyond the window")
+				}
+			})
+		})
 	}
 }

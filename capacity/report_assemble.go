@@ -66,7 +66,7 @@ func assemble(f runFacts) (*artifact.Report, error) {
 		ClockDomainID:      optional(t.ClockDomainID),
 
 		BaseURL:                  f.baseURL,
-		Model:                    t.Model,
+		Model:                    f.runner.cl.secrets.scrub(t.Model), // may come from the server's /models
 		Engine:                   optional(t.Engine),
 		GPU:                      optional(t.GPU),
 		Tier:                     optional(t.Tier),
@@ -91,7 +91,7 @@ func assemble(f runFacts) (*artifact.Report, error) {
 			ReasoningEffort:   optional(string(w.ReasoningEffort)),
 			SharedPrefixBurst: w.Burst > 0,
 		},
-		Sampling:          artifact.Sampling{Temperature: samplingField(w.Temperature), TopP: samplingField(w.TopP)},
+		Sampling:          artifact.Sampling{Temperature: temperatureField(w.Temperature), TopP: samplingField(w.TopP)},
 		TimingMethodology: timingMethodology(),
 		RequestTimings:    []artifact.TimingRow{},
 		Failures:          []artifact.Failure{},
@@ -125,7 +125,7 @@ func assemble(f runFacts) (*artifact.Report, error) {
 			RequestIndex:         i,
 			PlannedContextTokens: f.plan.Contexts[i],
 			FailureClass:         artifact.FailureCancelled,
-			ErrorType:            errTypeCancelled,
+			ErrorType:            ErrorTypeCancelled,
 			ErrorMessage:         "run cancelled before the request was sent",
 		})
 	}
@@ -156,4 +156,14 @@ func samplingField(v *float64) artifact.SamplingField {
 	}
 	req, eff := *v, *v
 	return artifact.SamplingField{Requested: &req, Sent: true, EffectiveRequest: &eff}
+}
+
+// temperatureField records the temperature: always sent, DefaultTemperature
+// when none was requested.
+func temperatureField(v *float64) artifact.SamplingField {
+	if v != nil {
+		return samplingField(v)
+	}
+	eff := DefaultTemperature
+	return artifact.SamplingField{Sent: true, EffectiveRequest: &eff}
 }

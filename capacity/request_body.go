@@ -19,8 +19,18 @@ type requestEncoder struct {
 	tail []byte // ,"role":"user"}], then the remaining fields, sorted
 }
 
+// DefaultTemperature is the temperature sent when Workload.Temperature is
+// nil: 0.0, as the reference tool's capacity client sends on every request,
+// so that both tools' requests (and greedy outputs) are the same.
+const DefaultTemperature = 0.0
+
+// defaultTemperatureJSON is DefaultTemperature written as the reference
+// writes it (Python's 0.0, where Go's encoder would write 0).
+const defaultTemperatureJSON = json.Number("0.0")
+
 // bodyFields returns the request fields other than messages: model,
-// max_tokens, stream, stream_options, the sampling fields that were set, the
+// max_tokens, stream, stream_options, temperature (DefaultTemperature unless
+// set), top_p when set, the
 // thinking control (chat_template_kwargs or reasoning_effort, never both)
 // and Target.ExtraBody (whose keys never collide with these: validation
 // refuses the reserved ones).
@@ -35,6 +45,8 @@ func bodyFields(t Target, w Workload) map[string]any {
 	f["stream_options"] = map[string]bool{"include_usage": true}
 	if w.Temperature != nil {
 		f["temperature"] = *w.Temperature
+	} else {
+		f["temperature"] = defaultTemperatureJSON
 	}
 	if w.TopP != nil {
 		f["top_p"] = *w.TopP

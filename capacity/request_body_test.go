@@ -64,12 +64,13 @@ func TestRequestBody(t *testing.T) {
 		want  map[string]any
 		flags artifact.ServeFlags
 	}{
-		{"defaults", Workload{}, with(), artifact.ServeFlags{ThinkingMode: "default"}},
+		{"defaults", Workload{}, with("temperature", 0.0), artifact.ServeFlags{ThinkingMode: "default"}},
+		{"explicit temperature 0", Workload{Temperature: new(0.0)}, with("temperature", 0.0), artifact.ServeFlags{ThinkingMode: "default"}},
 		{"sampling", Workload{Temperature: new(0.9), TopP: new(0.95)}, with("temperature", 0.9, "top_p", 0.95), artifact.ServeFlags{ThinkingMode: "default"}},
-		{"thinking enabled", Workload{ThinkingMode: ThinkingEnabled}, with("chat_template_kwargs", map[string]any{"enable_thinking": true}), artifact.ServeFlags{ThinkingMode: "enabled"}},
-		{"thinking disabled", Workload{ThinkingMode: ThinkingDisabled}, with("chat_template_kwargs", map[string]any{"enable_thinking": false}), artifact.ServeFlags{ThinkingMode: "disabled", NoThinking: true}},
-		{"thinking unsupported", Workload{ThinkingMode: ThinkingUnsupported}, with(), artifact.ServeFlags{ThinkingMode: "unsupported"}},
-		{"reasoning effort", Workload{ReasoningEffort: ReasoningHigh}, with("reasoning_effort", "high"), artifact.ServeFlags{ThinkingMode: "default", ReasoningEffort: new("high")}},
+		{"thinking enabled", Workload{ThinkingMode: ThinkingEnabled}, with("temperature", 0.0, "chat_template_kwargs", map[string]any{"enable_thinking": true}), artifact.ServeFlags{ThinkingMode: "enabled"}},
+		{"thinking disabled", Workload{ThinkingMode: ThinkingDisabled}, with("temperature", 0.0, "chat_template_kwargs", map[string]any{"enable_thinking": false}), artifact.ServeFlags{ThinkingMode: "disabled", NoThinking: true}},
+		{"thinking unsupported", Workload{ThinkingMode: ThinkingUnsupported}, with("temperature", 0.0), artifact.ServeFlags{ThinkingMode: "unsupported"}},
+		{"reasoning effort", Workload{ReasoningEffort: ReasoningHigh}, with("temperature", 0.0, "reasoning_effort", "high"), artifact.ServeFlags{ThinkingMode: "default", ReasoningEffort: new("high")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,9 +106,13 @@ func TestRequestBody(t *testing.T) {
 				require.Equal(t, tt.flags.ThinkingMode, sf.ThinkingMode)
 				require.Equal(t, tt.flags.NoThinking, sf.NoThinking)
 				require.Equal(t, tt.flags.ReasoningEffort, sf.ReasoningEffort)
-				require.Equal(t, w.Temperature != nil, rep.Sampling.Temperature.Sent)
+				require.True(t, rep.Sampling.Temperature.Sent, "temperature is always sent, as the reference does")
 				require.Equal(t, w.Temperature, rep.Sampling.Temperature.Requested)
-				require.Equal(t, w.Temperature, rep.Sampling.Temperature.EffectiveRequest)
+				wantTemp := new(DefaultTemperature)
+				if w.Temperature != nil {
+					wantTemp = w.Temperature
+				}
+				require.Equal(t, wantTemp, rep.Sampling.Temperature.EffectiveRequest)
 				require.Equal(t, w.TopP, rep.Sampling.TopP.EffectiveRequest)
 			})
 		})
@@ -155,6 +160,19 @@ func TestBodyBufferReuse(t *testing.T) {
 	prev := &b.buf[0]
 	b.buf = append(b.reset(), "third"...)
 	require.Same(t, prev, &b.buf[0], "closed readers free the storage for reuse")
+}
+
+// TestDefaultTemperatureBytes: the zero Workload sends "temperature": 0.0
+// written as the reference writes it, and the artifact records it as sent
+// without a request.
+func TestDefaultTemperatureBytes(t *testing.T) {
+	enc, err := newRequestEncoder(Target{Model: "m"}, Workload{MaxTokens: 64})
+	require.NoError(t, err)
+	require.Contains(t, string(enc.appendBody(nil, []byte("p"))), `"temperature":0.0`)
+	enc, err = newRequestEncoder(Target{Model: "m"}, Workload{MaxTokens: 64, Temperature: new(0.7)})
+	require.NoError(t, err)
+	require.Contains(t, string(enc.appendBody(nil, []byte("p"))), `"temperature":0.7`, "an explicit temperature wins")
+	require.Equal(t, artifact.SamplingField{Sent: true, EffectiveRequest: new(0.0)}, temperatureField(nil))
 }
 
 func BenchmarkAppendBody(b *testing.B) {

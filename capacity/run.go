@@ -27,7 +27,19 @@ import (
 // Cancelling ctx stops the run promptly: in-flight requests end as
 // "cancelled" failures, so do the planned requests never sent, and the
 // report of what finished is returned with a nil error.
+//
+// No error and no report carries a credential of the run (the API key,
+// any Target.Headers value, the base URL's userinfo), whatever the server
+// echoed: see capacity/PROTOCOL.md#failure-classes.
 func Run(ctx context.Context, t Target, w Workload) (*artifact.Report, error) {
+	var sec secrets
+	rep, err := run(ctx, t, w, &sec)
+	return rep, sec.redactErr(err)
+}
+
+// run is Run; it sets *sec to the run's credentials as soon as they are
+// known, for Run to scrub the error.
+func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Report, error) {
 	w, err := w.Resolved()
 	if err != nil {
 		return nil, err
@@ -47,6 +59,7 @@ func Run(ctx context.Context, t Target, w Workload) (*artifact.Report, error) {
 	if err := ensureFileLimit(w.Concurrency); err != nil {
 		return nil, err
 	}
+	*sec = secretsOf(t, key)
 	hc := t.HTTPClient
 	if hc == nil {
 		tr := newTransport(w.Concurrency)
@@ -64,11 +77,14 @@ func Run(ctx context.Context, t Target, w Workload) (*artifact.Report, error) {
 			t.Model = info.ID
 		}
 		if maxModelLen == 0 {
-			if info.MaxModelLen == 0 {
-				return nil, fmt.Errorf("%w: Target.MaxModelLen = 0 and the /models entry %q has none of %v: set Target.MaxModelLen",
-					ErrInvalidConfig, info.ID, contextLengthFields)
-			}
 			maxModelLen = info.MaxModelLen
+		}
+		if maxModelLen == 0 {
+			maxModelLen, _ = discoverContextWindow(ctx, hc, t, key, t.Model, w.Timeout)
+		}
+		if maxModelLen == 0 {
+			return nil, fmt.Errorf("%w: Target.MaxModelLen = 0, the /models entry %q has none of %v, and neither %s%s (llama.cpp) nor %s%s or %s%s (ollama) gave a context length: set Target.MaxModelLen",
+				ErrInvalidConfig, info.ID, contextLengthFields, serverRoot(baseURL), llamaCppPropsPath, serverRoot(baseURL), ollamaPSPath, serverRoot(baseURL), ollamaShowPath)
 		}
 	}
 	nonce := ""
@@ -97,7 +113,8 @@ func Run(ctx context.Context, t Target, w Workload) (*artifact.Report, error) {
 	r := &runner{
 		plan: plan, cl: cl, concurrency: w.Concurrency,
 		maxFailures: w.MaxFailures, duration: w.Duration, progress: w.Progress,
-		checks:    responseChecks{promptFloor: true, canaries: w.RequestCanaries, seed: w.Seed, words: w.ResponseWords, policy: w.ControlledOutputPolicy},
+		checks: responseChecks{promptFloor: true, canaries: w.RequestCanaries, seed: w.Seed, words: w.ResponseWords, policy: w.ControlledOutputPolicy,
+			maxTokens: plan.Workload.MaxTokens, window: plan.MaxModelLen},
 		stallRule: stallRule(w),
 	}
 	if w.Warmup > 0 {

@@ -3,15 +3,19 @@ package capacity
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"net/textproto"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/stretchr/testify/require"
@@ -219,7 +223,7 @@ func TestRunTranscriptErrors(t *testing.T) {
 			require.NoError(t, err)
 			_, err = runReplay(t, replay(c, nil, models), Workload{Requests: 1, ContextTokens: 1024}, true)
 			require.ErrorIs(t, err, ErrInvalidConfig)
-			require.Contains(t, err.Error(), `the /models entry "tiny:latest" has none of [max_model_len max_context_length context_length]: set Target.MaxModelLen`)
+			require.Contains(t, err.Error(), `the /models entry "tiny:latest" has none of [max_model_len max_context_length context_length], and neither http://replay.invalid/props (llama.cpp) nor http://replay.invalid/api/ps or http://replay.invalid/api/show (ollama) gave a context length: set Target.MaxModelLen`)
 
 			tg := Target{BaseURL: "http://replay.invalid/v1", HTTPClient: servePipe(t, replay(c, nil, models)), MaxModelLen: 8192}
 			rep, err := Run(t.Context(), tg, Workload{Requests: 1, ContextTokens: 1024})
@@ -233,5 +237,54 @@ func TestRunTranscriptErrors(t *testing.T) {
 			_, err := runReplay(t, replay(capture{status: 200}, nil, nil), Workload{Requests: 1}, true)
 			require.True(t, errors.Is(err, ErrEndpointRefused), "%v", err)
 		})
+	})
+}
+
+// TestRunNoUsageFollowsReferenceConvention: anvil-go's artifact of a
+// server without usage (the mock-llm capture) writes what the reference
+// writes for one (testdata/reference-no-usage-capacity-v3.json): the same
+// row and top-level keys, output_tokens and prompt_tokens null, the
+// exact-token fields and the run's token totals null; and it reads back,
+// recomputing to the same bytes.
+func TestRunNoUsageFollowsReferenceConvention(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := loadCapture(t, "mock-llm-0.1.29-stream.headers", "mock-llm-0.1.29-stream.sse")
+		slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(10 * time.Millisecond) // a positive wall time, for content_chunks_s
+			replay(c, nil, nil).ServeHTTP(w, r)
+		})
+		rep, err := runReplay(t, slow, Workload{Requests: 3, Concurrency: 2, ContextTokens: transcriptContext}, false)
+		require.NoError(t, err)
+		var written bytes.Buffer
+		require.NoError(t, artifact.Write(&written, rep))
+
+		back, err := artifact.Read(bytes.NewReader(written.Bytes()))
+		require.NoError(t, err)
+		require.NoError(t, back.Recompute())
+		var again bytes.Buffer
+		require.NoError(t, artifact.Write(&again, back))
+		require.Equal(t, written.String(), again.String(), "reads back and recomputes exactly")
+
+		ref, err := os.ReadFile(filepath.Join("..", "testdata", "reference-no-usage-capacity-v3.json"))
+		require.NoError(t, err)
+		var ours, theirs map[string]any
+		require.NoError(t, json.Unmarshal(written.Bytes(), &ours))
+		require.NoError(t, json.Unmarshal(ref, &theirs))
+		delete(ours, "anvil_go")
+		require.ElementsMatch(t, slices.Collect(maps.Keys(theirs)), slices.Collect(maps.Keys(ours)))
+		row := ours["request_timings"].([]any)[0].(map[string]any)
+		refRow := theirs["request_timings"].([]any)[0].(map[string]any)
+		require.ElementsMatch(t, slices.Collect(maps.Keys(refRow)), slices.Collect(maps.Keys(row)))
+		for _, k := range []string{"output_tokens", "prompt_tokens", "decode_tok_s", "tpot_ms", "mean_time_per_output_token_ms", "mean_inter_token_latency_ms", "effective_prefill_tok_s"} {
+			require.Nil(t, row[k], k)
+			require.Nil(t, refRow[k], k)
+		}
+		require.Equal(t, refRow["output_token_source"], row["output_token_source"])
+		metrics, refMetrics := ours["metrics"].(map[string]any), theirs["metrics"].(map[string]any)
+		for _, k := range []string{"output_tokens", "prompt_tokens", "throughput_tok_s", "completion_tokens_mean", "prompt_tokens_mean"} {
+			require.Nil(t, metrics[k], k)
+			require.Nil(t, refMetrics[k], k)
+		}
+		require.NotNil(t, metrics["content_chunks_s"])
 	})
 }

@@ -32,6 +32,8 @@ type result struct {
 	promptTokens *int
 	// chunks is the request's chunk timing (nil when not summarized).
 	chunks *itl.Summary
+	// phases is the request's connection record; nil when never sent.
+	phases *phaseRecord
 }
 
 // runner executes the plan of one run: a closed loop of workers, each with
@@ -191,10 +193,10 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, prompt *[]byte, bo
 		if p := recover(); p != nil {
 			clock := res.clock
 			stack, _ := cutOnRune(string(debug.Stack()), maxPanicStack)
-			msg, cut := artifact.CutErrorMessage(fmt.Sprintf("panic in the request worker: %v\n%s", p, stack))
+			msg, cut := artifact.CutErrorMessage(r.cl.secrets.scrub(fmt.Sprintf("panic in the request worker: %v\n%s", p, stack)))
 			res = result{index: i, fail: &artifact.Failure{
 				RequestIndex: i, PlannedContextTokens: planned, FailureClass: artifact.FailureRunnerError,
-				ErrorType: errTypePanic, ErrorMessage: msg, ErrorMessageTruncated: cut,
+				ErrorType: ErrorTypePanic, ErrorMessage: msg, ErrorMessageTruncated: cut,
 				ElapsedMS: monoMS(time.Since(start)),
 			}, clock: clock}
 		}
@@ -217,12 +219,14 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, prompt *[]byte, bo
 	res.received = ex.received
 	res.clock = requestClock{taken: start, sent: ex.start, end: ex.endAt,
 		firstOutput: ex.stream.firstOutput, firstContent: ex.stream.firstContent}
-	res.promptTokens = wireIntPtr(ex.stream.usage.prompt)
 	checks := r.checks
 	if warmup {
-		checks = responseChecks{} // warm-up prompts carry no canary or word count
+		// Warm-up prompts carry no canary or word count.
+		checks = responseChecks{maxTokens: r.checks.maxTokens, window: r.checks.window}
 	}
 	res.row, res.fail = checks.evaluate(i, planned, &ex)
+	res.promptTokens = wireIntPtr(ex.stream.usage.prompt) // as checked by evaluate
+	res.phases = phasesOf(&ex)
 	if res.row != nil && ex.stream.usage.cachedToks.ok && ex.stream.usage.prompt.ok && ex.stream.usage.prompt.v > 0 {
 		ratio := float64(ex.stream.usage.cachedToks.v) / float64(ex.stream.usage.prompt.v)
 		res.cacheRatio = &ratio

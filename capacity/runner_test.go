@@ -203,7 +203,7 @@ func TestRunWorkerPanic(t *testing.T) {
 }
 
 // TestRunRequestError: a connection that cannot be made is a request_error
-// naming the Go error type, without the request failing the run.
+// naming the cause (connection_refused), without the request failing the run.
 func TestRunRequestError(t *testing.T) {
 	refused := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 		return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
@@ -215,7 +215,7 @@ func TestRunRequestError(t *testing.T) {
 	require.Len(t, rep.Failures, 2)
 	for _, f := range rep.Failures {
 		require.Equal(t, artifact.FailureRequestError, f.FailureClass)
-		require.Equal(t, "*net.OpError", f.ErrorType)
+		require.Equal(t, ErrorTypeConnectionRefused, f.ErrorType)
 		require.Contains(t, f.ErrorMessage, "connection refused")
 		require.NotContains(t, f.ErrorMessage, "pw")
 		require.False(t, f.ResponseReceived)

@@ -35,9 +35,17 @@ const maxFinishReasons = 8
 // connection can be reused; more than that and the body is simply closed.
 const maxDrainAfterTerminal = 64 << 10
 
-// maxErrorExcerpt bounds the bytes of a server's error text quoted in a
-// failure message (the message itself is cut later at MaxErrorMessageRunes).
-const maxErrorExcerpt = 4096
+// maxErrorExcerpt bounds the bytes of a server's text quoted in a failure
+// message. The message is scrubbed of credentials as a whole and then cut
+// at MaxErrorMessageRunes code points (at most 4,096 bytes of JSON), far
+// below this bound: a credential the excerpt cut in part lies beyond that
+// cut, so no part of one survives.
+const maxErrorExcerpt = 16 << 10
+
+// maxFinishReasonBytes bounds a finish reason kept while reading; the
+// failure metadata keeps at most maxFinishReasonRunes of it, after the
+// credentials were scrubbed from the whole kept text.
+const maxFinishReasonBytes = 1024
 
 // usageSeen is the last non-null usage object of a stream.
 type usageSeen struct {
@@ -62,6 +70,8 @@ type streamResult struct {
 
 	// invalid names the stream-contract violation; "" when none was seen.
 	invalid string
+	// invalidType is the error_type of the violation.
+	invalidType string
 	// readErr is the error that ended the reading (nil at a clean end).
 	readErr error
 	// trailing counts field bytes after the last complete event at EOF;
@@ -91,6 +101,7 @@ func readStream(body *trackedBody, res *streamResult) {
 		if err != nil {
 			res.readErr = err
 			if errors.Is(err, bufio.ErrTooLong) {
+				res.invalidType = ErrorTypeEventTooLarge
 				res.invalid = fmt.Sprintf("event larger than MaxEventSize (%d bytes)", MaxEventSize)
 			}
 			return
@@ -98,10 +109,12 @@ func readStream(body *trackedBody, res *streamResult) {
 		at := body.lastRead // stamp first: the event is complete at this read
 		res.events++
 		if res.events > MaxStreamEvents {
+			res.invalidType = ErrorTypeTooManyEvents
 			res.invalid = fmt.Sprintf("more than MaxStreamEvents (%d) events: more chunks than any max_tokens allows", MaxStreamEvents)
 			return
 		}
 		if ev.Type == "error" {
+			res.invalidType = ErrorTypeServerError
 			res.invalid = "in-stream error event: " + serverExcerpt(ev.Data)
 			return
 		}
@@ -114,10 +127,12 @@ func readStream(body *trackedBody, res *streamResult) {
 		}
 		buf = append(buf[:0], ev.Data...)
 		if err := dec.decode(buf, &chunk); err != nil {
+			res.invalidType = ErrorTypeMalformedChunk
 			res.invalid = fmt.Sprintf("malformed JSON chunk (event %d): %v: %s", res.events, err, serverExcerpt(ev.Data))
 			return
 		}
 		if chunk.hasError() {
+			res.invalidType = ErrorTypeServerError
 			res.invalid = "in-stream error object: " + serverExcerpt(string(chunk.Error))
 			return
 		}
@@ -140,6 +155,7 @@ func (res *streamResult) apply(c *streamChunk, at time.Time) {
 			res.capture.Append(string(ch.Delta.Content))
 		}
 		if fr := string(ch.FinishReason); fr != "" && len(res.finishReasons) < maxFinishReasons {
+			fr, _ = cutOnRune(fr, maxFinishReasonBytes)
 			res.finishReasons = append(res.finishReasons, fr)
 		}
 	}

@@ -64,9 +64,9 @@ func TestReadStreamFraming(t *testing.T) {
 				require.Equal(t, 1, res.reasoningChunks)
 				require.Equal(t, "Hello world", res.capture.String())
 				require.True(t, res.usage.present)
-				require.Equal(t, wireInt{100, true}, res.usage.prompt)
-				require.Equal(t, wireInt{24, true}, res.usage.completion)
-				require.Equal(t, wireInt{64, true}, res.usage.cachedToks)
+				require.Equal(t, wireInt{v: 100, ok: true}, res.usage.prompt)
+				require.Equal(t, wireInt{v: 24, ok: true}, res.usage.completion)
+				require.Equal(t, wireInt{v: 64, ok: true}, res.usage.cachedToks)
 				require.Equal(t, bodyEOF, tb.end, "drained to the end after [DONE]")
 			}
 		})
@@ -151,7 +151,7 @@ func TestReadStreamDeltas(t *testing.T) {
 	require.Equal(t, 1, res.reasoningChunks)
 	require.Equal(t, "ab", res.capture.String())
 	require.Equal(t, []string{"length"}, res.finishReasons)
-	require.Equal(t, usageSeen{present: true, prompt: wireInt{7, true}, completion: wireInt{11, true}, total: wireInt{18, true}}, res.usage)
+	require.Equal(t, usageSeen{present: true, prompt: wireInt{v: 7, ok: true}, completion: wireInt{v: 11, ok: true}, total: wireInt{v: 18, ok: true}}, res.usage)
 	require.Equal(t, 8, res.events, "seven chunks and [DONE]")
 }
 

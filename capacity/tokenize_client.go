@@ -112,19 +112,19 @@ func (tk *tokenizer) count(ctx context.Context, prompt []byte) (int, error) {
 	req.Header.Set("Accept", "application/json")
 	resp, err := tk.cl.hc.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("%w: POST %s: %s", ErrPromptSizing, tk.path, tk.cl.scrubErr(unwrapURLError(err)))
+		return 0, fmt.Errorf("%w: POST %s: %s", ErrPromptSizing, tk.path, tk.cl.secrets.scrub(unwrapURLError(err).Error()))
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenizeAnswer))
 	if err != nil {
-		return 0, fmt.Errorf("%w: POST %s: reading the answer: %s", ErrPromptSizing, tk.path, tk.cl.scrubErr(err))
+		return 0, fmt.Errorf("%w: POST %s: reading the answer: %s", ErrPromptSizing, tk.path, tk.cl.secrets.scrub(err.Error()))
 	}
 	if resp.StatusCode != http.StatusOK {
 		return 0, &tokenizeStatusError{resp.StatusCode}
 	}
 	var a tokenizeAnswer
 	if err := json.Unmarshal(raw, &a); err != nil {
-		return 0, fmt.Errorf("%w: POST %s: the answer is not JSON: %v", ErrPromptSizing, tk.path, err)
+		return 0, fmt.Errorf("%w: POST %s: the answer is not JSON: %s", ErrPromptSizing, tk.path, tk.cl.secrets.scrub(err.Error()))
 	}
 	switch {
 	case a.Count != nil && *a.Count >= 0:
@@ -132,7 +132,7 @@ func (tk *tokenizer) count(ctx context.Context, prompt []byte) (int, error) {
 	case a.Tokens != nil:
 		return len(a.Tokens), nil
 	}
-	return 0, fmt.Errorf("%w: POST %s: the answer has neither \"count\" nor \"tokens\": %s", ErrPromptSizing, tk.path, tk.cl.scrub(serverExcerpt(string(raw))))
+	return 0, fmt.Errorf("%w: POST %s: the answer has neither \"count\" nor \"tokens\": %s", ErrPromptSizing, tk.path, tk.cl.secrets.scrub(serverExcerpt(string(raw))))
 }
 
 // tokenizeURLs are the tokenizer URLs tried for a base URL, in order: at

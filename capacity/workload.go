@@ -175,7 +175,8 @@ type Workload struct {
 	// ControlledOutputPolicy is observe or strict (empty: PolicyObserve);
 	// strict needs ResponseWords > 0.
 	ControlledOutputPolicy ControlledOutputPolicy
-	// Temperature, when non-nil, is sent as temperature (finite, >= 0).
+	// Temperature, when non-nil, is sent as temperature (finite, >= 0);
+	// nil sends DefaultTemperature (0.0), as the reference tool does.
 	Temperature *float64
 	// TopP, when non-nil, is sent as top_p (in (0, 1]).
 	TopP *float64

@@ -1,0 +1,174 @@
+package capacity
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Where servers whose /v1/models carries no context length say it
+// (capacity/PROTOCOL.md#context-window), relative to the server root (the
+// base URL without its trailing /v1).
+const (
+	// llamaCppPropsPath: llama.cpp's server properties; the context of a
+	// slot is default_generation_settings.n_ctx.
+	llamaCppPropsPath = "/props"
+	// ollamaPSPath: ollama's running models; each loaded model's
+	// context_length is the window the server serves.
+	ollamaPSPath = "/api/ps"
+	// ollamaShowPath: ollama's model details (POST {"model": id});
+	// model_info["<architecture>.context_length"] is the model's trained
+	// maximum, used only when the model is not loaded.
+	ollamaShowPath = "/api/show"
+)
+
+// maxDiscoveryBody bounds the bytes of a discovery answer read.
+const maxDiscoveryBody = 4 << 20
+
+// serverRoot is the base URL without its trailing /v1 (the root native
+// endpoints hang from).
+func serverRoot(baseURL string) string {
+	return strings.TrimSuffix(strings.TrimRight(baseURL, "/"), "/v1")
+}
+
+// discoverContextWindow asks, in order, llama.cpp's /props, ollama's
+// /api/ps and ollama's /api/show for the context window of model, each
+// bounded by timeout. It returns the first positive answer and the endpoint
+// that gave it, or 0 when none did (any failure of a step is only "no
+// answer": the caller then asks for Target.MaxModelLen).
+func discoverContextWindow(ctx context.Context, hc *http.Client, t Target, apiKey, model string, timeout time.Duration) (int, string) {
+	root := serverRoot(t.BaseURL)
+	steps := []struct {
+		path  string
+		body  []byte
+		parse func([]byte, string) int
+	}{
+		{llamaCppPropsPath, nil, parseLlamaCppProps},
+		{ollamaPSPath, nil, parseOllamaPS},
+		{ollamaShowPath, mustJSON(map[string]string{"model": model}), parseOllamaShow},
+	}
+	for _, s := range steps {
+		body, ok := askServer(ctx, hc, t, apiKey, root+s.path, s.body, timeout)
+		if !ok {
+			continue
+		}
+		if n := s.parse(body, model); n > 0 {
+			return n, s.path
+		}
+	}
+	return 0, ""
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // a map of strings always encodes
+	}
+	return b
+}
+
+// askServer sends GET url (POST with body when body is not nil) with the
+// run's headers and returns a 2xx answer's body.
+func askServer(ctx context.Context, hc *http.Client, t Target, apiKey, url string, body []byte, timeout time.Duration) ([]byte, bool) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	method, rd := http.MethodGet, io.Reader(nil)
+	if body != nil {
+		method, rd = http.MethodPost, bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return nil, false
+	}
+	for k, vs := range t.Headers {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, false
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+		return nil, false
+	}
+	decoded, err := decodeBody(resp)
+	if err != nil {
+		return nil, false
+	}
+	b, err := io.ReadAll(io.LimitReader(decoded, maxDiscoveryBody))
+	return b, err == nil
+}
+
+// parseLlamaCppProps reads default_generation_settings.n_ctx (or a
+// top-level n_ctx) of a llama.cpp /props answer.
+func parseLlamaCppProps(body []byte, _ string) int {
+	var p struct {
+		Default map[string]json.RawMessage `json:"default_generation_settings"`
+		NCtx    json.RawMessage            `json:"n_ctx"`
+	}
+	if json.Unmarshal(body, &p) != nil {
+		return 0
+	}
+	if n, ok := positiveInt(p.Default["n_ctx"]); ok {
+		return n
+	}
+	n, _ := positiveInt(p.NCtx)
+	return n
+}
+
+// parseOllamaPS reads the context_length of the loaded model named model
+// in an ollama /api/ps answer (by name or model), or of the only loaded
+// model when none is named so.
+func parseOllamaPS(body []byte, model string) int {
+	var ps struct {
+		Models []struct {
+			Name          string          `json:"name"`
+			Model         string          `json:"model"`
+			ContextLength json.RawMessage `json:"context_length"`
+		} `json:"models"`
+	}
+	if json.Unmarshal(body, &ps) != nil {
+		return 0
+	}
+	for _, m := range ps.Models {
+		if m.Name == model || m.Model == model {
+			n, _ := positiveInt(m.ContextLength)
+			return n
+		}
+	}
+	if len(ps.Models) == 1 {
+		n, _ := positiveInt(ps.Models[0].ContextLength)
+		return n
+	}
+	return 0
+}
+
+// parseOllamaShow reads model_info["<general.architecture>.context_length"]
+// of an ollama /api/show answer.
+func parseOllamaShow(body []byte, _ string) int {
+	var show struct {
+		ModelInfo map[string]json.RawMessage `json:"model_info"`
+	}
+	if json.Unmarshal(body, &show) != nil {
+		return 0
+	}
+	arch := jsonString(show.ModelInfo["general.architecture"])
+	if arch == "" {
+		return 0
+	}
+	n, _ := positiveInt(show.ModelInfo[arch+".context_length"])
+	return n
+}
