@@ -3,13 +3,13 @@ package capacity
 // The planned contexts of the reference's context distribution (capacity/PROTOCOL.md#context-sampling
 // section 5), smallest first. A draw u from random() lands in the first
 // bucket of contextBuckets whose cumulative bound is >= u; above the last
-// bound it is ContextBucketTop.
+// bound it is contextBucketTop.
 const (
-	ContextBucket16K  = 16000
-	ContextBucket32K  = 32768
-	ContextBucket64K  = 65536
-	ContextBucket128K = 131072
-	ContextBucketTop  = 262144
+	contextBucket16K  = 16000
+	contextBucket32K  = 32768
+	contextBucket64K  = 65536
+	contextBucket128K = 131072
+	contextBucketTop  = 262144
 )
 
 // contextBuckets pairs each cumulative probability bound with its context,
@@ -18,10 +18,10 @@ var contextBuckets = [...]struct {
 	upTo    float64
 	context int
 }{
-	{0.218, ContextBucket16K},
-	{0.602, ContextBucket32K},
-	{0.906, ContextBucket64K},
-	{0.995, ContextBucket128K},
+	{0.218, contextBucket16K},
+	{0.602, contextBucket32K},
+	{0.906, contextBucket64K},
+	{0.995, contextBucket128K},
 }
 
 // contextForDraw maps one random() draw to its bucket's context.
@@ -31,7 +31,7 @@ func contextForDraw(u float64) int {
 			return b.context
 		}
 	}
-	return ContextBucketTop
+	return contextBucketTop
 }
 
 // SampleContexts returns the n unclamped contexts the reference draws for

@@ -85,16 +85,16 @@ func TestContextForDrawBounds(t *testing.T) {
 		u    float64
 		want int
 	}{
-		{0, ContextBucket16K},
-		{0.218, ContextBucket16K},
-		{math.Nextafter(0.218, 1), ContextBucket32K},
-		{0.602, ContextBucket32K},
-		{math.Nextafter(0.602, 1), ContextBucket64K},
-		{0.906, ContextBucket64K},
-		{math.Nextafter(0.906, 1), ContextBucket128K},
-		{0.995, ContextBucket128K},
-		{math.Nextafter(0.995, 1), ContextBucketTop},
-		{math.Nextafter(1, 0), ContextBucketTop},
+		{0, contextBucket16K},
+		{0.218, contextBucket16K},
+		{math.Nextafter(0.218, 1), contextBucket32K},
+		{0.602, contextBucket32K},
+		{math.Nextafter(0.602, 1), contextBucket64K},
+		{0.906, contextBucket64K},
+		{math.Nextafter(0.906, 1), contextBucket128K},
+		{0.995, contextBucket128K},
+		{math.Nextafter(0.995, 1), contextBucketTop},
+		{math.Nextafter(1, 0), contextBucketTop},
 	}
 	for _, tt := range tests {
 		require.Equal(t, tt.want, contextForDraw(tt.u), "u = %v", tt.u)

@@ -51,14 +51,14 @@ func TestTimingMethodology(t *testing.T) {
 		require.NotContains(t, v, "perf_counter", "%s names Python's clock", k)
 		require.NotContains(t, v, "time_ns", "%s names Python's clock", k)
 	}
-	require.Contains(t, m[MethodologyClock], "monotonic")
-	require.Contains(t, m[MethodologyClock], "time.Now")
+	require.Contains(t, m[methodologyClock], "monotonic")
+	require.Contains(t, m[methodologyClock], "time.Now")
 	// The protocol constants are written from their definitions.
-	require.Contains(t, m[MethodologyControlledOutput], "captured up to 8192 characters")
-	require.Contains(t, m[MethodologyRequestCanaries], "captured up to 8192 characters")
-	require.Contains(t, m[MethodologyDistributions], "95% confidence interval of the mean (mean -/+ 1.96 stddev / sqrt(n))")
-	require.Contains(t, m[MethodologyP99], "below 100 successful samples")
-	require.Contains(t, m[MethodologyEffectivePrefill], "at or below 0.5 of its planned context, at or above max_context_tokens")
-	m[MethodologyClock] = "changed"
-	require.NotEqual(t, "changed", timingMethodology()[MethodologyClock], "each call returns a new map")
+	require.Contains(t, m[methodologyControlledOutput], "captured up to 8192 characters")
+	require.Contains(t, m[methodologyRequestCanaries], "captured up to 8192 characters")
+	require.Contains(t, m[methodologyDistributions], "95% confidence interval of the mean (mean -/+ 1.96 stddev / sqrt(n))")
+	require.Contains(t, m[methodologyP99], "below 100 successful samples")
+	require.Contains(t, m[methodologyEffectivePrefill], "at or below 0.5 of its planned context, at or above max_context_tokens")
+	m[methodologyClock] = "changed"
+	require.NotEqual(t, "changed", timingMethodology()[methodologyClock], "each call returns a new map")
 }
