@@ -1,6 +1,9 @@
 package itl
 
-import "fmt"
+import (
+	"fmt"
+	"math/big"
+)
 
 // Run accumulates the chunk timing of a run: the gaps of every successful
 // stream, their stalls and their tokens per chunk. Each concurrent worker
@@ -11,8 +14,11 @@ type Run struct {
 	gaps     gapSet
 	requests int     // streams recorded
 	stalls   int     // their stalls
-	tpcSum   float64 // sum of their tokens per chunk, over tpcN of them
-	tpcN     int
+	// tpcSum is the exact sum of their tokens per chunk (completion tokens
+	// over output chunks, as fractions) over tpcN of them, so the mean is
+	// rounded once and does not depend on the order runs are merged in.
+	tpcSum big.Rat
+	tpcN   int
 }
 
 // NewRun returns an empty Run that applies rule to every stream. It fails
@@ -41,7 +47,7 @@ func (r *Run) Record(s *Stream, completionTokens *int) (Summary, error) {
 	r.requests++
 	r.stalls += sum.Stalls
 	if sum.TokensPerChunk != nil {
-		r.tpcSum += *sum.TokensPerChunk
+		r.tpcSum.Add(&r.tpcSum, new(big.Rat).SetFrac64(int64(*completionTokens), int64(s.Chunks())))
 		r.tpcN++
 	}
 	return sum, nil
@@ -58,7 +64,7 @@ func (r *Run) Merge(o *Run) error {
 	r.gaps.merge(&o.gaps)
 	r.requests += o.requests
 	r.stalls += o.stalls
-	r.tpcSum += o.tpcSum
+	r.tpcSum.Add(&r.tpcSum, &o.tpcSum)
 	r.tpcN += o.tpcN
 	return nil
 }
@@ -133,7 +139,8 @@ func (r *Run) Result() (ChunkTiming, bool) {
 		ct.RelativeError = RelativeAccuracy
 	}
 	if r.tpcN > 0 {
-		ct.TokensPerChunkMean = new(r.tpcSum / float64(r.tpcN))
+		mean, _ := new(big.Rat).Quo(&r.tpcSum, new(big.Rat).SetInt64(int64(r.tpcN))).Float64()
+		ct.TokensPerChunkMean = &mean
 	}
 	return ct, true
 }
