@@ -69,6 +69,7 @@ type settings struct {
 	progress    *bool
 	run         RunFunc
 	getenv      func(string) string
+	conformance conformanceSettings
 }
 
 // WithTarget sets the endpoint and its identity. Its non-empty fields win
