@@ -90,7 +90,7 @@ func mdCell(s string) string {
 	s = safeText(s, maxNoteRunes)
 	var b strings.Builder
 	for _, r := range s {
-		if strings.ContainsRune(`\|<>[]*_`+"`", r) {
+		if strings.ContainsRune(`\|<>[]`+"`", r) {
 			b.WriteByte('\\')
 		}
 		b.WriteRune(r)
