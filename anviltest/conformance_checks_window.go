@@ -26,7 +26,7 @@ func (p *prober) checkPromptTokens(ctx context.Context) Verdict {
 	judged := 0
 
 	// The counted prompt against /tokenize.
-	user := "Count the tokens of this prompt (conformance run " + p.nonce + ").\n" + filler(256)
+	user := "Count the tokens of this prompt (conformance run " + p.nonce + "). " + filler(256)
 	s, err := p.stream(ctx, p.chatBody(user, streamed(map[string]any{"max_tokens": 1})), nil)
 	switch {
 	case err != nil:
@@ -56,7 +56,7 @@ func (p *prober) checkPromptTokens(ctx context.Context) Verdict {
 	if p.window <= 0 || p.window > capacity.MaxContextTokens {
 		skipped = append(skipped, "no context length known (set ANVIL_MAX_MODEL_LEN or advertise max_model_len in /models): the over-long prompt is not tried")
 	} else {
-		long := "Conformance run " + p.nonce + ": this prompt is longer than the context window.\n" + filler(overWindowFactor*p.window)
+		long := "Conformance run " + p.nonce + ": this prompt is longer than the context window. " + filler(overWindowFactor*p.window)
 		s, err := p.stream(ctx, p.chatBody(long, streamed(map[string]any{"max_tokens": 1})), nil)
 		if err != nil {
 			return verdict(Fail, "the over-long prompt's request failed: "+err.Error(), notes...)
