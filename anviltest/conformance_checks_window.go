@@ -3,6 +3,7 @@ package anviltest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -150,18 +151,27 @@ func (p *prober) checkIsolation(ctx context.Context) Verdict {
 		t.MaxModelLen = isolationWindow
 	}
 	t.Margin = capacity.NoMargin
+	// The answer budget fits the window with the prompt (a small window
+	// gets a smaller budget, never below what a marker needs).
+	maxTokens := min(answerBudget, t.MaxModelLen-2*isolationContext)
+	if maxTokens < capacity.MinCanaryMaxTokens {
+		return verdict(Skip, fmt.Sprintf("a context window of %d tokens (%s) leaves no room for %d-token prompts with canary answers", t.MaxModelLen, p.winFrom, isolationContext))
+	}
 	w := capacity.Workload{
 		Requests:           isolationRequests,
 		Concurrency:        isolationConcurrency,
 		ContextTokens:      isolationContext,
 		SharedPrefixTokens: capacity.NoSharedPrefix,
 		PromptCacheMode:    capacity.PromptCacheUnique,
-		MaxTokens:          answerBudget,
+		MaxTokens:          maxTokens,
 		RequestCanaries:    true,
 		Seed:               int64(p.nonceNumber()),
 		Timeout:            p.timeout,
 	}
 	rep, err := p.run(ctx, t, w)
+	if errors.Is(err, capacity.ErrInvalidConfig) {
+		return verdict(Skip, "the capacity run could not be planned for this target: "+err.Error())
+	}
 	if rep == nil {
 		if err == nil {
 			err = fmt.Errorf("the runner returned no report")

@@ -291,13 +291,18 @@ func (s *streamSeen) summary() string {
 
 // baseExchange is the stream several checks judge (stream_framing, usage,
 // finish_reason, content, reasoning_separation): a short question, usage
-// asked for, max_tokens answerBudget, Accept-Encoding identity. It is sent
+// asked for, max_tokens answerBudget (at most half a known window),
+// Accept-Encoding identity. It is sent
 // once per run, by the first check that needs it.
 func (p *prober) baseExchange(ctx context.Context) (*streamSeen, error) {
 	var err error
 	p.baseOnce.Do(func() {
+		budget := answerBudget
+		if p.window > 0 {
+			budget = min(budget, p.window/2) // a small window still fits the question
+		}
 		body := p.chatBody("In one short sentence: why is the sea salty? (conformance run "+p.nonce+")",
-			streamed(map[string]any{"max_tokens": answerBudget}))
+			streamed(map[string]any{"max_tokens": budget}))
 		p.baseSeen, err = p.stream(ctx, body, http.Header{"Accept-Encoding": {"identity"}})
 		if err != nil {
 			p.baseSeen = &streamSeen{readErr: err}
