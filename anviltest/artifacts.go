@@ -34,7 +34,7 @@ const maxNameSuffix = 1000
 // needed: WithOutDir, else b.ArtifactDir() when -artifacts is set (without
 // the flag that directory is temporary and deleted, so it is not used),
 // else $ANVIL_OUT, else DefaultOutDir.
-func (s *settings) artifactDir(b *testing.B) (string, error) {
+func (s *settings) artifactDir(b testing.TB) (string, error) {
 	var dir string
 	switch {
 	case s.outDir != "":

@@ -100,4 +100,17 @@
 // else to ./anvil-out in the package directory. The paths are logged with b.Log.
 // An interrupted run (Ctrl-C) still writes its partial report, marked not
 // performance eligible, and fails the benchmark.
+//
+// # Conformance
+//
+// Conformance runs a streaming conformance suite against the same target
+// as a test, one subtest per check (ConformanceChecks), and the package
+// ships TestConformance:
+//
+//	ANVIL_BASE_URL=http://localhost:8000/v1 go test -run Conformance -v ./anviltest
+//
+// A check fails for a violation of what OpenAI-compatible streaming clients
+// rely on, skips with a reason when the server lacks an optional feature
+// (WithRequired makes it mandatory), and logs what it saw. The verdicts are
+// also written beside the artifacts, as JSON and a Markdown table.
 package anviltest

@@ -76,7 +76,7 @@ func (s *settings) fakeConfig() (fakeserver.Config, string, error) {
 
 // startFake starts the embedded fake server for b (closed by b.Cleanup)
 // and points t at it. Identity fields t leaves empty name the fake.
-func (s *settings) startFake(b *testing.B, t capacity.Target) (capacity.Target, error) {
+func (s *settings) startFake(b testing.TB, t capacity.Target) (capacity.Target, error) {
 	b.Helper()
 	cfg, name, err := s.fakeConfig()
 	if err != nil {

@@ -74,6 +74,7 @@ type settings struct {
 	getenv      func(string) string
 	slo         capacity.SLO          // WithSLO, then ANVIL_SLO_*; off when no bound is set
 	probe       *artifact.SearchProbe // the run is this probe of a Sweep
+	conformance conformanceSettings
 }
 
 // WithTarget sets the endpoint and its identity. Its non-empty fields win

@@ -1,0 +1,167 @@
+package anviltest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+func (p *prober) checkModels(context.Context) Verdict {
+	if p.modErr != nil {
+		return verdict(Fail, "GET /models failed: "+p.modErr.Error())
+	}
+	notes := []string{"GET /models: " + p.models.String()}
+	if p.models.status != http.StatusOK {
+		return verdict(Fail, fmt.Sprintf("GET /models answered HTTP %d, want 200 with a model list", p.models.status), notes...)
+	}
+	ids, lens := parseModelList(p.models.body)
+	switch {
+	case lens == nil:
+		return verdict(Fail, `GET /models is not an OpenAI model list {"data": [{"id": ...}]}`, notes...)
+	case len(ids) == 0:
+		return verdict(Fail, "GET /models lists no model", notes...)
+	case !contains(ids, p.model):
+		return verdict(Fail, fmt.Sprintf("GET /models does not list the model %q (it lists %q)", p.model, ids), notes...)
+	}
+	l, ok := lens[p.model]
+	if !ok {
+		why := fmt.Sprintf("the /models entry of %q advertises no context length (none of %s)", p.model, strings.Join(contextLengthFields[:], ", "))
+		if p.window > 0 {
+			notes = append(notes, fmt.Sprintf("context length %d from %s", p.window, p.winFrom))
+		}
+		return verdict(Skip, why, notes...)
+	}
+	return verdict(Pass, fmt.Sprintf("lists %q with %s %d", p.model, l.field, l.n), notes...)
+}
+
+// errorCase is one bad request of CheckBadRequest.
+type errorCase struct {
+	name string
+	body []byte
+}
+
+func (p *prober) checkBadRequest(ctx context.Context) Verdict {
+	unknown := p.chatBody("Hello.", map[string]any{"stream": true, "max_tokens": 1, "model": "anvil-conformance-no-such-model-" + p.nonce})
+	model, _ := json.Marshal(p.model)
+	cases := []errorCase{
+		{"invalid JSON", []byte(`{"model": ` + string(model) + `, "stream": true, "messages": [{"role": "user", "content": "Hel`)},
+		{"unknown model", unknown},
+		{"malformed messages", []byte(`{"model": ` + string(model) + `, "stream": true, "max_tokens": 1, "messages": "not an array"}`)},
+	}
+	var notes, problems []string
+	for _, c := range cases {
+		h, err := p.do(ctx, http.MethodPost, p.base+"/chat/completions", c.body, http.Header{"Accept": {eventStreamType}}, ConformanceErrorDeadline)
+		if err != nil {
+			problems = append(problems, c.name+": "+err.Error())
+			continue
+		}
+		notes = append(notes, c.name+": "+h.String())
+		if why := openAIError(h); why != "" {
+			problems = append(problems, c.name+": "+why)
+		}
+	}
+	if len(problems) > 0 {
+		return verdict(Fail, strings.Join(problems, "; "), notes...)
+	}
+	return verdict(Pass, `each of invalid JSON, an unknown model and malformed messages got a 4xx with an OpenAI {"error": {...}} body`, notes...)
+}
+
+// openAIError says how an answer to a bad request falls short of an
+// OpenAI-style error: a 4xx, a JSON Content-Type and a body
+// {"error": {"message": "...", ...}}. Empty when it does not.
+func openAIError(h *httpSeen) string {
+	var problems []string
+	if h.status < 400 || h.status > 499 {
+		problems = append(problems, fmt.Sprintf("HTTP %d, want a 4xx", h.status))
+	}
+	mt := mediaType(h.contentType)
+	if mt == eventStreamType {
+		problems = append(problems, "answered with a stream")
+	} else if mt != "application/json" && !strings.HasSuffix(mt, "+json") {
+		problems = append(problems, fmt.Sprintf("Content-Type %q, want application/json", h.contentType))
+	}
+	var body struct {
+		Error json.RawMessage `json:"error"`
+	}
+	var errObj struct {
+		Message *string `json:"message"`
+	}
+	switch {
+	case json.Unmarshal(h.body, &body) != nil:
+		problems = append(problems, "the body is not JSON")
+	case len(body.Error) == 0 || string(body.Error) == "null":
+		problems = append(problems, `no "error" member`)
+	case json.Unmarshal(body.Error, &errObj) != nil:
+		problems = append(problems, fmt.Sprintf(`"error" is %s, want an object`, excerpt(body.Error)))
+	case errObj.Message == nil:
+		problems = append(problems, `"error" has no "message" string`)
+	}
+	return strings.Join(problems, ", ")
+}
+
+// prefixCacheTokens is the estimated size of the prefix CheckPrefixCache
+// repeats: many cache blocks of any engine (vLLM 16, SGLang 1, llama.cpp
+// 256 tokens).
+const prefixCacheTokens = 2048
+
+func (p *prober) checkPrefixCache(ctx context.Context) Verdict {
+	// A server that sent no usage when asked never reports cached tokens:
+	// the long prompts are not sent.
+	if base, err := p.baseExchange(ctx); err == nil && base.failed() == "" && base.usage == nil {
+		return verdict(Skip, "no usage object when asked (see usage): cached tokens are never reported", base.summary())
+	}
+	size := prefixCacheTokens
+	if p.window > 0 {
+		size = min(size, p.window/2) // room for the template and the answer
+	}
+	prefix := "Conformance run " + p.nonce + ". " + filler(size)
+	var notes []string
+	var seen [2]*usageSeen
+	for i, q := range []string{"Question one: reply with the word yes.", "Question two: reply with the word no."} {
+		s, err := p.stream(ctx, p.chatBody(prefix+" "+q, streamed(map[string]any{"max_tokens": 1})), nil)
+		if err != nil {
+			return verdict(Fail, "the streamed request failed: "+err.Error(), notes...)
+		}
+		if why := s.failed(); why != "" {
+			return verdict(Fail, why, notes...)
+		}
+		notes = append(notes, fmt.Sprintf("request %d: %s", i+1, s.summary()))
+		seen[i] = s.usage
+	}
+	cold, warm := seen[0], seen[1]
+	switch {
+	case warm == nil:
+		return verdict(Skip, "no usage object: cached tokens are never reported", notes...)
+	case !warm.hasDetails && (cold == nil || !cold.hasDetails):
+		return verdict(Skip, "the server never reports usage.prompt_tokens_details.cached_tokens", notes...)
+	case warm.cached == nil:
+		return verdict(Fail, "usage.prompt_tokens_details has no integer cached_tokens on the repeat", notes...)
+	case *warm.cached == 0:
+		return verdict(Fail, fmt.Sprintf("cached_tokens 0 for a repeated prefix of about %d tokens: prefix caching is off or not reported", size), notes...)
+	case warm.prompt != nil && *warm.cached > *warm.prompt:
+		return verdict(Fail, fmt.Sprintf("cached_tokens %d exceeds prompt_tokens %d", *warm.cached, *warm.prompt), notes...)
+	}
+	return verdict(Pass, fmt.Sprintf("the repeat reported %d of %s prompt tokens cached (first request: %s)",
+		*warm.cached, fmtInt(warm.prompt), fmtIntOf(cold)), notes...)
+}
+
+func fmtIntOf(u *usageSeen) string {
+	if u == nil {
+		return "no usage"
+	}
+	return fmtInt(u.cached)
+}
+
+// filler is code-like text of about tokens tokens (capacity's estimate of
+// 3 characters per token), numbered so that no two statements are alike.
+// It is one line: the checks judge their subject, not a server's handling
+// of newlines.
+func filler(tokens int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < tokens*3; i++ {
+		fmt.Fprintf(&b, "def helper_%d(x): return compute(x, %d); ", i, i*7)
+	}
+	return b.String()
+}

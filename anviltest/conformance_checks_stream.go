@@ -1,0 +1,280 @@
+package anviltest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+func verdict(o Outcome, reason string, notes ...string) Verdict {
+	return Verdict{Outcome: o, Reason: reason, Notes: notes}
+}
+
+// finishReasons are the finish_reason values of the OpenAI chat
+// completion object.
+var finishReasons = [...]string{"stop", "length", "tool_calls", "content_filter", "function_call"}
+
+// judgedBase is the base exchange, or the FAIL verdict of a request that
+// gave no stream to judge.
+func (p *prober) judgedBase(ctx context.Context) (*streamSeen, *Verdict) {
+	s, err := p.baseExchange(ctx)
+	if err != nil {
+		v := verdict(Fail, "the streamed request failed: "+err.Error())
+		return nil, &v
+	}
+	if why := s.failed(); why != "" {
+		v := verdict(Fail, why)
+		return nil, &v
+	}
+	return s, nil
+}
+
+func (p *prober) checkStreamFraming(ctx context.Context) Verdict {
+	s, bad := p.judgedBase(ctx)
+	if bad != nil {
+		return *bad
+	}
+	var problems []string
+	if mt := mediaType(s.contentType); mt != eventStreamType {
+		problems = append(problems, fmt.Sprintf("Content-Type %q, want %s", s.contentType, eventStreamType))
+	}
+	if ce := s.contentEncoding; ce != "" && !strings.EqualFold(ce, "identity") {
+		problems = append(problems, fmt.Sprintf("Content-Encoding %q although the request sent Accept-Encoding: identity", ce))
+	}
+	if s.events == 0 {
+		problems = append(problems, "no data: event at all")
+	}
+	if n := len(s.badJSON); n > 0 {
+		problems = append(problems, fmt.Sprintf("%d data events are not JSON (first: %s)", n, s.badJSON[0]))
+	}
+	if n := len(s.errObjects); n > 0 {
+		problems = append(problems, fmt.Sprintf("an in-stream error object: %s", s.errObjects[0]))
+	}
+	if s.readErr != nil {
+		problems = append(problems, "the stream ended abnormally: "+s.readErr.Error())
+	}
+	if !s.done && s.readErr == nil {
+		problems = append(problems, "no terminal data: [DONE]")
+	}
+	if s.afterDone > 0 {
+		problems = append(problems, fmt.Sprintf("%d data events after [DONE]", s.afterDone))
+	}
+	notes := []string{s.summary()}
+	if len(s.names) > 0 || s.comments > 0 {
+		notes = append(notes, fmt.Sprintf("event names %q, %d comment lines", s.names, s.comments))
+	}
+	if len(s.objects) > 0 {
+		notes = append(notes, fmt.Sprintf("chunk object %q", s.objects))
+	}
+	if len(problems) > 0 {
+		return verdict(Fail, strings.Join(problems, "; "), notes...)
+	}
+	return verdict(Pass, fmt.Sprintf("%s, %d JSON data events, terminal [DONE]", eventStreamType, s.events-1), notes...)
+}
+
+func (p *prober) checkUsage(ctx context.Context) Verdict {
+	s, bad := p.judgedBase(ctx)
+	if bad != nil {
+		return *bad
+	}
+	notes := []string{s.summary()}
+	u := s.usage
+	if u == nil {
+		return verdict(Fail, "no usage object, although the request set stream_options.include_usage", notes...)
+	}
+	var problems []string
+	if u.prompt == nil {
+		problems = append(problems, "prompt_tokens is not an integer")
+	}
+	if u.completion == nil {
+		problems = append(problems, "completion_tokens is not an integer")
+	}
+	switch {
+	case u.total == nil:
+		problems = append(problems, "total_tokens is not an integer")
+	case u.prompt != nil && u.completion != nil && *u.total != *u.prompt+*u.completion:
+		problems = append(problems, fmt.Sprintf("total_tokens %d != prompt_tokens %d + completion_tokens %d", *u.total, *u.prompt, *u.completion))
+	}
+	if u.completion != nil && *u.completion < 1 && s.outputChunks() > 0 {
+		problems = append(problems, fmt.Sprintf("completion_tokens %d for %d output chunks", *u.completion, s.outputChunks()))
+	}
+	if u.prompt != nil && *u.prompt < 1 {
+		problems = append(problems, fmt.Sprintf("prompt_tokens %d for a non-empty prompt", *u.prompt))
+	}
+	if len(problems) > 0 {
+		return verdict(Fail, strings.Join(problems, "; "), notes...)
+	}
+	where := "in a final chunk with no choices"
+	if s.usageWithChoices {
+		where = "in the last chunk with choices (OpenAI sends a separate chunk with \"choices\": [])"
+	}
+	if s.usageObjects > 1 {
+		where += fmt.Sprintf(", %d usage objects in all (the last one judged)", s.usageObjects)
+	}
+	return verdict(Pass, fmt.Sprintf("prompt_tokens %d + completion_tokens %d = total_tokens %d, %s",
+		*u.prompt, *u.completion, *u.total, where), notes...)
+}
+
+func (p *prober) checkFinishReason(ctx context.Context) Verdict {
+	s, bad := p.judgedBase(ctx)
+	if bad != nil {
+		return *bad
+	}
+	notes := []string{s.summary()}
+	if len(s.finishes) > 1 {
+		notes = append(notes, fmt.Sprintf("finish_reason values in order: %q", s.finishes))
+	}
+	switch {
+	case s.choiceChunks == 0:
+		return verdict(Fail, "no chunk with choices", notes...)
+	case s.lastChoiceFinish == nil:
+		return verdict(Fail, "the last chunk with choices has no finish_reason (null or absent)", notes...)
+	case !contains(finishReasons[:], *s.lastChoiceFinish):
+		return verdict(Fail, fmt.Sprintf("finish_reason %q is none of %q", *s.lastChoiceFinish, finishReasons), notes...)
+	}
+	return verdict(Pass, fmt.Sprintf("the last chunk with choices has finish_reason %q", *s.lastChoiceFinish), notes...)
+}
+
+func (p *prober) checkContent(ctx context.Context) Verdict {
+	s, bad := p.judgedBase(ctx)
+	if bad != nil {
+		return *bad
+	}
+	notes := []string{s.summary(), fmt.Sprintf("content: %q", excerpt([]byte(s.content.String())))}
+	if strings.TrimSpace(s.content.String()) != "" {
+		return verdict(Pass, fmt.Sprintf("%d content chunks of visible text", s.contentChunks), notes...)
+	}
+	if s.reasoningChunks > 0 && s.lastChoiceFinish != nil && *s.lastChoiceFinish == "length" {
+		return verdict(Skip, fmt.Sprintf("the %d-token budget ended inside the reasoning (%d reasoning chunks): no content to judge", answerBudget, s.reasoningChunks), notes...)
+	}
+	if s.reasoningChunks > 0 {
+		return verdict(Fail, fmt.Sprintf("the answer ended with reasoning only (%d reasoning chunks) and no content", s.reasoningChunks), notes...)
+	}
+	return verdict(Fail, "no visible content in delta.content", notes...)
+}
+
+func (p *prober) checkReasoningSeparation(ctx context.Context) Verdict {
+	s, bad := p.judgedBase(ctx)
+	if bad != nil {
+		return *bad
+	}
+	content := s.content.String()
+	notes := []string{s.summary()}
+	for _, tag := range []string{"<think>", "</think>", "<thinking>", "</thinking>"} {
+		if i := strings.Index(content, tag); i >= 0 {
+			notes = append(notes, fmt.Sprintf("content: %q", excerpt([]byte(content[i:]))))
+			return verdict(Fail, fmt.Sprintf("reasoning arrives as %s text inside content, not in reasoning_content or reasoning", tag), notes...)
+		}
+	}
+	if s.reasoningChunks == 0 {
+		return verdict(Skip, "the model did not reason (no reasoning_content or reasoning delta, no <think> text)", notes...)
+	}
+	return verdict(Pass, fmt.Sprintf("reasoning arrives in delta.%s (%d chunks), content has no <think> text", s.reasoningField, s.reasoningChunks), notes...)
+}
+
+// maxTokensLimit is the limit the max_tokens check sends: far below the
+// answer it asks for.
+const maxTokensLimit = 5
+
+// longAnswerPrompt asks for an answer far longer than maxTokensLimit
+// (also when an echo server repeats it: it is longer than maxTokensLimit
+// chunks of 50 characters).
+const longAnswerPrompt = "Repeat the word code exactly 200 times, separated by single spaces, with no other text. " +
+	"This request checks that the server stops the answer at the token limit the request sets, " +
+	"so the answer has to be much longer than that limit; please do not shorten it. "
+
+func (p *prober) checkMaxTokens(ctx context.Context) Verdict {
+	var notes []string
+	var problems []string
+	judged := 0
+	for _, field := range []string{"max_tokens", "max_completion_tokens"} {
+		body := p.chatBody(longAnswerPrompt+"(conformance run "+p.nonce+", "+field+")",
+			streamed(map[string]any{field: maxTokensLimit}))
+		s, err := p.stream(ctx, body, nil)
+		if err != nil {
+			return verdict(Fail, field+": the streamed request failed: "+err.Error(), notes...)
+		}
+		notes = append(notes, field+": "+s.summary())
+		if s.status != http.StatusOK {
+			if field == "max_tokens" {
+				return verdict(Fail, field+": "+s.failed(), notes...)
+			}
+			notes = append(notes, field+": not accepted, not judged")
+			continue
+		}
+		tokens, source := s.outputChunks(), "output chunks (no usage), a lower bound"
+		if s.usage != nil && s.usage.completion != nil {
+			tokens, source = *s.usage.completion, "usage.completion_tokens"
+		}
+		finish := "absent"
+		if s.lastChoiceFinish != nil {
+			finish = *s.lastChoiceFinish
+		}
+		switch {
+		case tokens > maxTokensLimit:
+			problems = append(problems, fmt.Sprintf("%s %d: %d tokens by %s, finish_reason %s", field, maxTokensLimit, tokens, source, finish))
+		case finish == "length":
+			judged++
+		case finish == "absent":
+			judged++
+			notes = append(notes, field+": no finish_reason to confirm the cut (see finish_reason)")
+		case tokens < maxTokensLimit:
+			notes = append(notes, fmt.Sprintf("%s: the answer ended on its own after %d tokens (finish_reason %q): not judged", field, tokens, finish))
+		default:
+			problems = append(problems, fmt.Sprintf("%s %d: cut at the limit but finish_reason %q, want \"length\"", field, maxTokensLimit, finish))
+		}
+	}
+	switch {
+	case len(problems) > 0:
+		return verdict(Fail, "the answer is not cut at the limit: "+strings.Join(problems, "; "), notes...)
+	case judged == 0:
+		return verdict(Skip, "no answer reached the limit, nothing to judge", notes...)
+	}
+	return verdict(Pass, fmt.Sprintf("cut at %d tokens with finish_reason \"length\" (%d of max_tokens, max_completion_tokens)", maxTokensLimit, judged), notes...)
+}
+
+// determinismBudget is the max_tokens of the determinism requests.
+const determinismBudget = 48
+
+func (p *prober) checkDeterminism(ctx context.Context) Verdict {
+	body := p.chatBody("Name three colours of the rainbow, then stop. (conformance run "+p.nonce+")",
+		streamed(map[string]any{"max_tokens": determinismBudget, "temperature": 0}))
+	var out [2]string
+	var notes []string
+	for i := range out {
+		s, err := p.stream(ctx, body, nil)
+		if err != nil {
+			return verdict(Fail, "the streamed request failed: "+err.Error(), notes...)
+		}
+		if why := s.failed(); why != "" {
+			return verdict(Fail, why, notes...)
+		}
+		notes = append(notes, fmt.Sprintf("request %d: %s", i+1, s.summary()))
+		out[i] = s.reasoning.String() + "\x00" + s.content.String()
+	}
+	if out[0] == "\x00" {
+		return verdict(Skip, "no output to compare", notes...)
+	}
+	if out[0] != out[1] {
+		return verdict(Skip, "temperature 0 twice gave different outputs: "+firstDifference(out[0], out[1]), notes...)
+	}
+	return verdict(Pass, fmt.Sprintf("temperature 0 twice gave the same %d bytes of reasoning and content", len(out[0])-1), notes...)
+}
+
+// firstDifference shows where a and b diverge, with some context.
+func firstDifference(a, b string) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	from := max(0, i-20)
+	cut := func(s string) string {
+		s = s[min(from, len(s)):]
+		if len(s) > 60 {
+			s = s[:60]
+		}
+		return strings.ReplaceAll(s, "\x00", "|")
+	}
+	return fmt.Sprintf("first difference at byte %d (| separates reasoning from content): %q vs %q", i, cut(a), cut(b))
+}

@@ -1,0 +1,237 @@
+package anviltest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
+)
+
+// tokenizePaths are where the /tokenize endpoint is tried, relative to the
+// server root (vLLM, SGLang) and to the base URL.
+var tokenizePaths = [...]string{"/tokenize", "/v1/tokenize"}
+
+// overWindowFactor sizes the over-long prompt of CheckPromptTokens: this
+// many times the window, at capacity's estimate of 3 characters per token.
+// Tokenizers count code-like text at well under 6 characters per token, so
+// the prompt is longer than the window for any of them.
+const overWindowFactor = 2
+
+func (p *prober) checkPromptTokens(ctx context.Context) Verdict {
+	var notes, problems, skipped []string
+	judged := 0
+
+	// The counted prompt against /tokenize.
+	user := "Count the tokens of this prompt (conformance run " + p.nonce + "). " + filler(256)
+	s, err := p.stream(ctx, p.chatBody(user, streamed(map[string]any{"max_tokens": 1})), nil)
+	switch {
+	case err != nil:
+		return verdict(Fail, "the streamed request failed: "+err.Error())
+	case s.failed() != "":
+		return verdict(Fail, s.failed())
+	}
+	notes = append(notes, "chat: "+s.summary())
+	var counted *int
+	if s.usage != nil {
+		counted = s.usage.prompt
+	}
+	n, where, why := p.tokenize(ctx, user)
+	switch {
+	case counted == nil:
+		skipped = append(skipped, "no usage.prompt_tokens to compare with /tokenize")
+	case why != "":
+		skipped = append(skipped, why)
+	case n != *counted:
+		problems = append(problems, fmt.Sprintf("%s counts %d tokens for the messages, usage.prompt_tokens %d", where, n, *counted))
+	default:
+		judged++
+		notes = append(notes, fmt.Sprintf("%s agrees: %d tokens", where, n))
+	}
+
+	// A prompt longer than the window.
+	if p.window <= 0 || p.window > capacity.MaxContextTokens {
+		skipped = append(skipped, "no context length known (set ANVIL_MAX_MODEL_LEN or advertise max_model_len in /models): the over-long prompt is not tried")
+	} else {
+		long := "Conformance run " + p.nonce + ": this prompt is longer than the context window. " + filler(overWindowFactor*p.window)
+		s, err := p.stream(ctx, p.chatBody(long, streamed(map[string]any{"max_tokens": 1})), nil)
+		if err != nil {
+			return verdict(Fail, "the over-long prompt's request failed: "+err.Error(), notes...)
+		}
+		notes = append(notes, fmt.Sprintf("prompt of %d characters for a window of %d tokens (%s): %s", len(long), p.window, p.winFrom, s.summary()))
+		switch {
+		case s.status != http.StatusOK:
+			judged++
+			notes = append(notes, fmt.Sprintf("refused: HTTP %d %s", s.status, excerpt(s.body)))
+		case len(s.errObjects) > 0:
+			judged++
+			notes = append(notes, "refused in the stream: "+s.errObjects[0])
+		default:
+			counted := "no usage"
+			if s.usage != nil {
+				counted = "usage.prompt_tokens " + fmtInt(s.usage.prompt)
+			}
+			problems = append(problems, fmt.Sprintf("a prompt of about %d tokens (%d characters) for a window of %d was accepted (%s): silently truncated, or the window is not %d",
+				overWindowFactor*p.window, len(long), p.window, counted, p.window))
+		}
+	}
+	notes = append(notes, skipped...)
+	switch {
+	case len(problems) > 0:
+		return verdict(Fail, strings.Join(problems, "; "), notes...)
+	case judged == 0:
+		return verdict(Skip, strings.Join(skipped, "; "), notes...)
+	}
+	return verdict(Pass, fmt.Sprintf("%d of 2 sub-checks judged, all agree", judged), notes...)
+}
+
+// tokenize counts the tokens of a chat request with the one user message
+// through POST /tokenize {"model", "messages", "add_generation_prompt":
+// true} (vLLM, SGLang), trying the server root, then the base URL. why says
+// why no count came back.
+func (p *prober) tokenize(ctx context.Context, user string) (n int, where, why string) {
+	body, _ := json.Marshal(map[string]any{
+		"model":                 p.model,
+		"messages":              []map[string]string{{"role": "user", "content": user}},
+		"add_generation_prompt": true,
+	})
+	var tried []string
+	for _, path := range tokenizePaths {
+		u := p.root() + path
+		h, err := p.do(ctx, http.MethodPost, u, body, nil, p.timeout)
+		if err != nil {
+			tried = append(tried, path+": "+err.Error())
+			continue
+		}
+		if h.status != http.StatusOK {
+			tried = append(tried, fmt.Sprintf("%s: HTTP %d", path, h.status))
+			continue
+		}
+		var ans struct {
+			Count  *int              `json:"count"`
+			Tokens []json.RawMessage `json:"tokens"`
+		}
+		if err := json.Unmarshal(h.body, &ans); err != nil || ans.Count == nil && ans.Tokens == nil {
+			tried = append(tried, fmt.Sprintf("%s: no count or tokens in %s", path, excerpt(h.body)))
+			continue
+		}
+		if ans.Count != nil {
+			return *ans.Count, "POST " + path, ""
+		}
+		return len(ans.Tokens), "POST " + path, ""
+	}
+	return 0, "", "no /tokenize count (" + strings.Join(tried, "; ") + ")"
+}
+
+// The capacity run of CheckIsolation: a few concurrent requests with
+// canary markers, short prompts, room for a reasoning model to think
+// before the marker.
+const (
+	isolationRequests    = 8
+	isolationConcurrency = 4
+	isolationContext     = 256
+	// isolationWindow is the context length assumed for the run's plan when
+	// none is known: more than the prompt and answerBudget need.
+	isolationWindow = 4096
+)
+
+func (p *prober) checkIsolation(ctx context.Context) Verdict {
+	t := p.target
+	t.Model = p.model
+	t.HTTPClient = p.hc
+	t.BaseURL = p.base
+	if t.MaxModelLen == 0 {
+		t.MaxModelLen = p.window
+	}
+	if t.MaxModelLen == 0 {
+		t.MaxModelLen = isolationWindow
+	}
+	t.Margin = capacity.NoMargin
+	// The answer budget fits the window with the prompt (a small window
+	// gets a smaller budget, never below what a marker needs).
+	maxTokens := min(answerBudget, t.MaxModelLen-2*isolationContext)
+	if maxTokens < capacity.MinCanaryMaxTokens {
+		return verdict(Skip, fmt.Sprintf("a context window of %d tokens (%s) leaves no room for %d-token prompts with canary answers", t.MaxModelLen, p.winFrom, isolationContext))
+	}
+	w := capacity.Workload{
+		Requests:           isolationRequests,
+		Concurrency:        isolationConcurrency,
+		ContextTokens:      isolationContext,
+		SharedPrefixTokens: capacity.NoSharedPrefix,
+		PromptCacheMode:    capacity.PromptCacheUnique,
+		MaxTokens:          maxTokens,
+		RequestCanaries:    true,
+		Seed:               int64(p.nonceNumber()),
+		Timeout:            p.timeout,
+	}
+	rep, err := p.run(ctx, t, w)
+	if errors.Is(err, capacity.ErrInvalidConfig) {
+		return verdict(Skip, "the capacity run could not be planned for this target: "+err.Error())
+	}
+	if rep == nil {
+		if err == nil {
+			err = fmt.Errorf("the runner returned no report")
+		}
+		return verdict(Fail, "the capacity run failed: "+err.Error())
+	}
+	return isolationVerdict(rep, err)
+}
+
+// nonceNumber is the nonce as a small non-negative number, the seed of the
+// canary markers.
+func (p *prober) nonceNumber() uint32 {
+	var n uint32
+	for _, c := range p.nonce {
+		n = n*31 + uint32(c)
+	}
+	return n % 1_000_000
+}
+
+// isolationVerdict judges the canary checks of a capacity run: every
+// response's, successful or failed.
+func isolationVerdict(rep *artifact.Report, runErr error) Verdict {
+	var checks []*artifact.CanaryCheck
+	for _, r := range rep.RequestTimings {
+		if r.RequestCanary != nil {
+			checks = append(checks, r.RequestCanary)
+		}
+	}
+	classes := map[artifact.FailureClass]int{}
+	for _, f := range rep.Failures {
+		classes[f.FailureClass]++
+		if f.ResponseTiming != nil && f.ResponseTiming.RequestCanary != nil {
+			checks = append(checks, f.ResponseTiming.RequestCanary)
+		}
+	}
+	notes := []string{fmt.Sprintf("capacity run: %d requests, %d succeeded, failures by class %v, %d responses with a canary check",
+		rep.Requests, rep.Completed, classes, len(checks))}
+	if runErr != nil {
+		notes = append(notes, "capacity run error: "+runErr.Error())
+	}
+	if len(rep.Failures) > 0 {
+		notes = append(notes, "first failure: "+rep.Failures[0].ErrorMessage)
+	}
+	var foreign []string
+	own := 0
+	for _, c := range checks {
+		if c.ForeignMarkerCount > 0 {
+			foreign = append(foreign, fmt.Sprintf("%s saw %d other marker(s)", c.Marker, c.ForeignMarkerCount))
+		}
+		if c.MarkerAtStart {
+			own++
+		}
+	}
+	switch {
+	case len(foreign) > 0:
+		return verdict(Fail, fmt.Sprintf("a response carried another request's canary marker: %s", strings.Join(foreign, "; ")), notes...)
+	case len(checks) < 2:
+		return verdict(Skip, fmt.Sprintf("only %d of %d concurrent responses could be checked", len(checks), isolationRequests), notes...)
+	case own < len(checks):
+		return verdict(Skip, fmt.Sprintf("the model began only %d of %d answers with its marker as asked: isolation is not proven", own, len(checks)), notes...)
+	}
+	return verdict(Pass, fmt.Sprintf("%d responses, %d at a time, each began with its own marker and carried no other", len(checks), isolationConcurrency), notes...)
+}

@@ -1,0 +1,244 @@
+package anviltest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/anvilbench/anvil/capacity"
+)
+
+// maxBodyExcerpt bounds the bytes of a non-stream answer the checks read.
+const maxBodyExcerpt = 64 << 10
+
+// maxCapture bounds the characters of content and reasoning one stream
+// observation keeps.
+const maxCapture = 64 << 10
+
+// prober sends the suite's requests to one target and remembers what every
+// check may share: the model list and the base exchange.
+type prober struct {
+	base    string // BaseURL without a trailing slash
+	where   string // BaseURL as recorded: no userinfo, query or fragment
+	model   string // the model sent
+	window  int    // the context length known, 0 when unknown
+	winFrom string // where window came from
+	models  *httpSeen
+	modErr  error
+	hc      *http.Client
+	headers http.Header
+	apiKey  string
+	timeout time.Duration
+	nonce   string
+	target  capacity.Target
+	run     RunFunc
+	extra   map[string]any
+
+	baseOnce sync.Once
+	baseSeen *streamSeen
+}
+
+// newProber resolves the target (BaseURL, headers, key, client), asks GET
+// /models once for the model to send (Target.Model, else the first id) and
+// its context length (Target.MaxModelLen, else the model's entry), and
+// draws the run's nonce, which makes every prompt of the run new to the
+// server's caches.
+func newProber(ctx context.Context, s *settings, t capacity.Target, timeout time.Duration) (*prober, error) {
+	rt, err := t.Resolved()
+	if err != nil {
+		return nil, explainFields(err, envFieldNames()...)
+	}
+	p := &prober{
+		base:    rt.BaseURL,
+		where:   redactURL(rt.BaseURL),
+		model:   rt.Model,
+		window:  rt.MaxModelLen,
+		hc:      rt.HTTPClient,
+		headers: rt.Headers.Clone(),
+		timeout: timeout,
+		target:  t,
+		run:     s.run,
+		extra:   rt.ExtraBody,
+	}
+	if p.window > 0 {
+		p.winFrom = "Target.MaxModelLen"
+	}
+	if p.headers == nil {
+		p.headers = http.Header{}
+	}
+	if rt.APIKeyEnv != "" {
+		p.apiKey = s.getenv(rt.APIKeyEnv)
+		if p.apiKey == "" {
+			return nil, &envError{name: rt.APIKeyEnv, value: "", allowed: "the bearer token (" + EnvAPIKeyEnv + " names this variable)"}
+		}
+		p.headers.Set("Authorization", "Bearer "+p.apiKey)
+	}
+	if p.hc == nil {
+		p.hc = &http.Client{
+			Transport:     http.DefaultTransport.(*http.Transport).Clone(),
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	p.nonce = hex.EncodeToString(b[:])
+
+	p.models, p.modErr = p.do(ctx, http.MethodGet, p.base+"/models", nil, nil, p.timeout)
+	if p.modErr == nil && p.models.status == http.StatusOK {
+		ids, lens := parseModelList(p.models.body)
+		if p.model == "" && len(ids) > 0 {
+			p.model = ids[0]
+		}
+		if l, ok := lens[p.model]; ok && p.window == 0 && l.n > 0 {
+			p.window, p.winFrom = l.n, "/models "+l.field
+		}
+	}
+	return p, nil
+}
+
+// runCheck runs one check and makes its text safe to print.
+func (p *prober) runCheck(ctx context.Context, c check) Verdict {
+	v := c.run(p, ctx)
+	v.Check = c.name
+	v.Reason = p.safe(v.Reason)
+	for i, n := range v.Notes {
+		v.Notes[i] = p.safe(n)
+	}
+	return v
+}
+
+// safe removes the bearer token from text and escapes it for a terminal.
+func (p *prober) safe(s string) string {
+	if p.apiKey != "" {
+		s = strings.ReplaceAll(s, p.apiKey, "[redacted]")
+	}
+	return safeText(s, maxNoteRunes)
+}
+
+// redactURL drops userinfo, query and fragment from a base URL.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return u.String()
+}
+
+// root is the server's root: the base URL without a final /v1, where vLLM
+// and llama.cpp serve /tokenize.
+func (p *prober) root() string {
+	return strings.TrimSuffix(p.base, "/v1")
+}
+
+// httpSeen is a non-stream answer.
+type httpSeen struct {
+	status      int
+	contentType string
+	body        []byte // at most maxBodyExcerpt bytes
+	elapsed     time.Duration
+}
+
+// do sends one request with the target's headers, bounded by timeout, and
+// reads at most maxBodyExcerpt bytes of the answer.
+func (p *prober) do(ctx context.Context, method, u string, body []byte, hdr http.Header, timeout time.Duration) (*httpSeen, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return nil, err
+	}
+	p.setHeaders(req, hdr)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	start := time.Now()
+	resp, err := p.hc.Do(req)
+	if err != nil {
+		return nil, p.requestError(method, u, err, timeout)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBodyExcerpt))
+	seen := &httpSeen{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), body: b, elapsed: time.Since(start)}
+	if err != nil {
+		return seen, p.requestError(method, u, err, timeout)
+	}
+	return seen, nil
+}
+
+func (p *prober) setHeaders(req *http.Request, hdr http.Header) {
+	for k, vs := range p.headers {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	for k, vs := range hdr {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+}
+
+// requestError names the request and says when the timeout ended it.
+func (p *prober) requestError(method, u string, err error, timeout time.Duration) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s %s: no complete answer within %s", method, redactURL(u), timeout)
+	}
+	return fmt.Errorf("%s %s: %w", method, redactURL(u), err)
+}
+
+// chatBody is a chat completion request: the model, one user message, the
+// given fields, then the target's ExtraBody fields the request does not set.
+func (p *prober) chatBody(user string, fields map[string]any) []byte {
+	body := map[string]any{"messages": []map[string]string{{"role": "user", "content": user}}}
+	if p.model != "" {
+		body["model"] = p.model
+	}
+	for k, v := range fields {
+		body[k] = v
+	}
+	for k, v := range p.extra {
+		if _, set := body[k]; !set {
+			body[k] = v
+		}
+	}
+	b, _ := json.Marshal(body) // maps of strings, numbers and bools always marshal
+	return b
+}
+
+// streamed is the request fields of a stream that asks for usage.
+func streamed(fields map[string]any) map[string]any {
+	f := map[string]any{"stream": true, "stream_options": map[string]any{"include_usage": true}}
+	for k, v := range fields {
+		f[k] = v
+	}
+	return f
+}
+
+// excerpt is the start of a body for a note.
+func excerpt(b []byte) string {
+	const n = 200
+	if len(b) > n {
+		return string(b[:n]) + "..."
+	}
+	return string(b)
+}
+
+// sentence says what one answer was, for a note.
+func (h *httpSeen) String() string {
+	return fmt.Sprintf("HTTP %d, Content-Type %q, %d ms: %s", h.status, h.contentType, h.elapsed.Milliseconds(), excerpt(h.body))
+}

@@ -1,0 +1,76 @@
+package anviltest
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
+)
+
+// EnvMockLLMURL is the base URL of a running @dwmkerr/mock-llm (version
+// 0.1.29, default rules), e.g. http://127.0.0.1:6556/v1; .ci/mock-llm.sh
+// installs it from npm, starts it and sets this.
+const EnvMockLLMURL = "ANVIL_MOCK_LLM_URL"
+
+func mockLLMURL(t *testing.T) string {
+	t.Helper()
+	u := os.Getenv(EnvMockLLMURL)
+	if u == "" {
+		t.Skipf("%s is not set: run .ci/mock-llm.sh, which installs @dwmkerr/mock-llm from npm and starts it", EnvMockLLMURL)
+	}
+	return u
+}
+
+// TestMockLLMConformance runs the suite against mock-llm, an echo server
+// written by others, and asserts its known verdicts.
+func TestMockLLMConformance(t *testing.T) {
+	got := suiteAt(t, capacity.Target{BaseURL: mockLLMURL(t)})
+	for _, n := range ConformanceChecks() {
+		t.Logf("%s: %s: %s %q", n, got[n].Outcome, got[n].Reason, got[n].Notes)
+	}
+	// mock-llm 0.1.29 echoes the last user message in chunks of 50
+	// characters: no usage, no max_tokens, no context length, no reasoning,
+	// no marker at the start of an answer; an unknown model is served and a
+	// malformed request gets {"error": "SyntaxError", ...} or a 500.
+	want := map[string]Outcome{
+		CheckModels:              Skip,
+		CheckStreamFraming:       Pass,
+		CheckUsage:               Fail,
+		CheckMaxTokens:           Fail,
+		CheckFinishReason:        Pass,
+		CheckContent:             Pass,
+		CheckReasoningSeparation: Skip,
+		CheckPromptTokens:        Skip,
+		CheckPrefixCache:         Skip,
+		CheckBadRequest:          Fail,
+		CheckIsolation:           Skip,
+		CheckDeterminism:         Pass,
+	}
+	gotOutcomes := map[string]Outcome{}
+	for n, v := range got {
+		gotOutcomes[n] = v.Outcome
+	}
+	if diff := cmp.Diff(want, gotOutcomes); diff != "" {
+		t.Errorf("verdicts (-want +got):\n%s", diff)
+	}
+}
+
+// TestMockLLMCapacity runs a short capacity benchmark against mock-llm,
+// which sends no usage: every row counts its output in content chunks.
+func TestMockLLMCapacity(t *testing.T) {
+	base := mockLLMURL(t)
+	rep, err := capacity.Run(t.Context(), capacity.Target{BaseURL: base, MaxModelLen: 8192},
+		capacity.Workload{Requests: 4, Concurrency: 2, ContextTokens: 64, SharedPrefixTokens: capacity.NoSharedPrefix,
+			MaxTokens: 16, Timeout: 30 * time.Second})
+	require.NoError(t, err)
+	require.Equal(t, 4, rep.Completed, "failures: %v", rep.Failures)
+	for _, r := range rep.RequestTimings {
+		require.Equal(t, artifact.SourceContentChunks, r.OutputTokenSource, "request %d", r.RequestIndex)
+	}
+	require.Equal(t, map[artifact.OutputTokenSource]int{artifact.SourceContentChunks: 4}, rep.Metrics.OutputTokenSources)
+}

@@ -1,0 +1,173 @@
+package anviltest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// ConformanceSchema names the format of the JSON verdict file.
+const ConformanceSchema = "anvil-go.conformance/v1"
+
+// ConformanceReport is the verdicts of one Conformance run, as written to
+// conformance.<start>.json:
+//
+//	{"schema": "anvil-go.conformance/v1", "base_url": ..., "model": ...,
+//	 "started_at": RFC 3339, "counts": {"pass": n, "fail": n, "skip": n},
+//	 "verdicts": [{"check", "outcome", "reason", "notes"}, ...]}
+//
+// BaseURL has no userinfo, query or fragment.
+type ConformanceReport struct {
+	BaseURL   string
+	Model     string
+	StartedAt time.Time
+	// Verdicts are those of the checks that ran, in suite order.
+	Verdicts []Verdict
+}
+
+// Counts is the number of verdicts of each outcome.
+func (r *ConformanceReport) Counts() map[Outcome]int {
+	c := map[Outcome]int{Pass: 0, Fail: 0, Skip: 0}
+	for _, v := range r.Verdicts {
+		c[v.Outcome]++
+	}
+	return c
+}
+
+// Verdict returns the verdict of the named check, false when it did not
+// run.
+func (r *ConformanceReport) Verdict(check string) (Verdict, bool) {
+	for _, v := range r.Verdicts {
+		if v.Check == check {
+			return v, true
+		}
+	}
+	return Verdict{}, false
+}
+
+// MarshalJSON writes the schema above.
+func (r *ConformanceReport) MarshalJSON() ([]byte, error) {
+	vs := r.Verdicts
+	if vs == nil {
+		vs = []Verdict{}
+	}
+	return json.Marshal(struct {
+		Schema    string          `json:"schema"`
+		BaseURL   string          `json:"base_url"`
+		Model     string          `json:"model"`
+		StartedAt string          `json:"started_at"`
+		Counts    map[Outcome]int `json:"counts"`
+		Verdicts  []Verdict       `json:"verdicts"`
+	}{ConformanceSchema, r.BaseURL, r.Model, r.StartedAt.UTC().Format(time.RFC3339), r.Counts(), vs})
+}
+
+// WriteMarkdown writes the verdicts as a Markdown table, one row per check
+// (reasons only; the notes are in the JSON file and the test log).
+func (r *ConformanceReport) WriteMarkdown(w io.Writer) error {
+	var b bytes.Buffer
+	c := r.Counts()
+	fmt.Fprintf(&b, "# Conformance of %s at %s\n\n", mdCell(r.Model), mdCell(r.BaseURL))
+	fmt.Fprintf(&b, "%s: %d pass, %d fail, %d skip.\n\n", r.StartedAt.UTC().Format(time.RFC3339), c[Pass], c[Fail], c[Skip])
+	b.WriteString("| check | verdict | reason |\n|---|---|---|\n")
+	for _, v := range r.Verdicts {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", mdCell(v.Check), strings.ToUpper(string(v.Outcome)), mdCell(v.Reason))
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// mdCell makes text safe in a Markdown table cell: terminal-safe (see
+// safeText), pipes and backslashes escaped, and the characters that could
+// open a link, an image, inline HTML or code ([ ] < > `) escaped.
+func mdCell(s string) string {
+	s = safeText(s, maxNoteRunes)
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`\|<>[]`+"`", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// conformancePaths are the two verdict files of a run.
+type conformancePaths struct {
+	json, markdown string
+}
+
+// writeFiles writes conformance.<start>.json and .md into dir. The name is
+// claimed with O_EXCL (a "-2", "-3", ... suffix when taken), and each file
+// is written to a temporary name, synced and renamed into place, so a
+// reader never sees a partial file.
+func (r *ConformanceReport) writeFiles(dir string) (conformancePaths, error) {
+	js, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return conformancePaths{}, err
+	}
+	js = append(js, '\n')
+	var md bytes.Buffer
+	if err := r.WriteMarkdown(&md); err != nil {
+		return conformancePaths{}, err
+	}
+	stem := "conformance." + r.StartedAt.UTC().Format(artifactStampLayout)
+	for i := 1; i <= maxNameSuffix; i++ {
+		s := stem
+		if i > 1 {
+			s = fmt.Sprintf("%s-%d", stem, i)
+		}
+		p := conformancePaths{json: filepath.Join(dir, s+".json"), markdown: filepath.Join(dir, s+".md")}
+		f, err := os.OpenFile(p.json, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return conformancePaths{}, fmt.Errorf("anviltest: %w", err)
+		}
+		f.Close()
+		if err := writeSynced(p.json, js); err != nil {
+			return conformancePaths{}, err
+		}
+		if err := writeSynced(p.markdown, md.Bytes()); err != nil {
+			return conformancePaths{}, err
+		}
+		return p, nil
+	}
+	return conformancePaths{}, fmt.Errorf("anviltest: no free name for %q in %s", stem, dir)
+}
+
+// writeSynced replaces path with data atomically: a temporary file in the
+// same directory, written, synced to disk, closed, renamed over path; then
+// the directory is synced so the rename survives a crash (best effort: not
+// every file system can sync a directory).
+func writeSynced(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("anviltest: %w", err)
+	}
+	_, werr := tmp.Write(data)
+	merr := tmp.Chmod(0o644)
+	serr := tmp.Sync()
+	cerr := tmp.Close()
+	if err := errors.Join(werr, merr, serr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("anviltest: writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("anviltest: %w", err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}

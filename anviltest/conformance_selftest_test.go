@@ -1,0 +1,199 @@
+package anviltest
+
+import (
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity"
+	fakeserver "github.com/anvilbench/anvil/fake_server"
+)
+
+// suiteAt runs every check against t and returns the verdicts by check,
+// with the settings of opts (the environment is empty).
+func suiteAt(t *testing.T, tgt capacity.Target, opts ...Option) map[string]Verdict {
+	t.Helper()
+	s := newSettings(append([]Option{withGetenv(env{}.get)}, opts...))
+	require.NoError(t, s.conformance.validate())
+	p, err := newProber(t.Context(), s, tgt, 30*time.Second)
+	require.NoError(t, err)
+	got := map[string]Verdict{}
+	for _, c := range checkTable() {
+		got[c.name] = s.conformance.apply(p.runCheck(t.Context(), c))
+	}
+	return got
+}
+
+// suiteAgainstFake runs the suite against an in-memory fake server of cfg;
+// wrap, when set, wraps the transport between the suite and the fake.
+func suiteAgainstFake(t *testing.T, cfg fakeserver.Config, wrap func(http.RoundTripper) http.RoundTripper, opts ...Option) map[string]Verdict {
+	t.Helper()
+	srv := fakeserver.NewInMemory(cfg)
+	t.Cleanup(srv.Close)
+	hc := srv.Client()
+	if wrap != nil {
+		hc = &http.Client{Transport: wrap(hc.Transport)}
+	}
+	return suiteAt(t, capacity.Target{BaseURL: srv.BaseURL(), Model: cfg.Model, HTTPClient: hc}, opts...)
+}
+
+// outcomes lists the checks of each outcome, in suite order.
+func outcomes(vs map[string]Verdict, o Outcome) []string {
+	var names []string
+	for _, n := range ConformanceChecks() {
+		if vs[n].Outcome == o {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// modelsListing answers GET /v1/models with a list that names only
+// another model, as a gateway that renames models does; every other
+// request goes to next.
+type modelsListing struct{ next http.RoundTripper }
+
+func (m modelsListing) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, "/models") {
+		return m.next.RoundTrip(r)
+	}
+	body := `{"object":"list","data":[{"id":"some-other-model","object":"model","max_model_len":32768}]}`
+	return &http.Response{StatusCode: http.StatusOK, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(body)),
+		ContentLength: int64(len(body)), Request: r}, nil
+}
+
+// knob is one fault or dialect knob of the fake server and the verdicts
+// the suite must give under it.
+type knob struct {
+	name     string
+	config   func(*fakeserver.Config)
+	wrap     func(http.RoundTripper) http.RoundTripper
+	opts     []Option
+	wantFail []string
+	wantSkip []string
+}
+
+func always(f fakeserver.Fault) func(*fakeserver.Config) {
+	return func(c *fakeserver.Config) { c.Faults.Probability = map[fakeserver.Fault]float64{f: 1} }
+}
+
+// knobs is the self-test table: each knob must fail exactly its checks and
+// skip exactly its skips; everything else passes. A knob that breaks every
+// stream the capacity client reads (wrong Content-Type, unrequested gzip,
+// malformed JSON) also skips CheckIsolation: the capacity run rejects each
+// response before its canary is checked, so isolation is not proven.
+func knobs() []knob {
+	return []knob{
+		{name: "fast profile", config: func(*fakeserver.Config) {}},
+		{name: "GET /models lists another model", wrap: func(rt http.RoundTripper) http.RoundTripper { return modelsListing{rt} },
+			wantFail: []string{CheckModels}},
+		{name: "Dialect.OmitModelLen", config: func(c *fakeserver.Config) { c.Dialect.OmitModelLen = true },
+			wantSkip: []string{CheckModels}},
+		{name: "Dialect.OmitModelLen, models required", config: func(c *fakeserver.Config) { c.Dialect.OmitModelLen = true },
+			opts: []Option{WithRequired(CheckModels)}, wantFail: []string{CheckModels}},
+		{name: "FaultWrongContentType", config: always(fakeserver.FaultWrongContentType),
+			wantFail: []string{CheckStreamFraming}, wantSkip: []string{CheckIsolation}},
+		{name: "Dialect.OmitDone", config: func(c *fakeserver.Config) { c.Dialect.OmitDone = true },
+			wantFail: []string{CheckStreamFraming}},
+		// capacity decodes the unasked-for gzip, so isolation still runs.
+		{name: "Dialect.Gzip always", config: func(c *fakeserver.Config) { c.Dialect.Gzip = fakeserver.GzipAlways },
+			wantFail: []string{CheckStreamFraming}},
+		{name: "FaultMalformedJSON", config: always(fakeserver.FaultMalformedJSON),
+			wantFail: []string{CheckStreamFraming}, wantSkip: []string{CheckIsolation}},
+		{name: "Dialect.Usage omitted", config: func(c *fakeserver.Config) { c.Dialect.Usage = fakeserver.UsageOmitted },
+			wantFail: []string{CheckUsage}, wantSkip: []string{CheckPrefixCache}},
+		{name: "Dialect.Usage in the last choice", config: func(c *fakeserver.Config) { c.Dialect.Usage = fakeserver.UsageInLastChoice }},
+		{name: "FaultUsageTotal", config: always(fakeserver.FaultUsageTotal),
+			wantFail: []string{CheckUsage}},
+		// capacity refuses completion tokens beyond max_tokens, so no
+		// isolation request succeeds.
+		{name: "FaultIgnoreMaxTokens", config: always(fakeserver.FaultIgnoreMaxTokens),
+			wantFail: []string{CheckMaxTokens}, wantSkip: []string{CheckIsolation}},
+		{name: "Dialect.OmitFinishReason", config: func(c *fakeserver.Config) { c.Dialect.OmitFinishReason = true },
+			wantFail: []string{CheckFinishReason}},
+		{name: "FaultReasoningOnly", config: always(fakeserver.FaultReasoningOnly),
+			wantFail: []string{CheckContent}, wantSkip: []string{CheckIsolation}},
+		{name: "Dialect.ThinkTags", config: func(c *fakeserver.Config) { c.Dialect.ThinkTags = true },
+			wantFail: []string{CheckReasoningSeparation}, wantSkip: []string{CheckIsolation}},
+		{name: "plain profile (no reasoning)", config: func(c *fakeserver.Config) { c.ReasoningTokens = fakeserver.Range{} },
+			wantSkip: []string{CheckReasoningSeparation}},
+		{name: "Dialect.TruncatePrompt", config: func(c *fakeserver.Config) { c.Dialect.TruncatePrompt = true },
+			wantFail: []string{CheckPromptTokens}},
+		{name: "Dialect.TokenizeSkew", config: func(c *fakeserver.Config) { c.Dialect.TokenizeSkew = 3 },
+			wantFail: []string{CheckPromptTokens}},
+		{name: "Dialect.OmitTokenize", config: func(c *fakeserver.Config) { c.Dialect.OmitTokenize = true }},
+		{name: "Dialect.OmitCachedTokens", config: func(c *fakeserver.Config) { c.Dialect.OmitCachedTokens = true },
+			wantSkip: []string{CheckPrefixCache}},
+		{name: "no prefix cache", config: func(c *fakeserver.Config) { c.CacheTokens = 0 },
+			wantFail: []string{CheckPrefixCache}},
+		{name: "Dialect.HTMLErrors", config: func(c *fakeserver.Config) { c.Dialect.HTMLErrors = true },
+			wantFail: []string{CheckBadRequest}},
+		{name: "FaultForeignMarker", config: always(fakeserver.FaultForeignMarker),
+			wantFail: []string{CheckIsolation}},
+		{name: "FaultOmitMarker", config: always(fakeserver.FaultOmitMarker),
+			wantSkip: []string{CheckIsolation}},
+		{name: "Config.Nondeterministic", config: func(c *fakeserver.Config) { c.Nondeterministic = true },
+			wantSkip: []string{CheckDeterminism}},
+		{name: "Config.Nondeterministic, determinism required", config: func(c *fakeserver.Config) { c.Nondeterministic = true },
+			opts: []Option{WithRequired(CheckDeterminism)}, wantFail: []string{CheckDeterminism}},
+		{name: "ollama dialect", config: func(c *fakeserver.Config) { c.Dialect = fakeserver.DialectOllama() },
+			wantSkip: []string{CheckPrefixCache}},
+	}
+}
+
+// TestConformanceProvesItself runs the suite against the fake once per
+// knob and asserts exactly the failures and skips the knob must cause.
+func TestConformanceProvesItself(t *testing.T) {
+	failed := map[string]bool{}
+	for _, k := range knobs() {
+		for _, n := range k.wantFail {
+			failed[n] = true
+		}
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := fakeserver.Fast()
+			cfg.TimeScale = DefaultFakeTimeScale
+			if k.config != nil {
+				k.config(&cfg)
+			}
+			got := suiteAgainstFake(t, cfg, k.wrap, k.opts...)
+			for _, n := range ConformanceChecks() {
+				t.Logf("%s: %s: %s", n, got[n].Outcome, got[n].Reason)
+			}
+			if diff := cmp.Diff(k.wantFail, outcomes(got, Fail)); diff != "" {
+				t.Errorf("failed checks (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(k.wantSkip, outcomes(got, Skip)); diff != "" {
+				t.Errorf("skipped checks (-want +got):\n%s", diff)
+			}
+		})
+	}
+	for _, n := range ConformanceChecks() {
+		if !failed[n] {
+			t.Errorf("no knob fails the check %s: a check nothing can fail proves nothing", n)
+		}
+	}
+}
+
+// TestConformanceDefaultProfile: against the embedded fake's default
+// profile, at the time scale TestConformance uses, every check passes.
+func TestConformanceDefaultProfile(t *testing.T) {
+	cfg, err := fakeserver.Profile(DefaultFakeProfile)
+	require.NoError(t, err)
+	cfg.TimeScale = DefaultFakeTimeScale
+	got := suiteAgainstFake(t, cfg, nil)
+	require.Len(t, got, len(ConformanceChecks()))
+	for _, n := range ConformanceChecks() {
+		if got[n].Outcome != Pass {
+			t.Errorf("%s: %s: %s %q", n, got[n].Outcome, got[n].Reason, got[n].Notes)
+		}
+	}
+	require.True(t, slices.Equal(outcomes(got, Pass), ConformanceChecks()))
+}

@@ -1,0 +1,355 @@
+package anviltest
+
+import (
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// sseDone is the data of the terminal event of an OpenAI stream.
+const sseDone = "[DONE]"
+
+// eventStreamType is the media type of a Server-Sent Events body.
+const eventStreamType = "text/event-stream"
+
+// streamSeen is everything one streamed chat completion showed.
+type streamSeen struct {
+	status          int
+	contentType     string
+	contentEncoding string
+	body            []byte // the start of a non-200 answer
+	elapsed         time.Duration
+	readErr         error // the body ended abnormally (drop, timeout, bounds)
+
+	events     int      // data events, [DONE] included
+	names      []string // distinct event: names
+	comments   int
+	done       bool     // a data: [DONE] arrived
+	afterDone  int      // data events after it
+	badJSON    []string // data that was not JSON
+	errObjects []string // in-stream {"error": ...} objects
+	objects    []string // distinct "object" values
+
+	content, reasoning strings.Builder // bounded by maxCapture
+	contentChunks      int             // chunks with non-empty delta.content
+	reasoningChunks    int             // chunks with non-empty reasoning text
+	reasoningField     string          // the delta field reasoning came in
+	finishes           []string        // every non-null finish_reason, in order
+	lastChoiceFinish   *string         // finish_reason of the last chunk with choices
+	choiceChunks       int
+	usage              *usageSeen // the last usage object
+	usageObjects       int
+	usageWithChoices   bool // the last usage object came with choices
+}
+
+// usageSeen is a usage object's token counts (nil: absent or not an
+// integer).
+type usageSeen struct {
+	prompt, completion, total, cached *int
+	hasDetails                        bool
+	raw                               string
+}
+
+// wireChunk is the part of a chat.completion.chunk the checks read.
+type wireChunk struct {
+	Object  string          `json:"object"`
+	Choices []wireChoice    `json:"choices"`
+	Usage   json.RawMessage `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type wireChoice struct {
+	Delta struct {
+		Content          *string `json:"content"`
+		ReasoningContent *string `json:"reasoning_content"`
+		Reasoning        *string `json:"reasoning"`
+	} `json:"delta"`
+	FinishReason *string `json:"finish_reason"`
+}
+
+// parseUsage reads a usage object; integers only (a count of 3.0 or "3" is
+// reported as absent).
+func parseUsage(raw json.RawMessage) *usageSeen {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var u struct {
+		Prompt     json.RawMessage `json:"prompt_tokens"`
+		Completion json.RawMessage `json:"completion_tokens"`
+		Total      json.RawMessage `json:"total_tokens"`
+		Details    *struct {
+			Cached json.RawMessage `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+	}
+	if json.Unmarshal(raw, &u) != nil {
+		return &usageSeen{raw: string(raw)}
+	}
+	s := &usageSeen{prompt: jsonInt(u.Prompt), completion: jsonInt(u.Completion), total: jsonInt(u.Total), raw: string(raw)}
+	if u.Details != nil {
+		s.hasDetails = true
+		s.cached = jsonInt(u.Details.Cached)
+	}
+	return s
+}
+
+func jsonInt(raw json.RawMessage) *int {
+	n, err := strconv.Atoi(string(raw))
+	if err != nil {
+		return nil
+	}
+	return &n
+}
+
+// fmtInt prints a count that may be absent.
+func fmtInt(n *int) string {
+	if n == nil {
+		return "absent"
+	}
+	return strconv.Itoa(*n)
+}
+
+// stream sends one chat completion and reads its stream whatever the
+// Content-Type says (a mislabelled stream is still read, so that only
+// CheckStreamFraming fails for the label). A gzip body is decoded. The
+// error is for a request that got no answer at all.
+func (p *prober) stream(ctx context.Context, body []byte, hdr http.Header) (*streamSeen, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	u := p.base + "/chat/completions"
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(string(body)))
+	if err != nil {
+		return nil, err
+	}
+	p.setHeaders(req, hdr)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", eventStreamType)
+	start := time.Now()
+	resp, err := p.hc.Do(req)
+	if err != nil {
+		return nil, p.requestError(http.MethodPost, u, err, p.timeout)
+	}
+	defer resp.Body.Close()
+	s := &streamSeen{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"),
+		contentEncoding: resp.Header.Get("Content-Encoding")}
+	if resp.StatusCode != http.StatusOK {
+		s.body, _ = io.ReadAll(io.LimitReader(resp.Body, maxBodyExcerpt))
+		s.elapsed = time.Since(start)
+		return s, nil
+	}
+	var r io.Reader = resp.Body
+	if !resp.Uncompressed && strings.EqualFold(s.contentEncoding, "gzip") {
+		gz, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			s.readErr = fmt.Errorf("gzip body: %w", err)
+			return s, nil
+		}
+		r = gz
+	}
+	s.read(newSSEReader(r))
+	if s.readErr != nil {
+		s.readErr = p.requestError(http.MethodPost, u, s.readErr, p.timeout)
+	}
+	s.elapsed = time.Since(start)
+	return s, nil
+}
+
+// read consumes the events until the end of the body.
+func (s *streamSeen) read(r *sseReader) {
+	defer func() { s.comments = r.comments }()
+	for {
+		ev, err := r.next()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			s.readErr = err
+			return
+		}
+		s.event(ev)
+	}
+}
+
+func (s *streamSeen) event(ev sseEvent) {
+	s.events++
+	if ev.Name != "" && !contains(s.names, ev.Name) {
+		s.names = append(s.names, ev.Name)
+	}
+	if s.done {
+		s.afterDone++
+		return
+	}
+	if strings.TrimSpace(ev.Data) == sseDone {
+		s.done = true
+		return
+	}
+	var c wireChunk
+	if err := json.Unmarshal([]byte(ev.Data), &c); err != nil {
+		s.badJSON = append(s.badJSON, excerpt([]byte(ev.Data)))
+		return
+	}
+	if c.Object != "" && !contains(s.objects, c.Object) {
+		s.objects = append(s.objects, c.Object)
+	}
+	if len(c.Error) > 0 && string(c.Error) != "null" {
+		s.errObjects = append(s.errObjects, excerpt(c.Error))
+	}
+	if u := parseUsage(c.Usage); u != nil {
+		s.usage, s.usageWithChoices = u, len(c.Choices) > 0
+		s.usageObjects++
+	}
+	if len(c.Choices) == 0 {
+		return
+	}
+	s.choiceChunks++
+	s.lastChoiceFinish = nil
+	for _, ch := range c.Choices {
+		d := ch.Delta
+		if d.Content != nil && *d.Content != "" {
+			s.contentChunks++
+			capture(&s.content, *d.Content)
+		}
+		for _, r := range []struct {
+			field string
+			text  *string
+		}{{"reasoning_content", d.ReasoningContent}, {"reasoning", d.Reasoning}} {
+			if r.text != nil && *r.text != "" {
+				s.reasoningChunks++
+				s.reasoningField = r.field
+				capture(&s.reasoning, *r.text)
+			}
+		}
+		if ch.FinishReason != nil {
+			f := *ch.FinishReason
+			s.lastChoiceFinish = &f
+			s.finishes = append(s.finishes, f)
+		}
+	}
+}
+
+// capture appends text to b up to maxCapture bytes.
+func capture(b *strings.Builder, text string) {
+	if room := maxCapture - b.Len(); room > 0 {
+		if len(text) > room {
+			text = text[:room]
+		}
+		b.WriteString(text)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// outputChunks is the number of chunks that carried output text, a lower
+// bound of the completion tokens (every such chunk carries at least one).
+func (s *streamSeen) outputChunks() int { return s.contentChunks + s.reasoningChunks }
+
+// failed says why the exchange gave no stream to judge ("" when it did).
+func (s *streamSeen) failed() string {
+	if s.status != http.StatusOK {
+		return fmt.Sprintf("the streamed request was answered HTTP %d (Content-Type %q): %s", s.status, s.contentType, excerpt(s.body))
+	}
+	return ""
+}
+
+// mediaType is the media type of a Content-Type value, lowercased ("" when
+// it does not parse).
+func mediaType(ct string) string {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return ""
+	}
+	return mt
+}
+
+// summary is one note on what the stream showed.
+func (s *streamSeen) summary() string {
+	finish := "none"
+	if s.lastChoiceFinish != nil {
+		finish = strconv.Quote(*s.lastChoiceFinish)
+	}
+	usage := "no usage"
+	if s.usage != nil {
+		usage = "usage " + excerpt([]byte(s.usage.raw))
+	}
+	return fmt.Sprintf("HTTP %d, Content-Type %q, %d data events, [DONE] %t, %d content and %d reasoning chunks, last finish_reason %s, %s, %d ms",
+		s.status, s.contentType, s.events, s.done, s.contentChunks, s.reasoningChunks, finish, usage, s.elapsed.Milliseconds())
+}
+
+// baseExchange is the stream several checks judge (stream_framing, usage,
+// finish_reason, content, reasoning_separation): a short question, usage
+// asked for, max_tokens answerBudget (at most half a known window),
+// Accept-Encoding identity. It is sent
+// once per run, by the first check that needs it.
+func (p *prober) baseExchange(ctx context.Context) (*streamSeen, error) {
+	var err error
+	p.baseOnce.Do(func() {
+		budget := answerBudget
+		if p.window > 0 {
+			budget = min(budget, p.window/2) // a small window still fits the question
+		}
+		body := p.chatBody("In one short sentence: why is the sea salty? (conformance run "+p.nonce+")",
+			streamed(map[string]any{"max_tokens": budget}))
+		p.baseSeen, err = p.stream(ctx, body, http.Header{"Accept-Encoding": {"identity"}})
+		if err != nil {
+			p.baseSeen = &streamSeen{readErr: err}
+		}
+	})
+	if p.baseSeen.status == 0 {
+		return p.baseSeen, p.baseSeen.readErr
+	}
+	return p.baseSeen, nil
+}
+
+// answerBudget is the max_tokens of the requests whose visible content is
+// judged: room for a reasoning model's thinking before a short answer.
+const answerBudget = 1024
+
+// parseModelList reads the ids of a /models answer and, per id, the first
+// context length field among those capacity probes.
+func parseModelList(body []byte) (ids []string, lens map[string]modelLen) {
+	var list struct {
+		Data []map[string]json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(body, &list) != nil {
+		return nil, nil
+	}
+	lens = map[string]modelLen{}
+	for _, m := range list.Data {
+		var id string
+		if json.Unmarshal(m["id"], &id) != nil {
+			continue
+		}
+		ids = append(ids, id)
+		for _, f := range contextLengthFields {
+			if n := jsonInt(m[f]); n != nil && *n > 0 {
+				lens[id] = modelLen{f, *n}
+				break
+			}
+		}
+	}
+	return ids, lens
+}
+
+// modelLen is an advertised context length and the field it came in.
+type modelLen struct {
+	field string
+	n     int
+}
+
+// contextLengthFields are the /models entry fields that advertise a
+// context length, in the order capacity's probe reads them.
+var contextLengthFields = [...]string{"max_model_len", "max_context_length", "context_length"}
