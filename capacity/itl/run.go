@@ -12,8 +12,8 @@ import (
 type Run struct {
 	rule     StallRule
 	gaps     gapSet
-	requests int     // streams recorded
-	stalls   int     // their stalls
+	requests int // streams recorded
+	stalls   int // their stalls
 	// tpcSum is the exact sum of their tokens per chunk (completion tokens
 	// over output chunks, as fractions) over tpcN of them, so the mean is
 	// rounded once and does not depend on the order runs are merged in.
