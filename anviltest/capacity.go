@@ -108,6 +108,10 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 		prog = newProgressLine(os.Stderr)
 		w.Progress = prog.update
 	}
+	html, err := s.htmlWanted()
+	if err != nil {
+		b.Fatal(err)
+	}
 
 	// The first b.Loop call resets the timer and the reported metrics and
 	// commits the testing package to a single call of this function per
@@ -136,6 +140,13 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 		b.Errorf("anviltest: writing artifacts: %v", werr)
 	} else {
 		b.Logf("artifacts: %s %s", paths.json, paths.bench)
+		if html {
+			if page, err := writeHTMLReport(dir, processStart); err != nil {
+				b.Errorf("anviltest: writing %s: %v", HTMLReportName, err)
+			} else {
+				b.Logf("report: %s", page)
+			}
+		}
 	}
 	logOutcome(b, rep)
 	switch {

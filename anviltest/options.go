@@ -70,6 +70,7 @@ type settings struct {
 	outDir      string
 	fakeProfile string
 	progress    *bool
+	html        *bool // WithHTML; nil: ANVIL_HTML decides
 	run         RunFunc
 	getenv      func(string) string
 	slo         capacity.SLO          // WithSLO, then ANVIL_SLO_*; off when no bound is set

@@ -72,10 +72,14 @@ func writeITL(b *strings.Builder, views []runView) bool {
 }
 
 // writeQueue draws the CDF of open-loop queue times (sent - scheduled)
-// of the runs that record them.
+// of the open-loop runs (a closed loop's requests are scheduled when a
+// worker takes them, so their queue time is only the prompt's build).
 func writeQueue(b *strings.Builder, views []runView) bool {
 	var series []cdfSeries
 	for i := range views {
+		if views[i].Ext.Arrival == nil {
+			continue
+		}
 		vals := sortedKnown(&views[i], func(q *requestView) float64 { return q.Queue })
 		if len(vals) > 0 {
 			series = append(series, cdfSeries{views[i].Label, styleOf(i), vals})

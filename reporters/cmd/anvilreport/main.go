@@ -107,7 +107,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return reporters.WriteSummary(stdout, r)
 		}
 	default:
-		fmt.Fprintf(stderr, "anvilreport: unknown command %q: want bench or summary\n%s", args[0], usage)
+		fmt.Fprintf(stderr, "anvilreport: unknown command %q: want bench, summary, html or compare\n%s", args[0], usage)
 		return 2
 	}
 	if len(args) < 2 {
