@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	fakeserver "github.com/anvilbench/anvil/fake_server"
+
+	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/stretchr/testify/require"
 )
 
@@ -103,4 +107,30 @@ func TestUsageNamesHTMLAndCompare(t *testing.T) {
 	stdout.Reset()
 	require.Equal(t, 0, run([]string{"compare", "-h"}, &stdout, &stderr))
 	require.Contains(t, stdout.String(), "usage:")
+}
+
+// TestCompareAnvilRuns: two runs of one workload measured by this module
+// (each with its anvil_go extension, its own run id and times) compare;
+// a run of another context is refused naming context_tokens.
+func TestCompareAnvilRuns(t *testing.T) {
+	srv := fakeserver.New(fakeserver.Fast())
+	defer srv.Close()
+	dir := t.TempDir()
+	runTo := func(name string, ctx int) string {
+		rep, err := capacity.Run(t.Context(), capacity.Target{BaseURL: srv.URL + "/v1", Engine: "fake"},
+			capacity.Workload{Requests: 4, Concurrency: 2, ContextTokens: ctx, MaxTokens: 32})
+		require.NoError(t, err)
+		require.NotNil(t, rep.AnvilGo)
+		path := filepath.Join(dir, name)
+		require.NoError(t, artifact.WriteFile(path, rep))
+		return path
+	}
+	a, b, other := runTo("a.json", 2048), runTo("b.json", 2048), runTo("c.json", 1024)
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, run([]string{"compare", a, b}, &stdout, &stderr), stderr.String())
+	require.Contains(t, stdout.String(), "workload (identical on every run)")
+	stdout.Reset()
+	stderr.Reset()
+	require.Equal(t, 1, run([]string{"compare", a, other}, &stdout, &stderr))
+	require.Contains(t, stderr.String(), "context_tokens: old 2048, new 1024")
 }
