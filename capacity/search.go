@@ -220,31 +220,31 @@ func Search(ctx context.Context, p Prober, w Workload, slo SLO, s SearchSpec) (S
 		}
 		v = math.Min(2*v, s.Max)
 	}
+	// bisect probes v and narrows the bracket [lo, hi) by its verdict.
+	bisect := func(v float64) error {
+		pass, err := probe(v)
+		if err != nil {
+			return err
+		}
+		if pass {
+			lo = v
+		} else {
+			hi = v
+		}
+		return nil
+	}
 	for lo == 0 {
 		v = s.half(hi)
 		if v == 0 {
 			return res.finish(lo, hi, s), nil
 		}
-		pass, err := probe(v)
-		if err != nil {
+		if err := bisect(v); err != nil {
 			return res.finish(lo, hi, s), err
-		}
-		if pass {
-			lo = v
-		} else {
-			hi = v
 		}
 	}
 	for hi > 0 && !s.close(lo, hi) {
-		v = s.mid(lo, hi)
-		pass, err := probe(v)
-		if err != nil {
+		if err := bisect(s.mid(lo, hi)); err != nil {
 			return res.finish(lo, hi, s), err
-		}
-		if pass {
-			lo = v
-		} else {
-			hi = v
 		}
 	}
 	return res.finish(lo, hi, s), nil
