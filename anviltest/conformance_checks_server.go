@@ -94,7 +94,7 @@ func openAIError(h *httpSeen) string {
 	case len(body.Error) == 0 || string(body.Error) == "null":
 		problems = append(problems, `no "error" member`)
 	case json.Unmarshal(body.Error, &errObj) != nil:
-		problems = append(problems, fmt.Sprintf(`"error" is %s, want an object`, excerpt(body.Error)))
+		problems = append(problems, fmt.Sprintf(`"error" is %s, want an object`, excerpt(h.scrub, body.Error)))
 	case errObj.Message == nil:
 		problems = append(problems, `"error" has no "message" string`)
 	}

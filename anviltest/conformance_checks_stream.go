@@ -141,7 +141,7 @@ func (p *prober) checkContent(ctx context.Context) Verdict {
 	if bad != nil {
 		return *bad
 	}
-	notes := []string{s.summary(), fmt.Sprintf("content: %q", excerpt([]byte(s.content.String())))}
+	notes := []string{s.summary(), fmt.Sprintf("content: %q", excerpt(p.scrub, []byte(s.content.String())))}
 	if strings.TrimSpace(s.content.String()) != "" {
 		return verdict(Pass, fmt.Sprintf("%d content chunks of visible text", s.contentChunks), notes...)
 	}
@@ -163,7 +163,7 @@ func (p *prober) checkReasoningSeparation(ctx context.Context) Verdict {
 	notes := []string{s.summary()}
 	for _, tag := range []string{"<think>", "</think>", "<thinking>", "</thinking>"} {
 		if i := strings.Index(content, tag); i >= 0 {
-			notes = append(notes, fmt.Sprintf("content: %q", excerpt([]byte(content[i:]))))
+			notes = append(notes, fmt.Sprintf("content: %q", excerpt(p.scrub, []byte(content[i:]))))
 			return verdict(Fail, fmt.Sprintf("reasoning arrives as %s text inside content, not in reasoning_content or reasoning", tag), notes...)
 		}
 	}

@@ -66,7 +66,7 @@ func (p *prober) checkPromptTokens(ctx context.Context) Verdict {
 		switch {
 		case s.status != http.StatusOK:
 			judged++
-			notes = append(notes, fmt.Sprintf("refused: HTTP %d %s", s.status, excerpt(s.body)))
+			notes = append(notes, fmt.Sprintf("refused: HTTP %d %s", s.status, excerpt(p.scrub, s.body)))
 		case len(s.errObjects) > 0:
 			judged++
 			notes = append(notes, "refused in the stream: "+s.errObjects[0])
@@ -116,7 +116,7 @@ func (p *prober) tokenize(ctx context.Context, user string) (n int, where, why s
 			Tokens []json.RawMessage `json:"tokens"`
 		}
 		if err := json.Unmarshal(h.body, &ans); err != nil || ans.Count == nil && ans.Tokens == nil {
-			tried = append(tried, fmt.Sprintf("%s: no count or tokens in %s", path, excerpt(h.body)))
+			tried = append(tried, fmt.Sprintf("%s: no count or tokens in %s", path, excerpt(p.scrub, h.body)))
 			continue
 		}
 		if ans.Count != nil {

@@ -38,6 +38,7 @@ type prober struct {
 	hc      *http.Client
 	headers http.Header
 	apiKey  string
+	scrub   func(string) string // capacity's credential scrubber for this target
 	timeout time.Duration
 	nonce   string
 	target  capacity.Target
@@ -83,6 +84,7 @@ func newProber(ctx context.Context, s *settings, t capacity.Target, timeout time
 		}
 		p.headers.Set("Authorization", "Bearer "+p.apiKey)
 	}
+	p.scrub = rt.Redactor(p.apiKey)
 	if p.hc == nil {
 		p.hc = &http.Client{
 			Transport:     http.DefaultTransport.(*http.Transport).Clone(),
@@ -117,12 +119,11 @@ func (p *prober) runCheck(ctx context.Context, c check) Verdict {
 	return v
 }
 
-// safe removes the bearer token from text and escapes it for a terminal.
+// safe removes every credential of the target from text (the API key, the
+// value of every header, the base URL's userinfo, raw and JSON-escaped:
+// capacity's scrubber) and escapes it for a terminal.
 func (p *prober) safe(s string) string {
-	if p.apiKey != "" {
-		s = strings.ReplaceAll(s, p.apiKey, "[redacted]")
-	}
-	return safeText(s, maxNoteRunes)
+	return safeText(p.scrub(s), maxNoteRunes)
 }
 
 // redactURL drops userinfo, query and fragment from a base URL.
@@ -145,7 +146,8 @@ func (p *prober) root() string {
 type httpSeen struct {
 	status      int
 	contentType string
-	body        []byte // at most maxBodyExcerpt bytes
+	body        []byte              // at most maxBodyExcerpt bytes
+	scrub       func(string) string // the prober's, for excerpts
 	elapsed     time.Duration
 }
 
@@ -173,7 +175,7 @@ func (p *prober) do(ctx context.Context, method, u string, body []byte, hdr http
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBodyExcerpt))
-	seen := &httpSeen{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), body: b, elapsed: time.Since(start)}
+	seen := &httpSeen{scrub: p.scrub, status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), body: b, elapsed: time.Since(start)}
 	if err != nil {
 		return seen, p.requestError(method, u, err, timeout)
 	}
@@ -229,16 +231,23 @@ func streamed(fields map[string]any) map[string]any {
 	return f
 }
 
-// excerpt is the start of a body for a note.
-func excerpt(b []byte) string {
+// excerpt is the start of a body for a note. It is scrubbed of the
+// target's credentials before it is cut: a credential across the cut would
+// otherwise leave its first characters, which no later scrub recognises.
+// A nil scrub keeps the text.
+func excerpt(scrub func(string) string, b []byte) string {
 	const n = 200
-	if len(b) > n {
-		return string(b[:n]) + "..."
+	s := string(b)
+	if scrub != nil {
+		s = scrub(s)
 	}
-	return string(b)
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
 }
 
 // sentence says what one answer was, for a note.
 func (h *httpSeen) String() string {
-	return fmt.Sprintf("HTTP %d, Content-Type %q, %d ms: %s", h.status, h.contentType, h.elapsed.Milliseconds(), excerpt(h.body))
+	return fmt.Sprintf("HTTP %d, Content-Type %q, %d ms: %s", h.status, h.contentType, h.elapsed.Milliseconds(), excerpt(h.scrub, h.body))
 }

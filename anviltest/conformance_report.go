@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // ConformanceSchema names the format of the JSON verdict file.
@@ -103,10 +105,11 @@ type conformancePaths struct {
 	json, markdown string
 }
 
-// writeFiles writes conformance.<start>.json and .md into dir. The name is
-// claimed with O_EXCL (a "-2", "-3", ... suffix when taken), and each file
-// is written to a temporary name, synced and renamed into place, so a
-// reader never sees a partial file.
+// writeFiles writes conformance.<start>.json and .md into dir through the
+// module's one atomic writer (package artifact): the JSON file appears
+// complete under a new name (a "-2", "-3", ... suffix when taken), then the
+// Markdown file beside it. A failure leaves neither file behind, never an
+// empty or partial one.
 func (r *ConformanceReport) writeFiles(dir string) (conformancePaths, error) {
 	js, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
@@ -117,6 +120,9 @@ func (r *ConformanceReport) writeFiles(dir string) (conformancePaths, error) {
 	if err := r.WriteMarkdown(&md); err != nil {
 		return conformancePaths{}, err
 	}
+	bytesOf := func(b []byte) func(io.Writer) error {
+		return func(w io.Writer) error { _, err := w.Write(b); return err }
+	}
 	stem := "conformance." + r.StartedAt.UTC().Format(artifactStampLayout)
 	for i := 1; i <= maxNameSuffix; i++ {
 		s := stem
@@ -124,50 +130,18 @@ func (r *ConformanceReport) writeFiles(dir string) (conformancePaths, error) {
 			s = fmt.Sprintf("%s-%d", stem, i)
 		}
 		p := conformancePaths{json: filepath.Join(dir, s+".json"), markdown: filepath.Join(dir, s+".md")}
-		f, err := os.OpenFile(p.json, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		err := artifact.CreateFileFunc(p.json, bytesOf(js))
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
 			return conformancePaths{}, fmt.Errorf("anviltest: %w", err)
 		}
-		f.Close()
-		if err := writeSynced(p.json, js); err != nil {
-			return conformancePaths{}, err
-		}
-		if err := writeSynced(p.markdown, md.Bytes()); err != nil {
-			return conformancePaths{}, err
+		if err := artifact.WriteFileFunc(p.markdown, bytesOf(md.Bytes())); err != nil {
+			os.Remove(p.json)
+			return conformancePaths{}, fmt.Errorf("anviltest: %w", err)
 		}
 		return p, nil
 	}
 	return conformancePaths{}, fmt.Errorf("anviltest: no free name for %q in %s", stem, dir)
-}
-
-// writeSynced replaces path with data atomically: a temporary file in the
-// same directory, written, synced to disk, closed, renamed over path; then
-// the directory is synced so the rename survives a crash (best effort: not
-// every file system can sync a directory).
-func writeSynced(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("anviltest: %w", err)
-	}
-	_, werr := tmp.Write(data)
-	merr := tmp.Chmod(0o644)
-	serr := tmp.Sync()
-	cerr := tmp.Close()
-	if err := errors.Join(werr, merr, serr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("anviltest: writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("anviltest: %w", err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
 }

@@ -25,7 +25,8 @@ type streamSeen struct {
 	status          int
 	contentType     string
 	contentEncoding string
-	body            []byte // the start of a non-200 answer
+	body            []byte              // the start of a non-200 answer
+	scrub           func(string) string // the prober's, for excerpts
 	elapsed         time.Duration
 	readErr         error // the body ended abnormally (drop, timeout, bounds)
 
@@ -137,7 +138,7 @@ func (p *prober) stream(ctx context.Context, body []byte, hdr http.Header) (*str
 		return nil, p.requestError(http.MethodPost, u, err, p.timeout)
 	}
 	defer resp.Body.Close()
-	s := &streamSeen{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"),
+	s := &streamSeen{scrub: p.scrub, status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"),
 		contentEncoding: resp.Header.Get("Content-Encoding")}
 	if resp.StatusCode != http.StatusOK {
 		s.body, _ = io.ReadAll(io.LimitReader(resp.Body, maxBodyExcerpt))
@@ -192,14 +193,14 @@ func (s *streamSeen) event(ev sseEvent) {
 	}
 	var c wireChunk
 	if err := json.Unmarshal([]byte(ev.Data), &c); err != nil {
-		s.badJSON = append(s.badJSON, excerpt([]byte(ev.Data)))
+		s.badJSON = append(s.badJSON, excerpt(s.scrub, []byte(ev.Data)))
 		return
 	}
 	if c.Object != "" && !contains(s.objects, c.Object) {
 		s.objects = append(s.objects, c.Object)
 	}
 	if len(c.Error) > 0 && string(c.Error) != "null" {
-		s.errObjects = append(s.errObjects, excerpt(c.Error))
+		s.errObjects = append(s.errObjects, excerpt(s.scrub, c.Error))
 	}
 	if u := parseUsage(c.Usage); u != nil {
 		s.usage, s.usageWithChoices = u, len(c.Choices) > 0
@@ -260,7 +261,7 @@ func (s *streamSeen) outputChunks() int { return s.contentChunks + s.reasoningCh
 // failed says why the exchange gave no stream to judge ("" when it did).
 func (s *streamSeen) failed() string {
 	if s.status != http.StatusOK {
-		return fmt.Sprintf("the streamed request was answered HTTP %d (Content-Type %q): %s", s.status, s.contentType, excerpt(s.body))
+		return fmt.Sprintf("the streamed request was answered HTTP %d (Content-Type %q): %s", s.status, s.contentType, excerpt(s.scrub, s.body))
 	}
 	return ""
 }
@@ -283,7 +284,7 @@ func (s *streamSeen) summary() string {
 	}
 	usage := "no usage"
 	if s.usage != nil {
-		usage = "usage " + excerpt([]byte(s.usage.raw))
+		usage = "usage " + excerpt(s.scrub, []byte(s.usage.raw))
 	}
 	return fmt.Sprintf("HTTP %d, Content-Type %q, %d data events, [DONE] %t, %d content and %d reasoning chunks, last finish_reason %s, %s, %d ms",
 		s.status, s.contentType, s.events, s.done, s.contentChunks, s.reasoningChunks, finish, usage, s.elapsed.Milliseconds())

@@ -64,6 +64,17 @@ func secretsOf(t Target, apiKey string) secrets {
 	return slices.Compact(s)
 }
 
+// Redactor returns the scrubber Run applies to every server-provided
+// string, for the credentials of t: apiKey (the bearer token the caller
+// read from t.APIKeyEnv; empty for none), the value of every t.Headers
+// entry whatever its name, and the userinfo of t.BaseURL with its Basic
+// form, each raw and JSON-escaped, replaced by "[redacted]". A tool that
+// talks to the target itself (the conformance suite of package anviltest)
+// passes what it prints through it, whole, before cutting it.
+func (t Target) Redactor(apiKey string) func(text string) string {
+	return secretsOf(t, apiKey).scrub
+}
+
 // scrub replaces every secret in text by [redacted], in its raw form and in
 // every JSON-escaped form a server may echo it in: any of its characters
 // written as \uXXXX (either case of hex digits), '/' and '"' written with a

@@ -132,7 +132,7 @@ func (tk *tokenizer) count(ctx context.Context, prompt []byte) (int, error) {
 	case a.Tokens != nil:
 		return len(a.Tokens), nil
 	}
-	return 0, fmt.Errorf("%w: POST %s: the answer has neither \"count\" nor \"tokens\": %s", ErrPromptSizing, tk.path, tk.cl.secrets.scrub(serverExcerpt(string(raw))))
+	return 0, fmt.Errorf("%w: POST %s: the answer has neither \"count\" nor \"tokens\": %s", ErrPromptSizing, tk.path, serverExcerpt(tk.cl.secrets.scrub(string(raw))))
 }
 
 // tokenizeURLs are the tokenizer URLs tried for a base URL, in order: at
