@@ -48,6 +48,10 @@ func extensionOf(f runFacts, results []result, unsent []int) *artifact.Extension
 		Connections:  &artifact.Connections{},
 		Requests:     make([]artifact.RequestDetail, 0, len(results)+len(unsent)),
 	}
+	if w := f.workload; w.Duration > 0 && !w.OpenLoop() {
+		ms := monoMS(w.Duration)
+		x.Run.DurationMS = &ms
+	}
 	for _, res := range results {
 		c := res.clock
 		d := artifact.RequestDetail{

@@ -166,9 +166,15 @@ func identityKeys(a, b map[string]any) []identityKey {
 		keys = append(keys, identityKey{"context_seed", intAtLeast(0)},
 			identityKey{"context_distribution", contextDistribution})
 	}
+	keys = append(keys, identityKey{"max_context_tokens", nullable(intAtLeast(1))})
+	// A closed-loop Duration campaign's request count is a result, not a
+	// setting: what was asked is the time budget.
+	if either(durationKey, func(v any) bool { return v != nil }) {
+		keys = append(keys, identityKey{durationKey, positiveNumber})
+	} else {
+		keys = append(keys, identityKey{"requests", intAtLeast(1)})
+	}
 	keys = append(keys,
-		identityKey{"max_context_tokens", nullable(intAtLeast(1))},
-		identityKey{"requests", intAtLeast(1)},
 		identityKey{"concurrency", intAtLeast(1)},
 		identityKey{"max_tokens", intAtLeast(1)},
 		identityKey{"prompt_cache_mode", oneOf("shared", "unique")},
@@ -206,8 +212,13 @@ func identityKeys(a, b map[string]any) []identityKey {
 	if either(arrivalProcessKey, func(v any) bool { return v == "gamma" }) {
 		keys = append(keys, identityKey{"anvil_go.arrival.burstiness", positiveNumber})
 	}
+	// Exact sizing sends other prompts than the reference's.
+	keys = append(keys, identityKey{promptSizingKey, oneOf("reference", "exact")})
 	return keys
 }
+
+// durationKey is the time budget of a closed-loop Duration campaign.
+const durationKey = "anvil_go.run.duration_ms"
 
 // The arrival process of a run: a run without anvil_go.arrival (every
 // reference artifact, every closed-loop anvil-go run) reads as closedLoop.
@@ -222,17 +233,25 @@ const (
 var provenanceKeys = []string{
 	"model", "engine", "gpu", "tier", "manifest", "source_recipe", "configuration_fingerprint",
 	"base_url", "clock_domain_id", "run_id", "started_at", "finished_at",
-	"anvil_go.prompt_sizing.method",
 }
+
+// promptSizingKey is how the prompts were sized; a run without
+// anvil_go.prompt_sizing (every reference artifact) reads as "reference".
+const promptSizingKey = "anvil_go.prompt_sizing.method"
 
 // lookup returns the value at a dotted path of doc and whether it is
 // there. The arrival process is closedLoop when anvil_go.arrival is absent
-// or null.
+// or null, the prompt sizing "reference" when anvil_go.prompt_sizing is.
 func lookup(doc map[string]any, path string) (any, bool) {
 	if path == arrivalProcessKey {
 		arr, _ := lookup(doc, "anvil_go.arrival")
 		if arr == nil {
 			return closedLoop, true
+		}
+	}
+	if path == promptSizingKey {
+		if ps, _ := lookup(doc, "anvil_go.prompt_sizing"); ps == nil {
+			return "reference", true
 		}
 	}
 	var cur any = doc

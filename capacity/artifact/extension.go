@@ -50,6 +50,11 @@ type RunSummary struct {
 	SentRequests      int  // "sent_requests": measured requests issued
 	NeverSentRequests int  // "never_sent_requests": planned, never issued
 	Interrupted       bool // "interrupted": the run was cancelled or stopped early
+	// DurationMS is "duration_ms": the time budget of a closed-loop
+	// Duration campaign (Workload.Duration), whose request count is then a
+	// result; nil for a fixed request count and for open loops (whose
+	// schedule fixes the count).
+	DurationMS *float64
 	// Benchmark is "benchmark", written only when set: the name go test
 	// printed for the benchmark that made the run (package anviltest,
 	// GOMAXPROCS suffix included), by which reporters name its benchfmt

@@ -207,6 +207,7 @@ var reportTable = newArtTable(func(r *Report) *shape { return &r.shape },
 
 var runSummaryTable = newArtTable(func(r *RunSummary) *shape { return &r.shape },
 	optionalOf("benchmark", func(r *RunSummary) **string { return &r.Benchmark }, stringCodec),
+	optionalOf("duration_ms", func(r *RunSummary) **float64 { return &r.DurationMS }, floatCodec),
 	fieldOf("interrupted", func(r *RunSummary) *bool { return &r.Interrupted }, boolCodec),
 	fieldOf("never_sent_requests", func(r *RunSummary) *int { return &r.NeverSentRequests }, intCodec),
 	fieldOf("sent_requests", func(r *RunSummary) *int { return &r.SentRequests }, intCodec),
