@@ -229,7 +229,7 @@ func isolationVerdict(rep *artifact.Report, runErr error) Verdict {
 	case len(foreign) > 0:
 		return verdict(Fail, fmt.Sprintf("a response carried another request's canary marker: %s", strings.Join(foreign, "; ")), notes...)
 	case len(checks) < 2:
-		return verdict(Skip, fmt.Sprintf("only %d of %d concurrent responses could be checked", len(checks), isolationRequests), notes...)
+		return verdict(Skip, fmt.Sprintf("only %d of %d concurrent responses could be checked (failures by class %v)", len(checks), isolationRequests, classes), notes...)
 	case own < len(checks):
 		return verdict(Skip, fmt.Sprintf("the model began only %d of %d answers with its marker as asked: isolation is not proven", own, len(checks)), notes...)
 	}

@@ -129,6 +129,8 @@ func (tk *tokenizer) count(ctx context.Context, prompt []byte) (int, error) {
 	switch {
 	case a.Count != nil && *a.Count >= 0:
 		return *a.Count, nil
+	case a.Count != nil:
+		return 0, fmt.Errorf("%w: POST %s: \"count\" = %d: want a count >= 0", ErrPromptSizing, tk.path, *a.Count)
 	case a.Tokens != nil:
 		return len(a.Tokens), nil
 	}

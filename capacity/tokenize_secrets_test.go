@@ -48,3 +48,31 @@ func TestTokenizeAnswerExcerptLeaksNoPrefix(t *testing.T) {
 		require.NotContains(t, err.Error(), token[:9], "a prefix of the credential survived the cut")
 	})
 }
+
+// TestTokenizeNegativeCount: a /tokenize count below zero is named as such,
+// not as a missing count.
+func TestTokenizeNegativeCount(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var counts atomic.Int32
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			switch {
+			case strings.HasSuffix(r.URL.Path, "/tokenize"):
+				if counts.Add(1) == 1 {
+					fmt.Fprint(w, `{"count":64}`)
+					return
+				}
+				fmt.Fprint(w, `{"count":-5}`)
+			case strings.HasSuffix(r.URL.Path, "/chat/completions"):
+				w.Header().Set("Content-Type", "text/event-stream")
+				fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"}}]}\n\n"+
+					"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":500,\"completion_tokens\":1,\"total_tokens\":501}}\n\ndata: [DONE]\n\n")
+			default:
+				http.NotFound(w, r)
+			}
+		})
+		_, err := Run(t.Context(), pipeTarget(t, h), Workload{Requests: 2, ContextTokens: 512, PromptSizing: PromptSizingExact})
+		require.ErrorIs(t, err, ErrPromptSizing)
+		require.ErrorContains(t, err, `"count" = -5: want a count >= 0`)
+	})
+}
