@@ -8,9 +8,11 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/tmaxmax/go-sse"
 
+	"github.com/anvilbench/anvil/capacity/internal/chunk"
 	"github.com/anvilbench/anvil/capacity/itl"
 )
 
@@ -92,9 +94,8 @@ type streamResult struct {
 // it is decoded.
 func readStream(body *trackedBody, res *streamResult) {
 	var (
-		chunk streamChunk
-		buf   []byte
-		dec   = newChunkDecoder()
+		buf []byte
+		dec chunkDecoder
 	)
 	cfg := sse.ReadConfig{MaxEventSize: MaxEventSize}
 	for ev, err := range sse.Read(body, &cfg) {
@@ -126,36 +127,38 @@ func readStream(body *trackedBody, res *streamResult) {
 			return
 		}
 		buf = append(buf[:0], ev.Data...)
-		if err := dec.decode(buf, &chunk); err != nil {
+		c, err := dec.decode(buf)
+		if err != nil {
 			res.invalidType = ErrorTypeMalformedChunk
 			res.invalid = fmt.Sprintf("malformed JSON chunk (event %d): %v: %s", res.events, err, serverExcerpt(ev.Data))
 			return
 		}
-		if chunk.hasError() {
+		if c.HasError() {
 			res.invalidType = ErrorTypeServerError
-			res.invalid = "in-stream error object: " + serverExcerpt(string(chunk.Error))
+			res.invalid = "in-stream error object: " + serverExcerpt(string(c.Error))
 			return
 		}
-		res.apply(&chunk, at)
+		res.apply(c, buf, at)
 	}
 	// The body ended (EOF or an error go-sse treats as the end of input).
 	res.trailing, res.trailingDone = body.trailing(), body.trailingDone()
 }
 
-// apply folds one decoded chunk into the result.
-func (res *streamResult) apply(c *streamChunk, at time.Time) {
+// apply folds one decoded chunk, decoded from data, into the result. Its
+// common path (a content or reasoning delta) allocates nothing.
+func (res *streamResult) apply(c *chunk.Chunk, data []byte, at time.Time) {
 	reasoning, content := false, false
 	for i := range c.Choices {
 		ch := &c.Choices[i]
-		if ch.Delta.ReasoningContent || ch.Delta.Reasoning {
+		if ch.HasReasoning() {
 			reasoning = true
 		}
-		if ch.Delta.Content != "" {
+		if ch.Content.NonEmpty() {
 			content = true
-			res.capture.Append(string(ch.Delta.Content))
+			res.capture.Append(transientString(ch.Content.Bytes))
 		}
-		if fr := string(ch.FinishReason); fr != "" && len(res.finishReasons) < maxFinishReasons {
-			fr, _ = cutOnRune(fr, maxFinishReasonBytes)
+		if ch.FinishReason.NonEmpty() && len(res.finishReasons) < maxFinishReasons {
+			fr, _ := cutOnRune(string(ch.FinishReason.Bytes), maxFinishReasonBytes)
 			res.finishReasons = append(res.finishReasons, fr)
 		}
 	}
@@ -176,14 +179,15 @@ func (res *streamResult) apply(c *streamChunk, at time.Time) {
 			res.gaps.Add(at.Sub(res.origin))
 		}
 	}
-	if u := c.Usage; u != nil {
-		res.usage = usageSeen{present: true, prompt: u.PromptTokens,
-			completion: u.CompletionTokens, total: u.TotalTokens}
-		if d := u.PromptTokensDetails; d != nil {
-			res.usage.cachedToks = d.CachedTokens
-		}
+	if c.Usage.Present {
+		res.usage = usageOf(&c.Usage, data)
 	}
 }
+
+// transientString views b as a string without a copy, for a callee that
+// only reads it during the call (visibleCapture.Append copies what it
+// keeps). b must not change during the call.
+func transientString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // terminalData is the data of the event that ends a stream: data: [DONE].
 const terminalData = "[DONE]"
