@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,8 +10,6 @@ import (
 	"strings"
 	"time"
 	"unsafe"
-
-	"github.com/tmaxmax/go-sse"
 
 	"github.com/anvilbench/anvil/capacity/internal/chunk"
 	"github.com/anvilbench/anvil/capacity/itl"
@@ -87,18 +86,20 @@ type streamResult struct {
 	origin time.Time
 }
 
-// readStream reads SSE events from body until [DONE], the end of the body,
+// readStream reads SSE events from body (eventReader: go-sse's framing,
+// without allocating) until [DONE], the end of the body,
 // a read error or a contract violation, and records what it saw in res.
 // After [DONE] the rest of the body is left to drainAfterTerminal.
 // Every event is stamped with the time of the read that completed it, before
 // it is decoded.
 func readStream(body *trackedBody, res *streamResult) {
-	var (
-		buf []byte
-		dec chunkDecoder
-	)
-	cfg := sse.ReadConfig{MaxEventSize: MaxEventSize}
-	for ev, err := range sse.Read(body, &cfg) {
+	var dec chunkDecoder
+	events := newEventReader(body, MaxEventSize)
+	for {
+		ev, err := events.next()
+		if err == io.EOF { //nolint:errorlint // next returns io.EOF unwrapped
+			break
+		}
 		if err != nil {
 			res.readErr = err
 			if errors.Is(err, bufio.ErrTooLong) {
@@ -114,23 +115,22 @@ func readStream(body *trackedBody, res *streamResult) {
 			res.invalid = fmt.Sprintf("more than MaxStreamEvents (%d) events: more chunks than any max_tokens allows", MaxStreamEvents)
 			return
 		}
-		if ev.Type == "error" {
+		if string(ev.Type) == sseErrorEvent {
 			res.invalidType = ErrorTypeServerError
-			res.invalid = "in-stream error event: " + serverExcerpt(ev.Data)
+			res.invalid = "in-stream error event: " + serverExcerpt(string(ev.Data))
 			return
 		}
-		if ev.Data == "" {
+		if len(ev.Data) == 0 {
 			continue // a named event without data, e.g. a ping
 		}
-		if isTerminalData(ev.Data) {
+		if isTerminalBytes(ev.Data) {
 			res.terminal, res.terminalAt = true, at
 			return
 		}
-		buf = append(buf[:0], ev.Data...)
-		c, err := dec.decode(buf)
+		c, err := dec.decode(ev.Data)
 		if err != nil {
 			res.invalidType = ErrorTypeMalformedChunk
-			res.invalid = fmt.Sprintf("malformed JSON chunk (event %d): %v: %s", res.events, err, serverExcerpt(ev.Data))
+			res.invalid = fmt.Sprintf("malformed JSON chunk (event %d): %v: %s", res.events, err, serverExcerpt(string(ev.Data)))
 			return
 		}
 		if c.HasError() {
@@ -138,11 +138,14 @@ func readStream(body *trackedBody, res *streamResult) {
 			res.invalid = "in-stream error object: " + serverExcerpt(string(c.Error))
 			return
 		}
-		res.apply(c, buf, at)
+		res.apply(c, ev.Data, at)
 	}
-	// The body ended (EOF or an error go-sse treats as the end of input).
+	// The body ended (EOF, or the body cut inside a line).
 	res.trailing, res.trailingDone = body.trailing(), body.trailingDone()
 }
+
+// sseErrorEvent is the event type of an in-stream error event.
+const sseErrorEvent = "error"
 
 // apply folds one decoded chunk, decoded from data, into the result. Its
 // common path (a content or reasoning delta) allocates nothing.
@@ -195,6 +198,9 @@ const terminalData = "[DONE]"
 // isTerminalData reports whether an event's data is the terminal [DONE]
 // (white space around it tolerated).
 func isTerminalData(data string) bool { return strings.TrimSpace(data) == terminalData }
+
+// isTerminalBytes is isTerminalData of an event's data as bytes.
+func isTerminalBytes(data []byte) bool { return string(bytes.TrimSpace(data)) == terminalData }
 
 // bodyEndGrace is how long the client waits for the rest of a response body
 // once the request's outcome is known: after [DONE], or after an error
