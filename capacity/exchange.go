@@ -101,11 +101,11 @@ func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
 	defer cancel(nil)
 	total := time.AfterFunc(c.timeout, func() { cancel(errTotalTimeout) })
 	defer total.Stop()
-	activity := func() {}
+	var activity func(time.Time)
 	if c.stall > 0 {
-		stall := time.AfterFunc(c.stall, func() { cancel(errStallTimeout) })
-		defer stall.Stop()
-		activity = func() { stall.Reset(c.stall) }
+		stall := startStallWatch(c.stall, cancel)
+		defer stall.stop()
+		activity = stall.touch
 	}
 
 	req := c.tmpl.Clone(reqCtx)
@@ -135,7 +135,9 @@ func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
 		return
 	}
 	ex.received, ex.status = true, resp.StatusCode
-	activity()
+	if activity != nil {
+		activity(time.Now())
+	}
 	defer resp.Body.Close()
 
 	// A compressed body is decoded as it arrives (content_encoding.go).

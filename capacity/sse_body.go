@@ -48,7 +48,7 @@ func (e bodyEnd) String() string {
 // empty line are pending: at a clean EOF they are an incomplete final event.
 type trackedBody struct {
 	r        io.Reader
-	activity func() // called after every read that returned bytes; may be nil
+	activity func(time.Time) // called with the stamp of every read that returned bytes; may be nil
 
 	lastRead time.Time // monotonic stamp of the last read that returned bytes
 	bytes    int64     // bytes read in total
@@ -68,7 +68,7 @@ type trackedBody struct {
 // pendingHeadSize is the number of pending bytes kept for inspection.
 const pendingHeadSize = 32
 
-func newTrackedBody(r io.Reader, activity func()) *trackedBody {
+func newTrackedBody(r io.Reader, activity func(time.Time)) *trackedBody {
 	return &trackedBody{r: r, activity: activity, lineStart: true}
 }
 
@@ -88,7 +88,7 @@ func (b *trackedBody) Read(p []byte) (int, error) {
 		b.bytes += int64(n)
 		b.scan(p[:n])
 		if b.activity != nil {
-			b.activity()
+			b.activity(b.lastRead)
 		}
 	}
 	if err != nil {
