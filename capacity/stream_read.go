@@ -57,6 +57,7 @@ type usageSeen struct {
 // streamResult is what the client learned from one response stream. Times
 // are monotonic stamps; a zero time means "not seen".
 type streamResult struct {
+	firstEvent   time.Time // first SSE event of any kind
 	firstOutput  time.Time // first non-empty reasoning or content delta
 	firstContent time.Time // first non-empty content delta
 	terminalAt   time.Time // arrival of data: [DONE]
@@ -110,6 +111,9 @@ func readStream(body *trackedBody, res *streamResult) {
 		}
 		at := body.lastRead // stamp first: the event is complete at this read
 		res.events++
+		if res.events == 1 {
+			res.firstEvent = at
+		}
 		if res.events > MaxStreamEvents {
 			res.invalidType = ErrorTypeTooManyEvents
 			res.invalid = fmt.Sprintf("more than MaxStreamEvents (%d) events: more chunks than any max_tokens allows", MaxStreamEvents)
