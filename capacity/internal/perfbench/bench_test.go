@@ -93,16 +93,35 @@ func cpuTime(tb testing.TB) time.Duration {
 // chunk: 20 requests of 20,000 content chunks each at concurrency 4,
 // against a server in another process that writes them as fast as the
 // connection takes them. Reported: cpu-ns/chunk, allocs/chunk, bytes/chunk
-// and the GC cycles of one run.
+// and the GC cycles of one run; marginal-allocs/chunk is what the last
+// 10,000 chunks of each stream allocate, per chunk (the process's
+// allocations of a run of 20,000-chunk streams minus those of a run of
+// 10,000-chunk streams against a second server, over the 200,000 chunks
+// between): 0 when nothing on the per-chunk path allocates, whereas
+// allocs/chunk also spreads each request's setup over its chunks.
 func BenchmarkCPUPerChunk(b *testing.B) {
 	const requests, chunks = 20, 20000
 	base := startServer(b, Schedule{Chunks: chunks, PromptTokens: 64})
+	half := startServer(b, Schedule{Chunks: chunks / 2, PromptTokens: 64})
 	t := capacity.Target{BaseURL: base, Model: "perf", MaxModelLen: 1 << 20}
 	w := capacity.Workload{Requests: requests, Concurrency: 4, ContextTokens: 64,
 		SharedPrefixTokens: capacity.NoSharedPrefix, MaxTokens: chunks, Warmup: 4}
 	// One run first: connections, buffers and the code paths are warm.
 	_, err := capacity.Run(b.Context(), t, w)
 	require.NoError(b, err)
+	mallocs := func(t capacity.Target, want int) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		rep, err := capacity.Run(b.Context(), t, w)
+		runtime.ReadMemStats(&after)
+		require.NoError(b, err)
+		require.Equal(b, requests*want, rep.Metrics.ContentChunks)
+		return after.Mallocs - before.Mallocs
+	}
+	th := t
+	th.BaseURL = half
+	mallocs(th, chunks/2)
+	marginal := float64(mallocs(t, chunks)) - float64(mallocs(th, chunks/2))
 	b.ReportAllocs()
 	var cpu time.Duration
 	var before, after runtime.MemStats
@@ -123,6 +142,7 @@ func BenchmarkCPUPerChunk(b *testing.B) {
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(requests*chunks), "allocs/chunk")
 	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(requests*chunks), "bytes/chunk")
 	b.ReportMetric(float64(gcs)/float64(b.N), "gc/run")
+	b.ReportMetric(marginal/float64(requests*chunks/2), "marginal-allocs/chunk")
 }
 
 // BenchmarkTimingError measures the client's TTFT and TPOT against a server
