@@ -3,51 +3,18 @@ package capacity
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"math"
 	"strconv"
+
+	"github.com/anvilbench/anvil/capacity/internal/chunk"
 )
 
-// wireString decodes a JSON string and leaves every other JSON value (null,
-// a number, an object) as the empty string, so that a server putting a
-// structured value where text is expected produces no output rather than a
-// malformed-chunk failure.
-type wireString string
-
-// UnmarshalJSON implements json.Unmarshaler. b is a valid JSON value (the
-// decoder checked it); a string without escapes is copied directly.
-func (s *wireString) UnmarshalJSON(b []byte) error {
-	if len(b) < 2 || b[0] != '"' {
-		*s = ""
-		return nil
-	}
-	if bytes.IndexByte(b, '\\') < 0 {
-		*s = wireString(b[1 : len(b)-1])
-		return nil
-	}
-	var v string
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*s = wireString(v)
-	return nil
-}
-
-// wireNonEmpty records only whether a JSON value is a non-empty string:
-// all the client needs of reasoning text, decoded without a copy.
-type wireNonEmpty bool
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (n *wireNonEmpty) UnmarshalJSON(b []byte) error {
-	*n = len(b) > 2 && b[0] == '"'
-	return nil
-}
-
-// wireInt decodes a JSON count. null and absent leave it unset; an integer
-// (also one written with a fraction of zero or an exponent, such as 24.0)
-// that fits int64 sets it; any other value (a fraction, a string, a
-// boolean, an object, a number beyond int64) is kept as its JSON text in
-// bad, so that the usage check can name it (see checkUsage).
+// wireInt is a usage count as the client reads it. null and absent leave it
+// unset; an integer (also one written with a fraction of zero or an
+// exponent, such as 24.0) that fits int64 sets it; any other value (a
+// fraction, a string, a boolean, an object, a number beyond int64) is kept
+// as its JSON text in bad, so that the usage check can name it (see
+// checkUsage).
 type wireInt struct {
 	v   int64
 	ok  bool
@@ -83,25 +50,8 @@ func (n *wireInt) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// streamChunk holds the only fields of a chat.completion.chunk the client
-// reads. One value is reused for every event of a stream.
-type streamChunk struct {
-	Choices []chunkChoice `json:"choices"`
-	Usage   *chunkUsage   `json:"usage"`
-	// Error is an in-stream error object ({"error": {...}}); null and
-	// absent both leave it empty.
-	Error json.RawMessage `json:"error"`
-}
-
-type chunkChoice struct {
-	Delta struct {
-		Content          wireString   `json:"content"`
-		ReasoningContent wireNonEmpty `json:"reasoning_content"`
-		Reasoning        wireNonEmpty `json:"reasoning"`
-	} `json:"delta"`
-	FinishReason wireString `json:"finish_reason"`
-}
-
+// chunkUsage is the usage object read with encoding/json: the slow path of
+// a usage count that is not a plain integer literal (see usageOf).
 type chunkUsage struct {
 	PromptTokens        wireInt `json:"prompt_tokens"`
 	CompletionTokens    wireInt `json:"completion_tokens"`
@@ -111,64 +61,76 @@ type chunkUsage struct {
 	} `json:"prompt_tokens_details"`
 }
 
-// reset clears c for the next event, keeping the choices' storage.
-func (c *streamChunk) reset() {
-	clear(c.Choices)
-	c.Choices = c.Choices[:0]
-	c.Usage = nil
-	c.Error = c.Error[:0]
-}
-
-// chunkDecoder decodes the data of a stream's events one after the other.
-// It keeps one json.Decoder for the whole stream, so the decoder's state
-// is allocated once per stream rather than once per event.
+// chunkDecoder decodes the data of a stream's events one after the other
+// with the allocation-free decoder of package chunk (which hands anything
+// unusual to encoding/json itself, with the same results). A chunk and its
+// byte slices are valid until the next decode.
 type chunkDecoder struct {
-	src eventSource
-	dec *json.Decoder
-	fed int64 // bytes handed to the decoder so far
+	dec chunk.Decoder
 }
 
-func newChunkDecoder() *chunkDecoder {
-	d := &chunkDecoder{}
-	d.dec = json.NewDecoder(&d.src)
-	return d
+// decode parses one event's data: exactly one JSON object, else an error
+// (errNotObject, errTrailingData, or encoding/json's own).
+func (d *chunkDecoder) decode(data []byte) (*chunk.Chunk, error) {
+	c, err := d.dec.Decode(data)
+	switch err {
+	case nil:
+		return c, nil
+	case chunk.ErrNotObject:
+		return nil, errNotObject
+	case chunk.ErrTrailingData:
+		return nil, errTrailingData
+	}
+	return nil, err
 }
 
-// eventSource hands the decoder one event's data, then io.EOF.
-type eventSource struct{ data []byte }
-
-var _ io.Reader = (*eventSource)(nil)
-
-func (s *eventSource) Read(p []byte) (int, error) {
-	if len(s.data) == 0 {
-		return 0, io.EOF
+// usageOf is what the client keeps of a chunk's usage. A count that is a
+// plain integer literal (all a server normally writes) is taken from the
+// fast decoder; any other value (24.0, 1e3, "12", true, an object) is
+// read again from data with encoding/json into wireInt, so that what is
+// accepted and the JSON text a failure quotes stay exactly the client's
+// rules. That path runs at most once per stream (the usage chunk), and only
+// for such a count.
+func usageOf(u *chunk.Usage, data []byte) usageSeen {
+	if !u.Present {
+		return usageSeen{}
 	}
-	n := copy(p, s.data)
-	s.data = s.data[n:]
-	return n, nil
+	if plainCount(u.PromptTokens) && plainCount(u.CompletionTokens) && plainCount(u.TotalTokens) && plainCount(u.CachedTokens) {
+		return usageSeen{present: true, prompt: fastCount(u.PromptTokens), completion: fastCount(u.CompletionTokens),
+			total: fastCount(u.TotalTokens), cachedToks: fastCount(u.CachedTokens)}
+	}
+	var slow struct {
+		Usage *chunkUsage `json:"usage"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(data), &slow); err != nil || slow.Usage == nil {
+		// Unreachable: the fast decoder accepted the payload and found
+		// usage an object. Counted as not reported rather than guessed.
+		return usageSeen{present: true}
+	}
+	s := usageSeen{present: true, prompt: slow.Usage.PromptTokens, completion: slow.Usage.CompletionTokens, total: slow.Usage.TotalTokens}
+	if d := slow.Usage.PromptTokensDetails; d != nil {
+		s.cachedToks = d.CachedTokens
+	}
+	return s
 }
 
-// decode parses one event's data into c. The data must be exactly one JSON
-// object; anything else is an error, after which the decoder is not used
-// again (a malformed chunk ends the stream).
-func (d *chunkDecoder) decode(data []byte, c *streamChunk) error {
-	c.reset()
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 || data[0] != '{' {
-		return errNotObject
+// plainCount reports whether a count is absent, null or an unquoted
+// integer literal within int64: the values whose meaning the fast decoder
+// and wireInt agree on.
+func plainCount(n chunk.Int) bool {
+	switch n.Kind {
+	case chunk.IntAbsent, chunk.IntNull:
+		return true
+	case chunk.IntInteger:
+		return !n.Quoted
 	}
-	d.src.data = data
-	d.fed += int64(len(data))
-	if err := d.dec.Decode(c); err != nil {
-		return err
-	}
-	if d.dec.InputOffset() != d.fed {
-		return errTrailingData
-	}
-	return nil
+	return false
 }
 
-// hasError reports whether the chunk carried a non-null error object.
-func (c *streamChunk) hasError() bool {
-	return len(c.Error) > 0 && !bytes.Equal(c.Error, []byte("null"))
+// fastCount is a plain count (see plainCount) as a wireInt.
+func fastCount(n chunk.Int) wireInt {
+	if v, ok := n.Int64(); ok {
+		return wireInt{v: v, ok: true}
+	}
+	return wireInt{}
 }

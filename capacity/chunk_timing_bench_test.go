@@ -25,12 +25,13 @@ func BenchmarkChunkApply(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			var (
-				chunk streamChunk
+				dec   chunkDecoder
 				timer = newChunkTimer(itl.DefaultStallRule())
 				res   streamResult
 			)
-			dec := newChunkDecoder()
-			if err := dec.decode([]byte(`{"choices":[{"delta":{"content":"ab"}}]}`), &chunk); err != nil {
+			data := []byte(`{"choices":[{"delta":{"content":"ab"}}]}`)
+			chunk, err := dec.decode(data)
+			if err != nil {
 				b.Fatal(err)
 			}
 			origin := time.Now()
@@ -48,7 +49,7 @@ func BenchmarkChunkApply(b *testing.B) {
 					reset()
 				}
 				n++
-				res.apply(&chunk, origin.Add(time.Duration(n)*time.Millisecond))
+				res.apply(chunk, data, origin.Add(time.Duration(n)*time.Millisecond))
 			}
 		})
 	}

@@ -148,7 +148,10 @@ func TestChunkTimingAgainstFakeTrace(t *testing.T) {
 		}
 		require.Positive(t, stalled, "the fake stalled")
 		wantRun := chunkTimingOf(all)
-		if diff := cmp.Diff(wantRun, rep.AnvilGo.ChunkTiming, ignoreChunkShape); diff != "" {
+		// The run's tokens-per-chunk mean is a float sum the client merges
+		// per worker in the order the workers end, which the scheduler
+		// chooses: equal up to the last bits, not bit for bit.
+		if diff := cmp.Diff(wantRun, rep.AnvilGo.ChunkTiming, ignoreChunkShape, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
 			t.Fatalf("chunk_timing (-trace +client):\n%s", diff)
 		}
 		require.Greater(t, rep.AnvilGo.ChunkTiming.ITLMS.Max, 300.0, "a stall is in the distribution")

@@ -19,9 +19,8 @@
 //   - plan.go, context_draw.go, mersenne_twister.go, prompt.go: the plan is
 //     resolved before any request is sent: the planned context of every
 //     request index, drawn from a generator that reproduces the reference
-//     tool's draws bit for bit, and each prompt, built by the worker that
-//     sends it into a reused buffer (memory scales with the concurrency, not
-//     the number of requests).
+//     tool's draws bit for bit, and each prompt (prompt.go: the layout; the
+//     request bodies stream it, see body_stream.go).
 //   - prompt_sizing.go, tokenize_client.go: exact-token sizing
 //     (Workload.PromptSizing): the server's /tokenize or calibration
 //     requests, before the warm-up, choose each prompt's character budget.
@@ -33,19 +32,30 @@
 //   - slo.go, search.go: SLOs judged on a report (goodput), and the
 //     concurrency and rate searches for the highest load that meets one.
 //   - exchange.go, request_body.go: one request: the body, the clock (t0 is
-//     taken immediately before the request is issued), the limits.
-//   - sse_body.go, stream_read.go, chunk_decode.go: the response: the body
-//     wrapper that tells a clean end from a drop, the SSE event loop that
-//     stamps every event on arrival, and the decoding of each chunk;
-//     chunk_timing.go: the gaps between output chunks and the stalls of
-//     every stream (package itl), per worker, merged per run.
+//     taken immediately before the request is issued), the limits;
+//     stall_watch.go: the stall limit, an atomic store per read.
+//   - body_stream.go, prompt_layout.go: request bodies streamed from the
+//     run's shared, already escaped prompt lines, the request's own few
+//     bytes and its filler generated as the transport reads it (byte for
+//     byte the body of prompt.go's prompt), so a request in flight holds a
+//     few hundred bytes whatever its prompt's size.
+//   - prewarm.go: the connection warm-up before the clock (as many live
+//     connections as requests in flight).
+//   - sse_body.go, sse_framing.go, stream_read.go, chunk_decode.go: the
+//     response: the body wrapper that tells a clean end from a drop, the
+//     SSE framing (go-sse's rules, without allocating), the event loop
+//     that stamps every event on arrival, and the decoding of each chunk
+//     (package internal/chunk, allocation-free); chunk_timing.go: the gaps
+//     between output chunks and the stalls of every stream (package itl),
+//     per worker, merged per run.
 //   - evaluate.go, visible_capture.go, canary.go, controlled_output.go: one
 //     response becomes a timing row or a failure row: the protocol's
 //     derivations, the bounded capture of visible content and the contracts
 //     checked on it.
 //   - content_encoding.go: gzip and deflate bodies decoded as they arrive.
-//   - stale_connection.go: the one retry, of a kept-alive connection the
-//     server closed while idle (httptrace), and the phases it records.
+//   - stale_connection.go: the httptrace record of each attempt (the
+//     phases of anvil_go.requests[i]) and the one retry, of a kept-alive
+//     connection the server closed while idle.
 //   - usage_check.go: usage is input: counts checked before use.
 //   - error_type.go: the error_type words of every failure.
 //   - context_discovery.go: llama.cpp's and ollama's own endpoints for the

@@ -22,6 +22,8 @@ type client struct {
 	timeout time.Duration
 	stall   time.Duration // 0: no stall limit below timeout
 	secrets secrets       // scrubbed from every message (exchange.fail)
+
+	modelsURL string // GET {BaseURL}/models: the connection warm-up's request
 }
 
 // newClient prepares the requests of a run against a resolved target.
@@ -50,7 +52,7 @@ func newClient(t Target, w Workload, hc *http.Client, apiKey string) (*client, e
 	if apiKey != "" {
 		tmpl.Header.Set("Authorization", "Bearer "+apiKey)
 	}
-	c := &client{hc: hc, tmpl: tmpl, enc: enc, timeout: w.Timeout, secrets: secretsOf(t, apiKey)}
+	c := &client{hc: hc, tmpl: tmpl, enc: enc, timeout: w.Timeout, secrets: secretsOf(t, apiKey), modelsURL: t.ModelsURL()}
 	if w.StallTimeout > 0 && w.StallTimeout < w.Timeout {
 		c.stall = w.StallTimeout
 	}
@@ -80,6 +82,10 @@ type exchange struct {
 	gotConnMS float64
 	reused    bool
 	retried   bool
+	// The attempt's other phases (ms after t0; nil when not reached): the
+	// dial of a fresh connection, the request written, the first response
+	// byte.
+	connectMS, wroteMS, firstByteMS *float64
 }
 
 // fail records the first failure of the exchange. The whole message is
@@ -95,23 +101,23 @@ func (ex *exchange) fail(class artifact.FailureClass, errType, format string, ar
 
 // send issues one request with body and reads its stream into ex. ctx is the
 // run's context: its end makes the request cancelled.
-func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
+func (c *client) send(ctx context.Context, body requestBody, ex *exchange) {
 	ex.secrets = c.secrets
 	reqCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	total := time.AfterFunc(c.timeout, func() { cancel(errTotalTimeout) })
 	defer total.Stop()
-	activity := func() {}
+	var activity func(time.Time)
 	if c.stall > 0 {
-		stall := time.AfterFunc(c.stall, func() { cancel(errStallTimeout) })
-		defer stall.Stop()
-		activity = func() { stall.Reset(c.stall) }
+		stall := startStallWatch(c.stall, cancel)
+		defer stall.stop()
+		activity = stall.touch
 	}
 
 	req := c.tmpl.Clone(reqCtx)
-	req.Body = body.reader()
-	req.GetBody = func() (io.ReadCloser, error) { return body.reader(), nil }
-	req.ContentLength = int64(len(body.buf))
+	req.Body = body.newReader()
+	req.GetBody = func() (io.ReadCloser, error) { return body.newReader(), nil }
+	req.ContentLength = body.contentLength()
 
 	var ct connTrace
 	ex.start = time.Now()
@@ -121,21 +127,21 @@ func (c *client) send(ctx context.Context, body *bodyBuffer, ex *exchange) {
 		// it: not the server's failure. Once more, with the clock restarted.
 		ex.retried = true
 		retry := c.tmpl.Clone(reqCtx)
-		retry.Body, retry.GetBody, retry.ContentLength = body.reader(), req.GetBody, req.ContentLength
+		retry.Body, retry.GetBody, retry.ContentLength = body.newReader(), req.GetBody, req.ContentLength
 		total.Reset(c.timeout)
 		ex.start = time.Now()
 		resp, err = c.hc.Do(retry.WithContext(ct.attach(reqCtx, ex.start)))
 	}
-	if g := ct.gotConn.Load(); g >= 0 {
-		ex.gotConnMS, ex.reused = monoMS(time.Duration(g)), ct.reused.Load()
-	}
+	ct.record(ex)
 	if err != nil {
 		ex.endAt = time.Now()
 		c.failTransport(ctx, reqCtx, ex, err)
 		return
 	}
 	ex.received, ex.status = true, resp.StatusCode
-	activity()
+	if activity != nil {
+		activity(time.Now())
+	}
 	defer resp.Body.Close()
 
 	// A compressed body is decoded as it arrives (content_encoding.go).

@@ -45,7 +45,7 @@ func extensionOf(f runFacts, results []result, unsent []int) *artifact.Extension
 		},
 		PromptSizing: promptSizingOf(f.plan, results),
 		ChunkTiming:  chunkTimingOf(f.runner.chunks),
-		Connections:  &artifact.Connections{},
+		Connections:  &artifact.Connections{Prewarmed: f.runner.prewarmed},
 		Requests:     make([]artifact.RequestDetail, 0, len(results)+len(unsent)),
 	}
 	if w := f.workload; w.Duration > 0 && !w.OpenLoop() {
@@ -70,9 +70,13 @@ func extensionOf(f runFacts, results []result, unsent []int) *artifact.Extension
 		}
 		setChunkDetail(&d, res.chunks)
 		if p := res.phases; p != nil {
-			d.Phases = &artifact.Phases{GotConnMS: p.gotConnMS, Reused: p.reused, Retried: p.retried}
+			d.Phases = &artifact.Phases{GotConnMS: p.gotConnMS, Reused: p.reused, Retried: p.retried,
+				ConnectMS: p.connectMS, WroteRequestMS: p.wroteMS, FirstByteMS: p.firstByteMS, FirstEventMS: p.firstEventMS}
 			if p.retried {
 				x.Connections.Retried++
+			}
+			if !p.reused {
+				x.Connections.DialedInMeasurement++
 			}
 		}
 		if res.fail != nil {

@@ -10,13 +10,11 @@ import (
 	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
-// sendBuffers are the prompt and body buffers of one in-flight slot of an
-// open loop, reused by the requests that hold the slot in turn, so memory
-// scales with the cap on requests in flight, not with the schedule.
+// sendBuffers are what one in-flight slot of an open loop keeps for the
+// requests that hold the slot in turn, so memory scales with the cap on
+// requests in flight, not with the schedule.
 type sendBuffers struct {
-	prompt []byte
-	body   bodyBuffer
-	timer  *chunkTimer // the slot's per-chunk timing, merged when the phase ends
+	timer *chunkTimer // the slot's per-chunk timing, merged when the phase ends
 }
 
 // openPhase runs the measured requests of an open loop. Request i is due at
@@ -73,7 +71,7 @@ func (r *runner) openPhase(ctx context.Context, start time.Time, schedule []time
 			return
 		}
 		wg.Go(func() {
-			res := r.one(runCtx, i, false, &buf.prompt, &buf.body, buf.timer)
+			res := r.one(runCtx, i, false, buf.timer)
 			res.clock.taken = due
 			refused := r.record(res, false)
 			slots <- buf

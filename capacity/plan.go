@@ -32,8 +32,12 @@ type plan struct {
 	// Nonce is the per-run nonce of unique-mode prefixes ("" when unused).
 	Nonce string
 
-	// sharedPrefix is the prefix of every prompt in shared mode.
+	// sharedPrefix is the prefix of every prompt in shared mode (the raw
+	// lines of pieces).
 	sharedPrefix []byte
+	// pieces are the prompt lines every request shares, JSON-escaped once
+	// for the streamed bodies (body_stream.go).
+	pieces *sharedPieces
 	// chars holds the character budget of each measured request index
 	// found by exact sizing; nil for reference sizing.
 	chars []int
@@ -133,8 +137,17 @@ func newPlan(w Workload, maxModelLen, margin int, nonce string) (*plan, error) {
 		}
 	}
 
+	// The lines every prompt shares, raw and JSON-escaped once per run
+	// (body_stream.go): the shared prefix, or the unique prefix's filler.
+	lines := 0
+	if w.PromptCacheMode == PromptCacheUnique || w.SharedPrefixTokens > 0 {
+		lines = max(promptChars(w.SharedPrefixTokens), 0)
+	}
+	if p.pieces, err = newSharedPieces(lines); err != nil {
+		return nil, err
+	}
 	if w.PromptCacheMode == PromptCacheShared && w.SharedPrefixTokens > 0 {
-		p.sharedPrefix = appendLines(nil, 0, promptChars(w.SharedPrefixTokens))
+		p.sharedPrefix = p.pieces.raw
 	}
 	if len(p.Contexts) == 0 {
 		return p, nil

@@ -123,6 +123,14 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 			return nil, fmt.Errorf("%w during warm-up: %s", ErrEndpointRefused, r.refusal)
 		}
 	}
+	// Connections ready before the clock: as many live connections as
+	// requests will be in flight, so that no measured request pays a dial.
+	// Only in Run's own pool, sized for the run: a Target.HTTPClient's pool
+	// is the caller's (http.DefaultTransport keeps two idle connections a
+	// host, and would close the rest again).
+	if t.HTTPClient == nil && ctx.Err() == nil {
+		r.prewarmed = cl.prewarm(ctx, min(w.Concurrency, plan.Len()), min(prewarmLimit, w.Timeout))
+	}
 	// The measured phase starts even when ctx is already done (it then
 	// dispatches nothing), so the report accounts for the measured plan,
 	// never for the warm-up's dispatch state.

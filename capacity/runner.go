@@ -63,6 +63,8 @@ type runner struct {
 
 	stallRule itl.StallRule // applied to every measured stream
 	chunks    *itl.Run      // the measured workers' runs, merged as they exit
+
+	prewarmed int // live connections the measured phase started with (prewarm)
 }
 
 // phase runs n requests (warm-up or measured) with the runner's concurrency
@@ -81,14 +83,10 @@ func (r *runner) phase(ctx context.Context, n int, warmup bool) {
 	wg.Wait()
 }
 
-// worker sends requests until the phase has none left. Its prompt and body
-// buffers are reused from one request to the next.
+// worker sends requests until the phase has none left. Request bodies are
+// streamed from the plan (body_stream.go): a worker holds no prompt.
 func (r *runner) worker(ctx context.Context, stop context.CancelCauseFunc, warmup bool) {
-	var (
-		prompt []byte
-		body   bodyBuffer
-		timer  *chunkTimer // measured requests only
-	)
+	var timer *chunkTimer // measured requests only
 	if !warmup {
 		timer = newChunkTimer(r.stallRule)
 		defer r.mergeChunks(timer)
@@ -98,7 +96,7 @@ func (r *runner) worker(ctx context.Context, stop context.CancelCauseFunc, warmu
 		if !ok {
 			return
 		}
-		res := r.one(ctx, i, warmup, &prompt, &body, timer)
+		res := r.one(ctx, i, warmup, timer)
 		if r.record(res, warmup) {
 			stop(errRunStopped)
 		}
@@ -184,7 +182,7 @@ func (r *runner) report() {
 
 // one sends request i and evaluates it. A panic anywhere in it becomes a
 // runner_error failure of that request; the worker goes on.
-func (r *runner) one(ctx context.Context, i int, warmup bool, prompt *[]byte, body *bodyBuffer, timer *chunkTimer) (res result) {
+func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer) (res result) {
 	planned := r.plan.Contexts[i%r.plan.Len()]
 	res.index = i
 	start := time.Now()
@@ -201,16 +199,18 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, prompt *[]byte, bo
 			}, clock: clock}
 		}
 	}()
-	var err error
+	var (
+		body *streamedBody
+		err  error
+	)
 	if warmup {
-		*prompt, err = r.plan.AppendWarmupPrompt((*prompt)[:0], i)
+		body, err = r.plan.warmupBody(r.cl.enc, i)
 	} else {
-		*prompt, err = r.plan.AppendPrompt((*prompt)[:0], i)
+		body, err = r.plan.measuredBody(r.cl.enc, i)
 	}
 	if err != nil {
 		panic(err) // the plan covers every index the runner dispatches
 	}
-	body.buf = r.cl.enc.appendBody(body.reset(), *prompt)
 	var ex exchange
 	if timer != nil {
 		timer.begin(&ex.stream, start)

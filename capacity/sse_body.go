@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -47,7 +48,7 @@ func (e bodyEnd) String() string {
 // empty line are pending: at a clean EOF they are an incomplete final event.
 type trackedBody struct {
 	r        io.Reader
-	activity func() // called after every read that returned bytes; may be nil
+	activity func(time.Time) // called with the stamp of every read that returned bytes; may be nil
 
 	lastRead time.Time // monotonic stamp of the last read that returned bytes
 	bytes    int64     // bytes read in total
@@ -67,7 +68,7 @@ type trackedBody struct {
 // pendingHeadSize is the number of pending bytes kept for inspection.
 const pendingHeadSize = 32
 
-func newTrackedBody(r io.Reader, activity func()) *trackedBody {
+func newTrackedBody(r io.Reader, activity func(time.Time)) *trackedBody {
 	return &trackedBody{r: r, activity: activity, lineStart: true}
 }
 
@@ -87,7 +88,7 @@ func (b *trackedBody) Read(p []byte) (int, error) {
 		b.bytes += int64(n)
 		b.scan(p[:n])
 		if b.activity != nil {
-			b.activity()
+			b.activity(b.lastRead)
 		}
 	}
 	if err != nil {
@@ -101,37 +102,64 @@ func (b *trackedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// scan advances the SSE framing state over p.
+// scan advances the SSE framing state over p. It works a line segment at a
+// time: the line ends are found with bytes.IndexByte (vectorized), and a
+// read without '\r' (every read of a server ending lines with "\n") looks
+// for '\n' alone; the state changes only at line starts and ends.
 func (b *trackedBody) scan(p []byte) {
-	for _, c := range p {
-		switch {
-		case c == '\n' && b.prevCR:
+	hasCR := bytes.IndexByte(p, '\r') >= 0
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if hasCR {
+			if j := bytes.IndexByte(p, '\r'); j >= 0 && (i < 0 || j < i) {
+				i = j
+			}
+		}
+		seg := p
+		if i >= 0 {
+			seg = p[:i]
+		}
+		if len(seg) > 0 {
+			b.prevCR = false
+			if b.lineStart {
+				b.lineStart = false
+				b.comment = seg[0] == ':'
+			}
+			if !b.comment {
+				b.keep(seg)
+			}
+		}
+		if i < 0 {
+			return
+		}
+		c := p[i]
+		p = p[i+1:]
+		if c == '\n' && b.prevCR {
 			// Second half of a "\r\n" line end: already counted.
 			b.prevCR = false
 			continue
-		case c == '\n' || c == '\r':
-			if b.lineStart {
-				b.pending = 0 // empty line: the event, if any, is complete
-			} else if !b.comment {
-				b.keep(c) // the line end belongs to a pending field line
-			}
-			b.lineStart, b.comment = true, false
-			b.prevCR = c == '\r'
-			continue
 		}
-		b.prevCR = false
 		if b.lineStart {
-			b.lineStart = false
-			b.comment = c == ':'
+			b.pending = 0 // empty line: the event, if any, is complete
+		} else if !b.comment {
+			b.keepByte(c) // the line end belongs to a pending field line
 		}
-		if !b.comment {
-			b.keep(c)
-		}
+		b.lineStart, b.comment = true, false
+		b.prevCR = c == '\r'
 	}
 }
 
-// keep counts a pending byte and remembers it when it is among the first.
-func (b *trackedBody) keep(c byte) {
+// keep counts pending bytes and remembers those among the first
+// pendingHeadSize.
+func (b *trackedBody) keep(seg []byte) {
+	if b.pending < pendingHeadSize {
+		copy(b.head[b.pending:], seg)
+	}
+	b.pending += int64(len(seg))
+}
+
+// keepByte is keep of one byte.
+func (b *trackedBody) keepByte(c byte) {
 	if b.pending < pendingHeadSize {
 		b.head[b.pending] = c
 	}

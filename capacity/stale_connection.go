@@ -2,18 +2,26 @@ package capacity
 
 import (
 	"context"
+	"crypto/tls"
 	"net/http/httptrace"
 	"sync/atomic"
 	"time"
 )
 
 // connTrace records, through net/http/httptrace, what the client needs to
-// know of one attempt's connection: when it was obtained, whether it came
-// from the keep-alive pool, and whether any response byte arrived.
+// know of one attempt's connection and phases: when a dial started and
+// ended (DNS, TCP and TLS), when the connection was obtained and whether it
+// came from the keep-alive pool, when the request was written, and when
+// the first response byte arrived. Every moment is monotonic nanoseconds
+// after the attempt's t0, -1 until it happens; the transport calls the
+// hooks on its own goroutines, hence the atomics.
 type connTrace struct {
-	gotConn   atomic.Int64 // monotonic nanoseconds after t0 of GotConn, -1 before
+	dialStart atomic.Int64 // first of DNSStart and ConnectStart
+	dialDone  atomic.Int64 // last of ConnectDone and TLSHandshakeDone
+	gotConn   atomic.Int64
+	wrote     atomic.Int64 // WroteRequest
+	firstByte atomic.Int64 // GotFirstResponseByte
 	reused    atomic.Bool
-	firstByte atomic.Bool
 	start     time.Time
 }
 
@@ -21,16 +29,53 @@ type connTrace struct {
 // is start.
 func (ct *connTrace) attach(ctx context.Context, start time.Time) context.Context {
 	ct.start = start
-	ct.gotConn.Store(-1)
+	for _, m := range []*atomic.Int64{&ct.dialStart, &ct.dialDone, &ct.gotConn, &ct.wrote, &ct.firstByte} {
+		m.Store(-1)
+	}
 	ct.reused.Store(false)
-	ct.firstByte.Store(false)
+	since := func() int64 { return int64(time.Since(ct.start)) }
+	dialStarted := func() { ct.dialStart.CompareAndSwap(-1, since()) }
+	dialEnded := func() { ct.dialDone.Store(since()) }
 	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		DNSStart:         func(httptrace.DNSStartInfo) { dialStarted() },
+		ConnectStart:     func(string, string) { dialStarted() },
+		ConnectDone:      func(string, string, error) { dialEnded() },
+		TLSHandshakeDone: func(tls.ConnectionState, error) { dialEnded() },
 		GotConn: func(info httptrace.GotConnInfo) {
-			ct.gotConn.Store(int64(time.Since(ct.start)))
+			ct.gotConn.Store(since())
 			ct.reused.Store(info.Reused)
 		},
-		GotFirstResponseByte: func() { ct.firstByte.Store(true) },
+		WroteRequest:         func(httptrace.WroteRequestInfo) { ct.wrote.CompareAndSwap(-1, since()) },
+		GotFirstResponseByte: func() { ct.firstByte.CompareAndSwap(-1, since()) },
 	})
+}
+
+// responseByte reports whether any response byte arrived.
+func (ct *connTrace) responseByte() bool { return ct.firstByte.Load() >= 0 }
+
+// traceMS is a trace moment in ms after t0; nil when it never came.
+func traceMS(m *atomic.Int64) *float64 {
+	v := m.Load()
+	if v < 0 {
+		return nil
+	}
+	ms := monoMS(time.Duration(v))
+	return &ms
+}
+
+// record copies the attempt's phases into ex. The connect time is the
+// dial's (DNS, TCP and TLS) when this attempt's connection was a fresh one
+// it dialed; on a reused connection it is nil.
+func (ct *connTrace) record(ex *exchange) {
+	if ct.gotConn.Load() < 0 {
+		return
+	}
+	ex.gotConnMS, ex.reused = monoMS(time.Duration(ct.gotConn.Load())), ct.reused.Load()
+	ex.wroteMS, ex.firstByteMS = traceMS(&ct.wrote), traceMS(&ct.firstByte)
+	if s, d := ct.dialStart.Load(), ct.dialDone.Load(); !ex.reused && s >= 0 && d >= s {
+		ms := monoMS(time.Duration(d - s))
+		ex.connectMS = &ms
+	}
 }
 
 // staleConnection reports whether a failed attempt is a kept-alive
@@ -41,7 +86,7 @@ func (ct *connTrace) attach(ctx context.Context, start time.Time) context.Contex
 // EOF before any response byte, a write error or a reset). Such a failure
 // is not the server's: the request is sent once more with t0 taken again.
 func staleConnection(ct *connTrace, reqCtx context.Context, err error) bool {
-	if !ct.reused.Load() || ct.firstByte.Load() || reqCtx.Err() != nil {
+	if !ct.reused.Load() || ct.responseByte() || reqCtx.Err() != nil {
 		return false
 	}
 	switch transportErrorType(unwrapURLError(err)) {
@@ -51,18 +96,24 @@ func staleConnection(ct *connTrace, reqCtx context.Context, err error) bool {
 	return false
 }
 
-// phasesOf is the minimal phase record of a sent request (the connection
-// was obtained, reused, retried).
+// phasesOf is the phase record of a sent request; nil when never sent.
 func phasesOf(ex *exchange) *phaseRecord {
 	if ex.start.IsZero() {
 		return nil
 	}
-	return &phaseRecord{gotConnMS: ex.gotConnMS, reused: ex.reused, retried: ex.retried}
+	return &phaseRecord{gotConnMS: ex.gotConnMS, reused: ex.reused, retried: ex.retried,
+		connectMS: ex.connectMS, wroteMS: ex.wroteMS, firstByteMS: ex.firstByteMS,
+		firstEventMS: sinceMS(ex.start, ex.stream.firstEvent)}
 }
 
-// phaseRecord is what the exchange learned of its request's phases.
+// phaseRecord is what the exchange learned of its request's phases, in ms
+// after t0 (anvil_go.requests[i].phases).
 type phaseRecord struct {
-	gotConnMS float64
-	reused    bool
-	retried   bool
+	gotConnMS    float64
+	reused       bool
+	retried      bool
+	connectMS    *float64 // dial + TLS of a fresh connection
+	wroteMS      *float64
+	firstByteMS  *float64
+	firstEventMS *float64
 }

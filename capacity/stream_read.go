@@ -2,15 +2,16 @@ package capacity
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
+	"unsafe"
 
-	"github.com/tmaxmax/go-sse"
-
+	"github.com/anvilbench/anvil/capacity/internal/chunk"
 	"github.com/anvilbench/anvil/capacity/itl"
 )
 
@@ -56,6 +57,7 @@ type usageSeen struct {
 // streamResult is what the client learned from one response stream. Times
 // are monotonic stamps; a zero time means "not seen".
 type streamResult struct {
+	firstEvent   time.Time // first SSE event of any kind
 	firstOutput  time.Time // first non-empty reasoning or content delta
 	firstContent time.Time // first non-empty content delta
 	terminalAt   time.Time // arrival of data: [DONE]
@@ -85,19 +87,20 @@ type streamResult struct {
 	origin time.Time
 }
 
-// readStream reads SSE events from body until [DONE], the end of the body,
+// readStream reads SSE events from body (eventReader: go-sse's framing,
+// without allocating) until [DONE], the end of the body,
 // a read error or a contract violation, and records what it saw in res.
 // After [DONE] the rest of the body is left to drainAfterTerminal.
 // Every event is stamped with the time of the read that completed it, before
 // it is decoded.
 func readStream(body *trackedBody, res *streamResult) {
-	var (
-		chunk streamChunk
-		buf   []byte
-		dec   = newChunkDecoder()
-	)
-	cfg := sse.ReadConfig{MaxEventSize: MaxEventSize}
-	for ev, err := range sse.Read(body, &cfg) {
+	var dec chunkDecoder
+	events := newEventReader(body, MaxEventSize)
+	for {
+		ev, err := events.next()
+		if err == io.EOF { //nolint:errorlint // next returns io.EOF unwrapped
+			break
+		}
 		if err != nil {
 			res.readErr = err
 			if errors.Is(err, bufio.ErrTooLong) {
@@ -108,54 +111,61 @@ func readStream(body *trackedBody, res *streamResult) {
 		}
 		at := body.lastRead // stamp first: the event is complete at this read
 		res.events++
+		if res.events == 1 {
+			res.firstEvent = at
+		}
 		if res.events > MaxStreamEvents {
 			res.invalidType = ErrorTypeTooManyEvents
 			res.invalid = fmt.Sprintf("more than MaxStreamEvents (%d) events: more chunks than any max_tokens allows", MaxStreamEvents)
 			return
 		}
-		if ev.Type == "error" {
+		if string(ev.Type) == sseErrorEvent {
 			res.invalidType = ErrorTypeServerError
-			res.invalid = "in-stream error event: " + serverExcerpt(ev.Data)
+			res.invalid = "in-stream error event: " + serverExcerpt(string(ev.Data))
 			return
 		}
-		if ev.Data == "" {
+		if len(ev.Data) == 0 {
 			continue // a named event without data, e.g. a ping
 		}
-		if isTerminalData(ev.Data) {
+		if isTerminalBytes(ev.Data) {
 			res.terminal, res.terminalAt = true, at
 			return
 		}
-		buf = append(buf[:0], ev.Data...)
-		if err := dec.decode(buf, &chunk); err != nil {
+		c, err := dec.decode(ev.Data)
+		if err != nil {
 			res.invalidType = ErrorTypeMalformedChunk
-			res.invalid = fmt.Sprintf("malformed JSON chunk (event %d): %v: %s", res.events, err, serverExcerpt(ev.Data))
+			res.invalid = fmt.Sprintf("malformed JSON chunk (event %d): %v: %s", res.events, err, serverExcerpt(string(ev.Data)))
 			return
 		}
-		if chunk.hasError() {
+		if c.HasError() {
 			res.invalidType = ErrorTypeServerError
-			res.invalid = "in-stream error object: " + serverExcerpt(string(chunk.Error))
+			res.invalid = "in-stream error object: " + serverExcerpt(string(c.Error))
 			return
 		}
-		res.apply(&chunk, at)
+		res.apply(c, ev.Data, at)
 	}
-	// The body ended (EOF or an error go-sse treats as the end of input).
+	// The body ended (EOF, or the body cut inside a line).
 	res.trailing, res.trailingDone = body.trailing(), body.trailingDone()
 }
 
-// apply folds one decoded chunk into the result.
-func (res *streamResult) apply(c *streamChunk, at time.Time) {
+// sseErrorEvent is the event type of an in-stream error event.
+const sseErrorEvent = "error"
+
+// apply folds one decoded chunk, decoded from data, into the result. Its
+// common path (a content or reasoning delta) allocates nothing.
+func (res *streamResult) apply(c *chunk.Chunk, data []byte, at time.Time) {
 	reasoning, content := false, false
 	for i := range c.Choices {
 		ch := &c.Choices[i]
-		if ch.Delta.ReasoningContent || ch.Delta.Reasoning {
+		if ch.HasReasoning() {
 			reasoning = true
 		}
-		if ch.Delta.Content != "" {
+		if ch.Content.NonEmpty() {
 			content = true
-			res.capture.Append(string(ch.Delta.Content))
+			res.capture.Append(transientString(ch.Content.Bytes))
 		}
-		if fr := string(ch.FinishReason); fr != "" && len(res.finishReasons) < maxFinishReasons {
-			fr, _ = cutOnRune(fr, maxFinishReasonBytes)
+		if ch.FinishReason.NonEmpty() && len(res.finishReasons) < maxFinishReasons {
+			fr, _ := cutOnRune(string(ch.FinishReason.Bytes), maxFinishReasonBytes)
 			res.finishReasons = append(res.finishReasons, fr)
 		}
 	}
@@ -176,14 +186,15 @@ func (res *streamResult) apply(c *streamChunk, at time.Time) {
 			res.gaps.Add(at.Sub(res.origin))
 		}
 	}
-	if u := c.Usage; u != nil {
-		res.usage = usageSeen{present: true, prompt: u.PromptTokens,
-			completion: u.CompletionTokens, total: u.TotalTokens}
-		if d := u.PromptTokensDetails; d != nil {
-			res.usage.cachedToks = d.CachedTokens
-		}
+	if c.Usage.Present {
+		res.usage = usageOf(&c.Usage, data)
 	}
 }
+
+// transientString views b as a string without a copy, for a callee that
+// only reads it during the call (visibleCapture.Append copies what it
+// keeps). b must not change during the call.
+func transientString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // terminalData is the data of the event that ends a stream: data: [DONE].
 const terminalData = "[DONE]"
@@ -191,6 +202,9 @@ const terminalData = "[DONE]"
 // isTerminalData reports whether an event's data is the terminal [DONE]
 // (white space around it tolerated).
 func isTerminalData(data string) bool { return strings.TrimSpace(data) == terminalData }
+
+// isTerminalBytes is isTerminalData of an event's data as bytes.
+func isTerminalBytes(data []byte) bool { return string(bytes.TrimSpace(data)) == terminalData }
 
 // bodyEndGrace is how long the client waits for the rest of a response body
 // once the request's outcome is known: after [DONE], or after an error

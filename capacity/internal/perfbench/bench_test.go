@@ -12,8 +12,10 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -91,16 +93,35 @@ func cpuTime(tb testing.TB) time.Duration {
 // chunk: 20 requests of 20,000 content chunks each at concurrency 4,
 // against a server in another process that writes them as fast as the
 // connection takes them. Reported: cpu-ns/chunk, allocs/chunk, bytes/chunk
-// and the GC cycles of one run.
+// and the GC cycles of one run; marginal-allocs/chunk is what the last
+// 10,000 chunks of each stream allocate, per chunk (the process's
+// allocations of a run of 20,000-chunk streams minus those of a run of
+// 10,000-chunk streams against a second server, over the 200,000 chunks
+// between): 0 when nothing on the per-chunk path allocates, whereas
+// allocs/chunk also spreads each request's setup over its chunks.
 func BenchmarkCPUPerChunk(b *testing.B) {
 	const requests, chunks = 20, 20000
 	base := startServer(b, Schedule{Chunks: chunks, PromptTokens: 64})
+	half := startServer(b, Schedule{Chunks: chunks / 2, PromptTokens: 64})
 	t := capacity.Target{BaseURL: base, Model: "perf", MaxModelLen: 1 << 20}
 	w := capacity.Workload{Requests: requests, Concurrency: 4, ContextTokens: 64,
 		SharedPrefixTokens: capacity.NoSharedPrefix, MaxTokens: chunks, Warmup: 4}
 	// One run first: connections, buffers and the code paths are warm.
 	_, err := capacity.Run(b.Context(), t, w)
 	require.NoError(b, err)
+	mallocs := func(t capacity.Target, want int) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		rep, err := capacity.Run(b.Context(), t, w)
+		runtime.ReadMemStats(&after)
+		require.NoError(b, err)
+		require.Equal(b, requests*want, rep.Metrics.ContentChunks)
+		return after.Mallocs - before.Mallocs
+	}
+	th := t
+	th.BaseURL = half
+	mallocs(th, chunks/2)
+	marginal := float64(mallocs(t, chunks)) - float64(mallocs(th, chunks/2))
 	b.ReportAllocs()
 	var cpu time.Duration
 	var before, after runtime.MemStats
@@ -121,6 +142,7 @@ func BenchmarkCPUPerChunk(b *testing.B) {
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(requests*chunks), "allocs/chunk")
 	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(requests*chunks), "bytes/chunk")
 	b.ReportMetric(float64(gcs)/float64(b.N), "gc/run")
+	b.ReportMetric(marginal/float64(requests*chunks/2), "marginal-allocs/chunk")
 }
 
 // BenchmarkTimingError measures the client's TTFT and TPOT against a server
@@ -173,12 +195,17 @@ func reportQuantiles(b *testing.B, name string, xs []float64) {
 
 // BenchmarkMemoryPerStream holds many streams open at once (the server
 // waits 3 s before the first token) and samples the client process's
-// resident memory when the progress callback first sees them all in
-// flight: rss-KiB/stream is the growth over the idle process, divided by
-// the streams, and rss-MiB the growth in total. Two shapes: 10,000 streams
-// of small prompts, and 512 streams of 131,072-token prompts, the most the
-// protocol's cap on planned prompt tokens (capacity.MaxPlannedPromptTokens)
-// allows, whose memory must not grow with the prompt.
+// resident memory every 10 ms over the whole run (connection warm-up,
+// request bodies, the streams): rss-KiB/stream is the peak's growth over
+// the idle process (its freed memory returned first), divided by the
+// streams, and rss-MiB the growth in total; inflight-KiB/stream is the
+// growth sampled when the progress callback first sees every stream in
+// flight (the earlier form of this measure, which a client that dials
+// lazily flatters: not every connection exists yet then). Two shapes:
+// 10,000 streams of small prompts, and 512 streams of 131,072-token
+// prompts, the most the protocol's cap on planned prompt tokens
+// (capacity.MaxPlannedPromptTokens) allows, whose memory must not grow
+// with the prompt.
 func BenchmarkMemoryPerStream(b *testing.B) {
 	for _, tc := range []struct{ streams, context int }{{10000, 64}, {capacity.MaxPlannedPromptTokens / 131072, 131072}} {
 		b.Run(fmt.Sprintf("streams=%d/ctx=%d", tc.streams, tc.context), func(b *testing.B) {
@@ -196,24 +223,43 @@ func memoryPerStream(b *testing.B, streams, context int) {
 	t := capacity.Target{BaseURL: base, Model: "perf", MaxModelLen: 1 << 20}
 	w := capacity.Workload{Requests: streams, Concurrency: streams, ContextTokens: context,
 		SharedPrefixTokens: capacity.NoSharedPrefix, MaxTokens: 4, Timeout: time.Minute}
-	var growth int64
+	var growth, inflight int64
 	for b.Loop() {
-		runtime.GC()
+		debug.FreeOSMemory() // what an earlier run left is returned, not counted as idle
 		idle := residentKiB(b)
-		var peak int64
+		var atInFlight atomic.Int64
 		w.Progress = func(p capacity.Progress) {
-			if p.InFlight == streams && peak == 0 { // every stream is waiting for its first token
-				peak = residentKiB(b)
+			if p.InFlight == streams && atInFlight.Load() == 0 { // every stream is waiting for its first token
+				atInFlight.Store(residentKiB(b))
 			}
 		}
+		done := make(chan struct{})
+		peak := make(chan int64)
+		go func() {
+			tick := time.NewTicker(10 * time.Millisecond)
+			defer tick.Stop()
+			var m int64
+			for {
+				m = max(m, residentKiB(b))
+				select {
+				case <-done:
+					peak <- m
+					return
+				case <-tick.C:
+				}
+			}
+		}()
 		rep, err := capacity.Run(b.Context(), t, w)
+		close(done)
+		growth = <-peak - idle
 		require.NoError(b, err)
 		require.Empty(b, rep.Failures)
-		require.NotZero(b, peak, "the streams were never all in flight")
-		growth = peak - idle
+		require.NotZero(b, atInFlight.Load(), "the streams were never all in flight")
+		inflight = atInFlight.Load() - idle
 	}
 	b.ReportMetric(float64(growth)/float64(streams), "rss-KiB/stream")
 	b.ReportMetric(float64(growth)/1024, "rss-MiB")
+	b.ReportMetric(float64(inflight)/float64(streams), "inflight-KiB/stream")
 }
 
 // residentKiB is the process's resident set size.

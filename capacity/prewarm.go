@@ -1,0 +1,96 @@
+package capacity
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"sync"
+	"time"
+)
+
+// prewarmLimit bounds the whole connection warm-up: a server that does not
+// answer GET /models within it leaves the connections it has not opened to
+// the measured requests (which then record their connect time).
+const prewarmLimit = 10 * time.Second
+
+// maxPrewarmDrain bounds the bytes of each warm-up answer read so that its
+// connection returns to the keep-alive pool.
+const maxPrewarmDrain = 64 << 10
+
+// prewarm makes the client's keep-alive pool hold n live connections before
+// the clock starts (capacity/PROTOCOL.md#connections): it sends n GET
+// {BaseURL}/models at once, the cheapest request of the protocol, and
+// holds every answer unread until all have arrived (or failed, or the
+// limit passed), so that each request really had a connection of its own;
+// then each answer is read to its end (bounded by bodyEndGrace) and its
+// connection goes back to the pool, dialed, past TLS and, for HTTP/2, with
+// its settings exchanged. It returns the number of distinct connections
+// that delivered an answer while all were held: the live connections the
+// measured phase starts with (an HTTP/2 server multiplexes them all on
+// one). The answers' statuses do not matter: any answer proves the
+// connection.
+func (c *client) prewarm(ctx context.Context, n int, limit time.Duration) int {
+	if n <= 0 {
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	var (
+		mu    sync.Mutex
+		conns = make(map[net.Conn]struct{}, n)
+		held  sync.WaitGroup // answers arrived (or failed)
+		all   = make(chan struct{})
+		wg    sync.WaitGroup
+	)
+	held.Add(n)
+	go func() {
+		held.Wait()
+		close(all)
+	}()
+	for range n {
+		wg.Go(func() {
+			var conn net.Conn // guarded by mu: the transport may call GotConn on its own goroutine
+			trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+				mu.Lock()
+				conn = info.Conn
+				mu.Unlock()
+			}}
+			req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, c.modelsURL, nil)
+			if err != nil {
+				held.Done()
+				return
+			}
+			for k, vs := range c.tmpl.Header {
+				if k != "Content-Type" {
+					req.Header[k] = vs
+				}
+			}
+			req.Header.Set("Accept", "application/json")
+			resp, err := c.hc.Do(req)
+			mu.Lock()
+			if err == nil && conn != nil {
+				conns[conn] = struct{}{}
+			}
+			mu.Unlock()
+			held.Done()
+			if err != nil {
+				return
+			}
+			defer resp.Body.Close()
+			select {
+			case <-all:
+			case <-ctx.Done():
+			}
+			// Read to the end so the connection returns to the pool; a body
+			// that does not end within bodyEndGrace is closed (and its
+			// connection with it).
+			grace := time.AfterFunc(bodyEndGrace, func() { _ = resp.Body.Close() })
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxPrewarmDrain))
+			grace.Stop()
+		})
+	}
+	wg.Wait()
+	return len(conns)
+}

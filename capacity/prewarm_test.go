@@ -1,0 +1,186 @@
+package capacity
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
+)
+
+// connCounter serves /v1/models and a short chat stream, counting the
+// connections it accepted and the requests of each kind.
+type connCounter struct {
+	conns, models, chats atomic.Int32
+	closeAfterChat       bool // answer every chat with Connection: close
+	modelsDelay          time.Duration
+}
+
+func (c *connCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == "/v1/models" {
+		c.models.Add(1)
+		time.Sleep(c.modelsDelay)
+		fmt.Fprint(w, `{"object":"list","data":[{"id":"m","max_model_len":8192}]}`)
+		return
+	}
+	raw, _ := io.ReadAll(r.Body)
+	c.chats.Add(1)
+	if c.closeAfterChat {
+		w.Header().Set("Connection", "close")
+	}
+	writeOKStream(w, raw)
+}
+
+// TestPrewarmHoldsDistinctConnections: the warm-up's n requests hold their
+// answers until all have arrived, so n connections are opened even though
+// each answer alone would free its connection for the next request; the
+// pool then serves n requests at once without a dial.
+func TestPrewarmHoldsDistinctConnections(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &connCounter{modelsDelay: time.Millisecond}
+		ln := newPipeListener()
+		srv := &http.Server{Handler: h, ConnState: func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				h.conns.Add(1)
+			}
+		}}
+		go func() { _ = srv.Serve(ln) }()
+		tr := &http.Transport{DialContext: ln.dial, MaxIdleConnsPerHost: 16}
+		defer func() { tr.CloseIdleConnections(); _ = srv.Close() }()
+		hc := &http.Client{Transport: tr}
+		tg := Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192}
+		cl, err := newClient(tg, Workload{MaxTokens: 8, Timeout: time.Minute}, hc, "")
+		require.NoError(t, err)
+
+		require.Equal(t, 7, cl.prewarm(t.Context(), 7, time.Minute), "7 distinct live connections")
+		require.EqualValues(t, 7, h.conns.Load())
+		require.EqualValues(t, 7, h.models.Load())
+
+		// 7 requests at once all reuse a prewarmed connection.
+		var wg sync.WaitGroup
+		var reused atomic.Int32
+		for range 7 {
+			wg.Go(func() {
+				ex := &exchange{}
+				var bb bodyBuffer
+				bb.buf = cl.enc.appendBody(bb.reset(), []byte("p"))
+				cl.send(t.Context(), &bb, ex)
+				if ex.reused && ex.connectMS == nil {
+					reused.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		require.EqualValues(t, 7, reused.Load())
+		require.EqualValues(t, 7, h.conns.Load(), "no dial after the warm-up")
+	})
+}
+
+// TestPrewarmBounded: a server that never answers GET /models holds the
+// warm-up no longer than its limit, and no connection counts as warmed.
+func TestPrewarmBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hang := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+		hc := servePipe(t, hang)
+		cl, err := newClient(Target{BaseURL: "http://pipe.invalid/v1", Model: "m"}, Workload{MaxTokens: 8, Timeout: time.Minute}, hc, "")
+		require.NoError(t, err)
+		start := time.Now()
+		require.Zero(t, cl.prewarm(t.Context(), 3, 2*time.Second))
+		require.Equal(t, 2*time.Second, time.Since(start))
+		require.Zero(t, cl.prewarm(context.Background(), 0, time.Second), "nothing to warm")
+	})
+}
+
+// TestRunPrewarmsConnections: with Run's own transport (a loopback server),
+// the measured phase starts with Concurrency live connections: the server
+// accepts exactly that many, connections.prewarmed counts them, and every
+// measured request reuses one (no connect_ms, dialed_in_measurement 0).
+// A server that closes every connection after its answer makes the
+// requests after the first wave dial: each records its connect time and
+// counts in dialed_in_measurement.
+func TestRunPrewarmsConnections(t *testing.T) {
+	for _, closing := range []bool{false, true} {
+		t.Run(fmt.Sprintf("close=%t", closing), func(t *testing.T) {
+			h := &connCounter{closeAfterChat: closing}
+			srv := httptest.NewUnstartedServer(h)
+			srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+				if s == http.StateNew {
+					h.conns.Add(1)
+				}
+			}
+			srv.Start()
+			defer srv.Close()
+			const conc, requests = 6, 18
+			rep, err := Run(t.Context(), Target{BaseURL: srv.URL + "/v1", Model: "m", MaxModelLen: 8192},
+				Workload{Requests: requests, Concurrency: conc, ContextTokens: 512})
+			require.NoError(t, err)
+			require.Empty(t, rep.Failures)
+			require.EqualValues(t, conc, h.models.Load(), "one warm-up request per connection")
+			require.EqualValues(t, requests, h.chats.Load())
+			c := rep.AnvilGo.Connections
+			require.Equal(t, conc, c.Prewarmed)
+			dialed := 0
+			for _, d := range rep.AnvilGo.Requests {
+				require.NotNil(t, d.Phases)
+				require.Equal(t, !d.Phases.Reused, d.Phases.ConnectMS != nil, "request %d: connect_ms exactly on a dial", d.RequestIndex)
+				if !d.Phases.Reused {
+					dialed++
+				}
+			}
+			require.Equal(t, dialed, c.DialedInMeasurement)
+			if closing {
+				// The first wave reuses the warmed connections, then every
+				// answer closes its connection and each next request dials.
+				require.Equal(t, requests-conc, c.DialedInMeasurement)
+				require.EqualValues(t, requests, h.conns.Load())
+			} else {
+				require.Zero(t, c.DialedInMeasurement, "no measured request dialed")
+				require.EqualValues(t, conc, h.conns.Load(), "the warm-up's connections only")
+			}
+		})
+	}
+}
+
+// TestRequestPhases: the phases of a request, exactly, under fake time: the
+// connection at once (connect_ms null: a pipe has no dial to time), the
+// request written at once, the headers 20 ms later (first_byte_ms), a
+// named event without data 30 ms after them (first_event_ms), the first
+// content 10 ms later; TTFT still runs from t0.
+func TestRequestPhases(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			time.Sleep(20 * time.Millisecond)
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			time.Sleep(30 * time.Millisecond)
+			fmt.Fprint(w, "event: ping\n\n")
+			w.(http.Flusher).Flush()
+			time.Sleep(10 * time.Millisecond)
+			fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"}}]}\n\n")
+			fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":512,\"completion_tokens\":1,\"total_tokens\":513}}\n\ndata: [DONE]\n\n")
+		})
+		rep, err := Run(t.Context(), pipeTarget(t, h), Workload{Requests: 1, ContextTokens: 512})
+		require.NoError(t, err)
+		require.Empty(t, rep.Failures)
+		require.Equal(t, 60.0, rep.RequestTimings[0].TTFTMS, "TTFT from t0")
+		got := rep.AnvilGo.Request(0).Phases
+		want := &artifact.Phases{GotConnMS: 0, WroteRequestMS: new(0.0), FirstByteMS: new(20.0), FirstEventMS: new(50.0)}
+		require.Empty(t, cmp.Diff(want, got, cmpopts.IgnoreUnexported(artifact.Phases{})))
+		require.Zero(t, rep.AnvilGo.Connections.Prewarmed, "a Target.HTTPClient's pool is the caller's")
+		require.Equal(t, 1, rep.AnvilGo.Connections.DialedInMeasurement)
+	})
+}

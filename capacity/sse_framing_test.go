@@ -1,0 +1,116 @@
+package capacity
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+	"github.com/tmaxmax/go-sse"
+)
+
+// framedEvent is one event as both readers give it, and the end.
+type framedEvent struct {
+	Type, Data string
+}
+
+type framing struct {
+	Events []framedEvent
+	End    string // "eof", "too long" or the read error's text
+}
+
+// frameWithGoSSE is the reference: go-sse's sse.Read.
+func frameWithGoSSE(r io.Reader, maxEvent int) framing {
+	var f framing
+	f.End = "eof"
+	for ev, err := range sse.Read(r, &sse.ReadConfig{MaxEventSize: maxEvent}) {
+		if err != nil {
+			f.End = endName(err)
+			break
+		}
+		f.Events = append(f.Events, framedEvent{ev.Type, ev.Data})
+	}
+	return f
+}
+
+func frameWithEventReader(r io.Reader, maxEvent int) framing {
+	var f framing
+	er := newEventReader(r, maxEvent)
+	for {
+		ev, err := er.next()
+		if err != nil {
+			f.End = endName(err)
+			return f
+		}
+		f.Events = append(f.Events, framedEvent{string(ev.Type), string(ev.Data)})
+	}
+}
+
+func endName(err error) string {
+	switch {
+	case errors.Is(err, io.EOF):
+		return "eof"
+	case errors.Is(err, bufio.ErrTooLong):
+		return "too long"
+	}
+	return err.Error()
+}
+
+var framingSeeds = []string{
+	"data: x\n\n", "data: x\r\n\r\n", "data: x\r\r", "data: x\n", "data:x\ndata: y\n\n", "event: error\ndata: {}\n\n",
+	": ping\n\n", "id: 7\n\n", "id: a\x00b\n\n", "retry: 10\n\n", "event: ping\n\n", "data\n\n", "data:\n\n", "\xEF\xBB\xBFdata: b\n\n",
+	"\n\n\ndata: y\n\n\n", "datum: z\n\ndata : q\n\n", "data: [DONE]\n\n", "data: a\r\ndata: b\r\n\r\ndata: c\r\r\n",
+	"toolongname: v\ndata: w\n\n", "event:x\nevent:y\ndata:z\n\n", "\r\n\xEF\xBB\xBFdata: bom after blank\n\n",
+}
+
+// TestEventReaderAgainstGoSSE: the seeds, read whole and a byte at a time.
+func TestEventReaderAgainstGoSSE(t *testing.T) {
+	for _, s := range framingSeeds {
+		for _, maxEvent := range []int{MaxEventSize, 16} {
+			want := frameWithGoSSE(strings.NewReader(s), maxEvent)
+			for _, r := range []io.Reader{strings.NewReader(s), iotest.OneByteReader(strings.NewReader(s)), iotest.DataErrReader(strings.NewReader(s))} {
+				require.Empty(t, cmp.Diff(want, frameWithEventReader(r, maxEvent)), "%q max %d", s, maxEvent)
+			}
+		}
+	}
+}
+
+// TestEventReaderSizeLimit: an event of exactly maxEvent bytes (its blank
+// lines before it included) is read, one byte more fails, as with go-sse.
+func TestEventReaderSizeLimit(t *testing.T) {
+	for _, tt := range []string{"data: %s\n\n", "\n\ndata: %s\r\n\r\n", "data: %s\r\r", ": c\ndata: %s\n\n"} {
+		for pad := 0; pad < 80; pad++ {
+			s := strings.Replace(tt, "%s", strings.Repeat("x", pad), 1) + "data: next\n\n"
+			for _, maxEvent := range []int{32, 64} {
+				want := frameWithGoSSE(strings.NewReader(s), maxEvent)
+				require.Empty(t, cmp.Diff(want, frameWithEventReader(strings.NewReader(s), maxEvent)), "%q max %d", s, maxEvent)
+			}
+		}
+	}
+}
+
+// FuzzEventReaderAgainstGoSSE: for any bytes, read whole or a byte at a
+// time, the events, their type and data and the end of the reading are
+// go-sse's.
+func FuzzEventReaderAgainstGoSSE(f *testing.F) {
+	for _, s := range framingSeeds {
+		f.Add([]byte(s), false)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, small bool) {
+		maxEvent := MaxEventSize
+		if small {
+			maxEvent = 24
+		}
+		want := frameWithGoSSE(strings.NewReader(string(data)), maxEvent)
+		got := frameWithEventReader(strings.NewReader(string(data)), maxEvent)
+		require.Empty(t, cmp.Diff(want, got), "%q", data)
+		if !small {
+			got = frameWithEventReader(iotest.OneByteReader(strings.NewReader(string(data))), maxEvent)
+			require.Empty(t, cmp.Diff(want, got), "one byte at a time: %q", data)
+		}
+	})
+}
