@@ -28,14 +28,18 @@ type eventReader struct {
 	r        io.Reader
 	maxEvent int
 
-	buf        []byte // buffered input; buf[off:] is not consumed yet
-	off        int
-	err        error // the read error that ends the input, once seen
-	empties    int   // consecutive empty reads
-	skipLF     bool  // the last line ended with '\r': a '\n' next belongs to it
-	started    bool  // a non-blank line was seen (the BOM check is done)
-	eventBytes int   // bytes of the current event consumed so far
-	blankOnly  bool  // the current event has only had blank lines
+	buf     []byte // buffered input; buf[off:] is not consumed yet
+	off     int
+	err     error // the read error that ends the input, once seen
+	empties int   // consecutive empty reads
+	skipLF  bool  // the last line ended with '\r': a '\n' next belongs to it
+	// lfDispatched: skipLF's line was the blank line of an event already
+	// dispatched, so its '\n' (not read yet) is none of the next event's
+	// bytes, as it is none when it comes in the same read.
+	lfDispatched bool
+	started      bool // a non-blank line was seen (the BOM check is done)
+	eventBytes   int  // bytes of the current event consumed so far
+	blankOnly    bool // the current event has only had blank lines
 
 	data  []byte // the joined data lines of the current event, each + '\n'
 	typ   []byte // the event type of the current event
@@ -82,9 +86,13 @@ func (e *eventReader) next() (sseEvent, error) {
 			e.skipLF = false
 			if rest[0] == '\n' {
 				e.off++
-				e.eventBytes++
+				if !e.lfDispatched {
+					e.eventBytes++
+				}
+				e.lfDispatched = false
 				continue
 			}
+			e.lfDispatched = false
 		}
 		i := bytes.IndexByte(rest, '\n')
 		line := rest
@@ -123,6 +131,7 @@ func (e *eventReader) next() (sseEvent, error) {
 				e.skipLF = false
 				e.off++
 			}
+			e.lfDispatched = e.skipLF
 			if !e.dirty {
 				continue // only comments or ignored fields
 			}

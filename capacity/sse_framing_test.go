@@ -114,3 +114,48 @@ func FuzzEventReaderAgainstGoSSE(f *testing.F) {
 		}
 	})
 }
+
+// splitReader returns s in two reads, split at byte at.
+type splitReader struct {
+	s  string
+	at int
+}
+
+func (r *splitReader) Read(p []byte) (int, error) {
+	if len(r.s) == 0 {
+		return 0, io.EOF
+	}
+	n := len(r.s)
+	if r.at > 0 && r.at < n {
+		n = r.at
+	}
+	n = copy(p, r.s[:n])
+	r.s, r.at = r.s[n:], r.at-n
+	return n, nil
+}
+
+// TestEventReaderReadBoundaries: the framing, the size limit included, is
+// a function of the bytes alone, not of how the reads cut them: split at
+// every byte, or one byte a read, the events and the end are those of the
+// whole input. (A "\r\n" ending an event whose '\n' comes in the next read
+// belongs to that event, not to the next one's size.)
+func TestEventReaderReadBoundaries(t *testing.T) {
+	var inputs []string
+	for _, s := range framingSeeds {
+		inputs = append(inputs, s, s+s)
+	}
+	for pad := 0; pad < 70; pad++ {
+		x := strings.Repeat("x", pad)
+		inputs = append(inputs, "data: a\r\n\r\ndata: "+x+"\r\n\r\ndata: next\n\n", "data: a\r\r\ndata: "+x+"\r\n\r\n",
+			": c\r\n\r\ndata: "+x+"\r\n\r\n")
+	}
+	for _, s := range inputs {
+		for _, maxEvent := range []int{MaxEventSize, 16, 32, 64} {
+			want := frameWithEventReader(strings.NewReader(s), maxEvent)
+			require.Empty(t, cmp.Diff(want, frameWithEventReader(iotest.OneByteReader(strings.NewReader(s)), maxEvent)), "%q max %d, one byte a read", s, maxEvent)
+			for at := 1; at < len(s); at++ {
+				require.Empty(t, cmp.Diff(want, frameWithEventReader(&splitReader{s: s, at: at}, maxEvent)), "%q max %d, split at %d", s, maxEvent, at)
+			}
+		}
+	}
+}
