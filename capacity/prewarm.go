@@ -35,7 +35,10 @@ func (c *client) prewarm(ctx context.Context, n int, limit time.Duration) int {
 	if n <= 0 {
 		return 0
 	}
-	ctx, cancel := context.WithTimeout(ctx, limit)
+	// The limit ends the requests still waiting for an answer, never the
+	// reading of an answer: a request's context ending before its body was
+	// read to the end would close the connection it warmed.
+	limitCtx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	var (
 		mu    sync.Mutex
@@ -51,13 +54,16 @@ func (c *client) prewarm(ctx context.Context, n int, limit time.Duration) int {
 	}()
 	for range n {
 		wg.Go(func() {
+			reqCtx, reqCancel := context.WithCancel(ctx)
+			defer reqCancel()
+			stopLimit := context.AfterFunc(limitCtx, reqCancel)
 			var conn net.Conn // guarded by mu: the transport may call GotConn on its own goroutine
 			trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
 				mu.Lock()
 				conn = info.Conn
 				mu.Unlock()
 			}}
-			req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, c.modelsURL, nil)
+			req, err := http.NewRequestWithContext(httptrace.WithClientTrace(reqCtx, trace), http.MethodGet, c.modelsURL, nil)
 			if err != nil {
 				held.Done()
 				return
@@ -69,8 +75,12 @@ func (c *client) prewarm(ctx context.Context, n int, limit time.Duration) int {
 			}
 			req.Header.Set("Accept", "application/json")
 			resp, err := c.hc.Do(req)
+			// An answer that came before the limit is read whatever the
+			// limit does from now on; one the limit already cancelled has
+			// lost its connection.
+			inTime := stopLimit()
 			mu.Lock()
-			if err == nil && conn != nil {
+			if err == nil && inTime && conn != nil {
 				conns[conn] = struct{}{}
 			}
 			mu.Unlock()
@@ -81,7 +91,7 @@ func (c *client) prewarm(ctx context.Context, n int, limit time.Duration) int {
 			defer resp.Body.Close()
 			select {
 			case <-all:
-			case <-ctx.Done():
+			case <-limitCtx.Done():
 			}
 			// Read to the end so the connection returns to the pool; a body
 			// that does not end within bodyEndGrace is closed (and its

@@ -184,3 +184,59 @@ func TestRequestPhases(t *testing.T) {
 		require.Equal(t, 1, rep.AnvilGo.Connections.DialedInMeasurement)
 	})
 }
+
+// TestPrewarmLimitKeepsAnsweredConnections: when one GET /models is never
+// answered, the limit cancels that request only; the connections that did
+// answer stay live in the pool (prewarm counts them, and as many requests
+// at once afterwards reuse them without a dial).
+func TestPrewarmLimitKeepsAnsweredConnections(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var models, conns atomic.Int32
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/v1/models" {
+				if models.Add(1) == 3 {
+					<-r.Context().Done() // the third never answers
+					return
+				}
+				fmt.Fprint(w, `{"object":"list","data":[{"id":"m"}]}`)
+				return
+			}
+			raw, _ := io.ReadAll(r.Body)
+			writeOKStream(w, raw)
+		})
+		ln := newPipeListener()
+		srv := &http.Server{Handler: h, ConnState: func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				conns.Add(1)
+			}
+		}}
+		go func() { _ = srv.Serve(ln) }()
+		tr := &http.Transport{DialContext: ln.dial, MaxIdleConnsPerHost: 16}
+		defer func() { tr.CloseIdleConnections(); _ = srv.Close() }()
+		cl, err := newClient(Target{BaseURL: "http://pipe.invalid/v1", Model: "m"}, Workload{MaxTokens: 8, Timeout: time.Minute}, &http.Client{Transport: tr}, "")
+		require.NoError(t, err)
+
+		start := time.Now()
+		require.Equal(t, 2, cl.prewarm(t.Context(), 3, 2*time.Second), "the two answered connections")
+		require.Equal(t, 2*time.Second, time.Since(start))
+		require.EqualValues(t, 3, conns.Load())
+
+		var wg sync.WaitGroup
+		var reused atomic.Int32
+		for range 2 {
+			wg.Go(func() {
+				ex := &exchange{}
+				var bb bodyBuffer
+				bb.buf = cl.enc.appendBody(bb.reset(), []byte("p"))
+				cl.send(t.Context(), &bb, ex)
+				require.Empty(t, ex.class, ex.message)
+				if ex.reused {
+					reused.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		require.EqualValues(t, 2, reused.Load(), "both requests on a warmed connection")
+		require.EqualValues(t, 3, conns.Load(), "no dial after the warm-up")
+	})
+}
