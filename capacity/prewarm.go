@@ -29,8 +29,8 @@ const maxPrewarmDrain = 64 << 10
 // its settings exchanged. It returns the number of distinct connections
 // that delivered an answer while all were held: the live connections the
 // measured phase starts with (an HTTP/2 server multiplexes them all on
-// one). The answers' statuses do not matter: any answer proves the
-// connection.
+// one). The answers' statuses do not matter: any answer that keeps its
+// connection open proves it.
 func (c *client) prewarm(ctx context.Context, n int, limit time.Duration) int {
 	if n <= 0 {
 		return 0
@@ -77,10 +77,11 @@ func (c *client) prewarm(ctx context.Context, n int, limit time.Duration) int {
 			resp, err := c.hc.Do(req)
 			// An answer that came before the limit is read whatever the
 			// limit does from now on; one the limit already cancelled has
-			// lost its connection.
+			// lost its connection. An answer that closes its connection
+			// (Connection: close, HTTP/1.0) warmed nothing.
 			inTime := stopLimit()
 			mu.Lock()
-			if err == nil && inTime && conn != nil {
+			if err == nil && inTime && conn != nil && !resp.Close {
 				conns[conn] = struct{}{}
 			}
 			mu.Unlock()

@@ -240,3 +240,21 @@ func TestPrewarmLimitKeepsAnsweredConnections(t *testing.T) {
 		require.EqualValues(t, 3, conns.Load(), "no dial after the warm-up")
 	})
 }
+
+// TestPrewarmClosingAnswerNotCounted: an answer that closes its connection
+// (Connection: close) warms nothing: prewarm counts only the connections
+// that stay live.
+func TestPrewarmClosingAnswerNotCounted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var models atomic.Int32
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if models.Add(1) == 1 {
+				w.Header().Set("Connection", "close")
+			}
+			fmt.Fprint(w, `{"object":"list","data":[{"id":"m"}]}`)
+		})
+		cl, err := newClient(Target{BaseURL: "http://pipe.invalid/v1", Model: "m"}, Workload{MaxTokens: 8, Timeout: time.Minute}, servePipe(t, h), "")
+		require.NoError(t, err)
+		require.Equal(t, 2, cl.prewarm(t.Context(), 3, time.Minute), "the answer with Connection: close left no live connection")
+	})
+}
