@@ -2,10 +2,14 @@ package capacity
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"sync"
 	"testing"
 	"testing/iotest"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
 )
@@ -154,6 +158,39 @@ func TestStreamedBodyReaders(t *testing.T) {
 	require.Equal(t, string(want), got1.String())
 	require.Equal(t, string(want), got2.String())
 	require.NoError(t, iotest.TestReader(b.newReader(), want))
+}
+
+// TestStreamedBodyRedirected: a caller's client that follows a 307 or 308
+// sends the body again through GetBody; the server receives the very same
+// bytes, as many as Content-Length says, both times.
+func TestStreamedBodyRedirected(t *testing.T) {
+	for _, status := range []int{http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		synctest.Test(t, func(t *testing.T) {
+			var (
+				mu     sync.Mutex
+				bodies []string
+			)
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				raw, err := io.ReadAll(r.Body)
+				require.NoError(t, err)
+				require.EqualValues(t, len(raw), r.ContentLength, "Content-Length")
+				mu.Lock()
+				bodies = append(bodies, string(raw))
+				mu.Unlock()
+				if r.URL.Path == "/v1/chat/completions" {
+					http.Redirect(w, r, "/v2/chat/completions", status)
+					return
+				}
+				writeOKStream(w, raw)
+			})
+			rep, err := Run(t.Context(), pipeTarget(t, h), Workload{Requests: 1, ContextTokens: 4096, PromptCacheMode: PromptCacheUnique})
+			require.NoError(t, err)
+			require.Empty(t, rep.Failures)
+			require.Len(t, bodies, 2)
+			require.True(t, json.Valid([]byte(bodies[0])))
+			require.Equal(t, bodies[0], bodies[1], "the redirected request carries the same body")
+		})
+	}
 }
 
 // BenchmarkStreamedBody builds the streamed body of a 262,144-token
