@@ -130,6 +130,9 @@ func (c *client) send(ctx context.Context, body requestBody, ex *exchange) {
 		retry.Body, retry.GetBody, retry.ContentLength = body.newReader(), req.GetBody, req.ContentLength
 		total.Reset(c.timeout)
 		ex.start = time.Now()
+		if activity != nil {
+			activity(ex.start) // the stall limit restarts with t0 too
+		}
 		resp, err = c.hc.Do(retry.WithContext(ct.attach(reqCtx, ex.start)))
 	}
 	ct.record(ex)

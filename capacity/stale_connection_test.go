@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -28,6 +29,8 @@ type idleCloser struct {
 	stream  http.Handler
 	dropped atomic.Int32
 	conns   atomic.Int32
+	// dropAfter delays the close of a dropped request (fake time).
+	dropAfter time.Duration
 }
 
 func (h *idleCloser) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -35,6 +38,7 @@ func (h *idleCloser) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if n == 2 {
 		h.dropped.Add(1)
 		_, _ = io.Copy(io.Discard, r.Body)
+		time.Sleep(h.dropAfter)
 		conn, _, err := http.NewResponseController(w).Hijack()
 		if err == nil {
 			_ = conn.Close()
@@ -138,5 +142,28 @@ func TestRunNoRetryOnFreshOrAnswered(t *testing.T) {
 		require.Len(t, rep.Failures, 1)
 		require.Equal(t, artifact.FailureStreamValidation, rep.Failures[0].FailureClass)
 		require.Zero(t, rep.AnvilGo.Connections.Retried)
+	})
+}
+
+// TestRetryRestartsStallLimit: the retry after a stale keep-alive
+// connection restarts the stall limit with t0, as it restarts the total
+// one: a stale connection that took 60 ms to fail, then an answer 60 ms
+// after the retry, is within a 100 ms StallTimeout.
+func TestRetryRestartsStallLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(60 * time.Millisecond)
+			usageServer(`"prompt_tokens":400,"completion_tokens":2`).ServeHTTP(w, r)
+		})
+		h := &idleCloser{stream: slow, dropAfter: 60 * time.Millisecond}
+		tg := Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192, HTTPClient: serveCounting(t, h)}
+		rep, err := Run(t.Context(), tg, Workload{Requests: 2, Concurrency: 1, ContextTokens: 512, StallTimeout: 100 * time.Millisecond})
+		require.NoError(t, err)
+		for _, f := range rep.Failures {
+			t.Errorf("request %d: %s %s: %s", f.RequestIndex, f.FailureClass, f.ErrorType, f.ErrorMessage)
+		}
+		require.Equal(t, 1, rep.AnvilGo.Connections.Retried)
+		require.Len(t, rep.RequestTimings, 2)
+		require.Equal(t, 60.0, rep.RequestTimings[1].TTFTMS, "TTFT from the retry's t0")
 	})
 }
