@@ -93,9 +93,9 @@ func TestEventReaderSizeLimit(t *testing.T) {
 	}
 }
 
-// FuzzEventReaderAgainstGoSSE: for any bytes, read whole or a byte at a
-// time, the events, their type and data and the end of the reading are
-// go-sse's.
+// FuzzEventReaderAgainstGoSSE: for any bytes, read whole, the events, their
+// type and data and the end of the reading are go-sse's; read a byte at a
+// time, they are the same.
 func FuzzEventReaderAgainstGoSSE(f *testing.F) {
 	for _, s := range framingSeeds {
 		f.Add([]byte(s), false)
@@ -108,10 +108,10 @@ func FuzzEventReaderAgainstGoSSE(f *testing.F) {
 		want := frameWithGoSSE(strings.NewReader(string(data)), maxEvent)
 		got := frameWithEventReader(strings.NewReader(string(data)), maxEvent)
 		require.Empty(t, cmp.Diff(want, got), "%q", data)
-		if !small {
-			got = frameWithEventReader(iotest.OneByteReader(strings.NewReader(string(data))), maxEvent)
-			require.Empty(t, cmp.Diff(want, got), "one byte at a time: %q", data)
-		}
+		// go-sse's own size limit depends on how the reads cut the input
+		// at a "\r\n"; the event reader's does not (TestEventReaderReadBoundaries).
+		one := frameWithEventReader(iotest.OneByteReader(strings.NewReader(string(data))), maxEvent)
+		require.Empty(t, cmp.Diff(got, one), "one byte at a time: %q", data)
 	})
 }
 
