@@ -167,3 +167,26 @@ func TestRetryRestartsStallLimit(t *testing.T) {
 		require.Equal(t, 60.0, rep.RequestTimings[1].TTFTMS, "TTFT from the retry's t0")
 	})
 }
+
+// TestStaleWarmedConnectionRetried: a connection the warm-up left in the
+// pool that the server has since closed is, for the measured request that
+// takes it, a stale keep-alive connection: retried once on a fresh
+// connection, a success, never charged to the server.
+func TestStaleWarmedConnectionRetried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &idleCloser{stream: usageServer(`"prompt_tokens":400,"completion_tokens":2`)}
+		hc := serveCounting(t, h)
+		cl, err := newClient(Target{BaseURL: "http://pipe.invalid/v1", Model: "m"}, Workload{MaxTokens: 8, Timeout: time.Minute}, hc, "")
+		require.NoError(t, err)
+		require.Equal(t, 1, cl.prewarm(t.Context(), 1, time.Minute))
+		ex := &exchange{}
+		var bb bodyBuffer
+		bb.buf = cl.enc.appendBody(bb.reset(), []byte("p"))
+		cl.send(t.Context(), &bb, ex)
+		require.Empty(t, ex.class, ex.message)
+		require.True(t, ex.retried)
+		require.False(t, ex.reused, "the retry went out on a fresh connection")
+		require.Equal(t, int32(1), h.dropped.Load())
+		require.Equal(t, int32(2), h.conns.Load())
+	})
+}
