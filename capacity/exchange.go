@@ -120,20 +120,24 @@ func (c *client) send(ctx context.Context, body requestBody, ex *exchange) {
 	req.ContentLength = body.contentLength()
 
 	var ct connTrace
+	traced := req.WithContext(ct.attach(reqCtx)) // before t0: the clock measures the server, not this
 	ex.start = time.Now()
-	resp, err := c.hc.Do(req.WithContext(ct.attach(reqCtx, ex.start)))
+	ct.start = ex.start
+	resp, err := c.hc.Do(traced)
 	if err != nil && staleConnection(&ct, reqCtx, err) {
 		// The server closed the idle connection before the request reached
 		// it: not the server's failure. Once more, with the clock restarted.
 		ex.retried = true
 		retry := c.tmpl.Clone(reqCtx)
 		retry.Body, retry.GetBody, retry.ContentLength = body.newReader(), req.GetBody, req.ContentLength
+		traced = retry.WithContext(ct.attach(reqCtx))
 		total.Reset(c.timeout)
 		ex.start = time.Now()
+		ct.start = ex.start
 		if activity != nil {
 			activity(ex.start) // the stall limit restarts with t0 too
 		}
-		resp, err = c.hc.Do(retry.WithContext(ct.attach(reqCtx, ex.start)))
+		resp, err = c.hc.Do(traced)
 	}
 	ct.record(ex)
 	if err != nil {

@@ -22,6 +22,7 @@ type FileLimitError struct {
 
 var _ error = (*FileLimitError)(nil)
 
+// Error names the concurrency, the files it needs and both limits.
 func (e *FileLimitError) Error() string {
 	return fmt.Sprintf("capacity: Workload.Concurrency = %d needs %d open files, but the hard limit is %d (soft %d): raise it (ulimit -Hn, or LimitNOFILE for a service) or lower the concurrency",
 		e.Concurrency, e.Need, e.Hard, e.Soft)

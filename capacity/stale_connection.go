@@ -25,10 +25,11 @@ type connTrace struct {
 	start     time.Time
 }
 
-// attach returns ctx carrying a trace that fills ct for an attempt whose t0
-// is start.
-func (ct *connTrace) attach(ctx context.Context, start time.Time) context.Context {
-	ct.start = start
+// attach returns ctx carrying a trace that fills ct for one attempt. The
+// caller sets ct.start to the attempt's t0 after attaching and before
+// issuing the request, so building the trace is never inside the measured
+// time.
+func (ct *connTrace) attach(ctx context.Context) context.Context {
 	for _, m := range []*atomic.Int64{&ct.dialStart, &ct.dialDone, &ct.gotConn, &ct.wrote, &ct.firstByte} {
 		m.Store(-1)
 	}

@@ -14,11 +14,12 @@ import (
 // or sleeps again for the rest of the limit. The request is cancelled at
 // exactly the last activity + limit, as a timer reset at every read would.
 type stallWatch struct {
-	limit  time.Duration
-	base   time.Time    // monotonic origin of last
-	last   atomic.Int64 // nanoseconds after base of the last activity
-	timer  *time.Timer
-	cancel context.CancelCauseFunc
+	limit   time.Duration
+	base    time.Time    // monotonic origin of last
+	last    atomic.Int64 // nanoseconds after base of the last activity
+	timer   *time.Timer
+	cancel  context.CancelCauseFunc
+	stopped atomic.Bool // set by stop: a firing in progress re-arms nothing
 }
 
 // startStallWatch arms a watch whose idle time starts now.
@@ -33,6 +34,9 @@ func (s *stallWatch) touch(at time.Time) { s.last.Store(int64(at.Sub(s.base))) }
 
 // fire runs when the timer expires.
 func (s *stallWatch) fire() {
+	if s.stopped.Load() {
+		return
+	}
 	idle := time.Since(s.base) - time.Duration(s.last.Load())
 	if idle >= s.limit {
 		s.cancel(errStallTimeout)
@@ -41,5 +45,9 @@ func (s *stallWatch) fire() {
 	s.timer.Reset(s.limit - idle)
 }
 
-// stop disarms the watch.
-func (s *stallWatch) stop() { s.timer.Stop() }
+// stop disarms the watch. A fire already running when stop is called may
+// re-arm the timer once more; that firing then sees stopped and ends.
+func (s *stallWatch) stop() {
+	s.stopped.Store(true)
+	s.timer.Stop()
+}
