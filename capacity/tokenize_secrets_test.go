@@ -20,25 +20,10 @@ import (
 func TestTokenizeAnswerExcerptLeaksNoPrefix(t *testing.T) {
 	const token = "PLANTEDTOK-5c1e9a"
 	synctest.Test(t, func(t *testing.T) {
-		var counts atomic.Int32
-		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			_, _ = io.Copy(io.Discard, r.Body)
-			switch {
-			case strings.HasSuffix(r.URL.Path, "/tokenize"):
-				if counts.Add(1) == 1 {
-					fmt.Fprint(w, `{"count":64}`)
-					return
-				}
-				head := `{"echo":"`
-				pad := strings.Repeat("x", maxErrorExcerpt-len(head)-9) // the cut falls after 9 characters of the token
-				fmt.Fprintf(w, `%s%s%s"}`, head, pad, r.Header.Get("X-Session"))
-			case strings.HasSuffix(r.URL.Path, "/chat/completions"):
-				w.Header().Set("Content-Type", "text/event-stream")
-				fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"}}]}\n\n"+
-					"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":500,\"completion_tokens\":1,\"total_tokens\":501}}\n\ndata: [DONE]\n\n")
-			default:
-				http.NotFound(w, r)
-			}
+		h := tokenizeServer(func(w http.ResponseWriter, r *http.Request) {
+			head := `{"echo":"`
+			pad := strings.Repeat("x", maxErrorExcerpt-len(head)-9) // the cut falls after 9 characters of the token
+			fmt.Fprintf(w, `%s%s%s"}`, head, pad, r.Header.Get("X-Session"))
 		})
 		tgt := pipeTarget(t, h)
 		tgt.Headers = http.Header{"X-Session": {token}}
@@ -53,26 +38,32 @@ func TestTokenizeAnswerExcerptLeaksNoPrefix(t *testing.T) {
 // not as a missing count.
 func TestTokenizeNegativeCount(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var counts atomic.Int32
-		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			_, _ = io.Copy(io.Discard, r.Body)
-			switch {
-			case strings.HasSuffix(r.URL.Path, "/tokenize"):
-				if counts.Add(1) == 1 {
-					fmt.Fprint(w, `{"count":64}`)
-					return
-				}
-				fmt.Fprint(w, `{"count":-5}`)
-			case strings.HasSuffix(r.URL.Path, "/chat/completions"):
-				w.Header().Set("Content-Type", "text/event-stream")
-				fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"}}]}\n\n"+
-					"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":500,\"completion_tokens\":1,\"total_tokens\":501}}\n\ndata: [DONE]\n\n")
-			default:
-				http.NotFound(w, r)
-			}
-		})
+		h := tokenizeServer(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `{"count":-5}`) })
 		_, err := Run(t.Context(), pipeTarget(t, h), Workload{Requests: 2, ContextTokens: 512, PromptSizing: PromptSizingExact})
 		require.ErrorIs(t, err, ErrPromptSizing)
 		require.ErrorContains(t, err, `"count" = -5: want a count >= 0`)
+	})
+}
+
+// tokenizeServer answers discovery's first /tokenize with a count, every
+// later one with later, and chat requests with a short stream.
+func tokenizeServer(later func(w http.ResponseWriter, r *http.Request)) http.Handler {
+	var counts atomic.Int32
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/tokenize"):
+			if counts.Add(1) == 1 {
+				fmt.Fprint(w, `{"count":64}`)
+				return
+			}
+			later(w, r)
+		case strings.HasSuffix(r.URL.Path, "/chat/completions"):
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"}}]}\n\n"+
+				"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":500,\"completion_tokens\":1,\"total_tokens\":501}}\n\ndata: [DONE]\n\n")
+		default:
+			http.NotFound(w, r)
+		}
 	})
 }
