@@ -4,6 +4,7 @@ package perfbench
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -61,7 +62,10 @@ func startServer(tb testing.TB, s Schedule) string {
 	require.NoError(tb, err)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(tb, err)
-	cmd.Stderr = os.Stderr
+	// What the server writes to stderr is logged when it ends, never
+	// printed between a result's name and its numbers.
+	var serverErr bytes.Buffer
+	cmd.Stderr = &serverErr
 	require.NoError(tb, cmd.Start())
 	tb.Cleanup(func() {
 		stdin.Close()
@@ -72,6 +76,9 @@ func startServer(tb testing.TB, s Schedule) string {
 		case <-time.After(5 * time.Second):
 			cmd.Process.Kill()
 			<-done
+		}
+		if serverErr.Len() > 0 {
+			tb.Logf("the server process wrote to stderr:\n%s", serverErr.String())
 		}
 	})
 	line, err := bufio.NewReader(stdout).ReadString('\n')
