@@ -97,10 +97,10 @@ func TestWarmupSkipsPromptFloor(t *testing.T) {
 		cl, err := newClient(tg, w, tg.HTTPClient, "")
 		require.NoError(t, err)
 		r := &runner{plan: plan, cl: cl, concurrency: 1, checks: responseChecks{promptFloor: true, maxTokens: plan.Workload.MaxTokens, window: plan.MaxModelLen}}
-		warm := r.one(t.Context(), 0, true, nil)
+		warm := r.one(t.Context(), 0, true, nil, nil, false)
 		require.Nil(t, warm.fail)
 		require.NotNil(t, warm.row)
-		measured := r.one(t.Context(), 0, false, newChunkTimer(stallRule(w)))
+		measured := r.one(t.Context(), 0, false, newChunkTimer(stallRule(w)), nil, false)
 		require.NotNil(t, measured.fail)
 		require.Contains(t, measured.fail.ErrorMessage, "usage.prompt_tokens 4096 is at or below the floor")
 	})

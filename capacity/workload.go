@@ -239,6 +239,26 @@ type Workload struct {
 	// (0: DefaultBurstiness): below 1 burstier than Poisson, above 1
 	// smoother. Only with ArrivalGamma.
 	Burstiness float64
+	// KeepGoing sends every planned request even when the first ones all
+	// fail for a reason that will not change, which otherwise stops the
+	// run early (capacity/PROTOCOL.md#early-stop). MaxFailures still
+	// applies.
+	KeepGoing bool
+
+	// Source, when non-nil, says what each of the Requests measured
+	// requests is, instead of the synthetic plan of ContextTokens,
+	// SharedPrefixTokens and the other prompt fields (a trace, sessions);
+	// see Source. Not with PromptSizingExact.
+	Source Source
+	// Schedule, when non-nil, says when each measured request is due,
+	// instead of the closed loop or Rate's arrival schedule; Concurrency
+	// stays the cap on requests in flight, and with Duration no request
+	// leaves after Duration. Not with Rate.
+	Schedule Schedule
+	// Observers are told when the measured phase starts and ends, and may
+	// extend the report (see Observer); a Gate among them admits each
+	// measured request.
+	Observers []Observer
 
 	resolved bool
 }
