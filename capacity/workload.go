@@ -31,8 +31,18 @@ const (
 	// MaxContextTokens is the largest fixed Workload.ContextTokens and the
 	// largest Target.MaxModelLen.
 	MaxContextTokens = 1048576
-	// DefaultMaxTokens is the completion limit sent when Workload.MaxTokens is 0.
-	DefaultMaxTokens = 64
+	// DefaultMaxTokens is the completion limit sent when Workload.MaxTokens
+	// is 0: room for a reasoning model to think before its answer (the
+	// embedded fake's default profile thinks for a few hundred tokens).
+	// It is not the reference tool's default; set MaxTokens to
+	// ReferenceMaxTokens for the reference's request bytes.
+	DefaultMaxTokens = 1024
+	// ReferenceMaxTokens is the reference tool's default max_tokens: a
+	// Workload with MaxTokens = ReferenceMaxTokens and the other fields
+	// zero sends the reference's requests byte for byte. A reasoning
+	// model may spend all of it thinking, and the request then fails
+	// without visible content.
+	ReferenceMaxTokens = 64
 	// MaxMaxTokens is the largest Workload.MaxTokens.
 	MaxMaxTokens = 65536
 	// MinCanaryMaxTokens is the smallest Workload.MaxTokens that leaves room
