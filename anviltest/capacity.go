@@ -76,6 +76,7 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 		b.Fatal(err)
 	}
 	sources := append(envFieldNames(), benchtimeFieldNames(w, bt)...)
+	sized := sizesItself(w) // before -benchtime sizes it
 	w, err = s.applyWorkloadEnv(planWorkload(w, bt))
 	if err != nil {
 		b.Fatal(err)
@@ -123,7 +124,10 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 	// on this goroutine immediately before each measured dispatch, so the
 	// probe, the warm-up and the connection warm-up stay outside the loop
 	// and the first call starts the benchmark's timer.
-	gate := &loopGate{b: b}
+	// An open loop's schedule is fixed before the run (a time-based
+	// -benchtime cut it to the requests due before it), and all of it is
+	// sent.
+	gate := &loopGate{b: b, sized: sized || w.OpenLoop()}
 	w.Observers = append(append([]capacity.Observer(nil), w.Observers...), gate)
 	rep, runErr := s.run(ctx, t, w)
 	runErr = printableError(runErr) // it may quote what the server sent
@@ -171,7 +175,7 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 		// benchstat would compare as if it were a measurement.
 		b.Fatalf("anviltest: none of the %d requests succeeded (failures by class above; the report is written)", rep.Requests)
 	}
-	if !finishLoop(b.Context(), b, bt, gate.started) {
+	if !finishLoop(b.Context(), b, bt, gate) {
 		b.Fatalf("anviltest: interrupted while waiting for -benchtime %s to elapse (report already written)", bt)
 	}
 	// ns/op is among the values: the run's wall time (drain included) per
@@ -187,8 +191,13 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 // measured request. capacity.Run calls Admit on the goroutine that called
 // it, the benchmark's, as b.Loop requires.
 type loopGate struct {
-	b       *testing.B
+	b *testing.B
+	// sized says the campaign's size is fixed (a Workload that sizes
+	// itself, which wins over -benchtime, or an open loop's schedule):
+	// once b.Loop has said no, the rest is admitted without it.
+	sized   bool
 	started bool // b.Loop was called
+	done    bool // b.Loop said no: it may not be called again
 }
 
 // Start implements capacity.Observer; the gate needs no end hook.
@@ -199,8 +208,15 @@ func (g *loopGate) Start(context.Context, time.Time) func(*artifact.Report) { re
 // -benchtime b.Loop says no at its first check after the time is up (the
 // run's own Duration ends the campaign at that time first).
 func (g *loopGate) Admit(int) bool {
+	if g.done {
+		return g.sized
+	}
 	g.started = true
-	return g.b.Loop()
+	if g.b.Loop() {
+		return true
+	}
+	g.done = true
+	return g.sized
 }
 
 // finishLoop drives b.Loop to its end so the testing package records one
@@ -208,10 +224,12 @@ func (g *loopGate) Admit(int) bool {
 // fewer requests than -benchtime Nx, or ended before b.Loop's next check)
 // are consumed at once. Only when a time-based -benchtime has not elapsed
 // yet (a Workload that sizes itself, or a run that stopped early) does it
-// wait for the rest. started says the gate already called b.Loop. It
-// reports false if ctx ends during that wait.
-func finishLoop(ctx context.Context, b *testing.B, bt benchtime, started bool) bool {
-	if !started && !b.Loop() {
+// wait for the rest. It reports false if ctx ends during that wait.
+func finishLoop(ctx context.Context, b *testing.B, bt benchtime, g *loopGate) bool {
+	if g.done {
+		return true
+	}
+	if !g.started && !b.Loop() {
 		return true
 	}
 	for {

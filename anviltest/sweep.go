@@ -92,7 +92,7 @@ func Sweep(b *testing.B, w capacity.Workload, spec capacity.SearchSpec, opts ...
 	b.Run(SweepBestName, func(b *testing.B) {
 		// No work to time: the loop runs out (-benchtime Nx: N empty
 		// iterations; a time-based one: a wait), and ns/op is left out.
-		if !finishLoop(b.Context(), b, bt, false) {
+		if !finishLoop(b.Context(), b, bt, &loopGate{b: b}) {
 			b.Fatal("anviltest: interrupted")
 		}
 		b.ReportMetric(0, "ns/op")
