@@ -2,13 +2,19 @@ package anviltest
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
 	"io/fs"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -255,4 +261,89 @@ func TestNoSuccessFailsTheBenchmark(t *testing.T) {
 	require.Zero(t, r.Completed)
 	require.Len(t, r.Failures, 3)
 	require.False(t, r.PerformanceEligible)
+}
+
+// countingServer is a plain chat-completions handler, not the fake: it
+// answers every POST at once with one content chunk and usage
+// (prompt tokens at 3 characters each), and counts the requests and the
+// most in flight at once.
+type countingServer struct {
+	seen, inFlight, peak atomic.Int32
+}
+
+func (s *countingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.NotFound(w, r)
+		return
+	}
+	s.seen.Add(1)
+	n := s.inFlight.Add(1)
+	defer s.inFlight.Add(-1)
+	for p := s.peak.Load(); n > p && !s.peak.CompareAndSwap(p, n); p = s.peak.Load() {
+	}
+	raw, _ := io.ReadAll(r.Body)
+	var body struct {
+		Messages []struct{ Content string } `json:"messages"`
+	}
+	_ = json.Unmarshal(raw, &body)
+	prompt := 0
+	for _, m := range body.Messages {
+		prompt += len(m.Content) / 3
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"}}]}\n\n"+
+		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":1,\"total_tokens\":%d}}\n\n"+
+		"data: [DONE]\n\n", prompt, prompt+1)
+}
+
+// TestEngineIterations: with the engine itself (capacity.Run through
+// Capacity's b.Loop gate) against a plain server, -benchtime 20x is
+// exactly 20 requests on the server, 20 iterations on the line and in the
+// .bench file; a time-based -benchtime is a closed-loop campaign whose
+// requests the server counts as the report does, each one iteration.
+func TestEngineIterations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs child benchmarks")
+	}
+	for _, tc := range []struct {
+		name, benchtime string
+		want            int // requests; 0: a campaign, counted by the report
+	}{
+		{"20x", "20x", 20},
+		{"duration", "100ms", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &countingServer{}
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			out := t.TempDir()
+			stdout, err := childEnv(t, "engine", t.TempDir(), out,
+				[]string{EnvBaseURL + "=" + srv.URL + "/v1", EnvModel + "=m", EnvMaxModelLen + "=8192", EnvEngine + "=e", EnvGPU + "=g"},
+				"-test.benchtime="+tc.benchtime)
+			require.NoError(t, err, stdout)
+			lines := benchLines(t, stdout)
+			require.Len(t, lines, 1, stdout)
+			jsons, _ := filepath.Glob(filepath.Join(out, "*.json"))
+			require.Len(t, jsons, 1)
+			rep := readArtifact(t, jsons[0])
+			sent := reporters.SentRequests(rep)
+			require.EqualValues(t, sent, h.seen.Load(), "the server saw every request the report counts, no more")
+			require.Equal(t, rep.Requests, rep.Completed)
+			require.LessOrEqual(t, h.peak.Load(), int32(2), "at most Concurrency 2 in flight")
+			if tc.want > 0 {
+				require.Equal(t, tc.want, sent)
+				require.Equal(t, tc.want, lines[0].Iters)
+			} else {
+				require.GreaterOrEqual(t, lines[0].Iters, sent)
+				require.NotNil(t, rep.AnvilGo.Run.DurationMS)
+				require.Equal(t, 100.0, *rep.AnvilGo.Run.DurationMS)
+			}
+			require.InDelta(t, rep.WallClockMS*1e6/float64(sent), valueMap(lines[0])[reporters.UnitNsPerOp], 1e-3*rep.WallClockMS*1e6/float64(sent))
+			benches, _ := filepath.Glob(filepath.Join(out, "*.bench"))
+			require.Len(t, benches, 1)
+			data, err := os.ReadFile(benches[0])
+			require.NoError(t, err)
+			require.Equal(t, sent, benchLines(t, string(data))[0].Iters)
+		})
+	}
 }
