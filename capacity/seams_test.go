@@ -257,3 +257,34 @@ func TestScheduleErrors(t *testing.T) {
 	_, err = Workload{PromptSizing: PromptSizingExact, Source: SourceFunc(func(int) (Request, error) { return Request{}, nil })}.Resolved()
 	require.ErrorContains(t, err, "Workload.Source")
 }
+
+// TestPrefixBlocks: planned prompts that open with prefix blocks (a
+// trace's hash_ids) share the text of equal ids byte for byte at the same
+// place, a block of another id differs from its first character on, and
+// every prompt has its planned size.
+func TestPrefixBlocks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := &answeringServer{start: time.Now()}
+		ids := [][]int{{7, 8, 9}, {7, 8, 60}, {7, 8}}
+		const blockTokens, promptTokens = 16, 100
+		src := SourceFunc(func(i int) (Request, error) {
+			return Request{PromptTokens: promptTokens, PrefixBlocks: ids[i], BlockTokens: blockTokens}, nil
+		})
+		rep, err := Run(t.Context(), pipeTarget(t, srv), Workload{Requests: 3, Concurrency: 1, Source: src})
+		require.NoError(t, err)
+		require.Equal(t, 3, rep.Completed, "failures: %+v", rep.Failures)
+		block := promptChars(blockTokens)
+		var prompts []string
+		for _, s := range srv.seen {
+			require.Len(t, s.Messages, 1)
+			prompts = append(prompts, s.Messages[0].Content)
+			require.Len(t, s.Messages[0].Content, promptChars(promptTokens))
+		}
+		require.Equal(t, prompts[0][:2*block], prompts[1][:2*block], "blocks 7 and 8 are one text")
+		require.Equal(t, prompts[0][:2*block], prompts[2][:2*block])
+		require.NotEqual(t, prompts[0][2*block], prompts[1][2*block], "block 60 differs from block 9 from its first character")
+		require.Equal(t, "J9 block\n", prompts[0][2*block:2*block+9])
+		require.NotEqual(t, prompts[0][2*block:3*block], prompts[2][2*block:3*block], "request 2 goes on with its own filler")
+		require.Contains(t, prompts[2], "# request 2: summarize the above in one line.")
+	})
+}
