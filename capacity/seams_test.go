@@ -288,3 +288,24 @@ func TestPrefixBlocks(t *testing.T) {
 		require.Contains(t, prompts[2], "# request 2: summarize the above in one line.")
 	})
 }
+
+// TestSourceWithWarmup: the warm-up requests of a run with a Source follow
+// the synthetic plan's fields and stay out of the report; the measured
+// ones are the source's.
+func TestSourceWithWarmup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := &answeringServer{start: time.Now()}
+		src := SourceFunc(func(i int) (Request, error) {
+			return Request{Messages: []Message{{Role: "user", Content: fmt.Sprintf("question %d", i)}}}, nil
+		})
+		rep, err := Run(t.Context(), pipeTarget(t, srv), Workload{Requests: 2, Concurrency: 1, ContextTokens: 256, Warmup: 2, Source: src})
+		require.NoError(t, err)
+		require.Equal(t, 2, rep.Completed, "failures: %+v", rep.Failures)
+		require.Len(t, srv.seen, 4)
+		for _, s := range srv.seen[:2] {
+			require.Contains(t, s.Messages[0].Content, "# warmup request")
+		}
+		require.Equal(t, "question 0", srv.seen[2].Messages[0].Content)
+		require.Equal(t, "question 1", srv.seen[3].Messages[0].Content)
+	})
+}
