@@ -119,7 +119,7 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 		bodies:    &sourceBodies{target: t, w: plan.Workload, plan: plan},
 	}
 	if w.Warmup > 0 {
-		r.phase(ctx, w.Warmup, true)
+		r.warmup(ctx, w.Warmup)
 		if r.refusal != "" {
 			return nil, fmt.Errorf("%w during warm-up: %s", ErrEndpointRefused, r.refusal)
 		}
