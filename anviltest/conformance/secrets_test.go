@@ -1,4 +1,4 @@
-package anviltest
+package conformance
 
 import (
 	"encoding/base64"
@@ -41,21 +41,21 @@ func TestConformanceNeverPrintsCredentials(t *testing.T) {
 	defer ts.Close()
 	for name, tc := range map[string]struct {
 		target capacity.Target
-		env    env
+		apiKey string
 	}{
 		"api key and header": {
 			capacity.Target{BaseURL: ts.URL + "/v1", Model: "m", APIKeyEnv: "K",
 				Headers: http.Header{"X-Jwt": {"PLANTEDJWT-1b2c"}}},
-			env{"K": "PLANTEDKEY-7f3a"},
+			"PLANTEDKEY-7f3a",
 		},
 		"base URL password": {
 			capacity.Target{BaseURL: strings.Replace(ts.URL, "http://", "http://u:PLANTEDPASS-9e@", 1) + "/v1", Model: "m"},
-			env{},
+			"",
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got := suiteAt(t, tc.target, withGetenv(tc.env.get))
-			require.Len(t, got, len(ConformanceChecks()))
+			got := suiteAt(t, Config{Target: tc.target, APIKey: tc.apiKey})
+			require.Len(t, got, len(Checks()))
 			basic := base64.StdEncoding.EncodeToString([]byte("u:PLANTEDPASS-9e"))
 			redacted := 0
 			for check, v := range got {

@@ -1,4 +1,4 @@
-package anviltest
+package conformance
 
 import (
 	"context"
@@ -16,24 +16,29 @@ func (p *prober) checkModels(context.Context) Verdict {
 	if p.models.status != http.StatusOK {
 		return verdict(Fail, fmt.Sprintf("GET /models answered HTTP %d, want 200 with a model list", p.models.status), notes...)
 	}
-	ids, lens := parseModelList(p.models.body)
+	entries, ok := parseModelList(p.models.body)
+	var ids []string
+	for _, e := range entries {
+		ids = append(ids, e.id)
+	}
 	switch {
-	case lens == nil:
+	case !ok:
 		return verdict(Fail, `GET /models is not an OpenAI model list {"data": [{"id": ...}]}`, notes...)
 	case len(ids) == 0:
 		return verdict(Fail, "GET /models lists no model", notes...)
 	case !contains(ids, p.model):
 		return verdict(Fail, fmt.Sprintf("GET /models does not list the model %q (it lists %q)", p.model, ids), notes...)
 	}
-	l, ok := lens[p.model]
-	if !ok {
-		why := fmt.Sprintf("the /models entry of %q advertises no context length (none of %s)", p.model, strings.Join(contextLengthFields[:], ", "))
-		if p.window > 0 {
-			notes = append(notes, fmt.Sprintf("context length %d from %s", p.window, p.winFrom))
+	notes = append(notes, p.win.notes...)
+	if p.win.advertisedN == 0 {
+		why := fmt.Sprintf("the server advertises no context window for %q (none of %s in its /models entry, no %s, %s or %s answer with one)",
+			p.model, strings.Join(append(contextLengthFields[:], llamaCppMetaField), ", "), llamaCppPropsPath, ollamaPSPath, ollamaShowPath)
+		if p.win.n > 0 {
+			notes = append(notes, fmt.Sprintf("context window %d from %s", p.win.n, p.win.from))
 		}
 		return verdict(Skip, why, notes...)
 	}
-	return verdict(Pass, fmt.Sprintf("lists %q with %s %d", p.model, l.field, l.n), notes...)
+	return verdict(Pass, fmt.Sprintf("lists %q, context window %d advertised by %s", p.model, p.win.advertisedN, p.win.advertisedFrom), notes...)
 }
 
 // errorCase is one bad request of CheckBadRequest.
@@ -52,7 +57,7 @@ func (p *prober) checkBadRequest(ctx context.Context) Verdict {
 	}
 	var notes, problems []string
 	for _, c := range cases {
-		h, err := p.do(ctx, http.MethodPost, p.base+"/chat/completions", c.body, http.Header{"Accept": {eventStreamType}}, ConformanceErrorDeadline)
+		h, err := p.do(ctx, http.MethodPost, p.base+"/chat/completions", c.body, http.Header{"Accept": {eventStreamType}}, ErrorDeadline)
 		if err != nil {
 			problems = append(problems, c.name+": "+err.Error())
 			continue
@@ -113,8 +118,8 @@ func (p *prober) checkPrefixCache(ctx context.Context) Verdict {
 		return verdict(Skip, "no usage object when asked (see usage): cached tokens are never reported", base.summary())
 	}
 	size := prefixCacheTokens
-	if p.window > 0 {
-		size = min(size, p.window/2) // room for the template and the answer
+	if p.win.n > 0 {
+		size = min(size, p.win.n/2) // room for the template and the answer
 	}
 	prefix := "Conformance run " + p.nonce + ". " + filler(size)
 	var notes []string

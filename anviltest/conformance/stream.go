@@ -1,6 +1,7 @@
-package anviltest
+package conformance
 
 import (
+	"bufio"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -12,6 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/sse"
 )
 
 // sseDone is the data of the terminal event of an OpenAI stream.
@@ -31,8 +35,7 @@ type streamSeen struct {
 	readErr         error // the body ended abnormally (drop, timeout, bounds)
 
 	events     int      // data events, [DONE] included
-	names      []string // distinct event: names
-	comments   int
+	names      []string // distinct event types
 	done       bool     // a data: [DONE] arrived
 	afterDone  int      // data events after it
 	badJSON    []string // data that was not JSON
@@ -154,7 +157,7 @@ func (p *prober) stream(ctx context.Context, body []byte, hdr http.Header) (*str
 		}
 		r = gz
 	}
-	s.read(newSSEReader(r))
+	s.read(sse.NewReader(r, capacity.MaxEventSize))
 	if s.readErr != nil {
 		s.readErr = p.requestError(http.MethodPost, u, s.readErr, p.timeout)
 	}
@@ -162,38 +165,43 @@ func (p *prober) stream(ctx context.Context, body []byte, hdr http.Header) (*str
 	return s, nil
 }
 
-// read consumes the events until the end of the body.
-func (s *streamSeen) read(r *sseReader) {
-	defer func() { s.comments = r.comments }()
-	for {
-		ev, err := r.next()
-		if errors.Is(err, io.EOF) {
+// read consumes the events until the end of the body, at most maxEvents.
+func (s *streamSeen) read(r *sse.Reader) {
+	for r.Scan() {
+		if s.events >= maxEvents {
+			s.readErr = fmt.Errorf("more than %d events: more than any request of the suite asks for", maxEvents)
 			return
 		}
-		if err != nil {
-			s.readErr = err
-			return
+		s.event(r.Event())
+	}
+	if err := r.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			err = fmt.Errorf("an event larger than capacity.MaxEventSize (%d bytes)", capacity.MaxEventSize)
 		}
-		s.event(ev)
+		s.readErr = err
 	}
 }
 
-func (s *streamSeen) event(ev sseEvent) {
+// maxEvents bounds the events of one response the checks read: every
+// request of the suite asks for at most answerBudget tokens.
+const maxEvents = 8 * answerBudget
+
+func (s *streamSeen) event(ev sse.Event) {
 	s.events++
-	if ev.Name != "" && !contains(s.names, ev.Name) {
-		s.names = append(s.names, ev.Name)
+	if len(ev.Type) > 0 && !contains(s.names, string(ev.Type)) {
+		s.names = append(s.names, string(ev.Type))
 	}
 	if s.done {
 		s.afterDone++
 		return
 	}
-	if strings.TrimSpace(ev.Data) == sseDone {
+	if strings.TrimSpace(string(ev.Data)) == sseDone {
 		s.done = true
 		return
 	}
 	var c wireChunk
-	if err := json.Unmarshal([]byte(ev.Data), &c); err != nil {
-		s.badJSON = append(s.badJSON, excerpt(s.scrub, []byte(ev.Data)))
+	if err := json.Unmarshal(ev.Data, &c); err != nil {
+		s.badJSON = append(s.badJSON, excerpt(s.scrub, ev.Data))
 		return
 	}
 	if c.Object != "" && !contains(s.objects, c.Object) {
@@ -299,8 +307,8 @@ func (p *prober) baseExchange(ctx context.Context) (*streamSeen, error) {
 	var err error
 	p.baseOnce.Do(func() {
 		budget := answerBudget
-		if p.window > 0 {
-			budget = min(budget, p.window/2) // a small window still fits the question
+		if p.win.n > 0 {
+			budget = min(budget, p.win.n/2) // a small window still fits the question
 		}
 		body := p.chatBody("In one short sentence: why is the sea salty? (conformance run "+p.nonce+")",
 			streamed(map[string]any{"max_tokens": budget}))
@@ -318,39 +326,3 @@ func (p *prober) baseExchange(ctx context.Context) (*streamSeen, error) {
 // answerBudget is the max_tokens of the requests whose visible content is
 // judged: room for a reasoning model's thinking before a short answer.
 const answerBudget = 1024
-
-// parseModelList reads the ids of a /models answer and, per id, the first
-// context length field among those capacity probes.
-func parseModelList(body []byte) (ids []string, lens map[string]modelLen) {
-	var list struct {
-		Data []map[string]json.RawMessage `json:"data"`
-	}
-	if json.Unmarshal(body, &list) != nil {
-		return nil, nil
-	}
-	lens = map[string]modelLen{}
-	for _, m := range list.Data {
-		var id string
-		if json.Unmarshal(m["id"], &id) != nil {
-			continue
-		}
-		ids = append(ids, id)
-		for _, f := range contextLengthFields {
-			if n := jsonInt(m[f]); n != nil && *n > 0 {
-				lens[id] = modelLen{f, *n}
-				break
-			}
-		}
-	}
-	return ids, lens
-}
-
-// modelLen is an advertised context length and the field it came in.
-type modelLen struct {
-	field string
-	n     int
-}
-
-// contextLengthFields are the /models entry fields that advertise a
-// context length, in the order capacity's probe reads them.
-var contextLengthFields = [...]string{"max_model_len", "max_context_length", "context_length"}
