@@ -114,14 +114,23 @@ const prefixCacheTokens = 2048
 func (p *prober) checkPrefixCache(ctx context.Context) Verdict {
 	// A server that sent no usage when asked never reports cached tokens:
 	// the long prompts are not sent.
-	if base, err := p.baseExchange(ctx); err == nil && base.failed() == "" && base.usage == nil {
+	base, err := p.baseExchange(ctx)
+	if err == nil && base.failed() == "" && base.usage == nil {
 		return verdict(Skip, "no usage object when asked (see usage): cached tokens are never reported", base.summary())
 	}
 	size := prefixCacheTokens
 	if p.win.n > 0 {
 		size = min(size, p.win.n/2) // room for the template and the answer
 	}
-	prefix := "Conformance run " + p.nonce + ". " + filler(size)
+	// The prefix is sized by what the base exchange's prompt counted, so
+	// that it fits the window on a tokenizer of fewer characters per token
+	// than filler assumes (llama.cpp's tiny models count about 1.1).
+	chars := float64(size * fillerCharsPerToken)
+	if err == nil && base.usage != nil && base.usage.prompt != nil && *base.usage.prompt > 0 {
+		per := float64(len(p.baseQuestion)) / float64(*base.usage.prompt)
+		chars = float64(size) * min(max(per, 1), fillerCharsPerToken)
+	}
+	prefix := "Conformance run " + p.nonce + ". " + filler(int(chars)/fillerCharsPerToken)
 	var notes []string
 	var seen [2]*usageSeen
 	for i, q := range []string{"Question one: reply with the word yes.", "Question two: reply with the word no."} {
@@ -159,13 +168,17 @@ func fmtIntOf(u *usageSeen) string {
 	return fmtInt(u.cached)
 }
 
-// filler is code-like text of about tokens tokens (capacity's estimate of
-// 3 characters per token), numbered so that no two statements are alike.
+// fillerCharsPerToken is capacity's estimate of the characters of a token,
+// the one filler sizes by.
+const fillerCharsPerToken = 3
+
+// filler is code-like text of about tokens tokens (fillerCharsPerToken
+// characters each), numbered so that no two statements are alike.
 // It is one line: the checks judge their subject, not a server's handling
 // of newlines.
 func filler(tokens int) string {
 	var b strings.Builder
-	for i := 0; b.Len() < tokens*3; i++ {
+	for i := 0; b.Len() < tokens*fillerCharsPerToken; i++ {
 		fmt.Fprintf(&b, "def helper_%d(x): return compute(x, %d); ", i, i*7)
 	}
 	return b.String()

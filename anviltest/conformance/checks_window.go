@@ -36,12 +36,15 @@ func (p *prober) checkPromptTokens(ctx context.Context) Verdict {
 	if s.usage != nil {
 		counted = s.usage.prompt
 	}
-	n, where, why := p.tokenize(ctx, user)
+	n, where, tried := p.tokenize(ctx, user)
+	for _, why := range tried {
+		notes = append(notes, "no count: "+why)
+	}
 	switch {
 	case counted == nil:
-		skipped = append(skipped, "no usage.prompt_tokens to compare with /tokenize")
-	case why != "":
-		skipped = append(skipped, why)
+		skipped = append(skipped, "no usage.prompt_tokens to compare with the server's count")
+	case where == "":
+		skipped = append(skipped, "no positive token count from the server (/tokenize in the messages form, /apply-template then /tokenize)")
 	case n != *counted:
 		problems = append(problems, fmt.Sprintf("%s counts %d tokens for the messages, usage.prompt_tokens %d", where, n, *counted))
 	default:
@@ -109,16 +112,16 @@ var tokenizeRoots = [...]string{"", "/v1"}
 // root, then under /v1), then llama.cpp's /apply-template and the content
 // form of /tokenize. Only a positive count is one: a non-empty prompt has
 // tokens, and llama.cpp answers {"tokens": []} to a body it does not read.
-// why says why no count came back.
-func (p *prober) tokenize(ctx context.Context, user string) (n int, where, why string) {
+//
+// tried lists the forms that gave no count, with their answers.
+func (p *prober) tokenize(ctx context.Context, user string) (n int, where string, tried []string) {
 	messages := []map[string]string{{"role": "user", "content": user}}
 	body, _ := json.Marshal(map[string]any{"model": p.model, "messages": messages, "add_generation_prompt": true})
-	var tried []string
 	for _, r := range tokenizeRoots {
 		path := r + tokenizePath
 		n, why := p.count(ctx, path, body)
 		if n > 0 {
-			return n, "POST " + path + " (messages)", ""
+			return n, "POST " + path + " (messages)", tried
 		}
 		tried = append(tried, why)
 	}
@@ -138,11 +141,11 @@ func (p *prober) tokenize(ctx context.Context, user string) (n int, where, why s
 		cb, _ := json.Marshal(map[string]any{"content": *tmpl.Prompt, "add_special": true})
 		n, why := p.count(ctx, tokenizePath, cb)
 		if n > 0 {
-			return n, "POST " + applyTemplatePath + " then POST " + tokenizePath + " (content, add_special)", ""
+			return n, "POST " + applyTemplatePath + " then POST " + tokenizePath + " (content, add_special)", tried
 		}
 		tried = append(tried, why+" (content of "+applyTemplatePath+")")
 	}
-	return 0, "", "no positive count from the server (" + strings.Join(tried, "; ") + ")"
+	return 0, "", tried
 }
 
 // count asks POST {root}path with body for a token count: "count", else

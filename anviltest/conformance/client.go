@@ -44,8 +44,9 @@ type prober struct {
 	run     RunFunc
 	extra   map[string]any
 
-	baseOnce sync.Once
-	baseSeen *streamSeen
+	baseOnce     sync.Once
+	baseQuestion string // the base exchange's one user message
+	baseSeen     *streamSeen
 }
 
 // newProber resolves the target (BaseURL, headers, key, client), asks GET

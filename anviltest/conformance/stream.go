@@ -310,8 +310,8 @@ func (p *prober) baseExchange(ctx context.Context) (*streamSeen, error) {
 		if p.win.n > 0 {
 			budget = min(budget, p.win.n/2) // a small window still fits the question
 		}
-		body := p.chatBody("In one short sentence: why is the sea salty? (conformance run "+p.nonce+")",
-			streamed(map[string]any{"max_tokens": budget}))
+		p.baseQuestion = "In one short sentence: why is the sea salty? (conformance run " + p.nonce + ")"
+		body := p.chatBody(p.baseQuestion, streamed(map[string]any{"max_tokens": budget}))
 		p.baseSeen, err = p.stream(ctx, body, http.Header{"Accept-Encoding": {"identity"}})
 		if err != nil {
 			p.baseSeen = &streamSeen{readErr: err}
