@@ -2,6 +2,9 @@ package anviltest
 
 import (
 	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,4 +122,53 @@ func TestConformanceCommand(t *testing.T) {
 	table, err := os.ReadFile(md[0])
 	require.NoError(t, err)
 	require.True(t, bytes.Contains(table, []byte("| max_tokens | FAIL |")), "%s", table)
+}
+
+// TestConformanceLogScrubbed runs the command a user types against a
+// server that names its model after the caller's API key and echoes the
+// key in every error: the test log (go test -v), like the verdict files,
+// carries no part of the key, though the suite sent it as the model id.
+func TestConformanceLogScrubbed(t *testing.T) {
+	if os.Getenv(EnvBaseURL) != "" {
+		t.Skip("runs its own server")
+	}
+	const key = "PLANTEDKEY-0123456789abcdef0123456789"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		echo := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/v1/models" {
+			fmt.Fprintf(w, `{"object":"list","data":[{"id":"model-%s","max_model_len":4096}]}`, echo)
+			return
+		}
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprintf(w, `{"error":{"message":"no model model-%s for key %s"}}`, echo, echo)
+	}))
+	defer srv.Close()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	out := t.TempDir()
+	cmd := exec.CommandContext(t.Context(), exe, "-test.run=^TestConformance$", "-test.v")
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "ANVIL_") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env, EnvBaseURL+"="+srv.URL+"/v1", EnvAPIKeyEnv+"=PLANTED_KEY_VAR", "PLANTED_KEY_VAR="+key, EnvOut+"="+out)
+	b, _ := cmd.CombinedOutput()
+	require.Contains(t, string(b), "--- FAIL: TestConformance/stream_framing", "the suite ran:\n%s", b)
+	files, err := filepath.Glob(filepath.Join(out, "conformance.*"))
+	require.NoError(t, err)
+	require.Len(t, files, 2, "%s", b)
+	for _, text := range append([]string{string(b)}, files...) {
+		if text != string(b) {
+			f, err := os.ReadFile(text)
+			require.NoError(t, err)
+			text = string(f)
+		}
+		for i := 0; i+8 <= len(key); i++ {
+			require.NotContains(t, text, key[i:i+8])
+		}
+		require.Regexp(t, `model-\\?\[redacted\\?\]`, text, "the model id is in every output, scrubbed (Markdown escapes the brackets)")
+	}
 }

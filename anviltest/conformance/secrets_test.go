@@ -2,11 +2,16 @@ package conformance
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -66,6 +71,107 @@ func TestConformanceNeverPrintsCredentials(t *testing.T) {
 				redacted += strings.Count(text, "[redacted]")
 			}
 			require.Positive(t, redacted, "the echoes reached no verdict: the test tests nothing")
+		})
+	}
+}
+
+// The credentials of TestEveryOutputScrubbed: long enough that any cut
+// shorter than them leaves a recognisable part.
+const (
+	plantedKey    = "PLANTEDKEY-0123456789abcdef0123456789"
+	plantedHeader = "PLANTEDJWT-fedcba9876543210fedcba9876"
+)
+
+// credentialModelServer lists one model whose id carries the credentials
+// the request sent (a gateway that names models after the caller's key),
+// and answers every chat request with a stream whose content echoes them:
+// the determinism prompt alternately with "A" and "B" first, so the first
+// difference is at the start and the window the verdict quotes, were it cut
+// before the scrub, would end inside the key.
+func credentialModelServer() *httptest.Server {
+	var n int
+	var mu sync.Mutex
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		creds := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ") + " " + r.Header.Get("X-Jwt")
+		if r.URL.Path == "/v1/models" {
+			fmt.Fprintf(w, `{"object":"list","data":[{"id":"model %s","max_model_len":100000}]}`, creds)
+			return
+		}
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		text := "echo " + creds
+		if strings.Contains(string(body), "Name three colours") {
+			mu.Lock()
+			n++
+			text = fmt.Sprintf("%c%s %s", 'A'+rune(n%2), strings.Repeat("x", 30), creds)
+			mu.Unlock()
+		}
+		content, _ := json.Marshal(text)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":%s},\"finish_reason\":\"stop\"}]}\n\n", content)
+		fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":3,\"total_tokens\":8}}\n\ndata: [DONE]\n\n")
+	}))
+}
+
+// leaks says which part (of at least 8 bytes) of a planted credential text
+// carries, "" when none.
+func leaks(text string) string {
+	for _, c := range []string{plantedKey, plantedHeader} {
+		for i := 0; i+8 <= len(c); i++ {
+			if strings.Contains(text, c[i:i+8]) {
+				return c[i : i+8]
+			}
+		}
+	}
+	return ""
+}
+
+// TestEveryOutputScrubbed: a server that echoes the API key and a header
+// value in the model id it lists and in the content of its answers leaks no
+// part of them into any output of the suite: the verdicts (what the test
+// log prints), the report's model, the JSON and the Markdown verdict files.
+// The determinism check quotes a window of its outputs that would end
+// inside the key were it cut before the scrub.
+func TestEveryOutputScrubbed(t *testing.T) {
+	ts := credentialModelServer()
+	defer ts.Close()
+	s, err := New(t.Context(), Config{
+		Target: capacity.Target{BaseURL: ts.URL + "/v1", Headers: http.Header{"X-Jwt": {plantedHeader}}},
+		APIKey: plantedKey, Timeout: 30 * time.Second, Required: []string{CheckDeterminism},
+	})
+	require.NoError(t, err)
+	require.Contains(t, s.p.model, plantedKey, "the suite sends the model id as listed")
+	rep := s.NewReport(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	for _, n := range Checks() {
+		rep.Verdicts = append(rep.Verdicts, s.Check(t.Context(), n))
+	}
+	det, _ := rep.Verdict(CheckDeterminism)
+	require.Equal(t, Fail, det.Outcome, "required and different outputs: %s", det.Reason)
+	require.Contains(t, det.Reason, "[redacted]", "the window quoted reaches the key: the test tests the cut")
+
+	t.Run("verdicts", func(t *testing.T) {
+		for _, v := range rep.Verdicts {
+			text := v.Reason + "\n" + strings.Join(v.Notes, "\n")
+			require.Empty(t, leaks(text), "%s: %s", v.Check, text)
+		}
+	})
+	t.Run("report model", func(t *testing.T) {
+		require.Equal(t, "model [redacted] [redacted]", rep.Model)
+	})
+	paths, err := rep.WriteFiles(t.TempDir())
+	require.NoError(t, err)
+	for _, f := range []struct{ name, path, model string }{
+		{"json", paths.JSON, `"model": "model [redacted] [redacted]"`},
+		{"markdown", paths.Markdown, `# Conformance of model \[redacted\] \[redacted\] at`},
+	} {
+		t.Run(f.name, func(t *testing.T) {
+			b, err := os.ReadFile(f.path)
+			require.NoError(t, err)
+			require.Empty(t, leaks(string(b)), "%s", b)
+			require.Contains(t, string(b), f.model)
 		})
 	}
 }
