@@ -408,16 +408,37 @@ func TestOllamaCaptured(t *testing.T) {
 	require.Contains(t, strings.Join(got[CheckModels].Notes, "\n"), "GET /props: HTTP 404", "the discovery says what it tried")
 }
 
-// TestWindowDeclaredDisagrees: a declared window larger than the one the
-// server advertises is named, and the smaller is used, so the over-long
-// prompt is sized on the window the server truncates at.
+// TestWindowDeclaredDisagrees: a declared window that disagrees with the
+// one the server serves (ollama's /api/ps, llama.cpp's /v1/models) is
+// named, and the served one is used, so the over-long prompt is sized on
+// the window the server truncates or refuses at; against a trained window
+// only (/api/show) the smaller of the two is used.
 func TestWindowDeclaredDisagrees(t *testing.T) {
-	srv := httptest.NewServer(ollamaCaptured(t))
-	defer srv.Close()
-	s, err := New(t.Context(), Config{Target: capacity.Target{BaseURL: srv.URL + "/v1", MaxModelLen: 16384}})
-	require.NoError(t, err)
-	require.Equal(t, window{n: 4096, from: "GET /api/ps", advertisedN: 4096, advertisedFrom: "GET /api/ps",
-		notes: []string{"GET /props: HTTP 404", "Target.MaxModelLen 16384 disagrees with the 4096 the server advertises (GET /api/ps): the smaller is used"}}, s.p.win)
+	noPS := ollamaCaptured(t)
+	noPS.ps = []byte(`{"models":[]}`) // the model is not loaded
+	for _, tc := range []struct {
+		name     string
+		srv      http.Handler
+		declared int
+		want     window
+	}{
+		{"ollama, declared above", ollamaCaptured(t), 16384, window{n: 4096, from: "GET /api/ps", advertisedN: 4096, advertisedFrom: "GET /api/ps",
+			notes: []string{"GET /props: HTTP 404", "Target.MaxModelLen 16384 disagrees with the 4096 the server serves (GET /api/ps): the served window is used"}}},
+		{"llama.cpp, declared below", llamaCppCaptured(t, false), 2048, window{n: 8192, from: "GET /models meta.n_ctx", advertisedN: 8192, advertisedFrom: "GET /models meta.n_ctx",
+			notes: []string{"Target.MaxModelLen 2048 disagrees with the 8192 the server serves (GET /models meta.n_ctx): the served window is used"}}},
+		{"ollama not loaded, declared above", noPS, 16384, window{n: 4096, from: "POST /api/show", advertisedN: 4096, advertisedFrom: "POST /api/show",
+			notes: []string{"GET /props: HTTP 404", `GET /api/ps: no window in {"models":[]}`, "Target.MaxModelLen 16384 disagrees with the trained window 4096 (POST /api/show): the smaller is used"}}},
+		{"ollama not loaded, declared below", noPS, 2048, window{n: 2048, from: "Target.MaxModelLen", advertisedN: 4096, advertisedFrom: "POST /api/show",
+			notes: []string{"GET /props: HTTP 404", `GET /api/ps: no window in {"models":[]}`, "Target.MaxModelLen 2048 disagrees with the trained window 4096 (POST /api/show): the smaller is used"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(tc.srv)
+			defer srv.Close()
+			s, err := New(t.Context(), Config{Target: capacity.Target{BaseURL: srv.URL + "/v1", MaxModelLen: tc.declared}})
+			require.NoError(t, err)
+			require.Equal(t, tc.want, s.p.win)
+		})
+	}
 }
 
 // TestParseWindowAnswers: each endpoint's captured answer gives its window.
@@ -436,4 +457,7 @@ func TestParseWindowAnswers(t *testing.T) {
 	_, ok = parseModelList([]byte(`{"models": []}`))
 	require.False(t, ok)
 	require.Zero(t, parseLlamaCppProps(bytes.Repeat([]byte("x"), 3), ""))
+	for raw, want := range map[string]int{"32768": 32768, "32768.0": 32768, "0": 0, "-5": 0, "1.5": 0, `"4096"`: 0, "4e9": 0, "": 0} {
+		require.Equal(t, want, positiveInt(json.RawMessage(raw)), "%q", raw)
+	}
 }

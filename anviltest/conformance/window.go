@@ -1,9 +1,11 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 )
@@ -71,8 +73,8 @@ func parseModelList(body []byte) (entries []modelEntry, ok bool) {
 		}
 		e := modelEntry{id: id}
 		for _, f := range contextLengthFields {
-			if n := jsonInt(m[f]); n != nil && *n > 0 {
-				e.window, e.field = *n, f
+			if n := positiveInt(m[f]); n > 0 {
+				e.window, e.field = n, f
 				break
 			}
 		}
@@ -81,8 +83,8 @@ func parseModelList(body []byte) (entries []modelEntry, ok bool) {
 				NCtx json.RawMessage `json:"n_ctx"`
 			}
 			if json.Unmarshal(m["meta"], &meta) == nil {
-				if n := jsonInt(meta.NCtx); n != nil && *n > 0 {
-					e.window, e.field = *n, llamaCppMetaField
+				if n := positiveInt(meta.NCtx); n > 0 {
+					e.window, e.field = n, llamaCppMetaField
 				}
 			}
 		}
@@ -98,8 +100,9 @@ func parseModelList(body []byte) (entries []modelEntry, ok bool) {
 // /api/ps, else ollama's POST /api/show, each asked within ErrorDeadline
 // (they need no model work). The server's own advertisement is looked for
 // even when a window is declared, so that CheckModels judges it and a
-// disagreement is named; the smaller of the two is then the window, the
-// one a truncation shows at.
+// disagreement is named; the window is then the one a truncation shows at,
+// as capacity's truncation window: the advertised one when the server
+// serves it, else (ollama's /api/show) the smaller of the two.
 func (p *prober) discoverWindow(ctx context.Context, declared int, listed []modelEntry) window {
 	var w window
 	for _, e := range listed {
@@ -113,11 +116,20 @@ func (p *prober) discoverWindow(ctx context.Context, declared int, listed []mode
 	}
 	switch {
 	case declared > 0 && w.advertisedN > 0 && declared != w.advertisedN:
-		w.notes = append(w.notes, fmt.Sprintf("Target.MaxModelLen %d disagrees with the %d the server advertises (%s): the smaller is used", declared, w.advertisedN, w.advertisedFrom))
-		w.n, w.from = declared, "Target.MaxModelLen"
-		if w.advertisedN < declared {
+		// As capacity's truncation window: the advertised window when the
+		// server says it serves it, else (ollama's /api/show is the
+		// model's trained maximum, which the served window may be below)
+		// the smaller of the two.
+		if w.advertisedFrom != http.MethodPost+" "+ollamaShowPath {
 			w.n, w.from = w.advertisedN, w.advertisedFrom
+			w.notes = append(w.notes, fmt.Sprintf("Target.MaxModelLen %d disagrees with the %d the server serves (%s): the served window is used", declared, w.advertisedN, w.advertisedFrom))
+			break
 		}
+		w.n, w.from = min(declared, w.advertisedN), "Target.MaxModelLen"
+		if w.advertisedN < declared {
+			w.from = w.advertisedFrom
+		}
+		w.notes = append(w.notes, fmt.Sprintf("Target.MaxModelLen %d disagrees with the trained window %d (%s): the smaller is used", declared, w.advertisedN, w.advertisedFrom))
 	case declared > 0:
 		w.n, w.from = declared, "Target.MaxModelLen"
 	default:
@@ -168,8 +180,8 @@ func parseLlamaCppProps(body []byte, _ string) int {
 		return 0
 	}
 	for _, raw := range []json.RawMessage{props.Default.NCtx, props.NCtx} {
-		if n := jsonInt(raw); n != nil && *n > 0 {
-			return *n
+		if n := positiveInt(raw); n > 0 {
+			return n
 		}
 	}
 	return 0
@@ -202,10 +214,7 @@ func parseOllamaPS(body []byte, model string) int {
 	if pick < 0 {
 		return 0
 	}
-	if n := jsonInt(ps.Models[pick].ContextLength); n != nil && *n > 0 {
-		return *n
-	}
-	return 0
+	return positiveInt(ps.Models[pick].ContextLength)
 }
 
 // parseOllamaShow reads model_info["<general.architecture>.context_length"]
@@ -221,8 +230,19 @@ func parseOllamaShow(body []byte, _ string) int {
 	if json.Unmarshal(show.ModelInfo["general.architecture"], &arch) != nil || strings.TrimSpace(arch) == "" {
 		return 0
 	}
-	if n := jsonInt(show.ModelInfo[arch+".context_length"]); n != nil && *n > 0 {
-		return *n
+	return positiveInt(show.ModelInfo[arch+".context_length"])
+}
+
+// positiveInt reads a window as capacity's probe does: a JSON number that
+// is a positive integer (32768 or 32768.0) of at most 2^31-1; 0 otherwise.
+func positiveInt(raw json.RawMessage) int {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+		return 0
 	}
-	return 0
+	var f float64
+	if json.Unmarshal(raw, &f) != nil || f < 1 || f > math.MaxInt32 || f != math.Trunc(f) {
+		return 0
+	}
+	return int(f)
 }
