@@ -76,7 +76,7 @@ const (
 	CheckPrefixCache = "prefix_cache"
 	// CheckBadRequest: invalid JSON, an unknown model and a malformed
 	// messages field each get a 4xx with an OpenAI-style {"error": {...}}
-	// JSON body within ConformanceErrorDeadline, never a stream or a 5xx.
+	// JSON body within ErrorDeadline, never a stream or a 5xx.
 	CheckBadRequest = "bad_request"
 	// CheckIsolation: concurrent requests asked to begin with their own
 	// canary marker never see another request's marker (a capacity run with
@@ -117,10 +117,14 @@ const (
 // characters, invalid UTF-8, bidirectional overrides) and cut short, so it
 // is safe on a terminal and in the verdict files.
 type Verdict struct {
-	Check   string   `json:"check"`
-	Outcome Outcome  `json:"outcome"`
-	Reason  string   `json:"reason"`
-	Notes   []string `json:"notes,omitempty"`
+	// Check is the check's name (one of Checks).
+	Check string `json:"check"`
+	// Outcome is pass, fail or skip.
+	Outcome Outcome `json:"outcome"`
+	// Reason says why, in one line.
+	Reason string `json:"reason"`
+	// Notes are what the check saw: the answers, the counts, what was tried.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // ErrorDeadline is how long a server may take to refuse a bad request
@@ -162,6 +166,7 @@ type UnknownCheckError struct {
 	Name string
 }
 
+// Error names the option, the name and the check names allowed.
 func (e *UnknownCheckError) Error() string {
 	return fmt.Sprintf("conformance: %s(%q): want one of %s", e.Option, e.Name, strings.Join(Checks(), ", "))
 }

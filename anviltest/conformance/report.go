@@ -29,8 +29,11 @@ const Schema = "anvil-go.conformance/v1"
 // Model scrubbed of the target's credentials; Suite.Check gives verdicts
 // scrubbed the same way, so nothing the files print carries a credential.
 type Report struct {
-	BaseURL   string
-	Model     string
+	// BaseURL is the target's base URL as recorded.
+	BaseURL string
+	// Model is the model id the suite sent.
+	Model string
+	// StartedAt is when the run started; it names the files.
 	StartedAt time.Time
 	// Verdicts are those of the checks that ran, in suite order.
 	Verdicts []Verdict

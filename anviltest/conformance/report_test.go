@@ -93,7 +93,15 @@ func TestRequired(t *testing.T) {
 	require.ErrorAs(t, err, &uc)
 	require.Equal(t, UnknownCheckError{Option: "Config.Required", Name: "usgae"}, *uc)
 
-	s := &Suite{required: []string{CheckPrefixCache}}
+	s, err := New(t.Context(), Config{Target: capacity.Target{BaseURL: "http://127.0.0.1:1/v1"}, Required: []string{CheckPrefixCache}})
+	require.NoError(t, err, "an unreachable server is judged, not refused")
+	v := s.Check(t.Context(), "usgae")
+	require.Equal(t, Fail, v.Outcome)
+	require.Contains(t, v.Reason, `Suite.Check("usgae"): want one of models, stream_framing`)
+	v = s.Check(t.Context(), CheckModels)
+	require.Equal(t, Fail, v.Outcome)
+	require.Contains(t, v.Reason, "GET /models failed")
+
 	got := s.apply(Verdict{Check: CheckPrefixCache, Outcome: Skip, Reason: "never reported"})
 	require.Equal(t, Verdict{Check: CheckPrefixCache, Outcome: Fail, Reason: "required, but skipped: never reported"}, got)
 	other := Verdict{Check: CheckDeterminism, Outcome: Skip, Reason: "differs"}
