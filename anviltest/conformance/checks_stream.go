@@ -141,8 +141,9 @@ func (p *prober) checkContent(ctx context.Context) Verdict {
 	if bad != nil {
 		return *bad
 	}
-	notes := []string{s.summary(), fmt.Sprintf("content: %q", excerpt(p.scrub, []byte(s.content.String())))}
-	if strings.TrimSpace(s.content.String()) != "" {
+	content := s.content.scrubbed(p.scrub)
+	notes := []string{s.summary(), fmt.Sprintf("content: %q", excerpt(nil, []byte(content)))}
+	if strings.TrimSpace(content) != "" {
 		return verdict(Pass, fmt.Sprintf("%d content chunks of visible text", s.contentChunks), notes...)
 	}
 	if s.reasoningChunks > 0 && s.lastChoiceFinish != nil && *s.lastChoiceFinish == "length" {
@@ -159,11 +160,11 @@ func (p *prober) checkReasoningSeparation(ctx context.Context) Verdict {
 	if bad != nil {
 		return *bad
 	}
-	content := s.content.String()
+	content := s.content.scrubbed(p.scrub)
 	notes := []string{s.summary()}
 	for _, tag := range []string{"<think>", "</think>", "<thinking>", "</thinking>"} {
 		if i := strings.Index(content, tag); i >= 0 {
-			notes = append(notes, fmt.Sprintf("content: %q", excerpt(p.scrub, []byte(content[i:]))))
+			notes = append(notes, fmt.Sprintf("content: %q", excerpt(nil, []byte(content[i:]))))
 			return verdict(Fail, fmt.Sprintf("reasoning arrives as %s text inside content, not in reasoning_content or reasoning", tag), notes...)
 		}
 	}
@@ -253,7 +254,7 @@ func (p *prober) checkDeterminism(ctx context.Context) Verdict {
 		notes = append(notes, fmt.Sprintf("request %d: %s", i+1, s.summary()))
 		// Scrubbed before firstDifference cuts it: a credential across
 		// the cut would leave a prefix no later scrub recognises.
-		out[i] = p.scrub(s.reasoning.String()) + "\x00" + p.scrub(s.content.String())
+		out[i] = s.reasoning.scrubbed(p.scrub) + "\x00" + s.content.scrubbed(p.scrub)
 	}
 	if out[0] == "\x00" {
 		return verdict(Skip, "no output to compare", notes...)

@@ -175,3 +175,24 @@ func TestEveryOutputScrubbed(t *testing.T) {
 		})
 	}
 }
+
+// TestCapturedTextScrubbedBeforeCut: a credential the capture's bound cut
+// in two leaves no part in the scrubbed text, and one before the cut is
+// replaced.
+func TestCapturedTextScrubbedBeforeCut(t *testing.T) {
+	scrub := capacity.Target{}.Redactor(plantedKey)
+	for _, at := range []int{maxCapture - 10, maxCapture - len(plantedKey) + 1, maxCapture - 1, maxCapture - 20 - len(plantedKey)} {
+		var c capturedText
+		c.add(plantedKey + " " + strings.Repeat("x", at-len(plantedKey)-1))
+		c.add(plantedKey)
+		c.add(strings.Repeat("y", 100))
+		require.True(t, c.cut)
+		got := c.scrubbed(scrub)
+		require.Empty(t, leaks(got), "credential at byte %d", at)
+		require.True(t, strings.HasPrefix(got, "[redacted] xxx"), "%.20q", got)
+	}
+	var whole capturedText
+	whole.add("a " + plantedKey + " b")
+	require.False(t, whole.cut)
+	require.Equal(t, "a [redacted] b", whole.scrubbed(scrub))
+}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/sse"
@@ -42,7 +43,7 @@ type streamSeen struct {
 	errObjects []string // in-stream {"error": ...} objects
 	objects    []string // distinct "object" values
 
-	content, reasoning strings.Builder // bounded by maxCapture
+	content, reasoning capturedText // bounded by maxCapture
 	contentChunks      int             // chunks with non-empty delta.content
 	reasoningChunks    int             // chunks with non-empty reasoning text
 	reasoningField     string          // the delta field reasoning came in
@@ -223,7 +224,7 @@ func (s *streamSeen) event(ev sse.Event) {
 		d := ch.Delta
 		if d.Content != nil && *d.Content != "" {
 			s.contentChunks++
-			capture(&s.content, *d.Content)
+			s.content.add(*d.Content)
 		}
 		for _, r := range []struct {
 			field string
@@ -232,7 +233,7 @@ func (s *streamSeen) event(ev sse.Event) {
 			if r.text != nil && *r.text != "" {
 				s.reasoningChunks++
 				s.reasoningField = r.field
-				capture(&s.reasoning, *r.text)
+				s.reasoning.add(*r.text)
 			}
 		}
 		if ch.FinishReason != nil {
@@ -243,14 +244,50 @@ func (s *streamSeen) event(ev sse.Event) {
 	}
 }
 
-// capture appends text to b up to maxCapture bytes.
-func capture(b *strings.Builder, text string) {
-	if room := maxCapture - b.Len(); room > 0 {
-		if len(text) > room {
-			text = text[:room]
-		}
-		b.WriteString(text)
+// capturedText is the text of one kind (content or reasoning) a stream
+// carried, its first maxCapture bytes.
+type capturedText struct {
+	b   strings.Builder
+	cut bool // text beyond maxCapture was left out
+}
+
+// maxCredentialForm bounds the bytes of one form of a credential a server
+// may echo (raw, JSON-escaped, encoded): what a cut capture may end inside.
+const maxCredentialForm = 4 << 10
+
+// add appends text up to maxCapture bytes in all.
+func (c *capturedText) add(text string) {
+	room := maxCapture - c.b.Len()
+	if len(text) > room {
+		text, c.cut = text[:max(room, 0)], true
 	}
+	c.b.WriteString(text)
+}
+
+// scrubbed is the text with the target's credentials removed (scrub) before
+// any cut: when the capture was cut at maxCapture, a credential may have
+// been cut with it, and its first part, which no scrub recognises, lies in
+// the last maxCredentialForm bytes; they are dropped after the scrub.
+func (c *capturedText) scrubbed(scrub func(string) string) string {
+	s := c.b.String()
+	if scrub != nil {
+		s = scrub(s)
+	}
+	if c.cut {
+		s, _ = cutRunes(s, max(len(s)-maxCredentialForm, 0))
+	}
+	return s
+}
+
+// cutRunes cuts s to at most n bytes on a rune boundary.
+func cutRunes(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], true
 }
 
 func contains(list []string, s string) bool {
