@@ -44,11 +44,11 @@ type streamSeen struct {
 	objects    []string // distinct "object" values
 
 	content, reasoning capturedText // bounded by maxCapture
-	contentChunks      int             // chunks with non-empty delta.content
-	reasoningChunks    int             // chunks with non-empty reasoning text
-	reasoningField     string          // the delta field reasoning came in
-	finishes           []string        // every non-null finish_reason, in order
-	lastChoiceFinish   *string         // finish_reason of the last chunk with choices
+	contentChunks      int          // chunks with non-empty delta.content
+	reasoningChunks    int          // chunks with non-empty reasoning text
+	reasoningField     string       // the delta field reasoning came in
+	finishes           []string     // every non-null finish_reason, in order
+	lastChoiceFinish   *string      // finish_reason of the last chunk with choices
 	choiceChunks       int
 	usage              *usageSeen // the last usage object
 	usageObjects       int
