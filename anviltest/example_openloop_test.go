@@ -31,7 +31,8 @@ func ExampleCapacity_openLoop() {
 		rep = anviltest.Capacity(b, capacity.Workload{
 			ContextTokens: 4096, MaxTokens: 1024, Concurrency: 8,
 			Rate: 20, Arrival: capacity.ArrivalPoisson,
-		}, anviltest.WithOutDir(out), anviltest.WithSLO(capacity.SLO{E2E: time.Minute}))
+		}, anviltest.WithOutDir(out), anviltest.WithSLO(capacity.SLO{E2E: time.Minute}),
+			anviltest.WithEnvironment(nil)) // the same run whatever ANVIL_* the shell holds
 	})
 	a := rep.AnvilGo.Arrival
 	_, hasGoodput := res.Extra[reporters.UnitGoodput]
@@ -78,7 +79,7 @@ func ExampleSweep() {
 			capacity.SearchSpec{Kind: capacity.ConcurrencySearch, Start: 2, Max: 16},
 			anviltest.WithTarget(capacity.Target{BaseURL: srv.BaseURL(), Engine: "fake", GPU: "none"}),
 			anviltest.WithSLO(capacity.SLO{TTFT: 60 * time.Millisecond, Attainment: 0.8}),
-			anviltest.WithOutDir(out), anviltest.WithProgress(false))
+			anviltest.WithOutDir(out), anviltest.WithProgress(false), anviltest.WithEnvironment(nil))
 	})
 	sized, highest := true, 0.0
 	for _, r := range res.Runs {
