@@ -12,13 +12,17 @@ import (
 // hold the *testing.T the suite runs its subtests on): Conformance runs
 // inside an ordinary test function, go test -run Conformance -v prints one
 // PASS, FAIL or SKIP per check with its reason, and WithRequired makes an
-// optional feature mandatory for this deployment. WithOutDir keeps the
-// verdict files out of the source tree.
+// optional feature mandatory for this deployment. Two options are for
+// this package's own test run only: WithEnvironment(nil) runs it against
+// the embedded fake whatever ANVIL_* variables the shell holds (in your
+// package, leave it out to read ANVIL_BASE_URL and the rest), and
+// WithOutDir keeps the verdict files out of the source tree.
 func TestConformanceInYourPackage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole suite against the embedded fake")
 	}
-	rep := anviltest.Conformance(t, anviltest.WithRequired(conformance.CheckPrefixCache), anviltest.WithOutDir(t.TempDir()))
+	rep := anviltest.Conformance(t, anviltest.WithRequired(conformance.CheckPrefixCache),
+		anviltest.WithEnvironment(nil), anviltest.WithOutDir(t.TempDir()))
 	if v, ok := rep.Verdict(conformance.CheckUsage); ok && v.Outcome == conformance.Fail {
 		t.Log("benchmarks of this endpoint count output in content chunks")
 	}
