@@ -243,6 +243,6 @@ func BenchmarkSeam(b *testing.B) {
 	r := Capacity(b, w, opt)
 	// b.N is b.Loop's count: every request sent took one iteration.
 	if r == nil || reporters.SentRequests(r) > b.N {
-		panic(fmt.Sprintf("Capacity returned %v with b.N = %d", r, b.N))
+		panic(fmt.Sprintf("Capacity returned %v after %d b.Loop iterations", r, b.N))
 	}
 }
