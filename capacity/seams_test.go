@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -190,17 +192,20 @@ func TestSourceRequestRefused(t *testing.T) {
 // gateObserver admits the first n measured requests, records when it was
 // started and ended, and adds a member to the report.
 type gateObserver struct {
-	n        int
-	admitted []int
-	at       time.Time
-	inFlight func() int
-	atStart  int
-	ended    bool
+	goroutines map[string]bool // the goroutines every call ran on
+	n          int
+	admitted   []int
+	at         time.Time
+	inFlight   func() int
+	atStart    int
+	ended      bool
 }
 
 func (g *gateObserver) Start(_ context.Context, at time.Time) func(*artifact.Report) {
+	g.goroutines[goroutine()] = true
 	g.at, g.atStart = at, g.inFlight()
 	return func(rep *artifact.Report) {
+		g.goroutines[goroutine()] = true
 		g.ended = true
 		name := "observed"
 		rep.AnvilGo.Run.Benchmark = &name
@@ -208,6 +213,7 @@ func (g *gateObserver) Start(_ context.Context, at time.Time) func(*artifact.Rep
 }
 
 func (g *gateObserver) Admit(i int) bool {
+	g.goroutines[goroutine()] = true
 	if len(g.admitted) == g.n {
 		return false
 	}
@@ -222,7 +228,7 @@ func (g *gateObserver) Admit(i int) bool {
 func TestObserverAndGate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := &sleepyStream{d: 10 * time.Millisecond}
-		g := &gateObserver{n: 3, inFlight: func() int { return int(h.seen.Load()) }}
+		g := &gateObserver{n: 3, inFlight: func() int { return int(h.seen.Load()) }, goroutines: map[string]bool{}}
 		plain := false
 		obs := ObserverFunc(func(context.Context, time.Time) func(*artifact.Report) {
 			return func(*artifact.Report) { plain = true }
@@ -230,6 +236,7 @@ func TestObserverAndGate(t *testing.T) {
 		rep, err := Run(t.Context(), pipeTarget(t, h), Workload{Requests: 10, Concurrency: 2, ContextTokens: 512, Warmup: 2, Observers: []Observer{obs, g}})
 		require.NoError(t, err)
 		require.Equal(t, []int{0, 1, 2}, g.admitted)
+		require.Equal(t, map[string]bool{goroutine(): true}, g.goroutines, "every observer call on the goroutine that called Run")
 		require.Equal(t, 2, g.atStart, "started after the warm-up, before any measured request")
 		require.Equal(t, g.at.UnixNano(), rep.StartedAtUnixNS)
 		require.True(t, g.ended)
@@ -308,4 +315,12 @@ func TestSourceWithWarmup(t *testing.T) {
 		require.Equal(t, "question 0", srv.seen[2].Messages[0].Content)
 		require.Equal(t, "question 1", srv.seen[3].Messages[0].Content)
 	})
+}
+
+// goroutine names the calling goroutine ("goroutine 42").
+func goroutine() string {
+	var buf [64]byte
+	s := string(buf[:runtime.Stack(buf[:], false)])
+	id, _, _ := strings.Cut(s, " [")
+	return id
 }
