@@ -1,0 +1,82 @@
+package artifact_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
+)
+
+func sha256Of(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// TestMergeRefuses: every way a set of artifacts is not each shard of one
+// workload exactly once, on one declared clock, is refused with a message
+// naming the problem.
+func TestMergeRefuses(t *testing.T) {
+	single := runSingle(t)
+	fresh := func() []*artifact.Report { return splitShards(t, single, 3) }
+	for _, tt := range []struct {
+		name   string
+		shards func() []*artifact.Report
+		want   string
+	}{
+		{"missing shard", func() []*artifact.Report { s := fresh(); return []*artifact.Report{s[0], s[2]} },
+			"shard 1 of 3 is missing (have 0 (shard-0.json), 2 (shard-1.json))"},
+		{"missing last shard", func() []*artifact.Report { return fresh()[:2] }, "shard 2 of 3 is missing"},
+		{"duplicate shard", func() []*artifact.Report { s := fresh(); return append(s, s[1]) },
+			"duplicate shard 1 of 3: shard-1.json and shard-3.json"},
+		{"two workloads", func() []*artifact.Report { s := fresh(); s[2].Model = "other-model"; return s },
+			`two workloads: shard-0.json has model fake-fast, shard-2.json has other-model`},
+		{"two plans", func() []*artifact.Report {
+			s := fresh()
+			s[1].AnvilGo.Shard.PlanFingerprint = "sha256:" + s[1].AnvilGo.Shard.PlanFingerprint[9:] + "00"
+			return s
+		}, "two workloads: shard-0.json has anvil_go.shard.plan_fingerprint"},
+		{"two shard counts", func() []*artifact.Report { s := fresh(); s[1].AnvilGo.Shard.Count = 4; return s },
+			"two shard counts: shard-0.json has anvil_go.shard.count 3, shard-1.json has 4"},
+		{"null clock domain", func() []*artifact.Report { s := fresh(); s[2].ClockDomainID = nil; return s },
+			"shard-2.json (shard 2): clock_domain_id is null: independent artifacts are aligned only on an operator-supplied clock domain"},
+		{"differing clock domain", func() []*artifact.Report {
+			s := fresh()
+			s[1].ClockDomainID, s[1].AnvilGo.Shard.ClockDomainID = new("other-clock"), new("other-clock")
+			return s
+		}, `differing clock_domain_id: shard-0.json has clock_domain_id "test-host-clock", shard-1.json has "other-clock"`},
+		{"shard clock domain not the artifact's", func() []*artifact.Report {
+			s := fresh()
+			s[1].AnvilGo.Shard.ClockDomainID = nil
+			return s
+		}, `shard-1.json (shard 1): anvil_go.shard.clock_domain_id null differs from clock_domain_id "test-host-clock"`},
+		{"late shard", func() []*artifact.Report {
+			s := fresh()
+			s[2].StartedAtUnixNS += int64(250 * time.Millisecond)
+			return s
+		}, "shard-2.json (shard 2) started late: 250ms after the common start"},
+		{"early shard", func() []*artifact.Report {
+			s := fresh()
+			s[0].StartedAtUnixNS -= int64(time.Second)
+			return s
+		}, "shard-0.json (shard 0) started early: 1s before the common start"},
+		{"request index twice", func() []*artifact.Report {
+			s := fresh()
+			s[1].RequestTimings = append(s[1].RequestTimings, s[0].RequestTimings[0])
+			return s
+		}, "request index 0 twice in request_timings/failures: shard-0.json and shard-1.json"},
+		{"not a shard", func() []*artifact.Report { s := fresh(); s[1].AnvilGo.Shard = nil; return s },
+			"shard-1.json is not a shard artifact (it has no anvil_go.shard)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := artifact.Merge(shardFiles(t, tt.shards())...)
+			require.ErrorIs(t, err, artifact.ErrNotMergeable)
+			require.ErrorContains(t, err, tt.want)
+		})
+	}
+	_, err := artifact.Merge()
+	require.ErrorIs(t, err, artifact.ErrNotMergeable)
+}
