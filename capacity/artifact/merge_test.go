@@ -2,6 +2,9 @@ package artifact_test
 
 import (
 	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
 	"fmt"
 	"strconv"
 	"strings"
@@ -205,6 +208,9 @@ func TestMergeEqualsSingleProcess(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 8} {
 		t.Run(fmt.Sprintf("shards=%d", n), func(t *testing.T) {
 			files := shardFiles(t, splitShards(t, single, n))
+			if n == 3 && flag.Lookup("update").Value.String() == "true" {
+				writeShardCorpus(t, single.rep, files)
+			}
 			// Any order.
 			files[0], files[n-1] = files[n-1], files[0]
 			merged, err := artifact.Merge(files...)
@@ -281,4 +287,16 @@ func TestMergeDropsUnmergeableChunkTiming(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, merged.AnvilGo.ChunkTiming)
 	require.Equal(t, single.rep.Metrics.TTFT, merged.Metrics.TTFT)
+}
+
+// shardCorpus is where -update writes a single-process run and the three
+// shards cut from it, for the anvilreport tests of merged artifacts.
+const shardCorpus = "../../testdata/shards"
+
+func writeShardCorpus(t *testing.T, single *artifact.Report, files []artifact.ShardArtifact) {
+	require.NoError(t, os.MkdirAll(shardCorpus, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(shardCorpus, "single.json"), written(t, single), 0o644))
+	for _, f := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(shardCorpus, f.Name), f.Data, 0o644))
+	}
 }
