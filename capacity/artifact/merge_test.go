@@ -3,9 +3,9 @@ package artifact_test
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
-	"fmt"
 	"strconv"
 	"strings"
 	"testing"
