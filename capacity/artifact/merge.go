@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -108,12 +109,11 @@ func (s *shardIn) check() error {
 	if !strings.HasPrefix(sh.PlanFingerprint, fingerprintPrefix) {
 		return refuse("%s (shard %d): anvil_go.shard.plan_fingerprint %q, want sha256:<hex>", s.name, sh.Index, sh.PlanFingerprint)
 	}
-	late := time.Duration(s.r.StartedAtUnixNS - sh.StartAtUnixNS)
-	switch {
-	case late > ShardStartTolerance:
-		return refuse("%s (shard %d) started late: %v after the common start %s (tolerance %v)", s.name, sh.Index, late, unixLabel(sh.StartAtUnixNS), ShardStartTolerance)
-	case late < -ShardStartTolerance:
-		return refuse("%s (shard %d) started early: %v before the common start %s (tolerance %v): it did not wait, or its clock is not the others'", s.name, sh.Index, -late, unixLabel(sh.StartAtUnixNS), ShardStartTolerance)
+	switch late, early := span(sh.StartAtUnixNS, s.r.StartedAtUnixNS), span(s.r.StartedAtUnixNS, sh.StartAtUnixNS); {
+	case late > uint64(ShardStartTolerance):
+		return refuse("%s (shard %d) started late: %v after the common start %s (tolerance %v)", s.name, sh.Index, durationLabel(late), unixLabel(sh.StartAtUnixNS), ShardStartTolerance)
+	case early > uint64(ShardStartTolerance):
+		return refuse("%s (shard %d) started early: %v before the common start %s (tolerance %v): it did not wait, or its clock is not the others'", s.name, sh.Index, durationLabel(early), unixLabel(sh.StartAtUnixNS), ShardStartTolerance)
 	}
 	if s.r.FinishedAtUnixNS < s.r.StartedAtUnixNS {
 		return refuse("%s (shard %d): finished_at_unix_ns %d before started_at_unix_ns %d", s.name, sh.Index, s.r.FinishedAtUnixNS, s.r.StartedAtUnixNS)
@@ -201,3 +201,20 @@ func quoteOrNull(s *string) string {
 
 // unixLabel is a Unix nanosecond instant as RFC 3339 UTC.
 func unixLabel(ns int64) string { return time.Unix(0, ns).UTC().Format(time.RFC3339Nano) }
+
+// span is b - a in nanoseconds when b >= a, else 0; exact for any two
+// int64 instants (their difference may not fit in an int64).
+func span(a, b int64) uint64 {
+	if b < a {
+		return 0
+	}
+	return uint64(b) - uint64(a)
+}
+
+// durationLabel is ns as a time.Duration, or in seconds past its range.
+func durationLabel(ns uint64) string {
+	if ns > math.MaxInt64 {
+		return fmt.Sprintf("%.0fs", float64(ns)/1e9)
+	}
+	return time.Duration(ns).String()
+}

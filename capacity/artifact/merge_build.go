@@ -28,7 +28,7 @@ func build(in []shardIn) (*Report, error) {
 		FinishedAt:         endT.Format("2006-01-02T15:04:05Z"),
 		FinishedAtUnixNS:   end,
 		TimestampPrecision: base.TimestampPrecision,
-		WallClockMS:        float64(end-start) / 1e6,
+		WallClockMS:        float64(span(start, end)) / 1e6,
 		ClockDomainID:      base.ClockDomainID,
 
 		BaseURL: base.BaseURL, Model: base.Model, Engine: base.Engine, GPU: base.GPU, Tier: base.Tier,

@@ -1,8 +1,13 @@
 package artifact_test
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -63,6 +68,14 @@ func TestMergeRefuses(t *testing.T) {
 			s[0].StartedAtUnixNS -= int64(time.Second)
 			return s
 		}, "shard-0.json (shard 0) started early: 1s before the common start"},
+		{"start beyond int64 differences", func() []*artifact.Report {
+			s := fresh()
+			s[0].StartedAtUnixNS, s[0].AnvilGo.Shard.StartAtUnixNS = math.MinInt64, math.MaxInt64
+			for _, r := range s[1:] {
+				r.AnvilGo.Shard.StartAtUnixNS = math.MaxInt64
+			}
+			return s
+		}, "shard-0.json (shard 0) started early: 18446744074s before the common start"},
 		{"request index twice", func() []*artifact.Report {
 			s := fresh()
 			s[1].RequestTimings = append(s[1].RequestTimings, s[0].RequestTimings[0])
@@ -79,4 +92,33 @@ func TestMergeRefuses(t *testing.T) {
 	}
 	_, err := artifact.Merge()
 	require.ErrorIs(t, err, artifact.ErrNotMergeable)
+}
+
+// FuzzMerge: whatever one shard's bytes are, Merge returns an error or an
+// artifact that writes, reads back and recomputes to itself; it never
+// panics.
+func FuzzMerge(f *testing.F) {
+	var shards [3][]byte
+	for i := range shards {
+		data, err := os.ReadFile(filepath.Join(shardCorpus, fmt.Sprintf("shard-%d.json", i)))
+		require.NoError(f, err)
+		shards[i] = data
+	}
+	f.Add(shards[1])
+	f.Add(bytes.Replace(shards[1], []byte(`"index": 1`), []byte(`"index": 0`), 1))
+	f.Add(bytes.Replace(shards[1], []byte(`"started_at_unix_ns": `), []byte(`"started_at_unix_ns": -`), 1))
+	f.Fuzz(func(t *testing.T, one []byte) {
+		merged, err := artifact.Merge(
+			artifact.ShardArtifact{Name: "shard-0.json", Data: shards[0]},
+			artifact.ShardArtifact{Name: "fuzzed.json", Data: one},
+			artifact.ShardArtifact{Name: "shard-2.json", Data: shards[2]})
+		if err != nil {
+			return
+		}
+		data := written(t, merged)
+		back, err := artifact.Read(bytes.NewReader(data))
+		require.NoError(t, err)
+		require.NoError(t, back.Recompute())
+		require.Equal(t, string(data), string(written(t, back)))
+	})
 }
