@@ -300,3 +300,56 @@ func writeShardCorpus(t *testing.T, single *artifact.Report, files []artifact.Sh
 		require.NoError(t, os.WriteFile(filepath.Join(shardCorpus, f.Name), f.Data, 0o644))
 	}
 }
+
+// TestMergeSketchedChunkTiming: shards whose gaps spilled into the sketch
+// (or whose total does) merge into the chunk timing one process given
+// every stream reports, bit for bit, sketch error stated.
+func TestMergeSketchedChunkTiming(t *testing.T) {
+	single := runSingle(t)
+	shards := splitShards(t, single, 3)
+	all, err := itl.NewRun(itl.DefaultStallRule())
+	require.NoError(t, err)
+	stalls := 0
+	for k, sh := range shards {
+		run, err := itl.NewRun(itl.DefaultStallRule())
+		require.NoError(t, err)
+		// Shard k: streams of 1,000 gaps of (k+1) x (0.5..20 ms), 30 of
+		// them (exact alone) for shards 0 and 1, 70 (sketched) for 2.
+		streams := 30
+		if k == 2 {
+			streams = 70
+		}
+		for s := range streams {
+			var st itl.Stream
+			at := time.Duration(0)
+			for g := range 1001 {
+				at += time.Duration(k+1) * (500*time.Microsecond + time.Duration((g*7919+s*104729)%19500)*time.Microsecond)
+				st.Add(at)
+			}
+			for _, r := range []*itl.Run{run, all} {
+				sum, err := r.Record(&st, nil)
+				require.NoError(t, err)
+				if r == run {
+					stalls += sum.Stalls
+				}
+			}
+		}
+		ct, ok := run.Result()
+		require.True(t, ok)
+		require.Equal(t, k == 2, !ct.Exact)
+		sh.AnvilGo.ChunkTiming.Gaps, sh.AnvilGo.ChunkTiming.Stalls = ct.Gaps, ct.Stalls
+		sh.AnvilGo.ChunkTiming.Distribution = artifact.GapsOf(run)
+	}
+	merged, err := artifact.Merge(shardFiles(t, shards)...)
+	require.NoError(t, err)
+	want, _ := all.Result()
+	require.False(t, want.Exact, "130,000 gaps are sketched")
+	got := merged.AnvilGo.ChunkTiming
+	require.Equal(t, artifact.Quantiles{P50: want.ITL.P50, P90: want.ITL.P90, P99: want.ITL.P99, P999: want.ITL.P999, Max: want.ITL.Max},
+		artifact.Quantiles{P50: got.ITLMS.P50, P90: got.ITLMS.P90, P99: got.ITLMS.P99, P999: got.ITLMS.P999, Max: got.ITLMS.Max})
+	require.Equal(t, want.Gaps, got.Gaps)
+	require.False(t, got.Exact)
+	require.Equal(t, itl.RelativeAccuracy, got.RelativeError)
+	require.Equal(t, stalls, got.Stalls)
+	require.NotNil(t, got.Distribution.Sketch)
+}
