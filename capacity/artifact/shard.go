@@ -101,8 +101,9 @@ type GapSketch struct {
 	MaxNS            int64 // "max_ns": the largest gap, exact
 	Zero             int   // "zero": gaps of 0 ns, below every bucket
 	// Bins is "bins": bucket index -> gaps in it (non-empty buckets only).
-	// Bucket i holds the gaps v ms with gamma^(i-1) < v <= gamma^i, gamma =
-	// (1+a)/(1-a), a the relative accuracy.
+	// Bucket i holds the gaps v ms with gamma^i <= v < gamma^(i+1), gamma =
+	// (1+a)/(1-a), a the relative accuracy (sketches-go's logarithmic
+	// mapping: i = floor(ln v / ln gamma)).
 	Bins map[int]int
 
 	shape shape

@@ -39,8 +39,9 @@ type SketchedGaps struct {
 	Bins []Bin
 }
 
-// Bin is one bucket of a sketch: the gaps whose value v (in ms) satisfies
-// gamma^(Index-1) < v <= gamma^Index, gamma = (1+RelativeAccuracy)/(1-RelativeAccuracy).
+// Bin is one bucket of a sketch: the gaps whose value v (in ms) has
+// floor(ln v / ln gamma) = Index, gamma = (1+RelativeAccuracy)/(1-RelativeAccuracy),
+// the logarithmic mapping of github.com/DataDog/sketches-go.
 type Bin struct {
 	Index int
 	Count int
