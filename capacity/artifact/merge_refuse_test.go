@@ -122,3 +122,26 @@ func FuzzMerge(f *testing.F) {
 		require.Equal(t, string(data), string(written(t, back)))
 	})
 }
+
+// TestMergeStartTolerance: a shard that started exactly
+// ShardStartTolerance after (or before) the common start merges; one
+// nanosecond more is refused.
+func TestMergeStartTolerance(t *testing.T) {
+	single := runSingle(t)
+	for _, tt := range []struct {
+		off time.Duration
+		ok  bool
+	}{
+		{artifact.ShardStartTolerance, true}, {artifact.ShardStartTolerance + 1, false},
+		{-artifact.ShardStartTolerance, true}, {-artifact.ShardStartTolerance - 1, false},
+	} {
+		s := splitShards(t, single, 2)
+		s[1].StartedAtUnixNS += int64(tt.off)
+		_, err := artifact.Merge(shardFiles(t, s)...)
+		if tt.ok {
+			require.NoError(t, err, "%v", tt.off)
+		} else {
+			require.ErrorIs(t, err, artifact.ErrNotMergeable, "%v", tt.off)
+		}
+	}
+}
