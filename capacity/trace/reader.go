@@ -159,6 +159,9 @@ func (r *Reader) Record() Record { return r.rec }
 // trace.
 func (r *Reader) Err() error { return r.err }
 
+// Name returns the trace's name as given to NewReader.
+func (r *Reader) Name() string { return r.name }
+
 // Format returns the format the Reader reads (told from the name when
 // NewReader was given Auto); Auto when it could not be told.
 func (r *Reader) Format() Format { return r.format }
