@@ -34,6 +34,10 @@ type result struct {
 	chunks *itl.Summary
 	// phases is the request's connection record; nil when never sent.
 	phases *phaseRecord
+	// answer is the visible content the capture kept, answerCut whether
+	// some was dropped; set only for a Source that is an Answerer.
+	answer    string
+	answerCut bool
 }
 
 // runner executes the plan of one run: a closed loop of workers, each with
@@ -45,7 +49,14 @@ type runner struct {
 	concurrency int
 	maxFailures int
 	duration    time.Duration
-	progress    func(Progress)
+	// scheduled says the Duration already cut an arrival schedule, so
+	// every request of it is sent whatever the time.
+	scheduled bool
+	// keepGoing turns the early stop off (Workload.KeepGoing).
+	keepGoing bool
+	progress  func(Progress)
+	// bodies builds the bodies of requests a Workload.Source describes.
+	bodies *sourceBodies
 
 	mu         sync.Mutex // guards everything below and calls to progress
 	warming    bool
@@ -57,8 +68,10 @@ type runner struct {
 	failed     int
 	anyOK      bool   // a 2xx response arrived
 	refusal    string // the first refusal, "" when none
-	stopped    bool   // no more dispatch (max failures, refusal)
-	expired    bool   // the campaign Duration elapsed
+	stopped    bool   // no more dispatch (max failures, refusal, early stop)
+	expired    bool   // the campaign Duration elapsed, or a Gate said no
+	earlyStop  string // why the early stop stopped the run, "" when it did not
+	permanent  int    // measured failures that will not change, before any success
 	results    []result
 
 	stallRule itl.StallRule // applied to every measured stream
@@ -96,7 +109,7 @@ func (r *runner) worker(ctx context.Context, stop context.CancelCauseFunc, warmu
 		if !ok {
 			return
 		}
-		res := r.one(ctx, i, warmup, timer)
+		res := r.one(ctx, i, warmup, timer, nil, false)
 		if r.record(res, warmup) {
 			stop(errRunStopped)
 		}
@@ -141,6 +154,7 @@ func (r *runner) record(res result, warmup bool) bool {
 			if r.maxFailures > 0 && r.failed >= r.maxFailures {
 				r.stopped = true
 			}
+			r.earlyStopOn(res.fail)
 		} else {
 			r.succeeded++
 		}
@@ -182,8 +196,12 @@ func (r *runner) report() {
 
 // one sends request i and evaluates it. A panic anywhere in it becomes a
 // runner_error failure of that request; the worker goes on.
-func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer) (res result) {
+//
+// req is what a Workload.Source said request i is (nil for warm-up
+// requests); answer asks for the visible content in res.answer.
+func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer, req *Request, answer bool) (res result) {
 	planned := r.plan.Contexts[i%r.plan.Len()]
+	checks := r.checks
 	res.index = i
 	start := time.Now()
 	res.clock.taken = start
@@ -200,13 +218,26 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer)
 		}
 	}()
 	var (
-		body *streamedBody
+		body requestBody
 		err  error
 	)
-	if warmup {
+	switch {
+	case warmup:
 		body, err = r.plan.warmupBody(r.cl.enc, i)
-	} else {
+	case req == nil || req.plan:
 		body, err = r.plan.measuredBody(r.cl.enc, i)
+	default:
+		var sb sourceBody
+		if sb, err = r.bodies.build(i, *req); err != nil {
+			// What the source described cannot be sent: a failure of
+			// the request, never a request the server sees.
+			planned = max(req.PromptTokens, 0)
+			r.plan.Contexts[i] = planned // this goroutine's index alone; read once the phase ended
+			return result{index: i, clock: res.clock, fail: runnerFailure(i, planned, r.cl.secrets.scrub(err.Error()))}
+		}
+		body, planned, checks.maxTokens = sb.body, sb.planned, sb.maxTokens
+		r.plan.Contexts[i] = planned // this goroutine's index alone; read once the phase ended
+		checks.promptFloor = checks.promptFloor && planned > 0
 	}
 	if err != nil {
 		panic(err) // the plan covers every index the runner dispatches
@@ -219,10 +250,12 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer)
 	res.received = ex.received
 	res.clock = requestClock{taken: start, sent: ex.start, end: ex.endAt,
 		firstOutput: ex.stream.firstOutput, firstContent: ex.stream.firstContent}
-	checks := r.checks
 	if warmup {
 		// Warm-up prompts carry no canary or word count.
 		checks = responseChecks{maxTokens: r.checks.maxTokens, window: r.checks.window}
+	}
+	if answer {
+		res.answer, res.answerCut = ex.stream.capture.String(), ex.stream.capture.Truncated()
 	}
 	res.row, res.fail = checks.evaluate(i, planned, &ex)
 	res.promptTokens = wireIntPtr(ex.stream.usage.prompt) // as checked by evaluate

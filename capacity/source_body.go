@@ -1,0 +1,107 @@
+package capacity
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// errorTypeSourceRequest is the error_type of a runner_error row whose
+// request, as a Workload.Source described it, could not be built (a
+// reserved body field, a prompt that does not fit): it was never sent.
+const errorTypeSourceRequest = "source_request"
+
+// planSource is the Source of the synthetic workload: request i is the
+// plan's request i, whose body is the plan's streamed body (byte for byte
+// the reference tool's prompt).
+type planSource struct{ p *plan }
+
+// Request implements Source.
+func (s planSource) Request(i int) (Request, error) {
+	return Request{PromptTokens: s.p.Contexts[i], plan: true}, nil
+}
+
+// sourceBodies builds the bodies of the requests a Workload.Source
+// describes: the run's fixed fields (bodyFields) with the request's
+// max_tokens and body fields over them, and its messages, or a prompt of
+// the plan's layout for its planned tokens.
+type sourceBodies struct {
+	target Target   // resolved, Model filled in
+	w      Workload // resolved
+	plan   *plan
+}
+
+// sourceBody is a built request body and what its checks need.
+type sourceBody struct {
+	body      requestBody
+	planned   int // planned_context_tokens
+	maxTokens int // the max_tokens sent
+}
+
+// build returns the body of measured request i as req describes it.
+func (b *sourceBodies) build(i int, req Request) (sourceBody, error) {
+	maxTokens := req.MaxTokens
+	if maxTokens == 0 {
+		maxTokens = b.w.MaxTokens
+	}
+	if maxTokens < 1 || maxTokens > MaxMaxTokens {
+		return sourceBody{}, fmt.Errorf("capacity: Workload.Source: request %d: MaxTokens %d must be 0 (the workload's) or in 1..%d", i, req.MaxTokens, MaxMaxTokens)
+	}
+	fields := bodyFields(b.target, b.w)
+	fields["max_tokens"] = maxTokens
+	for _, k := range slices.Sorted(maps.Keys(req.Body)) {
+		if owner, ok := reservedBodyFields[k]; ok {
+			return sourceBody{}, fmt.Errorf("capacity: Workload.Source: request %d: body field %q is set by %s and may not be overridden", i, k, owner)
+		}
+		if !json.Valid(req.Body[k]) {
+			return sourceBody{}, fmt.Errorf("capacity: Workload.Source: request %d: body field %q is not valid JSON", i, k)
+		}
+		fields[k] = req.Body[k]
+	}
+	planned := max(req.PromptTokens, 0)
+	msgs := make([]wireMessage, 0, max(len(req.Messages), 1))
+	if req.Messages != nil {
+		for _, m := range req.Messages {
+			msgs = append(msgs, wireMessage{Content: m.Content, Role: m.Role})
+		}
+	} else {
+		budget := b.plan.MaxModelLen - maxTokens - b.plan.Margin
+		if budget <= 0 || planned <= 0 {
+			return sourceBody{}, fmt.Errorf("capacity: Workload.Source: request %d: a planned prompt needs PromptTokens > 0 (got %d) and a prompt budget left after MaxTokens %d (got %d tokens)", i, req.PromptTokens, maxTokens, budget)
+		}
+		planned = min(planned, budget)
+		prompt, err := b.plan.appendPrompt(nil, i, i, planned, promptChars(planned), promptMeasured)
+		if err != nil {
+			return sourceBody{}, err
+		}
+		msgs = append(msgs, wireMessage{Content: string(prompt), Role: "user"})
+	}
+	// {"messages":[...], then the other fields sorted, as the plan's bodies.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	buf.WriteString(`{"messages":`)
+	if err := enc.Encode(msgs); err != nil {
+		return sourceBody{}, err
+	}
+	buf.Truncate(buf.Len() - 1) // the encoder's newline
+	var rest bytes.Buffer
+	renc := json.NewEncoder(&rest)
+	renc.SetEscapeHTML(false)
+	if err := renc.Encode(fields); err != nil {
+		return sourceBody{}, fmt.Errorf("capacity: Workload.Source: request %d: the body does not encode as JSON: %w", i, err)
+	}
+	buf.WriteByte(',')
+	buf.Write(bytes.TrimSpace(rest.Bytes())[1:])
+	bb := &bodyBuffer{}
+	bb.buf = append(bb.reset(), buf.Bytes()...)
+	return sourceBody{body: bb, planned: planned, maxTokens: maxTokens}, nil
+}
+
+// wireMessage is a chat message as the request body writes it.
+type wireMessage struct {
+	Content string `json:"content"`
+	Role    string `json:"role"`
+}
