@@ -55,6 +55,11 @@ type Layout struct {
 	BlockTokens int
 	// Sizing turns token counts into characters.
 	Sizing Sizing
+	// Salt, when not empty, is written on every block's first line after
+	// its id: runs with different salts share no block, so a replay does
+	// not find the blocks of an earlier run in the server's cache. Equal
+	// ids in one run still give equal bytes.
+	Salt string
 }
 
 // Prompt is one request's prompt: its blocks, its length and its own
@@ -87,9 +92,13 @@ func (l Layout) BlockChars() (int, error) {
 		return 0, fmt.Errorf("%w: Layout.Sizing: must be non-nil", ErrLayout)
 	}
 	n := l.Sizing.Chars(l.BlockTokens)
-	if n < minBlockChars {
+	least := minBlockChars
+	if l.Salt != "" {
+		least += 1 + len(l.Salt)
+	}
+	if n < least {
 		return 0, fmt.Errorf("%w: Layout.Sizing.Chars(%d) = %d: a block must be at least %d characters (its header)",
-			ErrLayout, l.BlockTokens, n, minBlockChars)
+			ErrLayout, l.BlockTokens, n, least)
 	}
 	return n, nil
 }
@@ -114,11 +123,15 @@ func (l Layout) Text(p Prompt) (string, error) {
 // (so a block cut short is a prefix of its full text); when the blocks
 // are shorter, the unshared filler opened by p.Own fills up to that
 // length; then p.Tail. Exact sizing varies only chars between attempts;
-// every block keeps its bytes.
+// every block keeps its bytes. A prompt without blocks needs no valid
+// BlockTokens.
 func (l Layout) AppendText(dst []byte, p Prompt, chars int) ([]byte, error) {
-	bc, err := l.BlockChars()
-	if err != nil {
-		return dst, err
+	bc := 0
+	if len(p.Blocks) > 0 {
+		var err error
+		if bc, err = l.BlockChars(); err != nil {
+			return dst, err
+		}
 	}
 	avail := chars - len(p.Tail)
 	if avail < 0 {
@@ -132,7 +145,7 @@ func (l Layout) AppendText(dst []byte, p Prompt, chars int) ([]byte, error) {
 		if len(dst) == end {
 			break
 		}
-		dst = appendBlock(dst, id, min(bc, end-len(dst)), bc)
+		dst = appendBlock(dst, id, l.Salt, min(bc, end-len(dst)), bc)
 	}
 	if n := end - len(dst); n > 0 {
 		dst = appendOwn(dst, p.Own, n)
@@ -150,25 +163,29 @@ func (l Layout) AppendBlock(dst []byte, id int64) ([]byte, error) {
 	if id < 0 {
 		return dst, fmt.Errorf("%w: block id %d: must be >= 0", ErrLayout, id)
 	}
-	return appendBlock(dst, id, bc, bc), nil
+	return appendBlock(dst, id, l.Salt, bc, bc), nil
 }
 
 // appendBlock appends the first n characters of the text of block id,
 // whose full length is full:
 //
-//	{c}{id}\n
+//	{c}{id}\n                  (or {c}{id} {salt}\n)
 //	def block_{id}_0():\n    return compute(0)  # shared context\n
 //	def block_{id}_1():\n    return compute(1)  # shared context\n
 //	...
 //
 // with c = alphabet[id mod FirstChars], cut to full-1 characters and
 // ended by a newline, so the next block starts a token.
-func appendBlock(dst []byte, id int64, n, full int) []byte {
+func appendBlock(dst []byte, id int64, salt string, n, full int) []byte {
 	start := len(dst)
 	stop := start + n
 	body := start + full - 1 // the closing newline's position
 	dst = append(dst, alphabet[id%int64(FirstChars)])
 	dst = strconv.AppendInt(dst, id, 10)
+	if salt != "" {
+		dst = append(dst, ' ')
+		dst = append(dst, salt...)
+	}
 	dst = append(dst, '\n')
 	for k := 0; len(dst) < body; k++ {
 		dst = append(dst, "def block_"...)

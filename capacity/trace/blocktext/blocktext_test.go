@@ -134,6 +134,12 @@ func TestSizing(t *testing.T) {
 	require.Equal(t, byte('\n'), b7[L-1])
 	b9, err := layout.AppendBlock(nil, 9)
 	require.NoError(t, err)
+	salted := layout
+	salted.Salt = "run 5f3a"
+	s7, err := salted.AppendBlock(nil, 7)
+	require.NoError(t, err)
+	require.Len(t, s7, L)
+	require.True(t, strings.HasPrefix(string(s7), "H7 run 5f3a\ndef block_7_0():"), "%q", s7)
 
 	for _, chars := range []int{L + 1, 2*L + 30, 3*L + 200} {
 		p := blocktext.Prompt{Blocks: []int64{9, 7}, Own: "request 3", Tail: "\n# end"}
@@ -159,11 +165,11 @@ func TestErrors(t *testing.T) {
 		chars  int
 		want   string
 	}{
-		{blocktext.Layout{BlockTokens: 0, Sizing: blocktext.CharsPerToken(3)}, blocktext.Prompt{}, 10,
+		{blocktext.Layout{BlockTokens: 0, Sizing: blocktext.CharsPerToken(3)}, blocktext.Prompt{Blocks: []int64{1}}, 10,
 			"blocktext: invalid prompt: Layout.BlockTokens = 0: must be at least 1"},
-		{blocktext.Layout{BlockTokens: 4, Sizing: blocktext.CharsPerToken(3)}, blocktext.Prompt{}, 10,
+		{blocktext.Layout{BlockTokens: 4, Sizing: blocktext.CharsPerToken(3)}, blocktext.Prompt{Blocks: []int64{1}}, 10,
 			"blocktext: invalid prompt: Layout.Sizing.Chars(4) = 12: a block must be at least 22 characters (its header)"},
-		{blocktext.Layout{BlockTokens: 16}, blocktext.Prompt{}, 10,
+		{blocktext.Layout{BlockTokens: 16}, blocktext.Prompt{Blocks: []int64{1}}, 10,
 			"blocktext: invalid prompt: Layout.Sizing: must be non-nil"},
 		{blocktext.Layout{BlockTokens: 16, Sizing: blocktext.CharsPerToken(3)}, blocktext.Prompt{Tail: "12345"}, 4,
 			"blocktext: invalid prompt: 4 characters cannot hold the tail of 5 characters"},

@@ -12,7 +12,7 @@
 // calibrated curve for exact sizing). Every block is
 // L = Sizing.Chars(BlockTokens) characters:
 //
-//	{c}{id}\n
+//	{c}{id}\n                  ({c}{id} {salt}\n with Layout.Salt)
 //	def block_{id}_0():\n    return compute(0)  # shared context\n
 //	def block_{id}_1():\n    return compute(1)  # shared context\n
 //	...
