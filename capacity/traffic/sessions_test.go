@@ -1,0 +1,126 @@
+package traffic_test
+
+import (
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/session"
+	"github.com/anvilbench/anvil/capacity/traffic"
+)
+
+// sessionOf returns the session and turn of a chat request from its last
+// user message, which opens with "#session {s} turn {k}".
+func sessionOf(t *testing.T, msgs []message) (string, int) {
+	last := msgs[len(msgs)-1].Content
+	var s string
+	var k int
+	line, _, _ := strings.Cut(last, "\n")
+	_, err := fmtSscanf(line, &s, &k)
+	require.NoError(t, err, "%q", line)
+	return s, k
+}
+
+// TestSessionsClosedLoop: 2 users run 3 sessions of 3 turns against a
+// plain httptest server. The server sees turn k+1 carry every earlier
+// user message and the answer it actually gave to it, 2 s (the fixed
+// think time) after turn k ended, on the bubble's clock; the run's cache
+// share is the server's cached_tokens.
+func TestSessionsClosedLoop(t *testing.T) {
+	spec, err := session.ParseSpec("turns=3,user=200,output=32,think=2s")
+	require.NoError(t, err)
+	synctest.Test(t, func(t *testing.T) {
+		srv := newChatServer(t, 100*time.Millisecond)
+		s, err := traffic.Synthetic(spec, 3, traffic.ClosedLoop(2), traffic.SessionOptions{Salt: "run-1"})
+		require.NoError(t, err)
+		rep, err := capacity.Run(t.Context(), srv.target(), s.Workload(capacity.Workload{}))
+		require.NoError(t, err)
+		require.Equal(t, 9, rep.Completed)
+
+		got := srv.requests()
+		require.Len(t, got, 9)
+		type turnSeen struct {
+			seen
+			n int // the server's request number: its answer is answer(n)
+		}
+		turns := map[string][]turnSeen{}
+		for n, r := range got {
+			id, k := sessionOf(t, r.messages)
+			require.Len(t, turns[id], k-1, "session %s turn %d out of order", id, k)
+			turns[id] = append(turns[id], turnSeen{r, n})
+		}
+		require.Len(t, turns, 3)
+		var cachedShare []float64
+		for id, ts := range turns {
+			require.Len(t, ts, 3, "session %s", id)
+			for k, tr := range ts {
+				require.Len(t, tr.messages, 2*k+1)
+				for j := 0; j < k; j++ {
+					require.Equal(t, ts[j].messages[2*j], tr.messages[2*j], "session %s turn %d: user message %d", id, k+1, j+1)
+					require.Equal(t, message{Role: "assistant", Content: answer(ts[j].n)}, tr.messages[2*j+1],
+						"session %s turn %d carries the answer the server gave to turn %d", id, k+1, j+1)
+				}
+				require.Len(t, tr.messages[2*k].Content, 600, "200 tokens at 3 characters each")
+				if k > 0 {
+					require.Equal(t, ts[k-1].at+100*time.Millisecond+2*time.Second, tr.at,
+						"session %s turn %d is sent the think time after turn %d ended", id, k+1, k)
+				}
+				prompt, cached := 0, 0
+				for j, m := range tr.messages {
+					prompt += len(m.Content) / 3
+					if j < len(tr.messages)-1 {
+						cached += len(m.Content) / 3
+					}
+				}
+				cachedShare = append(cachedShare, float64(cached)/float64(prompt))
+			}
+		}
+		// Two users: the third session starts when the first one ends.
+		require.Equal(t, 2*(100*time.Millisecond+2*time.Second)+100*time.Millisecond, got[len(got)-3].at-got[0].at)
+		mean := 0.0
+		for _, c := range cachedShare {
+			mean += c / float64(len(cachedShare))
+		}
+		require.NotNil(t, rep.Metrics.PrefixCacheHitAvg)
+		require.InDelta(t, mean, *rep.Metrics.PrefixCacheHitAvg, 1e-9)
+	})
+}
+
+// TestSessionsFailedTurn: a failed turn ends its session (the turns
+// after it are never sent) and the others run to their end, each turn
+// its seeded exponential think time after the previous one ended.
+func TestSessionsFailedTurn(t *testing.T) {
+	spec := session.Spec{Turns: 3, UserTokens: 50, OutputTokens: 8, Think: time.Second, ThinkDist: session.Exp, Seed: 3}
+	synctest.Test(t, func(t *testing.T) {
+		srv := newChatServer(t, 10*time.Millisecond)
+		srv.fail = func(msgs []message) bool {
+			return strings.HasPrefix(msgs[len(msgs)-1].Content, "#session 1 turn 2\n")
+		}
+		s, err := traffic.Synthetic(spec, 3, traffic.OpenLoop([]time.Duration{0, 0, 500 * time.Millisecond}), traffic.SessionOptions{})
+		require.NoError(t, err)
+		rep, err := capacity.Run(t.Context(), srv.target(), s.Workload(capacity.Workload{Concurrency: 8}))
+		require.NoError(t, err)
+		require.Equal(t, 8, rep.Requests, "3 + 2 + 3 turns sent")
+		require.Equal(t, 7, rep.Completed)
+		require.Equal(t, 1, rep.Failed)
+
+		perSession := map[string]int{}
+		last := map[string]time.Duration{}
+		for _, r := range srv.requests() {
+			id, k := sessionOf(t, r.messages)
+			perSession[id]++
+			require.Equal(t, perSession[id], k)
+			if k > 1 {
+				n, _ := strconvAtoi(id)
+				require.Equal(t, last[id]+10*time.Millisecond+spec.ThinkTime(n, k), r.at,
+					"session %s turn %d: the seeded exponential think time", id, k)
+			}
+			last[id] = r.at
+		}
+		require.Equal(t, map[string]int{"0": 3, "1": 2, "2": 3}, perSession)
+	})
+}
