@@ -11,8 +11,9 @@ import (
 )
 
 // A replay of four rows of the Mooncake conversation trace from a
-// window opening at 28 s, ten times faster than recorded: what each request sends
-// and when it is due. The run itself is capacity.Run(ctx, target, w).
+// window opening at 28 s, ten times faster than recorded: what each
+// request sends and when it is due. The run itself is
+// capacity.Run(ctx, target, w).
 func ExampleReplay() {
 	f, err := os.Open("../../testdata/traces/mooncake-conversation_trace-first500.jsonl")
 	if err != nil {
