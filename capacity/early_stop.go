@@ -43,7 +43,7 @@ func permanentFailure(f *artifact.Failure) bool {
 // requests to end all failed permanently (no success before them);
 // requests in flight finish.
 func (r *runner) earlyStopOn(f *artifact.Failure) {
-	if r.keepGoing || r.anyOK || r.earlyStop != "" || r.succeeded > 0 {
+	if r.keepGoing || r.earlyStop != "" || r.succeeded > 0 {
 		return
 	}
 	if !permanentFailure(f) || r.permanent != r.failed-1 {

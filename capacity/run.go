@@ -118,9 +118,8 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 		stallRule: stallRule(w),
 		bodies:    &sourceBodies{target: t, w: plan.Workload, plan: plan},
 	}
-	s := seamsOf(w, plan, schedule)
 	if w.Warmup > 0 {
-		r.phase(ctx, w.Warmup, true)
+		r.warmup(ctx, w.Warmup)
 		if r.refusal != "" {
 			return nil, fmt.Errorf("%w during warm-up: %s", ErrEndpointRefused, r.refusal)
 		}
@@ -136,6 +135,7 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 	// The measured phase starts even when ctx is already done (it then
 	// dispatches nothing), so the report accounts for the measured plan,
 	// never for the warm-up's dispatch state.
+	s := seamsOf(w, plan, schedule) // after the warm-up, which follows the synthetic plan
 	obsCtx, obsDone := context.WithCancel(ctx)
 	defer obsDone()
 	start := time.Now()

@@ -40,8 +40,10 @@ type result struct {
 	answerCut bool
 }
 
-// runner executes the plan of one run: a closed loop of workers, each with
-// one request in flight, dispatching request indexes in order.
+// runner executes the plan of one run: the warm-up as a closed loop of
+// workers (warmup), each with one request in flight, dispatching request
+// indexes in order, then the measured requests through the run's seams
+// (measure, dispatch.go).
 type runner struct {
 	plan        *plan
 	cl          *client
@@ -80,51 +82,42 @@ type runner struct {
 	prewarmed int // live connections the measured phase started with (prewarm)
 }
 
-// phase runs n requests (warm-up or measured) with the runner's concurrency
-// and returns when every dispatched request has finished. ctx ends the
-// phase: undispatched requests are left to the caller.
-func (r *runner) phase(ctx context.Context, n int, warmup bool) {
+// warmup runs the n warm-up requests with the runner's concurrency, as a
+// closed loop of workers, and returns when every dispatched request has
+// finished. ctx ends it: undispatched requests are not sent.
+func (r *runner) warmup(ctx context.Context, n int) {
 	r.mu.Lock()
-	r.warming, r.n, r.dispatched, r.phaseStart = warmup, n, 0, time.Now()
+	r.warming, r.n, r.dispatched, r.phaseStart = true, n, 0, time.Now()
 	r.mu.Unlock()
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	var wg sync.WaitGroup
 	for range min(r.concurrency, n) {
-		wg.Go(func() { r.worker(runCtx, stop, warmup) })
+		wg.Go(func() { r.worker(runCtx, stop) })
 	}
 	wg.Wait()
 }
 
-// worker sends requests until the phase has none left. Request bodies are
+// worker sends warm-up requests until none is left. Request bodies are
 // streamed from the plan (body_stream.go): a worker holds no prompt.
-func (r *runner) worker(ctx context.Context, stop context.CancelCauseFunc, warmup bool) {
-	var timer *chunkTimer // measured requests only
-	if !warmup {
-		timer = newChunkTimer(r.stallRule)
-		defer r.mergeChunks(timer)
-	}
+func (r *runner) worker(ctx context.Context, stop context.CancelCauseFunc) {
 	for {
 		i, ok := r.next(ctx)
 		if !ok {
 			return
 		}
-		res := r.one(ctx, i, warmup, timer, nil, false)
-		if r.record(res, warmup) {
+		res := r.one(ctx, i, true, nil, nil, false)
+		if r.record(res, true) {
 			stop(errRunStopped)
 		}
 	}
 }
 
-// next dispatches the next index, or reports that the phase is over.
+// next dispatches the next warm-up index, or reports that none is left.
 func (r *runner) next(ctx context.Context) (int, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if ctx.Err() != nil || r.stopped || r.dispatched >= r.n {
-		return 0, false
-	}
-	if !r.warming && r.duration > 0 && time.Since(r.phaseStart) >= r.duration {
-		r.expired = true
 		return 0, false
 	}
 	i := r.dispatched

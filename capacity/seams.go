@@ -37,6 +37,17 @@ type Request struct {
 	// (MinPromptTokenFraction). 0 with Messages: no plan (the floor is not
 	// checked).
 	PromptTokens int
+	// PrefixBlocks, with Messages nil, opens the planned prompt with one
+	// block of BlockTokens tokens per id, in order (a Mooncake trace's
+	// hash_ids): equal ids are byte-identical text in every request of
+	// the run, and a block of another id differs from its first line on
+	// (see capacity/PROTOCOL.md#seams). The blocks are cut to the prompt's
+	// size; the rest of PromptTokens is the request's own filler, then its
+	// closing instruction.
+	PrefixBlocks []int
+	// BlockTokens is the size of every prefix block in tokens, > 0 with
+	// PrefixBlocks.
+	BlockTokens int
 	// MaxTokens is the request's max_tokens, 1..MaxMaxTokens; 0 sends the
 	// workload's (Workload.MaxTokens).
 	MaxTokens int

@@ -258,7 +258,8 @@ type Workload struct {
 	// Source, when non-nil, says what each of the Requests measured
 	// requests is, instead of the synthetic plan of ContextTokens,
 	// SharedPrefixTokens and the other prompt fields (a trace, sessions);
-	// see Source. Not with PromptSizingExact.
+	// see Source. Warm-up requests still follow those fields. Not with
+	// PromptSizingExact.
 	Source Source
 	// Schedule, when non-nil, says when each measured request is due,
 	// instead of the closed loop or Rate's arrival schedule; Concurrency
