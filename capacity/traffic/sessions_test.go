@@ -10,6 +10,7 @@ import (
 
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/session"
+	"github.com/anvilbench/anvil/capacity/trace"
 	"github.com/anvilbench/anvil/capacity/traffic"
 )
 
@@ -122,5 +123,52 @@ func TestSessionsFailedTurn(t *testing.T) {
 			last[id] = r.at
 		}
 		require.Equal(t, map[string]int{"0": 3, "1": 2, "2": 3}, perSession)
+	})
+}
+
+// TestSessionsRecorded runs the sessions of an anvil JSONL log: each
+// starts at its first turn's offset, each later turn is its think_ms
+// after the previous one ended, with a new user message of the turn's
+// user_tokens (derived when absent) and max_tokens its output_tokens.
+func TestSessionsRecorded(t *testing.T) {
+	log := strings.Join([]string{
+		`{"offset_ms": 0, "prompt_tokens": 300, "output_tokens": 40, "session": "a", "turn": 1}`,
+		`{"offset_ms": 250, "prompt_tokens": 90, "output_tokens": 12, "session": "b", "turn": 1}`,
+		`{"offset_ms": 3000, "prompt_tokens": 440, "output_tokens": 20, "session": "a", "turn": 2, "think_ms": 1500}`,
+		`{"offset_ms": 3100, "prompt_tokens": 700, "output_tokens": 16, "session": "b", "turn": 2, "user_tokens": 60, "think_ms": 700}`,
+	}, "\n")
+	recorded, err := session.Read(trace.NewReader(strings.NewReader(log), "users.jsonl", trace.Auto))
+	require.NoError(t, err)
+	synctest.Test(t, func(t *testing.T) {
+		srv := newChatServer(t, 40*time.Millisecond)
+		s, err := traffic.Recorded(recorded, traffic.SessionOptions{})
+		require.NoError(t, err)
+		rep, err := capacity.Run(t.Context(), srv.target(), s.Workload(capacity.Workload{Concurrency: 4}))
+		require.NoError(t, err)
+		require.Equal(t, 4, rep.Completed)
+		got := srv.requests()
+		require.Len(t, got, 4)
+		type want struct {
+			session   string
+			turn      int
+			at        time.Duration
+			userChars int
+			maxTokens string
+		}
+		first := got[0].at
+		wants := []want{
+			{"0", 1, 0, 900, "40"},
+			{"1", 1, 250 * time.Millisecond, 270, "12"},
+			{"1", 2, 250*time.Millisecond + 40*time.Millisecond + 700*time.Millisecond, 180, "16"},
+			{"0", 2, 40*time.Millisecond + 1500*time.Millisecond, 3 * (440 - 340), "20"},
+		}
+		for n, w := range wants {
+			id, k := sessionOf(t, got[n].messages)
+			require.Equal(t, w.session, id, "request %d", n)
+			require.Equal(t, w.turn, k, "request %d", n)
+			require.Equal(t, w.at, got[n].at-first, "request %d", n)
+			require.Len(t, got[n].messages[len(got[n].messages)-1].Content, w.userChars, "request %d", n)
+			require.Equal(t, w.maxTokens, string(got[n].body["max_tokens"]), "request %d", n)
+		}
 	})
 }
