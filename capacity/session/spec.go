@@ -14,12 +14,12 @@ import (
 
 // Bounds of a Spec.
 const (
-	// MaxTurns is the most turns of a synthetic session.
-	MaxTurns = 1000
-	// MaxMessageTokens is the longest user message or answer of a turn.
-	MaxMessageTokens = 1_000_000
-	// MaxThink is the longest think time (the mean, for Exp).
-	MaxThink = time.Hour
+	// maxTurns is the most turns of a synthetic session.
+	maxTurns = 1000
+	// maxMessageTokens is the longest user message or answer of a turn.
+	maxMessageTokens = 1_000_000
+	// maxThink is the longest think time (the mean, for Exp).
+	maxThink = time.Hour
 )
 
 // Dist is the distribution of the think times. The zero value is Fixed.
@@ -53,14 +53,14 @@ func (d Dist) String() string {
 // after turn k ended. The zero Spec is not valid: Turns, UserTokens and
 // OutputTokens must be set.
 type Spec struct {
-	// Turns is the number of turns of a session, in [1, MaxTurns].
+	// Turns is the number of turns of a session, in [1, 1000].
 	Turns int
 	// UserTokens is the length of each new user message in tokens, in
-	// [1, MaxMessageTokens].
+	// [1, 1000000].
 	UserTokens int
-	// OutputTokens is each turn's max_tokens, in [1, MaxMessageTokens].
+	// OutputTokens is each turn's max_tokens, in [1, 1000000].
 	OutputTokens int
-	// Think is the think time, or its mean for Exp: in [0, MaxThink],
+	// Think is the think time, or its mean for Exp: in [0, 1h],
 	// above 0 for Exp.
 	Think time.Duration
 	// ThinkDist is Fixed (the zero value) or Exp.
@@ -74,14 +74,14 @@ type Spec struct {
 // trace.MaxTokens.
 func (s Spec) Validate() error {
 	switch {
-	case s.Turns < 1 || s.Turns > MaxTurns:
-		return &trace.FieldError{Field: "turns", Value: s.Turns, Want: fmt.Sprintf("in [1, %d]", MaxTurns)}
-	case s.UserTokens < 1 || s.UserTokens > MaxMessageTokens:
-		return &trace.FieldError{Field: "user", Value: s.UserTokens, Want: fmt.Sprintf("in [1, %d] tokens", MaxMessageTokens)}
-	case s.OutputTokens < 1 || s.OutputTokens > MaxMessageTokens:
-		return &trace.FieldError{Field: "output", Value: s.OutputTokens, Want: fmt.Sprintf("in [1, %d] tokens", MaxMessageTokens)}
-	case s.Think < 0 || s.Think > MaxThink:
-		return &trace.FieldError{Field: "think", Value: s.Think, Want: fmt.Sprintf("in [0s, %v]", MaxThink)}
+	case s.Turns < 1 || s.Turns > maxTurns:
+		return &trace.FieldError{Field: "turns", Value: s.Turns, Want: fmt.Sprintf("in [1, %d]", maxTurns)}
+	case s.UserTokens < 1 || s.UserTokens > maxMessageTokens:
+		return &trace.FieldError{Field: "user", Value: s.UserTokens, Want: fmt.Sprintf("in [1, %d] tokens", maxMessageTokens)}
+	case s.OutputTokens < 1 || s.OutputTokens > maxMessageTokens:
+		return &trace.FieldError{Field: "output", Value: s.OutputTokens, Want: fmt.Sprintf("in [1, %d] tokens", maxMessageTokens)}
+	case s.Think < 0 || s.Think > maxThink:
+		return &trace.FieldError{Field: "think", Value: s.Think, Want: fmt.Sprintf("in [0s, %v]", maxThink)}
 	case s.ThinkDist != Fixed && s.ThinkDist != Exp:
 		return &trace.FieldError{Field: "think_dist", Value: s.ThinkDist.String(), Want: `"fixed" or "exp"`}
 	case s.ThinkDist == Exp && s.Think == 0:

@@ -49,7 +49,7 @@
 // these keys (any other key is an error; null is the same as absent):
 //
 //   - offset_ms (required): the request's send time in milliseconds, a
-//     number in [0, MaxOffset] from any origin (the first row's is the
+//     number in [0, 3.6e12] (10^6 hours) from any origin (the first row's is the
 //     trace's start).
 //   - prompt_tokens (required): the prompt's length in tokens, an integer
 //     in [1, MaxTokens]: the whole prompt as the server counted it, chat
@@ -57,17 +57,17 @@
 //   - output_tokens (required): the output's length in tokens, an integer
 //     in [1, MaxTokens]; a replay's max_tokens.
 //   - blocks (optional): ids of the prompt's consecutive blocks of
-//     block_tokens tokens from its start, integers in [0, MaxBlockID];
+//     block_tokens tokens from its start, integers in [0, 2^53];
 //     equal ids mean identical blocks, so a prefix group (a shared system
 //     prompt) is one id. Blocks may cover less than the prompt; the rest
 //     is the request's own.
 //   - block_tokens (optional): the size of a block in tokens, an integer
-//     in [1, MaxBlockTokens], 512 when absent; the same in every row that
+//     in [1, 2^20], 512 when absent; the same in every row that
 //     gives it.
 //   - session (optional): the conversation the request belongs to, a
-//     string of 1 to MaxSessionBytes bytes.
+//     string of 1 to 256 bytes.
 //   - turn (required with session, absent without): the request's 1-based
-//     turn in its session, up to MaxTurns.
+//     turn in its session, up to 100000.
 //   - user_tokens (optional, with session): the length of the turn's new
 //     user message in tokens, in [1, prompt_tokens]. When absent it is
 //     prompt_tokens on turn 1 and, later, prompt_tokens minus the previous

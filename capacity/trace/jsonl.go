@@ -23,7 +23,7 @@ type lines struct {
 
 func newLines(r io.Reader, name string) *lines {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLineBytes)
 	return &lines{sc: sc, name: name}
 }
 
@@ -39,7 +39,7 @@ func (l *lines) next() ([]byte, int, error) {
 	if err := l.sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
 			return nil, l.line + 1, &FieldError{File: l.name, Line: l.line + 1, Field: "line",
-				Want: fmt.Sprintf("at most %d bytes", MaxLineBytes)}
+				Want: fmt.Sprintf("at most %d bytes", maxLineBytes)}
 		}
 		return nil, l.line + 1, &FieldError{File: l.name, Line: l.line + 1, Field: "file", Err: err}
 	}
@@ -114,10 +114,10 @@ func (o object) int(key string, lo, hi int64, required bool) (n int64, ok bool, 
 	return n, true, nil
 }
 
-// millis returns key's value, a number of milliseconds in [0, MaxOffset],
+// millis returns key's value, a number of milliseconds in [0, maxOffset],
 // as a duration rounded to the nanosecond.
 func (o object) millis(key string, required bool) (time.Duration, bool, error) {
-	max := float64(MaxOffset / time.Millisecond)
+	max := float64(maxOffset / time.Millisecond)
 	want := fmt.Sprintf("a number of milliseconds in [0, %.0f]", max)
 	v, present := o.raw(key)
 	if !present {
@@ -133,10 +133,10 @@ func (o object) millis(key string, required bool) (time.Duration, bool, error) {
 	return time.Duration(math.Round(f * float64(time.Millisecond))), true, nil
 }
 
-// ids returns key's value, an array of block ids in [0, MaxBlockID], at
+// ids returns key's value, an array of block ids in [0, maxBlockID], at
 // most maxN of them; nil when absent, null or empty.
 func (o object) ids(key string, maxN int) ([]int64, error) {
-	want := fmt.Sprintf("an array of at most %d integers in [0, %d]", maxN, int64(MaxBlockID))
+	want := fmt.Sprintf("an array of at most %d integers in [0, %d]", maxN, int64(maxBlockID))
 	v, present := o.raw(key)
 	if !present {
 		return nil, nil
@@ -153,7 +153,7 @@ func (o object) ids(key string, maxN int) ([]int64, error) {
 	ids := make([]int64, len(nums))
 	for i, s := range nums {
 		n, err := strconv.ParseInt(string(s), 10, 64)
-		if err != nil || n < 0 || n > MaxBlockID {
+		if err != nil || n < 0 || n > maxBlockID {
 			return nil, o.fail(fmt.Sprintf("%s[%d]", key, i), json.RawMessage(s), want)
 		}
 		ids[i] = n

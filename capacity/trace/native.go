@@ -8,10 +8,10 @@ import (
 
 // Bounds of the JSONL format's session keys.
 const (
-	// MaxSessionBytes is the longest session id.
-	MaxSessionBytes = 256
-	// MaxTurns is the highest turn number.
-	MaxTurns = 100_000
+	// maxSessionBytes is the longest session id.
+	maxSessionBytes = 256
+	// maxTurns is the highest turn number.
+	maxTurns = 100_000
 )
 
 // nativeKeys are the keys of the JSONL format (documented in doc.go and
@@ -58,7 +58,7 @@ func (n *native) next(rec *Record) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	bt, ok, err := o.int("block_tokens", 1, MaxBlockTokens, false)
+	bt, ok, err := o.int("block_tokens", 1, maxBlockTokens, false)
 	if err != nil {
 		return 0, err
 	}
@@ -85,7 +85,7 @@ func (n *native) next(rec *Record) (time.Duration, error) {
 // absent without it; user_tokens and think_ms belong to sessions, and
 // think_ms to turns after the first.
 func (n *native) session(o object, rec *Record) error {
-	s, hasSession, err := o.str("session", MaxSessionBytes)
+	s, hasSession, err := o.str("session", maxSessionBytes)
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func (n *native) session(o object, rec *Record) error {
 		}
 		return nil
 	}
-	turn, _, err := o.int("turn", 1, MaxTurns, true)
+	turn, _, err := o.int("turn", 1, maxTurns, true)
 	if err != nil {
 		return err
 	}

@@ -8,13 +8,13 @@ import (
 
 // Bounds of the options.
 const (
-	// MinSpeedUp is the slowest replay, 1000 times slower than recorded.
-	MinSpeedUp = 1e-3
-	// MaxSpeedUp is the fastest replay, a million times faster than
+	// minSpeedUp is the slowest replay, 1000 times slower than recorded.
+	minSpeedUp = 1e-3
+	// maxSpeedUp is the fastest replay, a million times faster than
 	// recorded: a day of trace in under a tenth of a second.
-	MaxSpeedUp = 1e6
-	// MaxFirst is the largest First, ten million rows.
-	MaxFirst = 10_000_000
+	maxSpeedUp = 1e6
+	// maxFirst is the largest First, ten million rows.
+	maxFirst = 10_000_000
 )
 
 // An Option changes what a Reader yields. The options are plain values:
@@ -40,8 +40,8 @@ func (o *options) once(name string) error {
 }
 
 // SpeedUp divides every offset by its value: SpeedUp(10) replays a
-// trace ten times faster than recorded. It must be in [MinSpeedUp,
-// MaxSpeedUp]; without it the trace is replayed as recorded (1).
+// trace ten times faster than recorded. It must be in [0.001,
+// 1e6]; without it the trace is replayed as recorded (1).
 type SpeedUp float64
 
 func (s SpeedUp) apply(o *options) error {
@@ -49,9 +49,9 @@ func (s SpeedUp) apply(o *options) error {
 		return err
 	}
 	f := float64(s)
-	if math.IsNaN(f) || f < MinSpeedUp || f > MaxSpeedUp {
+	if math.IsNaN(f) || f < minSpeedUp || f > maxSpeedUp {
 		return &FieldError{Field: "SpeedUp", Value: f,
-			Want: fmt.Sprintf("in [%g, %g]", MinSpeedUp, MaxSpeedUp)}
+			Want: fmt.Sprintf("in [%g, %g]", minSpeedUp, maxSpeedUp)}
 	}
 	o.speedUp = f
 	return nil
@@ -60,7 +60,7 @@ func (s SpeedUp) apply(o *options) error {
 // Window keeps the rows whose TraceOffset t has Start <= t < End, on the
 // recorded time (before the speed-up), and starts the replay at Start:
 // a row's Offset is (t - Start) / speed-up. End 0 means no end. Start must
-// be in [0, MaxOffset), End 0 or in (Start, MaxOffset].
+// be in [0, 10^6 h), End 0 or in (Start, 10^6 h].
 type Window struct {
 	Start, End time.Duration
 }
@@ -69,13 +69,13 @@ func (w Window) apply(o *options) error {
 	if err := o.once("Window"); err != nil {
 		return err
 	}
-	if w.Start < 0 || w.Start >= MaxOffset {
+	if w.Start < 0 || w.Start >= maxOffset {
 		return &FieldError{Field: "Window.Start", Value: w.Start,
-			Want: fmt.Sprintf("in [0, %v)", MaxOffset)}
+			Want: fmt.Sprintf("in [0, %v)", maxOffset)}
 	}
-	if w.End != 0 && (w.End <= w.Start || w.End > MaxOffset) {
+	if w.End != 0 && (w.End <= w.Start || w.End > maxOffset) {
 		return &FieldError{Field: "Window.End", Value: w.End,
-			Want: fmt.Sprintf("0 (no end) or in (%v, %v]", w.Start, MaxOffset)}
+			Want: fmt.Sprintf("0 (no end) or in (%v, %v]", w.Start, maxOffset)}
 	}
 	o.window = w
 	return nil
@@ -91,16 +91,16 @@ func (w Window) contains(t time.Duration) (in, past bool) {
 }
 
 // First keeps only the first n rows inside the window. It must be in
-// [1, MaxFirst]; without it every row is kept.
+// [1, 10^7]; without it every row is kept.
 type First int
 
 func (n First) apply(o *options) error {
 	if err := o.once("First"); err != nil {
 		return err
 	}
-	if n < 1 || n > MaxFirst {
+	if n < 1 || n > maxFirst {
 		return &FieldError{Field: "First", Value: int(n),
-			Want: fmt.Sprintf("in [1, %d]", MaxFirst)}
+			Want: fmt.Sprintf("in [1, %d]", maxFirst)}
 	}
 	o.first = int(n)
 	return nil

@@ -123,9 +123,9 @@ func (r *Reader) Scan() bool {
 				Value: t, Want: fmt.Sprintf("at or after the previous row's offset %v (line %d): rows are in time order", r.prev, r.prevLine)})
 			return false
 		}
-		if t > MaxOffset {
+		if t > maxOffset {
 			r.fail(&FieldError{File: r.name, Line: rec.Line, Field: r.rows.stampField(),
-				Value: t, Want: fmt.Sprintf("at most %v after the first row's", MaxOffset)})
+				Value: t, Want: fmt.Sprintf("at most %v after the first row's", maxOffset)})
 			return false
 		}
 		r.prev, r.prevLine = t, rec.Line

@@ -92,9 +92,9 @@ func TestMalformed(t *testing.T) {
 	}
 }
 
-// TestLongLine: a JSONL line over MaxLineBytes is named with its line.
+// TestLongLine: a JSONL line over 16 MiB is named with its line.
 func TestLongLine(t *testing.T) {
-	text := `{"offset_ms": 0, "prompt_tokens": 3, "output_tokens": 1}` + "\n" + strings.Repeat(" ", trace.MaxLineBytes+1)
+	text := `{"offset_ms": 0, "prompt_tokens": 3, "output_tokens": 1}` + "\n" + strings.Repeat(" ", 16<<20+1)
 	_, err := scan(text, "u.jsonl", trace.Auto)
 	require.EqualError(t, err, "u.jsonl:2: line: must be at most 16777216 bytes")
 }

@@ -9,18 +9,18 @@ const (
 	// million tokens: far above any model's context window, low enough
 	// that a prompt's character budget cannot overflow an int.
 	MaxTokens = 10_000_000
-	// MaxBlockTokens is the largest block size of the JSONL format's
+	// maxBlockTokens is the largest block size of the JSONL format's
 	// block_tokens (Mooncake's is fixed at MooncakeBlockTokens).
-	MaxBlockTokens = 1 << 20
-	// MaxBlockID is the largest block id, 2^53: every integer up to it is
+	maxBlockTokens = 1 << 20
+	// maxBlockID is the largest block id, 2^53: every integer up to it is
 	// exact in the float64 that JSON tools write numbers with.
-	MaxBlockID = 1 << 53
-	// MaxOffset is the latest a row may come after the trace's first
+	maxBlockID = 1 << 53
+	// maxOffset is the latest a row may come after the trace's first
 	// timestamp: 10^6 hours, far beyond any recorded trace, inside
 	// time.Duration.
-	MaxOffset = 1_000_000 * time.Hour
-	// MaxLineBytes is the longest line of a JSONL trace, 16 MiB.
-	MaxLineBytes = 16 << 20
+	maxOffset = 1_000_000 * time.Hour
+	// maxLineBytes is the longest line of a JSONL trace, 16 MiB.
+	maxLineBytes = 16 << 20
 	// MooncakeBlockTokens is the size of the blocks that Mooncake's
 	// hash_ids name (FAST25-release/README.md: "The block size is 512
 	// tokens").

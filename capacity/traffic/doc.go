@@ -18,9 +18,9 @@
 //	replay := traffic.Replay{Records: recs, Salt: nonce}
 //	rep, err := capacity.Run(ctx, target, replay.Workload(capacity.Workload{Concurrency: 64}))
 //
-// Prompts are sized by a blocktext.Sizing, DefaultCharsPerToken (the
-// reference's 3.0 characters per token) unless one is given; the
-// engine's exact sizing does not size a Source's prompts yet.
+// Prompts are sized by a blocktext.Sizing: the reference's 3.0
+// characters per token unless one is given; the engine's exact sizing
+// does not size a Source's prompts yet.
 //
 // The imports run one way: traffic imports capacity, trace, blocktext
 // and session; none of them imports traffic, and trace, blocktext and

@@ -10,9 +10,9 @@ import (
 	"github.com/anvilbench/anvil/capacity/trace/blocktext"
 )
 
-// DefaultCharsPerToken sizes prompts when no Sizing is given: the
+// defaultCharsPerToken sizes prompts when no Sizing is given: the
 // reference's 3.0 characters per token (capacity/PROTOCOL.md#prompts).
-const DefaultCharsPerToken = blocktext.CharsPerToken(3)
+const defaultCharsPerToken = blocktext.CharsPerToken(3)
 
 // Replay is a trace replayed by a capacity run: measured request i is
 // Records[i], due at its Offset from the start of the measured phase (a
@@ -24,7 +24,7 @@ type Replay struct {
 	// them (Offset already divided by the speed-up).
 	Records []trace.Record
 	// Sizing turns tokens into prompt characters; nil is
-	// DefaultCharsPerToken.
+	// 3.0 characters per token.
 	Sizing blocktext.Sizing
 	// Salt is written into every block and every request's own text
 	// (blocktext.Layout.Salt): give each run its own (a nonce) so that a
@@ -101,7 +101,7 @@ func forceOutput(n int) map[string]json.RawMessage {
 // prompt is too short to hold it.
 func prompt(sizing blocktext.Sizing, blocks []int64, blockTokens, tokens int, salt, own, tail string) (string, error) {
 	if sizing == nil {
-		sizing = DefaultCharsPerToken
+		sizing = defaultCharsPerToken
 	}
 	layout := blocktext.Layout{BlockTokens: blockTokens, Sizing: sizing, Salt: salt}
 	chars := sizing.Chars(tokens)

@@ -30,7 +30,7 @@ func OpenLoop(offsets []time.Duration) Start { return Start{offsets: offsets} }
 // SessionOptions are how Sessions writes its messages.
 type SessionOptions struct {
 	// Sizing turns a user message's tokens into characters; nil is
-	// DefaultCharsPerToken.
+	// 3.0 characters per token.
 	Sizing blocktext.Sizing
 	// Salt is written into every user message (give each run its own).
 	Salt string
