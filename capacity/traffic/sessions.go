@@ -179,11 +179,15 @@ func (s *Sessions) Workload(w capacity.Workload) capacity.Workload {
 }
 
 // Start implements capacity.Observer: the start of the measured phase is
-// the origin of OpenLoop's offsets.
+// the origin of OpenLoop's offsets, and every session starts afresh, so
+// one Sessions serves run after run (never two runs at once).
 func (s *Sessions) Start(ctx context.Context, at time.Time) func(*artifact.Report) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ctx, s.at = ctx, at
+	s.next, s.active, s.ready = 0, 0, nil
+	s.state = make([]sessionState, len(s.plans))
+	clear(s.byIndex)
 	return nil
 }
 

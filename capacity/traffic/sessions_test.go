@@ -172,3 +172,20 @@ func TestSessionsRecorded(t *testing.T) {
 		}
 	})
 }
+
+// TestSessionsTwoRuns: one Sessions value serves two runs in a row, each
+// sending every turn.
+func TestSessionsTwoRuns(t *testing.T) {
+	spec := session.Spec{Turns: 2, UserTokens: 20, OutputTokens: 4, Think: 100 * time.Millisecond}
+	synctest.Test(t, func(t *testing.T) {
+		srv := newChatServer(t, 10*time.Millisecond)
+		s, err := traffic.Synthetic(spec, 3, traffic.ClosedLoop(2), traffic.SessionOptions{})
+		require.NoError(t, err)
+		for run := range 2 {
+			rep, err := capacity.Run(t.Context(), srv.target(), s.Workload(capacity.Workload{}))
+			require.NoError(t, err)
+			require.Equal(t, 6, rep.Completed, "run %d", run)
+		}
+		require.Len(t, srv.requests(), 12)
+	})
+}
