@@ -33,14 +33,14 @@ var traceLine = regexp.MustCompile(`^#trace line (\d+)\n`)
 
 var requestIndex = regexp.MustCompile(`\n# request (\d+): summarize the above in one line\.$`)
 
-// TestReplayMooncake replays the first rows of the real Mooncake
+// TestReplayMooncake replays the 500 shipped rows of the real Mooncake
 // conversation trace against a plain httptest server and checks on the
 // server's side: every row arrives once, at its offset divided by the
 // speed-up (exactly, on the bubble's clock), with max_tokens its
 // output_length, ignore_eos and min_tokens, a prompt of 3 characters per
 // input token, and the bytes of the blocks it shares with any other row.
 func TestReplayMooncake(t *testing.T) {
-	recs := readTrace(t, "mooncake-conversation_trace-first500.jsonl", trace.SpeedUp(4), trace.First(60))
+	recs := readTrace(t, "mooncake-conversation_trace-first500.jsonl", trace.SpeedUp(4))
 	synctest.Test(t, func(t *testing.T) {
 		srv := newChatServer(t, 50*time.Millisecond)
 		replay := traffic.Replay{Records: recs, Salt: "run-1", IgnoreEOS: true}
