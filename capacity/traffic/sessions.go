@@ -62,6 +62,7 @@ type turnPlan struct {
 // (the run's failure row) and never retried.
 type Sessions struct {
 	plans []([]turnPlan)
+	ids   []string // recorded session ids; nil for synthetic sessions
 	start Start
 	opts  SessionOptions
 
@@ -116,7 +117,8 @@ func Synthetic(spec session.Spec, n int, start Start, opts SessionOptions) (*Ses
 // started at its first turn's Offset (an open loop), each turn's user
 // message of its UserTokens, max_tokens its OutputTokens, sent its Think
 // after the previous turn ended. The first turn's blocks open its
-// message.
+// message. Request.Session is the recorded session id (the session's
+// index for a row without one).
 func Recorded(sessions []session.Recorded, opts SessionOptions) (*Sessions, error) {
 	plans := make([][]turnPlan, len(sessions))
 	offsets := make([]time.Duration, len(sessions))
@@ -133,7 +135,15 @@ func Recorded(sessions []session.Recorded, opts SessionOptions) (*Sessions, erro
 			plans[s] = append(plans[s], tp)
 		}
 	}
-	return newSessions(plans, OpenLoop(offsets), opts)
+	s, err := newSessions(plans, OpenLoop(offsets), opts)
+	if err != nil {
+		return nil, err
+	}
+	s.ids = make([]string, len(sessions))
+	for i, rs := range sessions {
+		s.ids[i] = rs.ID
+	}
+	return s, nil
 }
 
 func newSessions(plans [][]turnPlan, start Start, opts SessionOptions) (*Sessions, error) {
@@ -309,13 +319,22 @@ func (s *Sessions) Request(i int) (capacity.Request, error) {
 		Messages:     msgs,
 		PromptTokens: state.planned + state.answered + tp.user,
 		MaxTokens:    tp.output,
-		Session:      strconv.Itoa(st.session),
+		Session:      s.sessionID(st.session),
 		Turn:         st.turn - 1,
 	}
 	if s.opts.IgnoreEOS {
 		req.Body = forceOutput(tp.output)
 	}
 	return req, nil
+}
+
+// sessionID is what Request.Session says of session i: its recorded id,
+// or its index for a synthetic session or a row without one.
+func (s *Sessions) sessionID(i int) string {
+	if i < len(s.ids) && s.ids[i] != "" {
+		return s.ids[i]
+	}
+	return strconv.Itoa(i)
 }
 
 // Answer implements capacity.Answerer: a successful turn's answer joins

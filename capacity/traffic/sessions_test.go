@@ -189,3 +189,31 @@ func TestSessionsTwoRuns(t *testing.T) {
 		require.Len(t, srv.requests(), 12)
 	})
 }
+
+// TestSessionsRecordedIDs: a recorded session's requests carry its id.
+func TestSessionsRecordedIDs(t *testing.T) {
+	log := `{"offset_ms": 0, "prompt_tokens": 30, "output_tokens": 4, "session": "user-42", "turn": 1}` + "\n" +
+		`{"offset_ms": 5, "prompt_tokens": 30, "output_tokens": 4}`
+	recorded, err := session.Read(trace.NewReader(strings.NewReader(log), "users.jsonl", trace.Auto))
+	require.NoError(t, err)
+	synctest.Test(t, func(t *testing.T) {
+		s, err := traffic.Recorded(recorded, traffic.SessionOptions{})
+		require.NoError(t, err)
+		require.Equal(t, capacity.DueAt(0), s.Due(0))
+		require.True(t, s.Admit(0))
+		req, err := s.Request(0)
+		require.NoError(t, err)
+		require.Equal(t, "user-42", req.Session)
+		require.Equal(t, 0, req.Turn)
+		require.Equal(t, 30, req.PromptTokens)
+		require.Equal(t, 4, req.MaxTokens)
+		// Session 0's turn is in flight: Due waits for the next start (on the
+		// bubble's clock) in case that turn ends first.
+		start := time.Now()
+		require.Equal(t, capacity.DueAt(5*time.Millisecond), s.Due(1))
+		require.Equal(t, 5*time.Millisecond, time.Since(start))
+		req, err = s.Request(1)
+		require.NoError(t, err)
+		require.Equal(t, "1", req.Session, "a row without a session is named by its index")
+	})
+}
