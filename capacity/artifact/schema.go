@@ -321,12 +321,14 @@ var requestDetailTable = newArtTable(func(d *RequestDetail) *shape { return &d.s
 
 var extensionTable = newArtTable(func(x *Extension) *shape { return &x.shape },
 	optionalOf("arrival", func(x *Extension) **Arrival { return &x.Arrival }, arrivalTable.codec()),
+	optionalOf("audit", func(x *Extension) **Audit { return &x.Audit }, auditTable.codec()),
 	optionalOf("chunk_timing", func(x *Extension) **ChunkTiming { return &x.ChunkTiming }, chunkTimingTable.codec()),
 	optionalOf("connections", func(x *Extension) **Connections { return &x.Connections }, connectionsTable.codec()),
 	optionalOf("prompt_sizing", func(x *Extension) **PromptSizing { return &x.PromptSizing }, promptSizingTable.codec()),
 	fieldOf("requests", func(x *Extension) *[]RequestDetail { return &x.Requests }, sliceCodec(requestDetailTable.codec())),
 	optionalOf("run", func(x *Extension) **RunSummary { return &x.Run }, runSummaryTable.codec()),
 	optionalOf("search", func(x *Extension) **SearchProbe { return &x.Search }, searchTable.codec()),
+	optionalOf("server_metrics", func(x *Extension) **ServerMetrics { return &x.ServerMetrics }, serverMetricsTable.codec()),
 	optionalOf("slo", func(x *Extension) **SLOResult { return &x.SLO }, sloTable.codec()),
 	fieldOf("version", func(x *Extension) *int { return &x.Version }, intCodec),
 )
