@@ -43,7 +43,9 @@ func run(t *testing.T, srv *fakeserver.Server, workers, n int) (int, float64) {
 					}
 					var c struct {
 						Choices []json.RawMessage
-						Usage   *struct{ CompletionTokens int `json:"completion_tokens"` }
+						Usage   *struct {
+							CompletionTokens int `json:"completion_tokens"`
+						}
 					}
 					assert.NoError(t, json.Unmarshal([]byte(data), &c))
 					if len(c.Choices) > 0 && first < 0 {
