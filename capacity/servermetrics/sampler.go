@@ -182,11 +182,31 @@ func (s *Sampler) sample(ctx context.Context) {
 
 // scrape GETs and parses the endpoint within the timeout.
 func (s *Sampler) scrape(ctx context.Context) (Scrape, error) {
+	body, err := s.fetch(ctx)
+	if err != nil {
+		return Scrape{}, err
+	}
+	return parseBytes(body, s.cfg.Series)
+}
+
+// errBodyTooLarge is a body over MaxBodyBytes.
+var errBodyTooLarge = fmt.Errorf("body over %d bytes", MaxBodyBytes)
+
+// statusError is a GET answered with a status other than 200.
+type statusError struct {
+	endpoint string
+	status   int
+}
+
+func (e *statusError) Error() string { return fmt.Sprintf("GET %s: status %d", e.endpoint, e.status) }
+
+// fetch GETs the endpoint's body within the timeout.
+func (s *Sampler) fetch(ctx context.Context) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.cfg.URL, nil)
 	if err != nil {
-		return Scrape{}, fmt.Errorf("GET %s: %w", s.endpoint, err)
+		return nil, fmt.Errorf("GET %s: %w", s.endpoint, err)
 	}
 	for k, vs := range s.cfg.Header {
 		req.Header[k] = vs
@@ -198,21 +218,21 @@ func (s *Sampler) scrape(ctx context.Context) (Scrape, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err // it repeats the URL, userinfo included
 		}
-		return Scrape{}, fmt.Errorf("GET %s: %w", s.endpoint, err)
+		return nil, fmt.Errorf("GET %s: %w", s.endpoint, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // keep the connection
-		return Scrape{}, fmt.Errorf("GET %s: status %d", s.endpoint, resp.StatusCode)
+		return nil, &statusError{s.endpoint, resp.StatusCode}
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBodyBytes+1))
 	if err != nil {
-		return Scrape{}, fmt.Errorf("GET %s: reading the body: %w", s.endpoint, err)
+		return nil, fmt.Errorf("GET %s: reading the body: %w", s.endpoint, err)
 	}
 	if len(body) > MaxBodyBytes {
-		return Scrape{}, fmt.Errorf("GET %s: body over %d bytes", s.endpoint, MaxBodyBytes)
+		return nil, fmt.Errorf("GET %s: %w", s.endpoint, errBodyTooLarge)
 	}
-	return parseBytes(body, s.cfg.Series)
+	return body, nil
 }
 
 // Stop stops sampling, takes a last sample (so counters' increases cover
