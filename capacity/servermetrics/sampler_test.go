@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -105,6 +106,7 @@ func TestSamplerClock(t *testing.T) {
 func TestSamplerFailuresCounted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var hang sync.WaitGroup
+		var hangNext atomic.Bool
 		srv := &counterServer{fail: func(call int) int {
 			if call == 2 || call == 3 {
 				return http.StatusServiceUnavailable
@@ -112,7 +114,7 @@ func TestSamplerFailuresCounted(t *testing.T) {
 			return 0
 		}}
 		slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Query().Get("hang") != "" {
+			if hangNext.Load() {
 				hang.Add(1)
 				defer hang.Done()
 				<-r.Context().Done()
@@ -125,7 +127,7 @@ func TestSamplerFailuresCounted(t *testing.T) {
 		start := time.Now()
 		s.Start(t.Context(), start)
 		time.Sleep(4500 * time.Millisecond) // samples 1..5 (the discovery was call 0)
-		s.cfg.URL = "http://gpu-box:8000/metrics?hang=1"
+		hangNext.Store(true)
 		m := s.Stop() // the last sample hangs: cut at the timeout
 		require.Equal(t, 250*time.Millisecond, time.Since(start)-4500*time.Millisecond, "the last sample waited exactly its timeout")
 		hang.Wait()
