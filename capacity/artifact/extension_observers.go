@@ -43,7 +43,7 @@ type ServerMetrics struct {
 	// LastError is "last_error": the last failure, scrubbed; nil when none.
 	LastError *string
 	// MaxPointsPerSeries is "max_points_per_series": the bound on one
-	// series' points (servermetrics.MaxPointsPerSeries).
+	// series' points (240, capacity/PROTOCOL.md#server_metrics).
 	MaxPointsPerSeries int
 	// DroppedSeries is "dropped_series": series not kept because the
 	// member already held its maximum number of series, or their labels

@@ -21,9 +21,9 @@ const (
 	gcPauses = "/gc/pauses:seconds"
 )
 
-// PoolWaitFloor is the shortest time obtaining a connection that counts
+// poolWaitFloor is the shortest time obtaining a connection that counts
 // as a wait for the pool (taking an idle connection costs microseconds).
-const PoolWaitFloor = 100 * time.Microsecond
+const poolWaitFloor = 100 * time.Microsecond
 
 // Inputs are what the engine measured of itself, passed to Stop.
 type Inputs struct {
@@ -85,7 +85,7 @@ func (r *Recorder) Stop(in Inputs) *artifact.Audit {
 		a.SendLagP99MS, a.SendLagMaxMS = new(stats.Percentile(ms, 99)), new(ms[len(ms)-1])
 	}
 	for _, w := range in.ConnWaits {
-		if w >= PoolWaitFloor {
+		if w >= poolWaitFloor {
 			a.PoolWaits++
 			ms := float64(w) / float64(time.Millisecond)
 			if a.PoolWaitMaxMS == nil || ms > *a.PoolWaitMaxMS {
@@ -175,48 +175,48 @@ func sumMS(h *metrics.Float64Histogram) *float64 {
 
 // The rule's limits (PROTOCOL.md#anvil-go).
 const (
-	// SchedP99Limit: at or above it the scheduler's p99 latency is as
+	// schedP99Limit: at or above it the scheduler's p99 latency is as
 	// coarse as the timings it stamps (inter-token gaps are milliseconds).
-	SchedP99Limit = time.Millisecond
-	// GCPauseLimit: a stop-the-world pause at least this long froze every
+	schedP99Limit = time.Millisecond
+	// gcPauseLimit: a stop-the-world pause at least this long froze every
 	// stream's clock at once.
-	GCPauseLimit = 10 * time.Millisecond
-	// CPUShareLimit: at or above it the client was CPU-bound.
-	CPUShareLimit = 0.9
-	// SendLagP99Limit: the open loop issued requests this late (p99) while
+	gcPauseLimit = 10 * time.Millisecond
+	// cpuShareLimit: at or above it the client was CPU-bound.
+	cpuShareLimit = 0.9
+	// sendLagP99Limit: the open loop issued requests this late (p99) while
 	// free to send: the schedule it claims is not the one it kept.
-	SendLagP99Limit = time.Millisecond
-	// PoolWaitLimit: a request waited this long for a pooled connection:
+	sendLagP99Limit = time.Millisecond
+	// poolWaitLimit: a request waited this long for a pooled connection:
 	// its time includes the client's queue.
-	PoolWaitLimit = time.Millisecond
+	poolWaitLimit = time.Millisecond
 )
 
 // Judge sets a's verdict and reasons by the rule: one reason per limit
 // reached, in this order; ok when none is.
 //
-//   - scheduler latency p99 >= SchedP99Limit;
-//   - a GC pause >= GCPauseLimit;
-//   - CPU share >= CPUShareLimit;
-//   - send lag p99 >= SendLagP99Limit;
-//   - a pool wait >= PoolWaitLimit.
+//   - scheduler latency p99 >= schedP99Limit;
+//   - a GC pause >= gcPauseLimit;
+//   - CPU share >= cpuShareLimit;
+//   - send lag p99 >= sendLagP99Limit;
+//   - a pool wait >= poolWaitLimit.
 //
 // Measurements that are nil (not measured) fire nothing.
 func Judge(a *artifact.Audit) {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	a.Reasons = []string{}
-	if v := a.SchedLatencyP99MS; v != nil && *v >= ms(SchedP99Limit) {
+	if v := a.SchedLatencyP99MS; v != nil && *v >= ms(schedP99Limit) {
 		a.Reasons = append(a.Reasons, fmt.Sprintf("scheduler latency p99 %.3g ms: timings below ~%.2g ms resolution are not trustworthy", *v, *v))
 	}
-	if v := a.GCPauseMaxMS; v != nil && *v >= ms(GCPauseLimit) {
+	if v := a.GCPauseMaxMS; v != nil && *v >= ms(gcPauseLimit) {
 		a.Reasons = append(a.Reasons, fmt.Sprintf("a GC pause of up to %.3g ms stopped every stream's clock at once", *v))
 	}
-	if v := a.CPUShare; v != nil && *v >= CPUShareLimit {
+	if v := a.CPUShare; v != nil && *v >= cpuShareLimit {
 		a.Reasons = append(a.Reasons, fmt.Sprintf("the client used %.0f%% of GOMAXPROCS=%d: it was CPU-bound and its stamps wait for a processor", *v*100, a.GOMAXPROCS))
 	}
-	if v := a.SendLagP99MS; v != nil && *v >= ms(SendLagP99Limit) {
+	if v := a.SendLagP99MS; v != nil && *v >= ms(sendLagP99Limit) {
 		a.Reasons = append(a.Reasons, fmt.Sprintf("open-loop send lag p99 %.3g ms: requests left later than scheduled while the in-flight cap allowed them", *v))
 	}
-	if v := a.PoolWaitMaxMS; v != nil && *v >= ms(PoolWaitLimit) {
+	if v := a.PoolWaitMaxMS; v != nil && *v >= ms(poolWaitLimit) {
 		a.Reasons = append(a.Reasons, fmt.Sprintf("%d requests waited for a pooled connection, up to %.3g ms: their timings include the client's own queue", a.PoolWaits, *v))
 	}
 	a.Verdict = artifact.AuditOK

@@ -63,14 +63,14 @@ func TestJudge(t *testing.T) {
 }
 
 // TestStopInputs: the engine's inputs become the send lag's p99 and max
-// and the pool waits at or above PoolWaitFloor.
+// and the pool waits at or above poolWaitFloor.
 func TestStopInputs(t *testing.T) {
 	lags := make([]time.Duration, 200)
 	for i := range lags {
 		lags[i] = time.Duration(i) * 10 * time.Microsecond // 0 .. 1.99 ms
 	}
 	a := Start().Stop(Inputs{SendLags: lags,
-		ConnWaits: []time.Duration{time.Microsecond, PoolWaitFloor, 3 * time.Millisecond, 50 * time.Microsecond}})
+		ConnWaits: []time.Duration{time.Microsecond, poolWaitFloor, 3 * time.Millisecond, 50 * time.Microsecond}})
 	require.Equal(t, 1.97, *a.SendLagP99MS, "nearest rank 198 of 200")
 	require.Equal(t, 1.99, *a.SendLagMaxMS)
 	require.Equal(t, 2, a.PoolWaits)

@@ -21,9 +21,9 @@
 // returned. Parse reads the text format with the format's own parser
 // (github.com/prometheus/common/expfmt) and keeps each engine's curated
 // families (curated.go), recognised by their names' prefix, plus any the
-// user names. The member is bounded (series.go): MaxPointsPerSeries
-// points per series, downsampled keeping the max, MaxSeries series, and
-// under MaxMemberBytes in all. Check holds the server's counters to the
+// user names. The member is bounded (series.go): 240
+// points per series, downsampled keeping the max, 64 series, and
+// under 2 MiB in all. Check holds the server's counters to the
 // run's own measurements (checks.go).
 //
 // The package imports package artifact, never package capacity.

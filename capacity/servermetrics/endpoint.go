@@ -11,9 +11,9 @@ import (
 // disables the sampler.
 const Off = "off"
 
-// DefaultPath is the path of the metrics endpoint vLLM, SGLang, llama.cpp
+// defaultPath is the path of the metrics endpoint vLLM, SGLang, llama.cpp
 // (with --metrics) and TGI serve, at the server's root.
-const DefaultPath = "/metrics"
+const defaultPath = "/metrics"
 
 // ErrInvalidConfig is wrapped by every error about a bad Config or URL; the
 // message names the field, its value and what is allowed.
@@ -21,7 +21,7 @@ var ErrInvalidConfig = errors.New("servermetrics: invalid configuration")
 
 // EndpointURL returns the metrics endpoint of a run against baseURL (the
 // OpenAI-compatible root, usually ending in /v1): override when set (an
-// http or https URL), "" when override is Off, else DefaultPath at the
+// http or https URL), "" when override is Off, else /metrics at the
 // server's root: baseURL without a trailing "/v1", as the engine's other
 // native endpoints (/tokenize, /props) are found, so
 // "http://gpu-box:8000/v1" gives "http://gpu-box:8000/metrics". The
@@ -41,7 +41,7 @@ func EndpointURL(baseURL, override string) (string, error) {
 		return "", err
 	}
 	root := strings.TrimSuffix(strings.TrimRight(baseURL, "/"), "/v1")
-	return root + DefaultPath, nil
+	return root + defaultPath, nil
 }
 
 // checkURL parses raw as an http or https URL with a host; the error never

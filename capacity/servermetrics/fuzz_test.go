@@ -44,12 +44,12 @@ func FuzzParse(f *testing.F) {
 		for i := range 3 {
 			st.add(float64(i)*1000, sc.Samples)
 		}
-		require.LessOrEqual(t, len(st.byKey), MaxSeries)
+		require.LessOrEqual(t, len(st.byKey), maxSeries)
 		for _, m := range st.members() {
-			require.LessOrEqual(t, len(m.Labels), MaxLabels)
+			require.LessOrEqual(t, len(m.Labels), maxLabels)
 			for k, v := range m.Labels {
-				require.LessOrEqual(t, len(k), MaxLabelNameBytes)
-				require.LessOrEqual(t, len(v), MaxLabelValueBytes)
+				require.LessOrEqual(t, len(k), maxLabelNameBytes)
+				require.LessOrEqual(t, len(v), maxLabelValueBytes)
 			}
 			for _, v := range m.Values {
 				require.False(t, math.IsNaN(v) || math.IsInf(v, 0))

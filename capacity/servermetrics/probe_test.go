@@ -25,7 +25,7 @@ func TestProbe(t *testing.T) {
 	serve("/llama/metrics", "text/plain; version=0.0.4", llama)
 	serve("/sglang/metrics", "text/plain; version=0.0.4; charset=utf-8", sglang)
 	serve("/html/metrics", "text/html", []byte("<html><body>dashboard</body></html>"))
-	serve("/big/metrics", "text/plain", []byte(strings.Repeat("# comment\n", MaxBodyBytes/10+1)))
+	serve("/big/metrics", "text/plain", []byte(strings.Repeat("# comment\n", maxBodyBytes/10+1)))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 

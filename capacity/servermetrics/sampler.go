@@ -16,11 +16,11 @@ import (
 const (
 	// DefaultInterval is the time between samples when Config.Interval is 0.
 	DefaultInterval = time.Second
-	// MinInterval and MaxInterval bound Config.Interval.
-	MinInterval = 10 * time.Millisecond
-	MaxInterval = time.Hour
-	// MaxBodyBytes bounds a /metrics body; a longer one is a failed sample.
-	MaxBodyBytes = 8 << 20
+	// minInterval and maxInterval bound Config.Interval.
+	minInterval = 10 * time.Millisecond
+	maxInterval = time.Hour
+	// maxBodyBytes bounds a /metrics body; a longer one is a failed sample.
+	maxBodyBytes = 8 << 20
 )
 
 // acceptHeader asks for the text format 0.0.4, which Parse reads, rather
@@ -38,7 +38,7 @@ type Config struct {
 	// Explicit says the user set URL: Discover then reports an endpoint
 	// that does not answer, instead of being silently absent.
 	Explicit bool
-	// Interval is the time between samples, MinInterval..MaxInterval (0:
+	// Interval is the time between samples, 10ms..1h (0:
 	// DefaultInterval).
 	Interval time.Duration
 	// Timeout limits one sample's GET, body included: (0, Interval/2]
@@ -65,8 +65,8 @@ func (c Config) resolved() (Config, error) {
 	if c.Interval == 0 {
 		c.Interval = DefaultInterval
 	}
-	if c.Interval < MinInterval || c.Interval > MaxInterval {
-		return c, fmt.Errorf("%w: Interval %v: want %v..%v (0: %v)", ErrInvalidConfig, c.Interval, MinInterval, MaxInterval, DefaultInterval)
+	if c.Interval < minInterval || c.Interval > maxInterval {
+		return c, fmt.Errorf("%w: Interval %v: want %v..%v (0: %v)", ErrInvalidConfig, c.Interval, minInterval, maxInterval, DefaultInterval)
 	}
 	if c.Timeout == 0 {
 		c.Timeout = c.Interval / 4
@@ -189,8 +189,8 @@ func (s *Sampler) scrape(ctx context.Context) (Scrape, error) {
 	return parseBytes(body, s.cfg.Series)
 }
 
-// errBodyTooLarge is a body over MaxBodyBytes.
-var errBodyTooLarge = fmt.Errorf("body over %d bytes", MaxBodyBytes)
+// errBodyTooLarge is a body over maxBodyBytes.
+var errBodyTooLarge = fmt.Errorf("body over %d bytes", maxBodyBytes)
 
 // statusError is a GET answered with a status other than 200.
 type statusError struct {
@@ -225,11 +225,11 @@ func (s *Sampler) fetch(ctx context.Context) ([]byte, error) {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // keep the connection
 		return nil, &statusError{s.endpoint, resp.StatusCode}
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBodyBytes+1))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: reading the body: %w", s.endpoint, err)
 	}
-	if len(body) > MaxBodyBytes {
+	if len(body) > maxBodyBytes {
 		return nil, fmt.Errorf("GET %s: %w", s.endpoint, errBodyTooLarge)
 	}
 	return body, nil
@@ -255,7 +255,7 @@ func (s *Sampler) Stop() *artifact.ServerMetrics {
 		TimeoutMS:          float64(s.cfg.Timeout) / float64(time.Millisecond),
 		Samples:            s.ok,
 		Failed:             s.failed,
-		MaxPointsPerSeries: MaxPointsPerSeries,
+		MaxPointsPerSeries: maxPointsPerSeries,
 		DroppedSeries:      len(s.st.dropped),
 		SkippedValues:      s.st.skipped,
 		Series:             s.st.members(),

@@ -84,7 +84,7 @@ func TestSamplerClock(t *testing.T) {
 		labels := map[string]string{"engine": "0"}
 		want := &artifact.ServerMetrics{
 			Endpoint: "http://gpu-box:8000/metrics", Engine: new("vllm"), IntervalMS: 1000, TimeoutMS: 250,
-			Samples: 5, MaxPointsPerSeries: MaxPointsPerSeries,
+			Samples: 5, MaxPointsPerSeries: maxPointsPerSeries,
 			Series: []artifact.MetricSeries{
 				{Name: "vllm:generation_tokens_total", Type: TypeCounter, Labels: labels, SamplesPerPoint: 1,
 					OffsetsMS: []float64{0, 1000, 2000, 3000, 3500}, Values: []float64{110, 120, 130, 140, 150},

@@ -9,34 +9,34 @@ import (
 )
 
 // The bounds of anvil_go.server_metrics, so that a run of any length and a
-// server with any labels writes a member under MaxMemberBytes.
+// server with any labels writes a member under maxMemberBytes.
 const (
-	// MaxPointsPerSeries bounds the points of one series. A series that
+	// maxPointsPerSeries bounds the points of one series. A series that
 	// reaches it is downsampled: adjacent points are merged pairwise into
 	// the larger of the two (a queue's peak survives), and from then on
 	// each point stands for twice as many samples (samples_per_point). At
 	// the default interval a run keeps every sample for 4 minutes, one
 	// point per 2 s up to 8, and so on.
-	MaxPointsPerSeries = 240
-	// MaxSeries bounds the series kept; further series are counted in
+	maxPointsPerSeries = 240
+	// maxSeries bounds the series kept; further series are counted in
 	// dropped_series.
-	MaxSeries = 64
-	// MaxLabels, MaxLabelNameBytes and MaxLabelValueBytes bound a kept
+	maxSeries = 64
+	// maxLabels, maxLabelNameBytes and maxLabelValueBytes bound a kept
 	// series' labels: a series with more labels or a longer label name is
 	// dropped (counted in dropped_series); a longer value is cut to
-	// MaxLabelValueBytes on a character boundary, with labelCut appended.
-	MaxLabels          = 8
-	MaxLabelNameBytes  = 64
-	MaxLabelValueBytes = 128
-	// MaxMemberBytes bounds anvil_go.server_metrics as the artifact writes
+	// maxLabelValueBytes on a character boundary, with labelCut appended.
+	maxLabels          = 8
+	maxLabelNameBytes  = 64
+	maxLabelValueBytes = 128
+	// maxMemberBytes bounds anvil_go.server_metrics as the artifact writes
 	// it (indented), series, labels, escaping and cross-checks included:
-	// MaxSeries series of MaxPointsPerSeries points of the longest numbers
-	// with MaxLabels labels of control characters (6 bytes each once
+	// maxSeries series of maxPointsPerSeries points of the longest numbers
+	// with maxLabels labels of control characters (6 bytes each once
 	// escaped) stay under it (TestMemberSizeBound).
-	MaxMemberBytes = 2 << 20
+	maxMemberBytes = 2 << 20
 )
 
-// labelCut ends a label value cut to MaxLabelValueBytes.
+// labelCut ends a label value cut to maxLabelValueBytes.
 const labelCut = "..."
 
 // offsetResolutionMS rounds offsets to the microsecond: the clock's
@@ -94,7 +94,7 @@ func (s *series) flush() {
 	s.offsets = append(s.offsets, s.groupAt)
 	s.values = append(s.values, s.groupV)
 	s.groupN = 0
-	if len(s.values) < MaxPointsPerSeries {
+	if len(s.values) < maxPointsPerSeries {
 		return
 	}
 	// Halve: each pair becomes the larger of the two (the later on a tie).
@@ -126,7 +126,7 @@ func (s *series) member() artifact.MetricSeries {
 	return m
 }
 
-// store is the series of one sampler, bounded by MaxSeries.
+// store is the series of one sampler, bounded by maxSeries.
 type store struct {
 	byKey   map[string]*series
 	dropped map[string]bool // keys of series dropped, counted once
@@ -151,7 +151,7 @@ func (st *store) add(at float64, samples []Sample) {
 				continue
 			}
 			labels, fits := boundLabels(smp.Labels)
-			if !fits || len(st.byKey) >= MaxSeries {
+			if !fits || len(st.byKey) >= maxSeries {
 				st.dropped[k] = true
 				continue
 			}
@@ -193,12 +193,12 @@ func (st *store) increase(name string) (float64, int) {
 // boundLabels returns labels within the bounds (values cut), or false when
 // they cannot be kept.
 func boundLabels(in map[string]string) (map[string]string, bool) {
-	if len(in) > MaxLabels {
+	if len(in) > maxLabels {
 		return nil, false
 	}
 	out := make(map[string]string, len(in))
 	for k, v := range in {
-		if len(k) > MaxLabelNameBytes {
+		if len(k) > maxLabelNameBytes {
 			return nil, false
 		}
 		out[k] = cutLabel(v)
@@ -206,13 +206,13 @@ func boundLabels(in map[string]string) (map[string]string, bool) {
 	return out, true
 }
 
-// cutLabel cuts v to at most MaxLabelValueBytes bytes, on a character
+// cutLabel cuts v to at most maxLabelValueBytes bytes, on a character
 // boundary, ending it with labelCut.
 func cutLabel(v string) string {
-	if len(v) <= MaxLabelValueBytes {
+	if len(v) <= maxLabelValueBytes {
 		return v
 	}
-	n := MaxLabelValueBytes - len(labelCut)
+	n := maxLabelValueBytes - len(labelCut)
 	for n > 0 && !utf8.RuneStart(v[n]) {
 		n--
 	}
