@@ -229,3 +229,34 @@ func TestEndpointURL(t *testing.T) {
 	_, err = EndpointURL("::", "")
 	require.ErrorIs(t, err, ErrInvalidConfig)
 }
+
+// TestOwnClient: without Config.Client the sampler has a client of its
+// own: its own transport (never http.DefaultTransport, which measured
+// requests may share), one connection, no redirect followed; Header is
+// sent with every GET.
+func TestOwnClient(t *testing.T) {
+	cfg, err := Config{URL: "http://h/metrics"}.resolved()
+	require.NoError(t, err)
+	tr, ok := cfg.Client.Transport.(*http.Transport)
+	require.True(t, ok)
+	require.NotSame(t, http.DefaultTransport, tr)
+	require.Equal(t, 1, tr.MaxConnsPerHost)
+	require.Equal(t, 1, tr.MaxIdleConnsPerHost)
+
+	var got []string
+	mux := http.NewServeMux()
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get("X-Token"))
+		http.Redirect(w, r, "/elsewhere", http.StatusFound)
+	})
+	mux.HandleFunc("/elsewhere", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "# TYPE tgi_queue_size gauge\ntgi_queue_size 1\n")
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	s, err := Discover(t.Context(), Config{URL: srv.URL + "/metrics", Header: http.Header{"X-Token": {"t1"}}, Explicit: true})
+	require.ErrorIs(t, err, ErrNoEndpoint, "a redirect is not followed")
+	require.ErrorContains(t, err, "status 302")
+	require.Nil(t, s)
+	require.Equal(t, []string{"t1"}, got)
+}
