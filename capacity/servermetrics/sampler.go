@@ -264,7 +264,7 @@ func (s *Sampler) Stop() *artifact.ServerMetrics {
 		m.Engine = new(string(s.engine))
 	}
 	if s.last != nil {
-		m.LastError = new(s.cfg.Scrub(s.last.Error()))
+		m.LastError = new(cutText(s.cfg.Scrub(s.last.Error()), maxErrorBytes))
 	}
 	s.member = m
 	return m

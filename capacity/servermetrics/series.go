@@ -34,6 +34,8 @@ const (
 	// with maxLabels labels of control characters (6 bytes each once
 	// escaped) stay under it (TestMemberSizeBound).
 	maxMemberBytes = 2 << 20
+	// maxErrorBytes bounds last_error; a longer message is cut.
+	maxErrorBytes = 1024
 )
 
 // labelCut ends a label value cut to maxLabelValueBytes.
@@ -208,11 +210,15 @@ func boundLabels(in map[string]string) (map[string]string, bool) {
 
 // cutLabel cuts v to at most maxLabelValueBytes bytes, on a character
 // boundary, ending it with labelCut.
-func cutLabel(v string) string {
-	if len(v) <= maxLabelValueBytes {
+func cutLabel(v string) string { return cutText(v, maxLabelValueBytes) }
+
+// cutText cuts v to at most max bytes, on a character boundary, ending it
+// with labelCut.
+func cutText(v string, max int) string {
+	if len(v) <= max {
 		return v
 	}
-	n := maxLabelValueBytes - len(labelCut)
+	n := max - len(labelCut)
 	for n > 0 && !utf8.RuneStart(v[n]) {
 		n--
 	}

@@ -94,7 +94,7 @@ func TestMemberSizeBound(t *testing.T) {
 		labels[name] = strings.Repeat("\x01", maxLabelValueBytes)
 	}
 	m := &artifact.ServerMetrics{Endpoint: "http://" + strings.Repeat("h", 200) + "/metrics", Engine: new("llamacpp"),
-		IntervalMS: 1000, TimeoutMS: 250, Samples: 1 << 40, Failed: 1 << 40, LastError: new(strings.Repeat("e", 4096)),
+		IntervalMS: 1000, TimeoutMS: 250, Samples: 1 << 40, Failed: 1 << 40, LastError: new(strings.Repeat("\x01", maxErrorBytes)),
 		MaxPointsPerSeries: maxPointsPerSeries, DroppedSeries: 1 << 40, SkippedValues: 1 << 40,
 		Checks: &artifact.ServerChecks{
 			GenerationTokens: &artifact.TokenCheck{Counter: strings.Repeat("c", 64), Verdict: artifact.TokensMismatch, Reason: new(strings.Repeat("r", 512))},
