@@ -34,6 +34,9 @@ const (
 	// with maxLabels labels of control characters (6 bytes each once
 	// escaped) stay under it (TestMemberSizeBound).
 	maxMemberBytes = 2 << 20
+	// maxDropped bounds the dropped series remembered (and counted), so a
+	// server whose labels change at every sample cannot grow the sampler.
+	maxDropped = 4096
 	// maxErrorBytes bounds last_error; a longer message is cut.
 	maxErrorBytes = 1024
 )
@@ -154,7 +157,9 @@ func (st *store) add(at float64, samples []Sample) {
 			}
 			labels, fits := boundLabels(smp.Labels)
 			if !fits || len(st.byKey) >= maxSeries {
-				st.dropped[k] = true
+				if len(st.dropped) < maxDropped {
+					st.dropped[k] = true
+				}
 				continue
 			}
 			s = &series{name: smp.Name, typ: smp.Type, labels: labels}
