@@ -131,3 +131,38 @@ func ttftCheck(m *artifact.ServerMetrics, hist string, clientMS float64) *artifa
 	return &artifact.TTFTCheck{Histogram: hist, ServerRequests: n, ServerMeanMS: server, ClientMeanMS: clientMS,
 		NetworkAndClientMS: clientMS - server}
 }
+
+// FactsOf reads the cross-checks' facts from a run's report: the usage
+// completion tokens of its timing rows and of the failures whose response
+// still carried usage; as unreported, the requests sent
+// (anvil_go.run.sent_requests, else every row and failure) less those;
+// max_tokens; wall_clock_ms as the phase's duration; the mean
+// time_to_first_output_ms of the timing rows.
+func FactsOf(r *artifact.Report) RunFacts {
+	f := RunFacts{MaxTokens: r.MaxTokens, DurationMS: r.WallClockMS}
+	reported := 0
+	ttfo := 0.0
+	for i := range r.RequestTimings {
+		row := &r.RequestTimings[i]
+		ttfo += row.TimeToFirstOutputMS
+		if row.OutputTokens != nil {
+			f.CompletionTokens += *row.OutputTokens
+			reported++
+		}
+	}
+	for i := range r.Failures {
+		if md := r.Failures[i].ResponseMetadata; md != nil && md.Usage != nil && md.Usage.CompletionTokens != nil {
+			f.CompletionTokens += *md.Usage.CompletionTokens
+			reported++
+		}
+	}
+	sent := len(r.RequestTimings) + len(r.Failures)
+	if r.AnvilGo != nil && r.AnvilGo.Run != nil {
+		sent = r.AnvilGo.Run.SentRequests
+	}
+	f.UnreportedRequests = max(sent-reported, 0)
+	if n := len(r.RequestTimings); n > 0 {
+		f.ClientFirstTokenMeanMS = new(ttfo / float64(n))
+	}
+	return f
+}

@@ -78,3 +78,26 @@ func TestCheckTTFT(t *testing.T) {
 	require.Nil(t, Check(&artifact.ServerMetrics{}, RunFacts{}), "no engine recognised")
 	require.Nil(t, Check(nil, RunFacts{}))
 }
+
+// TestFactsOf: the facts of a report with a usage row, a row without
+// usage, a failure that carried usage, one that did not and a request
+// never sent.
+func TestFactsOf(t *testing.T) {
+	r := &artifact.Report{MaxTokens: 64, WallClockMS: 1500,
+		RequestTimings: []artifact.TimingRow{
+			{OutputTokens: new(40), OutputTokenSource: artifact.SourceUsage, TimeToFirstOutputMS: 100},
+			{OutputTokenSource: artifact.SourceContentChunks, TimeToFirstOutputMS: 300},
+		},
+		Failures: []artifact.Failure{
+			{ResponseMetadata: &artifact.ResponseMetadata{Usage: &artifact.Usage{CompletionTokens: new(64)}}},
+			{FailureClass: artifact.FailureTimeout},
+			{FailureClass: artifact.FailureCancelled},
+		},
+		AnvilGo: &artifact.Extension{Run: &artifact.RunSummary{SentRequests: 4, NeverSentRequests: 1}},
+	}
+	require.Equal(t, RunFacts{CompletionTokens: 104, UnreportedRequests: 2, MaxTokens: 64, DurationMS: 1500,
+		ClientFirstTokenMeanMS: new(200.0)}, FactsOf(r))
+	r.AnvilGo = nil
+	require.Equal(t, 3, FactsOf(r).UnreportedRequests, "without anvil_go every row and failure counts as sent")
+	require.Nil(t, FactsOf(&artifact.Report{}).ClientFirstTokenMeanMS)
+}

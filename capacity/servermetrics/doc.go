@@ -13,7 +13,7 @@
 //	...
 //	s.Start(ctx, runStart)      // the measured phase starts
 //	m := s.Stop()               // it ended: anvil_go.server_metrics
-//	m.Checks = servermetrics.Check(m, facts)
+//	m.Checks = servermetrics.Check(m, servermetrics.FactsOf(report))
 //
 // Discover is silent (a nil Sampler) when the server has no endpoint. The
 // Sampler GETs the endpoint on its own goroutine and connection, every
