@@ -1,12 +1,14 @@
 package servermetrics
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
@@ -93,7 +95,8 @@ func (c Config) resolved() (Config, error) {
 type Sampler struct {
 	cfg      Config
 	endpoint string
-	engine   Engine
+	engine   Engine // as discovered; read by Engine, never written after
+	seen     Engine // the first engine the samples showed (the loop's)
 
 	start  time.Time
 	cancel context.CancelFunc
@@ -112,7 +115,7 @@ type Sampler struct {
 // Explicit URL that last case is an error wrapping ErrNoEndpoint. A bad
 // Config is an error wrapping ErrInvalidConfig.
 func Discover(ctx context.Context, cfg Config) (*Sampler, error) {
-	if cfg.URL == "" || cfg.URL == Off {
+	if cfg.URL == "" || strings.EqualFold(cfg.URL, Off) {
 		return nil, nil
 	}
 	if _, err := checkURL("URL", cfg.URL); err != nil {
@@ -175,8 +178,8 @@ func (s *Sampler) sample(ctx context.Context) {
 	}
 	s.ok++
 	s.st.add(at, sc.Samples)
-	if s.engine == "" {
-		s.engine = sc.Engine
+	if s.seen == "" {
+		s.seen = sc.Engine
 	}
 }
 
@@ -260,8 +263,8 @@ func (s *Sampler) Stop() *artifact.ServerMetrics {
 		SkippedValues:      s.st.skipped,
 		Series:             s.st.members(),
 	}
-	if s.engine != "" {
-		m.Engine = new(string(s.engine))
+	if e := cmp.Or(s.engine, s.seen); e != "" {
+		m.Engine = new(string(e))
 	}
 	if s.last != nil {
 		m.LastError = new(cutText(s.cfg.Scrub(s.last.Error()), maxErrorBytes))

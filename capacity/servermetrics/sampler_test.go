@@ -160,7 +160,7 @@ func TestDiscover(t *testing.T) {
 		require.Nil(t, s, name)
 		require.ErrorContains(t, err, "http://h/metrics", name)
 	}
-	for _, u := range []string{"", Off} {
+	for _, u := range []string{"", Off, "OFF"} {
 		s, err := Discover(t.Context(), Config{URL: u, Explicit: true})
 		require.NoError(t, err)
 		require.Nil(t, s)
