@@ -114,3 +114,42 @@ func TestObserverMembersRefused(t *testing.T) {
 		require.ErrorContains(t, err, tc.msg)
 	}
 }
+
+// TestObserverMembersDocumented: every key the observers' members write
+// is documented in their sections of capacity/PROTOCOL.md.
+func TestObserverMembersDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "PROTOCOL.md"))
+	require.NoError(t, err)
+	start := strings.Index(string(doc), "#### `server_metrics`")
+	require.Positive(t, start)
+	end := strings.Index(string(doc)[start:], "\n## ")
+	require.Positive(t, end)
+	section := string(doc)[start : start+end]
+
+	r := syntheticReport()
+	require.NoError(t, r.Recompute())
+	r.AnvilGo = observerMembers()
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, r))
+	ext := generic(t, buf.Bytes()).(map[string]any)["anvil_go"].(map[string]any)
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if prefix == "labels" {
+					continue // the server's own label names
+				}
+				require.True(t, strings.Contains(section, "`"+k+"`") || strings.Contains(section, "`"+prefix+"."+k+"`"),
+					"%s.%s is not in PROTOCOL.md's section", prefix, k)
+				walk(k, x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(prefix, x)
+			}
+		}
+	}
+	walk("server_metrics", ext["server_metrics"])
+	walk("audit", ext["audit"])
+}
