@@ -14,6 +14,9 @@
 //	...
 //	a := rec.Stop(audit.Inputs{...})    // it ended: anvil_go.audit
 //
+// Observer is the same in the shape of capacity.Observer, its inputs read
+// from the report's anvil_go.requests (InputsOf).
+//
 // The package imports package artifact and package stats, never package
 // capacity.
 package audit

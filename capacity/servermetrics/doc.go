@@ -15,6 +15,10 @@
 //	m := s.Stop()               // it ended: anvil_go.server_metrics
 //	m.Checks = servermetrics.Check(m, servermetrics.FactsOf(report))
 //
+// Observer wraps a Sampler in the shape of capacity.Observer (its Start
+// returns the end hook that stops it, computes the checks from the report
+// and sets the member), so a run can take it as one of its observers.
+//
 // Discover is silent (a nil Sampler) when the server has no endpoint. The
 // Sampler GETs the endpoint on its own goroutine and connection, every
 // interval, each GET under its own timeout; failures are counted, never
