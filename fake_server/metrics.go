@@ -126,14 +126,16 @@ func (e *engine) admitted(prompt, cached int) {
 }
 
 // output emits n tokens of s at t and counts them: the first token ends
-// the prefill (prompt tokens, TTFT), the last one the request (E2E).
+// the prefill (prompt tokens, TTFT), the last one the request (E2E, and s
+// no longer runs nor holds KV). The counts change before the handler is
+// told, so a client that read its whole answer and then asks /metrics
+// finds its tokens counted and its request gone.
 func (e *engine) output(s *seq, t time.Time, n int) {
 	first := s.emitted == 0
-	s.emit(t, n)
-	done := !s.plan.endless && s.emitted >= len(s.plan.tokens)
+	done := !s.plan.endless && s.emitted+n >= len(s.plan.tokens)
 	e.stats.mu.Lock()
-	defer e.stats.mu.Unlock()
 	e.stats.gen += int64(n)
+	e.stats.kvTokens += n
 	if first {
 		e.stats.prompt += int64(s.prompt)
 		e.stats.ttft.observe(t.Sub(s.arrived).Seconds())
@@ -141,7 +143,11 @@ func (e *engine) output(s *seq, t time.Time, n int) {
 	if done {
 		e.stats.successes++
 		e.stats.e2e.observe(t.Sub(s.arrived).Seconds())
+		e.stats.running--
+		e.stats.kvTokens -= s.prompt + s.emitted + n
 	}
+	e.stats.mu.Unlock()
+	s.emit(t, n)
 }
 
 // serveMetrics answers GET /metrics.
