@@ -59,6 +59,8 @@ type Config struct {
 	// Scrub removes credentials from the endpoint and from every error
 	// recorded (the run's redactor); nil for none.
 	Scrub func(string) string
+
+	own bool // Client is the sampler's own: Stop closes its connection
 }
 
 // resolved returns c with defaults filled in, or an error wrapping
@@ -80,6 +82,7 @@ func (c Config) resolved() (Config, error) {
 		c.Scrub = func(s string) string { return s }
 	}
 	if c.Client == nil {
+		c.own = true
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.MaxIdleConnsPerHost, tr.MaxConnsPerHost = 1, 1
 		c.Client = &http.Client{Transport: tr,
@@ -252,6 +255,9 @@ func (s *Sampler) Stop() *artifact.ServerMetrics {
 	s.cancel()
 	<-s.done
 	s.sample(context.Background())
+	if s.cfg.own {
+		s.cfg.Client.CloseIdleConnections() // its connection outlives no run
+	}
 	m := &artifact.ServerMetrics{
 		Endpoint:           s.endpoint,
 		IntervalMS:         float64(s.cfg.Interval) / float64(time.Millisecond),
