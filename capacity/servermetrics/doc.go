@@ -8,9 +8,9 @@
 // A run uses it in three steps, on the run-observer seam of package
 // capacity:
 //
-//	u, _ := servermetrics.EndpointURL(baseURL, os.Getenv("ANVIL_METRICS_URL"))
-//	s, err := servermetrics.Discover(ctx, servermetrics.Config{URL: u, Scrub: redact})
-//	...
+//	u, err := servermetrics.EndpointURL(baseURL, override) // override: a URL, "off" or ""
+//	s, err := servermetrics.Discover(ctx, servermetrics.Config{URL: u, Explicit: override != "", Scrub: redact})
+//	...                         // nil s: nothing to sample
 //	s.Start(ctx, runStart)      // the measured phase starts
 //	m := s.Stop()               // it ended: anvil_go.server_metrics
 //	m.Checks = servermetrics.Check(m, servermetrics.FactsOf(report))
