@@ -137,3 +137,34 @@ func TestSamplerAgainstFake(t *testing.T) {
 		require.InDelta(t, 0, tt.NetworkAndClientMS, 1e-6, "%+v", tt)
 	})
 }
+
+// TestSamplerNamesAnotherClient: requests the run did not send, served
+// during its phase, make the generation-token check a named mismatch.
+func TestSamplerNamesAnotherClient(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg, err := fakeserver.Slots(4, 100*time.Millisecond)
+		require.NoError(t, err)
+		srv := fakeserver.NewInMemory(cfg)
+		defer srv.Close()
+		own := &http.Client{Transport: srv.Client().Transport.(*http.Transport).Clone()}
+		s, err := servermetrics.Discover(t.Context(), servermetrics.Config{URL: srv.URL + "/metrics", Interval: 37 * time.Millisecond, Client: own})
+		require.NoError(t, err)
+		start := time.Now()
+		s.Start(t.Context(), start)
+		var foreign int
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			foreign, _ = run(t, srv, 1, 4) // someone else's requests
+		}()
+		tokens, _ := run(t, srv, 4, 4)
+		<-done
+		m := s.Stop()
+		c := servermetrics.Check(m, servermetrics.RunFacts{CompletionTokens: tokens, MaxTokens: 64,
+			DurationMS: float64(time.Since(start)) / float64(time.Millisecond)})
+		g := c.GenerationTokens
+		require.Equal(t, artifact.TokensMismatch, g.Verdict)
+		require.Equal(t, float64(foreign), g.Difference)
+		require.Contains(t, *g.Reason, "another client was using the server")
+	})
+}
