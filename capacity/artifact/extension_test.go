@@ -29,7 +29,10 @@ func fullExtension() *Extension {
 			Gaps: 297, Exact: true, Stalls: 27, StallRule: StallRule{Relative: 10, FloorMS: 50},
 			TokensPerChunkMean: new(2.0)},
 		PromptSizing: &PromptSizing{Method: "exact", Source: new("tokenize"), TokenizePath: new("/tokenize"),
-			CharsPerToken: 3.41, MaxRelativeError: new(0.0)},
+			CharsPerToken: 3.41, MaxRelativeError: new(0.0), CountedRequests: 2, CountedOverPlanned: new(2.75),
+			OffPlanRequests: 2, Warning: new("the server counted the prompts at 2.75 x their plan")},
+		ContextWindow: &ContextWindow{Tokens: 16384, Source: "Target.MaxModelLen", Advertised: new(4096),
+			AdvertisedSource: new("/api/ps"), TruncationWindow: 4096, Note: new("Target.MaxModelLen 16384 is above the window the server advertises")},
 		Connections: &Connections{Prewarmed: 8, Retried: 1},
 		Requests: []RequestDetail{
 			{RequestIndex: 0, Outcome: OutcomeSuccess, ScheduledMS: new(0.0), SentMS: new(0.0), QueueMS: new(0.0),
