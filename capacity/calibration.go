@@ -85,7 +85,9 @@ func nearWindow(p *plan, window int) int {
 // tokens.
 type sizePoint struct{ chars, tokens int }
 
-func (p sizePoint) String() string { return fmt.Sprintf("%d characters = %d tokens", p.chars, p.tokens) }
+func (p sizePoint) String() string {
+	return fmt.Sprintf("%d characters = %d tokens", p.chars, p.tokens)
+}
 
 // pointsText lists points for an error message.
 func pointsText(pts []sizePoint) string {

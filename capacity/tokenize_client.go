@@ -121,7 +121,9 @@ type tokenizeStatusError struct {
 	status int
 }
 
-func (e *tokenizeStatusError) Error() string { return fmt.Sprintf("POST %s: HTTP %d", e.path, e.status) }
+func (e *tokenizeStatusError) Error() string {
+	return fmt.Sprintf("POST %s: HTTP %d", e.path, e.status)
+}
 
 // count returns the endpoint's token count of prompt, within
 // Workload.Timeout (each request).

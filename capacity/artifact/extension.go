@@ -38,7 +38,7 @@ type Extension struct {
 	// ContextWindow is "context_window": where the window the run planned
 	// for came from, and what the server advertised.
 	ContextWindow *ContextWindow
-	Connections  *Connections  // "connections"
+	Connections   *Connections // "connections"
 	// Requests is "requests": one object per planned request, sorted by
 	// request index.
 	Requests []RequestDetail
