@@ -101,6 +101,9 @@ func pointsText(pts []sizePoint) string {
 	return strings.Join(s, ", ")
 }
 
+// cutHint ends a message about counts that grow too little.
+const cutHint = " (a prompt cut to the server's window counts the same whatever its length: is Target.MaxModelLen above the window the server serves?)"
+
 // checkPoint returns an error when p, a new count by the server, is not
 // believable with the points already believed: a ratio above
 // MaxCharsPerToken, a count that falls while the prompt grows, or a ratio
@@ -131,11 +134,15 @@ func checkPoint(pts []sizePoint, p sizePoint, what string) error {
 			continue // too close for a ratio
 		}
 		if dn <= 0 {
-			return fmt.Errorf("%w: %s: the count did not grow with the prompt: %s but %s", ErrPromptSizing, what, a, b)
+			return fmt.Errorf("%w: %s: the count did not grow with the prompt: %s but %s%s", ErrPromptSizing, what, a, b, cutHint)
 		}
 		if r := float64(dc) / float64(dn); r < MinCharsPerToken || r > MaxCharsPerToken {
-			return fmt.Errorf("%w: %s: %s and %s imply %.2f characters per token, outside the plausible %g..%g",
-				ErrPromptSizing, what, a, b, r, MinCharsPerToken, MaxCharsPerToken)
+			hint := ""
+			if r > MaxCharsPerToken {
+				hint = cutHint
+			}
+			return fmt.Errorf("%w: %s: %s and %s imply %.2f characters per token, outside the plausible %g..%g%s",
+				ErrPromptSizing, what, a, b, r, MinCharsPerToken, MaxCharsPerToken, hint)
 		}
 	}
 	return nil
@@ -201,6 +208,10 @@ func (k *calibrator) reach(ctx context.Context, index int) error {
 	s := k.s
 	c := s.plan.Contexts[index]
 	tol := calibrationTolerance(c)
+	if near := nearWindow(s.plan, k.window); c >= near {
+		return fmt.Errorf("%w: request %d is planned at %d tokens, at or above %d, the window of %d tokens the server serves less half the plan's free room: no count there is believed (a server that cuts prompts answers its window): plan for the server's window",
+			ErrPromptSizing, index, c, near, k.window)
+	}
 	hi := math.MaxInt // the smallest prompt cut or refused
 	var cuts []string
 	last := -1
@@ -216,7 +227,7 @@ func (k *calibrator) reach(ctx context.Context, index int) error {
 		}
 		if m.cut {
 			hi = min(hi, m.chars)
-			cuts = append(cuts, fmt.Sprintf("%d characters counted %d, at the window %d", m.chars, m.tokens, k.window))
+			cuts = append(cuts, fmt.Sprintf("%d characters counted %d", m.chars, m.tokens))
 			continue
 		}
 		p := sizePoint{m.chars, m.tokens}
@@ -238,7 +249,7 @@ func (k *calibrator) reach(ctx context.Context, index int) error {
 	}
 	why := fmt.Sprintf("the last believed counts were %s", pointsText(k.pts))
 	if len(cuts) > 0 {
-		why += "; not believed (the prompt was cut to the window): " + strings.Join(cuts, ", ")
+		why += fmt.Sprintf("; not believed, at or near the window of %d (at or above %d: the prompt was cut): %s", k.window, nearWindow(s.plan, k.window), strings.Join(cuts, ", "))
 	}
 	return fmt.Errorf("%w: calibration of request %d did not count within %d tokens of its planned %d in %d requests: %s",
 		ErrPromptSizing, index, tol, c, CalibrationSteps, why)
