@@ -161,6 +161,9 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 		// Without one success there is no latency sample: the line would
 		// carry only ns/op (the time to fail) and failed-req, which
 		// benchstat would compare as if it were a measurement.
+		if w := reporters.PromptPlanWarning(rep); w != "" {
+			b.Fatalf("anviltest: none of the %d requests succeeded: %s (the report is written)", rep.Requests, w)
+		}
 		b.Fatalf("anviltest: none of the %d requests succeeded (failures by class above; the report is written)", rep.Requests)
 	}
 	if !finishLoop(b.Context(), b, bt) {
@@ -232,6 +235,7 @@ func logOutcome(b *testing.B, r *artifact.Report) {
 	if note := clampNote(r); note != "" {
 		b.Log(note)
 	}
+	logSizing(b, r)
 	if len(r.Failures) == 0 {
 		return
 	}
