@@ -22,8 +22,8 @@ const (
 	PromptSizingReference PromptSizing = "reference"
 	// PromptSizingExact sizes every prompt so that the server counts its
 	// planned context: from the server's POST /tokenize when it has one
-	// (exactly), else from unmeasured calibration requests (within
-	// MaxCalibratedSizingError).
+	// (exactly), else from unmeasured calibration requests (within 0.2 %
+	// of the representative contexts; see calibration.go).
 	PromptSizingExact PromptSizing = "exact"
 )
 
