@@ -24,8 +24,8 @@ import (
 type ollamaServer struct {
 	models, ps, show, stream []byte
 	window                   int
+	tokens                   func(string) int // the tokenizer; tinyTokens when nil
 	chats, cut               atomic.Int32
-	counts                   chan int // every calibration count, when not nil
 }
 
 func newOllamaServer(t testing.TB) *ollamaServer {
@@ -57,7 +57,11 @@ func (s *ollamaServer) handler() http.Handler {
 			return
 		}
 		s.chats.Add(1)
-		n := tinyTokens(b.Messages[0].Content)
+		count := s.tokens
+		if count == nil {
+			count = tinyTokens
+		}
+		n := count(b.Messages[0].Content)
 		if n > s.window {
 			s.cut.Add(1)
 			n = s.window
@@ -90,6 +94,29 @@ func TestExactSizingOllamaTruncation(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestExactSizingStepsBelowACut: a tokenizer denser beyond its first 1000
+// characters (0.55 characters per token there) makes the fourfold step
+// from the small first prompt overshoot Ollama's window: the cut count is
+// not believed, calibration steps back between the believed prompt and
+// the cut one, and still ends within its tolerance, so every measured
+// prompt is within 1 % and none is cut.
+func TestExactSizingStepsBelowACut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newOllamaServer(t)
+		srv.tokens = func(s string) int {
+			head := min(len(s), 1000)
+			return tinyTokens(s[:head]) + (len(s)-head)*20/11
+		}
+		target := Target{BaseURL: "http://ollama.invalid/v1", HTTPClient: servePipe(t, srv.handler())}
+		rep, err := Run(t.Context(), target, Workload{Requests: 3, Concurrency: 1, ContextTokens: 3400, PromptSizing: PromptSizingExact})
+		require.NoError(t, err)
+		require.Equal(t, 3, rep.Completed, "failures: %+v", rep.Failures)
+		require.EqualValues(t, 1, srv.cut.Load(), "one calibration prompt was cut, no measured one")
+		require.LessOrEqual(t, slicesMax(countedErrors(t, rep)), 0.01)
+		require.LessOrEqual(t, rep.AnvilGo.PromptSizing.CalibrationRequests, CalibrationSteps)
+	})
 }
 
 // TestExactSizingBelievesNoCutCount: a plan beyond the window the server
