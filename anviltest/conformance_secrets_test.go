@@ -54,7 +54,7 @@ func TestConformanceNeverPrintsCredentials(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got := suiteAt(t, tc.target, withGetenv(tc.env.get))
+			got := suiteAt(t, tc.target, WithEnvironment(tc.env.get))
 			require.Len(t, got, len(ConformanceChecks()))
 			basic := base64.StdEncoding.EncodeToString([]byte("u:PLANTEDPASS-9e"))
 			redacted := 0

@@ -19,7 +19,7 @@ import (
 // with the settings of opts (the environment is empty).
 func suiteAt(t *testing.T, tgt capacity.Target, opts ...Option) map[string]Verdict {
 	t.Helper()
-	s := newSettings(append([]Option{withGetenv(env{}.get)}, opts...))
+	s := newSettings(append([]Option{WithEnvironment(env{}.get)}, opts...))
 	require.NoError(t, s.conformance.validate())
 	p, err := newProber(t.Context(), s, tgt, 30*time.Second)
 	require.NoError(t, err)
