@@ -111,9 +111,9 @@
 //
 // # Conformance
 //
-// Conformance runs a streaming conformance suite against the same target
-// as a test, one subtest per check (ConformanceChecks), and the package
-// ships TestConformance:
+// Conformance runs the streaming conformance suite (package
+// anviltest/conformance) against the same target as a test, one subtest per
+// check (conformance.Checks), and the package ships TestConformance:
 //
 //	ANVIL_BASE_URL=http://localhost:8000/v1 go test -run Conformance -v ./anviltest
 //
