@@ -172,6 +172,26 @@ func TestDeclaredWindowAboveAdvertised(t *testing.T) {
 	})
 }
 
+// TestDeclaredWindowsHideTruncation: with both Target.Model and
+// Target.MaxModelLen declared nothing is asked of the server, so Ollama's
+// cut to 4096 passes the truncation checks of a 16384 window; the plan
+// check still says the prompts counted short, all at exactly 4096, and
+// what that means.
+func TestDeclaredWindowsHideTruncation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newOllamaServer(t)
+		target := Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 16384, HTTPClient: servePipe(t, srv.handler())}
+		rep, err := Run(t.Context(), target, Workload{Requests: 3, Concurrency: 1, ContextTokens: 8000})
+		require.NoError(t, err)
+		require.Equal(t, 3, rep.Completed, "the cut prompts pass the truncation checks of the declared window")
+		require.Equal(t, artifact.ContextWindow{Tokens: 16384, Source: SourceMaxModelLen, TruncationWindow: 16384}, *rep.AnvilGo.ContextWindow)
+		w := rep.AnvilGo.PromptSizing.Warning
+		require.NotNil(t, w)
+		require.Contains(t, *w, "at 0.51 x their plan")
+		require.Contains(t, *w, "the 3 counted short of their plan all counted exactly 4096 tokens: a server that cuts prompts to a window of 4096")
+	})
+}
+
 // TestDeclaredWindowBelowAdvertised: a declared window smaller than the
 // one llama.cpp serves (/v1/models meta.n_ctx 8192) is named, and a
 // prompt counted above the declared window but within the served one is

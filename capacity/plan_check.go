@@ -20,10 +20,15 @@ const MaxPlanDeviation = 0.25
 // checkPlan sets the plan check of ps from the measured results: how many
 // prompts the server counted, the median of counted / planned, how many
 // missed the plan by more than MaxPlanDeviation, and, when any did, the
-// warning naming how far and what to do.
+// warning naming how far and what to do. Prompts counted short of their
+// plan that all count the same are named as what a server cutting prompts
+// to that window answers (Ollama reports its window for any longer
+// prompt), the case a declared window above the served one hides from the
+// truncation checks.
 func checkPlan(ps *artifact.PromptSizing, p *plan, results []result) {
 	var ratios []float64
 	refused := 0
+	var short []int // the counts of prompts counted short of their plan
 	for _, res := range results {
 		if res.promptTokens == nil {
 			continue
@@ -34,6 +39,9 @@ func checkPlan(ps *artifact.PromptSizing, p *plan, results []result) {
 			ps.OffPlanRequests++
 			if res.row == nil && res.fail != nil && res.fail.FailureClass == artifact.FailureHTTPError {
 				refused++
+			}
+			if r < 1 {
+				short = append(short, *res.promptTokens)
 			}
 		}
 	}
@@ -56,6 +64,10 @@ func checkPlan(ps *artifact.PromptSizing, p *plan, results []result) {
 		w += fmt.Sprintf(", %d of them refused over the window", refused)
 	}
 	w += ")"
+	if len(short) > 1 && slices.Min(short) == slices.Max(short) {
+		w += fmt.Sprintf("; the %d counted short of their plan all counted exactly %d tokens: a server that cuts prompts to a window of %d answers so (is Target.MaxModelLen above the window it serves?)",
+			len(short), short[0], short[0])
+	}
 	if ps.Method == string(PromptSizingReference) {
 		w += fmt.Sprintf(": its tokenizer does not count this filler at about %.1f characters per token; size the prompts with the server's own counts: exact prompt sizing (Workload.PromptSizing %q; ANVIL_PROMPT_SIZING=exact for go test -bench)",
 			PromptCharsPerToken, PromptSizingExact)
