@@ -29,7 +29,11 @@ const (
 
 // ErrPromptSizing is wrapped by the error Run returns when exact prompt
 // sizing could not learn the server's tokenizer: no /tokenize endpoint
-// and no calibration request that reported usage.prompt_tokens.
+// and no calibration request that reported usage.prompt_tokens, a
+// calibration request that failed, counts outside the bounds of what
+// sizing believes (MaxCharsPerToken, MinCharsPerToken; the message names
+// the counts), a plan beyond the window the server serves, or calibration
+// that did not reach its tolerance in CalibrationSteps requests.
 var ErrPromptSizing = errors.New("capacity: exact prompt sizing failed")
 
 // Sources of exact sizing, recorded as anvil_go.prompt_sizing.source.

@@ -227,7 +227,7 @@ func discoverTokenizer(ctx context.Context, cl *client, t Target, w Workload) (*
 				return tk, nil
 			}
 			var se *tokenizeStatusError
-			if errors.As(err, &se) && se.path != applyTemplatePath && strings.HasSuffix(se.path, tokenizePath) &&
+			if errors.As(err, &se) && strings.HasSuffix(se.path, tokenizePath) &&
 				(se.status == http.StatusNotFound || se.status == http.StatusMethodNotAllowed) {
 				break // no such route
 			}
