@@ -23,6 +23,11 @@ import (
 // "/v1") and under it (root + "/v1/tokenize").
 const tokenizePath = "/tokenize"
 
+// idempotencyKey is the header whose presence (without a value, so it is
+// not sent) makes net/http's Transport retry a POST on a fresh connection
+// when a reused one fails before the answer (see http.Transport).
+const idempotencyKey = "Idempotency-Key"
+
 // applyTemplatePath is llama.cpp's chat-template route, beside its
 // /tokenize: POST {"messages": [...]} answers {"prompt": <the templated
 // text>}, which /tokenize then counts with {"content", "add_special": true}
@@ -174,6 +179,11 @@ func (tk *tokenizer) post(ctx context.Context, rawURL string, body []byte) ([]by
 		req.Header[k] = vs
 	}
 	req.Header.Set("Accept", "application/json")
+	// A count changes nothing on the server: marked idempotent (the key
+	// present, no value, so nothing is sent), the transport sends it again
+	// on a fresh connection when a kept-alive one was closed under it, as
+	// llama.cpp closes every connection after a streamed answer.
+	req.Header[idempotencyKey] = nil
 	path := req.URL.Path
 	resp, err := tk.cl.hc.Do(req)
 	if err != nil {

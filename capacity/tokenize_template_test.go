@@ -2,8 +2,10 @@ package capacity
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"testing/synctest"
 
@@ -70,4 +72,38 @@ func FuzzApplyTemplateAnswer(f *testing.F) {
 			require.Equal(t, 1, n)
 		})
 	})
+}
+
+// closingAfterAnswer answers every request with body and a Keep-Alive
+// header, then closes the connection, as llama.cpp does after a streamed
+// answer: a client reusing the connection at once gets EOF.
+func closingAfterAnswer(t *testing.T, body string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		require.NoError(t, err)
+		_, _ = fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nKeep-Alive: timeout=5, max=100\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		_ = buf.Flush()
+		_ = conn.Close()
+	})
+}
+
+// TestTokenizerSurvivesClosedKeepAlive: counts against a server that
+// closes every connection it advertised as kept alive all succeed: the
+// tokenizer's requests are marked idempotent, so the transport sends one
+// again on a fresh connection when the reused one is gone.
+func TestTokenizerSurvivesClosedKeepAlive(t *testing.T) {
+	srv := httptest.NewServer(closingAfterAnswer(t, `{"tokens":[1,2,3]}`))
+	defer srv.Close()
+	target := Target{BaseURL: srv.URL + "/v1", Model: "m", MaxModelLen: 8192}
+	hc := &http.Client{Transport: newTransport(1)}
+	cl, err := newClient(target, Workload{Timeout: DefaultTimeout}, hc, "")
+	require.NoError(t, err)
+	tk, err := newTokenizer(cl, srv.URL+"/tokenize", shapeContent, target, Workload{})
+	require.NoError(t, err)
+	for i := range 200 {
+		n, err := tk.count(t.Context(), []byte("def helper_0():"))
+		require.NoError(t, err, "count %d", i)
+		require.Equal(t, 3, n)
+	}
 }
