@@ -214,13 +214,14 @@ func (k *calibrator) reach(ctx context.Context, index int) error {
 	}
 	hi := math.MaxInt // the smallest prompt cut or refused
 	var cuts []string
-	last := -1
+	last, sent := -1, 0
 	for step := range CalibrationSteps {
 		guess := k.next(index, c, hi, step)
 		if guess == last {
 			break // no prompt between the points left to try
 		}
 		last = guess
+		sent++
 		m, err := k.measure(ctx, index, guess)
 		if err != nil {
 			return err
@@ -238,8 +239,8 @@ func (k *calibrator) reach(ctx context.Context, index int) error {
 		if m.refused {
 			hi = min(hi, m.chars)
 			if c >= nearWindow(s.plan, k.window) {
-				return fmt.Errorf("%w: the server refused a prompt it counted at %d tokens over its window of %d tokens, at or below the planned context %d of request %d: plan for the server's window",
-					ErrPromptSizing, m.tokens, k.window, c, index)
+				return fmt.Errorf("%w: the server refused a prompt it counted at %d tokens over its window of %d tokens (n_ctx), and request %d is planned at %d, not below %d (that window less half the plan's free room): plan for the server's window",
+					ErrPromptSizing, m.tokens, k.window, index, c, nearWindow(s.plan, k.window))
 			}
 			continue
 		}
@@ -252,7 +253,7 @@ func (k *calibrator) reach(ctx context.Context, index int) error {
 		why += fmt.Sprintf("; not believed, at or near the window of %d (at or above %d: the prompt was cut): %s", k.window, nearWindow(s.plan, k.window), strings.Join(cuts, ", "))
 	}
 	return fmt.Errorf("%w: calibration of request %d did not count within %d tokens of its planned %d in %d requests: %s",
-		ErrPromptSizing, index, tol, c, CalibrationSteps, why)
+		ErrPromptSizing, index, tol, c, sent, why)
 }
 
 // next is the budget of the next calibration prompt for planned context c.

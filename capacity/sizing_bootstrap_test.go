@@ -247,3 +247,24 @@ func TestCheckPoint(t *testing.T) {
 		require.ErrorContains(t, err, tt.want, "%v", tt.p)
 	}
 }
+
+// TestCalibrationLearnsFromARefusal: a llama.cpp whose slots are smaller
+// than /v1/models says (refusing at 4096 while advertising 8192) refuses
+// the fourfold calibration step of a 7000-token plan with
+// exceed_context_size_error; its n_prompt_tokens is believed as a count
+// and its n_ctx as the window, so calibration fails at once naming the
+// refusal's window instead of sending more, and no measured request is
+// sent.
+func TestCalibrationLearnsFromARefusal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newLlamaCppServer(t)
+		srv.noTokenize, srv.window = true, 4096
+		target := Target{BaseURL: "http://llama.invalid/v1", HTTPClient: servePipe(t, srv.handler())}
+		_, err := Run(t.Context(), target, Workload{Requests: 3, ContextTokens: 7000, PromptSizing: PromptSizingExact})
+		require.ErrorIs(t, err, ErrPromptSizing)
+		t.Log(err)
+		require.ErrorContains(t, err, "counted at 5605 tokens over its window of 4096 tokens (n_ctx), and request 0 is planned at 7000, not below 3552")
+		require.EqualValues(t, 1, srv.refused.Load())
+		require.EqualValues(t, 2, srv.chats.Load(), "two calibration requests, no measured one")
+	})
+}
