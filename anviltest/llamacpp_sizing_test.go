@@ -67,8 +67,8 @@ func llamaCppStandIn(t *testing.T) *httptest.Server {
 const standInEnv = "ANVIL_TEST_LLAMACPP_STANDIN"
 
 // BenchmarkLlamaCppStandIn is the README's benchmark at ctx=4096 with
-// default settings, run by TestReadmeCommandAgainstLlamaCpp in a child
-// process against the stand-in.
+// default settings (60 requests), run by TestReadmeCommandAgainstLlamaCpp
+// in a child process against the stand-in.
 func BenchmarkLlamaCppStandIn(b *testing.B) {
 	if os.Getenv(standInEnv) == "" {
 		b.Skip("run by TestReadmeCommandAgainstLlamaCpp")
@@ -80,15 +80,15 @@ func BenchmarkLlamaCppStandIn(b *testing.B) {
 
 // TestReadmeCommandAgainstLlamaCpp: the README's command with default
 // settings against llama.cpp whose tokenizer counts 1.1 characters per
-// token fails on its requests with one message saying the prompts are
-// 2.7 x their plan and naming ANVIL_PROMPT_SIZING=exact; with it, the
-// same command succeeds, every prompt within 1 % of its plan.
+// token stops on its first requests with one message saying first that
+// the prompts are 2.7 x their plan and naming ANVIL_PROMPT_SIZING=exact;
+// with it, the same command succeeds.
 func TestReadmeCommandAgainstLlamaCpp(t *testing.T) {
 	srv := llamaCppStandIn(t)
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	run := func(extra ...string) (string, error) {
-		cmd := exec.CommandContext(t.Context(), exe, "-test.run=^$", "-test.bench=^BenchmarkLlamaCppStandIn$", "-test.benchtime=4x")
+		cmd := exec.CommandContext(t.Context(), exe, "-test.run=^$", "-test.bench=^BenchmarkLlamaCppStandIn$", "-test.benchtime=60x")
 		cmd.Dir = t.TempDir()
 		for _, kv := range os.Environ() {
 			if !strings.HasPrefix(kv, "ANVIL_") {
@@ -103,11 +103,12 @@ func TestReadmeCommandAgainstLlamaCpp(t *testing.T) {
 
 	out, err := run()
 	require.Error(t, err, "every request is refused over the window")
-	require.Regexp(t, `none of the 4 requests succeeded: the server counted the prompts at 2\.7\d x their plan .*ANVIL_PROMPT_SIZING=exact`, out)
+	require.Regexp(t, `anviltest: capacity run: the server counted the prompts at 2\.7\d x their plan .*ANVIL_PROMPT_SIZING=exact.*; capacity: run stopped early`, out)
+	require.Contains(t, out, "4 sent", "the run stops on its first requests")
 	require.Contains(t, out, "context window 8192 tokens from /models")
 
 	out, err = run(EnvPromptSizing + "=exact")
 	require.NoError(t, err, "%s", out)
-	require.Contains(t, out, "4 succeeded, 0 failed")
+	require.Contains(t, out, "60 succeeded, 0 failed")
 	require.NotContains(t, out, "off plan")
 }
