@@ -83,7 +83,7 @@ func TestExactSizingOllamaTruncation(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				srv := newOllamaServer(t)
 				target := Target{BaseURL: "http://ollama.invalid/v1", HTTPClient: servePipe(t, srv.handler())}
-				rep, err := Run(t.Context(), target, Workload{Requests: 4, Concurrency: 1, ContextTokens: ctx, PromptSizing: PromptSizingExact})
+				rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 4, Concurrency: 1, ContextTokens: ctx, PromptSizing: PromptSizingExact})
 				require.NoError(t, err)
 				require.Equal(t, 4, rep.Completed, "failures: %+v", rep.Failures)
 				require.Zero(t, srv.cut.Load(), "no prompt was cut")
@@ -110,7 +110,7 @@ func TestExactSizingStepsBelowACut(t *testing.T) {
 			return tinyTokens(s[:head]) + (len(s)-head)*20/11
 		}
 		target := Target{BaseURL: "http://ollama.invalid/v1", HTTPClient: servePipe(t, srv.handler())}
-		rep, err := Run(t.Context(), target, Workload{Requests: 3, Concurrency: 1, ContextTokens: 3400, PromptSizing: PromptSizingExact})
+		rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 3, Concurrency: 1, ContextTokens: 3400, PromptSizing: PromptSizingExact})
 		require.NoError(t, err)
 		require.Equal(t, 3, rep.Completed, "failures: %+v", rep.Failures)
 		require.EqualValues(t, 1, srv.cut.Load(), "one calibration prompt was cut, no measured one")
@@ -128,7 +128,7 @@ func TestExactSizingBelievesNoCutCount(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := newOllamaServer(t)
 		target := Target{BaseURL: "http://ollama.invalid/v1", MaxModelLen: 16384, HTTPClient: servePipe(t, srv.handler())}
-		w := Workload{Requests: 2, ContextTokens: 8000, PromptSizing: PromptSizingExact}
+		w := Workload{MaxTokens: 64, Requests: 2, ContextTokens: 8000, PromptSizing: PromptSizingExact}
 		_, err := Run(t.Context(), target, w)
 		require.ErrorIs(t, err, ErrPromptSizing)
 		t.Log(err)
@@ -153,7 +153,7 @@ func TestDeclaredWindowAboveAdvertised(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := newOllamaServer(t)
 		target := Target{BaseURL: "http://ollama.invalid/v1", MaxModelLen: 16384, HTTPClient: servePipe(t, srv.handler())}
-		rep, err := Run(t.Context(), target, Workload{Requests: 3, Concurrency: 1, ContextTokens: 8000})
+		rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 3, Concurrency: 1, ContextTokens: 8000})
 		require.NoError(t, err)
 		cw := rep.AnvilGo.ContextWindow
 		require.Equal(t, 16384, cw.Tokens)
@@ -181,7 +181,7 @@ func TestDeclaredWindowsHideTruncation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := newOllamaServer(t)
 		target := Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 16384, HTTPClient: servePipe(t, srv.handler())}
-		rep, err := Run(t.Context(), target, Workload{Requests: 3, Concurrency: 1, ContextTokens: 8000})
+		rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 3, Concurrency: 1, ContextTokens: 8000})
 		require.NoError(t, err)
 		require.Equal(t, 3, rep.Completed, "the cut prompts pass the truncation checks of the declared window")
 		require.Equal(t, artifact.ContextWindow{Tokens: 16384, Source: SourceMaxModelLen, TruncationWindow: 16384}, *rep.AnvilGo.ContextWindow)
@@ -200,7 +200,7 @@ func TestDeclaredWindowBelowAdvertised(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := newLlamaCppServer(t)
 		target := Target{BaseURL: "http://llama.invalid/v1", MaxModelLen: 4096, HTTPClient: servePipe(t, srv.handler())}
-		rep, err := Run(t.Context(), target, Workload{Requests: 2, Concurrency: 1, ContextTokens: 2000})
+		rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 2, Concurrency: 1, ContextTokens: 2000})
 		require.NoError(t, err)
 		require.Equal(t, 2, rep.Completed, "failures: %+v", rep.Failures)
 		for _, row := range rep.RequestTimings {

@@ -35,7 +35,7 @@ func TestExactSizingLlamaCppColdStart(t *testing.T) {
 				srv := newLlamaCppServer(t)
 				srv.noTokenize = noTokenize
 				target := Target{BaseURL: "http://llama.invalid/v1", HTTPClient: servePipe(t, srv.handler())}
-				rep, err := Run(t.Context(), target, Workload{Requests: 8, Concurrency: 2, ContextTokens: 7000, PromptSizing: PromptSizingExact})
+				rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 8, Concurrency: 2, ContextTokens: 7000, PromptSizing: PromptSizingExact})
 				require.NoError(t, err)
 				require.Equal(t, 8, rep.Completed, "failures: %+v", rep.Failures)
 				require.Zero(t, srv.refused.Load(), "no request was refused over the window")
@@ -87,7 +87,7 @@ func TestReferenceSizingLlamaCppSaysSo(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				srv := newLlamaCppServer(t)
 				target := Target{BaseURL: "http://llama.invalid/v1", HTTPClient: servePipe(t, srv.handler())}
-				rep, err := Run(t.Context(), target, Workload{Requests: 4, Concurrency: 1, ContextTokens: tt.context})
+				rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 4, Concurrency: 1, ContextTokens: tt.context})
 				require.NoError(t, err)
 				require.Equal(t, tt.completed, rep.Completed)
 				ps := rep.AnvilGo.PromptSizing
@@ -209,7 +209,7 @@ func TestCalibrationBoundsLyingUsage(t *testing.T) {
 				srv := &lyingUsageServer{usage: tt.usage, tokenize: tt.tokenize}
 				target := pipeTarget(t, srv)
 				target.MaxModelLen = 131072
-				_, err := Run(t.Context(), target, Workload{Requests: 4, ContextTokens: 65536, PromptSizing: PromptSizingExact})
+				_, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 4, ContextTokens: 65536, PromptSizing: PromptSizingExact})
 				require.ErrorIs(t, err, ErrPromptSizing)
 				t.Log(err)
 				require.ErrorContains(t, err, tt.want)
@@ -260,7 +260,7 @@ func TestCalibrationLearnsFromARefusal(t *testing.T) {
 		srv := newLlamaCppServer(t)
 		srv.noTokenize, srv.window = true, 4096
 		target := Target{BaseURL: "http://llama.invalid/v1", HTTPClient: servePipe(t, srv.handler())}
-		_, err := Run(t.Context(), target, Workload{Requests: 3, ContextTokens: 7000, PromptSizing: PromptSizingExact})
+		_, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 3, ContextTokens: 7000, PromptSizing: PromptSizingExact})
 		require.ErrorIs(t, err, ErrPromptSizing)
 		t.Log(err)
 		require.ErrorContains(t, err, "counted at 5605 tokens over its window of 4096 tokens (n_ctx), and request 0 is planned at 7000, not below 3552")
