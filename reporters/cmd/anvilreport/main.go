@@ -23,6 +23,11 @@
 // values and exits with status 1; 0 means comparable, 2 bad usage or an
 // unreadable artifact.
 //
+// html -o never writes over one of its input files or over anything that
+// is not a regular file (a FIFO, a symbolic link, a device such as
+// /dev/null): it refuses them with exit status 1 and leaves them as they
+// were; without -o (or with -o -) the page goes to standard output.
+//
 // For bench and summary, a file that cannot be read or is not a capacity
 // artifact is reported on standard error and skipped; the exit status is
 // then 1. Bad usage (no
