@@ -128,7 +128,11 @@ func writeRunHeader(b *strings.Builder, i int, v *runView) {
 	}
 	class := map[string]string{"yes": "good", "no": "bad"}[v.Eligible]
 	fmt.Fprintf(b, `<dt>performance eligible</dt><dd class="%s">%s</dd>`, class, esc(v.Eligible))
-	field("outcome", fmt.Sprintf("%d planned, %d succeeded, %d failed", v.Planned, v.Succeeded, v.Failed))
+	if v.Unsent > 0 {
+		field("outcome", fmt.Sprintf("%d planned, %d sent, %d succeeded, %d failed, %d never sent", v.Planned, v.Planned-v.Unsent, v.Succeeded, v.Failed, v.Unsent))
+	} else {
+		field("outcome", fmt.Sprintf("%d planned, %d succeeded, %d failed", v.Planned, v.Succeeded, v.Failed))
+	}
 	if len(v.Failures) > 0 {
 		var parts []string
 		for _, f := range v.Failures {

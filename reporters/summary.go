@@ -74,13 +74,26 @@ func WriteSummary(w io.Writer, r *artifact.Report) error {
 	if !recorded {
 		eligible += " (derived: not recorded)"
 	}
-	p("requests %d  succeeded %d  failed %d", r.Requests, r.Completed, FailedRequests(r))
 	if unsent := UnsentRequests(r); unsent > 0 {
-		p(" (%d never sent)", unsent)
+		// The v1 document counts the never-sent requests as cancelled
+		// failures; the server never saw them.
+		p("requests %d  sent %d  succeeded %d  failed %d  never sent %d", r.Requests, SentRequests(r), r.Completed,
+			SentFailedRequests(r), unsent)
+	} else {
+		p("requests %d  succeeded %d  failed %d", r.Requests, r.Completed, FailedRequests(r))
 	}
 	p("  performance eligible %s\n", eligible)
 	if classes := failureClasses(r); classes != "" {
 		p("failures %s\n", classes)
+	}
+	if line := arrivalLine(r); line != "" {
+		p("%s\n", line)
+	}
+	if sc := scheduledOf(r); sc != nil {
+		p("from the scheduled time (queue included): TTFT p50 %s  p95 %s  p99 %s ms  E2E p50 %s  p95 %s  p99 %s ms  queue p50 %s  p95 %s  max %s ms\n",
+			num(quantile(sc.ttft, .5)), num(quantile(sc.ttft, .95)), num(quantile(sc.ttft, .99)),
+			num(quantile(sc.e2e, .5)), num(quantile(sc.e2e, .95)), num(quantile(sc.e2e, .99)),
+			num(quantile(sc.queue, .5)), num(quantile(sc.queue, .95)), num(quantile(sc.queue, 1)))
 	}
 	p("\n")
 
@@ -138,16 +151,10 @@ func WriteSummary(w io.Writer, r *artifact.Report) error {
 	return err
 }
 
-// failureClasses formats the failure count per class, sorted by class.
+// failureClasses formats the failure count per class of the requests
+// sent (SentFailureClasses), sorted by class.
 func failureClasses(r *artifact.Report) string {
-	counts := map[string]int{}
-	for _, f := range r.Failures {
-		c := string(f.FailureClass)
-		if c == "" {
-			c = orDash(f.ErrorType)
-		}
-		counts[Printable(c)]++
-	}
+	counts := SentFailureClasses(r)
 	keys := make([]string, 0, len(counts))
 	for k := range counts {
 		keys = append(keys, k)
@@ -158,7 +165,7 @@ func failureClasses(r *artifact.Report) string {
 		if i > 0 {
 			b = append(b, ' ')
 		}
-		b = fmt.Appendf(b, "%s=%d", k, counts[k])
+		b = fmt.Appendf(b, "%s=%d", Printable(k), counts[k])
 	}
 	return string(b)
 }
