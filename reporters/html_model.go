@@ -19,7 +19,7 @@ type runView struct {
 	WallMS     float64 // NaN when not recorded
 	Identity   []viewField
 	Eligible   string // "yes", "no" or "not recorded"
-	Planned    int // planned requests
+	Planned    int    // planned requests
 	Succeeded  int
 	Failed     int          // requests sent that failed
 	Unsent     int          // planned requests never sent (v1 records them as cancelled failures)

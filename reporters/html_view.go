@@ -140,7 +140,7 @@ func viewOf(r *artifact.Report) (runView, error) {
 	v.Identity = identityFields(r, ext)
 	v.Summary = append(summariesOf(&r.Metrics), scheduledSummaries(r)...)
 	counts := map[string]int{}
-	for _, f := range sentFailures(r) {
+	for _, f := range SentFailures(r) {
 		counts[failureClassOf(*f)]++
 	}
 	if len(r.Failures) == 0 && v.Failed > 0 {

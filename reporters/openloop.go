@@ -73,13 +73,13 @@ func quantile(sorted []float64, p float64) *float64 {
 
 func isFinite(v float64) bool { return !isNaNOrInf(v) }
 
-// sentFailures returns the failure rows of the requests r sent. The v1
+// SentFailures returns the failure rows of the requests r sent. The v1
 // document also records every planned request the run never sent as a
 // "cancelled" failure (capacity/PROTOCOL.md#cancelled); those are no
 // failure of the server and are left out, told apart by
 // anvil_go.requests (outcome never_sent). Without it every row is kept
 // (such an artifact does not tell a planned request from a sent one).
-func sentFailures(r *artifact.Report) []*artifact.Failure {
+func SentFailures(r *artifact.Report) []*artifact.Failure {
 	never := map[int]bool{}
 	if r.AnvilGo != nil {
 		for _, d := range r.AnvilGo.Requests {
@@ -103,7 +103,7 @@ func sentFailures(r *artifact.Report) []*artifact.Failure {
 // failed requests a benchmark line and its log report.
 func SentFailureClasses(r *artifact.Report) map[string]int {
 	counts := map[string]int{}
-	for _, f := range sentFailures(r) {
+	for _, f := range SentFailures(r) {
 		c := string(f.FailureClass)
 		if c == "" {
 			c = orDash(f.ErrorType)
