@@ -215,3 +215,66 @@ func TestSharedPrefixText(t *testing.T) {
 		require.Equal(t, tc.want, sharedPrefixText(r))
 	}
 }
+
+// syntheticOpenLoop is syntheticRun as an open loop of n requests due at a
+// constant rate with at most limit in flight: each request is sent when it
+// is due or, at the cap, when the earliest request in flight ends, and
+// keeps its synthetic latencies (a failure lasts its elapsed time).
+func syntheticOpenLoop(t testing.TB, n, limit int, rate float64) *artifact.Report {
+	t.Helper()
+	r := syntheticRun(t, n, limit, 5)
+	dur := map[int]float64{}
+	content := map[int][2]float64{}
+	for _, row := range r.RequestTimings {
+		dur[row.RequestIndex] = row.E2EMS
+		content[row.RequestIndex] = [2]float64{row.TimeToFirstOutputMS, row.TTFTMS}
+	}
+	for _, f := range r.Failures {
+		dur[f.RequestIndex] = f.ElapsedMS
+	}
+	offered := rate
+	x := &artifact.Extension{Version: artifact.ExtensionVersion,
+		Arrival: &artifact.Arrival{Process: "constant", RateRPS: rate, OfferedRPS: &offered, MaxInFlight: limit},
+		Run:     &artifact.RunSummary{SentRequests: n}}
+	free := make([]float64, limit) // when each slot is free again
+	lastSent := 0.0
+	for i := range n {
+		due := float64(i) * 1000 / rate
+		slot := 0
+		for s := range free {
+			if free[s] < free[slot] {
+				slot = s
+			}
+		}
+		sent := max(due, free[slot])
+		end := sent + dur[i]
+		free[slot], lastSent = end, sent
+		d := artifact.RequestDetail{RequestIndex: i, Outcome: artifact.OutcomeSuccess,
+			ScheduledMS: new(due), SentMS: new(sent), QueueMS: new(sent - due), EndMS: new(end)}
+		if c, ok := content[i]; ok {
+			d.FirstOutputMS, d.FirstContentMS = new(sent+c[0]), new(sent+c[1])
+			d.ScheduledTTFTMS, d.ScheduledE2EMS = new(sent+c[1]-due), new(end-due)
+		} else {
+			d.Outcome = "failed"
+		}
+		x.Requests = append(x.Requests, d)
+	}
+	achieved := float64(n-1) / lastSent * 1000
+	x.Arrival.AchievedRPS = &achieved
+	r.AnvilGo = x
+	return r
+}
+
+// TestSyntheticOpenLoopQueues: the fixture of the browser test's open-loop
+// picture queues: at 20 req/s with 4 in flight requests of about 2.5 s
+// wait, so the sends spread over a longer time than the schedule.
+func TestSyntheticOpenLoopQueues(t *testing.T) {
+	r := syntheticOpenLoop(t, 60, 4, 20)
+	sc := scheduledOf(r)
+	require.NotNil(t, sc)
+	require.Positive(t, *quantile(sc.queue, .5))
+	require.Less(t, *r.AnvilGo.Arrival.AchievedRPS, 20.0)
+	v, err := viewOf(r)
+	require.NoError(t, err)
+	require.True(t, v.Scheduled)
+}
