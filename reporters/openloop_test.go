@@ -237,7 +237,7 @@ func syntheticOpenLoop(t testing.TB, n, limit int, rate float64) *artifact.Repor
 		Arrival: &artifact.Arrival{Process: "constant", RateRPS: rate, OfferedRPS: &offered, MaxInFlight: limit},
 		Run:     &artifact.RunSummary{SentRequests: n}}
 	free := make([]float64, limit) // when each slot is free again
-	lastSent := 0.0
+	lastSent, lastEnd := 0.0, 0.0
 	for i := range n {
 		due := float64(i) * 1000 / rate
 		slot := 0
@@ -248,7 +248,7 @@ func syntheticOpenLoop(t testing.TB, n, limit int, rate float64) *artifact.Repor
 		}
 		sent := max(due, free[slot])
 		end := sent + dur[i]
-		free[slot], lastSent = end, sent
+		free[slot], lastSent, lastEnd = end, sent, max(lastEnd, end)
 		d := artifact.RequestDetail{RequestIndex: i, Outcome: artifact.OutcomeSuccess,
 			ScheduledMS: new(due), SentMS: new(sent), QueueMS: new(sent - due), EndMS: new(end)}
 		if c, ok := content[i]; ok {
@@ -261,7 +261,7 @@ func syntheticOpenLoop(t testing.TB, n, limit int, rate float64) *artifact.Repor
 	}
 	achieved := float64(n-1) / lastSent * 1000
 	x.Arrival.AchievedRPS = &achieved
-	r.AnvilGo = x
+	r.AnvilGo, r.WallClockMS = x, lastEnd
 	return r
 }
 
