@@ -124,13 +124,13 @@ func BenchValues(r *artifact.Report) []benchfmt.Value {
 		add(UnitITLP99, &ct.ITLMS.P99)
 		add(UnitTokensPerChunk, ct.TokensPerChunkMean)
 	}
-	if slo := sloOf(r); slo != nil {
-		add(UnitGoodput, &slo.GoodputRPS)
-	}
 	if sc := scheduledOf(r); sc != nil {
 		add(UnitSchedTTFTP50, quantile(sc.ttft, .5))
 		add(UnitSchedTTFTP95, quantile(sc.ttft, .95))
 		add(UnitSchedE2EP50, quantile(sc.e2e, .5))
+	}
+	if slo := sloOf(r); slo != nil {
+		add(UnitGoodput, &slo.GoodputRPS)
 	}
 	return vs
 }
