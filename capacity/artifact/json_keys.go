@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // utf8BOM is the UTF-8 byte order mark. RFC 8259 (section 8.1) lets a
@@ -33,7 +34,8 @@ type pathSeg struct {
 
 // duplicateKey returns a *FieldError for the first key that appears twice
 // in one object, at any depth, of the valid JSON document data (nil when
-// none does). Keys are compared decoded, so "a" and "\u0061" are one key.
+// none does). Keys are compared decoded, as encoding/json reads them, so
+// "a" and "\u0061" are one key.
 func duplicateKey(data []byte) error {
 	var stack []pathSeg
 	_, err := walkKeys(data, skipSpace(data, 0), &stack)
@@ -52,7 +54,7 @@ func walkKeys(b []byte, i int, stack *[]pathSeg) (int, error) {
 		for i < len(b) && b[i] == '"' {
 			end, escaped := skipString(b, i)
 			key := b[i+1 : end-1]
-			if escaped {
+			if escaped || !utf8.Valid(key) { // compared as decoded: invalid UTF-8 reads as U+FFFD
 				s, _ := decodeString(b[i:end], escaped)
 				key = []byte(s)
 			}
