@@ -128,8 +128,8 @@ func (t Target) Redactor(apiKey string) func(text string) string {
 // secret matches:
 //   - itself, or the same letter in another case (unicode simple folding:
 //     a key upper-cased or lower-cased by the server);
-//   - its JSON escapes: \uXXXX (either case of hex digits), '/' and '"'
-//     written with a backslash, and the same escapes escaped again (a JSON
+//   - its JSON escapes: \uXXXX (either case of hex digits), '/', '"' and
+//     '\\' written with a backslash, and the same escapes escaped again (a JSON
 //     string quoted in a JSON string: \\u002d, \\/);
 //   - its percent-encoding, each UTF-8 byte as %XX (either case of hex
 //     digits), and '+' for a space (a URL's query).
@@ -168,31 +168,55 @@ func (s secrets) scrub(text string) string {
 	return b.String()
 }
 
-// matchSecret returns the length of the prefix of text that spells v, each
-// of v's characters in any form scrub describes; 0 when text does not start
-// with v.
+// matchSecret returns the length of the longest prefix of text that spells
+// v, each of v's characters in any form scrub describes; 0 when text does
+// not start with v. A character may match in more than one way ('%' raw or
+// as %25, '\\' raw or as \\u005c), so the match follows every way at once:
+// the set of text offsets reachable after each character, at most
+// maxMatchPaths of them (more than a real credential's escapes make).
 func matchSecret(text, v string) int {
-	j := 0
+	var bufA, bufB [maxMatchPaths]int
+	ends, next := bufA[:1], bufB[:0]
 	for _, r := range v {
-		n := matchRune(text[j:], r)
-		if n == 0 {
+		next = next[:0]
+		for _, j := range ends {
+			for _, n := range matchRune(text[j:], r) {
+				if n > 0 && len(next) < maxMatchPaths && !slices.Contains(next, j+n) {
+					next = append(next, j+n)
+				}
+			}
+		}
+		if len(next) == 0 {
 			return 0
 		}
-		j += n
+		ends, next = next, ends
 	}
-	return j
+	return slices.Max(ends)
 }
 
+// maxMatchPaths bounds the ways matchSecret follows at once.
+const maxMatchPaths = 16
+
 // matchRune matches one character of a secret at the start of text and
-// returns the bytes it spans, 0 for no match.
-func matchRune(text string, r rune) int {
+// returns the bytes each way of spelling it spans (raw, a JSON escape,
+// percent-encoded, a backslash escaped once or twice), 0 for a way that
+// does not match.
+func matchRune(text string, r rune) [5]int {
+	var m [5]int
 	if c, size := utf8.DecodeRuneInString(text); size > 0 && (r != utf8.RuneError || size > 1) && sameLetter(c, r) {
-		return size
+		m[0] = size
 	}
-	if n := matchJSONEscape(text, r); n > 0 {
-		return n
+	m[1] = matchJSONEscape(text, r)
+	m[2] = matchPercent(text, r)
+	if r == '\\' { // a backslash escaped once, or twice
+		if strings.HasPrefix(text, `\\`) {
+			m[3] = 2
+		}
+		if strings.HasPrefix(text, `\\\\`) {
+			m[4] = 4
+		}
 	}
-	return matchPercent(text, r)
+	return m
 }
 
 // sameLetter reports whether a and b are one character, or one letter in
@@ -203,6 +227,9 @@ func sameLetter(a, b rune) bool {
 	}
 	if a < utf8.RuneSelf && b < utf8.RuneSelf {
 		return 'a' <= a|0x20 && a|0x20 <= 'z' && a|0x20 == b|0x20
+	}
+	if unicode.ToUpper(a) == unicode.ToUpper(b) || unicode.ToLower(a) == unicode.ToLower(b) {
+		return true // also the letters simple folding leaves apart: strings.ToUpper("ı") is "I"
 	}
 	for f := unicode.SimpleFold(a); f != a; f = unicode.SimpleFold(f) {
 		if f == b {
@@ -215,19 +242,21 @@ func sameLetter(a, b rune) bool {
 // matchJSONEscape matches r written as a JSON escape, once or twice
 // escaped.
 func matchJSONEscape(text string, r rune) int {
-	// One or two levels of escaping: a backslash, or an escaped backslash.
+	// One or two levels of escaping: \X once; escaped again, the backslash
+	// is escaped too (\\X, and \\\X for a '/' or '"' whose own escape is
+	// escaped: a JSON string quoted in a JSON string).
 	slashes := 0
-	for slashes < len(text) && slashes < 3 && text[slashes] == '\\' {
+	for slashes < len(text) && slashes < 4 && text[slashes] == '\\' {
 		slashes++
 	}
-	if slashes != 1 && slashes != 2 {
+	if slashes == 0 || slashes == 4 {
 		return 0
 	}
 	rest := text[slashes:]
 	if (r == '/' || r == '"') && strings.HasPrefix(rest, string(r)) {
 		return slashes + 1
 	}
-	if len(rest) >= 5 && rest[0] == 'u' && r <= 0xFFFF {
+	if slashes < 3 && len(rest) >= 5 && rest[0] == 'u' && r <= 0xFFFF {
 		var v rune
 		for _, h := range rest[1:5] {
 			d := hexDigit(h)

@@ -114,6 +114,11 @@ func TestScrubForms(t *testing.T) {
 		})
 	}
 	require.Equal(t, "sk-Live/Key+7f3b", s.scrub("sk-Live/Key+7f3b"), "another text is not the secret")
+	// '%' and '\' spell themselves and start an escape: every way is tried.
+	pct := secrets{`k%25\u-9`}
+	for _, echo := range []string{`k%25\u-9`, url.QueryEscape(`k%25\u-9`), `k%2525%5Cu-9`, `k\u002525\\u-9`} {
+		require.Equal(t, "<"+redactedMark+">", pct.scrub("<"+echo+">"), echo)
+	}
 	require.Equal(t, "%zz sk%2", s.scrub("%zz sk%2"), "a broken escape matches nothing")
 }
 
