@@ -43,9 +43,11 @@ var summaryStats = []artifact.Statistic{
 }
 
 // WriteSummary prints a console summary of r: identity, workload,
-// population (failures by class), a table of the latency and rate
-// distributions (p50, p95, p99, mean and its 95% interval), throughput and
-// the contract checks. Values an artifact does not carry print as "-", so
+// population (failures by class of the requests sent; an interrupted run's
+// never-sent requests counted apart), for an open loop the offered and
+// achieved rates and the latencies from the scheduled time, a table of the
+// latency and rate distributions (p50, p95, p99, mean and its 95%
+// interval), throughput and the contract checks. Values an artifact does not carry print as "-", so
 // legacy artifacts summarize too. The p99 column is marked descriptive when
 // the samples are too few for a tail estimate.
 //
