@@ -157,6 +157,11 @@ func writeExtSections(b *strings.Builder, views []runView) {
 		inner.WriteString(`<h3>Open-loop queue time</h3>`)
 		inner.WriteString(queue.String())
 	}
+	var sched strings.Builder
+	if writeScheduledTTFT(&sched, views) {
+		inner.WriteString(`<h3>Open-loop TTFT from the scheduled time</h3><p class="note">What a user arriving at the offered rate waits: from when the request was due, its wait for the in-flight cap included (the TTFT above runs from the send).</p>`)
+		inner.WriteString(sched.String())
+	}
 	for _, sw := range sweepsOf(views) {
 		fmt.Fprintf(&inner, `<h3>SLO search over %s</h3><div class="charts">`, esc(sw.kind))
 		writeSweep(&inner, views, sw)

@@ -39,6 +39,9 @@ type runView struct {
 	// at (an open loop, requestView.Scheduled): the timeline then draws
 	// each request from its scheduled time, its queue wait first.
 	Scheduled bool
+	// SchedTTFT is an open loop's TTFT from the scheduled time over its
+	// successful requests, sorted; nil for a closed loop.
+	SchedTTFT []float64
 
 	Ext extView
 }

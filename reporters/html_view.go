@@ -139,6 +139,9 @@ func viewOf(r *artifact.Report) (runView, error) {
 	}
 	v.Identity = identityFields(r, ext)
 	v.Summary = append(summariesOf(&r.Metrics), scheduledSummaries(r)...)
+	if sc := scheduledOf(r); sc != nil {
+		v.SchedTTFT = sc.ttft
+	}
 	counts := map[string]int{}
 	for _, f := range SentFailures(r) {
 		counts[failureClassOf(*f)]++

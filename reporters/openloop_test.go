@@ -165,6 +165,9 @@ func TestOpenLoopHeaderAndSummary(t *testing.T) {
 	require.NotNil(t, v.summaryOf("E2E from schedule"))
 	page := string(renderHTML(t, r))
 	require.Contains(t, page, "TTFT from schedule")
+	require.Contains(t, page, `id="sched-ttft"`, "an open loop's page draws the scheduled TTFT's CDF")
+	require.Contains(t, page, "run 1: 5 samples, p50 300 ms, p95 550 ms")
+	require.NotContains(t, string(renderHTML(t, syntheticRun(t, 5, 2, 3))), `id="sched-ttft"`)
 }
 
 // TestTimelineDrawsFromTheSchedule: an open loop's timeline orders and
