@@ -36,6 +36,11 @@ type Extension struct {
 	ChunkTiming  *ChunkTiming  // "chunk_timing": inter-token latency of the run
 	PromptSizing *PromptSizing // "prompt_sizing"
 	Connections  *Connections  // "connections"
+	// ServerMetrics is "server_metrics": the server's /metrics sampled
+	// during the measured phase (extension_observers.go).
+	ServerMetrics *ServerMetrics
+	// Audit is "audit": the client's self-audit (extension_observers.go).
+	Audit *Audit
 	// Shard is "shard": the run is one shard of a workload split over
 	// several processes (shard.go); nil for a whole run.
 	Shard *Shard
