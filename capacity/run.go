@@ -59,6 +59,9 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 	sh := w.Shard
 	concurrency := w.Concurrency // a shard's share of it (ShareOf)
 	if sh.Count > 0 {
+		if err := shardNeedsClock(t); err != nil {
+			return nil, err
+		}
 		concurrency = ShareOf(w.Concurrency, sh.Index, sh.Count)
 	}
 	if err := ensureFileLimit(concurrency); err != nil {

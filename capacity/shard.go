@@ -93,6 +93,16 @@ func (w Workload) validateShard(v *validator) {
 	}
 }
 
+// shardNeedsClock refuses a shard without Target.ClockDomainID: the merge
+// aligns shards only on a declared clock domain, so the shard would measure
+// for nothing.
+func shardNeedsClock(t Target) error {
+	if t.ClockDomainID != "" {
+		return nil
+	}
+	return &ConfigError{Field: "Target.ClockDomainID", Value: "", Rule: "must be set with Workload.Shard: shards merge only on one declared clock domain (the machines' shared NTP or chrony service)"}
+}
+
 // indexes are the measured request indexes of the shard in a plan of n
 // requests, ascending; nil for a whole run.
 func (s Shard) indexes(n int) []int {

@@ -3,6 +3,7 @@ package capacity
 import (
 	"bytes"
 	"fmt"
+	"net/http"
 	"slices"
 	"sync"
 	"testing"
@@ -151,7 +152,7 @@ func TestShardPromptsAreTheWholeRunsPrompts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := fakeserver.NewInMemory(fakeserver.Fast())
 		defer srv.Close()
-		target := Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()}
+		target := Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client(), ClockDomainID: "test-clock"}
 		reps, errs := runShards(t, target, shardWorkload(), 3, time.Second)
 		prompts := map[string]int{}
 		for k := range reps {
@@ -180,7 +181,7 @@ func TestShardClosedLoopSplitsTheWorkers(t *testing.T) {
 			h := &sleepyStream{d: 10 * time.Millisecond}
 			w := Workload{Requests: 20, Concurrency: 5, ContextTokens: 512,
 				Shard: Shard{Index: k, Count: 2, StartAt: time.Now().Add(time.Second)}}
-			rep, err := Run(t.Context(), pipeTarget(t, h), w)
+			rep, err := Run(t.Context(), clockedPipeTarget(t, h), w)
 			require.NoError(t, err)
 			require.EqualValues(t, want, h.max.Load(), "shard %d: workers in flight", k)
 			require.EqualValues(t, 10, h.seen.Load())
@@ -201,7 +202,7 @@ func TestShardWaitsForTheStart(t *testing.T) {
 		at := time.Now().Add(90 * time.Second)
 		w := Workload{Requests: 4, Concurrency: 2, ContextTokens: 512, Rate: 10, Arrival: ArrivalConstant,
 			Shard: Shard{Index: 1, Count: 2, StartAt: at}}
-		rep, err := Run(t.Context(), pipeTarget(t, h), w)
+		rep, err := Run(t.Context(), clockedPipeTarget(t, h), w)
 		require.NoError(t, err)
 		require.Equal(t, at.UnixNano(), rep.StartedAtUnixNS)
 		// Shard 1 of 2 owns requests 1 and 3, due at 100 ms and 300 ms.
@@ -219,9 +220,7 @@ func TestShardLate(t *testing.T) {
 		at := time.Now().Add(-1500 * time.Millisecond)
 		w := Workload{Requests: 6, Concurrency: 3, ContextTokens: 512, Rate: 10,
 			Shard: Shard{Index: 0, Count: 3, StartAt: at}}
-		target := pipeTarget(t, h)
-		target.ClockDomainID = "test-clock"
-		rep, err := Run(t.Context(), target, w)
+		rep, err := Run(t.Context(), clockedPipeTarget(t, h), w)
 		require.ErrorIs(t, err, ErrShardLate)
 		require.ErrorContains(t, err, "shard 0 of 3 was ready 1.5s after Workload.Shard.StartAt")
 		require.NotNil(t, rep)
@@ -238,6 +237,27 @@ func TestShardLate(t *testing.T) {
 		_, err = artifact.Merge(artifact.ShardArtifact{Name: "late.json", Data: buf.Bytes()})
 		require.ErrorIs(t, err, artifact.ErrNotMergeable)
 		require.ErrorContains(t, err, "started late: 1.5s after the common start")
+	})
+}
+
+// clockedPipeTarget is pipeTarget on a declared clock domain, as a shard
+// needs.
+func clockedPipeTarget(t *testing.T, h http.Handler) Target {
+	target := pipeTarget(t, h)
+	target.ClockDomainID = "test-clock"
+	return target
+}
+
+// TestShardNeedsAClockDomain: a shard without Target.ClockDomainID fails
+// before it sends anything, naming the field.
+func TestShardNeedsAClockDomain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &arrivalLog{}
+		_, err := Run(t.Context(), pipeTarget(t, h), Workload{Requests: 4, Concurrency: 2, ContextTokens: 512,
+			Shard: Shard{Count: 2, StartAt: time.Now().Add(time.Second)}})
+		require.ErrorIs(t, err, ErrInvalidConfig)
+		require.ErrorContains(t, err, "Target.ClockDomainID")
+		require.Empty(t, h.offsets(time.Now()))
 	})
 }
 
