@@ -58,8 +58,16 @@ type Shard struct {
 
 // ShareOf is the share of concurrency of shard index of count:
 // concurrency / count, plus one for the first concurrency mod count shards.
-// The shares of all shards add up to concurrency.
+// The shares of all shards add up to concurrency. A count below 1 is a
+// whole run (concurrency itself), and an index outside 0..count-1 no shard
+// (0).
 func ShareOf(concurrency, index, count int) int {
+	switch {
+	case count < 1:
+		return concurrency
+	case index < 0 || index >= count:
+		return 0
+	}
 	share := concurrency / count
 	if index < concurrency%count {
 		share++

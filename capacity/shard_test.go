@@ -310,6 +310,8 @@ func TestShareOf(t *testing.T) {
 		require.True(t, slices.IsSortedFunc(shares, func(a, b int) int { return b - a }), "%v", shares)
 		require.LessOrEqual(t, shares[0]-shares[len(shares)-1], 1, "%v", shares)
 	}
+	require.Equal(t, 7, ShareOf(7, 0, 0), "no shard count: the whole run")
+	require.Zero(t, ShareOf(7, 3, 3), "no such shard")
 }
 
 // ExampleShard splits a workload of concurrency 20 over 3 load
