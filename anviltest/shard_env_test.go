@@ -1,6 +1,7 @@
 package anviltest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -46,4 +47,24 @@ func TestShardEnvironment(t *testing.T) {
 			require.Equal(t, tc.want, w.Shard)
 		})
 	}
+}
+
+// FuzzShardVariable: ANVIL_SHARD either fails or names a shard that
+// exists (0 <= i < N <= capacity.MaxShards), which its canonical form
+// "i/N" names again.
+func FuzzShardVariable(f *testing.F) {
+	for _, s := range []string{"0/1", "1/3", "3/3", "-1/2", "1/0", "02/8", " 1/2", "1/2/3", "1024/1025", "+1/2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		var e environment
+		if parseShard(&e, v) != nil {
+			return
+		}
+		sh := e.shard
+		require.True(t, sh.Index >= 0 && sh.Index < sh.Count && sh.Count <= capacity.MaxShards, "%q: %+v", v, sh)
+		var again environment
+		require.NoError(t, parseShard(&again, fmt.Sprintf("%d/%d", sh.Index, sh.Count)))
+		require.Equal(t, sh, again.shard)
+	})
 }
