@@ -10,6 +10,7 @@ import (
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/session"
+	"github.com/anvilbench/anvil/capacity/trace"
 	"github.com/anvilbench/anvil/capacity/trace/blocktext"
 )
 
@@ -36,6 +37,9 @@ type SessionOptions struct {
 	Salt string
 	// IgnoreEOS sends "ignore_eos" and "min_tokens" (see Replay).
 	IgnoreEOS bool
+	// Trace is the trace recorded sessions were read from, for the
+	// artifact's anvil_go.workload.trace; nil for none.
+	Trace *trace.Description
 }
 
 // turnPlan is one planned turn.
@@ -63,6 +67,7 @@ type turnPlan struct {
 type Sessions struct {
 	plans []([]turnPlan)
 	ids   []string // recorded session ids; nil for synthetic sessions
+	spec  string   // the synthetic sessions' spec, compact form; "" for recorded ones
 	start Start
 	opts  SessionOptions
 
@@ -110,7 +115,12 @@ func Synthetic(spec session.Spec, n int, start Start, opts SessionOptions) (*Ses
 			plans[s][k] = turnPlan{user: spec.UserTokens, output: spec.OutputTokens, think: spec.ThinkTime(s, k+1)}
 		}
 	}
-	return newSessions(plans, start, opts)
+	s, err := newSessions(plans, start, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.spec = spec.String()
+	return s, nil
 }
 
 // Recorded returns the sessions read from a trace (session.Read), each
@@ -190,7 +200,9 @@ func (s *Sessions) Workload(w capacity.Workload) capacity.Workload {
 
 // Start implements capacity.Observer: the start of the measured phase is
 // the origin of OpenLoop's offsets, and every session starts afresh, so
-// one Sessions serves run after run (never two runs at once).
+// one Sessions serves run after run (never two runs at once). Its end
+// hook writes anvil_go.workload (the sessions, their spec) into the
+// artifact.
 func (s *Sessions) Start(ctx context.Context, at time.Time) func(*artifact.Report) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -198,7 +210,11 @@ func (s *Sessions) Start(ctx context.Context, at time.Time) func(*artifact.Repor
 	s.next, s.active, s.ready = 0, 0, nil
 	s.state = make([]sessionState, len(s.plans))
 	clear(s.byIndex)
-	return nil
+	return func(rep *artifact.Report) {
+		if rep.AnvilGo != nil {
+			rep.AnvilGo.Workload = s.sessionsWorkload()
+		}
+	}
 }
 
 // Admit implements capacity.Gate: request i is admitted when Due gave it
