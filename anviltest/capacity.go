@@ -170,6 +170,9 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 	case interrupted:
 		b.Fatalf("anviltest: interrupted: %d of %d planned requests sent, %d succeeded, %d never sent; the partial report is written, not performance eligible",
 			reporters.SentRequests(rep), rep.Requests, rep.Completed, reporters.UnsentRequests(rep))
+	case runErr != nil && reporters.PromptPlanWarning(rep) != "":
+		// The cause to act on first: the prompts were not what was planned.
+		b.Fatalf("anviltest: capacity run: %s; %v", withEnvNames(reporters.PromptPlanWarning(rep)), explainFields(runErr, sources...))
 	case runErr != nil:
 		b.Fatalf("anviltest: capacity run: %v", explainFields(runErr, sources...))
 	case rep.Requests <= 0:
@@ -178,6 +181,9 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 		// Without one success there is no latency sample: the line would
 		// carry only ns/op (the time to fail) and failed-req, which
 		// benchstat would compare as if it were a measurement.
+		if w := reporters.PromptPlanWarning(rep); w != "" {
+			b.Fatalf("anviltest: none of the %d requests succeeded: %s (the report is written)", rep.Requests, w)
+		}
 		b.Fatalf("anviltest: none of the %d requests succeeded (failures by class above; the report is written)", rep.Requests)
 	}
 	if !finishLoop(b.Context(), b, bt, gate) {
@@ -281,6 +287,7 @@ func logOutcome(b *testing.B, r *artifact.Report) {
 	if note := clampNote(r); note != "" {
 		b.Log(note)
 	}
+	logSizing(b, r)
 	if len(r.Failures) == 0 {
 		return
 	}

@@ -110,6 +110,14 @@
 // An interrupted run (Ctrl-C) still writes its partial report, marked not
 // performance eligible, and fails the benchmark.
 //
+// After the run, b.Log names the run's population, the context window and
+// where it came from (ANVIL_MAX_MODEL_LEN, /models, /props, /api/ps or
+// /api/show, with a disagreeing advertised window), and, when the server
+// counted the prompts off their plan by more than capacity.MaxPlanDeviation,
+// how far and what to do (for reference sizing: ANVIL_PROMPT_SIZING=exact);
+// a run none of whose requests succeeded fails with that warning as its
+// message.
+//
 // # Conformance
 //
 // Conformance runs the streaming conformance suite (package

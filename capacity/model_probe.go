@@ -23,8 +23,9 @@ type modelInfo struct {
 	// else the first.
 	ID string
 	// MaxModelLen is the first positive integer among the entry's
-	// max_model_len, max_context_length and context_length (in that order);
-	// 0 when it has none.
+	// max_model_len, max_context_length and context_length (in that order),
+	// else its meta.n_ctx (llama.cpp: the window of one slot, its
+	// --ctx-size over --parallel); 0 when it has none.
 	MaxModelLen int
 }
 
@@ -99,8 +100,14 @@ func parseModels(body []byte, model string) (modelInfo, error) {
 	for _, k := range contextLengthFields {
 		if n, ok := positiveInt(entry[k]); ok {
 			info.MaxModelLen = n
-			break
+			return info, nil
 		}
+	}
+	var meta struct {
+		NCtx json.RawMessage `json:"n_ctx"`
+	}
+	if json.Unmarshal(entry["meta"], &meta) == nil {
+		info.MaxModelLen, _ = positiveInt(meta.NCtx)
 	}
 	return info, nil
 }

@@ -265,7 +265,7 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer,
 		res.answer, res.answerCut = ex.stream.capture.String(), ex.stream.capture.Truncated()
 	}
 	res.row, res.fail = checks.evaluate(i, planned, &ex)
-	res.promptTokens = wireIntPtr(ex.stream.usage.prompt) // as checked by evaluate
+	res.promptTokens = countedPromptTokens(&ex) // usage as checked by evaluate, or a refusal's count
 	res.phases = phasesOf(&ex)
 	if res.source != nil {
 		res.source.completion = wireIntPtr(ex.stream.usage.completion)

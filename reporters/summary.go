@@ -82,6 +82,12 @@ func WriteSummary(w io.Writer, r *artifact.Report) error {
 	if classes := failureClasses(r); classes != "" {
 		p("failures %s\n", classes)
 	}
+	if note := ContextWindowNote(r); note != "" {
+		p("%s\n", note)
+	}
+	if w := PromptPlanWarning(r); w != "" {
+		p("prompts off plan: %s\n", w)
+	}
 	p("\n")
 
 	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', tabwriter.AlignRight)
