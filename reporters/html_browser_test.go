@@ -68,6 +68,7 @@ func TestBrowserRendersReport(t *testing.T) {
 	}{
 		{"seed", renderHTML(t, loadReport(t, seedPath)), "testdata/html/report.png"},
 		{"two-runs", renderHTML(t, loadReport(t, seedPath), syntheticRun(t, 200, 8, 1)), ""},
+		{"traffic", renderHTML(t, replayRun(t), sessionsRun(t)), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
