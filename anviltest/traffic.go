@@ -38,12 +38,23 @@ const (
 	// EnvSessions runs synthetic multi-turn sessions of this spec, its
 	// compact form (session.ParseSpec), e.g.
 	// turns=3,user=200,output=128,think=2s: the benchmark's Concurrency
-	// is the number of concurrent users.
+	// is the number of concurrent users. "recorded" runs the sessions of
+	// the ANVIL_TRACE file instead (anvil's JSONL with session and turn
+	// keys), each started at its first turn's offset.
 	EnvSessions = "ANVIL_SESSIONS"
 	// EnvSessionsCount is the number of sessions of ANVIL_SESSIONS (unset:
 	// one per user).
 	EnvSessionsCount = "ANVIL_SESSIONS_COUNT"
+	// EnvIgnoreEOS set to 1 sends "ignore_eos": true and "min_tokens" with
+	// every request of a trace or of sessions, the vLLM and SGLang fields
+	// that make the model produce its max_tokens; a server that rejects
+	// unknown fields fails every request with it.
+	EnvIgnoreEOS = "ANVIL_IGNORE_EOS"
 )
+
+// recordedSessions is the value of ANVIL_SESSIONS that runs a trace's
+// recorded sessions.
+const recordedSessions = "recorded"
 
 // Traffic is what replaces a benchmark's synthetic plan: a traffic.Replay,
 // a *traffic.Sessions, or any value that sets a Workload's Source and
@@ -70,7 +81,9 @@ type envTraffic struct {
 	first         int
 	window        *trace.Window
 	sessions      *session.Spec
+	recorded      bool // ANVIL_SESSIONS=recorded
 	sessionsCount int
+	ignoreEOS     *bool
 }
 
 // parseTracePath stores ANVIL_TRACE.
@@ -114,11 +127,21 @@ func parseTraceWindow(e *environment, v string) error {
 	return err
 }
 
-// parseSessions parses ANVIL_SESSIONS (session.ParseSpec).
+// parseSessions parses ANVIL_SESSIONS: "recorded", or a spec
+// (session.ParseSpec).
 func parseSessions(e *environment, v string) error {
+	if v == recordedSessions {
+		e.traffic.recorded = true
+		return nil
+	}
 	spec, err := session.ParseSpec(v)
 	e.traffic.sessions = &spec
 	return err
+}
+
+// parseIgnoreEOS parses ANVIL_IGNORE_EOS.
+func parseIgnoreEOS(e *environment, v string) error {
+	return boolean(func(e *environment) **bool { return &e.traffic.ignoreEOS })(e, v)
 }
 
 // parseSessionsCount parses ANVIL_SESSIONS_COUNT.
@@ -168,11 +191,22 @@ func (s *settings) applyTraffic(w capacity.Workload) (capacity.Workload, bool, e
 	return t.Workload(w), true, nil
 }
 
+// ignoresEOS reports whether ANVIL_IGNORE_EOS asks for ignore_eos.
+func (et envTraffic) ignoresEOS() bool { return et.ignoreEOS != nil && *et.ignoreEOS }
+
 // resolve builds the traffic the environment asks for; nil for none.
 func (et envTraffic) resolve(w capacity.Workload) (Traffic, error) {
 	switch {
+	case et.recorded && et.path == "":
+		return nil, fmt.Errorf("anviltest: %s=%s needs %s, the trace whose sessions to run", EnvSessions, recordedSessions, EnvTrace)
+	case et.recorded && et.sessionsCount != 0:
+		return nil, fmt.Errorf("anviltest: %s counts synthetic sessions: %s=%s runs every session of the trace", EnvSessionsCount, EnvSessions, recordedSessions)
+	case et.recorded:
+		return et.readSessions()
 	case et.path != "" && et.sessions != nil:
 		return nil, fmt.Errorf("anviltest: %s and %s are both set: a run replays a trace or runs sessions, not both", EnvTrace, EnvSessions)
+	case et.path == "" && et.ignoreEOS != nil && et.sessions == nil:
+		return nil, fmt.Errorf("anviltest: %s needs %s or %s", EnvIgnoreEOS, EnvTrace, EnvSessions)
 	case et.path == "" && (et.format != "" || et.speedUp != 0 || et.first != 0 || et.window != nil):
 		return nil, fmt.Errorf("anviltest: %s, %s, %s and %s need %s", EnvTraceFormat, EnvTraceSpeedUp, EnvTraceFirst, EnvTraceWindow, EnvTrace)
 	case et.sessions == nil && et.sessionsCount != 0:
@@ -183,7 +217,7 @@ func (et envTraffic) resolve(w capacity.Workload) (Traffic, error) {
 		if n == 0 {
 			n = users
 		}
-		sess, err := traffic.Synthetic(*et.sessions, n, traffic.ClosedLoop(users), traffic.SessionOptions{Salt: rand.Text()})
+		sess, err := traffic.Synthetic(*et.sessions, n, traffic.ClosedLoop(users), traffic.SessionOptions{Salt: rand.Text(), IgnoreEOS: et.ignoresEOS()})
 		if err != nil {
 			return nil, fmt.Errorf("anviltest: %s: %w", EnvSessions, err)
 		}
@@ -194,8 +228,9 @@ func (et envTraffic) resolve(w capacity.Workload) (Traffic, error) {
 	return nil, nil
 }
 
-// readReplay reads the trace of ANVIL_TRACE with its options.
-func (et envTraffic) readReplay() (traffic.Replay, error) {
+// reader opens the trace of ANVIL_TRACE with its options; close it
+// after the read.
+func (et envTraffic) reader() (*trace.Reader, *os.File, error) {
 	var opts []trace.Option
 	if et.speedUp != 0 {
 		opts = append(opts, trace.SpeedUp(et.speedUp))
@@ -208,10 +243,18 @@ func (et envTraffic) readReplay() (traffic.Replay, error) {
 	}
 	f, err := os.Open(et.path)
 	if err != nil {
-		return traffic.Replay{}, fmt.Errorf("anviltest: %s: %w", EnvTrace, err)
+		return nil, nil, fmt.Errorf("anviltest: %s: %w", EnvTrace, err)
+	}
+	return trace.NewReader(f, et.path, et.format, opts...), f, nil
+}
+
+// readReplay reads the trace of ANVIL_TRACE with its options.
+func (et envTraffic) readReplay() (traffic.Replay, error) {
+	r, f, err := et.reader()
+	if err != nil {
+		return traffic.Replay{}, err
 	}
 	defer f.Close()
-	r := trace.NewReader(f, et.path, et.format, opts...)
 	var recs []trace.Record
 	for r.Scan() {
 		recs = append(recs, r.Record())
@@ -223,5 +266,30 @@ func (et envTraffic) readReplay() (traffic.Replay, error) {
 	if len(recs) == 0 {
 		return traffic.Replay{}, fmt.Errorf("anviltest: %s=%q: no row to replay (file, window or %s)", EnvTrace, et.path, EnvTraceFirst)
 	}
-	return traffic.Replay{Records: recs, Description: &desc, Salt: rand.Text()}, nil
+	return traffic.Replay{Records: recs, Description: &desc, Salt: rand.Text(), IgnoreEOS: et.ignoresEOS()}, nil
+}
+
+// readSessions reads the recorded sessions of the ANVIL_TRACE file.
+func (et envTraffic) readSessions() (*traffic.Sessions, error) {
+	r, f, err := et.reader()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recorded, err := session.Read(r)
+	if err != nil {
+		return nil, fmt.Errorf("anviltest: %s: %w", EnvTrace, err)
+	}
+	desc, err := r.Description()
+	if err != nil {
+		return nil, fmt.Errorf("anviltest: %s: %w", EnvTrace, err)
+	}
+	if len(recorded) == 0 {
+		return nil, fmt.Errorf("anviltest: %s=%q: no session to run (file, window or %s)", EnvTrace, et.path, EnvTraceFirst)
+	}
+	s, err := traffic.Recorded(recorded, traffic.SessionOptions{Salt: rand.Text(), IgnoreEOS: et.ignoresEOS(), Trace: &desc})
+	if err != nil {
+		return nil, fmt.Errorf("anviltest: %s: %w", EnvTrace, err)
+	}
+	return s, nil
 }

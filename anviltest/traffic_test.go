@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,6 +13,7 @@ import (
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/trace"
+	"github.com/anvilbench/anvil/capacity/traffic"
 )
 
 const (
@@ -153,6 +155,9 @@ func TestTrafficErrors(t *testing.T) {
 		{env{EnvSessionsCount: "3"}, "ANVIL_SESSIONS_COUNT needs ANVIL_SESSIONS"},
 		{env{EnvTrace: "no-such-trace.jsonl"}, "ANVIL_TRACE: open no-such-trace.jsonl"},
 		{env{EnvTrace: mooncakeTrace, EnvTraceWindow: "10h.."}, "no row to replay"},
+		{env{EnvSessions: "recorded"}, "ANVIL_SESSIONS=recorded needs ANVIL_TRACE"},
+		{env{EnvTrace: "testdata/sessions.jsonl", EnvSessions: "recorded", EnvSessionsCount: "2"}, "ANVIL_SESSIONS_COUNT counts synthetic sessions"},
+		{env{EnvIgnoreEOS: "1"}, "ANVIL_IGNORE_EOS needs ANVIL_TRACE or ANVIL_SESSIONS"},
 	} {
 		s := newSettings([]Option{WithEnvironment(tc.vars.get)})
 		_, _, err := s.applyTraffic(capacity.Workload{})
@@ -195,3 +200,53 @@ func TestWithTrafficWinsOverTheEnvironment(t *testing.T) {
 type trafficFunc func(capacity.Workload) capacity.Workload
 
 func (f trafficFunc) Workload(w capacity.Workload) capacity.Workload { return f(w) }
+
+// TestRecordedSessionsFromTheEnvironment: ANVIL_SESSIONS=recorded runs
+// the sessions of the ANVIL_TRACE file, turn by turn, with ignore_eos
+// from ANVIL_IGNORE_EOS (which the fake takes); the artifact names the
+// trace they came from.
+func TestRecordedSessionsFromTheEnvironment(t *testing.T) {
+	const file = "testdata/sessions.jsonl"
+	rep := runTraffic(t, capacity.Workload{Concurrency: 4},
+		env{EnvTrace: file, EnvSessions: "recorded", EnvIgnoreEOS: "1", EnvFakeProfile: "fast"})
+	require.Equal(t, 6, rep.Requests)
+	require.Zero(t, rep.Failed, "%+v", rep.Failures)
+	w := rep.AnvilGo.Workload
+	require.Equal(t, artifact.WorkloadSessions, w.Kind)
+	require.Nil(t, w.Sessions.Spec, "recorded sessions have no spec")
+	require.Equal(t, 2, w.Sessions.Sessions)
+	require.Equal(t, fileSHA256(t, file), w.Trace.SHA256)
+	turns := map[string][]int{}
+	for _, d := range rep.AnvilGo.Requests {
+		turns[*d.Session] = append(turns[*d.Session], *d.Turn)
+		require.Equal(t, 20, *d.PlannedOutputTokens)
+	}
+	require.Equal(t, map[string][]int{"a": {1, 2, 3}, "b": {1, 2, 3}}, turns)
+}
+
+// TestIgnoreEOSFromTheEnvironment: ANVIL_IGNORE_EOS=1 makes a replay send
+// ignore_eos and min_tokens; unset, it sends neither.
+func TestIgnoreEOSFromTheEnvironment(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		vars := env{EnvTrace: mooncakeTrace, EnvTraceFirst: "3"}
+		if on {
+			vars[EnvIgnoreEOS] = "1"
+		}
+		e, err := readEnvironment(vars.get)
+		require.NoError(t, err)
+		tr, err := e.traffic.resolve(capacity.Workload{})
+		require.NoError(t, err)
+		replay, ok := tr.(traffic.Replay)
+		require.True(t, ok, "%T", tr)
+		require.Len(t, replay.Records, 3)
+		require.Equal(t, on, replay.IgnoreEOS)
+		req, err := replay.Request(0)
+		require.NoError(t, err)
+		if on {
+			require.JSONEq(t, "true", string(req.Body["ignore_eos"]))
+			require.JSONEq(t, strconv.Itoa(replay.Records[0].OutputTokens), string(req.Body["min_tokens"]))
+		} else {
+			require.Nil(t, req.Body)
+		}
+	}
+}
