@@ -48,6 +48,7 @@ type turnPlan struct {
 	think        time.Duration // after the previous turn ended
 	blocks       []int64       // the first turn's blocks (recorded sessions)
 	blockTokens  int
+	line         int // the turn's trace line (recorded sessions); 0 for synthetic ones
 }
 
 // Sessions runs conversations through a capacity run: it is the run's
@@ -80,6 +81,7 @@ type Sessions struct {
 	state   []sessionState
 	ready   []int // sessions whose last turn ended and that have turns left
 	byIndex map[int]*sentTurn
+	lines   map[int]int // request index -> trace line of the turn it sent (recorded sessions)
 }
 
 type sessionState struct {
@@ -138,7 +140,7 @@ func Recorded(sessions []session.Recorded, opts SessionOptions) (*Sessions, erro
 		}
 		offsets[s] = rs.Turns[0].Offset
 		for k, rec := range rs.Turns {
-			tp := turnPlan{user: rec.UserTokens, output: rec.OutputTokens, think: rec.Think}
+			tp := turnPlan{user: rec.UserTokens, output: rec.OutputTokens, think: rec.Think, line: rec.Line}
 			if k == 0 {
 				tp.blocks, tp.blockTokens = rec.Blocks, rec.BlockTokens
 			}
@@ -173,7 +175,7 @@ func newSessions(plans [][]turnPlan, start Start, opts SessionOptions) (*Session
 		}
 	}
 	return &Sessions{plans: plans, start: start, opts: opts, changed: make(chan struct{}),
-		state: make([]sessionState, len(plans)), byIndex: map[int]*sentTurn{}}, nil
+		state: make([]sessionState, len(plans)), byIndex: map[int]*sentTurn{}, lines: map[int]int{}}, nil
 }
 
 // Turns returns the number of turns planned over all sessions: the most
@@ -210,9 +212,19 @@ func (s *Sessions) Start(ctx context.Context, at time.Time) func(*artifact.Repor
 	s.next, s.active, s.ready = 0, 0, nil
 	s.state = make([]sessionState, len(s.plans))
 	clear(s.byIndex)
+	clear(s.lines)
 	return func(rep *artifact.Report) {
-		if rep.AnvilGo != nil {
-			rep.AnvilGo.Workload = s.sessionsWorkload()
+		if rep.AnvilGo == nil {
+			return
+		}
+		rep.AnvilGo.Workload = s.sessionsWorkload()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for k := range rep.AnvilGo.Requests {
+			d := &rep.AnvilGo.Requests[k]
+			if line, ok := s.lines[d.RequestIndex]; ok {
+				d.TraceLine = &line
+			}
 		}
 	}
 }
@@ -329,6 +341,9 @@ func (s *Sessions) Request(i int) (capacity.Request, error) {
 		return capacity.Request{}, fmt.Errorf("traffic: session %d turn %d: %w", st.session, st.turn, err)
 	}
 	st.user = capacity.Message{Role: "user", Content: text}
+	if tp.line > 0 {
+		s.lines[i] = tp.line
+	}
 	state := s.state[st.session]
 	msgs := append(append(make([]capacity.Message, 0, len(state.history)+1), state.history...), st.user)
 	req := capacity.Request{
