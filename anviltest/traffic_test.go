@@ -158,9 +158,13 @@ func TestTrafficErrors(t *testing.T) {
 		{env{EnvSessions: "recorded"}, "ANVIL_SESSIONS=recorded needs ANVIL_TRACE"},
 		{env{EnvTrace: "testdata/sessions.jsonl", EnvSessions: "recorded", EnvSessionsCount: "2"}, "ANVIL_SESSIONS_COUNT counts synthetic sessions"},
 		{env{EnvIgnoreEOS: "1"}, "ANVIL_IGNORE_EOS needs ANVIL_TRACE or ANVIL_SESSIONS"},
+		{env{EnvTrace: mooncakeTrace, EnvRate: "5"}, "ANVIL_RATE with a trace or sessions"},
+		{env{EnvSessions: "turns=2,user=10,output=8", EnvPromptSizing: "exact"}, `prompt sizing "exact"`},
 	} {
 		s := newSettings([]Option{WithEnvironment(tc.vars.get)})
-		_, _, err := s.applyTraffic(capacity.Workload{})
+		w, err := s.applyWorkloadEnv(capacity.Workload{})
+		require.NoError(t, err)
+		_, _, err = s.applyTraffic(w)
 		require.ErrorContains(t, err, tc.want, "%v", tc.vars)
 	}
 	for name, bad := range map[string]string{
