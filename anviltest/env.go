@@ -55,6 +55,7 @@ type environment struct {
 	fakeTimeScale                           float64
 	fakeDecodeStep                          time.Duration
 	progress, html                          *bool
+	traffic                                 envTraffic
 	shard                                   capacity.Shard // ANVIL_SHARD
 	shards                                  int            // ANVIL_SHARDS
 	startAt                                 time.Time      // ANVIL_START_AT
@@ -130,6 +131,14 @@ var envVars = [...]envVar{
 	{EnvFakeDecodeStep, "", "a duration in (0, 1m]", duration(func(e *environment) *time.Duration { return &e.fakeDecodeStep }, time.Minute)},
 	{EnvProgress, "", "0 (off) or 1 (on when standard error is a terminal)", boolean(func(e *environment) **bool { return &e.progress })},
 	{EnvHTML, "", "1 (write " + HTMLReportName + " beside the artifacts) or 0", boolean(func(e *environment) **bool { return &e.html })},
+	{EnvTrace, "", "the path of a trace file", parseTracePath},
+	{EnvTraceFormat, "", "mooncake, azure or jsonl", parseTraceFormat},
+	{EnvTraceSpeedUp, "", "a speed-up factor in [0.001, 1e6] (recorded offsets are divided by it)", parseTraceSpeedUp},
+	{EnvTraceFirst, "", "a number of rows in [1, 10000000]", parseTraceFirst},
+	{EnvTraceWindow, "", "START..END or START.. in Go durations after the trace's first row, such as 10m..20m", parseTraceWindow},
+	{EnvSessions, "", "recorded (the sessions of ANVIL_TRACE) or a session spec such as turns=3,user=200,output=128,think=2s (keys turns, user, output, think, think_dist, seed)", parseSessions},
+	{EnvSessionsCount, "", fmt.Sprintf("a number of sessions in 1..%d", capacity.MaxRequests), parseSessionsCount},
+	{EnvIgnoreEOS, "", "1 (send ignore_eos and min_tokens with a trace's or sessions' requests) or 0", parseIgnoreEOS},
 }
 
 // errOutOfRange and errNotAllowed are the causes of an *envError whose

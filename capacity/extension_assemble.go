@@ -72,6 +72,14 @@ func extensionOf(f runFacts, results []result, unsent []int) *artifact.Extension
 			CountedPromptTokens: res.promptTokens,
 		}
 		setChunkDetail(&d, res.chunks)
+		if sf := res.source; sf != nil {
+			if sf.session != "" {
+				session, turn := sf.session, sf.turn+1
+				d.Session, d.Turn = &session, &turn
+			}
+			maxTokens := sf.maxTokens
+			d.PlannedOutputTokens, d.CountedOutputTokens, d.CachedPromptTokens = &maxTokens, sf.completion, sf.cached
+		}
 		if p := res.phases; p != nil {
 			d.Phases = &artifact.Phases{GotConnMS: p.gotConnMS, Reused: p.reused, Retried: p.retried,
 				ConnectMS: p.connectMS, WroteRequestMS: p.wroteMS, FirstByteMS: p.firstByteMS, FirstEventMS: p.firstEventMS}

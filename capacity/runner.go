@@ -38,6 +38,19 @@ type result struct {
 	// some was dropped; set only for a Source that is an Answerer.
 	answer    string
 	answerCut bool
+	// source is what a Workload.Source said of the request and the usage
+	// counts reported beside it; nil for the plan's own requests.
+	source *sourceFacts
+}
+
+// sourceFacts are the per-request keys of a request from a
+// Workload.Source (anvil_go.requests[i]: session, turn,
+// planned_output_tokens, counted_output_tokens, cached_prompt_tokens).
+type sourceFacts struct {
+	session            string // "" for a request of no session
+	turn               int    // 0-based
+	maxTokens          int    // the max_tokens sent
+	completion, cached *int
 }
 
 // runner executes the plan of one run: the warm-up as a closed loop of
@@ -232,6 +245,7 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer,
 		}
 		body, planned, checks.maxTokens = sb.body, sb.planned, sb.maxTokens
 		r.plan.Contexts[i] = planned // this goroutine's index alone; read once the phase ended
+		res.source = &sourceFacts{session: req.Session, turn: req.Turn, maxTokens: sb.maxTokens}
 		checks.promptFloor = checks.promptFloor && planned > 0
 	}
 	if err != nil {
@@ -255,6 +269,10 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer,
 	res.row, res.fail = checks.evaluate(i, planned, &ex)
 	res.promptTokens = countedPromptTokens(&ex) // usage as checked by evaluate, or a refusal's count
 	res.phases = phasesOf(&ex)
+	if res.source != nil {
+		res.source.completion = wireIntPtr(ex.stream.usage.completion)
+		res.source.cached = wireIntPtr(ex.stream.usage.cachedToks)
+	}
 	if res.row != nil && ex.stream.usage.cachedToks.ok && ex.stream.usage.prompt.ok && ex.stream.usage.prompt.v > 0 {
 		ratio := float64(ex.stream.usage.cachedToks.v) / float64(ex.stream.usage.prompt.v)
 		res.cacheRatio = &ratio

@@ -71,6 +71,7 @@ func TestBrowserRendersReport(t *testing.T) {
 		{"seed", renderHTML(t, loadReport(t, seedPath)), "testdata/html/report.png"},
 		{"two-runs", renderHTML(t, loadReport(t, seedPath), syntheticRun(t, 200, 8, 1)), ""},
 		{"open-loop", renderHTML(t, syntheticOpenLoop(t, 60, 4, 20)), "testdata/html/openloop.png"},
+		{"traffic", renderHTML(t, replayRun(t), sessionsRun(t)), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -50,6 +50,9 @@ type Extension struct {
 	// Shards is "shards": the artifact is the merge of these shards
 	// (Merge); nil otherwise.
 	Shards *ShardSet
+	// Workload is "workload": the trace or sessions the measured requests
+	// came from (workload.go); nil for the synthetic plan.
+	Workload *Workload
 	// Requests is "requests": one object per planned request, sorted by
 	// request index.
 	Requests []RequestDetail
@@ -261,6 +264,24 @@ type RequestDetail struct {
 	TokensPerChunk      *float64
 	PlannedPromptTokens int  // "planned_prompt_tokens": the planned context
 	CountedPromptTokens *int // "counted_prompt_tokens": as the server counted
+	// The keys of a request from a Workload.Source (a trace, a session),
+	// written only when set (workload.go).
+	//
+	// TraceLine is "trace_line": the line of the request's trace row.
+	TraceLine *int
+	// Session and Turn are "session" and "turn": the session's id and the
+	// request's 1-based turn in it.
+	Session *string
+	Turn    *int
+	// PlannedOutputTokens is "planned_output_tokens": the max_tokens sent.
+	PlannedOutputTokens *int
+	// CountedOutputTokens is "counted_output_tokens":
+	// usage.completion_tokens as the server counted them.
+	CountedOutputTokens *int
+	// CachedPromptTokens is "cached_prompt_tokens":
+	// usage.prompt_tokens_details.cached_tokens, the prompt tokens the
+	// server's prefix cache served.
+	CachedPromptTokens *int
 
 	shape shape
 }
