@@ -3,9 +3,11 @@ package capacity
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 )
 
@@ -49,6 +51,13 @@ const (
 	ErrorTypeMalformedChunk = "malformed_chunk"
 	// ErrorTypeServerError: an error event or error object in the stream.
 	ErrorTypeServerError = "server_error"
+	// ErrorTypeAborted: the stream ended with finish_reason "abort" or
+	// "error": the server gave up on the request.
+	ErrorTypeAborted = "aborted"
+	// ErrorTypeContextWindow: the server refused the request as longer
+	// than its context window, naming the counts (llama.cpp's
+	// exceed_context_size_error).
+	ErrorTypeContextWindow = "context_window"
 	// ErrorTypeTruncatedEvent: the body ended inside an event.
 	ErrorTypeTruncatedEvent = "truncated_event"
 	// ErrorTypeNoVisibleContent: the stream carried no visible content.
@@ -97,4 +106,37 @@ func transportErrorType(err error) string {
 		return ErrorTypeTimeout
 	}
 	return ErrorTypeNetwork
+}
+
+// exceedContextSizeType is the error type of llama.cpp's refusal of a
+// prompt longer than its context window (HTTP 400): {"error":{"code":400,
+// "message":"request (44722 tokens) exceeds the available context size
+// (8192 tokens), try increasing it","type":"exceed_context_size_error",
+// "n_prompt_tokens":44722,"n_ctx":8192}}.
+const exceedContextSizeType = "exceed_context_size_error"
+
+// windowRefusal is an over-window refusal's counts, as the server gave
+// them: the prompt's tokens and the window (per slot for llama.cpp).
+type windowRefusal struct {
+	promptTokens, window int
+}
+
+// contextWindowRefusal reads an error answer's body for an over-window
+// refusal that names its counts (exceedContextSizeType); ok is false for
+// any other body, including one with a count missing or not positive.
+func contextWindowRefusal(body string) (windowRefusal, bool) {
+	if !strings.Contains(body, exceedContextSizeType) {
+		return windowRefusal{}, false
+	}
+	var e struct {
+		Error struct {
+			Type          string `json:"type"`
+			NPromptTokens int    `json:"n_prompt_tokens"`
+			NCtx          int    `json:"n_ctx"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(body), &e) != nil || e.Error.Type != exceedContextSizeType || e.Error.NPromptTokens <= 0 || e.Error.NCtx <= 0 {
+		return windowRefusal{}, false
+	}
+	return windowRefusal{promptTokens: e.Error.NPromptTokens, window: e.Error.NCtx}, true
 }

@@ -31,6 +31,22 @@ const MinPromptTokenFraction = 0.5
 // finishLength is the finish_reason of a response cut at max_tokens.
 const finishLength = "length"
 
+// The finish_reason values with which a server says it did not complete
+// the request (capacity/PROTOCOL.md#failure-classes): vLLM ends an aborted
+// request with "abort", SGLang a failed one with "error" (or "abort").
+// A response ending with either is a failure (error_type aborted), never
+// a latency sample, whatever content came before and even with [DONE].
+const (
+	finishAbort = "abort"
+	finishError = "error"
+)
+
+// isFailingFinish reports whether a finish_reason is finishAbort or
+// finishError.
+func isFailingFinish(reason []byte) bool {
+	return string(reason) == finishAbort || string(reason) == finishError
+}
+
 // responseChecks are the response contracts of a run, applied to every response
 // that streamed visible content.
 type responseChecks struct {

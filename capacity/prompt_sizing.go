@@ -153,7 +153,7 @@ func (s *sizer) calibrate(ctx context.Context, index, chars int) (int, error) {
 		return 0, err
 	}
 	s.body.buf = s.cal.enc.appendBody(s.body.reset(), s.prompt)
-	var ex exchange
+	ex := exchange{unmeasured: true}
 	s.cal.send(ctx, &s.body, &ex)
 	s.record.calibrationRequests++
 	if ex.class != "" {

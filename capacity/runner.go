@@ -34,6 +34,8 @@ type result struct {
 	chunks *itl.Summary
 	// phases is the request's connection record; nil when never sent.
 	phases *phaseRecord
+	// serverTimings is what the server reported of its own timings.
+	serverTimings *artifact.ServerTimings
 }
 
 // runner executes the plan of one run: a closed loop of workers, each with
@@ -211,7 +213,7 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer)
 	if err != nil {
 		panic(err) // the plan covers every index the runner dispatches
 	}
-	var ex exchange
+	ex := exchange{unmeasured: warmup}
 	if timer != nil {
 		timer.begin(&ex.stream, start)
 	}
@@ -227,6 +229,7 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer)
 	res.row, res.fail = checks.evaluate(i, planned, &ex)
 	res.promptTokens = wireIntPtr(ex.stream.usage.prompt) // as checked by evaluate
 	res.phases = phasesOf(&ex)
+	res.serverTimings = serverTimingsOf(ex.stream.timings)
 	if res.row != nil && ex.stream.usage.cachedToks.ok && ex.stream.usage.prompt.ok && ex.stream.usage.prompt.v > 0 {
 		ratio := float64(ex.stream.usage.cachedToks.v) / float64(ex.stream.usage.prompt.v)
 		res.cacheRatio = &ratio

@@ -81,6 +81,10 @@ type streamResult struct {
 	trailing     int64
 	trailingDone bool
 
+	// timings is the raw JSON of the last "timings" object of the stream
+	// (llama.cpp), nil when none.
+	timings []byte
+
 	// gaps, when set, receives the arrival offset from origin of every
 	// output event (reasoning or content): the stream's chunk timing.
 	gaps   *itl.Stream
@@ -142,6 +146,17 @@ func readStream(body *trackedBody, res *streamResult) {
 			res.invalid = "in-stream error object: " + serverExcerpt(string(c.Error))
 			return
 		}
+		if c.IsErrorObject() {
+			// vLLM and SGLang: {"object":"error","message":...,"type":...}
+			// in place of a chunk.
+			res.invalidType = ErrorTypeServerError
+			if c.Message.NonEmpty() {
+				res.invalid = "in-stream error object: " + serverExcerpt(string(c.Message.Bytes))
+			} else {
+				res.invalid = "in-stream error object: " + serverExcerpt(string(ev.Data))
+			}
+			return
+		}
 		res.apply(c, ev.Data, at)
 	}
 	// The body ended (EOF, or the body cut inside a line).
@@ -164,9 +179,8 @@ func (res *streamResult) apply(c *chunk.Chunk, data []byte, at time.Time) {
 			content = true
 			res.capture.Append(transientString(ch.Content.Bytes))
 		}
-		if ch.FinishReason.NonEmpty() && len(res.finishReasons) < maxFinishReasons {
-			fr, _ := cutOnRune(string(ch.FinishReason.Bytes), maxFinishReasonBytes)
-			res.finishReasons = append(res.finishReasons, fr)
+		if ch.FinishReason.NonEmpty() {
+			res.finish(ch.FinishReason.Bytes)
 		}
 	}
 	if reasoning {
@@ -188,6 +202,26 @@ func (res *streamResult) apply(c *chunk.Chunk, data []byte, at time.Time) {
 	}
 	if c.Usage.Present {
 		res.usage = usageOf(&c.Usage, data)
+	}
+	if c.Timings != nil {
+		// The last one wins (with timings_per_token every chunk has one);
+		// decoded once, when the stream has ended (serverTimingsOf).
+		res.timings = append(res.timings[:0], c.Timings...)
+	}
+}
+
+// finish records a finish reason: kept (up to maxFinishReasons) for the
+// failure metadata, and a failing one (failingFinishReasons) makes the
+// response a failure whatever follows, [DONE] included.
+func (res *streamResult) finish(reason []byte) {
+	if len(res.finishReasons) < maxFinishReasons {
+		fr, _ := cutOnRune(string(reason), maxFinishReasonBytes)
+		res.finishReasons = append(res.finishReasons, fr)
+	}
+	if res.invalid == "" && isFailingFinish(reason) {
+		res.invalidType = ErrorTypeAborted
+		res.invalid = fmt.Sprintf("the server ended the response with finish_reason %q: it aborted or failed the request (vLLM \"abort\", SGLang \"error\"), so the response is not a complete answer",
+			serverExcerpt(string(reason)))
 	}
 }
 
