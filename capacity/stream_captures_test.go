@@ -3,10 +3,13 @@ package capacity
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -199,4 +202,54 @@ func TestRunRecordsServerTimings(t *testing.T) {
 		require.Nil(t, st.PromptMS, raw)
 		require.Nil(t, st.CacheN, raw)
 	}
+}
+
+// TestRunPerTokenITLFromContinuousUsage: vLLM's usage on every chunk gives
+// each chunk's tokens, so the inter-token latency is per token. The real
+// continuous_usage_stats stream is served one event every 12 ms, with the
+// chunks of completion tokens 5, 7, ..., 17 removed: each next chunk then
+// carries two tokens, whose 12 ms are two gaps of 6 ms. Per token: 24
+// gaps, 14 of 6 ms (the median) and 10 of 12 ms; a gap per chunk would
+// report 17 gaps of 12 ms.
+func TestRunPerTokenITLFromContinuousUsage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, err := os.ReadFile(filepath.Join(transcripts, "vllm-unknown-stream-continuous-usage-from-discourse-discourse-ai.sse"))
+		require.NoError(t, err)
+		var events [][]byte
+		for _, ev := range bytes.Split(b, []byte("\n\n")) {
+			if len(bytes.TrimSpace(ev)) == 0 {
+				continue
+			}
+			removed := false
+			for n := 5; n <= 17; n += 2 {
+				removed = removed || bytes.Contains(ev, fmt.Appendf(nil, `"completion_tokens":%d}`, n))
+			}
+			if !removed {
+				events = append(events, append(ev, "\n\n"...))
+			}
+		}
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for i, ev := range events {
+				if i > 0 {
+					time.Sleep(12 * time.Millisecond)
+				}
+				_, _ = w.Write(ev)
+				http.NewResponseController(w).Flush()
+			}
+		})
+		rep, err := runReplay(t, h, Workload{Requests: 1, Concurrency: 1, ContextTokens: 64, MaxTokens: 32}, false)
+		require.NoError(t, err)
+		require.Empty(t, rep.Failures)
+		ct := rep.AnvilGo.ChunkTiming
+		require.NotNil(t, ct)
+		require.True(t, ct.PerToken)
+		require.Equal(t, 24, ct.Gaps, "the 24 tokens after the first one")
+		require.Equal(t, 6.0, ct.ITLMS.P50)
+		require.Equal(t, 12.0, ct.ITLMS.Max)
+		d := rep.AnvilGo.Requests[0]
+		require.Equal(t, 18, d.OutputChunks)
+		require.Equal(t, 6.0, d.ITLMS.P50)
+		require.Equal(t, 12.0, d.ITLMS.P90)
+	})
 }

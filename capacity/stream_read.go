@@ -89,6 +89,11 @@ type streamResult struct {
 	// output event (reasoning or content): the stream's chunk timing.
 	gaps   *itl.Stream
 	origin time.Time
+	// lastCompletion is the last usage.completion_tokens seen (0 before
+	// any), from which a chunk's tokens are counted.
+	lastCompletion int64
+	// usageMissed: a chunk came without usage.
+	usageMissed bool
 }
 
 // readStream reads SSE events from body (eventReader: go-sse's framing,
@@ -192,12 +197,29 @@ func (res *streamResult) apply(c *chunk.Chunk, data []byte, at time.Time) {
 			res.firstContent = at
 		}
 	}
+	// With usage on every chunk (vLLM's continuous_usage_stats), the
+	// increase of completion_tokens is the chunk's tokens. One chunk
+	// without it (usage only at the end, as most servers send it) and
+	// the stream's chunks are not counted.
+	tokens, counted := -1, false
+	if !c.Usage.Present {
+		res.usageMissed = true
+	} else if !res.usageMissed {
+		if n, ok := c.Usage.CompletionTokens.Int64(); ok && !c.Usage.CompletionTokens.Quoted {
+			tokens, counted = int(min(max(n-res.lastCompletion, -1), itl.MaxTokensPerEvent+1)), true
+			res.lastCompletion = n
+		}
+	}
 	if reasoning || content {
 		if res.firstOutput.IsZero() {
 			res.firstOutput = at
 		}
 		if res.gaps != nil {
-			res.gaps.Add(at.Sub(res.origin))
+			if counted {
+				res.gaps.AddTokens(at.Sub(res.origin), tokens)
+			} else {
+				res.gaps.Add(at.Sub(res.origin))
+			}
 		}
 	}
 	if c.Usage.Present {

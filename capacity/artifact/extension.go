@@ -139,6 +139,10 @@ type ChunkTiming struct {
 	RelativeError float64   // "relative_error": the sketch's accuracy, 0 when exact
 	Stalls        int       // "stalls"
 	StallRule     StallRule // "stall_rule"
+	// PerToken is "per_token": the gaps are per token, the server having
+	// reported usage on every chunk (vLLM's continuous_usage_stats), each
+	// chunk's gap split over its tokens; false: gaps between chunks.
+	PerToken bool
 	// TokensPerChunkMean is "tokens_per_chunk_mean": the mean over requests
 	// with usage of completion tokens / output chunks; nil when none.
 	TokensPerChunkMean *float64

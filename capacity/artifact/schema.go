@@ -268,6 +268,7 @@ var chunkTimingTable = newArtTable(func(c *ChunkTiming) *shape { return &c.shape
 	fieldOf("exact", func(c *ChunkTiming) *bool { return &c.Exact }, boolCodec),
 	fieldOf("gaps", func(c *ChunkTiming) *int { return &c.Gaps }, intCodec),
 	fieldOf("itl_ms", func(c *ChunkTiming) *Quantiles { return &c.ITLMS }, runQuantilesTable.codec()),
+	fieldOf("per_token", func(c *ChunkTiming) *bool { return &c.PerToken }, boolCodec),
 	fieldOf("relative_error", func(c *ChunkTiming) *float64 { return &c.RelativeError }, floatCodec),
 	fieldOf("stall_rule", func(c *ChunkTiming) *StallRule { return &c.StallRule }, stallRuleTable.codec()),
 	fieldOf("stalls", func(c *ChunkTiming) *int { return &c.Stalls }, intCodec),
