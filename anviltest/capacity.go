@@ -232,6 +232,9 @@ func logOutcome(b *testing.B, r *artifact.Report) {
 	if note := clampNote(r); note != "" {
 		b.Log(note)
 	}
+	if note := connectionNote(r); note != "" {
+		b.Log(note)
+	}
 	if len(r.Failures) == 0 {
 		return
 	}
