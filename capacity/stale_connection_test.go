@@ -325,3 +325,42 @@ func TestCloseAfterEveryResponseOverTCP(t *testing.T) {
 		require.NotNil(t, ph.ConnectMS, "request %d dialed inside its timings", i)
 	}
 }
+
+// TestUnmeasuredRequestSentAgain: a request that is not measured (here
+// the tokenizer's POST) that met a kept-alive connection closed under it
+// without an answer is sent again on a fresh connection even though it was
+// completely written: it changes no count. A measured request in the same
+// place is not (TestHeldThenClosedIsNotHidden).
+func TestUnmeasuredRequestSentAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ln := newPipeListener()
+		srv := startRaw(t, ln, func(c net.Conn, n int, _ *http.Request) bool {
+			if n == 2 {
+				return false // read whole, closed without an answer
+			}
+			answerJSON(c, `{"tokens":[7]}`)
+			return true
+		})
+		hc, rule := withConnectionRule(pipeClient(t, ln), nil)
+		post := func() (string, error) {
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://pipe.invalid/tokenize", strings.NewReader(`{"content":"x"}`))
+			require.NoError(t, err)
+			resp, err := hc.Do(req)
+			if err != nil {
+				return "", err
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			return string(b), err
+		}
+		for range 2 {
+			got, err := post()
+			require.NoError(t, err)
+			require.Equal(t, `{"tokens":[7]}`, got)
+		}
+		require.Equal(t, int32(3), srv.posts.Load(), "the second POST reached the server twice")
+		require.Equal(t, int32(2), srv.conns.Load())
+		require.Equal(t, 1, rule.KeptAliveClosed())
+		require.True(t, rule.ReuseDisabled())
+	})
+}
