@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the conformance suite and a short capacity benchmark against
 # @dwmkerr/mock-llm, an OpenAI mock server from npm that nobody here wrote
-# (anviltest/conformance_mockllm_test.go asserts its known verdicts).
+# (anviltest/conformance/mockllm_test.go asserts its known verdicts).
 # Needs Node.js and npm; installs into a temporary directory, serves on a
 # free loopback port, stops the server and removes everything on exit.
 # Bounded: npm install, at most 30 s for the server to come up, then go
@@ -41,4 +41,4 @@ done
 curl -fs --max-time 1 "http://127.0.0.1:$port/health" >/dev/null || { echo "mock-llm did not come up in 30 s:"; cat "$work/mock-llm.log"; exit 1; }
 echo "== mock-llm $version on 127.0.0.1:$port"
 
-ANVIL_MOCK_LLM_URL="http://127.0.0.1:$port/v1" go test -count=1 -timeout 5m -run '^TestMockLLM' -v ./anviltest
+ANVIL_MOCK_LLM_URL="http://127.0.0.1:$port/v1" go test -count=1 -timeout 5m -run '^TestMockLLM' -v ./anviltest/conformance

@@ -35,14 +35,18 @@ const maxNameSuffix = 1000
 // the flag that directory is temporary and deleted, so it is not used),
 // else $ANVIL_OUT, else DefaultOutDir.
 func (s *settings) artifactDir(b testing.TB) (string, error) {
+	e, err := s.env()
+	if err != nil {
+		return "", err
+	}
 	var dir string
 	switch {
 	case s.outDir != "":
 		dir = s.outDir
 	case artifactsFlagSet():
 		return b.ArtifactDir(), nil
-	case s.getenv(EnvOut) != "":
-		dir = s.getenv(EnvOut)
+	case e.out != "":
+		dir = e.out
 	default:
 		dir = DefaultOutDir
 	}

@@ -84,10 +84,18 @@
 // ANVIL_CONFIGURATION_FINGERPRINT. The embedded fake server: ANVIL_FAKE_PROFILE,
 // ANVIL_FAKE_TIME_SCALE, ANVIL_FAKE_DECODE_STEP. ANVIL_PROGRESS=0 turns the
 // live progress line off; it is drawn only when standard error is a
-// terminal, never into captured output. A bad value fails the benchmark
-// with an error naming the variable, the value and what is allowed; errors
-// about a field of capacity.Target or capacity.Workload say which variable
-// (or -benchtime) set it.
+// terminal, never into captured output.
+//
+// One precedence rule holds for every variable: an Option wins over the
+// field it sets in the Workload (or Target, or SLO), which wins over the
+// environment, which wins over the default; a variable fills only a field
+// still at its zero value, and a variable set to the empty string is
+// unset. Every variable is parsed at once, before anything starts: a bad
+// value fails the benchmark with an error naming the variable, the value
+// and what is allowed, whatever else is configured; errors about a field
+// of capacity.Target or capacity.Workload say which variable (or
+// -benchtime) set it. WithEnvironment reads the variables from elsewhere,
+// or (nil) from nowhere.
 //
 // # Artifacts
 //
@@ -103,9 +111,9 @@
 //
 // # Conformance
 //
-// Conformance runs a streaming conformance suite against the same target
-// as a test, one subtest per check (ConformanceChecks), and the package
-// ships TestConformance:
+// Conformance runs the streaming conformance suite (package
+// anviltest/conformance) against the same target as a test, one subtest per
+// check (conformance.Checks), and the package ships TestConformance:
 //
 //	ANVIL_BASE_URL=http://localhost:8000/v1 go test -run Conformance -v ./anviltest
 //

@@ -35,9 +35,7 @@ func setBenchtime(t *testing.T, v string) {
 // metrics reported, the artifacts written, artifact.Read accepting them and
 // Recompute leaving them unchanged.
 func TestCapacityAgainstTheEmbeddedFake(t *testing.T) {
-	for _, k := range []string{EnvBaseURL, EnvOut, EnvFakeProfile, EnvFakeTimeScale, EnvFakeDecodeStep, EnvWarmup} {
-		t.Setenv(k, "")
-	}
+	clearEnv(t)
 	setBenchtime(t, "8x")
 	out := t.TempDir()
 	var rep *artifact.Report

@@ -13,7 +13,9 @@ import (
 
 // Capacity is meant for benchmark functions run by go test -bench; here
 // testing.Benchmark drives it, against the embedded fake server, for the
-// default one-second campaign.
+// default one-second campaign. WithEnvironment(nil) makes the example run
+// the same whatever ANVIL_* variables the shell holds; a benchmark leaves
+// it out to take its endpoint from them.
 func Example() {
 	out, err := os.MkdirTemp("", "anvil-example")
 	if err != nil {
@@ -25,7 +27,7 @@ func Example() {
 	res := testing.Benchmark(func(b *testing.B) {
 		rep = anviltest.Capacity(b, capacity.Workload{
 			ContextTokens: 4096, Concurrency: 2, MaxTokens: 1024,
-		}, anviltest.WithOutDir(out))
+		}, anviltest.WithOutDir(out), anviltest.WithEnvironment(nil))
 	})
 	_, hasDecode := res.Extra[reporters.UnitDecode]
 	fmt.Println("iterations are measured requests:", res.N == rep.Requests)

@@ -2,9 +2,7 @@ package anviltest
 
 import (
 	"fmt"
-	"strconv"
 	"testing"
-	"time"
 
 	"github.com/anvilbench/anvil/capacity"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
@@ -42,31 +40,27 @@ const fakeEngine = "anvil-fakeserver-"
 // fakeConfig returns the embedded fake server's configuration from the
 // options and the environment.
 func (s *settings) fakeConfig() (fakeserver.Config, string, error) {
+	e, err := s.env()
+	if err != nil {
+		return fakeserver.Config{}, "", err
+	}
 	name := s.fakeProfile
 	if name == "" {
-		name = s.getenv(EnvFakeProfile)
+		name = e.fakeProfile
 	}
 	if name == "" {
 		name = DefaultFakeProfile
 	}
 	cfg, err := fakeserver.Profile(name)
 	if err != nil {
-		return cfg, name, fmt.Errorf("anviltest: %s=%q: %w", EnvFakeProfile, name, err)
+		return cfg, name, fmt.Errorf("anviltest: fake server profile %q: %w", name, err)
 	}
 	cfg.TimeScale = DefaultFakeTimeScale
-	if v := s.getenv(EnvFakeTimeScale); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || !(f > 0 && f <= 1000) {
-			return cfg, name, &envError{EnvFakeTimeScale, v, "a number in (0, 1000]", err}
-		}
-		cfg.TimeScale = f
+	if e.fakeTimeScale != 0 {
+		cfg.TimeScale = e.fakeTimeScale
 	}
-	if v := s.getenv(EnvFakeDecodeStep); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 || d > time.Minute {
-			return cfg, name, &envError{EnvFakeDecodeStep, v, "a duration in (0, 1m]", err}
-		}
-		cfg.DecodeStep = d
+	if e.fakeDecodeStep != 0 {
+		cfg.DecodeStep = e.fakeDecodeStep
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, name, fmt.Errorf("anviltest: embedded fake server: %w", err)

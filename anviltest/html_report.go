@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
@@ -36,15 +35,11 @@ func (s *settings) htmlWanted() (bool, error) {
 	if s.html != nil {
 		return *s.html, nil
 	}
-	v := s.getenv(EnvHTML)
-	if v == "" {
-		return false, nil
+	e, err := s.env()
+	if err != nil || e.html == nil {
+		return false, err
 	}
-	on, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, &envError{EnvHTML, v, "1 (write " + HTMLReportName + " beside the artifacts) or 0", nil}
-	}
-	return on, nil
+	return *e.html, nil
 }
 
 // writeHTMLReport rewrites dir/HTMLReportName from the artifacts of dir

@@ -29,7 +29,7 @@ func TestHTMLWanted(t *testing.T) {
 		{"yes please", nil, false, `anviltest: ANVIL_HTML="yes please": want 1 (write report.html beside the artifacts) or 0`},
 	} {
 		e := env{EnvHTML: tc.env}
-		s := newSettings([]Option{withGetenv(e.get), tc.opt})
+		s := newSettings([]Option{WithEnvironment(e.get), tc.opt})
 		got, err := s.htmlWanted()
 		if tc.err != "" {
 			require.EqualError(t, err, tc.err)

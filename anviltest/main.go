@@ -107,7 +107,9 @@ func identityConfig(s *settings) [][2]string {
 	add(ConfigTarget, targetFake)
 	add(ConfigFakeProfile, name)
 	add(ConfigFakeTimeScale, strconv.FormatFloat(cfg.TimeScale, 'g', -1, 64))
-	add(ConfigFakeDecodeStep, s.getenv(EnvFakeDecodeStep))
+	if e, _ := s.env(); e.fakeDecodeStep != 0 { // fakeConfig parsed it
+		add(ConfigFakeDecodeStep, e.fakeDecodeStep.String())
+	}
 	return kv
 }
 

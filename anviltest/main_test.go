@@ -21,7 +21,7 @@ const mixedIgnore = "goos,goarch,pkg,cpu,target,fake-profile,fake-time-scale,pro
 
 func TestIdentityConfig(t *testing.T) {
 	env := func(kv map[string]string) Option {
-		return withGetenv(func(k string) string { return kv[k] })
+		return WithEnvironment(func(k string) string { return kv[k] })
 	}
 	for _, tc := range []struct {
 		name string

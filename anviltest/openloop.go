@@ -2,7 +2,6 @@ package anviltest
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/anvilbench/anvil/capacity"
@@ -47,27 +46,18 @@ func withProbe(p artifact.SearchProbe) Option {
 
 // applyOpenLoopEnv fills the open-loop fields the Workload leaves at zero.
 func (s *settings) applyOpenLoopEnv(w capacity.Workload) (capacity.Workload, error) {
-	if v := s.getenv(EnvRate); v != "" && w.Rate == 0 {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || !(f >= capacity.MinRate && f <= capacity.MaxRate) {
-			return w, &envError{EnvRate, v, fmt.Sprintf("requests per second in [%g, %g]", float64(capacity.MinRate), float64(capacity.MaxRate)), err}
-		}
-		w.Rate = f
+	e, err := s.env()
+	if err != nil {
+		return w, err
 	}
-	if v := s.getenv(EnvArrival); v != "" && w.Arrival == "" {
-		switch p := capacity.ArrivalProcess(v); p {
-		case capacity.ArrivalConstant, capacity.ArrivalPoisson, capacity.ArrivalGamma:
-			w.Arrival = p
-		default:
-			return w, &envError{EnvArrival, v, "constant, poisson or gamma", nil}
-		}
+	if w.Rate == 0 {
+		w.Rate = e.rate
 	}
-	if v := s.getenv(EnvBurstiness); v != "" && w.Burstiness == 0 {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || !(f >= capacity.MinBurstiness && f <= capacity.MaxBurstiness) {
-			return w, &envError{EnvBurstiness, v, fmt.Sprintf("a gamma shape in [%g, %g]", float64(capacity.MinBurstiness), float64(capacity.MaxBurstiness)), err}
-		}
-		w.Burstiness = f
+	if w.Arrival == "" {
+		w.Arrival = e.arrival
+	}
+	if w.Burstiness == 0 {
+		w.Burstiness = e.burstiness
 	}
 	return w, nil
 }
@@ -76,24 +66,19 @@ func (s *settings) applyOpenLoopEnv(w capacity.Workload) (capacity.Workload, err
 // environment and checks the result; the SLO is off when no bound is set
 // (an attainment alone sets nothing).
 func (s *settings) resolveSLO() error {
-	for _, b := range []struct {
-		name string
-		dst  *time.Duration
-	}{{EnvSLOTTFT, &s.slo.TTFT}, {EnvSLOTPOT, &s.slo.TPOT}, {EnvSLOE2E, &s.slo.E2E}} {
-		if v := s.getenv(b.name); v != "" && *b.dst == 0 {
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return &envError{b.name, v, "a positive duration such as 500ms", err}
-			}
-			*b.dst = d
+	e, err := s.env()
+	if err != nil {
+		return err
+	}
+	for _, b := range []struct{ dst, env *time.Duration }{
+		{&s.slo.TTFT, &e.slo.TTFT}, {&s.slo.TPOT, &e.slo.TPOT}, {&s.slo.E2E, &e.slo.E2E},
+	} {
+		if *b.dst == 0 {
+			*b.dst = *b.env
 		}
 	}
-	if v := s.getenv(EnvSLOAttainment); v != "" && s.slo.Attainment == 0 {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || !(f > 0 && f <= 1) {
-			return &envError{EnvSLOAttainment, v, "a share in (0, 1]", err}
-		}
-		s.slo.Attainment = f
+	if s.slo.Attainment == 0 {
+		s.slo.Attainment = e.slo.Attainment
 	}
 	if !s.slo.Set() {
 		if s.slo.Attainment != 0 {

@@ -20,7 +20,7 @@ import (
 )
 
 func TestOpenLoopEnvFillsOnlyZeroFields(t *testing.T) {
-	s := newSettings([]Option{withGetenv(env{EnvRate: "12.5", EnvArrival: "gamma", EnvBurstiness: "0.5"}.get)})
+	s := newSettings([]Option{WithEnvironment(env{EnvRate: "12.5", EnvArrival: "gamma", EnvBurstiness: "0.5"}.get)})
 	got, err := s.applyWorkloadEnv(capacity.Workload{})
 	require.NoError(t, err)
 	require.Equal(t, 12.5, got.Rate)
@@ -36,14 +36,14 @@ func TestOpenLoopEnvFillsOnlyZeroFields(t *testing.T) {
 		{EnvArrival, "bursty", `ANVIL_ARRIVAL="bursty": want constant, poisson or gamma`},
 		{EnvBurstiness, "1000", `ANVIL_BURSTINESS="1000": want a gamma shape in [0.01, 100]`},
 	} {
-		_, err := newSettings([]Option{withGetenv(env{tc.name: tc.value}.get)}).applyWorkloadEnv(capacity.Workload{})
+		_, err := newSettings([]Option{WithEnvironment(env{tc.name: tc.value}.get)}).applyWorkloadEnv(capacity.Workload{})
 		var ee *envError
 		require.True(t, errors.As(err, &ee), "%v", err)
 		require.Equal(t, tc.name, ee.name)
 		require.Contains(t, err.Error(), tc.want)
 	}
 	// A combination capacity refuses names the variable that set the field.
-	w, err := newSettings([]Option{withGetenv(env{EnvArrival: "poisson"}.get)}).applyWorkloadEnv(capacity.Workload{})
+	w, err := newSettings([]Option{WithEnvironment(env{EnvArrival: "poisson"}.get)}).applyWorkloadEnv(capacity.Workload{})
 	require.NoError(t, err)
 	_, err = w.Resolved()
 	require.ErrorContains(t, explainFields(err, envFieldNames()...), "Workload.Arrival comes from ANVIL_ARRIVAL")
@@ -51,11 +51,11 @@ func TestOpenLoopEnvFillsOnlyZeroFields(t *testing.T) {
 
 func TestSLOFromOptionsAndEnvironment(t *testing.T) {
 	s := newSettings([]Option{WithSLO(capacity.SLO{TTFT: time.Second}),
-		withGetenv(env{EnvSLOTTFT: "5s", EnvSLOE2E: "9s", EnvSLOAttainment: "0.95"}.get)})
+		WithEnvironment(env{EnvSLOTTFT: "5s", EnvSLOE2E: "9s", EnvSLOAttainment: "0.95"}.get)})
 	require.NoError(t, s.resolveSLO())
 	require.Equal(t, capacity.SLO{TTFT: time.Second, E2E: 9 * time.Second, Attainment: 0.95}, s.slo, "the option's bound wins, the environment fills the rest")
 
-	s = newSettings([]Option{withGetenv(env{}.get)})
+	s = newSettings([]Option{WithEnvironment(env{}.get)})
 	require.NoError(t, s.resolveSLO())
 	require.False(t, s.slo.Set(), "no SLO unless a bound is set")
 
@@ -68,7 +68,7 @@ func TestSLOFromOptionsAndEnvironment(t *testing.T) {
 		{env{EnvSLOTTFT: "1s", EnvSLOAttainment: "1.5"}, `ANVIL_SLO_ATTAINMENT="1.5": want a share in (0, 1]`},
 		{env{EnvSLOAttainment: "0.9"}, "an SLO attainment (0.9) without a bound"},
 	} {
-		err := newSettings([]Option{withGetenv(tc.env.get)}).resolveSLO()
+		err := newSettings([]Option{WithEnvironment(tc.env.get)}).resolveSLO()
 		require.ErrorContains(t, err, tc.want)
 	}
 }
@@ -78,9 +78,7 @@ func TestSLOFromOptionsAndEnvironment(t *testing.T) {
 // makes the line carry goodput-req/s and the artifacts anvil_go.slo; the
 // .bench identity names the arrival process and rate.
 func TestCapacityOpenLoopWithSLO(t *testing.T) {
-	for _, k := range []string{EnvBaseURL, EnvOut, EnvFakeProfile, EnvFakeTimeScale, EnvFakeDecodeStep, EnvWarmup, EnvRate, EnvArrival, EnvBurstiness, EnvSLOTTFT, EnvSLOTPOT, EnvSLOE2E, EnvSLOAttainment} {
-		t.Setenv(k, "")
-	}
+	clearEnv(t)
 	setBenchtime(t, "30x")
 	out := t.TempDir()
 	var rep *artifact.Report
@@ -107,9 +105,7 @@ func TestCapacityOpenLoopWithSLO(t *testing.T) {
 // of that length: at 40/s constant, -benchtime 500ms schedules the 20
 // requests due at 0, 25, ..., 475 ms.
 func TestCapacityOpenLoopTimeBenchtime(t *testing.T) {
-	for _, k := range []string{EnvBaseURL, EnvOut, EnvFakeProfile, EnvWarmup, EnvRate, EnvArrival, EnvSLOTTFT, EnvSLOTPOT, EnvSLOE2E} {
-		t.Setenv(k, "")
-	}
+	clearEnv(t)
 	t.Setenv(EnvRate, "40")
 	t.Setenv(EnvArrival, "constant")
 	setBenchtime(t, "500ms")
@@ -128,9 +124,7 @@ func TestCapacityOpenLoopTimeBenchtime(t *testing.T) {
 // artifacts with anvil_go.search and anvil_go.slo, and the search returns
 // exactly 3 (probes conc=1, 2, 4, 3).
 func TestSweepFindsTheKnee(t *testing.T) {
-	for _, k := range []string{EnvBaseURL, EnvOut, EnvWarmup, EnvRate, EnvArrival, EnvBurstiness, EnvSLOTTFT, EnvSLOTPOT, EnvSLOE2E, EnvSLOAttainment} {
-		t.Setenv(k, "")
-	}
+	clearEnv(t)
 	setBenchtime(t, "1x")
 	// os/signal starts its watcher once per process; start it outside the
 	// bubble, where it may outlive the test.

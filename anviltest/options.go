@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/artifact"
@@ -72,7 +70,10 @@ type settings struct {
 	progress    *bool
 	html        *bool // WithHTML; nil: ANVIL_HTML decides
 	run         RunFunc
-	getenv      func(string) string
+	getenv      func(string) string // WithEnvironment; os.Getenv by default
+	envRead     bool                // env has parsed getenv
+	envCache    environment
+	envErr      error
 	slo         capacity.SLO          // WithSLO, then ANVIL_SLO_*; off when no bound is set
 	probe       *artifact.SearchProbe // the run is this probe of a Sweep
 	conformance conformanceSettings
@@ -107,11 +108,6 @@ func WithProgress(on bool) Option {
 // wrap it with extra instrumentation.
 func WithRunFunc(run RunFunc) Option {
 	return func(s *settings) { s.run = run }
-}
-
-// withGetenv replaces os.Getenv, for tests.
-func withGetenv(getenv func(string) string) Option {
-	return func(s *settings) { s.getenv = getenv }
 }
 
 // newSettings applies opts over the defaults, in order (a later option
@@ -149,52 +145,42 @@ func (e *envError) Unwrap() error { return e.err }
 // environment.
 func (s *settings) resolveTarget() (capacity.Target, error) {
 	t := s.target
-	fill := func(dst *string, name string) {
+	e, err := s.env()
+	if err != nil {
+		return t, err
+	}
+	fill := func(dst *string, v string) {
 		if *dst == "" {
-			*dst = s.getenv(name)
+			*dst = v
 		}
 	}
-	fill(&t.BaseURL, EnvBaseURL)
-	fill(&t.Model, EnvModel)
-	fill(&t.APIKeyEnv, EnvAPIKeyEnv)
-	fill(&t.Engine, EnvEngine)
-	fill(&t.GPU, EnvGPU)
-	fill(&t.ClockDomainID, EnvClockDomainID)                       // validated with the Target
-	fill(&t.ConfigurationFingerprint, EnvConfigurationFingerprint) // validated with the Target
+	fill(&t.BaseURL, e.baseURL)
+	fill(&t.Model, e.model)
+	fill(&t.APIKeyEnv, e.apiKeyEnv)
+	fill(&t.Engine, e.engine)
+	fill(&t.GPU, e.gpu)
+	fill(&t.ClockDomainID, e.clockDomainID)                       // validated with the Target
+	fill(&t.ConfigurationFingerprint, e.configurationFingerprint) // validated with the Target
 	if t.MaxModelLen == 0 {
-		if v := s.getenv(EnvMaxModelLen); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 || n > capacity.MaxContextTokens {
-				return t, &envError{EnvMaxModelLen, v, fmt.Sprintf("an integer in 0..%d", capacity.MaxContextTokens), err}
-			}
-			t.MaxModelLen = n
-		}
+		t.MaxModelLen = e.maxModelLen
 	}
 	return t, nil
 }
 
 // applyWorkloadEnv fills the per-run knobs the Workload leaves at zero.
 func (s *settings) applyWorkloadEnv(w capacity.Workload) (capacity.Workload, error) {
-	if v := s.getenv(EnvWarmup); v != "" && w.Warmup == 0 {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > capacity.MaxRequests {
-			return w, &envError{EnvWarmup, v, fmt.Sprintf("an integer in 0..%d", capacity.MaxRequests), err}
-		}
-		w.Warmup = n
+	e, err := s.env()
+	if err != nil {
+		return w, err
 	}
-	if v := s.getenv(EnvTimeout); v != "" && w.Timeout == 0 {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 || d > capacity.MaxTimeout {
-			return w, &envError{EnvTimeout, v, fmt.Sprintf("a duration in (0, %s]", capacity.MaxTimeout), err}
-		}
-		w.Timeout = d
+	if w.Warmup == 0 {
+		w.Warmup = e.warmup
 	}
-	if v := s.getenv(EnvPromptSizing); v != "" && w.PromptSizing == "" {
-		ps := capacity.PromptSizing(v)
-		if ps != capacity.PromptSizingReference && ps != capacity.PromptSizingExact {
-			return w, &envError{EnvPromptSizing, v, fmt.Sprintf("%q or %q", capacity.PromptSizingReference, capacity.PromptSizingExact), nil}
-		}
-		w.PromptSizing = ps
+	if w.Timeout == 0 {
+		w.Timeout = e.timeout
+	}
+	if w.PromptSizing == "" {
+		w.PromptSizing = e.promptSizing
 	}
 	return s.applyOpenLoopEnv(w)
 }
@@ -207,38 +193,17 @@ func (s *settings) progressWanted(stderr *os.File) (bool, error) {
 	if s.progress != nil {
 		return *s.progress, nil
 	}
-	if v := s.getenv(EnvProgress); v != "" {
-		on, err := strconv.ParseBool(v)
-		if err != nil {
-			return false, &envError{EnvProgress, v, "0 (off) or 1 (on when standard error is a terminal)", nil}
-		}
-		if !on {
-			return false, nil
-		}
+	e, err := s.env()
+	if err != nil {
+		return false, err
+	}
+	if e.progress != nil && !*e.progress {
+		return false, nil
 	}
 	if s.getenv("TERM") == "dumb" {
 		return false, nil
 	}
 	return isTerminal(stderr), nil
-}
-
-// envFieldNames pairs each configuration field that an environment variable
-// can set with that variable, for explainFields.
-func envFieldNames() [][2]string {
-	return [][2]string{
-		{"Target.BaseURL", EnvBaseURL},
-		{"Target.Model", EnvModel},
-		{"Target.APIKeyEnv", EnvAPIKeyEnv},
-		{"Target.MaxModelLen", EnvMaxModelLen},
-		{"Workload.Warmup", EnvWarmup},
-		{"Workload.Timeout", EnvTimeout},
-		{"Target.ClockDomainID", EnvClockDomainID},
-		{"Target.ConfigurationFingerprint", EnvConfigurationFingerprint},
-		{"Workload.PromptSizing", EnvPromptSizing},
-		{"Workload.Rate", EnvRate},
-		{"Workload.Arrival", EnvArrival},
-		{"Workload.Burstiness", EnvBurstiness},
-	}
 }
 
 // benchtimeFieldNames pairs the Workload field that -benchtime sized (none

@@ -22,7 +22,7 @@ func TestResolveTargetOptionsWinOverEnvironment(t *testing.T) {
 		EnvBaseURL: "http://gpu-box:8000/v1", EnvModel: "qwen", EnvAPIKeyEnv: "MY_KEY",
 		EnvEngine: "vllm-0.11", EnvGPU: "h100", EnvMaxModelLen: "131072",
 	}
-	s := newSettings([]Option{withGetenv(e.get), WithTarget(capacity.Target{Model: "llama", GPU: "b200"})})
+	s := newSettings([]Option{WithEnvironment(e.get), WithTarget(capacity.Target{Model: "llama", GPU: "b200"})})
 	got, err := s.resolveTarget()
 	require.NoError(t, err)
 	require.Equal(t, "http://gpu-box:8000/v1", got.BaseURL)
@@ -54,7 +54,7 @@ func TestEnvironmentErrorsNameVariableValueAndRange(t *testing.T) {
 		{EnvFakeDecodeStep, "soon", "ANVIL_FAKE_DECODE_STEP=\"soon\": want a duration in (0, 1m]"},
 	} {
 		t.Run(tc.name+"="+tc.value, func(t *testing.T) {
-			s := newSettings([]Option{withGetenv(env{tc.name: tc.value}.get)})
+			s := newSettings([]Option{WithEnvironment(env{tc.name: tc.value}.get)})
 			_, err1 := s.resolveTarget()
 			_, err2 := s.applyWorkloadEnv(capacity.Workload{})
 			_, _, err3 := s.fakeConfig()
@@ -73,7 +73,7 @@ func TestEnvironmentErrorsNameVariableValueAndRange(t *testing.T) {
 func TestWorkloadEnvFillsOnlyZeroFields(t *testing.T) {
 	e := env{EnvWarmup: "2", EnvTimeout: "90s", EnvClockDomainID: "lab-1",
 		EnvConfigurationFingerprint: "sha256:" + string(make64('a'))}
-	s := newSettings([]Option{withGetenv(e.get)})
+	s := newSettings([]Option{WithEnvironment(e.get)})
 	got, err := s.applyWorkloadEnv(capacity.Workload{Timeout: time.Minute})
 	require.NoError(t, err)
 	require.Equal(t, 2, got.Warmup)
@@ -97,14 +97,14 @@ func make64(c byte) []byte {
 }
 
 func TestFakeConfig(t *testing.T) {
-	s := newSettings([]Option{withGetenv(env{}.get)})
+	s := newSettings([]Option{WithEnvironment(env{}.get)})
 	cfg, name, err := s.fakeConfig()
 	require.NoError(t, err)
 	require.Equal(t, DefaultFakeProfile, name)
 	require.Equal(t, DefaultFakeTimeScale, cfg.TimeScale)
 	require.NotZero(t, cfg.ReasoningTokens.Max, "the default profile is a reasoning model")
 
-	s = newSettings([]Option{WithFakeProfile("plain"), withGetenv(env{
+	s = newSettings([]Option{WithFakeProfile("plain"), WithEnvironment(env{
 		EnvFakeProfile: "fast", EnvFakeTimeScale: "0.5", EnvFakeDecodeStep: "20ms"}.get)})
 	cfg, name, err = s.fakeConfig()
 	require.NoError(t, err)
@@ -112,7 +112,7 @@ func TestFakeConfig(t *testing.T) {
 	require.Equal(t, 0.5, cfg.TimeScale)
 	require.Equal(t, 20*time.Millisecond, cfg.DecodeStep)
 
-	s = newSettings([]Option{withGetenv(env{EnvFakeProfile: "turbo"}.get)})
+	s = newSettings([]Option{WithEnvironment(env{EnvFakeProfile: "turbo"}.get)})
 	_, _, err = s.fakeConfig()
 	require.ErrorContains(t, err, `ANVIL_FAKE_PROFILE="turbo"`)
 }
@@ -129,7 +129,7 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	f, err := os.Create(filepath.Join(t.TempDir(), "captured"))
 	require.NoError(t, err)
 	defer f.Close()
-	s := newSettings([]Option{withGetenv(env{}.get)})
+	s := newSettings([]Option{WithEnvironment(env{}.get)})
 	require.False(t, wants(t, s, f), "a regular file is captured output")
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
@@ -142,18 +142,18 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	defer tty.Close()
 	require.True(t, wants(t, s, tty))
 	for _, v := range []string{"0", "false"} {
-		off := newSettings([]Option{withGetenv(env{EnvProgress: v}.get)})
+		off := newSettings([]Option{WithEnvironment(env{EnvProgress: v}.get)})
 		require.False(t, wants(t, off, tty), "ANVIL_PROGRESS=%s", v)
 	}
-	on := newSettings([]Option{withGetenv(env{EnvProgress: "1"}.get)})
+	on := newSettings([]Option{WithEnvironment(env{EnvProgress: "1"}.get)})
 	require.True(t, wants(t, on, tty))
 	require.False(t, wants(t, on, w), "ANVIL_PROGRESS=1 never draws into captured output")
-	dumb := newSettings([]Option{withGetenv(env{"TERM": "dumb"}.get)})
+	dumb := newSettings([]Option{WithEnvironment(env{"TERM": "dumb"}.get)})
 	require.False(t, wants(t, dumb, tty))
-	forced := newSettings([]Option{WithProgress(true), withGetenv(env{EnvProgress: "maybe"}.get)})
+	forced := newSettings([]Option{WithProgress(true), WithEnvironment(env{EnvProgress: "maybe"}.get)})
 	require.True(t, wants(t, forced, w), "the option wins over the environment")
 
-	bad := newSettings([]Option{withGetenv(env{EnvProgress: "maybe"}.get)})
+	bad := newSettings([]Option{WithEnvironment(env{EnvProgress: "maybe"}.get)})
 	_, err = bad.progressWanted(tty)
 	require.EqualError(t, err, `anviltest: ANVIL_PROGRESS="maybe": want 0 (off) or 1 (on when standard error is a terminal)`)
 }

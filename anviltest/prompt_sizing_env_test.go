@@ -23,12 +23,12 @@ func TestPromptSizingEnv(t *testing.T) {
 		{"exact", capacity.PromptSizingReference, capacity.PromptSizingReference},
 	}
 	for _, tt := range tests {
-		s := newSettings([]Option{withGetenv(env{EnvPromptSizing: tt.env}.get)})
+		s := newSettings([]Option{WithEnvironment(env{EnvPromptSizing: tt.env}.get)})
 		got, err := s.applyWorkloadEnv(capacity.Workload{PromptSizing: tt.in})
 		require.NoError(t, err)
 		require.Equal(t, tt.want, got.PromptSizing, "env %q, workload %q", tt.env, tt.in)
 	}
-	s := newSettings([]Option{withGetenv(env{EnvPromptSizing: "tokens"}.get)})
+	s := newSettings([]Option{WithEnvironment(env{EnvPromptSizing: "tokens"}.get)})
 	_, err := s.applyWorkloadEnv(capacity.Workload{})
 	var ee *envError
 	require.ErrorAs(t, err, &ee)
@@ -40,9 +40,7 @@ func TestPromptSizingEnv(t *testing.T) {
 // benchmark against the embedded fake sizes its prompts with the fake's
 // /tokenize, and every request's prompt is counted as planned.
 func TestCapacityExactSizingEmbeddedFake(t *testing.T) {
-	for _, k := range []string{EnvBaseURL, EnvOut, EnvFakeProfile, EnvFakeTimeScale, EnvFakeDecodeStep, EnvWarmup} {
-		t.Setenv(k, "")
-	}
+	clearEnv(t)
 	t.Setenv(EnvPromptSizing, "exact")
 	setBenchtime(t, "4x")
 	res := testing.Benchmark(func(b *testing.B) {

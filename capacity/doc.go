@@ -41,7 +41,7 @@
 //     few hundred bytes whatever its prompt's size.
 //   - prewarm.go: the connection warm-up before the clock (as many live
 //     connections as requests in flight).
-//   - sse_body.go, sse_framing.go, stream_read.go, chunk_decode.go: the
+//   - sse_body.go, stream_read.go, chunk_decode.go and package sse: the
 //     response: the body wrapper that tells a clean end from a drop, the
 //     SSE framing (go-sse's rules, without allocating), the event loop
 //     that stamps every event on arrival, and the decoding of each chunk

@@ -13,6 +13,7 @@ import (
 
 	"github.com/anvilbench/anvil/capacity/internal/chunk"
 	"github.com/anvilbench/anvil/capacity/itl"
+	"github.com/anvilbench/anvil/capacity/sse"
 )
 
 // MaxEventSize is the largest SSE event the client accepts, in bytes of the
@@ -96,7 +97,7 @@ type streamResult struct {
 	usageMissed bool
 }
 
-// readStream reads SSE events from body (eventReader: go-sse's framing,
+// readStream reads SSE events from body (package sse: go-sse's framing,
 // without allocating) until [DONE], the end of the body,
 // a read error or a contract violation, and records what it saw in res.
 // After [DONE] the rest of the body is left to drainAfterTerminal.
@@ -104,20 +105,9 @@ type streamResult struct {
 // it is decoded.
 func readStream(body *trackedBody, res *streamResult) {
 	var dec chunkDecoder
-	events := newEventReader(body, MaxEventSize)
-	for {
-		ev, err := events.next()
-		if err == io.EOF { //nolint:errorlint // next returns io.EOF unwrapped
-			break
-		}
-		if err != nil {
-			res.readErr = err
-			if errors.Is(err, bufio.ErrTooLong) {
-				res.invalidType = ErrorTypeEventTooLarge
-				res.invalid = fmt.Sprintf("event larger than MaxEventSize (%d bytes)", MaxEventSize)
-			}
-			return
-		}
+	events := sse.NewReader(body, MaxEventSize)
+	for events.Scan() {
+		ev := events.Event()
 		at := body.lastRead // stamp first: the event is complete at this read
 		res.events++
 		if res.events == 1 {
@@ -163,6 +153,14 @@ func readStream(body *trackedBody, res *streamResult) {
 			return
 		}
 		res.apply(c, ev.Data, at)
+	}
+	if err := events.Err(); err != nil {
+		res.readErr = err
+		if errors.Is(err, bufio.ErrTooLong) {
+			res.invalidType = ErrorTypeEventTooLarge
+			res.invalid = fmt.Sprintf("event larger than MaxEventSize (%d bytes)", MaxEventSize)
+		}
+		return
 	}
 	// The body ended (EOF, or the body cut inside a line).
 	res.trailing, res.trailingDone = body.trailing(), body.trailingDone()

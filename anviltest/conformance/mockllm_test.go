@@ -1,4 +1,4 @@
-package anviltest
+package conformance
 
 import (
 	"os"
@@ -29,8 +29,8 @@ func mockLLMURL(t *testing.T) string {
 // TestMockLLMConformance runs the suite against mock-llm, an echo server
 // written by others, and asserts its known verdicts.
 func TestMockLLMConformance(t *testing.T) {
-	got := suiteAt(t, capacity.Target{BaseURL: mockLLMURL(t)})
-	for _, n := range ConformanceChecks() {
+	got := suiteAt(t, Config{Target: capacity.Target{BaseURL: mockLLMURL(t)}})
+	for _, n := range Checks() {
 		t.Logf("%s: %s: %s %q", n, got[n].Outcome, got[n].Reason, got[n].Notes)
 	}
 	// mock-llm 0.1.29 echoes the last user message in chunks of 50

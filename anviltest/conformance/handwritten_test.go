@@ -1,4 +1,4 @@
-package anviltest
+package conformance
 
 import (
 	"encoding/json"
@@ -115,7 +115,7 @@ func TestConformanceHandwritten(t *testing.T) {
 			tc.srv.handWindow = 1000
 			ts := httptest.NewServer(&tc.srv)
 			defer ts.Close()
-			got := suiteAt(t, capacity.Target{BaseURL: ts.URL + "/v1", Model: "hand", MaxModelLen: 0})
+			got := suiteAt(t, Config{Target: capacity.Target{BaseURL: ts.URL + "/v1", Model: "hand"}})
 			for check, want := range tc.want {
 				if got[check].Outcome != want {
 					t.Errorf("%s: %s, want %s: %s %q", check, got[check].Outcome, want, got[check].Reason, got[check].Notes)

@@ -1,4 +1,4 @@
-package anviltest
+package conformance
 
 import (
 	"io"
@@ -15,24 +15,32 @@ import (
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 
-// suiteAt runs every check against t and returns the verdicts by check,
-// with the settings of opts (the environment is empty).
-func suiteAt(t *testing.T, tgt capacity.Target, opts ...Option) map[string]Verdict {
+// The embedded fake's settings anviltest.Conformance runs against
+// (anviltest.DefaultFakeProfile, anviltest.DefaultFakeTimeScale).
+const (
+	fakeProfile   = "reasoning"
+	fakeTimeScale = 0.05
+)
+
+// suiteAt runs every check against the target of c (each request within
+// 30 s unless c says otherwise) and returns the verdicts by check.
+func suiteAt(t *testing.T, c Config) map[string]Verdict {
 	t.Helper()
-	s := newSettings(append([]Option{withGetenv(env{}.get)}, opts...))
-	require.NoError(t, s.conformance.validate())
-	p, err := newProber(t.Context(), s, tgt, 30*time.Second)
+	if c.Timeout == 0 {
+		c.Timeout = 30 * time.Second
+	}
+	s, err := New(t.Context(), c)
 	require.NoError(t, err)
 	got := map[string]Verdict{}
-	for _, c := range checkTable() {
-		got[c.name] = s.conformance.apply(p.runCheck(t.Context(), c))
+	for _, n := range Checks() {
+		got[n] = s.Check(t.Context(), n)
 	}
 	return got
 }
 
 // suiteAgainstFake runs the suite against an in-memory fake server of cfg;
 // wrap, when set, wraps the transport between the suite and the fake.
-func suiteAgainstFake(t *testing.T, cfg fakeserver.Config, wrap func(http.RoundTripper) http.RoundTripper, opts ...Option) map[string]Verdict {
+func suiteAgainstFake(t *testing.T, cfg fakeserver.Config, wrap func(http.RoundTripper) http.RoundTripper, required ...string) map[string]Verdict {
 	t.Helper()
 	srv := fakeserver.NewInMemory(cfg)
 	t.Cleanup(srv.Close)
@@ -40,13 +48,13 @@ func suiteAgainstFake(t *testing.T, cfg fakeserver.Config, wrap func(http.RoundT
 	if wrap != nil {
 		hc = &http.Client{Transport: wrap(hc.Transport)}
 	}
-	return suiteAt(t, capacity.Target{BaseURL: srv.BaseURL(), Model: cfg.Model, HTTPClient: hc}, opts...)
+	return suiteAt(t, Config{Target: capacity.Target{BaseURL: srv.BaseURL(), Model: cfg.Model, HTTPClient: hc}, Required: required})
 }
 
 // outcomes lists the checks of each outcome, in suite order.
 func outcomes(vs map[string]Verdict, o Outcome) []string {
 	var names []string
-	for _, n := range ConformanceChecks() {
+	for _, n := range Checks() {
 		if vs[n].Outcome == o {
 			names = append(names, n)
 		}
@@ -75,7 +83,7 @@ type knob struct {
 	name     string
 	config   func(*fakeserver.Config)
 	wrap     func(http.RoundTripper) http.RoundTripper
-	opts     []Option
+	required []string
 	wantFail []string
 	wantSkip []string
 }
@@ -97,7 +105,7 @@ func knobs() []knob {
 		{name: "Dialect.OmitModelLen", config: func(c *fakeserver.Config) { c.Dialect.OmitModelLen = true },
 			wantSkip: []string{CheckModels}},
 		{name: "Dialect.OmitModelLen, models required", config: func(c *fakeserver.Config) { c.Dialect.OmitModelLen = true },
-			opts: []Option{WithRequired(CheckModels)}, wantFail: []string{CheckModels}},
+			required: []string{CheckModels}, wantFail: []string{CheckModels}},
 		{name: "FaultWrongContentType", config: always(fakeserver.FaultWrongContentType),
 			wantFail: []string{CheckStreamFraming}, wantSkip: []string{CheckIsolation}},
 		{name: "Dialect.OmitDone", config: func(c *fakeserver.Config) { c.Dialect.OmitDone = true },
@@ -142,7 +150,7 @@ func knobs() []knob {
 		{name: "Config.Nondeterministic", config: func(c *fakeserver.Config) { c.Nondeterministic = true },
 			wantSkip: []string{CheckDeterminism}},
 		{name: "Config.Nondeterministic, determinism required", config: func(c *fakeserver.Config) { c.Nondeterministic = true },
-			opts: []Option{WithRequired(CheckDeterminism)}, wantFail: []string{CheckDeterminism}},
+			required: []string{CheckDeterminism}, wantFail: []string{CheckDeterminism}},
 		{name: "ollama dialect", config: func(c *fakeserver.Config) { c.Dialect = fakeserver.DialectOllama() },
 			wantSkip: []string{CheckPrefixCache}},
 	}
@@ -159,12 +167,12 @@ func TestConformanceProvesItself(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			t.Parallel()
 			cfg := fakeserver.Fast()
-			cfg.TimeScale = DefaultFakeTimeScale
+			cfg.TimeScale = fakeTimeScale
 			if k.config != nil {
 				k.config(&cfg)
 			}
-			got := suiteAgainstFake(t, cfg, k.wrap, k.opts...)
-			for _, n := range ConformanceChecks() {
+			got := suiteAgainstFake(t, cfg, k.wrap, k.required...)
+			for _, n := range Checks() {
 				t.Logf("%s: %s: %s", n, got[n].Outcome, got[n].Reason)
 			}
 			if diff := cmp.Diff(k.wantFail, outcomes(got, Fail)); diff != "" {
@@ -175,7 +183,7 @@ func TestConformanceProvesItself(t *testing.T) {
 			}
 		})
 	}
-	for _, n := range ConformanceChecks() {
+	for _, n := range Checks() {
 		if !failed[n] {
 			t.Errorf("no knob fails the check %s: a check nothing can fail proves nothing", n)
 		}
@@ -185,15 +193,15 @@ func TestConformanceProvesItself(t *testing.T) {
 // TestConformanceDefaultProfile: against the embedded fake's default
 // profile, at the time scale TestConformance uses, every check passes.
 func TestConformanceDefaultProfile(t *testing.T) {
-	cfg, err := fakeserver.Profile(DefaultFakeProfile)
+	cfg, err := fakeserver.Profile(fakeProfile)
 	require.NoError(t, err)
-	cfg.TimeScale = DefaultFakeTimeScale
+	cfg.TimeScale = fakeTimeScale
 	got := suiteAgainstFake(t, cfg, nil)
-	require.Len(t, got, len(ConformanceChecks()))
-	for _, n := range ConformanceChecks() {
+	require.Len(t, got, len(Checks()))
+	for _, n := range Checks() {
 		if got[n].Outcome != Pass {
 			t.Errorf("%s: %s: %s %q", n, got[n].Outcome, got[n].Reason, got[n].Notes)
 		}
 	}
-	require.True(t, slices.Equal(outcomes(got, Pass), ConformanceChecks()))
+	require.True(t, slices.Equal(outcomes(got, Pass), Checks()))
 }

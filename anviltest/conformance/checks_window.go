@@ -1,4 +1,4 @@
-package anviltest
+package conformance
 
 import (
 	"context"
@@ -11,10 +11,6 @@ import (
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/artifact"
 )
-
-// tokenizePaths are where the /tokenize endpoint is tried, relative to the
-// server root (vLLM, SGLang) and to the base URL.
-var tokenizePaths = [...]string{"/tokenize", "/v1/tokenize"}
 
 // overWindowFactor sizes the over-long prompt of CheckPromptTokens: this
 // many times the window, at capacity's estimate of 3 characters per token.
@@ -40,12 +36,15 @@ func (p *prober) checkPromptTokens(ctx context.Context) Verdict {
 	if s.usage != nil {
 		counted = s.usage.prompt
 	}
-	n, where, why := p.tokenize(ctx, user)
+	n, where, tried := p.tokenize(ctx, user)
+	for _, why := range tried {
+		notes = append(notes, "no count: "+why)
+	}
 	switch {
 	case counted == nil:
-		skipped = append(skipped, "no usage.prompt_tokens to compare with /tokenize")
-	case why != "":
-		skipped = append(skipped, why)
+		skipped = append(skipped, "no usage.prompt_tokens to compare with the server's count")
+	case where == "":
+		skipped = append(skipped, "no positive token count from the server (/tokenize in the messages form, /apply-template then /tokenize)")
 	case n != *counted:
 		problems = append(problems, fmt.Sprintf("%s counts %d tokens for the messages, usage.prompt_tokens %d", where, n, *counted))
 	default:
@@ -54,15 +53,16 @@ func (p *prober) checkPromptTokens(ctx context.Context) Verdict {
 	}
 
 	// A prompt longer than the window.
-	if p.window <= 0 || p.window > capacity.MaxContextTokens {
-		skipped = append(skipped, "no context length known (set ANVIL_MAX_MODEL_LEN or advertise max_model_len in /models): the over-long prompt is not tried")
+	win := p.win.n
+	if win <= 0 || win > capacity.MaxContextTokens {
+		skipped = append(skipped, "no context window known (the server advertises none where capacity.Run looks, see models; Target.MaxModelLen or ANVIL_MAX_MODEL_LEN declares one): the over-long prompt is not tried")
 	} else {
-		long := "Conformance run " + p.nonce + ": this prompt is longer than the context window. " + filler(overWindowFactor*p.window)
+		long := "Conformance run " + p.nonce + ": this prompt is longer than the context window. " + filler(overWindowFactor*win)
 		s, err := p.stream(ctx, p.chatBody(long, streamed(map[string]any{"max_tokens": 1})), nil)
 		if err != nil {
 			return verdict(Fail, "the over-long prompt's request failed: "+err.Error(), notes...)
 		}
-		notes = append(notes, fmt.Sprintf("prompt of %d characters for a window of %d tokens (%s): %s", len(long), p.window, p.winFrom, s.summary()))
+		notes = append(notes, fmt.Sprintf("prompt of %d characters for a window of %d tokens (%s): %s", len(long), win, p.win.from, s.summary()))
 		switch {
 		case s.status != http.StatusOK:
 			judged++
@@ -76,7 +76,7 @@ func (p *prober) checkPromptTokens(ctx context.Context) Verdict {
 				counted = "usage.prompt_tokens " + fmtInt(s.usage.prompt)
 			}
 			problems = append(problems, fmt.Sprintf("a prompt of about %d tokens (%d characters) for a window of %d was accepted (%s): silently truncated, or the window is not %d",
-				overWindowFactor*p.window, len(long), p.window, counted, p.window))
+				overWindowFactor*win, len(long), win, counted, win))
 		}
 	}
 	notes = append(notes, skipped...)
@@ -89,42 +89,91 @@ func (p *prober) checkPromptTokens(ctx context.Context) Verdict {
 	return verdict(Pass, fmt.Sprintf("%d of 2 sub-checks judged, all agree", judged), notes...)
 }
 
+// The forms of a server's own count of a chat request's prompt tokens.
+const (
+	// tokenizePath is vLLM's and SGLang's POST /tokenize {"model",
+	// "messages", "add_generation_prompt": true}, answered {"count": n} or
+	// {"tokens": [...]}; llama.cpp's POST /tokenize {"content",
+	// "add_special"} answers {"tokens": [...]} and ignores "messages"
+	// (an empty list).
+	tokenizePath = "/tokenize"
+	// applyTemplatePath is llama.cpp's POST /apply-template {"messages"}:
+	// {"prompt": the chat template applied}, whose /tokenize count with
+	// add_special (the BOS token) is usage.prompt_tokens.
+	applyTemplatePath = "/apply-template"
+)
+
+// tokenizeRoots are where /tokenize is tried: the server root (vLLM,
+// SGLang, llama.cpp), then under the base URL.
+var tokenizeRoots = [...]string{"", "/v1"}
+
 // tokenize counts the tokens of a chat request with the one user message
-// through POST /tokenize {"model", "messages", "add_generation_prompt":
-// true} (vLLM, SGLang), trying the server root, then the base URL. why says
-// why no count came back.
-func (p *prober) tokenize(ctx context.Context, user string) (n int, where, why string) {
-	body, _ := json.Marshal(map[string]any{
-		"model":                 p.model,
-		"messages":              []map[string]string{{"role": "user", "content": user}},
-		"add_generation_prompt": true,
-	})
-	var tried []string
-	for _, path := range tokenizePaths {
-		u := p.root() + path
-		h, err := p.do(ctx, http.MethodPost, u, body, nil, p.timeout)
-		if err != nil {
-			tried = append(tried, path+": "+err.Error())
-			continue
+// in the forms a server has: the messages form of /tokenize (at the server
+// root, then under /v1), then llama.cpp's /apply-template and the content
+// form of /tokenize. Only a positive count is one: a non-empty prompt has
+// tokens, and llama.cpp answers {"tokens": []} to a body it does not read.
+//
+// tried lists the forms that gave no count, with their answers.
+func (p *prober) tokenize(ctx context.Context, user string) (n int, where string, tried []string) {
+	messages := []map[string]string{{"role": "user", "content": user}}
+	body, _ := json.Marshal(map[string]any{"model": p.model, "messages": messages, "add_generation_prompt": true})
+	for _, r := range tokenizeRoots {
+		path := r + tokenizePath
+		n, why := p.count(ctx, path, body)
+		if n > 0 {
+			return n, "POST " + path + " (messages)", tried
 		}
-		if h.status != http.StatusOK {
-			tried = append(tried, fmt.Sprintf("%s: HTTP %d", path, h.status))
-			continue
-		}
-		var ans struct {
-			Count  *int              `json:"count"`
-			Tokens []json.RawMessage `json:"tokens"`
-		}
-		if err := json.Unmarshal(h.body, &ans); err != nil || ans.Count == nil && ans.Tokens == nil {
-			tried = append(tried, fmt.Sprintf("%s: no count or tokens in %s", path, excerpt(p.scrub, h.body)))
-			continue
-		}
-		if ans.Count != nil {
-			return *ans.Count, "POST " + path, ""
-		}
-		return len(ans.Tokens), "POST " + path, ""
+		tried = append(tried, why)
 	}
-	return 0, "", "no /tokenize count (" + strings.Join(tried, "; ") + ")"
+	tb, _ := json.Marshal(map[string]any{"messages": messages})
+	h, err := p.do(ctx, http.MethodPost, p.root()+applyTemplatePath, tb, nil, p.timeout)
+	var tmpl struct {
+		Prompt *string `json:"prompt"`
+	}
+	switch {
+	case err != nil:
+		tried = append(tried, applyTemplatePath+": "+err.Error())
+	case h.status != http.StatusOK:
+		tried = append(tried, fmt.Sprintf("%s: HTTP %d", applyTemplatePath, h.status))
+	case json.Unmarshal(h.body, &tmpl) != nil || tmpl.Prompt == nil || *tmpl.Prompt == "":
+		tried = append(tried, fmt.Sprintf("%s: no prompt in %s", applyTemplatePath, excerpt(p.scrub, h.body)))
+	default:
+		cb, _ := json.Marshal(map[string]any{"content": *tmpl.Prompt, "add_special": true})
+		n, why := p.count(ctx, tokenizePath, cb)
+		if n > 0 {
+			return n, "POST " + applyTemplatePath + " then POST " + tokenizePath + " (content, add_special)", tried
+		}
+		tried = append(tried, why+" (content of "+applyTemplatePath+")")
+	}
+	return 0, "", tried
+}
+
+// count asks POST {root}path with body for a token count: "count", else
+// the length of "tokens". A count that is not positive is none; why says
+// what came back instead.
+func (p *prober) count(ctx context.Context, path string, body []byte) (n int, why string) {
+	h, err := p.do(ctx, http.MethodPost, p.root()+path, body, nil, p.timeout)
+	if err != nil {
+		return 0, path + ": " + err.Error()
+	}
+	if h.status != http.StatusOK {
+		return 0, fmt.Sprintf("%s: HTTP %d", path, h.status)
+	}
+	var ans struct {
+		Count  *int              `json:"count"`
+		Tokens []json.RawMessage `json:"tokens"`
+	}
+	if err := json.Unmarshal(h.body, &ans); err != nil || ans.Count == nil && ans.Tokens == nil {
+		return 0, fmt.Sprintf("%s: no count or tokens in %s", path, excerpt(p.scrub, h.body))
+	}
+	n = len(ans.Tokens)
+	if ans.Count != nil {
+		n = *ans.Count
+	}
+	if n < 1 {
+		return 0, fmt.Sprintf("%s: a count of %d for a non-empty prompt is no count (%s)", path, n, excerpt(p.scrub, h.body))
+	}
+	return n, ""
 }
 
 // The capacity run of CheckIsolation: a few concurrent requests with
@@ -145,7 +194,7 @@ func (p *prober) checkIsolation(ctx context.Context) Verdict {
 	t.HTTPClient = p.hc
 	t.BaseURL = p.base
 	if t.MaxModelLen == 0 {
-		t.MaxModelLen = p.window
+		t.MaxModelLen = p.win.n
 	}
 	if t.MaxModelLen == 0 {
 		t.MaxModelLen = isolationWindow
@@ -155,7 +204,7 @@ func (p *prober) checkIsolation(ctx context.Context) Verdict {
 	// gets a smaller budget, never below what a marker needs).
 	maxTokens := min(answerBudget, t.MaxModelLen-2*isolationContext)
 	if maxTokens < capacity.MinCanaryMaxTokens {
-		return verdict(Skip, fmt.Sprintf("a context window of %d tokens (%s) leaves no room for %d-token prompts with canary answers", t.MaxModelLen, p.winFrom, isolationContext))
+		return verdict(Skip, fmt.Sprintf("a context window of %d tokens (%s) leaves no room for %d-token prompts with canary answers", t.MaxModelLen, p.win.from, isolationContext))
 	}
 	w := capacity.Workload{
 		Requests:           isolationRequests,

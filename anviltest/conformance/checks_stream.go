@@ -1,4 +1,4 @@
-package anviltest
+package conformance
 
 import (
 	"context"
@@ -61,8 +61,8 @@ func (p *prober) checkStreamFraming(ctx context.Context) Verdict {
 		problems = append(problems, fmt.Sprintf("%d data events after [DONE]", s.afterDone))
 	}
 	notes := []string{s.summary()}
-	if len(s.names) > 0 || s.comments > 0 {
-		notes = append(notes, fmt.Sprintf("event names %q, %d comment lines", s.names, s.comments))
+	if len(s.names) > 0 {
+		notes = append(notes, fmt.Sprintf("event types %q", s.names))
 	}
 	if len(s.objects) > 0 {
 		notes = append(notes, fmt.Sprintf("chunk object %q", s.objects))
@@ -141,8 +141,9 @@ func (p *prober) checkContent(ctx context.Context) Verdict {
 	if bad != nil {
 		return *bad
 	}
-	notes := []string{s.summary(), fmt.Sprintf("content: %q", excerpt(p.scrub, []byte(s.content.String())))}
-	if strings.TrimSpace(s.content.String()) != "" {
+	content := s.content.scrubbed(p.scrub)
+	notes := []string{s.summary(), fmt.Sprintf("content: %q", excerpt(nil, []byte(content)))}
+	if strings.TrimSpace(content) != "" {
 		return verdict(Pass, fmt.Sprintf("%d content chunks of visible text", s.contentChunks), notes...)
 	}
 	if s.reasoningChunks > 0 && s.lastChoiceFinish != nil && *s.lastChoiceFinish == "length" {
@@ -159,11 +160,11 @@ func (p *prober) checkReasoningSeparation(ctx context.Context) Verdict {
 	if bad != nil {
 		return *bad
 	}
-	content := s.content.String()
+	content := s.content.scrubbed(p.scrub)
 	notes := []string{s.summary()}
 	for _, tag := range []string{"<think>", "</think>", "<thinking>", "</thinking>"} {
 		if i := strings.Index(content, tag); i >= 0 {
-			notes = append(notes, fmt.Sprintf("content: %q", excerpt(p.scrub, []byte(content[i:]))))
+			notes = append(notes, fmt.Sprintf("content: %q", excerpt(nil, []byte(content[i:]))))
 			return verdict(Fail, fmt.Sprintf("reasoning arrives as %s text inside content, not in reasoning_content or reasoning", tag), notes...)
 		}
 	}
@@ -251,7 +252,9 @@ func (p *prober) checkDeterminism(ctx context.Context) Verdict {
 			return verdict(Fail, why, notes...)
 		}
 		notes = append(notes, fmt.Sprintf("request %d: %s", i+1, s.summary()))
-		out[i] = s.reasoning.String() + "\x00" + s.content.String()
+		// Scrubbed before firstDifference cuts it: a credential across
+		// the cut would leave a prefix no later scrub recognises.
+		out[i] = s.reasoning.scrubbed(p.scrub) + "\x00" + s.content.scrubbed(p.scrub)
 	}
 	if out[0] == "\x00" {
 		return verdict(Skip, "no output to compare", notes...)

@@ -1,4 +1,4 @@
-package anviltest
+package conformance
 
 import (
 	"bytes"
@@ -31,8 +31,7 @@ type prober struct {
 	base    string // BaseURL without a trailing slash
 	where   string // BaseURL as recorded: no userinfo, query or fragment
 	model   string // the model sent
-	window  int    // the context length known, 0 when unknown
-	winFrom string // where window came from
+	win     window // the context window and where it was found
 	models  *httpSeen
 	modErr  error
 	hc      *http.Client
@@ -45,43 +44,35 @@ type prober struct {
 	run     RunFunc
 	extra   map[string]any
 
-	baseOnce sync.Once
-	baseSeen *streamSeen
+	baseOnce     sync.Once
+	baseQuestion string // the base exchange's one user message
+	baseSeen     *streamSeen
 }
 
 // newProber resolves the target (BaseURL, headers, key, client), asks GET
-// /models once for the model to send (Target.Model, else the first id) and
-// its context length (Target.MaxModelLen, else the model's entry), and
-// draws the run's nonce, which makes every prompt of the run new to the
-// server's caches.
-func newProber(ctx context.Context, s *settings, t capacity.Target, timeout time.Duration) (*prober, error) {
-	rt, err := t.Resolved()
+// /models once for the model to send (Target.Model, else the first id),
+// finds the context window (discoverWindow) and draws the run's nonce.
+func newProber(ctx context.Context, c Config) (*prober, error) {
+	rt, err := c.Target.Resolved()
 	if err != nil {
-		return nil, explainFields(err, envFieldNames()...)
+		return nil, fmt.Errorf("conformance: %w", err)
 	}
 	p := &prober{
 		base:    rt.BaseURL,
 		where:   redactURL(rt.BaseURL),
 		model:   rt.Model,
-		window:  rt.MaxModelLen,
 		hc:      rt.HTTPClient,
 		headers: rt.Headers.Clone(),
-		timeout: timeout,
-		target:  t,
-		run:     s.run,
+		apiKey:  c.APIKey,
+		timeout: c.Timeout,
+		target:  c.Target,
+		run:     c.Run,
 		extra:   rt.ExtraBody,
-	}
-	if p.window > 0 {
-		p.winFrom = "Target.MaxModelLen"
 	}
 	if p.headers == nil {
 		p.headers = http.Header{}
 	}
-	if rt.APIKeyEnv != "" {
-		p.apiKey = s.getenv(rt.APIKeyEnv)
-		if p.apiKey == "" {
-			return nil, &envError{name: rt.APIKeyEnv, value: "", allowed: "the bearer token (" + EnvAPIKeyEnv + " names this variable)"}
-		}
+	if p.apiKey != "" {
 		p.headers.Set("Authorization", "Bearer "+p.apiKey)
 	}
 	p.scrub = rt.Redactor(p.apiKey)
@@ -96,15 +87,14 @@ func newProber(ctx context.Context, s *settings, t capacity.Target, timeout time
 	p.nonce = hex.EncodeToString(b[:])
 
 	p.models, p.modErr = p.do(ctx, http.MethodGet, p.base+"/models", nil, nil, p.timeout)
+	var listed []modelEntry
 	if p.modErr == nil && p.models.status == http.StatusOK {
-		ids, lens := parseModelList(p.models.body)
-		if p.model == "" && len(ids) > 0 {
-			p.model = ids[0]
-		}
-		if l, ok := lens[p.model]; ok && p.window == 0 && l.n > 0 {
-			p.window, p.winFrom = l.n, "/models "+l.field
+		listed, _ = parseModelList(p.models.body)
+		if p.model == "" && len(listed) > 0 {
+			p.model = listed[0].id
 		}
 	}
+	p.win = p.discoverWindow(ctx, rt.MaxModelLen, listed)
 	return p, nil
 }
 

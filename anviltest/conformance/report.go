@@ -1,4 +1,4 @@
-package anviltest
+package conformance
 
 import (
 	"bytes"
@@ -15,27 +15,32 @@ import (
 	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
-// ConformanceSchema names the format of the JSON verdict file.
-const ConformanceSchema = "anvil-go.conformance/v1"
+// Schema names the format of the JSON verdict file.
+const Schema = "anvil-go.conformance/v1"
 
-// ConformanceReport is the verdicts of one Conformance run, as written to
+// Report is the verdicts of one run of the suite, as written to
 // conformance.<start>.json:
 //
 //	{"schema": "anvil-go.conformance/v1", "base_url": ..., "model": ...,
 //	 "started_at": RFC 3339, "counts": {"pass": n, "fail": n, "skip": n},
 //	 "verdicts": [{"check", "outcome", "reason", "notes"}, ...]}
 //
-// BaseURL has no userinfo, query or fragment.
-type ConformanceReport struct {
-	BaseURL   string
-	Model     string
+// Suite.NewReport fills BaseURL (without userinfo, query or fragment) and
+// Model scrubbed of the target's credentials; Suite.Check gives verdicts
+// scrubbed the same way, so nothing the files print carries a credential.
+type Report struct {
+	// BaseURL is the target's base URL as recorded.
+	BaseURL string
+	// Model is the model id the suite sent.
+	Model string
+	// StartedAt is when the run started; it names the files.
 	StartedAt time.Time
 	// Verdicts are those of the checks that ran, in suite order.
 	Verdicts []Verdict
 }
 
 // Counts is the number of verdicts of each outcome.
-func (r *ConformanceReport) Counts() map[Outcome]int {
+func (r *Report) Counts() map[Outcome]int {
 	c := map[Outcome]int{Pass: 0, Fail: 0, Skip: 0}
 	for _, v := range r.Verdicts {
 		c[v.Outcome]++
@@ -45,7 +50,7 @@ func (r *ConformanceReport) Counts() map[Outcome]int {
 
 // Verdict returns the verdict of the named check, false when it did not
 // run.
-func (r *ConformanceReport) Verdict(check string) (Verdict, bool) {
+func (r *Report) Verdict(check string) (Verdict, bool) {
 	for _, v := range r.Verdicts {
 		if v.Check == check {
 			return v, true
@@ -55,7 +60,7 @@ func (r *ConformanceReport) Verdict(check string) (Verdict, bool) {
 }
 
 // MarshalJSON writes the schema above.
-func (r *ConformanceReport) MarshalJSON() ([]byte, error) {
+func (r *Report) MarshalJSON() ([]byte, error) {
 	vs := r.Verdicts
 	if vs == nil {
 		vs = []Verdict{}
@@ -67,12 +72,12 @@ func (r *ConformanceReport) MarshalJSON() ([]byte, error) {
 		StartedAt string          `json:"started_at"`
 		Counts    map[Outcome]int `json:"counts"`
 		Verdicts  []Verdict       `json:"verdicts"`
-	}{ConformanceSchema, r.BaseURL, r.Model, r.StartedAt.UTC().Format(time.RFC3339), r.Counts(), vs})
+	}{Schema, r.BaseURL, r.Model, r.StartedAt.UTC().Format(time.RFC3339), r.Counts(), vs})
 }
 
 // WriteMarkdown writes the verdicts as a Markdown table, one row per check
 // (reasons only; the notes are in the JSON file and the test log).
-func (r *ConformanceReport) WriteMarkdown(w io.Writer) error {
+func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b bytes.Buffer
 	c := r.Counts()
 	fmt.Fprintf(&b, "# Conformance of %s at %s\n\n", mdCell(r.Model), mdCell(r.BaseURL))
@@ -100,48 +105,59 @@ func mdCell(s string) string {
 	return b.String()
 }
 
-// conformancePaths are the two verdict files of a run.
-type conformancePaths struct {
-	json, markdown string
+// Paths are the two verdict files of a run.
+type Paths struct {
+	// JSON is the path of conformance.<start>.json.
+	JSON string
+	// Markdown is the path of conformance.<start>.md.
+	Markdown string
 }
 
-// writeFiles writes conformance.<start>.json and .md into dir through the
+// stampLayout names a run's files by its start time to the nanosecond, as
+// anviltest names its artifacts.
+const stampLayout = "20060102T150405.000000000Z"
+
+// maxNameSuffix bounds the "-2", "-3", ... suffixes tried when a name is
+// already taken (two runs starting in the same nanosecond).
+const maxNameSuffix = 1000
+
+// WriteFiles writes conformance.<start>.json and .md into dir through the
 // module's one atomic writer (package artifact): the JSON file appears
 // complete under a new name (a "-2", "-3", ... suffix when taken), then the
 // Markdown file beside it. A failure leaves neither file behind, never an
 // empty or partial one.
-func (r *ConformanceReport) writeFiles(dir string) (conformancePaths, error) {
+func (r *Report) WriteFiles(dir string) (Paths, error) {
 	js, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
-		return conformancePaths{}, err
+		return Paths{}, err
 	}
 	js = append(js, '\n')
 	var md bytes.Buffer
 	if err := r.WriteMarkdown(&md); err != nil {
-		return conformancePaths{}, err
+		return Paths{}, err
 	}
 	bytesOf := func(b []byte) func(io.Writer) error {
 		return func(w io.Writer) error { _, err := w.Write(b); return err }
 	}
-	stem := "conformance." + r.StartedAt.UTC().Format(artifactStampLayout)
+	stem := "conformance." + r.StartedAt.UTC().Format(stampLayout)
 	for i := 1; i <= maxNameSuffix; i++ {
 		s := stem
 		if i > 1 {
 			s = fmt.Sprintf("%s-%d", stem, i)
 		}
-		p := conformancePaths{json: filepath.Join(dir, s+".json"), markdown: filepath.Join(dir, s+".md")}
-		err := artifact.CreateFileFunc(p.json, bytesOf(js))
+		p := Paths{JSON: filepath.Join(dir, s+".json"), Markdown: filepath.Join(dir, s+".md")}
+		err := artifact.CreateFileFunc(p.JSON, bytesOf(js))
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
-			return conformancePaths{}, fmt.Errorf("anviltest: %w", err)
+			return Paths{}, fmt.Errorf("conformance: %w", err)
 		}
-		if err := artifact.WriteFileFunc(p.markdown, bytesOf(md.Bytes())); err != nil {
-			os.Remove(p.json)
-			return conformancePaths{}, fmt.Errorf("anviltest: %w", err)
+		if err := artifact.WriteFileFunc(p.Markdown, bytesOf(md.Bytes())); err != nil {
+			os.Remove(p.JSON)
+			return Paths{}, fmt.Errorf("conformance: %w", err)
 		}
 		return p, nil
 	}
-	return conformancePaths{}, fmt.Errorf("anviltest: no free name for %q in %s", stem, dir)
+	return Paths{}, fmt.Errorf("conformance: no free name for %q in %s", stem, dir)
 }

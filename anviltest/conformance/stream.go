@@ -1,6 +1,7 @@
-package anviltest
+package conformance
 
 import (
+	"bufio"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -12,6 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/sse"
 )
 
 // sseDone is the data of the terminal event of an OpenAI stream.
@@ -31,20 +36,19 @@ type streamSeen struct {
 	readErr         error // the body ended abnormally (drop, timeout, bounds)
 
 	events     int      // data events, [DONE] included
-	names      []string // distinct event: names
-	comments   int
+	names      []string // distinct event types
 	done       bool     // a data: [DONE] arrived
 	afterDone  int      // data events after it
 	badJSON    []string // data that was not JSON
 	errObjects []string // in-stream {"error": ...} objects
 	objects    []string // distinct "object" values
 
-	content, reasoning strings.Builder // bounded by maxCapture
-	contentChunks      int             // chunks with non-empty delta.content
-	reasoningChunks    int             // chunks with non-empty reasoning text
-	reasoningField     string          // the delta field reasoning came in
-	finishes           []string        // every non-null finish_reason, in order
-	lastChoiceFinish   *string         // finish_reason of the last chunk with choices
+	content, reasoning capturedText // bounded by maxCapture
+	contentChunks      int          // chunks with non-empty delta.content
+	reasoningChunks    int          // chunks with non-empty reasoning text
+	reasoningField     string       // the delta field reasoning came in
+	finishes           []string     // every non-null finish_reason, in order
+	lastChoiceFinish   *string      // finish_reason of the last chunk with choices
 	choiceChunks       int
 	usage              *usageSeen // the last usage object
 	usageObjects       int
@@ -154,7 +158,7 @@ func (p *prober) stream(ctx context.Context, body []byte, hdr http.Header) (*str
 		}
 		r = gz
 	}
-	s.read(newSSEReader(r))
+	s.read(sse.NewReader(r, capacity.MaxEventSize))
 	if s.readErr != nil {
 		s.readErr = p.requestError(http.MethodPost, u, s.readErr, p.timeout)
 	}
@@ -162,38 +166,43 @@ func (p *prober) stream(ctx context.Context, body []byte, hdr http.Header) (*str
 	return s, nil
 }
 
-// read consumes the events until the end of the body.
-func (s *streamSeen) read(r *sseReader) {
-	defer func() { s.comments = r.comments }()
-	for {
-		ev, err := r.next()
-		if errors.Is(err, io.EOF) {
+// read consumes the events until the end of the body, at most maxEvents.
+func (s *streamSeen) read(r *sse.Reader) {
+	for r.Scan() {
+		if s.events >= maxEvents {
+			s.readErr = fmt.Errorf("more than %d events: more than any request of the suite asks for", maxEvents)
 			return
 		}
-		if err != nil {
-			s.readErr = err
-			return
+		s.event(r.Event())
+	}
+	if err := r.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			err = fmt.Errorf("an event larger than capacity.MaxEventSize (%d bytes)", capacity.MaxEventSize)
 		}
-		s.event(ev)
+		s.readErr = err
 	}
 }
 
-func (s *streamSeen) event(ev sseEvent) {
+// maxEvents bounds the events of one response the checks read: every
+// request of the suite asks for at most answerBudget tokens.
+const maxEvents = 8 * answerBudget
+
+func (s *streamSeen) event(ev sse.Event) {
 	s.events++
-	if ev.Name != "" && !contains(s.names, ev.Name) {
-		s.names = append(s.names, ev.Name)
+	if len(ev.Type) > 0 && !contains(s.names, string(ev.Type)) {
+		s.names = append(s.names, string(ev.Type))
 	}
 	if s.done {
 		s.afterDone++
 		return
 	}
-	if strings.TrimSpace(ev.Data) == sseDone {
+	if strings.TrimSpace(string(ev.Data)) == sseDone {
 		s.done = true
 		return
 	}
 	var c wireChunk
-	if err := json.Unmarshal([]byte(ev.Data), &c); err != nil {
-		s.badJSON = append(s.badJSON, excerpt(s.scrub, []byte(ev.Data)))
+	if err := json.Unmarshal(ev.Data, &c); err != nil {
+		s.badJSON = append(s.badJSON, excerpt(s.scrub, ev.Data))
 		return
 	}
 	if c.Object != "" && !contains(s.objects, c.Object) {
@@ -215,7 +224,7 @@ func (s *streamSeen) event(ev sseEvent) {
 		d := ch.Delta
 		if d.Content != nil && *d.Content != "" {
 			s.contentChunks++
-			capture(&s.content, *d.Content)
+			s.content.add(*d.Content)
 		}
 		for _, r := range []struct {
 			field string
@@ -224,7 +233,7 @@ func (s *streamSeen) event(ev sseEvent) {
 			if r.text != nil && *r.text != "" {
 				s.reasoningChunks++
 				s.reasoningField = r.field
-				capture(&s.reasoning, *r.text)
+				s.reasoning.add(*r.text)
 			}
 		}
 		if ch.FinishReason != nil {
@@ -235,14 +244,50 @@ func (s *streamSeen) event(ev sseEvent) {
 	}
 }
 
-// capture appends text to b up to maxCapture bytes.
-func capture(b *strings.Builder, text string) {
-	if room := maxCapture - b.Len(); room > 0 {
-		if len(text) > room {
-			text = text[:room]
-		}
-		b.WriteString(text)
+// capturedText is the text of one kind (content or reasoning) a stream
+// carried, its first maxCapture bytes.
+type capturedText struct {
+	b   strings.Builder
+	cut bool // text beyond maxCapture was left out
+}
+
+// maxCredentialForm bounds the bytes of one form of a credential a server
+// may echo (raw, JSON-escaped, encoded): what a cut capture may end inside.
+const maxCredentialForm = 4 << 10
+
+// add appends text up to maxCapture bytes in all.
+func (c *capturedText) add(text string) {
+	room := maxCapture - c.b.Len()
+	if len(text) > room {
+		text, c.cut = text[:max(room, 0)], true
 	}
+	c.b.WriteString(text)
+}
+
+// scrubbed is the text with the target's credentials removed (scrub) before
+// any cut: when the capture was cut at maxCapture, a credential may have
+// been cut with it, and its first part, which no scrub recognises, lies in
+// the last maxCredentialForm bytes; they are dropped after the scrub.
+func (c *capturedText) scrubbed(scrub func(string) string) string {
+	s := c.b.String()
+	if scrub != nil {
+		s = scrub(s)
+	}
+	if c.cut {
+		s, _ = cutRunes(s, max(len(s)-maxCredentialForm, 0))
+	}
+	return s
+}
+
+// cutRunes cuts s to at most n bytes on a rune boundary.
+func cutRunes(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], true
 }
 
 func contains(list []string, s string) bool {
@@ -299,11 +344,11 @@ func (p *prober) baseExchange(ctx context.Context) (*streamSeen, error) {
 	var err error
 	p.baseOnce.Do(func() {
 		budget := answerBudget
-		if p.window > 0 {
-			budget = min(budget, p.window/2) // a small window still fits the question
+		if p.win.n > 0 {
+			budget = min(budget, p.win.n/2) // a small window still fits the question
 		}
-		body := p.chatBody("In one short sentence: why is the sea salty? (conformance run "+p.nonce+")",
-			streamed(map[string]any{"max_tokens": budget}))
+		p.baseQuestion = "In one short sentence: why is the sea salty? (conformance run " + p.nonce + ")"
+		body := p.chatBody(p.baseQuestion, streamed(map[string]any{"max_tokens": budget}))
 		p.baseSeen, err = p.stream(ctx, body, http.Header{"Accept-Encoding": {"identity"}})
 		if err != nil {
 			p.baseSeen = &streamSeen{readErr: err}
@@ -318,39 +363,3 @@ func (p *prober) baseExchange(ctx context.Context) (*streamSeen, error) {
 // answerBudget is the max_tokens of the requests whose visible content is
 // judged: room for a reasoning model's thinking before a short answer.
 const answerBudget = 1024
-
-// parseModelList reads the ids of a /models answer and, per id, the first
-// context length field among those capacity probes.
-func parseModelList(body []byte) (ids []string, lens map[string]modelLen) {
-	var list struct {
-		Data []map[string]json.RawMessage `json:"data"`
-	}
-	if json.Unmarshal(body, &list) != nil {
-		return nil, nil
-	}
-	lens = map[string]modelLen{}
-	for _, m := range list.Data {
-		var id string
-		if json.Unmarshal(m["id"], &id) != nil {
-			continue
-		}
-		ids = append(ids, id)
-		for _, f := range contextLengthFields {
-			if n := jsonInt(m[f]); n != nil && *n > 0 {
-				lens[id] = modelLen{f, *n}
-				break
-			}
-		}
-	}
-	return ids, lens
-}
-
-// modelLen is an advertised context length and the field it came in.
-type modelLen struct {
-	field string
-	n     int
-}
-
-// contextLengthFields are the /models entry fields that advertise a
-// context length, in the order capacity's probe reads them.
-var contextLengthFields = [...]string{"max_model_len", "max_context_length", "context_length"}

@@ -1,4 +1,4 @@
-package anviltest
+package conformance
 
 import (
 	"fmt"

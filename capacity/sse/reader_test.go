@@ -1,4 +1,4 @@
-package capacity
+package sse
 
 import (
 	"bufio"
@@ -12,6 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tmaxmax/go-sse"
 )
+
+// testMaxEvent is the size limit of the tests: capacity's MaxEventSize.
+const testMaxEvent = 256 << 10
 
 // framedEvent is one event as both readers give it, and the end.
 type framedEvent struct {
@@ -37,17 +40,18 @@ func frameWithGoSSE(r io.Reader, maxEvent int) framing {
 	return f
 }
 
-func frameWithEventReader(r io.Reader, maxEvent int) framing {
+func frameWithReader(r io.Reader, maxEvent int) framing {
 	var f framing
-	er := newEventReader(r, maxEvent)
-	for {
-		ev, err := er.next()
-		if err != nil {
-			f.End = endName(err)
-			return f
-		}
+	sr := NewReader(r, maxEvent)
+	for sr.Scan() {
+		ev := sr.Event()
 		f.Events = append(f.Events, framedEvent{string(ev.Type), string(ev.Data)})
 	}
+	f.End = "eof"
+	if err := sr.Err(); err != nil {
+		f.End = endName(err)
+	}
+	return f
 }
 
 func endName(err error) string {
@@ -67,50 +71,50 @@ var framingSeeds = []string{
 	"toolongname: v\ndata: w\n\n", "event:x\nevent:y\ndata:z\n\n", "\r\n\xEF\xBB\xBFdata: bom after blank\n\n",
 }
 
-// TestEventReaderAgainstGoSSE: the seeds, read whole and a byte at a time.
-func TestEventReaderAgainstGoSSE(t *testing.T) {
+// TestReaderAgainstGoSSE: the seeds, read whole and a byte at a time.
+func TestReaderAgainstGoSSE(t *testing.T) {
 	for _, s := range framingSeeds {
-		for _, maxEvent := range []int{MaxEventSize, 16} {
+		for _, maxEvent := range []int{testMaxEvent, 16} {
 			want := frameWithGoSSE(strings.NewReader(s), maxEvent)
 			for _, r := range []io.Reader{strings.NewReader(s), iotest.OneByteReader(strings.NewReader(s)), iotest.DataErrReader(strings.NewReader(s))} {
-				require.Empty(t, cmp.Diff(want, frameWithEventReader(r, maxEvent)), "%q max %d", s, maxEvent)
+				require.Empty(t, cmp.Diff(want, frameWithReader(r, maxEvent)), "%q max %d", s, maxEvent)
 			}
 		}
 	}
 }
 
-// TestEventReaderSizeLimit: an event of exactly maxEvent bytes (its blank
+// TestReaderSizeLimit: an event of exactly maxEvent bytes (its blank
 // lines before it included) is read, one byte more fails, as with go-sse.
-func TestEventReaderSizeLimit(t *testing.T) {
+func TestReaderSizeLimit(t *testing.T) {
 	for _, tt := range []string{"data: %s\n\n", "\n\ndata: %s\r\n\r\n", "data: %s\r\r", ": c\ndata: %s\n\n"} {
 		for pad := 0; pad < 80; pad++ {
 			s := strings.Replace(tt, "%s", strings.Repeat("x", pad), 1) + "data: next\n\n"
 			for _, maxEvent := range []int{32, 64} {
 				want := frameWithGoSSE(strings.NewReader(s), maxEvent)
-				require.Empty(t, cmp.Diff(want, frameWithEventReader(strings.NewReader(s), maxEvent)), "%q max %d", s, maxEvent)
+				require.Empty(t, cmp.Diff(want, frameWithReader(strings.NewReader(s), maxEvent)), "%q max %d", s, maxEvent)
 			}
 		}
 	}
 }
 
-// FuzzEventReaderAgainstGoSSE: for any bytes, read whole, the events, their
+// FuzzReaderAgainstGoSSE: for any bytes, read whole, the events, their
 // type and data and the end of the reading are go-sse's; read a byte at a
 // time, they are the same.
-func FuzzEventReaderAgainstGoSSE(f *testing.F) {
+func FuzzReaderAgainstGoSSE(f *testing.F) {
 	for _, s := range framingSeeds {
 		f.Add([]byte(s), false)
 	}
 	f.Fuzz(func(t *testing.T, data []byte, small bool) {
-		maxEvent := MaxEventSize
+		maxEvent := testMaxEvent
 		if small {
 			maxEvent = 24
 		}
 		want := frameWithGoSSE(strings.NewReader(string(data)), maxEvent)
-		got := frameWithEventReader(strings.NewReader(string(data)), maxEvent)
+		got := frameWithReader(strings.NewReader(string(data)), maxEvent)
 		require.Empty(t, cmp.Diff(want, got), "%q", data)
 		// go-sse's own size limit depends on how the reads cut the input
-		// at a "\r\n"; the event reader's does not (TestEventReaderReadBoundaries).
-		one := frameWithEventReader(iotest.OneByteReader(strings.NewReader(string(data))), maxEvent)
+		// at a "\r\n"; the Reader's does not (TestReaderReadBoundaries).
+		one := frameWithReader(iotest.OneByteReader(strings.NewReader(string(data))), maxEvent)
 		require.Empty(t, cmp.Diff(got, one), "one byte at a time: %q", data)
 	})
 }
@@ -134,12 +138,12 @@ func (r *splitReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// TestEventReaderReadBoundaries: the framing, the size limit included, is
+// TestReaderReadBoundaries: the framing, the size limit included, is
 // a function of the bytes alone, not of how the reads cut them: split at
 // every byte, or one byte a read, the events and the end are those of the
 // whole input. (A "\r\n" ending an event whose '\n' comes in the next read
 // belongs to that event, not to the next one's size.)
-func TestEventReaderReadBoundaries(t *testing.T) {
+func TestReaderReadBoundaries(t *testing.T) {
 	var inputs []string
 	for _, s := range framingSeeds {
 		inputs = append(inputs, s, s+s)
@@ -150,11 +154,11 @@ func TestEventReaderReadBoundaries(t *testing.T) {
 			": c\r\n\r\ndata: "+x+"\r\n\r\n")
 	}
 	for _, s := range inputs {
-		for _, maxEvent := range []int{MaxEventSize, 16, 32, 64} {
-			want := frameWithEventReader(strings.NewReader(s), maxEvent)
-			require.Empty(t, cmp.Diff(want, frameWithEventReader(iotest.OneByteReader(strings.NewReader(s)), maxEvent)), "%q max %d, one byte a read", s, maxEvent)
+		for _, maxEvent := range []int{testMaxEvent, 16, 32, 64} {
+			want := frameWithReader(strings.NewReader(s), maxEvent)
+			require.Empty(t, cmp.Diff(want, frameWithReader(iotest.OneByteReader(strings.NewReader(s)), maxEvent)), "%q max %d, one byte a read", s, maxEvent)
 			for at := 1; at < len(s); at++ {
-				require.Empty(t, cmp.Diff(want, frameWithEventReader(&splitReader{s: s, at: at}, maxEvent)), "%q max %d, split at %d", s, maxEvent, at)
+				require.Empty(t, cmp.Diff(want, frameWithReader(&splitReader{s: s, at: at}, maxEvent)), "%q max %d, split at %d", s, maxEvent, at)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package anviltest
+package conformance
 
 import (
 	"context"
@@ -16,24 +16,29 @@ func (p *prober) checkModels(context.Context) Verdict {
 	if p.models.status != http.StatusOK {
 		return verdict(Fail, fmt.Sprintf("GET /models answered HTTP %d, want 200 with a model list", p.models.status), notes...)
 	}
-	ids, lens := parseModelList(p.models.body)
+	entries, ok := parseModelList(p.models.body)
+	var ids []string
+	for _, e := range entries {
+		ids = append(ids, e.id)
+	}
 	switch {
-	case lens == nil:
+	case !ok:
 		return verdict(Fail, `GET /models is not an OpenAI model list {"data": [{"id": ...}]}`, notes...)
 	case len(ids) == 0:
 		return verdict(Fail, "GET /models lists no model", notes...)
 	case !contains(ids, p.model):
 		return verdict(Fail, fmt.Sprintf("GET /models does not list the model %q (it lists %q)", p.model, ids), notes...)
 	}
-	l, ok := lens[p.model]
-	if !ok {
-		why := fmt.Sprintf("the /models entry of %q advertises no context length (none of %s)", p.model, strings.Join(contextLengthFields[:], ", "))
-		if p.window > 0 {
-			notes = append(notes, fmt.Sprintf("context length %d from %s", p.window, p.winFrom))
+	notes = append(notes, p.win.notes...)
+	if p.win.advertisedN == 0 {
+		why := fmt.Sprintf("the server advertises no context window for %q (none of %s in its /models entry, no %s, %s or %s answer with one)",
+			p.model, strings.Join(append(contextLengthFields[:], llamaCppMetaField), ", "), llamaCppPropsPath, ollamaPSPath, ollamaShowPath)
+		if p.win.n > 0 {
+			notes = append(notes, fmt.Sprintf("context window %d from %s", p.win.n, p.win.from))
 		}
 		return verdict(Skip, why, notes...)
 	}
-	return verdict(Pass, fmt.Sprintf("lists %q with %s %d", p.model, l.field, l.n), notes...)
+	return verdict(Pass, fmt.Sprintf("lists %q, context window %d advertised by %s", p.model, p.win.advertisedN, p.win.advertisedFrom), notes...)
 }
 
 // errorCase is one bad request of CheckBadRequest.
@@ -52,7 +57,7 @@ func (p *prober) checkBadRequest(ctx context.Context) Verdict {
 	}
 	var notes, problems []string
 	for _, c := range cases {
-		h, err := p.do(ctx, http.MethodPost, p.base+"/chat/completions", c.body, http.Header{"Accept": {eventStreamType}}, ConformanceErrorDeadline)
+		h, err := p.do(ctx, http.MethodPost, p.base+"/chat/completions", c.body, http.Header{"Accept": {eventStreamType}}, ErrorDeadline)
 		if err != nil {
 			problems = append(problems, c.name+": "+err.Error())
 			continue
@@ -109,14 +114,23 @@ const prefixCacheTokens = 2048
 func (p *prober) checkPrefixCache(ctx context.Context) Verdict {
 	// A server that sent no usage when asked never reports cached tokens:
 	// the long prompts are not sent.
-	if base, err := p.baseExchange(ctx); err == nil && base.failed() == "" && base.usage == nil {
+	base, err := p.baseExchange(ctx)
+	if err == nil && base.failed() == "" && base.usage == nil {
 		return verdict(Skip, "no usage object when asked (see usage): cached tokens are never reported", base.summary())
 	}
 	size := prefixCacheTokens
-	if p.window > 0 {
-		size = min(size, p.window/2) // room for the template and the answer
+	if p.win.n > 0 {
+		size = min(size, p.win.n/2) // room for the template and the answer
 	}
-	prefix := "Conformance run " + p.nonce + ". " + filler(size)
+	// The prefix is sized by what the base exchange's prompt counted, so
+	// that it fits the window on a tokenizer of fewer characters per token
+	// than filler assumes (llama.cpp's tiny models count about 1.1).
+	chars := float64(size * fillerCharsPerToken)
+	if err == nil && base.usage != nil && base.usage.prompt != nil && *base.usage.prompt > 0 {
+		per := float64(len(p.baseQuestion)) / float64(*base.usage.prompt)
+		chars = float64(size) * min(max(per, 1), fillerCharsPerToken)
+	}
+	prefix := "Conformance run " + p.nonce + ". " + filler(int(chars)/fillerCharsPerToken)
 	var notes []string
 	var seen [2]*usageSeen
 	for i, q := range []string{"Question one: reply with the word yes.", "Question two: reply with the word no."} {
@@ -154,13 +168,17 @@ func fmtIntOf(u *usageSeen) string {
 	return fmtInt(u.cached)
 }
 
-// filler is code-like text of about tokens tokens (capacity's estimate of
-// 3 characters per token), numbered so that no two statements are alike.
+// fillerCharsPerToken is capacity's estimate of the characters of a token,
+// the one filler sizes by.
+const fillerCharsPerToken = 3
+
+// filler is code-like text of about tokens tokens (fillerCharsPerToken
+// characters each), numbered so that no two statements are alike.
 // It is one line: the checks judge their subject, not a server's handling
 // of newlines.
 func filler(tokens int) string {
 	var b strings.Builder
-	for i := 0; b.Len() < tokens*3; i++ {
+	for i := 0; b.Len() < tokens*fillerCharsPerToken; i++ {
 		fmt.Fprintf(&b, "def helper_%d(x): return compute(x, %d); ", i, i*7)
 	}
 	return b.String()

@@ -1,0 +1,235 @@
+package anviltest
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/anvilbench/anvil/capacity"
+	fakeserver "github.com/anvilbench/anvil/fake_server"
+)
+
+// The environment. Every ANVIL_* variable anviltest reads is a row of
+// envVars: its name, the field it fills, what it accepts and how it is
+// parsed. readEnvironment is the one place that parses them, all at once,
+// so a bad value fails the run before anything starts, whatever else is
+// configured, with an error naming the variable, its value and what is
+// allowed.
+//
+// One precedence rule for every variable: an Option wins over the field it
+// sets in the Workload (or Target, or SLO), which wins over the
+// environment, which wins over the default. A variable fills only a field
+// that is still at its zero value; a variable set to the empty string is
+// unset.
+
+// envVar is one ANVIL_* variable.
+type envVar struct {
+	name string
+	// field is the capacity field the variable fills (Target.Model,
+	// Workload.Rate, SLO.TTFT, ...) for errors about that field, or "" for
+	// a setting of anviltest's own.
+	field string
+	// allowed says what the variable accepts, for its error.
+	allowed string
+	// parse stores v, which is not empty, in e; an error is reported as
+	// an *envError naming the variable.
+	parse func(e *environment, v string) error
+}
+
+// environment is the parsed environment: the zero value of a field means
+// its variable is unset.
+type environment struct {
+	baseURL, model, apiKeyEnv, engine, gpu  string
+	clockDomainID, configurationFingerprint string
+	maxModelLen                             int
+	out                                     string
+	warmup                                  int
+	timeout                                 time.Duration
+	promptSizing                            capacity.PromptSizing
+	rate                                    float64
+	arrival                                 capacity.ArrivalProcess
+	burstiness                              float64
+	slo                                     capacity.SLO
+	fakeProfile                             string
+	fakeTimeScale                           float64
+	fakeDecodeStep                          time.Duration
+	progress, html                          *bool
+}
+
+// envVars is every variable anviltest reads, in the order they are
+// checked (the first bad one is reported).
+var envVars = [...]envVar{
+	{EnvBaseURL, "Target.BaseURL", "an http(s) URL of the API root", str(func(e *environment) *string { return &e.baseURL })},
+	{EnvModel, "Target.Model", "a model id", str(func(e *environment) *string { return &e.model })},
+	{EnvAPIKeyEnv, "Target.APIKeyEnv", "the name of the variable that holds the API key", str(func(e *environment) *string { return &e.apiKeyEnv })},
+	{EnvEngine, "Target.Engine", "an engine identity such as vllm-0.11.0", str(func(e *environment) *string { return &e.engine })},
+	{EnvGPU, "Target.GPU", "a GPU identity such as h100-80gb", str(func(e *environment) *string { return &e.gpu })},
+	{EnvMaxModelLen, "Target.MaxModelLen", fmt.Sprintf("an integer in 0..%d", capacity.MaxContextTokens), func(e *environment, v string) error {
+		n, err := strconv.Atoi(v)
+		if err == nil && (n < 0 || n > capacity.MaxContextTokens) {
+			err = errOutOfRange
+		}
+		e.maxModelLen = n
+		return err
+	}},
+	{EnvClockDomainID, "Target.ClockDomainID", "a clock domain label", str(func(e *environment) *string { return &e.clockDomainID })},
+	{EnvConfigurationFingerprint, "Target.ConfigurationFingerprint", "sha256:<64 hex digits>", str(func(e *environment) *string { return &e.configurationFingerprint })},
+	{EnvOut, "", "a directory", str(func(e *environment) *string { return &e.out })},
+	{EnvWarmup, "Workload.Warmup", fmt.Sprintf("an integer in 0..%d", capacity.MaxRequests), func(e *environment, v string) error {
+		n, err := strconv.Atoi(v)
+		if err == nil && (n < 0 || n > capacity.MaxRequests) {
+			err = errOutOfRange
+		}
+		e.warmup = n
+		return err
+	}},
+	{EnvTimeout, "Workload.Timeout", fmt.Sprintf("a duration in (0, %s]", capacity.MaxTimeout), duration(func(e *environment) *time.Duration { return &e.timeout }, capacity.MaxTimeout)},
+	{EnvPromptSizing, "Workload.PromptSizing", fmt.Sprintf("%q or %q", capacity.PromptSizingReference, capacity.PromptSizingExact), func(e *environment, v string) error {
+		e.promptSizing = capacity.PromptSizing(v)
+		if e.promptSizing != capacity.PromptSizingReference && e.promptSizing != capacity.PromptSizingExact {
+			return errNotAllowed
+		}
+		return nil
+	}},
+	{EnvRate, "Workload.Rate", fmt.Sprintf("requests per second in [%g, %g]", float64(capacity.MinRate), float64(capacity.MaxRate)), float(func(e *environment) *float64 { return &e.rate }, capacity.MinRate, capacity.MaxRate)},
+	{EnvArrival, "Workload.Arrival", "constant, poisson or gamma", func(e *environment, v string) error {
+		switch p := capacity.ArrivalProcess(v); p {
+		case capacity.ArrivalConstant, capacity.ArrivalPoisson, capacity.ArrivalGamma:
+			e.arrival = p
+			return nil
+		}
+		return errNotAllowed
+	}},
+	{EnvBurstiness, "Workload.Burstiness", fmt.Sprintf("a gamma shape in [%g, %g]", float64(capacity.MinBurstiness), float64(capacity.MaxBurstiness)), float(func(e *environment) *float64 { return &e.burstiness }, capacity.MinBurstiness, capacity.MaxBurstiness)},
+	{EnvSLOTTFT, "SLO.TTFT", "a positive duration such as 500ms", duration(func(e *environment) *time.Duration { return &e.slo.TTFT }, 0)},
+	{EnvSLOTPOT, "SLO.TPOT", "a positive duration such as 50ms", duration(func(e *environment) *time.Duration { return &e.slo.TPOT }, 0)},
+	{EnvSLOE2E, "SLO.E2E", "a positive duration such as 10s", duration(func(e *environment) *time.Duration { return &e.slo.E2E }, 0)},
+	{EnvSLOAttainment, "SLO.Attainment", "a share in (0, 1]", func(e *environment, v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err == nil && !(f > 0 && f <= 1) {
+			err = errOutOfRange
+		}
+		e.slo.Attainment = f
+		return err
+	}},
+	{EnvFakeProfile, "", "a profile of the fake server: " + strings.Join(fakeserver.ProfileNames(), ", "), func(e *environment, v string) error {
+		if _, err := fakeserver.Profile(v); err != nil {
+			return err
+		}
+		e.fakeProfile = v
+		return nil
+	}},
+	{EnvFakeTimeScale, "", "a number in (0, 1000]", float(func(e *environment) *float64 { return &e.fakeTimeScale }, 0, 1000)},
+	{EnvFakeDecodeStep, "", "a duration in (0, 1m]", duration(func(e *environment) *time.Duration { return &e.fakeDecodeStep }, time.Minute)},
+	{EnvProgress, "", "0 (off) or 1 (on when standard error is a terminal)", boolean(func(e *environment) **bool { return &e.progress })},
+	{EnvHTML, "", "1 (write " + HTMLReportName + " beside the artifacts) or 0", boolean(func(e *environment) **bool { return &e.html })},
+}
+
+// errOutOfRange and errNotAllowed are the causes of an *envError whose
+// value parsed but is not allowed.
+var (
+	errOutOfRange = fmt.Errorf("out of range")
+	errNotAllowed = fmt.Errorf("not one of the allowed values")
+)
+
+// readEnvironment parses every variable of envVars through getenv.
+func readEnvironment(getenv func(string) string) (environment, error) {
+	var e environment
+	for _, v := range envVars {
+		val := getenv(v.name)
+		if val == "" {
+			continue
+		}
+		if err := v.parse(&e, val); err != nil {
+			if err == errOutOfRange || err == errNotAllowed {
+				err = nil // the allowed range says it
+			}
+			return environment{}, &envError{v.name, val, v.allowed, err}
+		}
+	}
+	return e, nil
+}
+
+// WithEnvironment reads the ANVIL_* variables through getenv instead of
+// os.Getenv; nil reads none, as if every variable were unset (an example
+// or a test that must run the same whatever the developer's environment
+// holds). The API key is still read from the process environment, from
+// the variable Target.APIKeyEnv names.
+func WithEnvironment(getenv func(name string) string) Option {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	return func(s *settings) { s.getenv = getenv }
+}
+
+// env returns the parsed environment of s, parsing it on first use.
+func (s *settings) env() (environment, error) {
+	if !s.envRead {
+		s.envCache, s.envErr = readEnvironment(s.getenv)
+		s.envRead = true
+	}
+	return s.envCache, s.envErr
+}
+
+// envFieldNames pairs each configuration field that an environment variable
+// can set with that variable, for explainFields.
+func envFieldNames() [][2]string {
+	var out [][2]string
+	for _, v := range envVars {
+		if v.field != "" {
+			out = append(out, [2]string{v.field, v.name})
+		}
+	}
+	return out
+}
+
+// envNames lists every variable anviltest reads.
+func envNames() []string {
+	out := make([]string, len(envVars))
+	for i, v := range envVars {
+		out[i] = v.name
+	}
+	return out
+}
+
+// str parses a variable into the string field of e that at returns.
+func str(at func(*environment) *string) func(*environment, string) error {
+	return func(e *environment, v string) error { *at(e) = v; return nil }
+}
+
+// duration parses a positive Go duration, at most limit (0: no limit).
+func duration(at func(*environment) *time.Duration, limit time.Duration) func(*environment, string) error {
+	return func(e *environment, v string) error {
+		d, err := time.ParseDuration(v)
+		if err == nil && (d <= 0 || (limit > 0 && d > limit)) {
+			err = errOutOfRange
+		}
+		*at(e) = d
+		return err
+	}
+}
+
+// float parses a number in [lo, hi], or in (0, hi] when lo is 0.
+func float(at func(*environment) *float64, lo, hi float64) func(*environment, string) error {
+	return func(e *environment, v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err == nil && !((lo == 0 && f > 0 || lo > 0 && f >= lo) && f <= hi) {
+			err = errOutOfRange
+		}
+		*at(e) = f
+		return err
+	}
+}
+
+// boolean parses a strconv.ParseBool value.
+func boolean(at func(*environment) **bool) func(*environment, string) error {
+	return func(e *environment, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return errNotAllowed
+		}
+		*at(e) = &b
+		return nil
+	}
+}
