@@ -53,7 +53,6 @@ type ConnectionRule struct {
 
 	noReuse atomic.Bool
 	closes  atomic.Int64 // kept-alive connections seen closed right after an answer
-	retried atomic.Int64 // requests sent again
 }
 
 var _ http.RoundTripper = (*ConnectionRule)(nil)
@@ -156,7 +155,6 @@ func (r *ConnectionRule) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, err
 			}
 		}
-		r.retried.Add(1)
 		req = again
 	}
 }
