@@ -279,3 +279,28 @@ var intMapKey = mapKeyCodec[int]{
 		return v, nil
 	},
 }
+
+// nullableSlice is a JSON array of c, or null for a nil slice (an empty
+// non-nil slice is []).
+func nullableSlice[V any](c artCodec[V]) artCodec[[]V] {
+	arr := sliceCodec(c)
+	return artCodec[[]V]{
+		enc: func(e *artEncoder, vs []V) {
+			if vs == nil {
+				e.null()
+				return
+			}
+			arr.enc(e, vs)
+		},
+		dec: func(raw json.RawMessage) ([]V, error) {
+			if jsonNull(raw) {
+				return nil, nil
+			}
+			vs, err := arr.dec(raw)
+			if vs == nil && err == nil {
+				vs = []V{}
+			}
+			return vs, err
+		},
+	}
+}

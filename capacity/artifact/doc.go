@@ -37,4 +37,8 @@
 //     the remembered key set.
 //   - json.go: Report's json.Marshaler and json.Unmarshaler.
 //   - file.go: Read, Write and WriteFile, and the MaxBytes bound.
+//   - shard.go: the anvil_go members of a workload run as shards (one
+//     process or machine each); merge.go, merge_check.go, merge_build.go:
+//     Merge, which makes one artifact of the whole workload from its
+//     shards' artifacts (capacity/PROTOCOL.md#merging-shards).
 package artifact

@@ -36,6 +36,12 @@ type Extension struct {
 	ChunkTiming  *ChunkTiming  // "chunk_timing": inter-token latency of the run
 	PromptSizing *PromptSizing // "prompt_sizing"
 	Connections  *Connections  // "connections"
+	// Shard is "shard": the run is one shard of a workload split over
+	// several processes (shard.go); nil for a whole run.
+	Shard *Shard
+	// Shards is "shards": the artifact is the merge of these shards
+	// (Merge); nil otherwise.
+	Shards *ShardSet
 	// Requests is "requests": one object per planned request, sorted by
 	// request index.
 	Requests []RequestDetail
@@ -146,6 +152,10 @@ type ChunkTiming struct {
 	// TokensPerChunkMean is "tokens_per_chunk_mean": the mean over requests
 	// with usage of completion tokens / output chunks; nil when none.
 	TokensPerChunkMean *float64
+	// Distribution is "distribution", written only when set: the gaps
+	// themselves, which a shard's artifact carries so that Merge can
+	// recompute the percentiles of the whole workload (shard.go).
+	Distribution *GapDistribution
 
 	shape shape
 }

@@ -27,10 +27,17 @@ func fullExtension() *Extension {
 		Search: &SearchProbe{Kind: "rate", Probe: 3, Value: 12.5},
 		ChunkTiming: &ChunkTiming{ITLMS: Quantiles{P50: 4, P90: 4.5, P99: 80, P999: 80, Max: 81.25},
 			Gaps: 297, Exact: true, Stalls: 27, StallRule: StallRule{Relative: 10, FloorMS: 50},
-			TokensPerChunkMean: new(2.0)},
+			TokensPerChunkMean: new(2.0), Distribution: &GapDistribution{ExactNS: []int64{0, 4000000, 4000001, 80000000}}},
 		PromptSizing: &PromptSizing{Method: "exact", Source: new("tokenize"), TokenizePath: new("/tokenize"),
 			CharsPerToken: 3.41, MaxRelativeError: new(0.0)},
 		Connections: &Connections{Prewarmed: 8, Retried: 1, KeptAliveClosed: 1, ReuseDisabled: true},
+		Shard: &Shard{Index: 1, Count: 3, StartAtUnixNS: 1767225600000000000, Host: "load-1",
+			ClockDomainID: new("cluster-chrony"), PlanFingerprint: "sha256:" + strings.Repeat("ab", 32)},
+		Shards: &ShardSet{Count: 2, StartAtUnixNS: 1767225600000000000, PlanFingerprint: "sha256:" + strings.Repeat("cd", 32),
+			Artifacts: []ShardRecord{
+				{Index: 0, Host: "load-0", StartedAtUnixNS: 1767225600000100000, FinishedAtUnixNS: 1767225610000000000, SHA256: "sha256:" + strings.Repeat("01", 32)},
+				{Index: 1, Host: "load-1", StartedAtUnixNS: 1767225600000200000, FinishedAtUnixNS: 1767225611000000000, SHA256: "sha256:" + strings.Repeat("02", 32)},
+			}},
 		Requests: []RequestDetail{
 			{RequestIndex: 0, Outcome: OutcomeSuccess, ScheduledMS: new(0.0), SentMS: new(0.0), QueueMS: new(0.0),
 				EndMS: new(420.5), FirstOutputMS: new(80.0), FirstContentMS: new(120.0),

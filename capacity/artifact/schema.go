@@ -273,6 +273,7 @@ var chunkTimingTable = newArtTable(func(c *ChunkTiming) *shape { return &c.shape
 	fieldOf("stall_rule", func(c *ChunkTiming) *StallRule { return &c.StallRule }, stallRuleTable.codec()),
 	fieldOf("stalls", func(c *ChunkTiming) *int { return &c.Stalls }, intCodec),
 	fieldOf("tokens_per_chunk_mean", func(c *ChunkTiming) **float64 { return &c.TokensPerChunkMean }, optFloatCodec),
+	optionalOf("distribution", func(c *ChunkTiming) **GapDistribution { return &c.Distribution }, gapDistributionTable.codec()),
 )
 
 var promptSizingTable = newArtTable(func(p *PromptSizing) *shape { return &p.shape },
@@ -348,6 +349,47 @@ var extensionTable = newArtTable(func(x *Extension) *shape { return &x.shape },
 	fieldOf("requests", func(x *Extension) *[]RequestDetail { return &x.Requests }, sliceCodec(requestDetailTable.codec())),
 	optionalOf("run", func(x *Extension) **RunSummary { return &x.Run }, runSummaryTable.codec()),
 	optionalOf("search", func(x *Extension) **SearchProbe { return &x.Search }, searchTable.codec()),
+	optionalOf("shard", func(x *Extension) **Shard { return &x.Shard }, shardTable.codec()),
+	optionalOf("shards", func(x *Extension) **ShardSet { return &x.Shards }, shardSetTable.codec()),
 	optionalOf("slo", func(x *Extension) **SLOResult { return &x.SLO }, sloTable.codec()),
 	fieldOf("version", func(x *Extension) *int { return &x.Version }, intCodec),
+)
+
+// The members of a sharded workload (shard.go).
+
+var shardTable = newArtTable(func(s *Shard) *shape { return &s.shape },
+	fieldOf("clock_domain_id", func(s *Shard) **string { return &s.ClockDomainID }, optStringCodec),
+	fieldOf("count", func(s *Shard) *int { return &s.Count }, intCodec),
+	fieldOf("host", func(s *Shard) *string { return &s.Host }, stringCodec),
+	fieldOf("index", func(s *Shard) *int { return &s.Index }, intCodec),
+	fieldOf("plan_fingerprint", func(s *Shard) *string { return &s.PlanFingerprint }, stringCodec),
+	fieldOf("start_at_unix_ns", func(s *Shard) *int64 { return &s.StartAtUnixNS }, int64Codec),
+)
+
+var shardRecordTable = newArtTable(func(s *ShardRecord) *shape { return &s.shape },
+	fieldOf("finished_at_unix_ns", func(s *ShardRecord) *int64 { return &s.FinishedAtUnixNS }, int64Codec),
+	fieldOf("host", func(s *ShardRecord) *string { return &s.Host }, stringCodec),
+	fieldOf("index", func(s *ShardRecord) *int { return &s.Index }, intCodec),
+	fieldOf("sha256", func(s *ShardRecord) *string { return &s.SHA256 }, stringCodec),
+	fieldOf("started_at_unix_ns", func(s *ShardRecord) *int64 { return &s.StartedAtUnixNS }, int64Codec),
+)
+
+var shardSetTable = newArtTable(func(s *ShardSet) *shape { return &s.shape },
+	fieldOf("artifacts", func(s *ShardSet) *[]ShardRecord { return &s.Artifacts }, sliceCodec(shardRecordTable.codec())),
+	fieldOf("count", func(s *ShardSet) *int { return &s.Count }, intCodec),
+	fieldOf("plan_fingerprint", func(s *ShardSet) *string { return &s.PlanFingerprint }, stringCodec),
+	fieldOf("start_at_unix_ns", func(s *ShardSet) *int64 { return &s.StartAtUnixNS }, int64Codec),
+)
+
+var gapSketchTable = newArtTable(func(s *GapSketch) *shape { return &s.shape },
+	fieldOf("bins", func(s *GapSketch) *map[int]int { return &s.Bins }, mapCodec(intMapKey, intCodec)),
+	fieldOf("count", func(s *GapSketch) *int { return &s.Count }, intCodec),
+	fieldOf("max_ns", func(s *GapSketch) *int64 { return &s.MaxNS }, int64Codec),
+	fieldOf("relative_accuracy", func(s *GapSketch) *float64 { return &s.RelativeAccuracy }, floatCodec),
+	fieldOf("zero", func(s *GapSketch) *int { return &s.Zero }, intCodec),
+)
+
+var gapDistributionTable = newArtTable(func(d *GapDistribution) *shape { return &d.shape },
+	fieldOf("exact_ns", func(d *GapDistribution) *[]int64 { return &d.ExactNS }, nullableSlice(int64Codec)),
+	fieldOf("sketch", func(d *GapDistribution) **GapSketch { return &d.Sketch }, nullableCodec(gapSketchTable.codec())),
 )

@@ -114,7 +114,8 @@ type ChunkTiming struct {
 	StallRule RuleResult
 	// PerToken becomes "per_token": every recorded stream's gaps are per
 	// token (Stream.AddTokens), so the distribution is the inter-token
-	// latency itself; false: gaps between output chunks.
+	// latency itself; false: gaps between output chunks, or gaps added
+	// without their streams (Run.AddGaps: the caller knows what they were).
 	PerToken bool
 	// TokensPerChunkMean becomes "tokens_per_chunk_mean": the mean of
 	// TokensPerChunk over the recorded streams that reported usage; nil
@@ -144,7 +145,7 @@ func (r *Run) Result() (ChunkTiming, bool) {
 		Exact:     !g.spilled,
 		Stalls:    r.stalls,
 		StallRule: r.rule.Result(),
-		PerToken:  r.perToken == r.requests,
+		PerToken:  r.requests > 0 && r.perToken == r.requests,
 	}
 	if !ct.Exact {
 		ct.RelativeError = RelativeAccuracy

@@ -9,6 +9,8 @@
 //	                             write one self-contained HTML report of the artifacts
 //	anvilreport compare OLD... -- NEW...
 //	                             compare runs of one workload (also: compare OLD NEW)
+//	anvilreport merge -o MERGED SHARD...
+//	                             merge the shard artifacts of one workload into one
 //
 // bench reads artifacts of every generation (legacy ones carry fewer
 // metrics and yield fewer units) and writes benchfmt to standard output, one
@@ -22,6 +24,16 @@
 // send the same workload, it names every differing identity key with both
 // values and exits with status 1; 0 means comparable, 2 bad usage or an
 // unreadable artifact.
+//
+// merge makes one artifact of a workload run as several shards (one per
+// machine, or per process) from all their artifacts, exactly
+// (capacity/PROTOCOL.md#merging-shards), and writes it atomically to
+// MERGED; it refuses, naming the problem, artifacts that are not every shard
+// of one workload exactly once on one declared clock domain, and an output
+// that is one of the inputs or not a regular file:
+//
+//	anvilreport merge -o merged.json shard-*.json
+//	anvilreport html -o merged.html merged.json
 //
 // For bench and summary, a file that cannot be read or is not a capacity
 // artifact is reported on standard error and skipped; the exit status is
@@ -58,6 +70,14 @@ const usage = `usage:
                                side, a Mann-Whitney U test at alpha 0.05.
                                exit status: 0 comparable, 1 not comparable, 2 usage
                                or read error
+  anvilreport merge -o MERGED SHARD...
+                               merge the artifacts of every shard of one workload into
+                               one artifact of the whole, written atomically to MERGED
+                               (never over an input); refuses, naming the problem, a
+                               missing or duplicate shard, two workloads, a null or
+                               differing clock_domain_id, a shard that started late.
+                               exit status: 0 written, 1 not mergeable or a file
+                               error, 2 usage
 `
 
 func main() {
@@ -75,6 +95,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return runHTML(args[1:], stdout, stderr)
 		case "compare":
 			return runCompare(args[1:], stdout, stderr)
+		case "merge":
+			return runMerge(args[1:], stdout, stderr)
 		}
 	}
 	for _, a := range args {
@@ -107,7 +129,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return reporters.WriteSummary(stdout, r)
 		}
 	default:
-		fmt.Fprintf(stderr, "anvilreport: unknown command %q: want bench, summary, html or compare\n%s", args[0], usage)
+		fmt.Fprintf(stderr, "anvilreport: unknown command %q: want bench, summary, html, compare or merge\n%s", args[0], usage)
 		return 2
 	}
 	if len(args) < 2 {

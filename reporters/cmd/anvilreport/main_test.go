@@ -67,7 +67,7 @@ func TestSummaryAndUsage(t *testing.T) {
 		{nil, "anvilreport: no command\n"},
 		{[]string{"bench"}, "anvilreport: bench: no FILE given\n"},
 		{[]string{"summary"}, "anvilreport: summary: no FILE given\n"},
-		{[]string{"plot", "x.json"}, `anvilreport: unknown command "plot": want bench, summary, html or compare` + "\n"},
+		{[]string{"plot", "x.json"}, `anvilreport: unknown command "plot": want bench, summary, html, compare or merge` + "\n"},
 		{[]string{"bench", "-v", "x.json"}, "anvilreport: unknown flag -v (name a file beginning with - as ./-v)\n"},
 	} {
 		stdout.Reset()

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Runs the conformance suite and a short capacity benchmark against a real
+# inference engine nobody here wrote: Ollama, built from its own source
+# (github.com/ollama/ollama, a Go module on the module proxy with no replace
+# directives; go install compiles its vendored llama.cpp through cgo), serving
+# a tiny random-weight llama model written by .ci/make_tiny_gguf.py (stdlib
+# Python, nothing downloaded). anviltest/ollama_test.go asserts the verdicts
+# and the run a real engine gets.
+#
+# Needs gcc/g++ (cgo) and Debian's nlohmann-json3-dev: the module zip leaves
+# out llama.cpp's vendor/ folder, and its common/ code includes
+# <nlohmann/json.hpp>. The first build takes about 10 minutes on 2 cores;
+# later ones come from the Go build cache in seconds. Bounded: at most 60 s
+# for the server to come up and the model to be created, then go test with
+# a 10 minute timeout; the server is stopped and everything removed on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# The version whose behaviour the test asserts; change both together.
+version="${OLLAMA_VERSION:-v0.17.4}"
+
+if [ ! -e /usr/include/nlohmann/json.hpp ]; then
+  echo "== apt-get install nlohmann-json3-dev (llama.cpp's JSON header)"
+  if ! apt-get install -y -qq nlohmann-json3-dev >/dev/null 2>&1; then
+    apt-get update -qq >/dev/null && apt-get install -y -qq nlohmann-json3-dev >/dev/null
+  fi
+fi
+
+work=$(mktemp -d)
+pid=""
+cleanup() {
+  if [ -n "$pid" ]; then
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "== go install github.com/ollama/ollama@$version"
+start=$(date +%s)
+GOBIN="$work/bin" GOFLAGS=-modcacherw go install "github.com/ollama/ollama@$version"
+echo "built in $(( $(date +%s) - start )) s"
+
+python3 .ci/make_tiny_gguf.py "$work/tiny.gguf" --ctx 4096 >/dev/null
+printf 'FROM %s\nPARAMETER temperature 0\n' "$work/tiny.gguf" >"$work/Modelfile"
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+export OLLAMA_HOST="127.0.0.1:$port" OLLAMA_MODELS="$work/models" OLLAMA_NUM_PARALLEL=4 \
+  OLLAMA_CONTEXT_LENGTH=4096 OLLAMA_NOPRUNE=1 HOME="$work"
+"$work/bin/ollama" serve >"$work/ollama.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 300); do
+  if curl -fs --max-time 1 "http://$OLLAMA_HOST/api/version" >/dev/null 2>&1; then break; fi
+  if ! kill -0 "$pid" 2>/dev/null; then echo "ollama exited:"; cat "$work/ollama.log"; exit 1; fi
+  sleep 0.2
+done
+curl -fs --max-time 1 "http://$OLLAMA_HOST/api/version" || { echo "ollama did not come up in 60 s:"; tail -50 "$work/ollama.log"; exit 1; }
+echo
+"$work/bin/ollama" create tiny -f "$work/Modelfile" >"$work/create.log" 2>&1 || { cat "$work/create.log"; tail -50 "$work/ollama.log"; exit 1; }
+echo "== ollama $version on $OLLAMA_HOST, model tiny"
+
+status=0
+ANVIL_OLLAMA_URL="http://$OLLAMA_HOST/v1" go test -count=1 -timeout 10m -run '^TestOllama' -v ./anviltest || status=$?
+if [ "$status" -ne 0 ]; then echo "== ollama log (tail)"; tail -40 "$work/ollama.log"; fi
+exit "$status"

@@ -1,0 +1,305 @@
+package artifact
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/big"
+	"slices"
+	"time"
+
+	"github.com/anvilbench/anvil/capacity/arrival"
+	"github.com/anvilbench/anvil/capacity/itl"
+)
+
+// build assembles the merged artifact of checked shards, sorted by index.
+func build(in []shardIn) (*Report, error) {
+	base := in[0].r
+	start, end := base.StartedAtUnixNS, base.FinishedAtUnixNS
+	for _, s := range in {
+		start, end = min(start, s.r.StartedAtUnixNS), max(end, s.r.FinishedAtUnixNS)
+	}
+	startT, endT := time.Unix(0, start).UTC(), time.Unix(0, end).UTC()
+	m := &Report{
+		Schema:             Schema,
+		RunID:              startT.Format("benchmark-20060102T150405Z"),
+		StartedAt:          startT.Format("2006-01-02T15:04:05Z"),
+		StartedAtUnixNS:    start,
+		FinishedAt:         endT.Format("2006-01-02T15:04:05Z"),
+		FinishedAtUnixNS:   end,
+		TimestampPrecision: base.TimestampPrecision,
+		WallClockMS:        float64(span(start, end)) / 1e6,
+		ClockDomainID:      base.ClockDomainID,
+
+		BaseURL: base.BaseURL, Model: base.Model, Engine: base.Engine, GPU: base.GPU, Tier: base.Tier,
+		Manifest: base.Manifest, SourceRecipe: base.SourceRecipe, ConfigurationFingerprint: base.ConfigurationFingerprint,
+
+		MaxTokens: base.MaxTokens, ContextTokens: base.ContextTokens, MaxContextTokens: base.MaxContextTokens,
+		ContextSeed: base.ContextSeed, ContextDistribution: make(map[int]int),
+		SharedPrefixTokens: base.SharedPrefixTokens, PromptCacheMode: base.PromptCacheMode,
+		RequestCanaries: base.RequestCanaries, ResponseWords: base.ResponseWords,
+		ControlledOutputPolicy: base.ControlledOutputPolicy, ServeFlags: base.ServeFlags, Sampling: base.Sampling,
+		TimingMethodology: base.TimingMethodology,
+		RequestTimings:    []TimingRow{},
+		Failures:          []Failure{},
+	}
+	for _, s := range in {
+		r := s.r
+		m.Requests += r.Requests
+		m.Concurrency += r.Concurrency
+		for ctx, n := range r.ContextDistribution {
+			m.ContextDistribution[ctx] += n
+		}
+		m.ResponsesReceived += r.ResponsesReceived
+		m.RequestTimings = append(m.RequestTimings, r.RequestTimings...)
+		m.Failures = append(m.Failures, r.Failures...)
+	}
+	slices.SortFunc(m.RequestTimings, func(a, b TimingRow) int { return cmp.Compare(a.RequestIndex, b.RequestIndex) })
+	slices.SortFunc(m.Failures, func(a, b Failure) int { return cmp.Compare(a.RequestIndex, b.RequestIndex) })
+	m.Completed, m.Failed = len(m.RequestTimings), len(m.Failures)
+	if len(in) == 1 {
+		// The mean of the cached-token ratios needs their count, which
+		// the artifact does not keep; one shard's is the whole run's.
+		m.Metrics.PrefixCacheHitAvg = base.Metrics.PrefixCacheHitAvg
+	}
+	x, err := mergeExtension(in, m)
+	if err != nil {
+		return nil, err
+	}
+	m.AnvilGo = x
+	if err := m.Recompute(); err != nil {
+		return nil, fmt.Errorf("artifact: merge: %w", err)
+	}
+	if x.SLO != nil {
+		// Goodput is over the merged wall clock.
+		x.SLO.GoodputRPS = float64(x.SLO.MetRequests) / (m.WallClockMS / 1000)
+	}
+	return m, nil
+}
+
+// mergeExtension merges the anvil_go objects of the shards into that of m,
+// whose v1 run fields are set.
+func mergeExtension(in []shardIn, m *Report) (*Extension, error) {
+	base := in[0].r.AnvilGo
+	common := base.Shard.StartAtUnixNS
+	x := &Extension{
+		Version: ExtensionVersion,
+		Run:     &RunSummary{},
+		Search:  base.Search,
+		Shards:  &ShardSet{Count: len(in), StartAtUnixNS: common, PlanFingerprint: base.Shard.PlanFingerprint},
+	}
+	if base.Run != nil {
+		x.Run.DurationMS, x.Run.Benchmark = base.Run.DurationMS, base.Run.Benchmark
+	}
+	for _, s := range in {
+		ext := s.r.AnvilGo
+		if run := ext.Run; run != nil {
+			x.Run.SentRequests += run.SentRequests
+			x.Run.NeverSentRequests += run.NeverSentRequests
+			x.Run.Interrupted = x.Run.Interrupted || run.Interrupted
+			if x.Run.Benchmark != nil && (run.Benchmark == nil || *run.Benchmark != *x.Run.Benchmark) {
+				x.Run.Benchmark = nil // no one name for the shards' runs
+			}
+		}
+		if c := ext.Connections; c != nil {
+			if x.Connections == nil {
+				x.Connections = &Connections{}
+			}
+			x.Connections.Prewarmed += c.Prewarmed
+			x.Connections.DialedInMeasurement += c.DialedInMeasurement
+			x.Connections.Retried += c.Retried
+		}
+		shift := float64(s.r.StartedAtUnixNS-common) / 1e6
+		for _, d := range ext.Requests {
+			for _, p := range []**float64{&d.ScheduledMS, &d.SentMS, &d.EndMS, &d.FirstOutputMS, &d.FirstContentMS} {
+				if *p != nil {
+					*p = new(**p + shift)
+				}
+			}
+			x.Requests = append(x.Requests, d)
+		}
+		x.Shards.Artifacts = append(x.Shards.Artifacts, ShardRecord{Index: ext.Shard.Index, Host: ext.Shard.Host,
+			StartedAtUnixNS: s.r.StartedAtUnixNS, FinishedAtUnixNS: s.r.FinishedAtUnixNS, SHA256: s.sha})
+	}
+	slices.SortFunc(x.Requests, func(a, b RequestDetail) int { return cmp.Compare(a.RequestIndex, b.RequestIndex) })
+	x.Arrival = mergeArrival(in, x)
+	x.SLO = mergeSLO(in, m.Requests)
+	x.PromptSizing = mergePromptSizing(in)
+	ct, err := mergeChunkTiming(in, m, x)
+	if err != nil {
+		return nil, err
+	}
+	x.ChunkTiming = ct
+	return x, nil
+}
+
+// mergeArrival is anvil_go.arrival over all shards: the schedule's offered
+// rate from the shards' own scheduled offsets (each the global schedule's
+// offset, measured from the shard's start), the achieved rate from the
+// re-based send times on the shared clock, and the in-flight caps summed.
+func mergeArrival(in []shardIn, x *Extension) *Arrival {
+	b := in[0].r.AnvilGo.Arrival
+	if b == nil {
+		return nil
+	}
+	a := &Arrival{Process: b.Process, RateRPS: b.RateRPS, Burstiness: b.Burstiness, Seed: b.Seed}
+	var schedule []time.Duration
+	complete := true
+	for _, s := range in {
+		a.MaxInFlight += s.r.AnvilGo.Arrival.MaxInFlight
+		for _, d := range s.r.AnvilGo.Requests {
+			if d.ScheduledMS == nil {
+				complete = false // a planned request never scheduled: the plan's span is unknown
+				continue
+			}
+			schedule = append(schedule, nsOf(*d.ScheduledMS))
+		}
+	}
+	if complete {
+		a.OfferedRPS = definedRate(arrival.Offered(schedule))
+	}
+	var sent []time.Time
+	for _, d := range x.Requests {
+		if d.SentMS != nil {
+			sent = append(sent, time.Unix(0, int64(nsOf(*d.SentMS))))
+		}
+	}
+	a.AchievedRPS = definedRate(arrival.Achieved(sent))
+	return a
+}
+
+// nsOf is an offset in ms back as the Duration it was written from
+// (float64(d)/1e6 reads back to d within a nanosecond for any offset under
+// 100 days, so rounding recovers it).
+func nsOf(ms float64) time.Duration { return time.Duration(math.Round(ms * 1e6)) }
+
+// definedRate is a rate as the artifact holds it: nil for 0 (fewer than
+// two times) and +Inf (no span).
+func definedRate(v float64) *float64 {
+	if v <= 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return nil
+	}
+	return &v
+}
+
+// mergeSLO is anvil_go.slo over all shards, when every shard evaluated the
+// same SLO: a request meets it on its own, so the met requests add up.
+// Goodput is set once the merged wall clock is known.
+func mergeSLO(in []shardIn, requests int) *SLOResult {
+	b := in[0].r.AnvilGo.SLO
+	if b == nil || requests <= 0 {
+		return nil
+	}
+	s := &SLOResult{TTFTMS: b.TTFTMS, TPOTMS: b.TPOTMS, E2EMS: b.E2EMS, Attainment: b.Attainment, LatencyClock: b.LatencyClock}
+	for _, sh := range in {
+		s.MetRequests += sh.r.AnvilGo.SLO.MetRequests
+	}
+	s.Attained = float64(s.MetRequests) / float64(requests)
+	s.Passed = s.Attained >= s.Attainment
+	return s
+}
+
+// mergePromptSizing is anvil_go.prompt_sizing over all shards: calibration
+// requests add up, the largest relative error is the largest of the
+// shards', and chars_per_token is the shards' ratio when they agree, else
+// their ratios weighted by the planned prompt tokens of their measured
+// requests (the ratio of all characters to all tokens, up to rounding).
+func mergePromptSizing(in []shardIn) *PromptSizing {
+	b := in[0].r.AnvilGo.PromptSizing
+	if b == nil {
+		return nil
+	}
+	p := &PromptSizing{Method: b.Method, Source: b.Source, TokenizePath: b.TokenizePath, CharsPerToken: b.CharsPerToken}
+	same := true
+	var chars, tokens float64
+	for _, s := range in {
+		q := s.r.AnvilGo.PromptSizing
+		if q == nil {
+			continue
+		}
+		p.CalibrationRequests += q.CalibrationRequests
+		if q.MaxRelativeError != nil && (p.MaxRelativeError == nil || *q.MaxRelativeError > *p.MaxRelativeError) {
+			p.MaxRelativeError = q.MaxRelativeError
+		}
+		if q.CharsPerToken != b.CharsPerToken {
+			same = false
+		}
+		t := 0
+		for _, d := range s.r.AnvilGo.Requests {
+			if d.Outcome != OutcomeNeverSent {
+				t += d.PlannedPromptTokens
+			}
+		}
+		chars += q.CharsPerToken * float64(t)
+		tokens += float64(t)
+	}
+	if !same && tokens > 0 {
+		p.CharsPerToken = chars / tokens
+	}
+	return p
+}
+
+// mergeChunkTiming is anvil_go.chunk_timing over all shards: the shards'
+// stored gap distributions merged as one process would have kept them, the
+// stalls added up, and the tokens-per-chunk mean recomputed exactly from
+// the merged rows. Nil when no shard had a gap, or when one that did
+// stored no distribution (its percentiles cannot be merged).
+func mergeChunkTiming(in []shardIn, m *Report, x *Extension) (*ChunkTiming, error) {
+	run, err := itl.NewRun(itl.DefaultStallRule()) // the rule is the shards'; stalls are theirs
+	if err != nil {
+		panic(err)
+	}
+	var rule *StallRule
+	stalls, perToken := 0, true
+	for _, s := range in {
+		ct := s.r.AnvilGo.ChunkTiming
+		if ct == nil {
+			continue
+		}
+		perToken = perToken && ct.PerToken
+		if ct.Distribution == nil {
+			return nil, nil
+		}
+		g, err := ct.Distribution.gaps()
+		if err == nil {
+			err = run.AddGaps(g)
+		}
+		if err == nil && g.Count() != ct.Gaps {
+			err = fmt.Errorf("holds %d gaps, chunk_timing.gaps says %d", g.Count(), ct.Gaps)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("artifact: merge: %s: anvil_go.chunk_timing.distribution: %w", s.name, err)
+		}
+		stalls += ct.Stalls
+		rule = &ct.StallRule
+	}
+	res, ok := run.Result()
+	if !ok {
+		return nil, nil
+	}
+	ct := &ChunkTiming{
+		ITLMS: Quantiles{P50: res.ITL.P50, P90: res.ITL.P90, P99: res.ITL.P99, P999: res.ITL.P999, Max: res.ITL.Max},
+		Gaps:  res.Gaps, Exact: res.Exact, RelativeError: res.RelativeError,
+		Stalls: stalls, StallRule: StallRule{Relative: rule.Relative, FloorMS: rule.FloorMS, OverrideMS: rule.OverrideMS},
+		Distribution: GapsOf(run),
+		PerToken:     perToken, // every shard's gaps per token
+	}
+	// The mean of completion tokens / output chunks over the successful
+	// requests with usage, summed exactly as package itl does.
+	var sum big.Rat
+	n := 0
+	for i := range m.RequestTimings {
+		row := &m.RequestTimings[i]
+		d := x.Request(row.RequestIndex)
+		if d == nil || d.TokensPerChunk == nil || row.OutputTokens == nil || d.OutputChunks < 1 {
+			continue
+		}
+		sum.Add(&sum, new(big.Rat).SetFrac64(int64(*row.OutputTokens), int64(d.OutputChunks)))
+		n++
+	}
+	if n > 0 {
+		mean, _ := new(big.Rat).Quo(&sum, new(big.Rat).SetInt64(int64(n))).Float64()
+		ct.TokensPerChunkMean = &mean
+	}
+	return ct, nil
+}

@@ -1,0 +1,45 @@
+package artifact_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
+)
+
+// Merge the artifacts of the three shards of one workload into one
+// artifact of the whole; leave one out and the merge names it.
+func ExampleMerge() {
+	var shards []artifact.ShardArtifact
+	for _, name := range []string{"shard-2.json", "shard-0.json", "shard-1.json"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "shards", name))
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		shards = append(shards, artifact.ShardArtifact{Name: name, Data: data})
+	}
+	merged, err := artifact.Merge(shards...)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(merged.Requests, "requests,", merged.Completed, "succeeded, concurrency", merged.Concurrency)
+	fmt.Printf("wall %.1f ms, ttft p99 %.3f ms, itl p99 %.3f ms over %d gaps\n", merged.WallClockMS,
+		*merged.Metrics.TTFT.P99, merged.AnvilGo.ChunkTiming.ITLMS.P99, merged.AnvilGo.ChunkTiming.Gaps)
+	for _, s := range merged.AnvilGo.Shards.Artifacts {
+		fmt.Println("shard", s.Index, "on", s.Host)
+	}
+
+	_, err = artifact.Merge(shards[:2]...)
+	fmt.Println(errors.Is(err, artifact.ErrNotMergeable), err)
+	// Output:
+	// 24 requests, 24 succeeded, concurrency 5
+	// wall 2078.1 ms, ttft p99 211.983 ms, itl p99 202.000 ms over 278 gaps
+	// shard 0 on load-0
+	// shard 1 on load-1
+	// shard 2 on load-2
+	// true artifact: merge: shard 1 of 3 is missing (have 0 (shard-0.json), 2 (shard-2.json)): the artifacts are not the shards of one workload
+}
