@@ -132,7 +132,7 @@ func checkPromptTokens(ex *exchange, planned, window int) {
 		ex.fail(artifact.FailureStreamValidation, ErrorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d is at or below the floor of %g tokens (%g of the planned context of %d tokens): the server dropped part of the prompt",
 			p, floor, MinPromptTokenFraction, planned)
 	case window > 0 && p >= int64(window):
-		ex.fail(artifact.FailureStreamValidation, ErrorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d is at or above the context window of %d tokens (max_context_tokens) for a planned context of %d tokens: the server cut the prompt to its window",
+		ex.fail(artifact.FailureStreamValidation, ErrorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d is at or above the context window of %d tokens (max_context_tokens) for a planned context of %d tokens: the server cut the prompt to that window, or its window is larger than the one the run planned for (then set Target.MaxModelLen to it)",
 			p, window, planned)
 	case window > 0 && u.completion.ok && p+u.completion.v > int64(window):
 		ex.fail(artifact.FailureStreamValidation, ErrorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d + completion_tokens %d exceed the context window of %d tokens (max_context_tokens): the server does not serve that window (it cut the prompt, or Target.MaxModelLen is not its window)",

@@ -167,7 +167,7 @@ func (c *client) send(ctx context.Context, body requestBody, ex *exchange) {
 		switch {
 		case resp.StatusCode >= 400 && overWindow:
 			ex.refusal = &refusal
-			ex.fail(artifact.FailureHTTPError, ErrorTypeContextWindow, "HTTP %s: the server refused the prompt as longer than its context window: %d prompt tokens for a window of %d tokens (its own counts, n_prompt_tokens and n_ctx): %s",
+			ex.fail(artifact.FailureHTTPError, ErrorTypeContextWindow, "HTTP %s: the server refused the prompt as longer than its context window: %d prompt tokens for a window of %d tokens (its own counts, n_prompt_tokens and n_ctx; llama.cpp's n_ctx is one slot's: --parallel splits --ctx-size among the slots): %s",
 				resp.Status, refusal.promptTokens, refusal.window, text)
 		case resp.StatusCode >= 400:
 			ex.fail(artifact.FailureHTTPError, ErrorTypeHTTPStatus, "HTTP %s: %s", resp.Status, text)
