@@ -73,7 +73,7 @@ func artifactsFlagSet() bool {
 //     request after D; in-flight requests finish).
 func planWorkload(w capacity.Workload, bt benchtime) capacity.Workload {
 	switch {
-	case w.Requests > 0 || w.Burst > 0 || w.Duration > 0:
+	case sizesItself(w):
 	case bt.n > 0:
 		w.Requests = bt.n
 	default:
@@ -81,3 +81,7 @@ func planWorkload(w capacity.Workload, bt benchtime) capacity.Workload {
 	}
 	return w
 }
+
+// sizesItself reports whether w fixes its own size (Requests, Burst or
+// Duration), which wins over -benchtime.
+func sizesItself(w capacity.Workload) bool { return w.Requests > 0 || w.Burst > 0 || w.Duration > 0 }

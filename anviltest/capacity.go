@@ -26,28 +26,34 @@ import (
 //		anviltest.Capacity(b, capacity.Workload{ContextTokens: 32768, Concurrency: 4, MaxTokens: 1024})
 //	}
 //
-// Iterations are requests, sized for a concurrent closed loop:
+// One b.Loop iteration is one measured request: Capacity hands capacity.Run
+// a capacity.Gate that calls b.Loop immediately before each measured
+// request leaves (once it is due and a slot is free), so
 //   - -benchtime Nx runs exactly N measured requests (in an open loop,
 //     Workload.Rate or ANVIL_RATE, N scheduled requests);
 //   - a time-based -benchtime D (the default 1s included) runs a campaign
 //     of length D: no request is dispatched after D, in-flight requests
-//     finish (in an open loop, a schedule of length D: every request due
-//     before D is sent);
+//     finish, and nothing waits after them (in an open loop, a schedule of
+//     length D: every request due before D is sent);
 //   - a Workload that sizes itself (Requests, Burst or Duration) wins over
-//     -benchtime. When such a campaign ends before a time-based -benchtime,
-//     Capacity waits idle for the rest of it (the testing package stops a
-//     benchmark no earlier); its numbers are unaffected.
+//     -benchtime. When such a campaign ends before a time-based
+//     -benchtime, Capacity waits idle for the rest of it (the testing
+//     package stops a benchmark no earlier); its numbers are unaffected.
 //
-// The benchmark function runs once per -count: the testing package's
-// ramp-up is bypassed, and warm-up requests (Workload.Warmup or
-// ANVIL_WARMUP) are excluded from the report. The benchmark line shows the
-// measured requests sent as the iteration count, ns/op as the run's wall
-// time (drain included) per request sent, and the units of
-// reporters.BenchValues, reported after every request finished; null
-// metrics are omitted. Failed requests are never latency samples; their
-// count is the failed-req unit, and requests planned but never sent are
-// unsent-req. A run in which no request succeeded writes
-// its report and fails the benchmark: it has nothing to compare.
+// The probe, the warm-up requests (Workload.Warmup or ANVIL_WARMUP, left out
+// of the report) and the connection warm-up run before the loop's first
+// iteration, and the benchmark function runs once per -count. The testing
+// package prints b.Loop's iteration count: the requests sent, except that
+// iterations the run did not use (a campaign sized by the Workload, a run
+// that stopped early, or the rest of b.Loop's ramp-up step after a
+// time-based -benchtime) are counted too. ns/op is always the run's wall
+// time (drain included) per request sent, reported with the units of
+// reporters.BenchValues after every request finished, and the .bench
+// artifact's iteration count is the requests sent; null metrics are
+// omitted. Failed requests are never latency samples; their count is the
+// failed-req unit, and requests planned but never sent are unsent-req. A
+// run in which no request succeeded writes its report and fails the
+// benchmark: it has nothing to compare.
 //
 // The target comes from the options, then the environment (ANVIL_BASE_URL
 // and the other Env* variables); without a base URL Capacity starts the
@@ -70,6 +76,7 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 		b.Fatal(err)
 	}
 	sources := append(envFieldNames(), benchtimeFieldNames(w, bt)...)
+	sized := sizesItself(w) // before -benchtime sizes it
 	w, err = s.applyWorkloadEnv(planWorkload(w, bt))
 	if err != nil {
 		b.Fatal(err)
@@ -113,10 +120,15 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 		b.Fatal(err)
 	}
 
-	// The first b.Loop call resets the timer and the reported metrics and
-	// commits the testing package to a single call of this function per
-	// -count (no b.N ramp-up).
-	b.Loop()
+	// One b.Loop iteration per measured request: the gate calls b.Loop
+	// on this goroutine immediately before each measured dispatch, so the
+	// probe, the warm-up and the connection warm-up stay outside the loop
+	// and the first call starts the benchmark's timer.
+	// An open loop's schedule is fixed before the run (a time-based
+	// -benchtime cut it to the requests due before it), and all of it is
+	// sent.
+	gate := &loopGate{b: b, sized: sized || w.OpenLoop()}
+	w.Observers = append(append([]capacity.Observer(nil), w.Observers...), gate)
 	rep, runErr := s.run(ctx, t, w)
 	runErr = printableError(runErr) // it may quote what the server sent
 	prog.clear()
@@ -163,45 +175,77 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 		// benchstat would compare as if it were a measurement.
 		b.Fatalf("anviltest: none of the %d requests succeeded (failures by class above; the report is written)", rep.Requests)
 	}
-	if !finishLoop(b.Context(), b, bt) {
+	if !finishLoop(b.Context(), b, bt, gate) {
 		b.Fatalf("anviltest: interrupted while waiting for -benchtime %s to elapse (report already written)", bt)
 	}
-	// The iteration count is the measured requests sent, not the b.Loop
-	// calls finishLoop made: the testing package prints b.N on the line
-	// and divides the loop's elapsed time (the whole campaign, drain
-	// included) by it for ns/op. Requests planned but never sent are no
-	// iterations (they are the unsent-req unit). Pinned by the
-	// child-process tests in iteration_test.go.
-	b.N = max(reporters.SentRequests(rep), 1) //lint:ignore SA3001 b.N is set on purpose, see above
+	// ns/op is among the values: the run's wall time (drain included) per
+	// measured request sent, whatever the iteration count b.Loop ended on.
+	// Pinned by the child-process tests in iteration_test.go.
 	for _, v := range reporters.BenchValues(rep) {
 		b.ReportMetric(v.Value, v.Unit)
 	}
 	return rep
 }
 
+// loopGate is the capacity.Gate of a benchmark: one b.Loop iteration per
+// measured request. capacity.Run calls Admit on the goroutine that called
+// it, the benchmark's, as b.Loop requires.
+type loopGate struct {
+	b *testing.B
+	// sized says the campaign's size is fixed (a Workload that sizes
+	// itself, which wins over -benchtime, or an open loop's schedule):
+	// once b.Loop has said no, the rest is admitted without it.
+	sized   bool
+	started bool // b.Loop was called
+	done    bool // b.Loop said no: it may not be called again
+}
+
+// Start implements capacity.Observer; the gate needs no end hook.
+func (g *loopGate) Start(context.Context, time.Time) func(*artifact.Report) { return nil }
+
+// Admit implements capacity.Gate: request i leaves when b.Loop says the
+// benchmark goes on. With -benchtime Nx that is N times; with a time-based
+// -benchtime b.Loop says no at its first check after the time is up (the
+// run's own Duration ends the campaign at that time first).
+func (g *loopGate) Admit(int) bool {
+	if g.done {
+		return g.sized
+	}
+	g.started = true
+	if g.b.Loop() {
+		return true
+	}
+	g.done = true
+	return g.sized
+}
+
 // finishLoop drives b.Loop to its end so the testing package records one
-// measurement. With -benchtime Nx that is N-1 trivial calls. With a
-// time-based -benchtime, b.Loop ends only once the benchtime has elapsed; a
-// campaign that ended earlier waits idle for the rest. It reports false if
-// ctx ends during that wait.
-func finishLoop(ctx context.Context, b *testing.B, bt benchtime) bool {
-	for b.Loop() {
-		if bt.n > 0 {
-			continue
+// measurement: the iterations the run did not use (a campaign that sent
+// fewer requests than -benchtime Nx, or ended before b.Loop's next check)
+// are consumed at once. Only when a time-based -benchtime has not elapsed
+// yet (a Workload that sizes itself, or a run that stopped early) does it
+// wait for the rest. It reports false if ctx ends during that wait.
+func finishLoop(ctx context.Context, b *testing.B, bt benchtime, g *loopGate) bool {
+	if g.done {
+		return true
+	}
+	if !g.started && !b.Loop() {
+		return true
+	}
+	for {
+		if rem := bt.d - b.Elapsed(); bt.n == 0 && rem > 0 {
+			t := time.NewTimer(rem)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return false
+			}
 		}
-		rem := bt.d - b.Elapsed()
-		if rem <= 0 {
-			continue
-		}
-		t := time.NewTimer(rem)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return false
+		if !b.Loop() {
+			return true
 		}
 	}
-	return true
 }
 
 // markInterrupted makes sure an interrupted run's report is not

@@ -14,9 +14,10 @@
 //
 //	func TestMain(m *testing.M) { anviltest.Main(m) }
 //
-// MaxTokens defaults to 64 (capacity.DefaultMaxTokens, as the reference
-// tool sends); a reasoning model, such as the embedded fake server's
-// default profile, thinks for hundreds of tokens first, so set it. Main
+// MaxTokens defaults to 1024 (capacity.DefaultMaxTokens), room for a
+// reasoning model such as the embedded fake server's default profile to
+// think before it answers; capacity.ReferenceMaxTokens (64) sends the
+// reference tool's requests byte for byte. Main
 // prints the run's identity (model, engine, gpu, target, the fake's
 // profile) as benchfmt configuration before the benchmarks, so go test
 // output says what ran.

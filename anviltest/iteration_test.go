@@ -2,13 +2,19 @@ package anviltest
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
 	"io/fs"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -97,8 +103,10 @@ func stepUnits(nsPerOp, failed float64, throughput *float64) map[string]float64 
 func ptr(v float64) *float64 { return &v }
 
 // TestBenchmarkLinePerMode pins what the benchmark line prints in each
-// iteration mode: iterations = measured requests, ns/op = wall time per
-// measured request, the units, and one call (one artifact) per -count.
+// iteration mode: the requests sent (the .bench file's iteration count),
+// b.Loop's iteration count on the go test line (one per request sent,
+// plus those the run left unused), ns/op = wall time per request sent,
+// the units, and one call (one artifact) per -count.
 func TestBenchmarkLinePerMode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs child benchmarks")
@@ -110,24 +118,28 @@ func TestBenchmarkLinePerMode(t *testing.T) {
 	for _, tc := range []struct {
 		name, mode string
 		flags      []string
-		iters      int
-		values     map[string]float64
+		iters      int // requests sent
+		// lineIters is b.Loop's count on the go test line; 0: at least
+		// iters (a time-based -benchtime ends on b.Loop's ramp-up step).
+		lineIters int
+		values    map[string]float64
 	}{
 		// 7 requests at concurrency 2: 4 waves of 100 ms.
-		{"Nx is N requests", "plain", []string{"-test.benchtime=7x"}, 7,
+		{"Nx is N requests", "plain", []string{"-test.benchtime=7x"}, 7, 7,
 			stepUnits(400e6/7, 0, ptr(7*51/0.4))},
-		{"1x is one request", "plain", []string{"-test.benchtime=1x"}, 1,
+		{"1x is one request", "plain", []string{"-test.benchtime=1x"}, 1, 1,
 			stepUnits(100e6, 0, ptr(51/0.1))},
 		// A 250 ms campaign at concurrency 2: waves start at 0, 100, 200 ms.
-		{"duration is a campaign", "plain", []string{"-test.benchtime=250ms"}, 6,
+		{"duration is a campaign", "plain", []string{"-test.benchtime=250ms"}, 6, 0,
 			stepUnits(300e6/6, 0, ptr(6*51/0.3))},
-		{"Requests wins over Nx", "requests", []string{"-test.benchtime=20x"}, 5,
+		// The Workload's 5 requests took 5 of the 20 iterations.
+		{"Requests wins over Nx", "requests", []string{"-test.benchtime=20x"}, 5, 20,
 			stepUnits(300e6/5, 0, ptr(5*51/0.3))},
-		{"Requests wins over a duration", "requests", []string{"-test.benchtime=50ms"}, 5,
+		{"Requests wins over a duration", "requests", []string{"-test.benchtime=50ms"}, 5, 0,
 			stepUnits(300e6/5, 0, ptr(5*51/0.3))},
 		// Failed requests are no latency samples and make the run not
 		// eligible for aggregate throughput, which is then omitted.
-		{"failures stay visible", "failures", []string{"-test.benchtime=6x"}, 6,
+		{"failures stay visible", "failures", []string{"-test.benchtime=6x"}, 6, 6,
 			stepUnits(300e6/6, 2, nil)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,7 +150,11 @@ func TestBenchmarkLinePerMode(t *testing.T) {
 			require.Len(t, rs, 2, "one line per -count:\n%s", stdout)
 			for _, r := range rs {
 				require.Regexp(t, `^Seam(-\d+)?$`, r.Name.String(), "benchfmt drops the Benchmark prefix")
-				require.Equal(t, tc.iters, r.Iters)
+				if tc.lineIters > 0 {
+					require.Equal(t, tc.lineIters, r.Iters)
+				} else {
+					require.GreaterOrEqual(t, r.Iters, tc.iters)
+				}
 				if diff := cmp.Diff(tc.values, valueMap(r), printed); diff != "" {
 					t.Errorf("values (-want +got):\n%s\n%s", diff, stdout)
 				}
@@ -245,4 +261,89 @@ func TestNoSuccessFailsTheBenchmark(t *testing.T) {
 	require.Zero(t, r.Completed)
 	require.Len(t, r.Failures, 3)
 	require.False(t, r.PerformanceEligible)
+}
+
+// countingServer is a plain chat-completions handler, not the fake: it
+// answers every POST at once with one content chunk and usage
+// (prompt tokens at 3 characters each), and counts the requests and the
+// most in flight at once.
+type countingServer struct {
+	seen, inFlight, peak atomic.Int32
+}
+
+func (s *countingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.NotFound(w, r)
+		return
+	}
+	s.seen.Add(1)
+	n := s.inFlight.Add(1)
+	defer s.inFlight.Add(-1)
+	for p := s.peak.Load(); n > p && !s.peak.CompareAndSwap(p, n); p = s.peak.Load() {
+	}
+	raw, _ := io.ReadAll(r.Body)
+	var body struct {
+		Messages []struct{ Content string } `json:"messages"`
+	}
+	_ = json.Unmarshal(raw, &body)
+	prompt := 0
+	for _, m := range body.Messages {
+		prompt += len(m.Content) / 3
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"}}]}\n\n"+
+		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":1,\"total_tokens\":%d}}\n\n"+
+		"data: [DONE]\n\n", prompt, prompt+1)
+}
+
+// TestEngineIterations: with the engine itself (capacity.Run through
+// Capacity's b.Loop gate) against a plain server, -benchtime 20x is
+// exactly 20 requests on the server, 20 iterations on the line and in the
+// .bench file; a time-based -benchtime is a closed-loop campaign whose
+// requests the server counts as the report does, each one iteration.
+func TestEngineIterations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs child benchmarks")
+	}
+	for _, tc := range []struct {
+		name, benchtime string
+		want            int // requests; 0: a campaign, counted by the report
+	}{
+		{"20x", "20x", 20},
+		{"duration", "100ms", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &countingServer{}
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			out := t.TempDir()
+			stdout, err := childEnv(t, "engine", t.TempDir(), out,
+				[]string{EnvBaseURL + "=" + srv.URL + "/v1", EnvModel + "=m", EnvMaxModelLen + "=8192", EnvEngine + "=e", EnvGPU + "=g"},
+				"-test.benchtime="+tc.benchtime)
+			require.NoError(t, err, stdout)
+			lines := benchLines(t, stdout)
+			require.Len(t, lines, 1, stdout)
+			jsons, _ := filepath.Glob(filepath.Join(out, "*.json"))
+			require.Len(t, jsons, 1)
+			rep := readArtifact(t, jsons[0])
+			sent := reporters.SentRequests(rep)
+			require.EqualValues(t, sent, h.seen.Load(), "the server saw every request the report counts, no more")
+			require.Equal(t, rep.Requests, rep.Completed)
+			require.LessOrEqual(t, h.peak.Load(), int32(2), "at most Concurrency 2 in flight")
+			if tc.want > 0 {
+				require.Equal(t, tc.want, sent)
+				require.Equal(t, tc.want, lines[0].Iters)
+			} else {
+				require.GreaterOrEqual(t, lines[0].Iters, sent)
+				require.NotNil(t, rep.AnvilGo.Run.DurationMS)
+				require.Equal(t, 100.0, *rep.AnvilGo.Run.DurationMS)
+			}
+			require.InDelta(t, rep.WallClockMS*1e6/float64(sent), valueMap(lines[0])[reporters.UnitNsPerOp], 1e-3*rep.WallClockMS*1e6/float64(sent))
+			benches, _ := filepath.Glob(filepath.Join(out, "*.bench"))
+			require.Len(t, benches, 1)
+			data, err := os.ReadFile(benches[0])
+			require.NoError(t, err)
+			require.Equal(t, sent, benchLines(t, string(data))[0].Iters)
+		})
+	}
 }

@@ -55,18 +55,19 @@ func TestInterruptCountsSentRequests(t *testing.T) {
 }
 
 // TestStoppedRunLineCountsSentRequests: a run that stopped by itself
-// after 6 of 10 requests, all 6 successful, prints a benchmark line of 6
-// iterations with ns/op = wall / 6 and unsent-req 4.
+// after 6 of 10 requests, all 6 successful, prints a benchmark line of
+// the 10 iterations -benchtime asked for (b.Loop's count) with ns/op =
+// wall / 6 and unsent-req 4.
 func TestStoppedRunLineCountsSentRequests(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs child benchmarks")
 	}
 	stdout, err := child(t, "stopped-unsent", t.TempDir(), t.TempDir(), "-test.benchtime=10x")
 	require.NoError(t, err, stdout)
-	require.Regexp(t, regexp.MustCompile(`(?m)^BenchmarkSeam\S*\s+6\s+5\d{7} ns/op\s`), stdout)
+	require.Regexp(t, regexp.MustCompile(`(?m)^BenchmarkSeam\S*\s+10\s+5\d{7} ns/op\s`), stdout)
 	rs := benchLines(t, stdout)
 	require.Len(t, rs, 1, stdout)
-	require.Equal(t, 6, rs[0].Iters)
+	require.Equal(t, 10, rs[0].Iters)
 	got := valueMap(rs[0])
 	require.InDelta(t, 300e6/6, got[reporters.UnitNsPerOp], 1e3)
 	require.Equal(t, 0.0, got[reporters.UnitFailed])

@@ -24,11 +24,24 @@
 //   - prompt_sizing.go, tokenize_client.go: exact-token sizing
 //     (Workload.PromptSizing): the server's /tokenize or calibration
 //     requests, before the warm-up, choose each prompt's character budget.
-//   - runner.go: the closed loop: Concurrency workers, warm-up, the early
-//     stop on a refusing endpoint, progress.
+//   - seams.go: the three seams of a run, each an interface with a func
+//     adapter: a Source (what measured request i is: a Request), a
+//     Schedule (when it is due: DueNow, DueAt, DueAfter), Observers (told
+//     when the measured phase starts and ends; a Gate admits each
+//     request). The synthetic plan is one Source (source_body.go builds
+//     the bodies of the others), the closed loop and the arrival schedule
+//     are Schedules; Workload.Source, Schedule and Observers plug others in.
+//   - dispatch.go: the measured phase: one dispatcher on the goroutine
+//     that called Run sends request i once it is due, a slot of
+//     Concurrency is free and every Gate admits it.
+//   - runner.go: one request sent and evaluated, the results recorded, the
+//     warm-up's closed loop of workers, the stop on a refusing endpoint,
+//     progress; early_stop.go: the stop when the first requests all fail
+//     for a reason that will not change.
 //   - openloop_workload.go, openloop.go: the open loop (Workload.Rate): the
-//     arrival schedule computed before the run (package arrival), its
-//     dispatcher with Concurrency as the in-flight cap, anvil_go.arrival.
+//     arrival schedule computed before the run (package arrival), which
+//     the dispatcher follows with Concurrency as the in-flight cap,
+//     anvil_go.arrival.
 //   - slo.go, search.go: SLOs judged on a report (goodput), and the
 //     concurrency and rate searches for the highest load that meets one.
 //   - exchange.go, request_body.go: one request: the body, the clock (t0 is

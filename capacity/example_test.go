@@ -24,7 +24,7 @@ func ExampleWorkload_Resolved() {
 	fmt.Println(err)
 	fmt.Println(errors.Is(err, capacity.ErrInvalidConfig))
 	// Output:
-	// 60 4 64 0 15m0s shared <nil>
+	// 60 4 1024 0 15m0s shared <nil>
 	// capacity: Workload.Concurrency = 20000: must be in 1..16384
 	// true
 }

@@ -48,6 +48,9 @@ func extensionOf(f runFacts, results []result, unsent []int) *artifact.Extension
 		Connections:  connectionsOf(f.runner),
 		Requests:     make([]artifact.RequestDetail, 0, len(results)+len(unsent)),
 	}
+	if reason := f.runner.earlyStop; reason != "" {
+		x.Run.StopReason = &reason
+	}
 	if w := f.workload; w.Duration > 0 && !w.OpenLoop() {
 		ms := monoMS(w.Duration)
 		x.Run.DurationMS = &ms

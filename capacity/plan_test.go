@@ -28,12 +28,12 @@ func TestNewPlanFixedContext(t *testing.T) {
 func TestNewPlanClampsToBudget(t *testing.T) {
 	// Budget 100000 - 64 - 1024 = 98912: the 131072 draw of seed 1717 is
 	// clamped, the others are kept.
-	p, err := newPlan(Workload{Requests: 8, Seed: 1717}, 100000, DefaultMargin, "")
+	p, err := newPlan(Workload{Requests: 8, Seed: 1717, MaxTokens: ReferenceMaxTokens}, 100000, DefaultMargin, "")
 	require.NoError(t, err)
 	require.Equal(t, []int{65536, 32768, 98912, 16000, 32768, 65536, 32768, 32768}, p.Contexts)
 	require.Equal(t, map[int]int{16000: 1, 32768: 4, 65536: 2, 98912: 1}, p.ContextDistribution())
 
-	fixed, err := newPlan(Workload{Requests: 3, ContextTokens: 500000}, 131072, 0, "")
+	fixed, err := newPlan(Workload{Requests: 3, ContextTokens: 500000, MaxTokens: ReferenceMaxTokens}, 131072, 0, "")
 	require.NoError(t, err)
 	require.Equal(t, []int{131072 - 64, 131072 - 64, 131072 - 64}, fixed.Contexts)
 }
@@ -69,7 +69,7 @@ func TestNewPlanErrors(t *testing.T) {
 		{"sampled aggregate cap", Workload{Requests: MaxRequests}, 1048576, 1024, "", "Workload.Requests = 10000: plans more than 67108864 prompt tokens in all (the first"},
 		{"closing instruction does not fit", Workload{Requests: 1, ContextTokens: 32, ResponseWords: 99}, 8192, 1024, "", "Workload.ContextTokens = 32: must be at least 42: a prompt of 96 characters cannot hold the 124-character closing instruction of request 0"},
 		// The context 32 is clamped to the 16-token budget: the budget is named.
-		{"warm-up closing instruction does not fit", Workload{Requests: 1, ContextTokens: 32, Warmup: 1}, 64 + 1024 + 16, 1024, "",
+		{"warm-up closing instruction does not fit", Workload{Requests: 1, ContextTokens: 32, Warmup: 1, MaxTokens: ReferenceMaxTokens}, 64 + 1024 + 16, 1024, "",
 			"Target.MaxModelLen = 1104: leaves a prompt budget of 16 tokens (48 characters) after MaxTokens 64 and Margin 1024; warm-up request 0 needs at least 18 tokens for its 53-character closing instruction"},
 	}
 	for _, tt := range tests {

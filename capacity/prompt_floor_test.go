@@ -97,10 +97,10 @@ func TestWarmupSkipsPromptFloor(t *testing.T) {
 		cl, err := newClient(tg, w, tg.HTTPClient, "")
 		require.NoError(t, err)
 		r := &runner{plan: plan, cl: cl, concurrency: 1, checks: responseChecks{promptFloor: true, maxTokens: plan.Workload.MaxTokens, window: plan.MaxModelLen}}
-		warm := r.one(t.Context(), 0, true, nil)
+		warm := r.one(t.Context(), 0, true, nil, nil, false)
 		require.Nil(t, warm.fail)
 		require.NotNil(t, warm.row)
-		measured := r.one(t.Context(), 0, false, newChunkTimer(stallRule(w)))
+		measured := r.one(t.Context(), 0, false, newChunkTimer(stallRule(w)), nil, false)
 		require.NotNil(t, measured.fail)
 		require.Contains(t, measured.fail.ErrorMessage, "usage.prompt_tokens 4096 is at or below the floor")
 	})
@@ -156,8 +156,8 @@ func TestRunTruncatedPromptOllamaNumbers(t *testing.T) {
 		context     int
 		message     string // "" for a success
 	}{
-		{"half of a planned 8192", 32768, 0, 0, 8192, "usage.prompt_tokens 4096 is at or below the floor of 4096 tokens (0.5 of the planned context of 8192 tokens)"},
-		{"clamped to the 4096 window", 4096, 0, 0, 8192, "usage.prompt_tokens 4096 is at or above the context window of 4096 tokens (max_context_tokens) for a planned context of 3008 tokens"},
+		{"half of a planned 8192", 32768, 0, ReferenceMaxTokens, 8192, "usage.prompt_tokens 4096 is at or below the floor of 4096 tokens (0.5 of the planned context of 8192 tokens)"},
+		{"clamped to the 4096 window", 4096, 0, ReferenceMaxTokens, 8192, "usage.prompt_tokens 4096 is at or above the context window of 4096 tokens (max_context_tokens) for a planned context of 3008 tokens"},
 		{"prompt and completion beyond the window", 4100, NoMargin, 8, 8192, "usage.prompt_tokens 4096 + completion_tokens 8 exceed the context window of 4100 tokens"},
 		{"a window that holds it", 4104, NoMargin, 8, 8192, ""},
 	}

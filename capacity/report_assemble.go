@@ -28,13 +28,29 @@ type runFacts struct {
 // eligible), and for the dispatched requests when it stopped early on
 // Workload.MaxFailures or a refusal. A Duration campaign accounts for what it
 // dispatched; cancelled before its end, it also records the request it would
-// have sent next.
-func (f *runFacts) attempted() (requests int, unsent []int) {
+// have sent next. A fixed-count run stopped early (capacity/PROTOCOL.md#early-stop)
+// accounts for its whole plan, the requests never sent without a row
+// (rows false): they are in anvil_go alone.
+func (f *runFacts) attempted() (requests int, unsent []int, rows bool) {
+	r := f.runner
+	dispatched := r.dispatched
+	if r.earlyStop != "" && !f.timedCampaign() {
+		for i := dispatched; i < f.plan.Len(); i++ {
+			unsent = append(unsent, i)
+		}
+		return f.plan.Len(), unsent, false
+	}
+	requests, unsent = f.cancelledOrNot()
+	return requests, unsent, true
+}
+
+// cancelledOrNot is attempted for a run not stopped early.
+func (f *runFacts) cancelledOrNot() (requests int, unsent []int) {
 	r := f.runner
 	dispatched := r.dispatched
 	switch {
 	case !f.cancelled:
-		if f.timedCampaign() || r.stopped {
+		if f.timedCampaign() || r.stopped || r.expired {
 			return dispatched, nil
 		}
 		return f.plan.Len(), nil
@@ -53,7 +69,7 @@ func (f *runFacts) attempted() (requests int, unsent []int) {
 // assemble builds the report of a run and recomputes it.
 func assemble(f runFacts) (*artifact.Report, error) {
 	t, w := f.target, f.workload
-	requests, unsent := f.attempted()
+	requests, unsent, unsentRows := f.attempted()
 	rep := &artifact.Report{
 		Schema:             artifact.Schema,
 		RunID:              runID(f.start),
@@ -121,6 +137,9 @@ func assemble(f runFacts) (*artifact.Report, error) {
 		}
 	}
 	for _, i := range unsent {
+		if !unsentRows {
+			break
+		}
 		rep.Failures = append(rep.Failures, artifact.Failure{
 			RequestIndex:         i,
 			PlannedContextTokens: f.plan.Contexts[i],

@@ -43,7 +43,7 @@ func (rc *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestRequestBody(t *testing.T) {
 	base := map[string]any{
 		"model":          "m",
-		"max_tokens":     float64(64),
+		"max_tokens":     float64(DefaultMaxTokens),
 		"stream":         true,
 		"stream_options": map[string]any{"include_usage": true},
 		"ignore_eos":     true,
@@ -65,6 +65,7 @@ func TestRequestBody(t *testing.T) {
 		flags artifact.ServeFlags
 	}{
 		{"defaults", Workload{}, with("temperature", 0.0), artifact.ServeFlags{ThinkingMode: "default"}},
+		{"the reference's max_tokens", Workload{MaxTokens: ReferenceMaxTokens}, with("temperature", 0.0, "max_tokens", 64.0), artifact.ServeFlags{ThinkingMode: "default"}},
 		{"explicit temperature 0", Workload{Temperature: new(0.0)}, with("temperature", 0.0), artifact.ServeFlags{ThinkingMode: "default"}},
 		{"sampling", Workload{Temperature: new(0.9), TopP: new(0.95)}, with("temperature", 0.9, "top_p", 0.95), artifact.ServeFlags{ThinkingMode: "default"}},
 		{"thinking enabled", Workload{ThinkingMode: ThinkingEnabled}, with("temperature", 0.0, "chat_template_kwargs", map[string]any{"enable_thinking": true}), artifact.ServeFlags{ThinkingMode: "enabled"}},

@@ -115,13 +115,14 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 	}
 	r := &runner{
 		plan: plan, cl: cl, concurrency: w.Concurrency,
-		maxFailures: w.MaxFailures, duration: w.Duration, progress: w.Progress,
+		maxFailures: w.MaxFailures, duration: w.Duration, scheduled: schedule != nil, keepGoing: w.KeepGoing, progress: w.Progress,
 		checks: responseChecks{promptFloor: true, canaries: w.RequestCanaries, seed: w.Seed, words: w.ResponseWords, policy: w.ControlledOutputPolicy,
 			maxTokens: plan.Workload.MaxTokens, window: plan.MaxModelLen},
 		stallRule: stallRule(w),
+		bodies:    &sourceBodies{target: t, w: plan.Workload, plan: plan},
 	}
 	if w.Warmup > 0 {
-		r.phase(ctx, w.Warmup, true)
+		r.warmup(ctx, w.Warmup)
 		if r.refusal != "" {
 			return nil, fmt.Errorf("%w during warm-up: %s", ErrEndpointRefused, r.refusal)
 		}
@@ -137,23 +138,32 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 	// The measured phase starts even when ctx is already done (it then
 	// dispatches nothing), so the report accounts for the measured plan,
 	// never for the warm-up's dispatch state.
+	s := seamsOf(w, plan, schedule) // after the warm-up, which follows the synthetic plan
+	obsCtx, obsDone := context.WithCancel(ctx)
+	defer obsDone()
 	start := time.Now()
-	if schedule != nil {
-		r.openPhase(ctx, start, schedule)
-	} else {
-		r.phase(ctx, plan.Len(), false)
-	}
+	ends := startObservers(obsCtx, start, w.Observers)
+	measureErr := r.measure(ctx, start, s)
 	end := time.Now()
 
 	rep, err := assemble(runFacts{
 		target: t, baseURL: baseURL, workload: plan.Workload, plan: plan,
 		start: start, end: end, cancelled: ctx.Err() != nil, runner: r, schedule: schedule,
 	})
-	if err != nil {
-		return rep, err
+	if rep != nil {
+		for _, end := range ends {
+			end(rep)
+		}
 	}
-	if r.refusal != "" {
+	switch {
+	case err != nil:
+		return rep, err
+	case measureErr != nil:
+		return rep, measureErr
+	case r.refusal != "":
 		return rep, fmt.Errorf("%w: %s", ErrEndpointRefused, r.refusal)
+	case r.earlyStop != "":
+		return rep, fmt.Errorf("%w: %s", ErrStoppedEarly, r.earlyStop)
 	}
 	return rep, nil
 }

@@ -36,10 +36,16 @@ type result struct {
 	phases *phaseRecord
 	// serverTimings is what the server reported of its own timings.
 	serverTimings *artifact.ServerTimings
+	// answer is the visible content the capture kept, answerCut whether
+	// some was dropped; set only for a Source that is an Answerer.
+	answer    string
+	answerCut bool
 }
 
-// runner executes the plan of one run: a closed loop of workers, each with
-// one request in flight, dispatching request indexes in order.
+// runner executes the plan of one run: the warm-up as a closed loop of
+// workers (warmup), each with one request in flight, dispatching request
+// indexes in order, then the measured requests through the run's seams
+// (measure, dispatch.go).
 type runner struct {
 	plan        *plan
 	cl          *client
@@ -47,7 +53,14 @@ type runner struct {
 	concurrency int
 	maxFailures int
 	duration    time.Duration
-	progress    func(Progress)
+	// scheduled says the Duration already cut an arrival schedule, so
+	// every request of it is sent whatever the time.
+	scheduled bool
+	// keepGoing turns the early stop off (Workload.KeepGoing).
+	keepGoing bool
+	progress  func(Progress)
+	// bodies builds the bodies of requests a Workload.Source describes.
+	bodies *sourceBodies
 
 	mu         sync.Mutex // guards everything below and calls to progress
 	warming    bool
@@ -59,8 +72,10 @@ type runner struct {
 	failed     int
 	anyOK      bool   // a 2xx response arrived
 	refusal    string // the first refusal, "" when none
-	stopped    bool   // no more dispatch (max failures, refusal)
-	expired    bool   // the campaign Duration elapsed
+	stopped    bool   // no more dispatch (max failures, refusal, early stop)
+	expired    bool   // the campaign Duration elapsed, or a Gate said no
+	earlyStop  string // why the early stop stopped the run, "" when it did not
+	permanent  int    // measured failures that will not change, before any success
 	results    []result
 
 	stallRule itl.StallRule // applied to every measured stream
@@ -69,51 +84,42 @@ type runner struct {
 	prewarmed int // live connections the measured phase started with (prewarm)
 }
 
-// phase runs n requests (warm-up or measured) with the runner's concurrency
-// and returns when every dispatched request has finished. ctx ends the
-// phase: undispatched requests are left to the caller.
-func (r *runner) phase(ctx context.Context, n int, warmup bool) {
+// warmup runs the n warm-up requests with the runner's concurrency, as a
+// closed loop of workers, and returns when every dispatched request has
+// finished. ctx ends it: undispatched requests are not sent.
+func (r *runner) warmup(ctx context.Context, n int) {
 	r.mu.Lock()
-	r.warming, r.n, r.dispatched, r.phaseStart = warmup, n, 0, time.Now()
+	r.warming, r.n, r.dispatched, r.phaseStart = true, n, 0, time.Now()
 	r.mu.Unlock()
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	var wg sync.WaitGroup
 	for range min(r.concurrency, n) {
-		wg.Go(func() { r.worker(runCtx, stop, warmup) })
+		wg.Go(func() { r.worker(runCtx, stop) })
 	}
 	wg.Wait()
 }
 
-// worker sends requests until the phase has none left. Request bodies are
+// worker sends warm-up requests until none is left. Request bodies are
 // streamed from the plan (body_stream.go): a worker holds no prompt.
-func (r *runner) worker(ctx context.Context, stop context.CancelCauseFunc, warmup bool) {
-	var timer *chunkTimer // measured requests only
-	if !warmup {
-		timer = newChunkTimer(r.stallRule)
-		defer r.mergeChunks(timer)
-	}
+func (r *runner) worker(ctx context.Context, stop context.CancelCauseFunc) {
 	for {
 		i, ok := r.next(ctx)
 		if !ok {
 			return
 		}
-		res := r.one(ctx, i, warmup, timer)
-		if r.record(res, warmup) {
+		res := r.one(ctx, i, true, nil, nil, false)
+		if r.record(res, true) {
 			stop(errRunStopped)
 		}
 	}
 }
 
-// next dispatches the next index, or reports that the phase is over.
+// next dispatches the next warm-up index, or reports that none is left.
 func (r *runner) next(ctx context.Context) (int, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if ctx.Err() != nil || r.stopped || r.dispatched >= r.n {
-		return 0, false
-	}
-	if !r.warming && r.duration > 0 && time.Since(r.phaseStart) >= r.duration {
-		r.expired = true
 		return 0, false
 	}
 	i := r.dispatched
@@ -143,6 +149,7 @@ func (r *runner) record(res result, warmup bool) bool {
 			if r.maxFailures > 0 && r.failed >= r.maxFailures {
 				r.stopped = true
 			}
+			r.earlyStopOn(res.fail)
 		} else {
 			r.succeeded++
 		}
@@ -184,8 +191,12 @@ func (r *runner) report() {
 
 // one sends request i and evaluates it. A panic anywhere in it becomes a
 // runner_error failure of that request; the worker goes on.
-func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer) (res result) {
+//
+// req is what a Workload.Source said request i is (nil for warm-up
+// requests); answer asks for the visible content in res.answer.
+func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer, req *Request, answer bool) (res result) {
 	planned := r.plan.Contexts[i%r.plan.Len()]
+	checks := r.checks
 	res.index = i
 	start := time.Now()
 	res.clock.taken = start
@@ -202,13 +213,26 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer)
 		}
 	}()
 	var (
-		body *streamedBody
+		body requestBody
 		err  error
 	)
-	if warmup {
+	switch {
+	case warmup:
 		body, err = r.plan.warmupBody(r.cl.enc, i)
-	} else {
+	case req == nil || req.plan:
 		body, err = r.plan.measuredBody(r.cl.enc, i)
+	default:
+		var sb sourceBody
+		if sb, err = r.bodies.build(i, *req); err != nil {
+			// What the source described cannot be sent: a failure of
+			// the request, never a request the server sees.
+			planned = max(req.PromptTokens, 0)
+			r.plan.Contexts[i] = planned // this goroutine's index alone; read once the phase ended
+			return result{index: i, clock: res.clock, fail: runnerFailure(i, planned, r.cl.secrets.scrub(err.Error()))}
+		}
+		body, planned, checks.maxTokens = sb.body, sb.planned, sb.maxTokens
+		r.plan.Contexts[i] = planned // this goroutine's index alone; read once the phase ended
+		checks.promptFloor = checks.promptFloor && planned > 0
 	}
 	if err != nil {
 		panic(err) // the plan covers every index the runner dispatches
@@ -221,10 +245,12 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer)
 	res.received = ex.received
 	res.clock = requestClock{taken: start, sent: ex.start, end: ex.endAt,
 		firstOutput: ex.stream.firstOutput, firstContent: ex.stream.firstContent}
-	checks := r.checks
 	if warmup {
 		// Warm-up prompts carry no canary or word count.
 		checks = responseChecks{maxTokens: r.checks.maxTokens, window: r.checks.window}
+	}
+	if answer {
+		res.answer, res.answerCut = ex.stream.capture.String(), ex.stream.capture.Truncated()
 	}
 	res.row, res.fail = checks.evaluate(i, planned, &ex)
 	res.promptTokens = wireIntPtr(ex.stream.usage.prompt) // as checked by evaluate

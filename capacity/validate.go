@@ -114,6 +114,7 @@ func (w Workload) validate() error {
 	v.intRange("Workload.ResponseWords", w.ResponseWords, 0, MaxResponseWords)
 	v.intRange("Workload.Warmup", w.Warmup, 0, MaxRequests)
 	v.intRange("Workload.MaxFailures", w.MaxFailures, 0, MaxRequests)
+	w.validateSeams(&v)
 	if w.Timeout <= 0 || w.Timeout > MaxTimeout {
 		v.add("Workload.Timeout", w.Timeout, "must be in (0s, %v]", MaxTimeout)
 	}

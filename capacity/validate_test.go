@@ -28,7 +28,8 @@ func TestWorkloadDefaults(t *testing.T) {
 	require.Equal(t, 60, DefaultRequests)
 	require.Equal(t, 20, DefaultConcurrency)
 	require.Equal(t, 8000, DefaultSharedPrefixTokens)
-	require.Equal(t, 64, DefaultMaxTokens)
+	require.Equal(t, 1024, DefaultMaxTokens)
+	require.Equal(t, 64, ReferenceMaxTokens, "the reference tool's default")
 	require.Equal(t, 900*time.Second, DefaultTimeout)
 
 	// Resolving a resolved workload changes nothing: an explicit 0 stays 0.

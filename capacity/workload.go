@@ -31,8 +31,18 @@ const (
 	// MaxContextTokens is the largest fixed Workload.ContextTokens and the
 	// largest Target.MaxModelLen.
 	MaxContextTokens = 1048576
-	// DefaultMaxTokens is the completion limit sent when Workload.MaxTokens is 0.
-	DefaultMaxTokens = 64
+	// DefaultMaxTokens is the completion limit sent when Workload.MaxTokens
+	// is 0: room for a reasoning model to think before its answer (the
+	// embedded fake's default profile thinks for a few hundred tokens).
+	// It is not the reference tool's default; set MaxTokens to
+	// ReferenceMaxTokens for the reference's request bytes.
+	DefaultMaxTokens = 1024
+	// ReferenceMaxTokens is the reference tool's default max_tokens: a
+	// Workload with MaxTokens = ReferenceMaxTokens and the other fields
+	// zero sends the reference's requests byte for byte. A reasoning
+	// model may spend all of it thinking, and the request then fails
+	// without visible content.
+	ReferenceMaxTokens = 64
 	// MaxMaxTokens is the largest Workload.MaxTokens.
 	MaxMaxTokens = 65536
 	// MinCanaryMaxTokens is the smallest Workload.MaxTokens that leaves room
@@ -239,6 +249,27 @@ type Workload struct {
 	// (0: DefaultBurstiness): below 1 burstier than Poisson, above 1
 	// smoother. Only with ArrivalGamma.
 	Burstiness float64
+	// KeepGoing sends every planned request even when the first ones all
+	// fail for a reason that will not change, which otherwise stops the
+	// run early (capacity/PROTOCOL.md#early-stop). MaxFailures still
+	// applies.
+	KeepGoing bool
+
+	// Source, when non-nil, says what each of the Requests measured
+	// requests is, instead of the synthetic plan of ContextTokens,
+	// SharedPrefixTokens and the other prompt fields (a trace, sessions);
+	// see Source. Warm-up requests still follow those fields. Not with
+	// PromptSizingExact.
+	Source Source
+	// Schedule, when non-nil, says when each measured request is due,
+	// instead of the closed loop or Rate's arrival schedule; Concurrency
+	// stays the cap on requests in flight, and with Duration no request
+	// leaves after Duration. Not with Rate.
+	Schedule Schedule
+	// Observers are told when the measured phase starts and ends, and may
+	// extend the report (see Observer); a Gate among them admits each
+	// measured request.
+	Observers []Observer
 
 	resolved bool
 }

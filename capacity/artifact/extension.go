@@ -66,6 +66,10 @@ type RunSummary struct {
 	// GOMAXPROCS suffix included), by which reporters name its benchfmt
 	// result.
 	Benchmark *string
+	// StopReason is "stop_reason", written only when set: why the run
+	// stopped before its plan was done by a rule of its own (the early
+	// stop of capacity/PROTOCOL.md#early-stop).
+	StopReason *string
 
 	shape shape
 }

@@ -211,6 +211,7 @@ var runSummaryTable = newArtTable(func(r *RunSummary) *shape { return &r.shape }
 	fieldOf("interrupted", func(r *RunSummary) *bool { return &r.Interrupted }, boolCodec),
 	fieldOf("never_sent_requests", func(r *RunSummary) *int { return &r.NeverSentRequests }, intCodec),
 	fieldOf("sent_requests", func(r *RunSummary) *int { return &r.SentRequests }, intCodec),
+	optionalOf("stop_reason", func(r *RunSummary) **string { return &r.StopReason }, stringCodec),
 )
 
 var arrivalTable = newArtTable(func(a *Arrival) *shape { return &a.shape },

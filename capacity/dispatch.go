@@ -1,0 +1,193 @@
+package capacity
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// sendBuffers are what one in-flight slot keeps for the requests that hold
+// the slot in turn, so memory scales with the cap on requests in flight,
+// not with the plan.
+type sendBuffers struct {
+	timer *chunkTimer // the slot's per-chunk timing, merged when the phase ends
+}
+
+// seams are the resolved seams of the measured phase.
+type seams struct {
+	source   Source   // never nil: the plan's synthetic requests by default
+	schedule Schedule // never nil: ClosedLoop or the arrival schedule by default
+	answerer Answerer // source as an Answerer, nil when it is none
+	gates    []Gate   // the observers that are gates
+}
+
+// measure runs the measured requests: one dispatcher, on the calling
+// goroutine, takes the indexes in order. Request i is sent once it is due
+// (its Schedule's Due) and fewer than the runner's concurrency are in
+// flight, each gate admitted it and Source gave it; the closed loop is the
+// schedule of requests all DueNow. A request with a scheduled time (DueAt,
+// DueAfter) keeps it as requestClock.taken, so a wait for a slot is its
+// queue time and counts in its scheduled-clock latencies (coordinated
+// omission cannot hide it). The dispatch is FIFO: a request that waits
+// holds back the ones after it.
+//
+// The stop rules: cancelling ctx or a refusal (record) ends the phase at
+// once and cancels the requests in flight; Workload.MaxFailures and the
+// early stop end dispatch and let in-flight requests finish; so do the end
+// of a Duration campaign and a gate that says no. measure returns when
+// every dispatched request has finished, with the error of a Source or a
+// Schedule that failed (nil otherwise).
+func (r *runner) measure(ctx context.Context, start time.Time, s seams) error {
+	n := r.plan.Len()
+	r.mu.Lock()
+	r.warming, r.n, r.dispatched, r.phaseStart = false, n, 0, start
+	r.mu.Unlock()
+	runCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	// dispatch ends the dispatcher alone: in-flight requests keep runCtx.
+	dispatch, halt := context.WithCancel(runCtx)
+	defer halt()
+
+	slots := make(chan *sendBuffers, max(r.concurrency, 1))
+	for range min(r.concurrency, n) {
+		buf := &sendBuffers{timer: newChunkTimer(r.stallRule)}
+		defer r.mergeChunks(buf.timer) // after wg.Wait: every request of the slot has finished
+		slots <- buf
+	}
+	// ended[i] is closed when request i has ended; endAt[i] is then its end.
+	ended := make([]chan struct{}, n)
+	endAt := make([]time.Time, n)
+	var srcMu sync.Mutex // Source and Answerer calls never overlap
+
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	wait := func(at time.Time) bool {
+		if d := time.Until(at); d > 0 {
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+			case <-dispatch.Done():
+				timer.Stop()
+				return false
+			}
+		}
+		return true
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for i := range n {
+		due := s.schedule.Due(i)
+		var at time.Time // the scheduled time; zero for DueNow
+		switch due.kind {
+		case dueAt:
+			at = start.Add(due.offset)
+		case dueAfter:
+			j := due.after
+			if j < 0 || j >= i {
+				return fmt.Errorf("%w: Workload.Schedule: request %d is due after request %d, which must be an earlier one (0..%d)", ErrInvalidConfig, i, j, i-1)
+			}
+			select {
+			case <-ended[j]:
+			case <-dispatch.Done():
+				return nil
+			}
+			at = endAt[j].Add(due.offset)
+		}
+		if !at.IsZero() && !wait(at) {
+			return nil
+		}
+		var buf *sendBuffers
+		select {
+		case buf = <-slots: // a free slot: at once when fewer than the cap are in flight
+		case <-dispatch.Done():
+			return nil
+		}
+		if !r.admit(dispatch, i, s.gates) {
+			return nil
+		}
+		srcMu.Lock()
+		req, err := s.source.Request(i)
+		srcMu.Unlock()
+		if err != nil {
+			r.mu.Lock()
+			r.stopped = true
+			r.mu.Unlock()
+			return fmt.Errorf("capacity: Workload.Source: request %d: %w", i, err)
+		}
+		if !r.take(dispatch) {
+			return nil
+		}
+		done := make(chan struct{})
+		ended[i] = done
+		wg.Go(func() {
+			res := r.one(runCtx, i, false, buf.timer, &req, s.answerer != nil)
+			if !at.IsZero() {
+				res.clock.taken = at
+			}
+			refused := r.record(res, false)
+			if s.answerer != nil {
+				srcMu.Lock()
+				s.answerer.Answer(i, res.answer, res.answerCut, res.fail == nil)
+				srcMu.Unlock()
+			}
+			endAt[i] = time.Now()
+			close(done)
+			slots <- buf
+			if refused {
+				stop(errRunStopped)
+			}
+			if r.isStopped() {
+				halt() // wake a dispatcher waiting for a later due time
+			}
+		})
+	}
+	return nil
+}
+
+// admit asks every gate whether request i may leave, after the run's own
+// rules: a closed-loop Duration campaign dispatches nothing after its
+// Duration. false ends dispatch.
+func (r *runner) admit(ctx context.Context, i int, gates []Gate) bool {
+	r.mu.Lock()
+	if r.duration > 0 && !r.scheduled && time.Since(r.phaseStart) >= r.duration {
+		r.expired = true
+	}
+	over := r.expired || r.stopped || ctx.Err() != nil
+	r.mu.Unlock()
+	if over {
+		return false
+	}
+	for _, g := range gates {
+		if !g.Admit(i) {
+			r.mu.Lock()
+			r.expired = true
+			r.mu.Unlock()
+			return false
+		}
+	}
+	return true
+}
+
+// take dispatches the next index, or reports that the run must not send
+// any more.
+func (r *runner) take(ctx context.Context) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ctx.Err() != nil || r.stopped {
+		return false
+	}
+	r.dispatched++
+	r.inFlight++
+	r.report()
+	return true
+}
+
+// isStopped reports whether dispatch has stopped (max failures, refusal,
+// the early stop).
+func (r *runner) isStopped() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stopped
+}

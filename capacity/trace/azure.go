@@ -1,0 +1,141 @@
+package trace
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The columns of an Azure LLM inference trace
+// (AzureLLMInferenceDataset2023.md: "TIMESTAMP | Invocation time",
+// "ContextTokens | Number of context tokens", "GeneratedTokens | Number
+// of generated tokens").
+const (
+	azureTimestamp = "TIMESTAMP"
+	azureContext   = "ContextTokens"
+	azureGenerated = "GeneratedTokens"
+)
+
+// azureLayouts are the date-time forms of TIMESTAMP, tried in order: the
+// 2023 traces' "2023-11-16 18:15:46.6805900" (no zone: UTC), the 2024
+// traces' "2024-05-12 00:00:00.001163+00:00", and RFC 3339. A fraction of
+// a second of any length is accepted after the seconds.
+var azureLayouts = []string{
+	"2006-01-02 15:04:05",
+	"2006-01-02 15:04:05Z07:00",
+	"2006-01-02T15:04:05Z07:00",
+	"2006-01-02T15:04:05",
+}
+
+// azure reads the Azure CSV: a header naming the three columns (in any
+// order, other columns ignored), then one request a row.
+type azure struct {
+	r      *csv.Reader
+	name   string
+	cols   [3]int // TIMESTAMP, ContextTokens, GeneratedTokens
+	header bool
+	origin time.Time
+	first  bool
+}
+
+func newAzure(r io.Reader, name string) *azure {
+	c := csv.NewReader(r)
+	c.FieldsPerRecord = -1
+	c.ReuseRecord = true
+	return &azure{r: c, name: name}
+}
+
+func (*azure) stampField() string { return azureTimestamp }
+
+func (a *azure) read() ([]string, error) {
+	row, err := a.r.Read()
+	if err == nil || errors.Is(err, io.EOF) {
+		return row, err
+	}
+	if pe, ok := errors.AsType[*csv.ParseError](err); ok {
+		return nil, &FieldError{File: a.name, Line: pe.Line, Field: "row", Err: pe.Err}
+	}
+	line, _ := a.r.FieldPos(0)
+	return nil, &FieldError{File: a.name, Line: line, Field: "file", Err: err}
+}
+
+func (a *azure) readHeader() error {
+	want := "a header with the columns " + azureTimestamp + ", " + azureContext + " and " + azureGenerated
+	row, err := a.read()
+	if errors.Is(err, io.EOF) {
+		return &FieldError{File: a.name, Line: 1, Field: "header", Want: want}
+	}
+	if err != nil {
+		return err
+	}
+	a.cols = [3]int{-1, -1, -1}
+	for i, c := range row {
+		c = strings.TrimSpace(strings.TrimPrefix(c, "\ufeff"))
+		for j, name := range []string{azureTimestamp, azureContext, azureGenerated} {
+			if c == name && a.cols[j] < 0 {
+				a.cols[j] = i
+			}
+		}
+	}
+	for _, c := range a.cols {
+		if c < 0 {
+			return &FieldError{File: a.name, Line: 1, Field: "header",
+				Value: strings.Join(row, ","), Want: want}
+		}
+	}
+	a.header = true
+	return nil
+}
+
+func (a *azure) next(rec *Record) (time.Duration, error) {
+	if !a.header {
+		if err := a.readHeader(); err != nil {
+			return 0, err
+		}
+	}
+	row, err := a.read()
+	if err != nil {
+		return 0, err
+	}
+	line, _ := a.r.FieldPos(0)
+	rec.Line = line
+	need := max(a.cols[0], a.cols[1], a.cols[2]) + 1
+	if len(row) < need {
+		return 0, &FieldError{File: a.name, Line: line, Field: "row", Value: strings.Join(row, ","),
+			Want: fmt.Sprintf("at least %d columns, as the header", need)}
+	}
+	ts := strings.TrimSpace(row[a.cols[0]])
+	t, ok := parseAzureTime(ts)
+	if !ok {
+		return 0, &FieldError{File: a.name, Line: line, Field: azureTimestamp, Value: ts,
+			Want: `a date-time such as "2023-11-16 18:15:46.6805900"`}
+	}
+	var n [2]int
+	for i, col := range []string{azureContext, azureGenerated} {
+		s := strings.TrimSpace(row[a.cols[i+1]])
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 || v > MaxTokens {
+			return 0, &FieldError{File: a.name, Line: line, Field: col, Value: s,
+				Want: fmt.Sprintf("an integer in [1, %d]", MaxTokens)}
+		}
+		n[i] = v
+	}
+	rec.PromptTokens, rec.OutputTokens = n[0], n[1]
+	if !a.first {
+		a.origin, a.first = t, true
+	}
+	return t.Sub(a.origin), nil
+}
+
+func parseAzureTime(s string) (time.Time, bool) {
+	for _, layout := range azureLayouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}

@@ -1,0 +1,29 @@
+// Package traffic plugs recorded and conversational traffic into a
+// capacity run through its seams (capacity.Source, capacity.Schedule,
+// capacity.Observer):
+//
+//   - Replay sends the requests of a trace (package trace) each at its
+//     recorded offset divided by the speed-up, under the run's in-flight
+//     cap like an open loop, with its recorded prompt length, its blocks
+//     shared byte for byte as the trace's block ids say (package
+//     blocktext) and max_tokens its recorded output length;
+//   - Sessions runs multi-turn conversations (package session): turn k+1
+//     carries the earlier user messages and the answers the server
+//     actually gave, and is sent a think time after turn k ended; a
+//     failed turn ends its session.
+//
+// Both are values the Go API takes: Workload(w) returns the
+// capacity.Workload that runs them.
+//
+//	replay := traffic.Replay{Records: recs, Salt: nonce}
+//	rep, err := capacity.Run(ctx, target, replay.Workload(capacity.Workload{Concurrency: 64}))
+//
+// Prompts are sized by a blocktext.Sizing: the reference's 3.0
+// characters per token unless one is given; the engine's exact sizing
+// does not size a Source's prompts yet.
+//
+// The imports run one way: traffic imports capacity, trace, blocktext
+// and session; none of them imports traffic, and trace, blocktext and
+// session import nothing of capacity but capacity/arrival (session, for
+// its exponential draws).
+package traffic

@@ -1,0 +1,116 @@
+package traffic
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/trace"
+	"github.com/anvilbench/anvil/capacity/trace/blocktext"
+)
+
+// defaultCharsPerToken sizes prompts when no Sizing is given: the
+// reference's 3.0 characters per token (capacity/PROTOCOL.md#prompts).
+const defaultCharsPerToken = blocktext.CharsPerToken(3)
+
+// Replay is a trace replayed by a capacity run: measured request i is
+// Records[i], due at its Offset from the start of the measured phase (a
+// capacity.Schedule), with a prompt of its PromptTokens whose blocks
+// repeat as the trace's block ids do and max_tokens its OutputTokens (a
+// capacity.Source). Use it through Workload.
+type Replay struct {
+	// Records are the trace's requests in order, as a trace.Reader yields
+	// them (Offset already divided by the speed-up).
+	Records []trace.Record
+	// Sizing turns tokens into prompt characters; nil is
+	// 3.0 characters per token.
+	Sizing blocktext.Sizing
+	// Salt is written into every block and every request's own text
+	// (blocktext.Layout.Salt): give each run its own (a nonce) so that a
+	// replay never finds an earlier run's blocks in the server's cache.
+	Salt string
+	// IgnoreEOS sends "ignore_eos": true and "min_tokens": the recorded
+	// output length with every request, the vLLM and SGLang fields that
+	// make the model produce exactly max_tokens tokens. A server that
+	// rejects unknown fields fails every request with it.
+	IgnoreEOS bool
+}
+
+var (
+	_ capacity.Source   = Replay{}
+	_ capacity.Schedule = Replay{}
+)
+
+// Workload returns w with the replay as its Source and Schedule and one
+// measured request per record.
+func (r Replay) Workload(w capacity.Workload) capacity.Workload {
+	w.Source, w.Schedule, w.Requests = r, r, len(r.Records)
+	return w
+}
+
+// Due implements capacity.Schedule: request i is due at Records[i].Offset
+// (the last record's for an index past the end).
+func (r Replay) Due(i int) capacity.Due {
+	if len(r.Records) == 0 {
+		return capacity.DueNow()
+	}
+	return capacity.DueAt(r.Records[min(i, len(r.Records)-1)].Offset)
+}
+
+// Request implements capacity.Source: one user message of
+// Sizing.Chars(PromptTokens) characters, written by blocktext from the
+// record's blocks (no blocks: all of it the request's own text), closed
+// by "\n# request {i}: summarize the above in one line." when that fits.
+func (r Replay) Request(i int) (capacity.Request, error) {
+	if i < 0 || i >= len(r.Records) {
+		return capacity.Request{}, fmt.Errorf("traffic: request %d of a trace of %d records", i, len(r.Records))
+	}
+	rec := r.Records[i]
+	text, err := prompt(r.Sizing, rec.Blocks, rec.BlockTokens, rec.PromptTokens, r.Salt,
+		"trace line "+strconv.Itoa(rec.Line), "\n# request "+strconv.Itoa(i)+": summarize the above in one line.")
+	if err != nil {
+		return capacity.Request{}, fmt.Errorf("traffic: trace line %d: %w", rec.Line, err)
+	}
+	req := capacity.Request{
+		Messages:     []capacity.Message{{Role: "user", Content: text}},
+		PromptTokens: rec.PromptTokens,
+		MaxTokens:    rec.OutputTokens,
+		Session:      rec.Session,
+	}
+	if rec.Turn > 0 {
+		req.Turn = rec.Turn - 1
+	}
+	if r.IgnoreEOS {
+		req.Body = forceOutput(rec.OutputTokens)
+	}
+	return req, nil
+}
+
+// forceOutput is the body fields that make a vLLM or SGLang server
+// produce n tokens.
+func forceOutput(n int) map[string]json.RawMessage {
+	return map[string]json.RawMessage{
+		"ignore_eos": json.RawMessage("true"),
+		"min_tokens": json.RawMessage(strconv.Itoa(n)),
+	}
+}
+
+// prompt writes a prompt of tokens tokens at sizing, from its blocks of
+// blockTokens tokens, its own text and a tail that is dropped when the
+// prompt is too short to hold it.
+func prompt(sizing blocktext.Sizing, blocks []int64, blockTokens, tokens int, salt, own, tail string) (string, error) {
+	if sizing == nil {
+		sizing = defaultCharsPerToken
+	}
+	layout := blocktext.Layout{BlockTokens: blockTokens, Sizing: sizing, Salt: salt}
+	chars := sizing.Chars(tokens)
+	if len(tail) > chars/2 {
+		tail = ""
+	}
+	if salt != "" {
+		own += " " + salt
+	}
+	b, err := layout.AppendText(nil, blocktext.Prompt{Blocks: blocks, Own: own, Tail: tail}, chars)
+	return string(b), err
+}

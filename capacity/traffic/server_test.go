@@ -1,0 +1,158 @@
+package traffic_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anvilbench/anvil/capacity"
+)
+
+// pipeListener is an in-memory net.Listener: every dial makes a net.Pipe
+// whose server end is accepted. Created inside a synctest bubble, all its
+// blocking is durable, so fake time advances while requests wait.
+type pipeListener struct {
+	conns  chan net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return nil
+}
+
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	client, server := net.Pipe()
+	select {
+	case l.conns <- server:
+		return client, nil
+	case <-l.closed:
+		return nil, errors.New("pipe listener closed: connection refused")
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "pipe" }
+
+// seen is one chat request as the server received it.
+type seen struct {
+	at       time.Duration // since the server started, on the bubble's clock
+	messages []message
+	body     map[string]json.RawMessage
+}
+
+type message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// chatServer is a plain httptest server on the in-memory listener. Every
+// chat request is recorded, then answered after delay with the content
+// answer(n) for the n-th request (0-based), usage with prompt_tokens at 3
+// characters per token and, as cached tokens, the tokens of every message
+// but the last; fail(n, messages) true answers HTTP 500 instead.
+type chatServer struct {
+	*httptest.Server
+	client *http.Client
+	delay  time.Duration
+	fail   func(messages []message) bool
+	start  time.Time
+
+	mu   sync.Mutex
+	seen []seen
+}
+
+func answer(n int) string { return fmt.Sprintf("answer number %d, in a few words", n) }
+
+func newChatServer(t *testing.T, delay time.Duration) *chatServer {
+	ln := &pipeListener{conns: make(chan net.Conn), closed: make(chan struct{})}
+	s := &chatServer{delay: delay, start: time.Now()}
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	s.Listener = ln
+	s.Start()
+	tr := &http.Transport{DialContext: ln.dial, MaxIdleConnsPerHost: 256}
+	s.client = &http.Client{Transport: tr}
+	t.Cleanup(func() {
+		tr.CloseIdleConnections()
+		s.Close()
+	})
+	return s
+}
+
+func (s *chatServer) target() capacity.Target {
+	return capacity.Target{BaseURL: s.URL + "/v1", Model: "m", MaxModelLen: 1 << 20, HTTPClient: s.client}
+}
+
+func (s *chatServer) serve(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
+	if r.URL.Path != "/v1/chat/completions" {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"m","object":"model"}]}`)
+		return
+	}
+	var body map[string]json.RawMessage
+	var msgs []message
+	if json.Unmarshal(raw, &body) != nil || json.Unmarshal(body["messages"], &msgs) != nil {
+		http.Error(w, "bad body", http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	n := len(s.seen)
+	s.seen = append(s.seen, seen{at: time.Since(s.start), messages: msgs, body: body})
+	s.mu.Unlock()
+	time.Sleep(s.delay)
+	if s.fail != nil && s.fail(msgs) {
+		http.Error(w, "injected failure", http.StatusInternalServerError)
+		return
+	}
+	prompt, cached := 0, 0
+	for k, m := range msgs {
+		prompt += len(m.Content) / 3
+		if k < len(msgs)-1 {
+			cached += len(m.Content) / 3
+		}
+	}
+	content, _ := json.Marshal(answer(n))
+	w.Header().Set("Content-Type", "text/event-stream")
+	_, _ = fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":%s}}]}\n\n"+
+		"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"+
+		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":6,\"total_tokens\":%d,\"prompt_tokens_details\":{\"cached_tokens\":%d}}}\n\n"+
+		"data: [DONE]\n\n", content, prompt, prompt+6, cached)
+}
+
+func (s *chatServer) requests() []seen {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]seen(nil), s.seen...)
+}
+
+func fmtSscanf(line string, s *string, k *int) (int, error) {
+	return fmt.Sscanf(line, "#session %s turn %d", s, k)
+}
+
+func strconvAtoi(s string) (int, error) { return strconv.Atoi(s) }

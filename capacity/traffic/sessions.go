@@ -1,0 +1,364 @@
+package traffic
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/session"
+	"github.com/anvilbench/anvil/capacity/trace/blocktext"
+)
+
+// Start says how sessions start: ClosedLoop or OpenLoop.
+type Start struct {
+	users   int
+	offsets []time.Duration
+}
+
+// ClosedLoop starts users sessions at once and a new one whenever one
+// ends: a fixed number of concurrent users.
+func ClosedLoop(users int) Start { return Start{users: users} }
+
+// OpenLoop starts session s at offsets[s] from the start of the measured
+// phase (an arrival schedule, package arrival), however many are running.
+func OpenLoop(offsets []time.Duration) Start { return Start{offsets: offsets} }
+
+// SessionOptions are how Sessions writes its messages.
+type SessionOptions struct {
+	// Sizing turns a user message's tokens into characters; nil is
+	// 3.0 characters per token.
+	Sizing blocktext.Sizing
+	// Salt is written into every user message (give each run its own).
+	Salt string
+	// IgnoreEOS sends "ignore_eos" and "min_tokens" (see Replay).
+	IgnoreEOS bool
+}
+
+// turnPlan is one planned turn.
+type turnPlan struct {
+	user, output int
+	think        time.Duration // after the previous turn ended
+	blocks       []int64       // the first turn's blocks (recorded sessions)
+	blockTokens  int
+}
+
+// Sessions runs conversations through a capacity run: it is the run's
+// Source (an Answerer, so turn k+1 carries the answers the server
+// actually gave), its Schedule, and a Gate among its Observers that ends
+// dispatch when every session has ended. Use it through Workload.
+//
+// Which session measured request i belongs to is decided when the run
+// asks when i is due (the dispatch is in index order): the session whose
+// next turn is due first, among those whose previous turn has ended and
+// a new session that may start (closed loop: fewer than the users
+// running; open loop: its start offset). While a turn is in flight that
+// could end and make another turn due earlier, the decision waits for
+// it. Turn k+1 is then due its think time after turn k ended
+// (capacity.DueAfter). A failed turn ends its session; it is recorded
+// (the run's failure row) and never retried.
+type Sessions struct {
+	plans []([]turnPlan)
+	ids   []string // recorded session ids; nil for synthetic sessions
+	start Start
+	opts  SessionOptions
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced when a turn ends
+	ctx     context.Context
+	at      time.Time
+	next    int // the next session to start
+	active  int // sessions started and not ended
+	state   []sessionState
+	ready   []int // sessions whose last turn ended and that have turns left
+	byIndex map[int]*sentTurn
+}
+
+type sessionState struct {
+	history   []capacity.Message
+	turns     int // turns ended successfully
+	lastIndex int
+	endedAt   time.Time
+	answered  int // tokens of the answers in history, at 3 characters per token
+	planned   int // tokens of the user messages in history
+}
+
+type sentTurn struct {
+	session, turn int // turn is 1-based
+	user          capacity.Message
+}
+
+var (
+	_ capacity.Answerer = (*Sessions)(nil)
+	_ capacity.Schedule = (*Sessions)(nil)
+	_ capacity.Gate     = (*Sessions)(nil)
+)
+
+// Synthetic returns n sessions of spec, started as start says (OpenLoop
+// needs n offsets).
+func Synthetic(spec session.Spec, n int, start Start, opts SessionOptions) (*Sessions, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	plans := make([][]turnPlan, n)
+	for s := range plans {
+		plans[s] = make([]turnPlan, spec.Turns)
+		for k := range plans[s] {
+			plans[s][k] = turnPlan{user: spec.UserTokens, output: spec.OutputTokens, think: spec.ThinkTime(s, k+1)}
+		}
+	}
+	return newSessions(plans, start, opts)
+}
+
+// Recorded returns the sessions read from a trace (session.Read), each
+// started at its first turn's Offset (an open loop), each turn's user
+// message of its UserTokens, max_tokens its OutputTokens, sent its Think
+// after the previous turn ended. The first turn's blocks open its
+// message. Request.Session is the recorded session id (the session's
+// index for a row without one).
+func Recorded(sessions []session.Recorded, opts SessionOptions) (*Sessions, error) {
+	plans := make([][]turnPlan, len(sessions))
+	offsets := make([]time.Duration, len(sessions))
+	for s, rs := range sessions {
+		if len(rs.Turns) == 0 {
+			return nil, fmt.Errorf("traffic: session %d (%q) has no turns", s, rs.ID)
+		}
+		offsets[s] = rs.Turns[0].Offset
+		for k, rec := range rs.Turns {
+			tp := turnPlan{user: rec.UserTokens, output: rec.OutputTokens, think: rec.Think}
+			if k == 0 {
+				tp.blocks, tp.blockTokens = rec.Blocks, rec.BlockTokens
+			}
+			plans[s] = append(plans[s], tp)
+		}
+	}
+	s, err := newSessions(plans, OpenLoop(offsets), opts)
+	if err != nil {
+		return nil, err
+	}
+	s.ids = make([]string, len(sessions))
+	for i, rs := range sessions {
+		s.ids[i] = rs.ID
+	}
+	return s, nil
+}
+
+func newSessions(plans [][]turnPlan, start Start, opts SessionOptions) (*Sessions, error) {
+	switch {
+	case len(plans) == 0:
+		return nil, fmt.Errorf("traffic: no sessions")
+	case start.users == 0 && start.offsets == nil:
+		return nil, fmt.Errorf("traffic: Start: must be ClosedLoop(users >= 1) or OpenLoop(offsets)")
+	case start.users < 0:
+		return nil, fmt.Errorf("traffic: ClosedLoop(%d): users must be at least 1", start.users)
+	case start.offsets != nil && len(start.offsets) != len(plans):
+		return nil, fmt.Errorf("traffic: OpenLoop: %d offsets for %d sessions", len(start.offsets), len(plans))
+	}
+	for s := 1; s < len(start.offsets); s++ {
+		if start.offsets[s] < start.offsets[s-1] {
+			return nil, fmt.Errorf("traffic: OpenLoop: offset %d (%v) is before offset %d (%v)", s, start.offsets[s], s-1, start.offsets[s-1])
+		}
+	}
+	return &Sessions{plans: plans, start: start, opts: opts, changed: make(chan struct{}),
+		state: make([]sessionState, len(plans)), byIndex: map[int]*sentTurn{}}, nil
+}
+
+// Turns returns the number of turns planned over all sessions: the most
+// measured requests the run sends.
+func (s *Sessions) Turns() int {
+	n := 0
+	for _, p := range s.plans {
+		n += len(p)
+	}
+	return n
+}
+
+// Workload returns w with the sessions as its Source, Schedule and one
+// of its Observers, Requests the planned turns, and, for a closed loop,
+// Concurrency the number of users.
+func (s *Sessions) Workload(w capacity.Workload) capacity.Workload {
+	w.Source, w.Schedule, w.Requests = s, s, s.Turns()
+	w.Observers = append(w.Observers[:len(w.Observers):len(w.Observers)], s)
+	if s.start.users > 0 {
+		w.Concurrency = s.start.users
+	}
+	return w
+}
+
+// Start implements capacity.Observer: the start of the measured phase is
+// the origin of OpenLoop's offsets, and every session starts afresh, so
+// one Sessions serves run after run (never two runs at once).
+func (s *Sessions) Start(ctx context.Context, at time.Time) func(*artifact.Report) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ctx, s.at = ctx, at
+	s.next, s.active, s.ready = 0, 0, nil
+	s.state = make([]sessionState, len(s.plans))
+	clear(s.byIndex)
+	return nil
+}
+
+// Admit implements capacity.Gate: request i is admitted when Due gave it
+// a turn; when no session has a turn left, dispatch ends.
+func (s *Sessions) Admit(i int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.byIndex[i] != nil
+}
+
+// Due implements capacity.Schedule; see Sessions for the choice.
+func (s *Sessions) Due(i int) capacity.Due {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ctx == nil {
+		s.ctx, s.at = context.Background(), time.Now()
+	}
+	for {
+		now := time.Now()
+		// The candidates: the ready session due first, and a new session.
+		ready, readyAt := -1, time.Time{}
+		for r, sess := range s.ready {
+			st := s.state[sess]
+			if at := st.endedAt.Add(s.plans[sess][st.turns].think); ready < 0 || at.Before(readyAt) {
+				ready, readyAt = r, at
+			}
+		}
+		startAt, canStart := s.nextStart(now)
+		useStart := canStart && (ready < 0 || !readyAt.Before(startAt))
+		at := readyAt
+		if useStart {
+			at = startAt
+		}
+		inFlight := len(s.byIndex) > 0
+		switch {
+		case ready < 0 && !canStart && !inFlight:
+			return capacity.DueNow() // nothing left: Admit ends dispatch
+		case ready < 0 && !canStart, inFlight && at.After(now):
+			// A turn in flight may end and make another turn due before
+			// the earliest known: wait for it, or for that time.
+			if !s.wait(ready >= 0 || canStart, at.Sub(now)) {
+				return capacity.DueNow() // the run is over: not admitted
+			}
+		case useStart:
+			sess := s.next
+			s.next++
+			s.active++
+			s.byIndex[i] = &sentTurn{session: sess, turn: 1}
+			if s.start.users > 0 {
+				return capacity.DueNow()
+			}
+			return capacity.DueAt(s.start.offsets[sess])
+		default:
+			sess := s.ready[ready]
+			s.ready = append(s.ready[:ready], s.ready[ready+1:]...)
+			st := &s.state[sess]
+			s.byIndex[i] = &sentTurn{session: sess, turn: st.turns + 1}
+			return capacity.DueAfter(st.lastIndex, s.plans[sess][st.turns].think)
+		}
+	}
+}
+
+// wait releases the lock until a turn ends, d has passed (when timed) or
+// the run is over, and reports whether the run goes on.
+func (s *Sessions) wait(timed bool, d time.Duration) bool {
+	changed := s.changed
+	var wake <-chan time.Time
+	if timed {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		wake = timer.C
+	}
+	s.mu.Unlock()
+	defer s.mu.Lock()
+	select {
+	case <-changed:
+	case <-wake:
+	case <-s.ctx.Done():
+		return false
+	}
+	return true
+}
+
+// nextStart is when the next session may start, if one may.
+func (s *Sessions) nextStart(now time.Time) (time.Time, bool) {
+	if s.next >= len(s.plans) {
+		return time.Time{}, false
+	}
+	if s.start.users > 0 {
+		return now, s.active < s.start.users
+	}
+	return s.at.Add(s.start.offsets[s.next]), true
+}
+
+// Request implements capacity.Source: the session's history (every
+// earlier user message and the answer the server gave to it) and a new
+// user message of the turn's planned tokens; PromptTokens counts the
+// user messages' planned tokens and the answers at 3 characters per
+// token.
+func (s *Sessions) Request(i int) (capacity.Request, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.byIndex[i]
+	if st == nil {
+		return capacity.Request{}, fmt.Errorf("traffic: request %d has no session turn (Due was not asked)", i)
+	}
+	tp := s.plans[st.session][st.turn-1]
+	own := "session " + strconv.Itoa(st.session) + " turn " + strconv.Itoa(st.turn)
+	text, err := prompt(s.opts.Sizing, tp.blocks, tp.blockTokens, tp.user, s.opts.Salt, own,
+		"\n# "+own+": answer in a few lines.")
+	if err != nil {
+		return capacity.Request{}, fmt.Errorf("traffic: session %d turn %d: %w", st.session, st.turn, err)
+	}
+	st.user = capacity.Message{Role: "user", Content: text}
+	state := s.state[st.session]
+	msgs := append(append(make([]capacity.Message, 0, len(state.history)+1), state.history...), st.user)
+	req := capacity.Request{
+		Messages:     msgs,
+		PromptTokens: state.planned + state.answered + tp.user,
+		MaxTokens:    tp.output,
+		Session:      s.sessionID(st.session),
+		Turn:         st.turn - 1,
+	}
+	if s.opts.IgnoreEOS {
+		req.Body = forceOutput(tp.output)
+	}
+	return req, nil
+}
+
+// sessionID is what Request.Session says of session i: its recorded id,
+// or its index for a synthetic session or a row without one.
+func (s *Sessions) sessionID(i int) string {
+	if i < len(s.ids) && s.ids[i] != "" {
+		return s.ids[i]
+	}
+	return strconv.Itoa(i)
+}
+
+// Answer implements capacity.Answerer: a successful turn's answer joins
+// its session's history; a failed turn ends its session.
+func (s *Sessions) Answer(i int, content string, truncated, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.byIndex[i]
+	if st == nil {
+		return
+	}
+	delete(s.byIndex, i)
+	state := &s.state[st.session]
+	if ok {
+		state.history = append(state.history, st.user, capacity.Message{Role: "assistant", Content: content})
+		state.planned += s.plans[st.session][st.turn-1].user
+		state.answered += len(content) / 3
+		state.turns, state.lastIndex, state.endedAt = st.turn, i, time.Now()
+	}
+	if ok && state.turns < len(s.plans[st.session]) {
+		s.ready = append(s.ready, st.session)
+	} else {
+		s.active--
+	}
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
