@@ -101,6 +101,7 @@ func withMeasured(ctx context.Context) context.Context {
 	return context.WithValue(ctx, measuredKey{}, true)
 }
 
+// isMeasured reports whether ctx is a measured request's (withMeasured).
 func isMeasured(ctx context.Context) bool { v, _ := ctx.Value(measuredKey{}).(bool); return v }
 
 // KeptAliveClosedError is the error of a request that met a kept-alive
@@ -111,10 +112,12 @@ type KeptAliveClosedError struct {
 	Err error
 }
 
+// Error says what happened and that the request was not sent again.
 func (e *KeptAliveClosedError) Error() string {
 	return fmt.Sprintf("the server closed the kept-alive connection after the whole request was written, without a response byte (%v): not sent again, since the server may have processed it", e.Err)
 }
 
+// Unwrap returns the transport's error.
 func (e *KeptAliveClosedError) Unwrap() error { return e.Err }
 
 // RoundTrip implements http.RoundTripper under the rule.
@@ -203,6 +206,7 @@ type attemptWatch struct {
 	cur      connAttempt
 }
 
+// attach returns ctx with a trace that follows the attempts into w.
 func (w *attemptWatch) attach(ctx context.Context) context.Context {
 	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		GotConn: func(info httptrace.GotConnInfo) {
@@ -235,12 +239,14 @@ func (w *attemptWatch) innerStale() bool {
 	return w.attempts > 1 && w.first.reused && !w.first.firstByte
 }
 
+// last returns the last attempt.
 func (w *attemptWatch) last() connAttempt {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.cur
 }
 
+// lastConn returns the last attempt's connection.
 func (w *attemptWatch) lastConn() net.Conn { return w.last().conn }
 
 // answerBody tells the connection that carried an answer when the answer
@@ -251,6 +257,7 @@ type answerBody struct {
 	done bool
 }
 
+// Read reads the answer, telling the connection when it ended.
 func (b *answerBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err == io.EOF && !b.done { //nolint:errorlint // a body's end is io.EOF itself
@@ -326,6 +333,7 @@ func (c *watchedConn) reportLocked(since time.Time) {
 	}
 }
 
+// Read reads from the connection, noting the server's close.
 func (c *watchedConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if err != nil && n == 0 && !errors.Is(err, net.ErrClosed) && !errors.Is(err, os.ErrDeadlineExceeded) {
@@ -339,6 +347,9 @@ func (c *watchedConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Write writes to the connection; the first write of a request on a
+// kept-alive connection the server already closed writes nothing and
+// fails with errPeerClosed.
 func (c *watchedConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	since := c.idleSince // non-zero: the first write of a request on a kept-alive connection
