@@ -130,9 +130,10 @@ func (r *ConnectionRule) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		var at attemptWatch
 		resp, err := r.base.RoundTrip(req.WithContext(at.attach(ctx)))
-		if at.innerStale() {
+		if at.innerStale() && (err != nil || resp.ProtoMajor == 1) {
 			// The transport itself found the connection closed and sent
 			// the request again on another (nothing had been written).
+			// (An HTTP/2 server's GOAWAY makes it do so too: not counted.)
 			r.noteClose(at.first)
 		}
 		if err == nil {
