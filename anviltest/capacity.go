@@ -165,6 +165,9 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 	case interrupted:
 		b.Fatalf("anviltest: interrupted: %d of %d planned requests sent, %d succeeded, %d never sent; the partial report is written, not performance eligible",
 			reporters.SentRequests(rep), rep.Requests, rep.Completed, reporters.UnsentRequests(rep))
+	case runErr != nil && reporters.PromptPlanWarning(rep) != "":
+		// The cause to act on first: the prompts were not what was planned.
+		b.Fatalf("anviltest: capacity run: %s; %v", withEnvNames(reporters.PromptPlanWarning(rep)), explainFields(runErr, sources...))
 	case runErr != nil:
 		b.Fatalf("anviltest: capacity run: %v", explainFields(runErr, sources...))
 	case rep.Requests <= 0:
@@ -173,6 +176,9 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 		// Without one success there is no latency sample: the line would
 		// carry only ns/op (the time to fail) and failed-req, which
 		// benchstat would compare as if it were a measurement.
+		if w := reporters.PromptPlanWarning(rep); w != "" {
+			b.Fatalf("anviltest: none of the %d requests succeeded: %s (the report is written)", rep.Requests, w)
+		}
 		b.Fatalf("anviltest: none of the %d requests succeeded (failures by class above; the report is written)", rep.Requests)
 	}
 	if !finishLoop(b.Context(), b, bt, gate) {
@@ -279,15 +285,20 @@ func logOutcome(b *testing.B, r *artifact.Report) {
 	if note := connectionNote(r); note != "" {
 		b.Log(note)
 	}
-	if len(r.Failures) == 0 {
+	logSizing(b, r)
+	// The failures of the requests sent: the never-sent requests v1
+	// records as cancelled rows are counted above, not as failures.
+	sent := reporters.SentFailures(r)
+	if len(sent) == 0 {
 		return
 	}
 	classes := map[string]int{}
-	for _, f := range r.Failures {
-		classes[reporters.Printable(string(f.FailureClass))]++
+	for c, n := range reporters.SentFailureClasses(r) {
+		classes[reporters.Printable(c)] = n
 	}
+	first := sent[0]
 	b.Logf("failures by class: %v; first: request %d: %s", classes,
-		r.Failures[0].RequestIndex, reporters.Printable(r.Failures[0].ErrorMessage))
+		first.RequestIndex, reporters.Printable(first.ErrorMessage))
 }
 
 // clampNote says when a fixed context did not fit the served model: the

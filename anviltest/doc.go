@@ -68,6 +68,9 @@
 //	failed-req     requests sent that failed and are no latency samples
 //	unsent-req     planned requests never sent (interrupted or stopped runs; only when > 0)
 //	goodput-req/s  requests meeting the SLO per wall second (runs with an SLO)
+//	sched-ttft-p50-ms, sched-ttft-p95-ms, sched-e2e-p50-ms
+//	               open loops: TTFT and E2E from each request's scheduled time
+//	               (its wait for the in-flight cap included)
 //
 // A null metric (no sample, not eligible, not reported by the server) is
 // omitted, never printed as NaN. Failed or contract-invalid requests are
@@ -109,6 +112,14 @@
 // else to ./anvil-out in the package directory. The paths are logged with b.Log.
 // An interrupted run (Ctrl-C) still writes its partial report, marked not
 // performance eligible, and fails the benchmark.
+//
+// After the run, b.Log names the run's population, the context window and
+// where it came from (ANVIL_MAX_MODEL_LEN, /models, /props, /api/ps or
+// /api/show, with a disagreeing advertised window), and, when the server
+// counted the prompts off their plan by more than capacity.MaxPlanDeviation,
+// how far and what to do (for reference sizing: ANVIL_PROMPT_SIZING=exact);
+// a run none of whose requests succeeded fails with that warning as its
+// message.
 //
 // # Conformance
 //

@@ -379,3 +379,12 @@ func withConnectionRule(hc *http.Client, own *http.Transport) (*http.Client, *Co
 	rule := NewConnectionRule(hc.Transport)
 	return &http.Client{Transport: rule, CheckRedirect: hc.CheckRedirect, Jar: hc.Jar, Timeout: hc.Timeout}, rule
 }
+
+// baseTransport is the transport under a ConnectionRule (rt itself
+// otherwise), for what asks about the transport's own settings.
+func baseTransport(rt http.RoundTripper) http.RoundTripper {
+	if r, ok := rt.(*ConnectionRule); ok {
+		return r.base
+	}
+	return rt
+}

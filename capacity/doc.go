@@ -21,9 +21,13 @@
 //     request index, drawn from a generator that reproduces the reference
 //     tool's draws bit for bit, and each prompt (prompt.go: the layout; the
 //     request bodies stream it, see body_stream.go).
-//   - prompt_sizing.go, tokenize_client.go: exact-token sizing
-//     (Workload.PromptSizing): the server's /tokenize or calibration
-//     requests, before the warm-up, choose each prompt's character budget.
+//   - prompt_sizing.go, tokenize_client.go, calibration.go: exact-token
+//     sizing (Workload.PromptSizing): the server's /tokenize or calibration
+//     requests grown from a small prompt, before the warm-up, choose each
+//     prompt's character budget, within the bounds of what sizing believes
+//     (MaxCharsPerToken); window_refusal.go reads the counts of an
+//     over-window refusal; plan_check.go says when counted prompts are off
+//     their plan (MaxPlanDeviation).
 //   - seams.go: the three seams of a run, each an interface with a func
 //     adapter: a Source (what measured request i is: a Request), a
 //     Schedule (when it is due: DueNow, DueAt, DueAfter), Observers (told
@@ -74,8 +78,10 @@
 //     anvil_go.requests[i]).
 //   - usage_check.go: usage is input: counts checked before use.
 //   - error_type.go: the error_type words of every failure.
-//   - context_discovery.go: llama.cpp's and ollama's own endpoints for the
-//     context window when /models has none.
+//   - discover.go, model_probe.go, context_discovery.go: the model and its
+//     window, from the Target or /models, llama.cpp's and ollama's own
+//     endpoints, with where each came from (Discover, exported for the
+//     conformance suite).
 //   - secrets.go: the credentials a run knows, removed from every message
 //     (the one scrubber every server-provided string passes).
 //   - report_assemble.go, methodology.go, identity.go: the artifact of the

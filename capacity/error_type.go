@@ -3,11 +3,9 @@ package capacity
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
-	"strings"
 	"syscall"
 )
 
@@ -106,37 +104,4 @@ func transportErrorType(err error) string {
 		return ErrorTypeTimeout
 	}
 	return ErrorTypeNetwork
-}
-
-// exceedContextSizeType is the error type of llama.cpp's refusal of a
-// prompt longer than its context window (HTTP 400): {"error":{"code":400,
-// "message":"request (44722 tokens) exceeds the available context size
-// (8192 tokens), try increasing it","type":"exceed_context_size_error",
-// "n_prompt_tokens":44722,"n_ctx":8192}}.
-const exceedContextSizeType = "exceed_context_size_error"
-
-// windowRefusal is an over-window refusal's counts, as the server gave
-// them: the prompt's tokens and the window (per slot for llama.cpp).
-type windowRefusal struct {
-	promptTokens, window int
-}
-
-// contextWindowRefusal reads an error answer's body for an over-window
-// refusal that names its counts (exceedContextSizeType); ok is false for
-// any other body, including one with a count missing or not positive.
-func contextWindowRefusal(body string) (windowRefusal, bool) {
-	if !strings.Contains(body, exceedContextSizeType) {
-		return windowRefusal{}, false
-	}
-	var e struct {
-		Error struct {
-			Type          string `json:"type"`
-			NPromptTokens int    `json:"n_prompt_tokens"`
-			NCtx          int    `json:"n_ctx"`
-		} `json:"error"`
-	}
-	if json.Unmarshal([]byte(body), &e) != nil || e.Error.Type != exceedContextSizeType || e.Error.NPromptTokens <= 0 || e.Error.NCtx <= 0 {
-		return windowRefusal{}, false
-	}
-	return windowRefusal{promptTokens: e.Error.NPromptTokens, window: e.Error.NCtx}, true
 }

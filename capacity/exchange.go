@@ -73,10 +73,6 @@ type exchange struct {
 	errType string
 	message string
 
-	// refusal holds the counts of an over-window refusal
-	// (ErrorTypeContextWindow), nil otherwise.
-	refusal *windowRefusal
-
 	// secrets are scrubbed from the message (client.send sets them).
 	secrets secrets
 
@@ -163,10 +159,9 @@ func (c *client) send(ctx context.Context, body requestBody, ex *exchange) {
 			text = serverExcerpt(readExcerpt(respBody, cancel))
 		}
 		ex.endAt = time.Now()
-		refusal, overWindow := contextWindowRefusal(text)
+		refusal, overWindow := parseWindowRefusal(text)
 		switch {
 		case resp.StatusCode >= 400 && overWindow:
-			ex.refusal = &refusal
 			ex.fail(artifact.FailureHTTPError, ErrorTypeContextWindow, "HTTP %s: the server refused the prompt as longer than its context window: %d prompt tokens for a window of %d tokens (its own counts, n_prompt_tokens and n_ctx; llama.cpp's n_ctx is one slot's: --parallel splits --ctx-size among the slots): %s",
 				resp.Status, refusal.promptTokens, refusal.window, text)
 		case resp.StatusCode >= 400:
@@ -283,7 +278,7 @@ func (c *client) failTransport(ctx, reqCtx context.Context, ex *exchange, err er
 		ex.fail(artifact.FailureRequestError, transportErrorType(ka.Err), "POST %s after %.0f ms: %v%s", redactedURL(c.tmpl.URL), monoMS(ex.endAt.Sub(ex.start)), errText(ka), more)
 		return
 	}
-	ex.fail(artifact.FailureRequestError, transportErrorType(inner), "POST %s: %v", redactedURL(c.tmpl.URL), errText(inner))
+	ex.fail(artifact.FailureRequestError, transportErrorType(inner), "POST %s: %v%s", redactedURL(c.tmpl.URL), errText(inner), transportHint(c.tmpl.URL, baseTransport(c.hc.Transport), inner))
 }
 
 // errText is an error's text for a failure message (which fail scrubs).

@@ -23,8 +23,9 @@ type modelInfo struct {
 	// else the first.
 	ID string
 	// MaxModelLen is the first positive integer among the entry's
-	// max_model_len, max_context_length and context_length (in that order);
-	// 0 when it has none.
+	// max_model_len, max_context_length and context_length (in that order),
+	// else its meta.n_ctx (llama.cpp: the window of one slot, its
+	// --ctx-size over --parallel); 0 when it has none.
 	MaxModelLen int
 }
 
@@ -50,7 +51,7 @@ func probeModel(ctx context.Context, hc *http.Client, t Target, apiKey string) (
 	scrub := secretsOf(t, apiKey).scrub
 	resp, err := hc.Do(req)
 	if err != nil {
-		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: %s", where, scrub(unwrapURLError(err).Error()))
+		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: %s%s", where, scrub(unwrapURLError(err).Error()), transportHint(req.URL, hc.Transport, unwrapURLError(err)))
 	}
 	defer resp.Body.Close()
 	decoded, err := decodeBody(resp) // Target.Headers may ask for a compressed answer
@@ -63,9 +64,9 @@ func probeModel(ctx context.Context, hc *http.Client, t Target, apiKey string) (
 	}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound:
-		return modelInfo{}, fmt.Errorf("%w: model probe GET %s: HTTP %s: %s", ErrEndpointRefused, where, scrub(resp.Status), serverExcerpt(scrub(string(body))))
+		return modelInfo{}, fmt.Errorf("%w: model probe GET %s: HTTP %s: %s", ErrEndpointRefused, where, scrub(resp.Status), scrub(answerReason(resp, serverExcerpt(scrub(string(body))))))
 	case resp.StatusCode < 200 || resp.StatusCode >= 300:
-		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: HTTP %s: %s", where, scrub(resp.Status), serverExcerpt(scrub(string(body))))
+		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: HTTP %s: %s", where, scrub(resp.Status), scrub(answerReason(resp, serverExcerpt(scrub(string(body))))))
 	}
 	info, err := parseModels(body, t.Model)
 	if err != nil {
@@ -99,8 +100,14 @@ func parseModels(body []byte, model string) (modelInfo, error) {
 	for _, k := range contextLengthFields {
 		if n, ok := positiveInt(entry[k]); ok {
 			info.MaxModelLen = n
-			break
+			return info, nil
 		}
+	}
+	var meta struct {
+		NCtx json.RawMessage `json:"n_ctx"`
+	}
+	if json.Unmarshal(entry["meta"], &meta) == nil {
+		info.MaxModelLen, _ = positiveInt(meta.NCtx)
 	}
 	return info, nil
 }

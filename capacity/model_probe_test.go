@@ -24,6 +24,9 @@ func TestParseModels(t *testing.T) {
 		{name: "negative and fractional skipped", body: `{"data":[{"id":"a","max_model_len":-5,"max_context_length":1.5}]}`, want: modelInfo{"a", 0}},
 		{name: "null", body: `{"data":[{"id":"a","max_model_len":null}]}`, want: modelInfo{"a", 0}},
 		{name: "ollama: none", body: `{"object":"list","data":[{"id":"tiny:latest","object":"model"}]}`, want: modelInfo{"tiny:latest", 0}},
+		{name: "llama.cpp meta.n_ctx", body: `{"data":[{"id":"m","meta":{"n_ctx":2048,"n_ctx_train":8192}}]}`, want: modelInfo{"m", 2048}},
+		{name: "llama.cpp meta.n_ctx after the fields", body: `{"data":[{"id":"m","max_model_len":4096,"meta":{"n_ctx":2048}}]}`, want: modelInfo{"m", 4096}},
+		{name: "meta without n_ctx", body: `{"data":[{"id":"m","meta":{"n_ctx":"2k"}}]}`, want: modelInfo{"m", 0}},
 		{name: "empty list", body: `{"data":[]}`, err: "the model list is empty"},
 		{name: "not json", body: `<html>`, err: "not a model list"},
 		{name: "no id", body: `{"data":[{"max_model_len":5}]}`, err: "no string id"},
@@ -38,6 +41,21 @@ func TestParseModels(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tt.want, got)
 		})
+	}
+}
+
+// TestParseLlamaCppCaptures: the captured llama-server answers give the
+// window of one slot, from /v1/models (meta.n_ctx) and /props alike: 8192
+// at --ctx-size 32768 --parallel 4, 2048 at --ctx-size 8192 --parallel 4.
+func TestParseLlamaCppCaptures(t *testing.T) {
+	for _, tt := range []struct {
+		suffix string
+		want   int
+	}{{"", 8192}, {"-ctx8192-parallel4", 2048}} {
+		info, err := parseModels(readTranscript(t, "llamacpp-b10573-models"+tt.suffix+".json"), "")
+		require.NoError(t, err)
+		require.Equal(t, modelInfo{"tiny.gguf", tt.want}, info)
+		require.Equal(t, tt.want, parseLlamaCppProps(readTranscript(t, "llamacpp-b10573-props"+tt.suffix+".json"), "tiny.gguf"))
 	}
 }
 

@@ -1,7 +1,6 @@
 package capacity
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,14 +22,18 @@ const (
 	PromptSizingReference PromptSizing = "reference"
 	// PromptSizingExact sizes every prompt so that the server counts its
 	// planned context: from the server's POST /tokenize when it has one
-	// (exactly), else from unmeasured calibration requests (within
-	// MaxCalibratedSizingError).
+	// (exactly), else from unmeasured calibration requests (within 0.2 %
+	// of the representative contexts; see calibration.go).
 	PromptSizingExact PromptSizing = "exact"
 )
 
 // ErrPromptSizing is wrapped by the error Run returns when exact prompt
 // sizing could not learn the server's tokenizer: no /tokenize endpoint
-// and no calibration request that reported usage.prompt_tokens.
+// and no calibration request that reported usage.prompt_tokens, a
+// calibration request that failed, counts outside the bounds of what
+// sizing believes (MaxCharsPerToken, MinCharsPerToken; the message names
+// the counts), a plan beyond the window the server serves, or calibration
+// that did not reach its tolerance in CalibrationSteps requests.
 var ErrPromptSizing = errors.New("capacity: exact prompt sizing failed")
 
 // Sources of exact sizing, recorded as anvil_go.prompt_sizing.source.
@@ -43,14 +46,6 @@ const (
 	// calibration requests' usage.prompt_tokens.
 	sizingSourceCalibration = "calibration"
 )
-
-// MaxCalibrationRequests is the most unmeasured calibration requests exact
-// sizing sends: two (a first guess and its correction) for each of at most
-// three representative planned contexts (the smallest, the median and the
-// largest). With /tokenize it sends one, which learns how the endpoint's
-// count relates to usage.prompt_tokens (the chat template's tokens when
-// the endpoint counts bare text).
-const MaxCalibrationRequests = 6
 
 // maxSizingCounts bounds the /tokenize counts spent on one prompt. The
 // search converges in two or three (the first guess uses the ratio of the
@@ -69,8 +64,10 @@ type sizingRecord struct {
 // sizePrompts sizes every prompt of p for the server behind cl (exact
 // sizing), before any warm-up or measured request: it finds the server's
 // tokenizer endpoint, or else sends calibration requests, and sets
-// p.chars. t is the resolved target with its model.
-func sizePrompts(ctx context.Context, p *plan, t Target, cl *client) error {
+// p.chars. t is the resolved target with its model; window is the window
+// the server serves (Discovery.TruncationWindow), at and near which no
+// count is believed.
+func sizePrompts(ctx context.Context, p *plan, t Target, cl *client, window int) error {
 	if p.Len() == 0 {
 		return nil
 	}
@@ -95,9 +92,9 @@ func sizePrompts(ctx context.Context, p *plan, t Target, cl *client) error {
 		return err
 	}
 	if tok != nil {
-		err = s.byTokenize(ctx, tok)
+		err = s.byTokenize(ctx, tok, window)
 	} else {
-		err = s.byCalibration(ctx)
+		err = s.byCalibration(ctx, window)
 	}
 	if err != nil {
 		return err
@@ -145,98 +142,43 @@ func (s *sizer) representatives() []int {
 }
 
 // calibrate sends the calibration prompt of index with chars characters
-// (max_tokens 1, unmeasured) and returns the server's usage.prompt_tokens.
-func (s *sizer) calibrate(ctx context.Context, index, chars int) (int, error) {
+// (max_tokens 1, unmeasured) and returns its exchange; the error is only
+// for a prompt that cannot be built.
+func (s *sizer) calibrate(ctx context.Context, index, chars int) (*exchange, error) {
 	var err error
 	s.prompt, err = s.plan.appendCalibrationPrompt(s.prompt[:0], index, max(chars, s.minChars[index]))
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	s.body.buf = s.cal.enc.appendBody(s.body.reset(), s.prompt)
-	ex := exchange{unmeasured: true}
-	s.cal.send(ctx, &s.body, &ex)
+	ex := &exchange{unmeasured: true}
+	s.cal.send(ctx, &s.body, ex)
 	s.record.calibrationRequests++
-	if ex.class != "" {
-		return 0, fmt.Errorf("%w: calibration request for request %d (%d characters): %s: %s", ErrPromptSizing, index, len(s.prompt), ex.class, ex.message)
+	if ex.class != "" && ctx.Err() != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPromptSizing, context.Cause(ctx))
 	}
-	u := ex.stream.usage.prompt
-	if !u.ok || u.v <= 0 {
-		return 0, fmt.Errorf("%w: the server has no tokenizer endpoint and its calibration response reported no usage.prompt_tokens: use PromptSizingReference", ErrPromptSizing)
-	}
-	return int(u.v), nil
+	return ex, nil
 }
 
-// sizePoint is one observation: a prompt of chars characters counted as
-// tokens.
-type sizePoint struct{ chars, tokens int }
-
-// byCalibration sizes every prompt from calibration requests. For each
-// representative context c it sends the calibration prompt at the current
-// ratio's guess, then (unless that landed within 0.1 %) once more at the
-// guess corrected by the observed ratio. Each request's budget is then
-// read off the piecewise-linear curve through the observed (characters,
-// tokens) points (see charsFor), which follows the chat template's fixed
-// tokens and a ratio that changes with the prompt's size.
-func (s *sizer) byCalibration(ctx context.Context) error {
-	ratio := PromptCharsPerToken
-	var pts []sizePoint
-	for _, i := range s.representatives() {
-		c := s.plan.Contexts[i]
-		guess := int(math.Round(ratio * float64(c)))
-		n, err := s.calibrate(ctx, i, guess)
-		if err != nil {
-			return err
-		}
-		pts = append(pts, sizePoint{max(guess, s.minChars[i]), n})
-		ratio = float64(guess) / float64(n)
-		if math.Abs(float64(n-c)) > float64(c)/1000 {
-			guess = int(math.Round(float64(guess) + float64(c-n)*ratio))
-			if n, err = s.calibrate(ctx, i, guess); err != nil {
-				return err
-			}
-			pts = append(pts, sizePoint{max(guess, s.minChars[i]), n})
-			ratio = float64(guess) / float64(n)
-		}
-	}
-	s.chars = make([]int, s.plan.Len())
-	for i, c := range s.plan.Contexts {
-		s.chars[i] = max(charsFor(pts, c), s.minChars[i])
-	}
-	s.record.source = sizingSourceCalibration
-	return nil
-}
-
-// charsFor inverts the observed points: the characters at which the
-// piecewise-linear curve through pts (by tokens) reaches tokens, the end
-// segments extended beyond the points, and through the origin with a
-// single distinct count.
-func charsFor(pts []sizePoint, tokens int) int {
-	pts = slices.Clone(pts)
-	slices.SortFunc(pts, func(a, b sizePoint) int {
-		return cmp.Or(cmp.Compare(a.tokens, b.tokens), cmp.Compare(a.chars, b.chars))
-	})
-	pts = slices.CompactFunc(pts, func(a, b sizePoint) bool { return a.tokens == b.tokens })
-	if len(pts) == 1 {
-		return int(math.Round(float64(pts[0].chars) * float64(tokens) / float64(pts[0].tokens)))
-	}
-	k, _ := slices.BinarySearchFunc(pts, tokens, func(p sizePoint, t int) int { return cmp.Compare(p.tokens, t) })
-	k = min(max(k, 1), len(pts)-1) // the segment [k-1, k]
-	a, b := pts[k-1], pts[k]
-	slope := float64(b.chars-a.chars) / float64(b.tokens-a.tokens)
-	return int(math.Round(float64(a.chars) + float64(tokens-a.tokens)*slope))
-}
-
-// byTokenize sizes every prompt exactly with the server's tokenizer: one
-// calibration request learns offset = usage.prompt_tokens - the endpoint's
-// count of the same prompt (0 when the endpoint applies the chat template
-// as the server does), then each request's budget is searched until the
-// endpoint counts its planned context minus offset (see search).
-func (s *sizer) byTokenize(ctx context.Context, tok *tokenizer) error {
+// byTokenize sizes every prompt exactly with the server's tokenizer. The
+// prompt of the smallest planned context is first sized with the endpoint
+// alone (so the calibration request fits the window whatever the
+// tokenizer's ratio), then one calibration request learns offset =
+// usage.prompt_tokens - the endpoint's count of the same prompt (0 when
+// the endpoint applies the chat template as the server does), and each
+// request's budget is searched until the endpoint counts its planned
+// context minus offset (see search).
+func (s *sizer) byTokenize(ctx context.Context, tok *tokenizer, window int) error {
 	s.record.source, s.record.tokenizePath = sizingSourceTokenize, tok.path
-	reps := s.representatives()
-	first := reps[0]
-	chars := promptChars(s.plan.Contexts[first])
-	usage, err := s.calibrate(ctx, first, chars)
+	first := s.representatives()[0]
+	c := s.plan.Contexts[first]
+	ratio := min(max(tok.probeRatio, MinCharsPerToken), MaxCharsPerToken)
+	chars, err := s.search(ctx, tok, first, c, ratio)
+	if err != nil {
+		return err
+	}
+	k := &calibrator{s: s, window: window}
+	m, err := k.measure(ctx, first, chars)
 	if err != nil {
 		return err
 	}
@@ -244,8 +186,19 @@ func (s *sizer) byTokenize(ctx context.Context, tok *tokenizer) error {
 	if err != nil {
 		return err
 	}
-	offset := usage - counted
-	ratio := float64(len(s.prompt)) / float64(max(counted, 1))
+	if m.cut {
+		return fmt.Errorf("%w: the server counted %d tokens, at its window of %d, for a calibration prompt its tokenizer (%s) counts %d: it cut the prompt, or counts differently; plan for a smaller context",
+			ErrPromptSizing, m.tokens, k.window, tok.path, counted)
+	}
+	offset := m.tokens - counted
+	if abs(offset) > max(c/2, 256) {
+		return fmt.Errorf("%w: the server counted %d tokens (usage.prompt_tokens) for a %d-character calibration prompt its tokenizer (%s) counts %d: the two disagree by more than half the planned %d",
+			ErrPromptSizing, m.tokens, m.chars, tok.path, counted, c)
+	}
+	if err := checkPoint(nil, sizePoint{m.chars, m.tokens}, fmt.Sprintf("calibration of request %d", first)); err != nil {
+		return err
+	}
+	ratio = float64(len(s.prompt)) / float64(max(counted, 1))
 	s.chars = make([]int, s.plan.Len())
 	for i, c := range s.plan.Contexts {
 		b, err := s.search(ctx, tok, i, c-offset, ratio)
@@ -255,7 +208,7 @@ func (s *sizer) byTokenize(ctx context.Context, tok *tokenizer) error {
 		s.chars[i] = b
 		ratio = float64(b) / float64(max(c-offset, 1))
 	}
-	return nil
+	return s.checkBounds(fmt.Sprintf("%s counts and an offset of %d tokens", tok.path, offset))
 }
 
 // search finds the budget of request index whose prompt the endpoint
@@ -267,7 +220,8 @@ func (s *sizer) byTokenize(ctx context.Context, tok *tokenizer) error {
 // smaller budget on a tie).
 func (s *sizer) search(ctx context.Context, tok *tokenizer, index, target int, ratio float64) (int, error) {
 	lo, hi := s.minChars[index]-1, math.MaxInt // counts below target at lo, above at hi
-	b := max(int(math.Round(ratio*float64(target))), s.minChars[index])
+	bound := maxPromptChars(s.plan.Contexts[index])
+	b := min(max(int(math.Round(ratio*float64(target))), s.minChars[index]), bound)
 	best, bestErr := b, math.MaxInt
 	for range maxSizingCounts {
 		var err error
@@ -278,6 +232,10 @@ func (s *sizer) search(ctx context.Context, tok *tokenizer, index, target int, r
 		n, err := tok.count(ctx, s.prompt)
 		if err != nil {
 			return 0, err
+		}
+		if float64(len(s.prompt)) > MaxCharsPerToken*float64(max(n, 1)) && n < target {
+			return 0, fmt.Errorf("%w: POST %s counted %d tokens for a %d-character prompt (above the plausible %g characters per token): not a count of the prompt",
+				ErrPromptSizing, tok.path, n, len(s.prompt), MaxCharsPerToken)
 		}
 		if d := abs(n - target); d < bestErr || d == bestErr && b < best {
 			best, bestErr = b, d
@@ -293,13 +251,13 @@ func (s *sizer) search(ctx context.Context, tok *tokenizer, index, target int, r
 				return b, nil // the closing instruction alone counts more
 			}
 		}
-		if hi-lo <= 1 {
+		if hi-lo <= 1 || b == bound && n < target {
 			break
 		}
 		next := b + int(math.Round(float64(target-n)*float64(b)/float64(max(n, 1))))
 		if next <= lo || next >= hi {
 			if hi == math.MaxInt {
-				next = lo + max(lo-s.minChars[index], 1) // grow until the count passes the target
+				next = min(lo+max(lo-s.minChars[index], 1), bound) // grow until the count passes the target
 			} else {
 				next = lo + (hi-lo)/2
 			}
@@ -317,8 +275,9 @@ func abs(n int) int {
 }
 
 // promptSizingOf is anvil_go.prompt_sizing of a run: the method, what
-// exact sizing learned, and the largest relative error of the server's
-// counts (usage.prompt_tokens) against the planned contexts.
+// exact sizing learned, the largest relative error of the server's counts
+// (usage.prompt_tokens, or an over-window refusal's) against the planned
+// contexts, and the plan check (checkPlan).
 // chars_per_token is the ratio the prompts were built with: for exact
 // sizing the characters of all measured prompts over their planned tokens.
 func promptSizingOf(p *plan, results []result) *artifact.PromptSizing {
@@ -349,5 +308,6 @@ func promptSizingOf(p *plan, results []result) *artifact.PromptSizing {
 			ps.MaxRelativeError = &e
 		}
 	}
+	checkPlan(ps, p, results)
 	return ps
 }

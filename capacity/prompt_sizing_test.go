@@ -150,7 +150,7 @@ func TestExactSizingIndependentServer(t *testing.T) {
 		exact       bool
 		calibration int
 	}{
-		{"", sizingSourceCalibration, nil, false, 2},
+		{"", sizingSourceCalibration, nil, false, 4}, // grown from a small prompt
 		{"llama.cpp", sizingSourceTokenize, new("/tokenize"), true, 1},
 		{"vllm", sizingSourceTokenize, new("/v1/tokenize"), true, 1},
 	}

@@ -70,26 +70,12 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 	// rule (capacity/PROTOCOL.md#connection-rule).
 	hc, _ = withConnectionRule(hc, own)
 
-	maxModelLen := t.MaxModelLen
-	if t.Model == "" || maxModelLen == 0 {
-		info, err := probeWithin(ctx, hc, t, key, w.Timeout)
-		if err != nil {
-			return nil, fmt.Errorf("%w (set Target.Model and Target.MaxModelLen to skip the probe)", err)
-		}
-		if t.Model == "" {
-			t.Model = info.ID
-		}
-		if maxModelLen == 0 {
-			maxModelLen = info.MaxModelLen
-		}
-		if maxModelLen == 0 {
-			maxModelLen, _ = discoverContextWindow(ctx, hc, t, key, t.Model, w.Timeout)
-		}
-		if maxModelLen == 0 {
-			return nil, fmt.Errorf("%w: Target.MaxModelLen = 0, the /models entry %q has none of %v, and neither %s%s (llama.cpp) nor %s%s or %s%s (ollama) gave a context length: set Target.MaxModelLen",
-				ErrInvalidConfig, info.ID, contextLengthFields, serverRoot(baseURL), llamaCppPropsPath, serverRoot(baseURL), ollamaPSPath, serverRoot(baseURL), ollamaShowPath)
-		}
+	disc, err := discover(ctx, hc, t, key, w.Timeout)
+	if err != nil {
+		return nil, err
 	}
+	t.Model = disc.Model
+	maxModelLen := disc.Window
 	nonce := ""
 	if w.PromptCacheMode == PromptCacheUnique && !w.OmitUniqueNonce {
 		if nonce, err = newNonce(); err != nil {
@@ -109,7 +95,7 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 		return nil, err
 	}
 	if w.PromptSizing == PromptSizingExact {
-		if err := sizePrompts(ctx, plan, t, cl); err != nil {
+		if err := sizePrompts(ctx, plan, t, cl, disc.TruncationWindow); err != nil {
 			return nil, err
 		}
 	}
@@ -117,7 +103,7 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 		plan: plan, cl: cl, concurrency: w.Concurrency,
 		maxFailures: w.MaxFailures, duration: w.Duration, scheduled: schedule != nil, keepGoing: w.KeepGoing, progress: w.Progress,
 		checks: responseChecks{promptFloor: true, canaries: w.RequestCanaries, seed: w.Seed, words: w.ResponseWords, policy: w.ControlledOutputPolicy,
-			maxTokens: plan.Workload.MaxTokens, window: plan.MaxModelLen},
+			maxTokens: plan.Workload.MaxTokens, window: disc.TruncationWindow},
 		stallRule: stallRule(w),
 		bodies:    &sourceBodies{target: t, w: plan.Workload, plan: plan},
 	}
@@ -150,6 +136,9 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 		target: t, baseURL: baseURL, workload: plan.Workload, plan: plan,
 		start: start, end: end, cancelled: ctx.Err() != nil, runner: r, schedule: schedule,
 	})
+	if rep != nil && rep.AnvilGo != nil {
+		rep.AnvilGo.ContextWindow = disc.record()
+	}
 	if rep != nil {
 		for _, end := range ends {
 			end(rep)

@@ -203,7 +203,7 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer,
 	defer func() {
 		if p := recover(); p != nil {
 			clock := res.clock
-			stack, _ := cutOnRune(string(debug.Stack()), maxPanicStack)
+			stack, _ := cutOnRune(r.cl.secrets.scrub(string(debug.Stack())), maxPanicStack) // scrubbed before any cut
 			msg, cut := artifact.CutErrorMessage(r.cl.secrets.scrub(fmt.Sprintf("panic in the request worker: %v\n%s", p, stack)))
 			res = result{index: i, fail: &artifact.Failure{
 				RequestIndex: i, PlannedContextTokens: planned, FailureClass: artifact.FailureRunnerError,
@@ -253,7 +253,7 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer,
 		res.answer, res.answerCut = ex.stream.capture.String(), ex.stream.capture.Truncated()
 	}
 	res.row, res.fail = checks.evaluate(i, planned, &ex)
-	res.promptTokens = wireIntPtr(ex.stream.usage.prompt) // as checked by evaluate
+	res.promptTokens = countedPromptTokens(&ex) // usage as checked by evaluate, or a refusal's count
 	res.phases = phasesOf(&ex)
 	res.serverTimings = serverTimingsOf(ex.stream.timings)
 	if res.row != nil && ex.stream.usage.cachedToks.ok && ex.stream.usage.prompt.ok && ex.stream.usage.prompt.v > 0 {

@@ -25,7 +25,7 @@ func FuzzServerAnswers(f *testing.F) {
 				}
 			}
 		}
-		if r, ok := contextWindowRefusal(string(b)); ok && (r.promptTokens <= 0 || r.window <= 0) {
+		if r, ok := parseWindowRefusal(string(b)); ok && (r.promptTokens <= 0 || r.window <= 0) {
 			t.Fatalf("refusal %+v from %q", r, b)
 		}
 	})

@@ -168,7 +168,7 @@ func TestRunOverWindowRefusal(t *testing.T) {
 		`{"error":{"type":"exceed_context_size_error","n_prompt_tokens":0,"n_ctx":8192}}`,
 		`exceed_context_size_error`,
 	} {
-		_, ok := contextWindowRefusal(body)
+		_, ok := parseWindowRefusal(body)
 		require.False(t, ok, body)
 	}
 }

@@ -23,6 +23,17 @@ import (
 // "/v1") and under it (root + "/v1/tokenize").
 const tokenizePath = "/tokenize"
 
+// idempotencyKey is the header whose presence (without a value, so it is
+// not sent) makes net/http's Transport retry a POST on a fresh connection
+// when a reused one fails before the answer (see http.Transport).
+const idempotencyKey = "Idempotency-Key"
+
+// applyTemplatePath is llama.cpp's chat-template route, beside its
+// /tokenize: POST {"messages": [...]} answers {"prompt": <the templated
+// text>}, which /tokenize then counts with {"content", "add_special": true}
+// as the server counts a chat request (BOS included).
+const applyTemplatePath = "/apply-template"
+
 // maxTokenizeAnswer bounds the bytes read of a /tokenize answer: a token
 // id list for the largest prompt (MaxContextTokens ids of up to 7 digits
 // and a comma) fits.
@@ -38,15 +49,28 @@ const (
 	shapeMessages tokenizeShape = iota
 	// shapePrompt is the completions form {"model", "prompt"}: bare text.
 	shapePrompt
-	// shapeContent is llama.cpp's {"content"}, answered {"tokens": [...]}.
+	// shapeContent is llama.cpp's {"content"}, answered {"tokens": [...]}:
+	// bare text, without the chat template.
 	shapeContent
+	// shapeTemplate is llama.cpp's templated count: POST /apply-template
+	// with the chat form, then /tokenize {"content": its prompt,
+	// "add_special": true}. llama.cpp answers the chat form at /tokenize
+	// itself with an empty list ({"tokens": []}): it reads only content.
+	shapeTemplate
 )
+
+// tokenizeShapes are the shapes discovery tries at each URL, in order.
+var tokenizeShapes = [...]tokenizeShape{shapeMessages, shapeTemplate, shapePrompt, shapeContent}
 
 // tokenizer counts prompts with one endpoint and body shape.
 type tokenizer struct {
-	cl         *client // the run's client: its transport and headers
-	url, path  string
-	head, tail []byte // the body is head + the JSON-quoted prompt + tail
+	cl          *client // the run's client: its transport and headers
+	url, path   string
+	templateURL string // shapeTemplate: the /apply-template URL
+	head, tail  []byte // the body is head + the JSON-quoted prompt + tail
+	// probeRatio is the characters per token of the discovery probe's
+	// count: the first guess of a search.
+	probeRatio float64
 }
 
 // newTokenizer prepares the bodies of shape for the target's model and
@@ -63,6 +87,10 @@ func newTokenizer(cl *client, rawURL string, shape tokenizeShape, t Target, w Wo
 	}
 	tk := &tokenizer{cl: cl, url: rawURL, path: u.Path}
 	switch shape {
+	case shapeTemplate:
+		tk.templateURL = strings.TrimSuffix(rawURL, tokenizePath) + applyTemplatePath
+		tk.path = u.Path + " (after " + strings.TrimSuffix(u.Path, tokenizePath) + applyTemplatePath + ")"
+		fallthrough
 	case shapeMessages:
 		tk.head = fmt.Appendf(nil, `{"model":%s,"messages":[{"role":"user","content":`, model)
 		tk.tail = []byte(`}],"add_generation_prompt":true`)
@@ -91,36 +119,37 @@ type tokenizeAnswer struct {
 	Tokens []json.RawMessage `json:"tokens"`
 }
 
-// tokenizeStatusError is an answer of the endpoint other than 200.
-type tokenizeStatusError struct{ status int }
+// tokenizeStatusError is an answer of the endpoint other than 200; path
+// is the route that gave it.
+type tokenizeStatusError struct {
+	path   string
+	status int
+}
 
-func (e *tokenizeStatusError) Error() string { return fmt.Sprintf("HTTP %d", e.status) }
+func (e *tokenizeStatusError) Error() string {
+	return fmt.Sprintf("POST %s: HTTP %d", e.path, e.status)
+}
 
 // count returns the endpoint's token count of prompt, within
-// Workload.Timeout.
+// Workload.Timeout (each request).
 func (tk *tokenizer) count(ctx context.Context, prompt []byte) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, tk.cl.timeout)
-	defer cancel()
 	body := append(jsonstr.Append(append([]byte(nil), tk.head...), prompt, jsonstr.Go), tk.tail...)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, tk.url, bytes.NewReader(body))
+	if tk.templateURL != "" {
+		raw, err := tk.post(ctx, tk.templateURL, body)
+		if err != nil {
+			return 0, err
+		}
+		var a struct {
+			Prompt *string `json:"prompt"`
+		}
+		if err := json.Unmarshal(raw, &a); err != nil || a.Prompt == nil {
+			return 0, fmt.Errorf("%w: POST %s: the answer has no string \"prompt\": %s", ErrPromptSizing, applyTemplatePath, serverExcerpt(tk.cl.secrets.scrub(string(raw))))
+		}
+		body = append(jsonstr.Append([]byte(`{"content":`), []byte(*a.Prompt), jsonstr.Go), `,"add_special":true}`...)
+	}
+	raw, err := tk.post(ctx, tk.url, body)
 	if err != nil {
 		return 0, err
-	}
-	for k, vs := range tk.cl.tmpl.Header {
-		req.Header[k] = vs
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := tk.cl.hc.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("%w: POST %s: %s", ErrPromptSizing, tk.path, tk.cl.secrets.scrub(unwrapURLError(err).Error()))
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenizeAnswer))
-	if err != nil {
-		return 0, fmt.Errorf("%w: POST %s: reading the answer: %s", ErrPromptSizing, tk.path, tk.cl.secrets.scrub(err.Error()))
-	}
-	if resp.StatusCode != http.StatusOK {
-		return 0, &tokenizeStatusError{resp.StatusCode}
 	}
 	var a tokenizeAnswer
 	if err := json.Unmarshal(raw, &a); err != nil {
@@ -135,6 +164,40 @@ func (tk *tokenizer) count(ctx context.Context, prompt []byte) (int, error) {
 		return len(a.Tokens), nil
 	}
 	return 0, fmt.Errorf("%w: POST %s: the answer has neither \"count\" nor \"tokens\": %s", ErrPromptSizing, tk.path, serverExcerpt(tk.cl.secrets.scrub(string(raw))))
+}
+
+// post sends body to rawURL with the run's headers and returns a 200
+// answer's body (at most maxTokenizeAnswer bytes).
+func (tk *tokenizer) post(ctx context.Context, rawURL string, body []byte) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, tk.cl.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	for k, vs := range tk.cl.tmpl.Header {
+		req.Header[k] = vs
+	}
+	req.Header.Set("Accept", "application/json")
+	// A count changes nothing on the server: marked idempotent (the key
+	// present, no value, so nothing is sent), the transport sends it again
+	// on a fresh connection when a kept-alive one was closed under it, as
+	// llama.cpp closes every connection after a streamed answer.
+	req.Header[idempotencyKey] = nil
+	path := req.URL.Path
+	resp, err := tk.cl.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%w: POST %s: %s", ErrPromptSizing, path, tk.cl.secrets.scrub(unwrapURLError(err).Error()))
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenizeAnswer))
+	if err != nil {
+		return nil, fmt.Errorf("%w: POST %s: reading the answer: %s", ErrPromptSizing, path, tk.cl.secrets.scrub(err.Error()))
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, &tokenizeStatusError{path: path, status: resp.StatusCode}
+	}
+	return raw, nil
 }
 
 // tokenizeURLs are the tokenizer URLs tried for a base URL, in order: at
@@ -153,13 +216,14 @@ func tokenizeURLs(baseURL string) []string {
 var tokenizeProbe = appendLines(nil, 0, 64)
 
 // discoverTokenizer finds the server's tokenizer endpoint: the first URL
-// of tokenizeURLs and shape (chat form first) that answers 200 with a
-// positive count of tokenizeProbe. A 404 or 405 skips the URL's other
-// shapes. It returns nil when no endpoint answers (the server has none),
-// and an error only when ctx ends.
+// of tokenizeURLs and shape (tokenizeShapes: chat form first, then
+// llama.cpp's templated count) that answers 200 with a positive count of
+// tokenizeProbe (an empty token list is no count). A 404 or 405 of the
+// URL itself skips its other shapes. It returns nil when no endpoint
+// answers (the server has none), and an error only when ctx ends.
 func discoverTokenizer(ctx context.Context, cl *client, t Target, w Workload) (*tokenizer, error) {
 	for _, u := range tokenizeURLs(t.BaseURL) {
-		for _, shape := range []tokenizeShape{shapeMessages, shapePrompt, shapeContent} {
+		for _, shape := range tokenizeShapes {
 			tk, err := newTokenizer(cl, u, shape, t, w)
 			if err != nil {
 				return nil, err
@@ -169,10 +233,12 @@ func discoverTokenizer(ctx context.Context, cl *client, t Target, w Workload) (*
 				return nil, fmt.Errorf("%w: %w", ErrPromptSizing, context.Cause(ctx))
 			}
 			if err == nil && n > 0 {
+				tk.probeRatio = float64(len(tokenizeProbe)) / float64(n)
 				return tk, nil
 			}
 			var se *tokenizeStatusError
-			if errors.As(err, &se) && (se.status == http.StatusNotFound || se.status == http.StatusMethodNotAllowed) {
+			if errors.As(err, &se) && strings.HasSuffix(se.path, tokenizePath) &&
+				(se.status == http.StatusNotFound || se.status == http.StatusMethodNotAllowed) {
 				break // no such route
 			}
 		}

@@ -77,6 +77,9 @@
 //	POST /api/show             ollama: {"model_info":{"fake.context_length":N},...}
 //	                           (Dialect.ServeOllamaShow; 404 otherwise)
 //	GET  /fake/trace           every Trace as JSON; ?index=N or ?request_id=ID
+//	GET  /metrics              Prometheus text in vLLM V1's names, from the
+//	                           engine's own bookkeeping (running, waiting,
+//	                           KV use, token counters, TTFT and E2E histograms)
 //
 // Request fields read: model, messages (string or text-part content),
 // stream, stream_options.include_usage, max_tokens, max_completion_tokens

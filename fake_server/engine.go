@@ -88,6 +88,7 @@ func (s *seq) emit(t time.Time, n int) {
 type engine struct {
 	cfg   *Config
 	cache *prefixCache
+	stats *engineStats // behind /metrics (metrics.go)
 
 	mu       sync.Mutex
 	incoming []*seq
@@ -100,6 +101,7 @@ func newEngine(cfg *Config) *engine {
 	return &engine{
 		cfg:   cfg,
 		cache: newPrefixCache(cfg.CacheTokens / cfg.BlockTokens),
+		stats: newEngineStats(),
 		wake:  make(chan struct{}, 1),
 		quit:  make(chan struct{}),
 		done:  make(chan struct{}),
@@ -162,6 +164,7 @@ func (e *engine) run() {
 			e.admit(s, start)
 			running = append(running, s)
 		}
+		e.publish(len(running), len(waiting), kvOf(running))
 		end := start.Add(e.plan(running))
 		if d := time.Until(end); d > 0 {
 			timer.Reset(d)
@@ -176,6 +179,7 @@ func (e *engine) run() {
 			e.advance(s, end)
 		}
 		running = finished(running)
+		e.publish(len(running), len(waiting), kvOf(running))
 		start = end
 	}
 }
@@ -188,6 +192,7 @@ func (e *engine) admit(s *seq, at time.Time) {
 		cached = min(e.cache.lookup(s.hashes)*e.cfg.BlockTokens, s.prompt-1)
 	}
 	s.prefillLeft = s.prompt - cached
+	e.admitted(s.prompt, cached)
 	s.mu.Lock()
 	s.cached = cached
 	s.queued = at.Sub(s.arrived)
@@ -224,13 +229,13 @@ func (e *engine) advance(s *seq, end time.Time) {
 		s.mu.Lock()
 		s.prefillDone = end.Sub(s.arrived)
 		s.mu.Unlock()
-		s.emit(end, min(1, e.remaining(s)))
+		e.output(s, end, min(1, e.remaining(s)))
 	case s.decoding:
 		k := s.spec.Min
 		if s.spec.Max > s.spec.Min {
 			k += s.rng.IntN(s.spec.Max - s.spec.Min + 1)
 		}
-		s.emit(end, min(k, e.remaining(s)))
+		e.output(s, end, min(k, e.remaining(s)))
 	}
 }
 
@@ -239,6 +244,15 @@ func (e *engine) remaining(s *seq) int {
 		return 1 << 30
 	}
 	return len(s.plan.tokens) - s.emitted
+}
+
+// kvOf is the KV-cache tokens the running sequences hold.
+func kvOf(running []*seq) int {
+	n := 0
+	for _, s := range running {
+		n += kvHeld(s)
+	}
+	return n
 }
 
 // finished drops sequences that produced their whole plan.

@@ -22,6 +22,7 @@ const faultSalt = 0x9e3779b97f4a7c15
 
 // Handler returns the server's routes: GET /v1/models, POST
 // /v1/chat/completions, POST /tokenize (also under /v1), GET /fake/trace,
+// GET /metrics (vLLM's Prometheus names, metrics.go),
 // and, when the Dialect serves them, GET /props, GET /api/ps and POST
 // /api/show (404 otherwise).
 func (s *Server) Handler() http.Handler {
@@ -31,6 +32,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /tokenize", s.serveTokenize)
 	mux.HandleFunc("POST /v1/tokenize", s.serveTokenize)
 	mux.HandleFunc("GET /fake/trace", s.serveTrace)
+	mux.HandleFunc("GET "+MetricsPath, s.serveMetrics)
 	mux.HandleFunc("GET /props", s.serveProps)
 	mux.HandleFunc("GET /api/ps", s.serveOllamaPS)
 	mux.HandleFunc("POST /api/show", s.serveOllamaShow)

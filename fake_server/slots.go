@@ -89,6 +89,11 @@ func (e *engine) runSlots() {
 			e.admit(s, at)
 			running = append(running, &slot{s: s, next: at.Add(prefill)})
 		}
+		kv := 0
+		for _, sl := range running {
+			kv += kvHeld(sl.s)
+		}
+		e.publish(len(running), len(waiting), kv)
 	}
 	for {
 		admit(time.Now())
@@ -145,12 +150,12 @@ func (e *engine) slotStep(s *seq, t time.Time) {
 		s.mu.Lock()
 		s.prefillDone = t.Sub(s.arrived)
 		s.mu.Unlock()
-		s.emit(t, min(1, e.remaining(s)))
+		e.output(s, t, min(1, e.remaining(s)))
 		return
 	}
 	k := s.spec.Min
 	if s.spec.Max > s.spec.Min {
 		k += s.rng.IntN(s.spec.Max - s.spec.Min + 1)
 	}
-	s.emit(t, min(k, e.remaining(s)))
+	e.output(s, t, min(k, e.remaining(s)))
 }

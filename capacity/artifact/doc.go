@@ -31,6 +31,8 @@
 //     package stats, eligibility, population accounting).
 //   - schema.go: the key tables of every object; one table per type drives
 //     both writing and reading.
+//   - extension_observers.go, schema_observers.go: the anvil_go members
+//     the run's observers write (server_metrics, audit) and their tables.
 //   - codec_table.go, codec_values.go: the table-driven encoder and decoder
 //     and the per-type value codecs; json_scan.go splits a validated
 //     document into members without decoding it twice; key_presence.go is

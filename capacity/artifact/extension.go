@@ -35,7 +35,15 @@ type Extension struct {
 	Search       *SearchProbe  // "search": when the run is a probe of a search
 	ChunkTiming  *ChunkTiming  // "chunk_timing": inter-token latency of the run
 	PromptSizing *PromptSizing // "prompt_sizing"
-	Connections  *Connections  // "connections"
+	// ContextWindow is "context_window": where the window the run planned
+	// for came from, and what the server advertised.
+	ContextWindow *ContextWindow
+	Connections   *Connections // "connections"
+	// ServerMetrics is "server_metrics": the server's /metrics sampled
+	// during the measured phase (extension_observers.go).
+	ServerMetrics *ServerMetrics
+	// Audit is "audit": the client's self-audit (extension_observers.go).
+	Audit *Audit
 	// Shard is "shard": the run is one shard of a workload split over
 	// several processes (shard.go); nil for a whole run.
 	Shard *Shard
@@ -177,6 +185,44 @@ type PromptSizing struct {
 	// MaxRelativeError is "max_relative_error": max |counted - planned| /
 	// planned over the requests the server counted; nil when none.
 	MaxRelativeError *float64
+	// CountedRequests is "counted_requests": the measured requests whose
+	// prompt the server counted (usage.prompt_tokens, or the count of an
+	// over-window refusal).
+	CountedRequests int
+	// CountedOverPlanned is "counted_over_planned": the median of counted /
+	// planned over those requests; nil when none.
+	CountedOverPlanned *float64
+	// OffPlanRequests is "off_plan_requests": counted requests whose count
+	// misses the plan by more than the documented share
+	// (capacity.MaxPlanDeviation).
+	OffPlanRequests int
+	// Warning is "warning": what the run says when OffPlanRequests > 0 (how
+	// far the prompts were from their plan, and what to do); nil otherwise.
+	Warning *string
+
+	shape shape
+}
+
+// ContextWindow is "anvil_go.context_window": the window the run planned
+// for, where it came from, and the window the truncation checks used.
+type ContextWindow struct {
+	// Tokens is "tokens": the window the plan used (max_context_tokens).
+	Tokens int
+	// Source is "source": where Tokens came from: "Target.MaxModelLen"
+	// (declared), "/models", "/props", "/api/ps" or "/api/show".
+	Source string
+	// Advertised is "advertised": the window the server advertised; nil
+	// when it advertised none.
+	Advertised *int
+	// AdvertisedSource is "advertised_source": the endpoint of Advertised;
+	// nil with it.
+	AdvertisedSource *string
+	// TruncationWindow is "truncation_window": the window the truncation
+	// checks used (a count at or above it is a prompt cut to the window).
+	TruncationWindow int
+	// Note is "note": a declared window that disagrees with the advertised
+	// one, named; nil when they agree or either is missing.
+	Note *string
 
 	shape shape
 }

@@ -125,6 +125,7 @@ func mergeExtension(in []shardIn, m *Report) (*Extension, error) {
 	x.Arrival = mergeArrival(in, x)
 	x.SLO = mergeSLO(in, m.Requests)
 	x.PromptSizing = mergePromptSizing(in)
+	x.ContextWindow = in[0].r.AnvilGo.ContextWindow // one target, discovered alike by every shard
 	ct, err := mergeChunkTiming(in, m, x)
 	if err != nil {
 		return nil, err
@@ -236,7 +237,46 @@ func mergePromptSizing(in []shardIn) *PromptSizing {
 	if !same && tokens > 0 {
 		p.CharsPerToken = chars / tokens
 	}
+	mergePlanCheck(p, in)
+	p.shape = b.shape // the shards' key set: a key they lack stays absent
 	return p
+}
+
+// mergePlanCheck is the plan check of prompt_sizing over all shards: the
+// counted and off-plan requests add up, counted_over_planned is the median
+// of counted / planned over every shard's requests[] (exactly the single
+// process's), and the warning is that of the shard with the most off-plan
+// requests, naming it (its numbers are that shard's).
+func mergePlanCheck(p *PromptSizing, in []shardIn) {
+	var ratios []float64
+	most := -1
+	for _, s := range in {
+		q := s.r.AnvilGo.PromptSizing
+		if q == nil {
+			continue
+		}
+		p.CountedRequests += q.CountedRequests
+		p.OffPlanRequests += q.OffPlanRequests
+		if q.Warning != nil && q.OffPlanRequests > most {
+			most = q.OffPlanRequests
+			w := fmt.Sprintf("shard %d: %s", s.r.AnvilGo.Shard.Index, *q.Warning)
+			p.Warning = &w
+		}
+		for _, d := range s.r.AnvilGo.Requests {
+			if d.CountedPromptTokens != nil && d.PlannedPromptTokens > 0 {
+				ratios = append(ratios, float64(*d.CountedPromptTokens)/float64(d.PlannedPromptTokens))
+			}
+		}
+	}
+	if len(ratios) == 0 {
+		return
+	}
+	slices.Sort(ratios)
+	median := ratios[len(ratios)/2]
+	if len(ratios)%2 == 0 {
+		median = (ratios[len(ratios)/2-1] + ratios[len(ratios)/2]) / 2
+	}
+	p.CountedOverPlanned = &median
 }
 
 // mergeChunkTiming is anvil_go.chunk_timing over all shards: the shards'

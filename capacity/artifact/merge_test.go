@@ -132,10 +132,13 @@ func splitShards(t *testing.T, s singleRun, n int, lateNS ...int64) []*artifact.
 			}
 		}
 		r.Completed, r.Failed = len(r.RequestTimings), 0
+		ps := *orig.AnvilGo.PromptSizing // the run's sizing; the plan check counts the shard's own requests
+		ps.CountedRequests = 0
 		x := &artifact.Extension{Version: artifact.ExtensionVersion,
-			Run:          &artifact.RunSummary{},
-			PromptSizing: orig.AnvilGo.PromptSizing,
-			Connections:  &artifact.Connections{Prewarmed: share(orig.AnvilGo.Connections.Prewarmed, n, k)},
+			Run:           &artifact.RunSummary{},
+			PromptSizing:  &ps,
+			ContextWindow: orig.AnvilGo.ContextWindow,
+			Connections:   &artifact.Connections{Prewarmed: share(orig.AnvilGo.Connections.Prewarmed, n, k)},
 			Shard: &artifact.Shard{Index: k, Count: n, StartAtUnixNS: orig.StartedAtUnixNS, Host: fmt.Sprintf("load-%d", k),
 				ClockDomainID: new(clockDomain), PlanFingerprint: "sha256:" + strings.Repeat("5e", 32)},
 		}
@@ -152,6 +155,9 @@ func splitShards(t *testing.T, s singleRun, n int, lateNS ...int64) []*artifact.
 			}
 			if d.SentMS != nil {
 				x.Run.SentRequests++
+			}
+			if d.CountedPromptTokens != nil {
+				ps.CountedRequests++
 			}
 			if d.Phases != nil && !d.Phases.Reused {
 				x.Connections.DialedInMeasurement++

@@ -1,0 +1,178 @@
+package artifact
+
+// This file holds the anvil_go members written by the run's observers: the
+// server's own metrics sampled during the measured phase
+// (package capacity/servermetrics) and the client's self-audit (package
+// capacity/audit). Both are documented key by key in
+// capacity/PROTOCOL.md#anvil-go.
+
+// Verdicts of ServerMetrics' generation-token cross-check.
+const (
+	// TokensExact: the server's counter rose by exactly the completion
+	// tokens the run's responses reported.
+	TokensExact = "exact"
+	// TokensAgree: the difference is within what the window edges and the
+	// requests without usage explain (TokenCheck.Allowance).
+	TokensAgree = "agree"
+	// TokensMismatch: the difference is larger; TokenCheck.Reason names it.
+	TokensMismatch = "mismatch"
+)
+
+// Verdicts of Audit.
+const (
+	// AuditOK: no rule of the audit fired; the client's timings can be
+	// trusted to its clock's resolution.
+	AuditOK = "ok"
+	// AuditSuspect: at least one rule fired; Audit.Reasons says which.
+	AuditSuspect = "suspect"
+)
+
+// ServerMetrics is "anvil_go.server_metrics": the server's Prometheus
+// endpoint, sampled on its own connection during the measured phase.
+type ServerMetrics struct {
+	// Endpoint is "endpoint": the URL sampled, without userinfo or query,
+	// scrubbed of the run's credentials.
+	Endpoint string
+	// Engine is "engine": vllm, sglang, llamacpp or tgi, the engine whose
+	// metric names the endpoint has; nil when none is recognised.
+	Engine     *string
+	IntervalMS float64 // "interval_ms": the time between samples
+	TimeoutMS  float64 // "timeout_ms": the limit on one sample's GET
+	Samples    int     // "samples": samples that answered and parsed
+	Failed     int     // "failed": samples that failed (counted, never failing the run)
+	// LastError is "last_error": the last failure, scrubbed; nil when none.
+	LastError *string
+	// MaxPointsPerSeries is "max_points_per_series": the bound on one
+	// series' points (240, capacity/PROTOCOL.md#server_metrics).
+	MaxPointsPerSeries int
+	// DroppedSeries is "dropped_series": series not kept because the
+	// member already held its maximum number of series, or their labels
+	// exceed the bounds.
+	DroppedSeries int
+	// SkippedValues is "skipped_values": NaN or infinite sample values,
+	// which JSON cannot hold, left out.
+	SkippedValues int
+	// Series is "series": the kept series, sorted by name then labels.
+	Series []MetricSeries
+	// Checks is "checks": the cross-checks with the run's own
+	// measurements; nil when not computed.
+	Checks *ServerChecks
+
+	shape shape
+}
+
+// MetricSeries is one object of "anvil_go.server_metrics.series": one
+// sample name with one label set over the measured phase. A histogram
+// family gives two series, its "_sum" and its "_count".
+type MetricSeries struct {
+	Name   string            // "name": the sample name as exposed
+	Type   string            // "type": gauge or counter
+	Labels map[string]string // "labels": the sample's labels
+	// SamplesPerPoint is "samples_per_point": how many consecutive samples
+	// each point stands for: 1, doubled each time the series was
+	// downsampled to stay within max_points_per_series.
+	SamplesPerPoint int
+	// OffsetsMS is "offsets_ms": each point's offset on the run's clock;
+	// Values is "values", the same length: each point's value, the maximum
+	// of the samples it stands for (taken at that offset).
+	OffsetsMS []float64
+	Values    []float64
+	// Increase is "increase": for a counter, its rise over the measured
+	// phase, first sample to last, a reset counted from zero; nil for a
+	// gauge.
+	Increase *float64
+	// Resets is "resets": for a counter, the times its value fell (the
+	// server restarted it); nil for a gauge.
+	Resets *int
+
+	shape shape
+}
+
+// ServerChecks is "anvil_go.server_metrics.checks".
+type ServerChecks struct {
+	// GenerationTokens is "generation_tokens": the server's generation
+	// token counter against the run's usage; nil when the endpoint has no
+	// such counter.
+	GenerationTokens *TokenCheck
+	// TTFT is "ttft": the server's own mean time to first token against
+	// the client's; nil when the endpoint has no TTFT histogram or either
+	// side has no request.
+	TTFT *TTFTCheck
+
+	shape shape
+}
+
+// TokenCheck is "anvil_go.server_metrics.checks.generation_tokens".
+type TokenCheck struct {
+	Counter        string  // "counter": the counter's sample name
+	ServerIncrease float64 // "server_increase": its rise over the measured phase
+	ClientTokens   int     // "client_tokens": the run's usage completion tokens, summed
+	Difference     float64 // "difference": server_increase - client_tokens
+	// Allowance is "allowance": the largest difference the window edges
+	// and the requests without usage explain (PROTOCOL.md#anvil-go).
+	Allowance float64
+	Verdict   string // "verdict": TokensExact, TokensAgree or TokensMismatch
+	// Reason is "reason": what a mismatch means; nil otherwise.
+	Reason *string
+
+	shape shape
+}
+
+// TTFTCheck is "anvil_go.server_metrics.checks.ttft".
+type TTFTCheck struct {
+	Histogram string // "histogram": the histogram's family name
+	// ServerRequests is "server_requests": the rise of its _count, the
+	// requests the server timed over the measured phase.
+	ServerRequests float64
+	// ServerMeanMS is "server_mean_ms": the rise of its _sum over the rise
+	// of its _count, in ms.
+	ServerMeanMS float64
+	// ClientMeanMS is "client_mean_ms": the client's mean time to the first
+	// output token over the same requests.
+	ClientMeanMS float64
+	// NetworkAndClientMS is "network_and_client_ms": client_mean_ms -
+	// server_mean_ms, the time the network and the client add.
+	NetworkAndClientMS float64
+
+	shape shape
+}
+
+// Audit is "anvil_go.audit": the client's audit of itself over the
+// measured phase, and the verdict of the rule in PROTOCOL.md#anvil-go.
+type Audit struct {
+	Verdict string   // "verdict": AuditOK or AuditSuspect
+	Reasons []string // "reasons": one sentence per rule that fired; [] when ok
+	// SchedLatencyP99MS and SchedLatencyMaxMS are "sched_latency_p99_ms"
+	// and "sched_latency_max_ms": the Go scheduler's latency (runnable to
+	// running) over the phase, from the increase of runtime/metrics'
+	// /sched/latencies:seconds, as bucket upper bounds; nil without a
+	// sample in the phase.
+	SchedLatencyP99MS *float64
+	SchedLatencyMaxMS *float64
+	SchedSamples      int // "sched_samples": scheduler latency samples in the phase
+	// GCPauses is "gc_pauses", GCPauseMaxMS "gc_pause_max_ms" and
+	// GCPauseTotalMS "gc_pause_total_ms": stop-the-world GC pauses in the
+	// phase (/gc/pauses:seconds); the max and total from bucket bounds,
+	// nil without a pause.
+	GCPauses       int
+	GCPauseMaxMS   *float64
+	GCPauseTotalMS *float64
+	// CPUShare is "cpu_share": the process's CPU time (user + system) over
+	// the phase's wall time times GOMAXPROCS; nil where the platform does
+	// not say.
+	CPUShare   *float64
+	GOMAXPROCS int // "gomaxprocs"
+	// SendLagP99MS and SendLagMaxMS are "send_lag_p99_ms" and
+	// "send_lag_max_ms": how late the open loop issued requests that were
+	// not waiting for the in-flight cap; nil for a closed loop or without
+	// such a request.
+	SendLagP99MS *float64
+	SendLagMaxMS *float64
+	// PoolWaits is "pool_waits": measured requests that waited for a
+	// connection from the pool; PoolWaitMaxMS "pool_wait_max_ms" the
+	// longest wait, nil when none waited.
+	PoolWaits     int
+	PoolWaitMaxMS *float64
+
+	shape shape
+}

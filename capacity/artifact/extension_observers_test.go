@@ -1,0 +1,155 @@
+package artifact
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+)
+
+// observerMembers sets every key of anvil_go.server_metrics and
+// anvil_go.audit.
+func observerMembers() *Extension {
+	return &Extension{
+		Version:  ExtensionVersion,
+		Run:      &RunSummary{SentRequests: 8},
+		Requests: []RequestDetail{},
+		ServerMetrics: &ServerMetrics{
+			Endpoint: "http://gpu-box:8000/metrics", Engine: new("vllm"),
+			IntervalMS: 1000, TimeoutMS: 250, Samples: 12, Failed: 1, LastError: new("GET http://gpu-box:8000/metrics: status 503"),
+			MaxPointsPerSeries: 240, DroppedSeries: 2, SkippedValues: 1,
+			Series: []MetricSeries{
+				{Name: "vllm:generation_tokens_total", Type: "counter", Labels: map[string]string{"engine": "0", "model_name": "m"},
+					SamplesPerPoint: 2, OffsetsMS: []float64{0.5, 2000.25}, Values: []float64{100, 612},
+					Increase: new(512.0), Resets: new(0)},
+				{Name: "vllm:num_requests_running", Type: "gauge", Labels: map[string]string{},
+					SamplesPerPoint: 1, OffsetsMS: []float64{0.5, 1000.5}, Values: []float64{4, 4}},
+			},
+			Checks: &ServerChecks{
+				GenerationTokens: &TokenCheck{Counter: "vllm:generation_tokens_total", ServerIncrease: 512, ClientTokens: 500,
+					Difference: 12, Allowance: 4, Verdict: TokensMismatch, Reason: new("another client was using the server")},
+				TTFT: &TTFTCheck{Histogram: "vllm:time_to_first_token_seconds", ServerRequests: 8, ServerMeanMS: 101.5,
+					ClientMeanMS: 103.25, NetworkAndClientMS: 1.75},
+			},
+		},
+		Audit: &Audit{Verdict: AuditSuspect, Reasons: []string{"scheduler latency p99 4.1 ms: timings below ~4 ms resolution are not trustworthy"},
+			SchedLatencyP99MS: new(4.1), SchedLatencyMaxMS: new(12.5), SchedSamples: 900, GCPauses: 3,
+			GCPauseMaxMS: new(0.25), GCPauseTotalMS: new(0.5), CPUShare: new(0.97), GOMAXPROCS: 2,
+			SendLagP99MS: new(0.02), SendLagMaxMS: new(0.5), PoolWaits: 1, PoolWaitMaxMS: new(3.0)},
+	}
+}
+
+// TestObserverMembersGolden pins anvil_go.server_metrics and anvil_go.audit
+// as written and their round trip, byte for byte and field for field.
+func TestObserverMembersGolden(t *testing.T) {
+	r := syntheticReport()
+	require.NoError(t, r.Recompute())
+	r.AnvilGo = observerMembers()
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, r))
+	path := filepath.Join("testdata", "anvil_go_observers.golden.json")
+	if *update {
+		require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run with -update to create it")
+	require.Empty(t, cmp.Diff(string(want), buf.String()))
+
+	back, err := Read(bytes.NewReader(buf.Bytes()))
+	require.NoError(t, err)
+	var again bytes.Buffer
+	require.NoError(t, Write(&again, back))
+	require.Equal(t, buf.String(), again.String(), "read and written back unchanged")
+	require.Empty(t, cmp.Diff(r.AnvilGo, back.AnvilGo,
+		cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".shape" }, cmp.Ignore())))
+}
+
+// TestObserverMembersOptionalKeys: a gauge series has no increase and no
+// resets key; members without checks have no checks key; a report without
+// the members writes neither.
+func TestObserverMembersOptionalKeys(t *testing.T) {
+	r := syntheticReport()
+	require.NoError(t, r.Recompute())
+	r.AnvilGo = observerMembers()
+	r.AnvilGo.ServerMetrics.Checks = nil
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, r))
+	sm := generic(t, buf.Bytes()).(map[string]any)["anvil_go"].(map[string]any)["server_metrics"]
+	require.NotContains(t, sortedKeys(sm), "checks")
+	series := sm.(map[string]any)["series"].([]any)
+	require.Equal(t, []string{"increase", "labels", "name", "offsets_ms", "resets", "samples_per_point", "type", "values"}, sortedKeys(series[0]))
+	require.Equal(t, []string{"labels", "name", "offsets_ms", "samples_per_point", "type", "values"}, sortedKeys(series[1]))
+
+	r.AnvilGo.ServerMetrics, r.AnvilGo.Audit = nil, nil
+	buf.Reset()
+	require.NoError(t, Write(&buf, r))
+	require.NotContains(t, buf.String(), `"server_metrics"`)
+	require.NotContains(t, buf.String(), `"audit"`)
+}
+
+// TestObserverMembersRefused: wrong values are refused with their path,
+// and a series whose offsets and values differ in length is refused.
+func TestObserverMembersRefused(t *testing.T) {
+	r := syntheticReport()
+	require.NoError(t, r.Recompute())
+	r.AnvilGo = observerMembers()
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, r))
+	for _, tc := range []struct{ from, to, path, msg string }{
+		{`"samples": 12`, `"samples": "12"`, "anvil_go.server_metrics.samples", "want an integer"},
+		{`"verdict": "suspect"`, `"verdict": 1`, "anvil_go.audit.verdict", "want a string"},
+		{`"server_increase": 512.0`, `"server_increase": null`, "anvil_go.server_metrics.checks.generation_tokens.server_increase", "want a number"},
+		{"\"values\": [\n            100.0,\n", "\"values\": [\n", "anvil_go.server_metrics.series[0].values", "1 values for 2 offsets_ms"},
+	} {
+		doc := strings.Replace(buf.String(), tc.from, tc.to, 1)
+		require.NotEqual(t, buf.String(), doc, tc.from)
+		_, err := Read(strings.NewReader(doc))
+		var fe *FieldError
+		require.ErrorAs(t, err, &fe, tc.path)
+		require.Equal(t, tc.path, fe.Path)
+		require.ErrorContains(t, err, tc.msg)
+	}
+}
+
+// TestObserverMembersDocumented: every key the observers' members write
+// is documented in their sections of capacity/PROTOCOL.md.
+func TestObserverMembersDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "PROTOCOL.md"))
+	require.NoError(t, err)
+	start := strings.Index(string(doc), "#### `server_metrics`")
+	require.Positive(t, start)
+	end := strings.Index(string(doc)[start:], "\n## ")
+	require.Positive(t, end)
+	section := string(doc)[start : start+end]
+
+	r := syntheticReport()
+	require.NoError(t, r.Recompute())
+	r.AnvilGo = observerMembers()
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, r))
+	ext := generic(t, buf.Bytes()).(map[string]any)["anvil_go"].(map[string]any)
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if prefix == "labels" {
+					continue // the server's own label names
+				}
+				require.True(t, strings.Contains(section, "`"+k+"`") || strings.Contains(section, "`"+prefix+"."+k+"`"),
+					"%s.%s is not in PROTOCOL.md's section", prefix, k)
+				walk(k, x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(prefix, x)
+			}
+		}
+	}
+	walk("server_metrics", ext["server_metrics"])
+	walk("audit", ext["audit"])
+}

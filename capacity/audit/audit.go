@@ -1,0 +1,226 @@
+package audit
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"time"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/stats"
+)
+
+// The runtime/metrics histograms read.
+const (
+	// schedLatencies is the time goroutines spent runnable before running.
+	schedLatencies = "/sched/latencies:seconds"
+	// gcPauses is the stop-the-world pauses of the GC (the same as
+	// /sched/pauses/total/gc:seconds).
+	gcPauses = "/gc/pauses:seconds"
+)
+
+// poolWaitFloor is the shortest time obtaining a connection that counts
+// as a wait for the pool (taking an idle connection costs microseconds).
+const poolWaitFloor = 100 * time.Microsecond
+
+// Inputs are what the engine measured of itself, passed to Stop.
+type Inputs struct {
+	// SendLags are, for an open loop, how late each measured request was
+	// issued after it was due, for the requests that were not waiting for
+	// the in-flight cap (their lag is the server's backlog, not the
+	// client's); nil for a closed loop.
+	SendLags []time.Duration
+	// ConnWaits are, per measured request, the time from asking the
+	// transport for a connection to getting one (httptrace GetConn to
+	// GotConn) when the request did not dial one itself.
+	ConnWaits []time.Duration
+}
+
+// Recorder holds the readings taken when the measured phase started.
+type Recorder struct {
+	at    time.Time
+	cpu   time.Duration
+	cpuOK bool
+	hist  []metrics.Sample
+}
+
+// Start reads the runtime's histograms and the process's CPU time at the
+// start of the measured phase.
+func Start() *Recorder {
+	r := &Recorder{hist: readHistograms()}
+	r.cpu, r.cpuOK = processCPU()
+	r.at = time.Now()
+	return r
+}
+
+func readHistograms() []metrics.Sample {
+	s := []metrics.Sample{{Name: schedLatencies}, {Name: gcPauses}}
+	metrics.Read(s)
+	return s
+}
+
+// Stop reads them again and returns the audit of the phase, judged.
+func (r *Recorder) Stop(in Inputs) *artifact.Audit {
+	wall := time.Since(r.at)
+	cpu, cpuOK := processCPU()
+	end := readHistograms()
+	a := &artifact.Audit{GOMAXPROCS: runtime.GOMAXPROCS(0), Reasons: []string{}}
+
+	if d, ok := increase(r.hist[0], end[0]); ok {
+		a.SchedSamples = int(total(d))
+		a.SchedLatencyP99MS, a.SchedLatencyMaxMS = quantileMS(d, 0.99), quantileMS(d, 1)
+	}
+	if d, ok := increase(r.hist[1], end[1]); ok {
+		a.GCPauses = int(total(d))
+		a.GCPauseMaxMS = quantileMS(d, 1)
+		a.GCPauseTotalMS = sumMS(d)
+	}
+	if r.cpuOK && cpuOK && wall > 0 {
+		a.CPUShare = new(float64(cpu-r.cpu) / (float64(wall) * float64(a.GOMAXPROCS)))
+	}
+	if len(in.SendLags) > 0 {
+		ms := sortedMS(in.SendLags)
+		a.SendLagP99MS, a.SendLagMaxMS = new(stats.Percentile(ms, 99)), new(ms[len(ms)-1])
+	}
+	for _, w := range in.ConnWaits {
+		if w >= poolWaitFloor {
+			a.PoolWaits++
+			ms := float64(w) / float64(time.Millisecond)
+			if a.PoolWaitMaxMS == nil || ms > *a.PoolWaitMaxMS {
+				a.PoolWaitMaxMS = new(ms)
+			}
+		}
+	}
+	Judge(a)
+	return a
+}
+
+// sortedMS returns ds in milliseconds, ascending.
+func sortedMS(ds []time.Duration) []float64 {
+	ms := make([]float64, len(ds))
+	for i, d := range ds {
+		ms[i] = float64(d) / float64(time.Millisecond)
+	}
+	slices.Sort(ms)
+	return ms
+}
+
+// increase returns the histogram end - start (the same buckets: the
+// runtime's are fixed for a process).
+func increase(start, end metrics.Sample) (*metrics.Float64Histogram, bool) {
+	if start.Value.Kind() != metrics.KindFloat64Histogram || end.Value.Kind() != metrics.KindFloat64Histogram {
+		return nil, false // not in this Go version
+	}
+	s, e := start.Value.Float64Histogram(), end.Value.Float64Histogram()
+	if len(s.Counts) != len(e.Counts) {
+		return nil, false
+	}
+	d := &metrics.Float64Histogram{Buckets: e.Buckets, Counts: make([]uint64, len(e.Counts))}
+	for i := range e.Counts {
+		d.Counts[i] = e.Counts[i] - s.Counts[i]
+	}
+	return d, true
+}
+
+func total(h *metrics.Float64Histogram) uint64 {
+	var n uint64
+	for _, c := range h.Counts {
+		n += c
+	}
+	return n
+}
+
+// bound is bucket i's upper bound, or its lower one when that is +Inf.
+func bound(h *metrics.Float64Histogram, i int) float64 {
+	if hi := h.Buckets[i+1]; !math.IsInf(hi, 1) {
+		return hi
+	}
+	return h.Buckets[i]
+}
+
+// quantileMS is the nearest-rank q-quantile of h as its bucket's upper
+// bound, in ms (q = 1: the highest non-empty bucket); nil when h is empty.
+func quantileMS(h *metrics.Float64Histogram, q float64) *float64 {
+	n := total(h)
+	if n == 0 {
+		return nil
+	}
+	rank := uint64(math.Ceil(q * float64(n)))
+	var cum uint64
+	for i, c := range h.Counts {
+		cum += c
+		if cum >= max(rank, 1) {
+			return new(bound(h, i) * 1000)
+		}
+	}
+	return new(bound(h, len(h.Counts)-1) * 1000)
+}
+
+// sumMS is the sum of h's observations taken at their buckets' upper
+// bounds (so at most that), in ms; nil when h is empty.
+func sumMS(h *metrics.Float64Histogram) *float64 {
+	if total(h) == 0 {
+		return nil
+	}
+	s := 0.0
+	for i, c := range h.Counts {
+		if c > 0 {
+			s += float64(c) * bound(h, i)
+		}
+	}
+	return new(s * 1000)
+}
+
+// The rule's limits (PROTOCOL.md#anvil-go).
+const (
+	// schedP99Limit: at or above it the scheduler's p99 latency is as
+	// coarse as the timings it stamps (inter-token gaps are milliseconds).
+	schedP99Limit = time.Millisecond
+	// gcPauseLimit: a stop-the-world pause at least this long froze every
+	// stream's clock at once.
+	gcPauseLimit = 10 * time.Millisecond
+	// cpuShareLimit: at or above it the client was CPU-bound.
+	cpuShareLimit = 0.9
+	// sendLagP99Limit: the open loop issued requests this late (p99) while
+	// free to send: the schedule it claims is not the one it kept.
+	sendLagP99Limit = time.Millisecond
+	// poolWaitLimit: a request waited this long for a pooled connection:
+	// its time includes the client's queue.
+	poolWaitLimit = time.Millisecond
+)
+
+// Judge sets a's verdict and reasons by the rule: one reason per limit
+// reached, in this order; ok when none is.
+//
+//   - scheduler latency p99 >= schedP99Limit;
+//   - a GC pause >= gcPauseLimit;
+//   - CPU share >= cpuShareLimit;
+//   - send lag p99 >= sendLagP99Limit;
+//   - a pool wait >= poolWaitLimit.
+//
+// Measurements that are nil (not measured) fire nothing.
+func Judge(a *artifact.Audit) {
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	a.Reasons = []string{}
+	if v := a.SchedLatencyP99MS; v != nil && *v >= ms(schedP99Limit) {
+		a.Reasons = append(a.Reasons, fmt.Sprintf("scheduler latency p99 %.3g ms: timings below ~%.2g ms resolution are not trustworthy", *v, *v))
+	}
+	if v := a.GCPauseMaxMS; v != nil && *v >= ms(gcPauseLimit) {
+		a.Reasons = append(a.Reasons, fmt.Sprintf("a GC pause of up to %.3g ms stopped every stream's clock at once", *v))
+	}
+	if v := a.CPUShare; v != nil && *v >= cpuShareLimit {
+		a.Reasons = append(a.Reasons, fmt.Sprintf("the client used %.0f%% of GOMAXPROCS=%d: it was CPU-bound and its stamps wait for a processor", *v*100, a.GOMAXPROCS))
+	}
+	if v := a.SendLagP99MS; v != nil && *v >= ms(sendLagP99Limit) {
+		a.Reasons = append(a.Reasons, fmt.Sprintf("open-loop send lag p99 %.3g ms: requests left later than scheduled while the in-flight cap allowed them", *v))
+	}
+	if v := a.PoolWaitMaxMS; v != nil && *v >= ms(poolWaitLimit) {
+		a.Reasons = append(a.Reasons, fmt.Sprintf("%d requests waited for a pooled connection, up to %.3g ms: their timings include the client's own queue", a.PoolWaits, *v))
+	}
+	a.Verdict = artifact.AuditOK
+	if len(a.Reasons) > 0 {
+		a.Verdict = artifact.AuditSuspect
+	}
+}

@@ -1,0 +1,87 @@
+package audit
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
+)
+
+// Observer is the audit on the run-observer seam: its Start has the shape
+// of capacity.Observer's, so a run can take it as one of its observers
+// without this package importing capacity. Its inputs come from the
+// report (InputsOf).
+type Observer struct{}
+
+// Start starts a Recorder and returns the end hook, which stops it with
+// InputsOf(rep) and sets rep.AnvilGo.Audit.
+func (Observer) Start(_ context.Context, _ time.Time) func(rep *artifact.Report) {
+	rec := Start()
+	return func(rep *artifact.Report) {
+		a := rec.Stop(InputsOf(rep))
+		if rep.AnvilGo == nil {
+			rep.AnvilGo = &artifact.Extension{Version: artifact.ExtensionVersion}
+		}
+		rep.AnvilGo.Audit = a
+	}
+}
+
+// InputsOf reads the audit's inputs from a run's anvil_go.requests:
+//
+//   - send lags, for an open loop (anvil_go.arrival present): sent_ms -
+//     scheduled_ms of each sent request that was not waiting for the
+//     in-flight cap, that is, fewer than max_in_flight other requests were
+//     in flight (sent at or before its due time, not yet ended) when it
+//     was due;
+//   - connection waits: phases.got_conn_ms of each sent request that did
+//     not dial (no connect_ms): the time from t0 to a pooled connection.
+func InputsOf(rep *artifact.Report) Inputs {
+	var in Inputs
+	x := rep.AnvilGo
+	if x == nil {
+		return in
+	}
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	for i := range x.Requests {
+		d := &x.Requests[i]
+		if d.SentMS == nil || d.Phases == nil || d.Phases.ConnectMS != nil {
+			continue
+		}
+		in.ConnWaits = append(in.ConnWaits, ms(d.Phases.GotConnMS))
+	}
+	if x.Arrival == nil {
+		return in
+	}
+	// In flight at t: sent at or before t, not ended by t.
+	var sent, ended []float64
+	for i := range x.Requests {
+		d := &x.Requests[i]
+		if d.SentMS == nil {
+			continue
+		}
+		sent = append(sent, *d.SentMS)
+		if d.EndMS != nil {
+			ended = append(ended, *d.EndMS)
+		}
+	}
+	slices.Sort(sent)
+	slices.Sort(ended)
+	atOrBefore := func(xs []float64, t float64) int { return sort.Search(len(xs), func(i int) bool { return xs[i] > t }) }
+	for i := range x.Requests {
+		d := &x.Requests[i]
+		if d.SentMS == nil || d.ScheduledMS == nil {
+			continue
+		}
+		due := *d.ScheduledMS
+		busy := atOrBefore(sent, due) - atOrBefore(ended, due)
+		if *d.SentMS <= due && (d.EndMS == nil || *d.EndMS > due) {
+			busy-- // itself
+		}
+		if busy < x.Arrival.MaxInFlight {
+			in.SendLags = append(in.SendLags, ms(max(*d.SentMS-due, 0)))
+		}
+	}
+	return in
+}

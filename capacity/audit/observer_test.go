@@ -1,0 +1,59 @@
+package audit
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/stretchr/testify/require"
+)
+
+// detail is a sent request of anvil_go.requests.
+func detail(i int, scheduled, sent, end float64, phases *artifact.Phases) artifact.RequestDetail {
+	return artifact.RequestDetail{RequestIndex: i, ScheduledMS: new(scheduled), SentMS: new(sent), EndMS: new(end), Phases: phases}
+}
+
+// TestInputsOf: an open loop with a cap of 2: a request due while 2 others
+// were in flight waited for the cap (its lag is not the client's); the
+// others' lags are; pooled connections' waits are read, dialed ones not.
+func TestInputsOf(t *testing.T) {
+	reused := func(ms float64) *artifact.Phases { return &artifact.Phases{GotConnMS: ms, Reused: true} }
+	rep := &artifact.Report{AnvilGo: &artifact.Extension{
+		Arrival: &artifact.Arrival{MaxInFlight: 2},
+		Requests: []artifact.RequestDetail{
+			detail(0, 0, 0.5, 100, reused(0.01)),
+			detail(1, 10, 10, 50, &artifact.Phases{ConnectMS: new(3.0), GotConnMS: 3}),
+			detail(2, 20, 50, 120, reused(2)), // due with 0 and 1 in flight: waited for the cap
+			detail(3, 100, 101.5, 130, reused(0.2)),
+			{RequestIndex: 4, Outcome: artifact.OutcomeNeverSent, ScheduledMS: new(140.0)},
+		},
+	}}
+	in := InputsOf(rep)
+	require.Equal(t, []time.Duration{500 * time.Microsecond, 0, 1500 * time.Microsecond}, in.SendLags)
+	require.Equal(t, []time.Duration{10 * time.Microsecond, 2 * time.Millisecond, 200 * time.Microsecond}, in.ConnWaits)
+
+	rep.AnvilGo.Arrival = nil
+	require.Nil(t, InputsOf(rep).SendLags, "a closed loop has no send lag")
+	require.Equal(t, Inputs{}, InputsOf(&artifact.Report{}))
+}
+
+// TestObserver: the end hook sets anvil_go.audit from the report.
+func TestObserver(t *testing.T) {
+	end := Observer{}.Start(context.Background(), time.Now())
+	rep := &artifact.Report{AnvilGo: &artifact.Extension{Requests: []artifact.RequestDetail{
+		detail(0, 0, 0, 10, &artifact.Phases{GotConnMS: 4, Reused: true}),
+	}}}
+	end(rep)
+	a := rep.AnvilGo.Audit
+	require.NotNil(t, a)
+	require.Equal(t, 1, a.PoolWaits)
+	require.Equal(t, 4.0, *a.PoolWaitMaxMS)
+	require.Equal(t, artifact.AuditSuspect, a.Verdict)
+	require.Contains(t, a.Reasons, "1 requests waited for a pooled connection, up to 4 ms: their timings include the client's own queue")
+
+	bare := &artifact.Report{}
+	Observer{}.Start(context.Background(), time.Now())(bare)
+	require.NotNil(t, bare.AnvilGo.Audit)
+	require.Equal(t, artifact.ExtensionVersion, bare.AnvilGo.Version)
+}

@@ -1,0 +1,39 @@
+package capacity_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/anvilbench/anvil/capacity"
+	fakeserver "github.com/anvilbench/anvil/fake_server"
+)
+
+// ExampleDiscover finds the model and its context window as Run does, and
+// says where each came from: here the fake's /v1/models advertises both.
+// A declared window that disagrees with the advertised one is named.
+func ExampleDiscover() {
+	cfg := fakeserver.Fast()
+	cfg.MaxModelLen = 16384
+	srv := fakeserver.New(cfg)
+	defer srv.Close()
+
+	d, err := capacity.Discover(context.Background(), capacity.Target{BaseURL: srv.URL + "/v1"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("model", d.Model, "from", d.ModelSource)
+	fmt.Println("window", d.Window, "from", d.WindowSource, "truncation checked at", d.TruncationWindow)
+
+	d, err = capacity.Discover(context.Background(), capacity.Target{BaseURL: srv.URL + "/v1", MaxModelLen: 32768})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("window", d.Window, "from", d.WindowSource, "truncation checked at", d.TruncationWindow)
+	fmt.Println(d.Note != "")
+	// Output:
+	// model fake-fast from /models
+	// window 16384 from /models truncation checked at 16384
+	// window 32768 from Target.MaxModelLen truncation checked at 16384
+	// true
+}

@@ -1,0 +1,91 @@
+package capacity_test
+
+import (
+	"cmp"
+	"net/http"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/audit"
+	"github.com/anvilbench/anvil/capacity/servermetrics"
+	fakeserver "github.com/anvilbench/anvil/fake_server"
+	"github.com/stretchr/testify/require"
+)
+
+// TestObserversOnTheSeam: the server-metrics sampler and the self-audit,
+// plugged into a run as observers, against the fake with 4 slots at
+// concurrency 8: the sampled gauges read 4 running and 4 waiting while
+// the run still dispatches, the generation-token check is exact, the
+// server's mean TTFT is the client's (nothing between them in memory),
+// the audit is recorded, and the same run without them has exactly the
+// same request timings.
+func TestObserversOnTheSeam(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const service = 100 * time.Millisecond
+		cfg, err := fakeserver.Slots(4, service)
+		require.NoError(t, err)
+		srv := fakeserver.NewInMemory(cfg)
+		defer srv.Close()
+		u, err := servermetrics.EndpointURL(srv.BaseURL(), "")
+		require.NoError(t, err)
+		sampler, err := servermetrics.Discover(t.Context(), servermetrics.Config{URL: u, Interval: 37 * time.Millisecond,
+			Client: &http.Client{Transport: srv.Client().Transport.(*http.Transport).Clone()}})
+		require.NoError(t, err)
+		require.NotNil(t, sampler)
+
+		rep, err := capacity.Run(t.Context(), capacity.Target{BaseURL: srv.BaseURL(), HTTPClient: srv.Client()},
+			capacity.Workload{Requests: 48, Concurrency: 8, ContextTokens: 256,
+				Observers: []capacity.Observer{servermetrics.Observer{Sampler: sampler}, audit.Observer{}}})
+		require.NoError(t, err)
+		require.Equal(t, 48, rep.Completed, "failures: %+v", rep.Failures)
+
+		m := rep.AnvilGo.ServerMetrics
+		require.NotNil(t, m)
+		require.Zero(t, m.Failed)
+		steady := float64(11 * service / time.Millisecond) // the last 4 waiting leave at 1100 ms
+		for _, s := range m.Series {
+			if s.Name != "vllm:num_requests_running" && s.Name != "vllm:num_requests_waiting" {
+				continue
+			}
+			n := 0
+			for i, at := range s.OffsetsMS {
+				if at > 0 && at < steady {
+					require.Equal(t, 4.0, s.Values[i], "%s at %v ms", s.Name, at)
+					n++
+				}
+			}
+			require.Equal(t, int(steady/37), n, s.Name)
+		}
+		g := m.Checks.GenerationTokens
+		require.Equal(t, artifact.TokensExact, g.Verdict, "%+v", g)
+		require.Equal(t, float64(48*fakeserver.SlotsAnswerTokens), g.ServerIncrease)
+		require.Equal(t, 48.0, m.Checks.TTFT.ServerRequests)
+		require.InDelta(t, 0, m.Checks.TTFT.NetworkAndClientMS, 1e-6)
+
+		a := rep.AnvilGo.Audit
+		require.NotNil(t, a)
+		require.Contains(t, []string{artifact.AuditOK, artifact.AuditSuspect}, a.Verdict)
+		require.Nil(t, a.SendLagP99MS, "a closed loop")
+
+		// The same run without the observers: the same timings, exactly.
+		bare, err := capacity.Run(t.Context(), capacity.Target{BaseURL: srv.BaseURL(), HTTPClient: srv.Client()},
+			capacity.Workload{Requests: 48, Concurrency: 8, ContextTokens: 256})
+		require.NoError(t, err)
+		require.Nil(t, bare.AnvilGo.ServerMetrics)
+		require.Equal(t, timings(rep), timings(bare), "the observers change no request's timing")
+	})
+}
+
+// timings are a report's (TTFT, E2E) pairs, sorted.
+func timings(r *artifact.Report) [][2]float64 {
+	var out [][2]float64
+	for _, row := range r.RequestTimings {
+		out = append(out, [2]float64{row.TTFTMS, row.E2EMS})
+	}
+	slices.SortFunc(out, func(a, b [2]float64) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+	return out
+}

@@ -1,0 +1,78 @@
+package capacity
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
+)
+
+// MaxPlanDeviation is the share by which the server's count of a measured
+// prompt may miss its planned context before the run says so
+// (anvil_go.prompt_sizing.warning, the log and the summary): a count
+// below (1 - MaxPlanDeviation) or above (1 + MaxPlanDeviation) times the
+// plan. Reference sizing at 3.0 characters per token lands within a few
+// percent on common tokenizers (the seed artifact's model: -4.9 %); a
+// tokenizer that counts the filler at 1.1 characters per token gives
+// +173 %, a prompt cut to the window far below the plan.
+const MaxPlanDeviation = 0.25
+
+// checkPlan sets the plan check of ps from the measured results: how many
+// prompts the server counted, the median of counted / planned, how many
+// missed the plan by more than MaxPlanDeviation, and, when any did, the
+// warning naming how far and what to do. Prompts counted short of their
+// plan that all count the same are named as what a server cutting prompts
+// to that window answers (Ollama reports its window for any longer
+// prompt), the case a declared window above the served one hides from the
+// truncation checks.
+func checkPlan(ps *artifact.PromptSizing, p *plan, results []result) {
+	var ratios []float64
+	refused := 0
+	var short []int // the counts of prompts counted short of their plan
+	for _, res := range results {
+		if res.promptTokens == nil {
+			continue
+		}
+		r := float64(*res.promptTokens) / float64(p.Contexts[res.index])
+		ratios = append(ratios, r)
+		if r < 1-MaxPlanDeviation || r > 1+MaxPlanDeviation {
+			ps.OffPlanRequests++
+			if res.row == nil && res.fail != nil && res.fail.FailureClass == artifact.FailureHTTPError {
+				refused++
+			}
+			if r < 1 {
+				short = append(short, *res.promptTokens)
+			}
+		}
+	}
+	ps.CountedRequests = len(ratios)
+	if len(ratios) == 0 {
+		return
+	}
+	slices.Sort(ratios)
+	median := ratios[len(ratios)/2]
+	if len(ratios)%2 == 0 {
+		median = (ratios[len(ratios)/2-1] + ratios[len(ratios)/2]) / 2
+	}
+	ps.CountedOverPlanned = &median
+	if ps.OffPlanRequests == 0 {
+		return
+	}
+	w := fmt.Sprintf("the server counted the prompts at %.2f x their plan (median of %d counted; %d off by more than %.0f%%",
+		median, len(ratios), ps.OffPlanRequests, MaxPlanDeviation*100)
+	if refused > 0 {
+		w += fmt.Sprintf(", %d of them refused over the window", refused)
+	}
+	w += ")"
+	if len(short) > 1 && slices.Min(short) == slices.Max(short) {
+		w += fmt.Sprintf("; the %d counted short of their plan all counted exactly %d tokens: a server that cuts prompts to a window of %d answers so (is Target.MaxModelLen above the window it serves?)",
+			len(short), short[0], short[0])
+	}
+	if ps.Method == string(PromptSizingReference) {
+		w += fmt.Sprintf(": its tokenizer does not count this filler at about %.1f characters per token; size the prompts with the server's own counts: exact prompt sizing (Workload.PromptSizing %q; ANVIL_PROMPT_SIZING=exact for go test -bench)",
+			PromptCharsPerToken, PromptSizingExact)
+	} else {
+		w += ": the measured prompts did not count as exact sizing learned (a server that cuts prompts to its window, or counts a request differently from its calibration); see capacity/PROTOCOL.md#exact-token-sizing"
+	}
+	ps.Warning = &w
+}

@@ -1,0 +1,66 @@
+package servermetrics
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestProbe: against plain servers serving the real captures with their
+// engines' Content-Type, a 404, an HTML page and an oversized body.
+func TestProbe(t *testing.T) {
+	llama := readCapture(t, "llamacpp-b10573-metrics.txt")
+	sglang := readCapture(t, "sglang-unknown-metrics-docs-example-from-sgl-project-sglang.txt")
+	mux := http.NewServeMux()
+	serve := func(path, ct string, body []byte) {
+		mux.HandleFunc(path, func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", ct)
+			_, _ = w.Write(body)
+		})
+	}
+	serve("/llama/metrics", "text/plain; version=0.0.4", llama)
+	serve("/sglang/metrics", "text/plain; version=0.0.4; charset=utf-8", sglang)
+	serve("/html/metrics", "text/html", []byte("<html><body>dashboard</body></html>"))
+	serve("/big/metrics", "text/plain", []byte(strings.Repeat("# comment\n", maxBodyBytes/10+1)))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	probe := func(path string) ProbeResult {
+		r, err := Probe(t.Context(), Config{URL: srv.URL + path, Interval: 10 * time.Second})
+		require.NoError(t, err)
+		return r
+	}
+	r := probe("/llama/metrics")
+	require.Equal(t, ProbeOK, r.Outcome)
+	require.Equal(t, LlamaCpp, r.Engine)
+	require.Equal(t, 15, r.Families)
+	require.Equal(t, []string{"llamacpp:prompt_tokens_cached_total", "llamacpp:prompt_tokens_total", "llamacpp:requests_deferred",
+		"llamacpp:requests_processing", "llamacpp:tokens_predicted_total"}, r.Curated)
+	require.Equal(t, []string{"llamacpp:kv_cache_usage_ratio"}, r.Missing, "b10573 has no KV-cache gauge")
+
+	r = probe("/sglang/metrics")
+	require.Equal(t, ProbeOK, r.Outcome)
+	require.Equal(t, SGLang, r.Engine)
+	require.Len(t, r.Curated, 8)
+	require.Empty(t, r.Missing)
+
+	r = probe("/none/metrics")
+	require.Equal(t, ProbeAbsent, r.Outcome)
+	require.Contains(t, r.Detail, "status 404")
+
+	r = probe("/html/metrics")
+	require.Equal(t, ProbeNotText, r.Outcome)
+	require.Contains(t, r.Detail, "not the Prometheus text format")
+	require.Empty(t, r.Engine)
+
+	r = probe("/big/metrics")
+	require.Equal(t, ProbeNotText, r.Outcome)
+	require.Contains(t, r.Detail, "body over")
+
+	_, err := Probe(t.Context(), Config{URL: "gpu-box/metrics"})
+	require.ErrorIs(t, err, ErrInvalidConfig)
+}

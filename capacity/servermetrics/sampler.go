@@ -1,0 +1,280 @@
+package servermetrics
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
+)
+
+// Bounds and defaults of a Config.
+const (
+	// DefaultInterval is the time between samples when Config.Interval is 0.
+	DefaultInterval = time.Second
+	// minInterval and maxInterval bound Config.Interval.
+	minInterval = 10 * time.Millisecond
+	maxInterval = time.Hour
+	// maxBodyBytes bounds a /metrics body; a longer one is a failed sample.
+	maxBodyBytes = 8 << 20
+)
+
+// acceptHeader asks for the text format 0.0.4, which Parse reads, rather
+// than OpenMetrics, which prometheus_client serves when asked.
+const acceptHeader = "text/plain;version=0.0.4;q=1.0,*/*;q=0.1"
+
+// ErrNoEndpoint is wrapped by Discover's error when a URL the user set
+// explicitly does not answer as a metrics endpoint.
+var ErrNoEndpoint = errors.New("servermetrics: no metrics endpoint")
+
+// Config configures a Sampler.
+type Config struct {
+	// URL is the endpoint, as EndpointURL returns it; "" or Off: none.
+	URL string
+	// Explicit says the user set URL: Discover then reports an endpoint
+	// that does not answer, instead of being silently absent.
+	Explicit bool
+	// Interval is the time between samples, 10ms..1h (0:
+	// DefaultInterval).
+	Interval time.Duration
+	// Timeout limits one sample's GET, body included: (0, Interval/2]
+	// (0: Interval/4), so a slow endpoint never piles samples up.
+	Timeout time.Duration
+	// Client sends the GETs; nil means a client of the sampler's own (a
+	// clone of http.DefaultTransport holding one connection, following no
+	// redirect). Never the client that sends the measured requests: the
+	// samples would take its connections.
+	Client *http.Client
+	// Header is sent with every GET (what a protected endpoint needs).
+	Header http.Header
+	// Series names further families to keep beside the curated ones, by
+	// their exact names as the text format exposes them.
+	Series []string
+	// Scrub removes credentials from the endpoint and from every error
+	// recorded (the run's redactor); nil for none.
+	Scrub func(string) string
+
+	own bool // Client is the sampler's own: Stop closes its connection
+}
+
+// resolved returns c with defaults filled in, or an error wrapping
+// ErrInvalidConfig naming the field.
+func (c Config) resolved() (Config, error) {
+	if c.Interval == 0 {
+		c.Interval = DefaultInterval
+	}
+	if c.Interval < minInterval || c.Interval > maxInterval {
+		return c, fmt.Errorf("%w: Interval %v: want %v..%v (0: %v)", ErrInvalidConfig, c.Interval, minInterval, maxInterval, DefaultInterval)
+	}
+	if c.Timeout == 0 {
+		c.Timeout = c.Interval / 4
+	}
+	if c.Timeout < 0 || c.Timeout > c.Interval/2 {
+		return c, fmt.Errorf("%w: Timeout %v: want (0, Interval/2 = %v] (0: Interval/4)", ErrInvalidConfig, c.Timeout, c.Interval/2)
+	}
+	if c.Scrub == nil {
+		c.Scrub = func(s string) string { return s }
+	}
+	if c.Client == nil {
+		c.own = true
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost, tr.MaxConnsPerHost = 1, 1
+		c.Client = &http.Client{Transport: tr,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	return c, nil
+}
+
+// Sampler samples a server's metrics endpoint during a run's measured
+// phase, on its own goroutine and connection: Discover it before the run,
+// Start it when the phase starts, Stop it when the phase ends for the
+// artifact member.
+type Sampler struct {
+	cfg      Config
+	endpoint string
+	engine   Engine // as discovered; read by Engine, never written after
+	seen     Engine // the first engine the samples showed (the loop's)
+
+	start  time.Time
+	cancel context.CancelFunc
+	done   chan struct{}
+	st     *store
+	ok     int
+	failed int
+	last   error
+	member *artifact.ServerMetrics
+}
+
+// Discover GETs the endpoint once, before the run. It returns nil and no
+// error when there is nothing to sample: cfg.URL is "" or Off, or the
+// server has no metrics endpoint (no answer, a status other than 200, a
+// body that is not the text format) and the URL was not Explicit; with an
+// Explicit URL that last case is an error wrapping ErrNoEndpoint. A bad
+// Config is an error wrapping ErrInvalidConfig.
+func Discover(ctx context.Context, cfg Config) (*Sampler, error) {
+	if cfg.URL == "" || strings.EqualFold(cfg.URL, Off) {
+		return nil, nil
+	}
+	if _, err := checkURL("URL", cfg.URL); err != nil {
+		return nil, err
+	}
+	cfg, err := cfg.resolved()
+	if err != nil {
+		return nil, err
+	}
+	s := &Sampler{cfg: cfg, endpoint: Endpoint(cfg.URL, cfg.Scrub)}
+	sc, err := s.scrape(ctx)
+	if err != nil {
+		if cfg.Explicit {
+			return nil, fmt.Errorf("%w at %s: %s", ErrNoEndpoint, s.endpoint, cfg.Scrub(err.Error()))
+		}
+		return nil, nil
+	}
+	s.engine = sc.Engine
+	return s, nil
+}
+
+// Engine returns the engine whose names the endpoint had when discovered,
+// or "".
+func (s *Sampler) Engine() Engine { return s.engine }
+
+// Start starts sampling: a sample at once, then one every interval, until
+// ctx is done or Stop. Offsets are measured from runStart, the run's
+// monotonic start (the reading its offsets are taken from). Call it once.
+func (s *Sampler) Start(ctx context.Context, runStart time.Time) {
+	s.start, s.st, s.done = runStart, newStore(), make(chan struct{})
+	ctx, s.cancel = context.WithCancel(ctx)
+	go s.loop(ctx)
+}
+
+func (s *Sampler) loop(ctx context.Context) {
+	defer close(s.done)
+	t := time.NewTicker(s.cfg.Interval)
+	defer t.Stop()
+	for {
+		s.sample(ctx)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// sample takes one sample; a failure is counted, never returned.
+func (s *Sampler) sample(ctx context.Context) {
+	at := float64(time.Since(s.start)) / float64(time.Millisecond)
+	sc, err := s.scrape(ctx)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			return // stopped while sampling: not a failure of the server
+		}
+		s.failed++
+		s.last = err
+		return
+	}
+	s.ok++
+	s.st.add(at, sc.Samples)
+	if s.seen == "" {
+		s.seen = sc.Engine
+	}
+}
+
+// scrape GETs and parses the endpoint within the timeout.
+func (s *Sampler) scrape(ctx context.Context) (Scrape, error) {
+	body, err := s.fetch(ctx)
+	if err != nil {
+		return Scrape{}, err
+	}
+	return parseBytes(body, s.cfg.Series)
+}
+
+// errBodyTooLarge is a body over maxBodyBytes.
+var errBodyTooLarge = fmt.Errorf("body over %d bytes", maxBodyBytes)
+
+// statusError is a GET answered with a status other than 200.
+type statusError struct {
+	endpoint string
+	status   int
+}
+
+func (e *statusError) Error() string { return fmt.Sprintf("GET %s: status %d", e.endpoint, e.status) }
+
+// fetch GETs the endpoint's body within the timeout.
+func (s *Sampler) fetch(ctx context.Context) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.cfg.URL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", s.endpoint, err)
+	}
+	for k, vs := range s.cfg.Header {
+		req.Header[k] = vs
+	}
+	req.Header.Set("Accept", acceptHeader)
+	resp, err := s.cfg.Client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // it repeats the URL, userinfo included
+		}
+		return nil, fmt.Errorf("GET %s: %w", s.endpoint, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // keep the connection
+		return nil, &statusError{s.endpoint, resp.StatusCode}
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: reading the body: %w", s.endpoint, err)
+	}
+	if len(body) > maxBodyBytes {
+		return nil, fmt.Errorf("GET %s: %w", s.endpoint, errBodyTooLarge)
+	}
+	return body, nil
+}
+
+// Stop stops sampling, takes a last sample (so counters' increases cover
+// the whole phase; on a context of its own, within the timeout, even when
+// the run was cancelled) and returns anvil_go.server_metrics. Later calls
+// return the same member; before Start it returns nil.
+func (s *Sampler) Stop() *artifact.ServerMetrics {
+	if s == nil || s.done == nil {
+		return nil
+	}
+	if s.member != nil {
+		return s.member
+	}
+	s.cancel()
+	<-s.done
+	s.sample(context.Background())
+	if s.cfg.own {
+		s.cfg.Client.CloseIdleConnections() // its connection outlives no run
+	}
+	m := &artifact.ServerMetrics{
+		Endpoint:           s.endpoint,
+		IntervalMS:         float64(s.cfg.Interval) / float64(time.Millisecond),
+		TimeoutMS:          float64(s.cfg.Timeout) / float64(time.Millisecond),
+		Samples:            s.ok,
+		Failed:             s.failed,
+		MaxPointsPerSeries: maxPointsPerSeries,
+		DroppedSeries:      len(s.st.dropped),
+		SkippedValues:      s.st.skipped,
+		Series:             s.st.members(),
+	}
+	if e := cmp.Or(s.engine, s.seen); e != "" {
+		m.Engine = new(string(e))
+	}
+	if s.last != nil {
+		m.LastError = new(cutText(s.cfg.Scrub(s.last.Error()), maxErrorBytes))
+	}
+	s.member = m
+	return m
+}

@@ -1,0 +1,121 @@
+package servermetrics
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSeriesDownsampleKeepsMax: a series of any length stays within
+// maxPointsPerSeries, its peak survives at its own offset, each point is
+// the max of samples_per_point samples, and a counter's increase and
+// resets come from every sample.
+func TestSeriesDownsampleKeepsMax(t *testing.T) {
+	g := &series{name: "q", typ: TypeGauge}
+	const n = 10 * maxPointsPerSeries
+	for i := range n {
+		v := float64(i % 7)
+		if i == 1234 {
+			v = 99 // a one-sample peak
+		}
+		g.add(float64(i)*1000, v)
+	}
+	m := g.member()
+	require.LessOrEqual(t, len(m.Values), maxPointsPerSeries)
+	require.Len(t, m.OffsetsMS, len(m.Values))
+	require.Equal(t, 16, m.SamplesPerPoint, "2400 samples: halved 4 times")
+	require.Contains(t, m.Values, 99.0)
+	i := 0
+	for m.Values[i] != 99 {
+		i++
+	}
+	require.Equal(t, 1234000.0, m.OffsetsMS[i], "the peak keeps its offset")
+	for j, v := range m.Values {
+		// Every whole group of 16 consecutive samples of i%7 holds a 6.
+		if j < len(m.Values)-1 {
+			require.GreaterOrEqual(t, v, 6.0, j)
+		}
+	}
+	require.Nil(t, m.Increase)
+
+	c := &series{name: "c_total", typ: TypeCounter}
+	for i := range n {
+		c.add(float64(i), float64(i%1000)) // resets at each 1000
+	}
+	cm := c.member()
+	require.Equal(t, 2, *cm.Resets)
+	require.Equal(t, float64(n-1-2), *cm.Increase, "+1 a sample, a reset from 999 to 0 adds 0")
+	require.Equal(t, float64((n-1)%1000), cm.Values[len(cm.Values)-1], "the last sample is the last point")
+}
+
+// TestStoreBounds: at most maxSeries series; too many or too long labels
+// drop a series (counted once); long values are cut; NaN is skipped.
+func TestStoreBounds(t *testing.T) {
+	st := newStore()
+	var smp []Sample
+	for i := range maxSeries + 5 {
+		smp = append(smp, Sample{Name: "g", Type: TypeGauge, Labels: map[string]string{"i": string(rune('A' + i))}, Value: 1})
+	}
+	many := map[string]string{}
+	for i := range maxLabels + 1 {
+		many[string(rune('a'+i))] = "v"
+	}
+	smp = append(smp, Sample{Name: "h", Type: TypeGauge, Labels: many, Value: 1},
+		Sample{Name: "n", Type: TypeGauge, Labels: map[string]string{}, Value: math.NaN()})
+	st.add(0, smp)
+	st.add(1000, smp)
+	require.Len(t, st.byKey, maxSeries)
+	require.Len(t, st.dropped, 6)
+	require.Equal(t, 2, st.skipped)
+
+	long := strings.Repeat("é", maxLabelValueBytes)
+	labels, ok := boundLabels(map[string]string{"model_name": long})
+	require.True(t, ok)
+	require.LessOrEqual(t, len(labels["model_name"]), maxLabelValueBytes)
+	require.True(t, strings.HasSuffix(labels["model_name"], labelCut))
+	require.True(t, strings.HasPrefix(long, strings.TrimSuffix(labels["model_name"], labelCut)))
+	_, ok = boundLabels(map[string]string{strings.Repeat("k", maxLabelNameBytes+1): "v"})
+	require.False(t, ok)
+}
+
+// TestMemberSizeBound: the largest member the bounds allow (maxSeries
+// series of maxPointsPerSeries points of the longest numbers, maxLabels
+// labels of names and values at their bounds made of control characters,
+// which escape to 6 bytes each, checks and a last error) is written
+// under maxMemberBytes.
+func TestMemberSizeBound(t *testing.T) {
+	labels := map[string]string{}
+	for i := range maxLabels {
+		name := strings.Repeat(string(rune('a'+i)), maxLabelNameBytes)
+		labels[name] = strings.Repeat("\x01", maxLabelValueBytes)
+	}
+	m := &artifact.ServerMetrics{Endpoint: "http://" + strings.Repeat("h", 200) + "/metrics", Engine: new("llamacpp"),
+		IntervalMS: 1000, TimeoutMS: 250, Samples: 1 << 40, Failed: 1 << 40, LastError: new(strings.Repeat("\x01", maxErrorBytes)),
+		MaxPointsPerSeries: maxPointsPerSeries, DroppedSeries: 1 << 40, SkippedValues: 1 << 40,
+		Checks: &artifact.ServerChecks{
+			GenerationTokens: &artifact.TokenCheck{Counter: strings.Repeat("c", 64), Verdict: artifact.TokensMismatch, Reason: new(strings.Repeat("r", 512))},
+			TTFT:             &artifact.TTFTCheck{Histogram: strings.Repeat("h", 64)},
+		}}
+	for i := range maxSeries {
+		s := artifact.MetricSeries{Name: strings.Repeat("n", 100) + string(rune('A'+i)), Type: TypeCounter, Labels: labels,
+			SamplesPerPoint: 1 << 40, Increase: new(-1.2345678901234567e-300), Resets: new(1 << 40)}
+		for range maxPointsPerSeries {
+			s.OffsetsMS = append(s.OffsetsMS, -1.2345678901234567e+300)
+			s.Values = append(s.Values, -1.2345678901234567e-300)
+		}
+		m.Series = append(m.Series, s)
+	}
+	r := &artifact.Report{AnvilGo: &artifact.Extension{Version: artifact.ExtensionVersion, ServerMetrics: m}}
+	var with, without bytes.Buffer
+	require.NoError(t, artifact.Write(&with, r))
+	r.AnvilGo.ServerMetrics = nil
+	require.NoError(t, artifact.Write(&without, r))
+	size := with.Len() - without.Len()
+	t.Logf("largest member: %d bytes of %d", size, maxMemberBytes)
+	require.Less(t, size, maxMemberBytes)
+	require.Greater(t, size, maxMemberBytes/2, "the bound is not far from the worst case")
+}
