@@ -73,6 +73,11 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 	}
 	t.Model = disc.Model
 	maxModelLen := disc.Window
+	builtin, release, err := builtinObservers(ctx, t, key, sec.scrub)
+	defer release()
+	if err != nil {
+		return nil, err
+	}
 	nonce := ""
 	if w.PromptCacheMode == PromptCacheUnique && !w.OmitUniqueNonce {
 		if nonce, err = newNonce(); err != nil {
@@ -125,7 +130,7 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 	obsCtx, obsDone := context.WithCancel(ctx)
 	defer obsDone()
 	start := time.Now()
-	ends := startObservers(obsCtx, start, w.Observers)
+	ends := startObservers(obsCtx, start, append(builtin, w.Observers...))
 	measureErr := r.measure(ctx, start, s)
 	end := time.Now()
 

@@ -74,7 +74,7 @@ func serveCounting(t *testing.T, h *idleCloser) *http.Client {
 func TestRunRetriesStaleKeepAlive(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := &idleCloser{stream: usageServer(`"prompt_tokens":400,"completion_tokens":2`)}
-		tg := Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192, HTTPClient: serveCounting(t, h)}
+		tg := Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192, HTTPClient: serveCounting(t, h), MetricsURL: "off"} // it counts every connection
 		rep, err := Run(t.Context(), tg, Workload{Requests: 4, Concurrency: 1, ContextTokens: 512})
 		require.NoError(t, err)
 		require.Empty(t, rep.Failures, "no failure charged to the server")
@@ -156,7 +156,7 @@ func TestRetryRestartsStallLimit(t *testing.T) {
 			usageServer(`"prompt_tokens":400,"completion_tokens":2`).ServeHTTP(w, r)
 		})
 		h := &idleCloser{stream: slow, dropAfter: 60 * time.Millisecond}
-		tg := Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192, HTTPClient: serveCounting(t, h)}
+		tg := Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192, HTTPClient: serveCounting(t, h), MetricsURL: "off"} // it counts every connection
 		rep, err := Run(t.Context(), tg, Workload{Requests: 2, Concurrency: 1, ContextTokens: 512, StallTimeout: 100 * time.Millisecond})
 		require.NoError(t, err)
 		for _, f := range rep.Failures {

@@ -18,9 +18,9 @@ import (
 const (
 	// DefaultInterval is the time between samples when Config.Interval is 0.
 	DefaultInterval = time.Second
-	// minInterval and maxInterval bound Config.Interval.
-	minInterval = 10 * time.Millisecond
-	maxInterval = time.Hour
+	// MinInterval and MaxInterval bound Config.Interval.
+	MinInterval = 10 * time.Millisecond
+	MaxInterval = time.Hour
 	// maxBodyBytes bounds a /metrics body; a longer one is a failed sample.
 	maxBodyBytes = 8 << 20
 )
@@ -69,8 +69,8 @@ func (c Config) resolved() (Config, error) {
 	if c.Interval == 0 {
 		c.Interval = DefaultInterval
 	}
-	if c.Interval < minInterval || c.Interval > maxInterval {
-		return c, fmt.Errorf("%w: Interval %v: want %v..%v (0: %v)", ErrInvalidConfig, c.Interval, minInterval, maxInterval, DefaultInterval)
+	if c.Interval < MinInterval || c.Interval > MaxInterval {
+		return c, fmt.Errorf("%w: Interval %v: want %v..%v (0: %v)", ErrInvalidConfig, c.Interval, MinInterval, MaxInterval, DefaultInterval)
 	}
 	if c.Timeout == 0 {
 		c.Timeout = c.Interval / 4
@@ -206,8 +206,15 @@ type statusError struct {
 
 func (e *statusError) Error() string { return fmt.Sprintf("GET %s: status %d", e.endpoint, e.status) }
 
-// fetch GETs the endpoint's body within the timeout.
-func (s *Sampler) fetch(ctx context.Context) ([]byte, error) {
+// fetch GETs the endpoint's body within the timeout. A transport that
+// panics (a caller's RoundTripper) is a failed sample, never a crash of
+// the run.
+func (s *Sampler) fetch(ctx context.Context) (body []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			body, err = nil, fmt.Errorf("GET %s: the transport panicked: %v", s.endpoint, p)
+		}
+	}()
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.cfg.URL, nil)
@@ -231,7 +238,7 @@ func (s *Sampler) fetch(ctx context.Context) ([]byte, error) {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // keep the connection
 		return nil, &statusError{s.endpoint, resp.StatusCode}
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes+1))
+	body, err = io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: reading the body: %w", s.endpoint, err)
 	}
