@@ -68,6 +68,9 @@
 //	failed-req     requests sent that failed and are no latency samples
 //	unsent-req     planned requests never sent (interrupted or stopped runs; only when > 0)
 //	goodput-req/s  requests meeting the SLO per wall second (runs with an SLO)
+//	sched-ttft-p50-ms, sched-ttft-p95-ms, sched-e2e-p50-ms
+//	               open loops: TTFT and E2E from each request's scheduled time
+//	               (its wait for the in-flight cap included)
 //
 // A null metric (no sample, not eligible, not reported by the server) is
 // omitted, never printed as NaN. Failed or contract-invalid requests are

@@ -99,6 +99,10 @@ func TestCapacityOpenLoopWithSLO(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(data), " arrival=constant rate=200 slo-e2e-ms=60000 slo-attainment=0.9\n")
 	require.Contains(t, string(data), " goodput-req/s\n")
+	for _, u := range []string{reporters.UnitSchedTTFTP50, reporters.UnitSchedTTFTP95, reporters.UnitSchedE2EP50} {
+		require.Contains(t, res.Extra, u, "an open loop's line carries the scheduled clock")
+		require.Contains(t, string(data), " "+u+" ")
+	}
 }
 
 // TestCapacityOpenLoopTimeBenchtime: a time-based -benchtime is a schedule

@@ -21,9 +21,15 @@ type wireInt struct {
 	bad string // the JSON text of a present value that is not an integer, bounded
 }
 
-// maxBadUsageText bounds the JSON text of a bad usage value kept for its
-// failure message.
+// maxBadUsageText bounds the JSON text of a bad usage value quoted in its
+// failure message, cut after the credentials were scrubbed from it.
 const maxBadUsageText = 64
+
+// maxBadUsageKept bounds the JSON text of a bad usage value kept while
+// reading, before it is scrubbed and cut at maxBadUsageText: a credential
+// this cut leaves in part starts beyond maxBadUsageText unless it is longer
+// than 900 bytes, so no part of one reaches the message.
+const maxBadUsageKept = 1024
 
 // UnmarshalJSON implements json.Unmarshaler. b is one valid JSON value.
 func (n *wireInt) UnmarshalJSON(b []byte) error {
@@ -42,7 +48,7 @@ func (n *wireInt) UnmarshalJSON(b []byte) error {
 			return nil
 		}
 	}
-	bad, cut := cutOnRune(string(b), maxBadUsageText)
+	bad, cut := cutOnRune(string(b), maxBadUsageKept)
 	if cut {
 		bad += "..."
 	}

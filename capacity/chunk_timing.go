@@ -121,7 +121,7 @@ func setChunkDetail(d *artifact.RequestDetail, s *itl.Summary) {
 // validateChunksAndSizing checks Workload.StallThreshold and
 // Workload.PromptSizing.
 func (w Workload) validateChunksAndSizing(v *validator) {
-	if w.StallThreshold < 0 || w.StallThreshold > w.Timeout {
+	if w.StallThreshold < 0 || (w.timeoutValid() && w.StallThreshold > w.Timeout) {
 		v.add("Workload.StallThreshold", w.StallThreshold, "must be 0 (the relative stall rule) or in (0s, Timeout = %v]", w.Timeout)
 	}
 	switch w.PromptSizing {

@@ -269,7 +269,7 @@ func (c *client) failTransport(ctx, reqCtx context.Context, ex *exchange, err er
 		return
 	}
 	inner := unwrapURLError(err)
-	ex.fail(artifact.FailureRequestError, transportErrorType(inner), "POST %s: %v", redactedURL(c.tmpl.URL), errText(inner))
+	ex.fail(artifact.FailureRequestError, transportErrorType(inner), "POST %s: %v%s", redactedURL(c.tmpl.URL), errText(inner), transportHint(c.tmpl.URL, c.hc.Transport, inner))
 }
 
 // errText is an error's text for a failure message (which fail scrubs).

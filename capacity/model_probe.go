@@ -51,7 +51,7 @@ func probeModel(ctx context.Context, hc *http.Client, t Target, apiKey string) (
 	scrub := secretsOf(t, apiKey).scrub
 	resp, err := hc.Do(req)
 	if err != nil {
-		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: %s", where, scrub(unwrapURLError(err).Error()))
+		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: %s%s", where, scrub(unwrapURLError(err).Error()), transportHint(req.URL, hc.Transport, unwrapURLError(err)))
 	}
 	defer resp.Body.Close()
 	decoded, err := decodeBody(resp) // Target.Headers may ask for a compressed answer
@@ -64,9 +64,9 @@ func probeModel(ctx context.Context, hc *http.Client, t Target, apiKey string) (
 	}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound:
-		return modelInfo{}, fmt.Errorf("%w: model probe GET %s: HTTP %s: %s", ErrEndpointRefused, where, scrub(resp.Status), serverExcerpt(scrub(string(body))))
+		return modelInfo{}, fmt.Errorf("%w: model probe GET %s: HTTP %s: %s", ErrEndpointRefused, where, scrub(resp.Status), scrub(answerReason(resp, serverExcerpt(scrub(string(body))))))
 	case resp.StatusCode < 200 || resp.StatusCode >= 300:
-		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: HTTP %s: %s", where, scrub(resp.Status), serverExcerpt(scrub(string(body))))
+		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: HTTP %s: %s", where, scrub(resp.Status), scrub(answerReason(resp, serverExcerpt(scrub(string(body))))))
 	}
 	info, err := parseModels(body, t.Model)
 	if err != nil {

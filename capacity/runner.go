@@ -201,7 +201,7 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer,
 	defer func() {
 		if p := recover(); p != nil {
 			clock := res.clock
-			stack, _ := cutOnRune(string(debug.Stack()), maxPanicStack)
+			stack, _ := cutOnRune(r.cl.secrets.scrub(string(debug.Stack())), maxPanicStack) // scrubbed before any cut
 			msg, cut := artifact.CutErrorMessage(r.cl.secrets.scrub(fmt.Sprintf("panic in the request worker: %v\n%s", p, stack)))
 			res = result{index: i, fail: &artifact.Failure{
 				RequestIndex: i, PlannedContextTokens: planned, FailureClass: artifact.FailureRunnerError,

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -97,6 +98,27 @@ func TestPlantedCredentialsNeverLeak(t *testing.T) {
 			w.Header().Set("Location", "http://elsewhere.invalid/"+strings.ReplaceAll(echoedCredentials(r), " ", "/"))
 			w.WriteHeader(http.StatusFound)
 		},
+		"usage value cut inside the echo": func(w http.ResponseWriter, r *http.Request) {
+			pad := strings.Repeat("x", maxBadUsageText-len(`"Bearer sk-PLANTEDK`))
+			sseAfterContent(w, fmt.Sprintf("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%q}}\n\ndata: [DONE]\n\n", pad+echoedCredentials(r)))
+		},
+		"upper-cased echo": func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprint(w, strings.ToUpper(echoedCredentials(r)))
+		},
+		"percent-encoded location": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Location", "http://elsewhere.invalid/login/"+url.PathEscape(echoedCredentials(r))+"?k="+url.QueryEscape(echoedCredentials(r)))
+			w.WriteHeader(http.StatusFound)
+		},
+		"base64 echo": func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprint(w, base64.StdEncoding.EncodeToString([]byte(echoedCredentials(r))), " ", base64.RawURLEncoding.EncodeToString([]byte(r.Header.Get("X-Jwt"))))
+		},
+		"decoded basic echo": func(w http.ResponseWriter, r *http.Request) {
+			user, pass, _ := r.BasicAuth()
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, "user %s:%s (password %s) token %s", user, pass, strings.ToLower(pass), echoedCredentials(r))
+		},
 		"long body cut inside the echo": func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusInternalServerError)
 			pad := strings.Repeat("x", maxErrorExcerpt-len("Bearer sk-PLANT"))
@@ -132,8 +154,12 @@ func TestPlantedCredentialsNeverLeak(t *testing.T) {
 				msgs = append(msgs, f.ErrorMessage)
 			}
 		}
-		for _, leak := range []string{plantedMarker, "7f3a9c", "LANTED", "9e8d", basic, "YmVuY2g6"} {
-			require.False(t, strings.Contains(got, leak), "%q leaked; error %v; failure messages %q", leak, err, msgs)
+		leaks := []string{plantedMarker, "7f3a9c", "LANTED", "9e8d", basic, "YmVuY2g6"}
+		for _, c := range []string{plantedKey, plantedJWT, plantedPass} {
+			leaks = append(leaks, base64Cores(c)...)
+		}
+		for _, leak := range leaks {
+			require.False(t, strings.Contains(strings.ToLower(got), strings.ToLower(leak)), "%q leaked; error %v; failure messages %q", leak, err, msgs)
 		}
 	}
 	t.Setenv("ANVIL_TEST_PLANTED_KEY", plantedKey)

@@ -67,7 +67,9 @@ type Target struct {
 	// the request, naming the Location).
 	HTTPClient *http.Client
 	// Headers are extra request headers. The artifact records their names,
-	// never their values. Authorization may not be set together with APIKeyEnv.
+	// never their values. Authorization may not be set together with APIKeyEnv;
+	// Host, Content-Length, Transfer-Encoding and Trailer are refused (the
+	// HTTP client writes them from the request and would ignore them).
 	Headers http.Header
 	// ExtraBody holds fields merged into every request body (e.g.
 	// "ignore_eos", "max_completion_tokens"). Fields the Workload controls

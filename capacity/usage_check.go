@@ -33,8 +33,9 @@ const CompletionTokensTolerance = 16
 // checkUsage checks u against the request's max_tokens and returns every
 // problem, in field order, or "" when the usage is acceptable. Every field
 // it refuses is cleared (reported as null), so that no refused value
-// reaches a row, a sum or the failure's metadata; the message keeps it.
-func checkUsage(u *usageSeen, maxTokens int) string {
+// reaches a row, a sum or the failure's metadata; the message keeps it,
+// scrubbed of the run's credentials (scrub) and then cut.
+func checkUsage(u *usageSeen, maxTokens int, scrub func(string) string) string {
 	if !u.present {
 		return ""
 	}
@@ -42,7 +43,11 @@ func checkUsage(u *usageSeen, maxTokens int) string {
 	count := func(name string, n *wireInt) {
 		switch {
 		case n.bad != "":
-			problems = append(problems, fmt.Sprintf("usage.%s is %s, want an integer >= 0", name, n.bad))
+			bad, cut := cutOnRune(scrub(n.bad), maxBadUsageText)
+			if cut || strings.HasSuffix(n.bad, "...") {
+				bad = strings.TrimSuffix(bad, "...") + "..."
+			}
+			problems = append(problems, fmt.Sprintf("usage.%s is %s, want an integer >= 0", name, bad))
 		case n.ok && n.v < 0:
 			problems = append(problems, fmt.Sprintf("usage.%s is %d, want an integer >= 0", name, n.v))
 		default:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net/http"
 	"net/url"
 	"reflect"
 	"regexp"
@@ -100,6 +101,24 @@ func (v *validator) check(err error) {
 
 func (v *validator) err() error { return errors.Join(v.errs...) }
 
+// clientWrittenHeader says, for a header Go's HTTP client writes from the
+// request itself and silently ignores in Request.Header, where its value
+// comes from instead; "" for any other header. Target.Headers refuses
+// them rather than send something else than they say.
+func clientWrittenHeader(name string) string {
+	switch http.CanonicalHeaderKey(name) {
+	case "Host":
+		return "the host is Target.BaseURL's; to reach a virtual host at another address, give Target.HTTPClient a transport whose DialContext connects there"
+	case "Content-Length", "Transfer-Encoding", "Trailer":
+		return "the body's framing is the client's"
+	}
+	return ""
+}
+
+// timeoutValid reports whether Workload.Timeout is in its range, the
+// bound of the other limits.
+func (w Workload) timeoutValid() bool { return w.Timeout > 0 && w.Timeout <= MaxTimeout }
+
 // validate checks every bound of a Workload whose defaults are filled in.
 func (w Workload) validate() error {
 	var v validator
@@ -115,11 +134,17 @@ func (w Workload) validate() error {
 	v.intRange("Workload.Warmup", w.Warmup, 0, MaxRequests)
 	v.intRange("Workload.MaxFailures", w.MaxFailures, 0, MaxRequests)
 	w.validateSeams(&v)
-	if w.Timeout <= 0 || w.Timeout > MaxTimeout {
+	if !w.timeoutValid() {
 		v.add("Workload.Timeout", w.Timeout, "must be in (0s, %v]", MaxTimeout)
 	}
-	if w.StallTimeout <= 0 || w.StallTimeout > w.Timeout {
+	// The limits bounded by Timeout are checked against a valid one only, so
+	// that a bad Timeout is reported once, as the root cause; StallTimeout
+	// equal to it is its default (0 means Timeout).
+	switch {
+	case w.timeoutValid() && (w.StallTimeout <= 0 || w.StallTimeout > w.Timeout):
 		v.add("Workload.StallTimeout", w.StallTimeout, "must be in (0s, Timeout = %v]", w.Timeout)
+	case !w.timeoutValid() && w.StallTimeout != w.Timeout && w.StallTimeout < 0:
+		v.add("Workload.StallTimeout", w.StallTimeout, "must be in (0s, Timeout]")
 	}
 	if w.Duration < 0 || w.Duration > MaxDuration {
 		v.add("Workload.Duration", w.Duration, "must be in 0s..%v", MaxDuration)
@@ -211,6 +236,8 @@ func (t Target) validate() error {
 			v.add("Target.Headers", name, "is not a valid header name")
 		case name == "Authorization" && t.APIKeyEnv != "":
 			v.add("Target.Headers", name, "may not be set together with APIKeyEnv")
+		case clientWrittenHeader(name) != "":
+			v.add("Target.Headers", name, "is written by the HTTP client from the request, which ignores a value in Headers: %s", clientWrittenHeader(name))
 		case slices.ContainsFunc(t.Headers.Values(name), hasControlByte):
 			v.add("Target.Headers", name, "has a value with a control character such as a trailing newline, which HTTP refuses (the value is not shown)")
 		}

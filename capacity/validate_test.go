@@ -3,6 +3,7 @@ package capacity
 import (
 	"errors"
 	"math"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -217,6 +218,10 @@ func TestTargetBounds(t *testing.T) {
 		wantErr string
 	}{
 		{"minimal", Target{BaseURL: ok}, ""},
+		{"host header", Target{BaseURL: ok, Headers: http.Header{"Host": {"vhost.example"}}}, `Target.Headers = "Host": is written by the HTTP client from the request, which ignores a value in Headers: the host is Target.BaseURL's`},
+		{"host header lower case", Target{BaseURL: ok, Headers: http.Header{"host": {"vhost.example"}}}, `Target.Headers = "Host": is written by the HTTP client`},
+		{"content length header", Target{BaseURL: ok, Headers: http.Header{"Content-Length": {"12"}}}, `Target.Headers = "Content-Length": is written by the HTTP client from the request, which ignores a value in Headers: the body's framing is the client's`},
+		{"transfer encoding header", Target{BaseURL: ok, Headers: http.Header{"Transfer-Encoding": {"chunked"}}}, `Target.Headers = "Transfer-Encoding": is written by the HTTP client`},
 		{"empty url", Target{}, `Target.BaseURL = "": must be an http or https URL`},
 		{"ftp", Target{BaseURL: "ftp://h/v1"}, `Target.BaseURL = "ftp://h/v1": must be an http or https URL with a host and no query or fragment`},
 		{"no host", Target{BaseURL: "http:///v1"}, "Target.BaseURL"},
@@ -311,5 +316,29 @@ func TestRedactBaseURL(t *testing.T) {
 		}
 		require.NoError(t, err, tt.in)
 		require.Equal(t, tt.want, got)
+	}
+}
+
+// TestBadTimeoutReportedOnce: a Timeout out of range is the one error,
+// not also the StallTimeout it defaults or the StallThreshold bound it
+// sets; a limit wrong on its own is still reported beside it.
+func TestBadTimeoutReportedOnce(t *testing.T) {
+	for _, tc := range []struct {
+		w    Workload
+		want string
+	}{
+		{Workload{Timeout: -time.Second}, "capacity: Workload.Timeout = -1s: must be in (0s, 1h0m0s]"},
+		{Workload{Timeout: 2 * time.Hour, StallTimeout: 90 * time.Minute, StallThreshold: time.Minute},
+			"capacity: Workload.Timeout = 2h0m0s: must be in (0s, 1h0m0s]"},
+		{Workload{Timeout: -time.Second, StallTimeout: -time.Minute, StallThreshold: -time.Millisecond},
+			"capacity: Workload.Timeout = -1s: must be in (0s, 1h0m0s]\n" +
+				"capacity: Workload.StallTimeout = -1m0s: must be in (0s, Timeout]\n" +
+				"capacity: Workload.StallThreshold = -1ms: must be 0 (the relative stall rule) or in (0s, Timeout = -1s]"},
+		{Workload{Timeout: time.Minute, StallThreshold: 2 * time.Minute},
+			"capacity: Workload.StallThreshold = 2m0s: must be 0 (the relative stall rule) or in (0s, Timeout = 1m0s]"},
+	} {
+		_, err := tc.w.Resolved()
+		require.Error(t, err)
+		require.Equal(t, tc.want, err.Error())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -123,6 +124,11 @@ func BenchValues(r *artifact.Report) []benchfmt.Value {
 		add(UnitITLP99, &ct.ITLMS.P99)
 		add(UnitTokensPerChunk, ct.TokensPerChunkMean)
 	}
+	if sc := scheduledOf(r); sc != nil {
+		add(UnitSchedTTFTP50, quantile(sc.ttft, .5))
+		add(UnitSchedTTFTP95, quantile(sc.ttft, .95))
+		add(UnitSchedE2EP50, quantile(sc.e2e, .5))
+	}
 	if slo := sloOf(r); slo != nil {
 		add(UnitGoodput, &slo.GoodputRPS)
 	}
@@ -178,6 +184,19 @@ func sloOf(r *artifact.Report) *artifact.SLOResult {
 		return nil
 	}
 	return r.AnvilGo.SLO
+}
+
+// promptSizingReference is anvil_go.prompt_sizing.method of prompts sized
+// as the reference tool sizes them (and of every artifact without the
+// member), which the workload identity leaves implicit.
+const promptSizingReference = "reference"
+
+// promptSizingOf is r's anvil_go.prompt_sizing, nil when not recorded.
+func promptSizingOf(r *artifact.Report) *artifact.PromptSizing {
+	if r.AnvilGo == nil {
+		return nil
+	}
+	return r.AnvilGo.PromptSizing
 }
 
 // formatFloat writes v in the shortest form that reads back exactly.
@@ -264,6 +283,9 @@ func WorkloadIdentity(r *artifact.Report) string {
 	if r.RequestCanaries {
 		add("canaries", "true")
 	}
+	if ps := promptSizingOf(r); ps != nil && ps.Method != "" && ps.Method != promptSizingReference {
+		add("sizing", ps.Method)
+	}
 	if a := arrivalOf(r); a != nil {
 		add("arrival", a.Process)
 		add("rate", formatFloat(a.RateRPS))
@@ -328,14 +350,37 @@ func BenchResult(r *artifact.Report, name string) (*benchfmt.Result, error) {
 // A BenchWriter writes capacity reports as Go benchmark format, with the
 // unit metadata before the first result.
 type BenchWriter struct {
-	w                *benchfmt.Writer
-	wroteMeta        bool
-	wroteGoodputMeta bool
+	w         *benchfmt.Writer
+	wroteMeta bool
+	wroteLate map[string]bool // lateMeta units written
+}
+
+// lateMeta is the metadata of the units only some runs carry (an SLO's
+// goodput, an open loop's scheduled clock): each comes before the first
+// result that carries its unit, so files of other runs stay as they were.
+var lateMeta = []struct{ unit, key, value string }{
+	{UnitGoodput, "better", "higher"},
+	{UnitSchedTTFTP50, "better", "lower"},
+	{UnitSchedTTFTP95, "better", "lower"},
+	{UnitSchedE2EP50, "better", "lower"},
 }
 
 // NewBenchWriter returns a BenchWriter writing to w.
 func NewBenchWriter(w io.Writer) *BenchWriter {
-	return &BenchWriter{w: benchfmt.NewWriter(w)}
+	return &BenchWriter{w: benchfmt.NewWriter(w), wroteLate: map[string]bool{}}
+}
+
+// writeMeta writes one unit metadata line.
+func (bw *BenchWriter) writeMeta(unit, key, value string) error {
+	um := &benchfmt.UnitMetadata{
+		UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: unit, Key: key},
+		OrigUnit:        unit,
+		Value:           value,
+	}
+	if err := bw.w.Write(um); err != nil {
+		return fmt.Errorf("reporters: writing benchfmt: %w", err)
+	}
+	return nil
 }
 
 // Write writes r as one result named name (empty: BenchName(r)).
@@ -346,29 +391,20 @@ func (bw *BenchWriter) Write(r *artifact.Report, name string) error {
 	}
 	if !bw.wroteMeta {
 		for _, m := range unitMeta {
-			um := &benchfmt.UnitMetadata{
-				UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: m.unit, Key: m.key},
-				OrigUnit:        m.unit,
-				Value:           m.value,
-			}
-			if err := bw.w.Write(um); err != nil {
-				return fmt.Errorf("reporters: writing benchfmt: %w", err)
+			if err := bw.writeMeta(m.unit, m.key, m.value); err != nil {
+				return err
 			}
 		}
 		bw.wroteMeta = true
 	}
-	// The goodput unit's metadata comes before the first result that
-	// carries it, so files of runs without an SLO stay as they were.
-	if !bw.wroteGoodputMeta && sloOf(r) != nil {
-		um := &benchfmt.UnitMetadata{
-			UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: UnitGoodput, Key: "better"},
-			OrigUnit:        UnitGoodput,
-			Value:           "higher",
+	for _, m := range lateMeta {
+		if bw.wroteLate[m.unit] || !slices.ContainsFunc(res.Values, func(v benchfmt.Value) bool { return v.Unit == m.unit }) {
+			continue
 		}
-		if err := bw.w.Write(um); err != nil {
-			return fmt.Errorf("reporters: writing benchfmt: %w", err)
+		if err := bw.writeMeta(m.unit, m.key, m.value); err != nil {
+			return err
 		}
-		bw.wroteGoodputMeta = true
+		bw.wroteLate[m.unit] = true
 	}
 	if err := bw.w.Write(res); err != nil {
 		return fmt.Errorf("reporters: writing benchfmt: %w", err)

@@ -128,7 +128,11 @@ func writeRunHeader(b *strings.Builder, i int, v *runView) {
 	}
 	class := map[string]string{"yes": "good", "no": "bad"}[v.Eligible]
 	fmt.Fprintf(b, `<dt>performance eligible</dt><dd class="%s">%s</dd>`, class, esc(v.Eligible))
-	field("outcome", fmt.Sprintf("%d planned, %d succeeded, %d failed", v.Planned, v.Succeeded, v.Failed))
+	if v.Unsent > 0 {
+		field("outcome", fmt.Sprintf("%d planned, %d sent, %d succeeded, %d failed, %d never sent", v.Planned, v.Planned-v.Unsent, v.Succeeded, v.Failed, v.Unsent))
+	} else {
+		field("outcome", fmt.Sprintf("%d planned, %d succeeded, %d failed", v.Planned, v.Succeeded, v.Failed))
+	}
 	if len(v.Failures) > 0 {
 		var parts []string
 		for _, f := range v.Failures {
@@ -152,6 +156,11 @@ func writeExtSections(b *strings.Builder, views []runView) {
 	if writeQueue(&queue, views) {
 		inner.WriteString(`<h3>Open-loop queue time</h3>`)
 		inner.WriteString(queue.String())
+	}
+	var sched strings.Builder
+	if writeScheduledTTFT(&sched, views) {
+		inner.WriteString(`<h3>Open-loop TTFT from the scheduled time</h3><p class="note">What a user arriving at the offered rate waits: from when the request was due, its wait for the in-flight cap included (the TTFT above runs from the send).</p>`)
+		inner.WriteString(sched.String())
 	}
 	for _, sw := range sweepsOf(views) {
 		fmt.Fprintf(&inner, `<h3>SLO search over %s</h3><div class="charts">`, esc(sw.kind))

@@ -58,7 +58,9 @@ var consoleLine = regexp.MustCompile(`(?m)^.*:CONSOLE[:(].*$`)
 // failures in headless Chromium and checks the DOM it parsed, that nothing
 // was logged to the console (a load the policy blocked, a script error),
 // and that the screenshot shows charts. With -update it writes the seed
-// report's screenshot to testdata/html/report.png.
+// report's screenshot to testdata/html/report.png and an open loop's
+// (requests drawn from when they were due, their queue wait first) to
+// testdata/html/openloop.png.
 func TestBrowserRendersReport(t *testing.T) {
 	bin := chromium(t)
 	for _, tc := range []struct {
@@ -68,6 +70,7 @@ func TestBrowserRendersReport(t *testing.T) {
 	}{
 		{"seed", renderHTML(t, loadReport(t, seedPath)), "testdata/html/report.png"},
 		{"two-runs", renderHTML(t, loadReport(t, seedPath), syntheticRun(t, 200, 8, 1)), ""},
+		{"open-loop", renderHTML(t, syntheticOpenLoop(t, 60, 4, 20)), "testdata/html/openloop.png"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

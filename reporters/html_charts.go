@@ -50,6 +50,9 @@ const (
 	colorWaiting   = "#BBBBBB"
 	colorReasoning = "#E69F00"
 	colorContent   = "#0072B2"
+	// colorQueue is an open-loop request's wait for the in-flight cap,
+	// from when it was due to its send: lighter than waiting.
+	colorQueue = "#E4E4E4"
 )
 
 // classColor is the timeline colour of a failure class.
@@ -261,19 +264,22 @@ func writeScatter(b *strings.Builder, views []runView) bool {
 // timelineRow is one bar of the timeline: one request, or the medians of
 // a group of requests.
 type timelineRow struct {
-	first, last                      int // ordinals of the requests in the row
-	start, output, content, end      float64
-	failClass, failMsg               string  // a single failed request
-	failShare                        float64 // binned rows: share of failed requests
-	failCounts                       []classCount
-	indexFirst, indexLast, succeeded int
+	first, last                        int     // ordinals of the requests in the row
+	sched, start, output, content, end float64 // sched: due (open loop), else NaN
+	failClass, failMsg                 string  // a single failed request
+	failShare                          float64 // binned rows: share of failed requests
+	failCounts                         []classCount
+	indexFirst, indexLast, succeeded   int
 }
 
 // timelineRows orders the requests of v (by send offset, else by index)
 // and groups them into at most TimelineMaxRows rows.
 func timelineRows(v *runView) ([]timelineRow, int) {
 	reqs := slices.Clone(v.Requests)
-	if v.Offsets {
+	switch {
+	case v.Scheduled:
+		slices.SortStableFunc(reqs, func(a, b requestView) int { return compareFloat(a.Scheduled, b.Scheduled) })
+	case v.Offsets:
 		slices.SortStableFunc(reqs, func(a, b requestView) int { return compareFloat(a.Start, b.Start) })
 	}
 	g := max(1, (len(reqs)+TimelineMaxRows-1)/TimelineMaxRows)
@@ -283,23 +289,23 @@ func timelineRows(v *runView) ([]timelineRow, int) {
 		r := timelineRow{first: lo, last: lo + len(grp) - 1, indexFirst: grp[0].Index, indexLast: grp[len(grp)-1].Index}
 		if g == 1 {
 			q := grp[0]
-			r.start, r.output, r.content, r.end = q.Start, q.FirstOutput, q.FirstContent, q.End
+			r.sched, r.start, r.output, r.content, r.end = q.Scheduled, q.Start, q.FirstOutput, q.FirstContent, q.End
 			if q.failed() {
 				r.failClass, r.failMsg = q.Class, q.Message
 			}
 			rows = append(rows, r)
 			continue
 		}
-		var st, out, con, end []float64
+		var sch, st, out, con, end []float64
 		counts := map[string]int{}
 		for _, q := range grp {
 			if q.failed() {
 				counts[q.Class]++
 				continue
 			}
-			st, out, con, end = append(st, q.Start), append(out, q.FirstOutput), append(con, q.FirstContent), append(end, q.End)
+			sch, st, out, con, end = append(sch, q.Scheduled), append(st, q.Start), append(out, q.FirstOutput), append(con, q.FirstContent), append(end, q.End)
 		}
-		r.start, r.output, r.content, r.end = median(st), median(out), median(con), median(end)
+		r.sched, r.start, r.output, r.content, r.end = median(sch), median(st), median(out), median(con), median(end)
 		r.succeeded = len(st)
 		r.failShare = float64(len(grp)-len(st)) / float64(len(grp))
 		for _, k := range slices.Sorted(maps.Keys(counts)) {
@@ -325,7 +331,13 @@ func writeTimeline(b *strings.Builder, id string, v *runView) bool {
 	plotH := math.Max(60, math.Min(360, 10*float64(len(rows))))
 	xl, yl := "time since the request was sent (ms)", "request index"
 	layout := "Without send offsets in the artifact, each request is drawn from its own send (time 0), one row per request index."
-	if v.Offsets {
+	desc := "Each bar runs from send to end of stream: grey waiting for the first output, orange reasoning, blue content; failures in their class colour. "
+	switch {
+	case v.Scheduled:
+		xl, yl = "time since the run started (ms)", "requests in scheduled order"
+		desc = "Open loop: each bar starts when the request was due (its scheduled time), so the bars arrive at the offered rate; light grey is the wait for the in-flight cap until the send, then grey waiting for the first output, orange reasoning, blue content; failures in their class colour from their send. "
+		layout = "Bars are placed at their scheduled offsets from the run start."
+	case v.Offsets:
 		xl, yl = "time since the run started (ms)", "requests in send order"
 		layout = "Bars are placed at their send offsets from the run start."
 	}
@@ -337,7 +349,7 @@ func writeTimeline(b *strings.Builder, id string, v *runView) bool {
 	c := beginChart(b, chartSpec{
 		ID: id, W: wideChartW, H: plotH + marginTop + marginBottom + 16,
 		Title:  v.Label + ": requests over time",
-		Desc:   "Each bar runs from send to end of stream: grey waiting for the first output, orange reasoning, blue content; failures in their class colour. " + layout + grouping,
+		Desc:   desc + layout + grouping,
 		XLabel: xl, YLabel: yl,
 		X: scale{lo: 0, hi: hi}, Y: scale{lo: float64(len(v.Requests)), hi: 0},
 	})
@@ -356,18 +368,29 @@ func writeTimeline(b *strings.Builder, id string, v *runView) bool {
 		b.WriteString(`<g><title>`)
 		switch {
 		case g > 1:
-			fmt.Fprintf(b, "requests %d–%d (indexes %d–%d): %d succeeded, median send %s ms, first output %s ms, first content %s ms, end %s ms",
-				r.first, r.last, r.indexFirst, r.indexLast, r.succeeded, fmtNum(r.start), fmtNum(r.output), fmtNum(r.content), fmtNum(r.end))
+			fmt.Fprintf(b, "requests %d–%d (indexes %d–%d): %d succeeded, ", r.first, r.last, r.indexFirst, r.indexLast, r.succeeded)
+			if v.Scheduled {
+				fmt.Fprintf(b, "median due %s ms, ", fmtNum(r.sched))
+			}
+			fmt.Fprintf(b, "median send %s ms, first output %s ms, first content %s ms, end %s ms",
+				fmtNum(r.start), fmtNum(r.output), fmtNum(r.content), fmtNum(r.end))
 			for _, fc := range r.failCounts {
 				fmt.Fprintf(b, "; %d %s", fc.Count, esc(fc.Class))
 			}
 		case r.failClass != "":
 			fmt.Fprintf(b, "request %d failed (%s) after %s ms: %s", r.indexFirst, esc(r.failClass), fmtNum(r.end-r.start), esc(r.failMsg))
 		default:
-			fmt.Fprintf(b, "request %d: sent %s ms, first output %s ms, first content %s ms, end %s ms",
-				r.indexFirst, fmtNum(r.start), fmtNum(r.output), fmtNum(r.content), fmtNum(r.end))
+			fmt.Fprintf(b, "request %d: ", r.indexFirst)
+			if v.Scheduled {
+				fmt.Fprintf(b, "due %s ms, ", fmtNum(r.sched))
+			}
+			fmt.Fprintf(b, "sent %s ms, first output %s ms, first content %s ms, end %s ms",
+				fmtNum(r.start), fmtNum(r.output), fmtNum(r.content), fmtNum(r.end))
 		}
 		b.WriteString(`</title>`)
+		if v.Scheduled && r.start > r.sched {
+			rect(r.sched, r.start, y, colorQueue)
+		}
 		if r.failClass != "" {
 			end := r.end
 			if !known(end) {
@@ -397,6 +420,9 @@ func writeTimeline(b *strings.Builder, id string, v *runView) bool {
 func phaseLegend(c *chart, v *runView) {
 	type entry struct{ label, color string }
 	es := []entry{{"waiting", colorWaiting}, {"reasoning", colorReasoning}, {"content", colorContent}}
+	if v.Scheduled {
+		es = append([]entry{{"queued", colorQueue}}, es...)
+	}
 	for _, f := range v.Failures {
 		es = append(es, entry{f.Class, classColor(f.Class)})
 	}

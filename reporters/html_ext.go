@@ -88,6 +88,18 @@ func writeQueue(b *strings.Builder, views []runView) bool {
 	return writeCDF(b, "queue", "queue time", "waiting for the in-flight cap, open loop", "ms", series)
 }
 
+// writeScheduledTTFT draws the CDF of the open-loop runs' TTFT from the
+// scheduled time (anvil_go.requests scheduled_ttft_ms, successes).
+func writeScheduledTTFT(b *strings.Builder, views []runView) bool {
+	var series []cdfSeries
+	for i := range views {
+		if len(views[i].SchedTTFT) > 0 {
+			series = append(series, cdfSeries{views[i].Label, styleOf(i), views[i].SchedTTFT})
+		}
+	}
+	return writeCDF(b, "sched-ttft", "TTFT from schedule", "time to first content from when the request was due", "ms", series)
+}
+
 // sweep is the probes of one SLO search, by probed value.
 type sweep struct {
 	kind   string

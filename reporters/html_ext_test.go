@@ -126,7 +126,7 @@ func TestViewReadsAnvilGo(t *testing.T) {
 	for _, f := range v.Identity {
 		hdr = append(hdr, f.Label+": "+f.Value)
 	}
-	require.Contains(t, strings.Join(hdr, "\n"), "arrival: open loop, gamma at 2.5 req/s (achieved 2.4 req/s)")
+	require.Contains(t, strings.Join(hdr, "\n"), "arrival: open loop, gamma at 2.5 req/s: offered 2.5 req/s, achieved 2.4 req/s")
 }
 
 // TestViewWithoutOffsets: without anvil_go.requests each request starts at

@@ -21,8 +21,9 @@ type runView struct {
 	Eligible   string // "yes", "no" or "not recorded"
 	Planned    int    // planned requests
 	Succeeded  int
-	Failed     int
-	Failures   []classCount // failures per class, by class name
+	Failed     int          // requests sent that failed
+	Unsent     int          // planned requests never sent (v1 records them as cancelled failures)
+	Failures   []classCount // failures of sent requests per class, by class name
 	Summary    []metricSummary
 	Throughput float64 // output tok/s of the run; NaN when not eligible (Eligible) or not recorded
 
@@ -34,6 +35,13 @@ type runView struct {
 	// artifact has no send offsets, times since the request's own send
 	// (every Start 0; the timeline then lays requests out by index).
 	Offsets bool
+	// Scheduled says whether every request also has the offset it was due
+	// at (an open loop, requestView.Scheduled): the timeline then draws
+	// each request from its scheduled time, its queue wait first.
+	Scheduled bool
+	// SchedTTFT is an open loop's TTFT from the scheduled time over its
+	// successful requests, sorted; nil for a closed loop.
+	SchedTTFT []float64
 
 	Ext extView
 }
@@ -74,8 +82,9 @@ type requestView struct {
 	// FirstContent are NaN when no output arrived.
 	Start, FirstOutput, FirstContent, End float64
 	// Queue is the time the request waited for the in-flight cap (open
-	// loop), NaN when not recorded.
-	Queue float64
+	// loop), NaN when not recorded; Scheduled the offset it was due at
+	// (Start - Queue as recorded), NaN when not recorded.
+	Queue, Scheduled float64
 }
 
 // failed reports whether the request is a failure.

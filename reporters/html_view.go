@@ -127,7 +127,7 @@ func viewOf(r *artifact.Report) (runView, error) {
 	v := runView{
 		RunID: r.RunID, Model: r.Model, Engine: deref(r.Engine), GPU: deref(r.GPU),
 		Protocol: r.MeasurementProtocol, StartedAt: r.StartedAt, WallMS: math.NaN(),
-		Planned: r.Requests, Succeeded: r.Completed, Failed: FailedRequests(r),
+		Planned: r.Requests, Succeeded: r.Completed, Failed: SentFailedRequests(r), Unsent: UnsentRequests(r),
 		Throughput: ptrOrNaN(throughputReported(r)), Ext: ext,
 		Eligible: "not recorded",
 	}
@@ -138,10 +138,13 @@ func viewOf(r *artifact.Report) (runView, error) {
 		v.Eligible = map[bool]string{true: "yes", false: "no"}[r.PerformanceEligible]
 	}
 	v.Identity = identityFields(r, ext)
-	v.Summary = summariesOf(&r.Metrics)
+	v.Summary = append(summariesOf(&r.Metrics), scheduledSummaries(r)...)
+	if sc := scheduledOf(r); sc != nil {
+		v.SchedTTFT = sc.ttft
+	}
 	counts := map[string]int{}
-	for _, f := range r.Failures {
-		counts[failureClassOf(f)]++
+	for _, f := range SentFailures(r) {
+		counts[failureClassOf(*f)]++
 	}
 	if len(r.Failures) == 0 && v.Failed > 0 {
 		counts["not recorded"] = v.Failed // legacy: a count without rows
@@ -150,6 +153,7 @@ func viewOf(r *artifact.Report) (runView, error) {
 		v.Failures = append(v.Failures, classCount{c, counts[c]})
 	}
 	v.Requests, v.Offsets = requestsOf(r, reqs)
+	v.Scheduled = v.Offsets && ext.Arrival != nil && !slices.ContainsFunc(v.Requests, func(q requestView) bool { return !known(q.Scheduled) })
 	return v, nil
 }
 
@@ -174,7 +178,7 @@ func requestsOf(r *artifact.Report, ext map[int]*artifact.RequestDetail) ([]requ
 		f := &r.Failures[i]
 		q := requestView{Index: f.RequestIndex, PromptTokens: positive(float64(f.PlannedContextTokens)),
 			TTFT: math.NaN(), TTFO: math.NaN(), TPOT: math.NaN(), E2E: math.NaN(),
-			FirstOutput: math.NaN(), FirstContent: math.NaN(), Queue: math.NaN()}
+			FirstOutput: math.NaN(), FirstContent: math.NaN(), Queue: math.NaN(), Scheduled: math.NaN()}
 		if f.ResponseTiming != nil {
 			t := rowView(f.ResponseTiming)
 			q.FirstOutput, q.FirstContent, q.PromptTokens = t.FirstOutput, t.FirstContent, t.PromptTokens
@@ -208,7 +212,7 @@ func requestsOf(r *artifact.Report, ext map[int]*artifact.RequestDetail) ([]requ
 		q := &out[i]
 		q.Start, q.End = *e.SentMS, *e.EndMS
 		q.FirstOutput, q.FirstContent = ptrOrNaN(e.FirstOutputMS), ptrOrNaN(e.FirstContentMS)
-		q.Queue = ptrOrNaN(e.QueueMS)
+		q.Queue, q.Scheduled = ptrOrNaN(e.QueueMS), ptrOrNaN(e.ScheduledMS)
 	}
 	return out, true
 }
@@ -218,7 +222,7 @@ func requestsOf(r *artifact.Report, ext map[int]*artifact.RequestDetail) ([]requ
 // output is then taken to be its first content.
 func rowView(row *artifact.TimingRow) requestView {
 	q := requestView{Index: row.RequestIndex, TTFT: row.TTFTMS, TTFO: positive(row.TimeToFirstOutputMS),
-		E2E: row.E2EMS, TPOT: ptrOrNaN(row.TPOTMS), Queue: math.NaN()}
+		E2E: row.E2EMS, TPOT: ptrOrNaN(row.TPOTMS), Queue: math.NaN(), Scheduled: math.NaN()}
 	if row.TPOTMS == nil {
 		q.TPOT = ptrOrNaN(row.MeanInterTokenLatencyMS)
 	}
@@ -283,7 +287,14 @@ func identityFields(r *artifact.Report, ext extView) []viewField {
 	add("requests", strconv.Itoa(r.Requests))
 	add("max tokens", strconv.Itoa(r.MaxTokens))
 	if r.Has("prompt_cache_mode") {
-		add("prompt cache", fmt.Sprintf("%s, shared prefix %d tokens", r.PromptCacheMode, r.SharedPrefixTokens))
+		prefix := sharedPrefixText(r)
+		if r.PromptCacheMode == "unique" {
+			prefix = "a request-specific header, nothing shared"
+			if r.SharedPrefixTokens > 0 {
+				prefix = fmt.Sprintf("a prefix of %d tokens unique to each request, nothing shared", r.SharedPrefixTokens)
+			}
+		}
+		add("prompt cache", r.PromptCacheMode+", "+prefix)
 	}
 	if r.ServeFlags.SharedPrefixBurst {
 		add("shared-prefix burst", "yes")
@@ -311,9 +322,8 @@ func identityFields(r *artifact.Report, ext extView) []viewField {
 	if r.ResponseWords > 0 {
 		add("response words", fmt.Sprintf("%d (%s)", r.ResponseWords, r.ControlledOutputPolicy))
 	}
-	if a := ext.Arrival; a != nil {
-		add("arrival", fmt.Sprintf("open loop, %s at %s req/s (achieved %s req/s)", a.Process,
-			fmtNum(a.RateRPS), fmtNum(a.AchievedRPS)))
+	if line := arrivalLine(r); line != "" {
+		add("arrival", line)
 	}
 	return fs
 }

@@ -43,9 +43,11 @@ var summaryStats = []artifact.Statistic{
 }
 
 // WriteSummary prints a console summary of r: identity, workload,
-// population (failures by class), a table of the latency and rate
-// distributions (p50, p95, p99, mean and its 95% interval), throughput and
-// the contract checks. Values an artifact does not carry print as "-", so
+// population (failures by class of the requests sent; an interrupted run's
+// never-sent requests counted apart), for an open loop the offered and
+// achieved rates and the latencies from the scheduled time, a table of the
+// latency and rate distributions (p50, p95, p99, mean and its 95%
+// interval), throughput and the contract checks. Values an artifact does not carry print as "-", so
 // legacy artifacts summarize too. The p99 column is marked descriptive when
 // the samples are too few for a tail estimate.
 //
@@ -74,13 +76,26 @@ func WriteSummary(w io.Writer, r *artifact.Report) error {
 	if !recorded {
 		eligible += " (derived: not recorded)"
 	}
-	p("requests %d  succeeded %d  failed %d", r.Requests, r.Completed, FailedRequests(r))
 	if unsent := UnsentRequests(r); unsent > 0 {
-		p(" (%d never sent)", unsent)
+		// The v1 document counts the never-sent requests as cancelled
+		// failures; the server never saw them.
+		p("requests %d  sent %d  succeeded %d  failed %d  never sent %d", r.Requests, SentRequests(r), r.Completed,
+			SentFailedRequests(r), unsent)
+	} else {
+		p("requests %d  succeeded %d  failed %d", r.Requests, r.Completed, FailedRequests(r))
 	}
 	p("  performance eligible %s\n", eligible)
 	if classes := failureClasses(r); classes != "" {
 		p("failures %s\n", classes)
+	}
+	if line := arrivalLine(r); line != "" {
+		p("%s\n", line)
+	}
+	if sc := scheduledOf(r); sc != nil {
+		p("from the scheduled time (queue included): TTFT p50 %s  p95 %s  p99 %s ms  E2E p50 %s  p95 %s  p99 %s ms  queue p50 %s  p95 %s  max %s ms\n",
+			num(quantile(sc.ttft, .5)), num(quantile(sc.ttft, .95)), num(quantile(sc.ttft, .99)),
+			num(quantile(sc.e2e, .5)), num(quantile(sc.e2e, .95)), num(quantile(sc.e2e, .99)),
+			num(quantile(sc.queue, .5)), num(quantile(sc.queue, .95)), num(quantile(sc.queue, 1)))
 	}
 	if note := ContextWindowNote(r); note != "" {
 		p("%s\n", note)
@@ -144,16 +159,10 @@ func WriteSummary(w io.Writer, r *artifact.Report) error {
 	return err
 }
 
-// failureClasses formats the failure count per class, sorted by class.
+// failureClasses formats the failure count per class of the requests
+// sent (SentFailureClasses), sorted by class.
 func failureClasses(r *artifact.Report) string {
-	counts := map[string]int{}
-	for _, f := range r.Failures {
-		c := string(f.FailureClass)
-		if c == "" {
-			c = orDash(f.ErrorType)
-		}
-		counts[Printable(c)]++
-	}
+	counts := SentFailureClasses(r)
 	keys := make([]string, 0, len(counts))
 	for k := range counts {
 		keys = append(keys, k)
@@ -164,7 +173,7 @@ func failureClasses(r *artifact.Report) string {
 		if i > 0 {
 			b = append(b, ' ')
 		}
-		b = fmt.Appendf(b, "%s=%d", k, counts[k])
+		b = fmt.Appendf(b, "%s=%d", Printable(k), counts[k])
 	}
 	return string(b)
 }

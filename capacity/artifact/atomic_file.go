@@ -19,11 +19,24 @@ import (
 // disk, a write error, an encoder error half way); on any error the
 // temporary file is removed and the target is left as it was.
 
+// A name that holds anything but a regular file (a symbolic link, a FIFO,
+// a device such as /dev/null, a directory, a socket) is never replaced:
+// renaming over it would put a regular file where the link, the pipe or
+// the device was (as root, over /dev/full). The writers refuse it with an
+// error matching ErrNotRegularFile and leave it alone; write to the
+// link's target by its own name, or to standard output.
+
+// ErrNotRegularFile is the error of a write to a name that exists and is
+// not a regular file.
+var ErrNotRegularFile = errors.New("not a regular file")
+
 // filePerm is the mode of every file written.
 const filePerm = 0o644
 
 // WriteFileFunc writes the bytes write produces to path atomically,
-// replacing path if it exists. write gets a buffered writer; its error,
+// replacing path if it is a regular file; a path that exists and is not one
+// (a symbolic link, a FIFO, a device) is refused with ErrNotRegularFile
+// before anything is written. write gets a buffered writer; its error,
 // or any error writing, syncing or renaming, is returned wrapped, naming
 // path, and nothing is left behind.
 func WriteFileFunc(path string, write func(io.Writer) error) error {
@@ -62,6 +75,9 @@ var osFiles = fileSystem{
 
 // write is WriteFileFunc (create false) and CreateFileFunc (create true).
 func (fsys fileSystem) write(path string, write func(io.Writer) error, create bool) (err error) {
+	if err := checkReplaceable(path); err != nil {
+		return err
+	}
 	dir := filepath.Dir(path)
 	tmp, err := fsys.createTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -108,6 +124,36 @@ func (fsys fileSystem) write(path string, write func(io.Writer) error, create bo
 		d.Close()
 	}
 	return nil
+}
+
+// checkReplaceable refuses a path that exists and is not a regular file.
+// The name is not followed: a symbolic link is refused whatever it points
+// to.
+func checkReplaceable(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode().IsRegular() {
+		return nil // a new name, or one the writer may replace
+	}
+	return fmt.Errorf("artifact: write %s: %w (%s): refusing to replace it", path, ErrNotRegularFile, fileKind(fi.Mode()))
+}
+
+// fileKind names what a non-regular file is.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "mode " + m.String()
 }
 
 // placeNew gives the complete file tmp the new name path, failing with

@@ -64,15 +64,20 @@ func (r *Report) writeTo(w io.Writer) (int64, error) {
 // an error naming the byte offset or the field and value: invalid or
 // truncated JSON, bare NaN/Infinity, a top level that is not an object, a
 // wrong or missing schema, a missing key every generation has (wrapping
-// ErrNotArtifact), a value of the wrong type (a *FieldError), and negative
-// counts.
+// ErrNotArtifact), a value of the wrong type (a *FieldError), negative
+// counts, and a key repeated in one object at any depth (a *FieldError
+// naming it). A leading UTF-8 byte order mark is ignored.
 func (r *Report) UnmarshalJSON(data []byte) error {
+	data = trimBOM(data)
 	if !json.Valid(data) {
 		var v any
 		return jsonSyntaxError(data, json.Unmarshal(data, &v))
 	}
 	if k := jsonKind(data); k != "an object" {
 		return fmt.Errorf("document: want a JSON object at top level, got %s", k)
+	}
+	if err := duplicateKey(data); err != nil {
+		return err
 	}
 	ms := splitObject(data)
 	top := make(map[string]json.RawMessage, len(ms))

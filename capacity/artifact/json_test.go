@@ -227,7 +227,7 @@ func TestUnmarshalErrors(t *testing.T) {
 		{"float for int", base(`, "failed": 1.5`), "failed: want an integer in the int64 range, got 1.5"},
 		{"int64 overflow", base(`, "started_at_unix_ns": 99999999999999999999`), "started_at_unix_ns: want an integer in the int64 range"},
 		{"float overflow", base(`, "wall_clock_ms": 1e999`), "wall_clock_ms: 1e999 is outside the float64 range"},
-		{"metric type", base(`, "metrics": {"ttft_samples": "6"}`), `metrics.ttft_samples: want an integer, got a string "6"`},
+		{"metric type", strings.Replace(base(""), `"metrics": {}`, `"metrics": {"ttft_samples": "6"}`, 1), `metrics.ttft_samples: want an integer, got a string "6"`},
 		{"context key", base(`, "context_distribution": {"big": 1}`), `context_distribution: key "big": want a decimal integer key`},
 		{"negative requests", strings.Replace(base(""), `"requests": 1`, `"requests": -5`, 1), "requests: -5 is negative"},
 		{"negative failed", base(`, "failed": -1`), "failed: -1 is negative; want a count >= 0"},
@@ -247,6 +247,14 @@ func TestUnmarshalErrors(t *testing.T) {
 		{"infinity", `{"x": [1, Infinity]}`, "bare Infinity at byte offset 10"},
 		{"minus infinity", `{"x": -Infinity}`, "bare -Infinity at byte offset 6"},
 		{"garbage", `{"x": 1,, }`, "invalid JSON at byte offset 8"},
+		{"byte order mark", "\xef\xbb\xbf" + base(""), ""},
+		{"byte order mark twice", "\xef\xbb\xbf\xef\xbb\xbf" + base(""), "invalid JSON at byte offset 0"},
+		{"duplicate completed", base(`, "completed": 0`), `completed: duplicate key "completed"`},
+		{"duplicate escaped", base(`, "c\u006fmpleted": 0`), `completed: duplicate key "completed"`},
+		{"duplicate nested", base(`, "anvil_go": {"requests": [{"outcome": "success"}, {"outcome": "a", "outcome": "b"}]}`),
+			`anvil_go.requests[1].outcome: duplicate key "outcome"`},
+		{"duplicate map key", base(`, "context_distribution": {"8192": 1, "8192": 2}`), `context_distribution.8192: duplicate key "8192"`},
+		{"same key in two objects", base(`, "x": [{"a": 1}, {"a": 2}], "y": {"a": {"a": 1}}`), ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -49,9 +49,9 @@ func runHTML(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	// Atomic: a failed write leaves no partial page under the name.
-	write := func(w io.Writer) error { _, err := w.Write(page.Bytes()); return err }
-	if err := artifact.WriteFileFunc(*out, write); err != nil {
+	// Atomic: a failed write leaves no partial page under the name; never
+	// over an input or what is not a regular file.
+	if err := writeOutput(*out, fs.Args(), page.Bytes()); err != nil {
 		fmt.Fprintf(stderr, "anvilreport html: %v\n", err)
 		return 1
 	}

@@ -25,6 +25,11 @@
 // values and exits with status 1; 0 means comparable, 2 bad usage or an
 // unreadable artifact.
 //
+// html -o never writes over one of its input files or over anything that
+// is not a regular file (a FIFO, a symbolic link, a device such as
+// /dev/null): it refuses them with exit status 1 and leaves them as they
+// were; without -o (or with -o -) the page goes to standard output.
+//
 // merge makes one artifact of a workload run as several shards (one per
 // machine, or per process) from all their artifacts, exactly
 // (capacity/PROTOCOL.md#merging-shards), and writes it atomically to

@@ -1,0 +1,101 @@
+package anviltest
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/reporters"
+)
+
+// echoedKeyForms are the forms of the bearer token r carries that a server
+// trivially produces: raw, upper-cased, JSON-escaped, percent-encoded,
+// base64.
+func echoedKeyForms(r *http.Request) []string {
+	key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	var esc strings.Builder
+	for _, c := range key {
+		fmt.Fprintf(&esc, `\u%04x`, c)
+	}
+	return []string{key, strings.ToUpper(key), esc.String(), url.QueryEscape(key), base64.StdEncoding.EncodeToString([]byte("Bearer " + key))}
+}
+
+// TestCredentialFormsInNoOutput: a server echoes the API key in every
+// trivial form through the model id /models lists, error bodies and a
+// redirect's Location; none of the forms reaches any output of a
+// benchmark: the log and the benchmark line, the artifact, the .bench
+// file, the HTML report beside them, and the console summary of the
+// artifact.
+func TestCredentialFormsInNoOutput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a child benchmark")
+	}
+	const key = "sk-OUTPUTKEY-51c0de/9a"
+	var n atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
+		id := "m-" + strings.Join(echoedKeyForms(r)[1:], "_") // raw in the id would be a JSON escape away
+		fmt.Fprintf(w, `{"data":[{"id":%q,"max_model_len":8192}]}`, id)
+	})
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		switch n.Add(1) % 3 {
+		case 0:
+			w.Header().Set("Location", "http://elsewhere.invalid/k/"+url.PathEscape(echoedKeyForms(r)[0]))
+			w.WriteHeader(http.StatusFound)
+		case 1:
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, `{"error":{"message":"bad key %s"}}`, strings.Join(echoedKeyForms(r), " "))
+		default:
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n")
+			fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n")
+			fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":4000,\"completion_tokens\":2,\"total_tokens\":4002}}\n\ndata: [DONE]\n\n")
+		}
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	out := t.TempDir()
+	stdout, _ := childEnv(t, "engine", t.TempDir(), out, []string{
+		EnvBaseURL + "=" + srv.URL + "/v1", EnvAPIKeyEnv + "=ANVIL_TEST_OUTPUT_KEY", "ANVIL_TEST_OUTPUT_KEY=" + key,
+		EnvHTML + "=1", EnvEngine + "=e", EnvGPU + "=g",
+	}, "-test.benchtime=6x")
+	require.Contains(t, stdout, "[redacted]", "the failures and the model id quote the echo:\n%s", stdout)
+
+	outputs := map[string]string{"log and benchmark line": stdout}
+	files, err := filepath.Glob(filepath.Join(out, "*"))
+	require.NoError(t, err)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		outputs[filepath.Ext(f)] = string(b)
+		if filepath.Ext(f) == ".json" {
+			var sum bytes.Buffer
+			require.NoError(t, reporters.WriteSummary(&sum, readArtifact(t, f)))
+			outputs["summary"] = sum.String()
+		}
+	}
+	for _, want := range []string{".json", ".bench", ".html", "summary"} {
+		require.Contains(t, outputs, want, "files %v\n%s", files, stdout)
+	}
+	leaks := []string{"OUTPUTKEY", "51c0de", "outputkey", "51C0DE"}
+	for _, lead := range []string{"", "x", "xy"} { // base64 at every alignment
+		enc := base64.StdEncoding.EncodeToString([]byte(lead + key))
+		leaks = append(leaks, enc[len(lead)+2:len(lead)+14])
+	}
+	for name, text := range outputs {
+		for _, leak := range leaks {
+			require.NotContains(t, strings.ToLower(text), strings.ToLower(leak), "%s", name)
+		}
+	}
+}
