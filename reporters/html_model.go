@@ -19,6 +19,8 @@ type runView struct {
 	WallMS     float64 // NaN when not recorded
 	Identity   []viewField
 	Eligible   string // "yes", "no" or "not recorded"
+	Audit      string // AuditLine: the client's self-audit, "" without one
+	Suspect    bool   // the audit's verdict is suspect
 	Planned    int    // planned requests
 	Succeeded  int
 	Failed     int          // requests sent that failed

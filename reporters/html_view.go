@@ -137,6 +137,7 @@ func viewOf(r *artifact.Report) (runView, error) {
 	if r.Has("performance_eligible") {
 		v.Eligible = map[bool]string{true: "yes", false: "no"}[r.PerformanceEligible]
 	}
+	v.Audit, v.Suspect = AuditLine(r), Suspect(r)
 	v.Identity = identityFields(r, ext)
 	v.Summary = append(summariesOf(&r.Metrics), scheduledSummaries(r)...)
 	if sc := scheduledOf(r); sc != nil {

@@ -62,3 +62,14 @@ func TestSummaryAuditAndCrossChecks(t *testing.T) {
 	require.Contains(t, buf.String(), "client audit ok (scheduler latency p99 4.10 ms, max - ms; 0 GC pauses, max - ms; CPU 50% of 2 cores)\n")
 	require.False(t, strings.Contains(buf.String(), "SUSPECT"))
 }
+
+// TestHTMLHeaderAudit: the HTML header shows the audit, a suspect one
+// marked bad with its reasons.
+func TestHTMLHeaderAudit(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, WriteHTML(&buf, observed(t, artifact.AuditSuspect, "scheduler latency p99 4.1 ms")))
+	require.Contains(t, buf.String(), `<dt>client audit</dt><dd class="bad">client audit SUSPECT: scheduler latency p99 4.1 ms</dd>`)
+	buf.Reset()
+	require.NoError(t, WriteHTML(&buf, observed(t, artifact.AuditOK)))
+	require.Contains(t, buf.String(), `<dt>client audit</dt><dd class="good">client audit ok (`)
+}
