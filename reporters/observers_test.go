@@ -73,3 +73,28 @@ func TestHTMLHeaderAudit(t *testing.T) {
 	require.NoError(t, WriteHTML(&buf, observed(t, artifact.AuditOK)))
 	require.Contains(t, buf.String(), `<dt>client audit</dt><dd class="good">client audit ok (`)
 }
+
+// saturatedPath is a saturated open loop against the fake (testdata/README.md).
+const saturatedPath = "testdata/saturated.json"
+
+// TestHTMLServerTimeline: the saturated run's report draws the server's
+// running and waiting requests and its KV-cache use on the requests' time
+// axis: running holds at the fake's 4 slots while waiting climbs to 40,
+// the queue the late requests' TTFT waits in.
+func TestHTMLServerTimeline(t *testing.T) {
+	r := loadReport(t, saturatedPath)
+	v := serverViewOf(r.AnvilGo.ServerMetrics)
+	require.NotNil(t, v)
+	require.Equal(t, 4.0, gaugeMax(v.Running))
+	require.Equal(t, 40.0, gaugeMax(v.Waiting))
+	require.Equal(t, "vllm:kv_cache_usage_perc", v.KV.Name)
+	page := string(renderHTML(t, r))
+	require.Contains(t, page, `id="timeline-1-queue"`)
+	require.Contains(t, page, `id="timeline-1-kv"`)
+	require.Contains(t, page, "<title>waiting (vllm:num_requests_waiting): ")
+	require.Contains(t, page, ", max 40</title>")
+
+	// Without server metrics, no server chart.
+	r.AnvilGo.ServerMetrics = nil
+	require.NotContains(t, string(renderHTML(t, r)), `id="timeline-1-queue"`)
+}
