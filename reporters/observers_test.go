@@ -98,3 +98,30 @@ func TestHTMLServerTimeline(t *testing.T) {
 	r.AnvilGo.ServerMetrics = nil
 	require.NotContains(t, string(renderHTML(t, r)), `id="timeline-1-queue"`)
 }
+
+// TestSweepServerPanels: an SLO search whose probes carry server metrics
+// gains the per-probe panels of the server's waiting and running requests
+// and KV-cache use; one without has none.
+func TestSweepServerPanels(t *testing.T) {
+	views := sweepViews(t)
+	var buf bytes.Buffer
+	require.NoError(t, writePage(&buf, views))
+	require.NotContains(t, buf.String(), `id="sweep-concurrency-server-queue"`)
+
+	for k := range views {
+		w := float64(4 * k) // the queue grows with the probed concurrency
+		views[k].Server = &serverView{
+			Running: &gaugeView{Name: "vllm:num_requests_running", At: []float64{0, 1000}, Vals: []float64{1, 4}},
+			Waiting: &gaugeView{Name: "vllm:num_requests_waiting", At: []float64{0, 1000}, Vals: []float64{0, w}},
+			KV:      &gaugeView{Name: "vllm:kv_cache_usage_perc", At: []float64{0, 1000}, Vals: []float64{0, 0.2 * float64(k)}},
+		}
+	}
+	buf.Reset()
+	require.NoError(t, writePage(&buf, views))
+	byID := map[string]chartStructure{}
+	for _, c := range parseCharts(t, buf.Bytes()) {
+		byID[c.id] = c
+	}
+	require.Equal(t, []string{"waiting", "running"}, byID["sweep-concurrency-server-queue"].series)
+	require.Equal(t, []string{"KV-cache use"}, byID["sweep-concurrency-server-kv"].series)
+}
