@@ -86,7 +86,10 @@
 // ANVIL_GPU, ANVIL_MAX_MODEL_LEN. Per-run knobs the Workload leaves unset:
 // ANVIL_WARMUP, ANVIL_TIMEOUT, ANVIL_CLOCK_DOMAIN_ID,
 // ANVIL_CONFIGURATION_FINGERPRINT. The embedded fake server: ANVIL_FAKE_PROFILE,
-// ANVIL_FAKE_TIME_SCALE, ANVIL_FAKE_DECODE_STEP. ANVIL_PROGRESS=0 turns the
+// ANVIL_FAKE_TIME_SCALE, ANVIL_FAKE_DECODE_STEP. One shard of a workload
+// run from several machines (capacity.Shard, README "Many machines"):
+// ANVIL_SHARD=i/N or ANVIL_SHARDS=N with JOB_COMPLETION_INDEX, and
+// ANVIL_START_AT. ANVIL_PROGRESS=0 turns the
 // live progress line off; it is drawn only when standard error is a
 // terminal, never into captured output.
 //

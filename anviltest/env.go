@@ -58,6 +58,9 @@ type environment struct {
 	progress, html                          *bool
 	metricsURL                              string
 	metricsInterval                         time.Duration
+	shard                                   capacity.Shard // ANVIL_SHARD
+	shards                                  int            // ANVIL_SHARDS
+	startAt                                 time.Time      // ANVIL_START_AT
 }
 
 // envVars is every variable anviltest reads, in the order they are
@@ -116,6 +119,9 @@ var envVars = [...]envVar{
 		e.slo.Attainment = f
 		return err
 	}},
+	{EnvShard, "Workload.Shard.Index", "i/N, 0 <= i < N, N in " + shardRange, parseShard},
+	{EnvShards, "Workload.Shard.Count", "the shard count, " + shardRange + " (the index from " + JobCompletionIndex + ")", parseShards},
+	{EnvStartAt, "Workload.Shard.StartAt", "an RFC 3339 instant such as 2027-03-04T05:06:07Z", parseStartAt},
 	{EnvFakeProfile, "", "a profile of the fake server: " + strings.Join(fakeserver.ProfileNames(), ", "), func(e *environment, v string) error {
 		if _, err := fakeserver.Profile(v); err != nil {
 			return err

@@ -186,6 +186,9 @@ func (s *settings) applyWorkloadEnv(w capacity.Workload) (capacity.Workload, err
 	if w.PromptSizing == "" {
 		w.PromptSizing = e.promptSizing
 	}
+	if w, err = s.applyShardEnv(w); err != nil {
+		return w, err
+	}
 	return s.applyOpenLoopEnv(w)
 }
 

@@ -39,7 +39,8 @@ type seams struct {
 // every dispatched request has finished, with the error of a Source or a
 // Schedule that failed (nil otherwise).
 func (r *runner) measure(ctx context.Context, start time.Time, s seams) error {
-	n := r.plan.Len()
+	indexes := r.indexes()
+	n := len(indexes)
 	r.mu.Lock()
 	r.warming, r.n, r.dispatched, r.phaseStart = false, n, 0, start
 	r.mu.Unlock()
@@ -56,8 +57,8 @@ func (r *runner) measure(ctx context.Context, start time.Time, s seams) error {
 		slots <- buf
 	}
 	// ended[i] is closed when request i has ended; endAt[i] is then its end.
-	ended := make([]chan struct{}, n)
-	endAt := make([]time.Time, n)
+	ended := make([]chan struct{}, r.plan.Len())
+	endAt := make([]time.Time, r.plan.Len())
 	var srcMu sync.Mutex // Source and Answerer calls never overlap
 
 	timer := time.NewTimer(time.Hour)
@@ -77,7 +78,7 @@ func (r *runner) measure(ctx context.Context, start time.Time, s seams) error {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	for i := range n {
+	for _, i := range indexes {
 		due := s.schedule.Due(i)
 		var at time.Time // the scheduled time; zero for DueNow
 		switch due.kind {
@@ -85,7 +86,7 @@ func (r *runner) measure(ctx context.Context, start time.Time, s seams) error {
 			at = start.Add(due.offset)
 		case dueAfter:
 			j := due.after
-			if j < 0 || j >= i {
+			if j < 0 || j >= i || ended[j] == nil {
 				return fmt.Errorf("%w: Workload.Schedule: request %d is due after request %d, which must be an earlier one (0..%d)", ErrInvalidConfig, i, j, i-1)
 			}
 			select {
@@ -144,6 +145,19 @@ func (r *runner) measure(ctx context.Context, start time.Time, s seams) error {
 		})
 	}
 	return nil
+}
+
+// indexes are the measured request indexes of the run, ascending: a
+// shard's share (Workload.Shard), else every index of the plan.
+func (r *runner) indexes() []int {
+	if r.owned != nil {
+		return r.owned
+	}
+	ix := make([]int, r.plan.Len())
+	for i := range ix {
+		ix[i] = i
+	}
+	return ix
 }
 
 // admit asks every gate whether request i may leave, after the run's own

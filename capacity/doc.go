@@ -46,6 +46,11 @@
 //     arrival schedule computed before the run (package arrival), which
 //     the dispatcher follows with Concurrency as the in-flight cap,
 //     anvil_go.arrival.
+//   - shard.go: one shard of a workload split over several load
+//     generators (Workload.Shard): the shard's requests of the global
+//     plan (index mod Count), its share of the concurrency (ShareOf), the
+//     wait for the common start, the plan fingerprint and anvil_go.shard,
+//     which artifact.Merge needs.
 //   - slo.go, search.go: SLOs judged on a report (goodput), and the
 //     concurrency and rate searches for the highest load that meets one.
 //   - exchange.go, request_body.go: one request: the body, the clock (t0 is

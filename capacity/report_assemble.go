@@ -33,12 +33,9 @@ type runFacts struct {
 // (rows false): they are in anvil_go alone.
 func (f *runFacts) attempted() (requests int, unsent []int, rows bool) {
 	r := f.runner
-	dispatched := r.dispatched
+	dispatched, ix := r.dispatched, r.indexes()
 	if r.earlyStop != "" && !f.timedCampaign() {
-		for i := dispatched; i < f.plan.Len(); i++ {
-			unsent = append(unsent, i)
-		}
-		return f.plan.Len(), unsent, false
+		return len(ix), ix[dispatched:], false
 	}
 	requests, unsent = f.cancelledOrNot()
 	return requests, unsent, true
@@ -47,23 +44,20 @@ func (f *runFacts) attempted() (requests int, unsent []int, rows bool) {
 // cancelledOrNot is attempted for a run not stopped early.
 func (f *runFacts) cancelledOrNot() (requests int, unsent []int) {
 	r := f.runner
-	dispatched := r.dispatched
+	dispatched, ix := r.dispatched, r.indexes()
 	switch {
 	case !f.cancelled:
 		if f.timedCampaign() || r.stopped || r.expired {
 			return dispatched, nil
 		}
-		return f.plan.Len(), nil
+		return len(ix), nil
 	case f.timedCampaign() || r.stopped:
-		if r.expired || r.stopped || dispatched >= f.plan.Len() {
+		if r.expired || r.stopped || dispatched >= len(ix) {
 			return dispatched, nil
 		}
-		return dispatched + 1, []int{dispatched}
+		return dispatched + 1, []int{ix[dispatched]}
 	}
-	for i := dispatched; i < f.plan.Len(); i++ {
-		unsent = append(unsent, i)
-	}
-	return f.plan.Len(), unsent
+	return len(ix), ix[dispatched:]
 }
 
 // assemble builds the report of a run and recomputes it.
@@ -115,7 +109,7 @@ func assemble(f runFacts) (*artifact.Report, error) {
 	if w.ContextTokens > 0 {
 		rep.ContextTokens = &w.ContextTokens
 	}
-	for i := range requests {
+	for _, i := range f.runner.indexes()[:requests] {
 		rep.ContextDistribution[f.plan.Contexts[i]]++
 	}
 

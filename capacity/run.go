@@ -56,13 +56,21 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 	if err != nil {
 		return nil, err
 	}
-	if err := ensureFileLimit(w.Concurrency); err != nil {
+	sh := w.Shard
+	concurrency := w.Concurrency // a shard's share of it (ShareOf)
+	if sh.Count > 0 {
+		if err := shardNeedsClock(t); err != nil {
+			return nil, err
+		}
+		concurrency = ShareOf(w.Concurrency, sh.Index, sh.Count)
+	}
+	if err := ensureFileLimit(concurrency); err != nil {
 		return nil, err
 	}
 	*sec = secretsOf(t, key)
 	hc := t.HTTPClient
 	if hc == nil {
-		tr := newTransport(w.Concurrency)
+		tr := newTransport(concurrency)
 		defer tr.CloseIdleConnections()
 		hc = &http.Client{Transport: tr, CheckRedirect: noRedirects}
 	}
@@ -83,6 +91,9 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 		if nonce, err = newNonce(); err != nil {
 			return nil, err
 		}
+		if sh.Count > 0 {
+			nonce = shardNonce(sh, w.Seed)
+		}
 	}
 	plan, err := newPlan(w, maxModelLen, t.Margin, nonce)
 	if err != nil {
@@ -92,6 +103,7 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 	if err != nil {
 		return nil, err
 	}
+	plan.Workload.Concurrency, w.Concurrency = concurrency, concurrency
 	cl, err := newClient(t, plan.Workload, hc, key)
 	if err != nil {
 		return nil, err
@@ -108,6 +120,15 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 			maxTokens: plan.Workload.MaxTokens, window: disc.TruncationWindow},
 		stallRule: stallRule(w),
 		bodies:    &sourceBodies{target: t, w: plan.Workload, plan: plan},
+		owned:     sh.indexes(plan.Len()),
+	}
+	var shard *artifact.Shard
+	if sh.Count > 0 {
+		fp, err := planFingerprint(plan, schedule)
+		if err != nil {
+			return nil, err
+		}
+		shard = shardOf(sh, t, fp)
 	}
 	if w.Warmup > 0 {
 		r.warmup(ctx, w.Warmup)
@@ -121,7 +142,11 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 	// is the caller's (http.DefaultTransport keeps two idle connections a
 	// host, and would close the rest again).
 	if t.HTTPClient == nil && ctx.Err() == nil {
-		r.prewarmed = cl.prewarm(ctx, min(w.Concurrency, plan.Len()), min(prewarmLimit, w.Timeout))
+		r.prewarmed = cl.prewarm(ctx, min(w.Concurrency, len(r.indexes())), min(prewarmLimit, w.Timeout))
+	}
+	start, startErr := time.Now(), error(nil)
+	if sh.Count > 0 {
+		start, startErr = waitStart(ctx, sh) // ErrShardLate: the measured phase sends nothing
 	}
 	// The measured phase starts even when ctx is already done (it then
 	// dispatches nothing), so the report accounts for the measured plan,
@@ -129,17 +154,22 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 	s := seamsOf(w, plan, schedule) // after the warm-up, which follows the synthetic plan
 	obsCtx, obsDone := context.WithCancel(ctx)
 	defer obsDone()
-	start := time.Now()
 	ends := startObservers(obsCtx, start, append(builtin, w.Observers...))
-	measureErr := r.measure(ctx, start, s)
+	var measureErr error
+	if startErr == nil {
+		measureErr = r.measure(ctx, start, s)
+	}
 	end := time.Now()
 
 	rep, err := assemble(runFacts{
 		target: t, baseURL: baseURL, workload: plan.Workload, plan: plan,
-		start: start, end: end, cancelled: ctx.Err() != nil, runner: r, schedule: schedule,
+		start: start, end: end, cancelled: ctx.Err() != nil || startErr != nil, runner: r, schedule: shardOffsets(schedule, r.owned),
 	})
 	if rep != nil && rep.AnvilGo != nil {
 		rep.AnvilGo.ContextWindow = disc.record()
+	}
+	if rep != nil && shard != nil {
+		recordShard(rep, shard, r, startErr)
 	}
 	if rep != nil {
 		for _, end := range ends {
@@ -149,6 +179,8 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 	switch {
 	case err != nil:
 		return rep, err
+	case startErr != nil:
+		return rep, startErr
 	case measureErr != nil:
 		return rep, measureErr
 	case r.refusal != "":

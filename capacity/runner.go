@@ -80,6 +80,8 @@ type runner struct {
 	chunks    *itl.Run      // the measured workers' runs, merged as they exit
 
 	prewarmed int // live connections the measured phase started with (prewarm)
+
+	owned []int // a shard's measured indexes, ascending (Shard.indexes); nil: the whole plan
 }
 
 // warmup runs the n warm-up requests with the runner's concurrency, as a

@@ -334,6 +334,9 @@ func probeWorkload(w Workload, slo SLO, s SearchSpec) (Workload, error) {
 	if w.Burst != 0 {
 		v.add("Workload.Burst", w.Burst, "must be 0 in a search")
 	}
+	if w.Shard.Count != 0 {
+		v.add("Workload.Shard.Count", w.Shard.Count, "must be 0 in a search: every probe would need a common start of its own")
+	}
 	if s.Kind == RateSearch && w.Concurrency == 0 {
 		w.Concurrency = MaxConcurrency
 	}

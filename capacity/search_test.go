@@ -202,6 +202,7 @@ func TestSearchInvalid(t *testing.T) {
 		{"no slo", Workload{}, SLO{}, SearchSpec{Kind: RateSearch, Max: 10}, "SLO.TTFT"},
 		{"duration", Workload{Duration: time.Second}, slo, SearchSpec{Kind: RateSearch, Max: 10}, "Workload.Duration"},
 		{"burst", Workload{Burst: 2}, slo, SearchSpec{Kind: ConcurrencySearch, Max: 4}, "Workload.Burst"},
+		{"shard", Workload{Shard: Shard{Count: 2, StartAt: time.Unix(1, 0)}}, slo, SearchSpec{Kind: ConcurrencySearch, Max: 4}, "Workload.Shard.Count"},
 		{"bad workload", Workload{MaxTokens: -1}, slo, SearchSpec{Kind: ConcurrencySearch, Max: 4}, "Workload.MaxTokens"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

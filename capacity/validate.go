@@ -134,6 +134,7 @@ func (w Workload) validate() error {
 	v.intRange("Workload.Warmup", w.Warmup, 0, MaxRequests)
 	v.intRange("Workload.MaxFailures", w.MaxFailures, 0, MaxRequests)
 	w.validateSeams(&v)
+	w.validateShard(&v)
 	if !w.timeoutValid() {
 		v.add("Workload.Timeout", w.Timeout, "must be in (0s, %v]", MaxTimeout)
 	}

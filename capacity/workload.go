@@ -270,6 +270,9 @@ type Workload struct {
 	// extend the report (see Observer); a Gate among them admits each
 	// measured request.
 	Observers []Observer
+	// Shard, when its Count is > 0, makes the run one shard of the
+	// workload, starting at a common instant (see Shard).
+	Shard Shard
 
 	resolved bool
 }

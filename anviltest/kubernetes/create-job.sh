@@ -1,10 +1,10 @@
 #!/bin/sh
 # create-job.sh IMAGE [SHARDS]: create the Indexed Job of job.yaml (in this
 # script's folder) running IMAGE as SHARDS shards (default 4), every shard
-# starting its measured phase at one instant ANVIL_START_LEAD seconds from
+# starting its measured phase at one instant START_LEAD seconds from
 # now (default 60: time for the pods to be scheduled, pull the image and
 # warm up). ANVIL_START_AT (RFC 3339, UTC) sets the instant instead.
-# ANVIL_PRINT=1 prints the manifest instead of creating the Job.
+# PRINT_ONLY=1 prints the manifest instead of creating the Job.
 set -eu
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
 	echo "usage: $0 IMAGE [SHARDS]" >&2
@@ -25,7 +25,7 @@ case $image in
 	;;
 esac
 if [ -z "${ANVIL_START_AT:-}" ]; then
-	at=$(($(date +%s) + ${ANVIL_START_LEAD:-60}))
+	at=$(($(date +%s) + ${START_LEAD:-60}))
 	# GNU and busybox date take -d @SECONDS, BSD and macOS date -r SECONDS.
 	ANVIL_START_AT=$(date -u -d "@$at" +%Y-%m-%dT%H:%M:%SZ 2>/dev/null || date -u -r "$at" +%Y-%m-%dT%H:%M:%SZ)
 fi
@@ -36,7 +36,7 @@ manifest=$(sed \
 	-e "s|^\( *\)value: .* # anvil:shards\$|\1value: \"$shards\" # anvil:shards|" \
 	-e "s|^\( *\)value: .* # anvil:start-at\$|\1value: \"$ANVIL_START_AT\" # anvil:start-at|" \
 	"$(dirname "$0")/job.yaml")
-if [ "${ANVIL_PRINT:-}" = 1 ]; then
+if [ "${PRINT_ONLY:-}" = 1 ]; then
 	printf '%s\n' "$manifest"
 	exit 0
 fi

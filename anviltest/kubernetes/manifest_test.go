@@ -178,7 +178,7 @@ func TestCreateJobFillsTheManifest(t *testing.T) {
 	sh := shell(t)
 	print := func(t *testing.T, extraEnv []string, args ...string) ([]byte, error) {
 		cmd := exec.Command(sh, append([]string{"create-job.sh"}, args...)...)
-		cmd.Env = append(os.Environ(), append([]string{"ANVIL_PRINT=1"}, extraEnv...)...)
+		cmd.Env = append(os.Environ(), append([]string{"PRINT_ONLY=1"}, extraEnv...)...)
 		return cmd.Output()
 	}
 	out, err := print(t, []string{"ANVIL_START_AT=2027-03-04T05:06:07Z"}, "registry.example.com/team/bench:v2", "3")

@@ -1,0 +1,70 @@
+package anviltest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity"
+)
+
+// TestShardEnvironment: ANVIL_SHARD (or ANVIL_SHARDS with
+// JOB_COMPLETION_INDEX) and ANVIL_START_AT fill Workload.Shard when the
+// Workload sets none; every inconsistent setting is an error naming the
+// variables.
+func TestShardEnvironment(t *testing.T) {
+	at := time.Date(2027, 3, 4, 5, 6, 7, 0, time.UTC)
+	mine := capacity.Shard{Index: 0, Count: 2, StartAt: at.Add(time.Minute)}
+	for _, tc := range []struct {
+		name  string
+		env   env
+		shard capacity.Shard // the Workload's own
+		want  capacity.Shard
+		err   string
+	}{
+		{name: "none", env: env{}},
+		{name: "shard", env: env{EnvShard: "1/3", EnvStartAt: "2027-03-04T05:06:07Z"}, want: capacity.Shard{Index: 1, Count: 3, StartAt: at}},
+		{name: "job index", env: env{EnvShards: "4", JobCompletionIndex: "2", EnvStartAt: "2027-03-04T05:06:07Z"}, want: capacity.Shard{Index: 2, Count: 4, StartAt: at}},
+		{name: "workload wins", env: env{EnvShard: "1/3", EnvStartAt: "2027-03-04T05:06:07Z"}, shard: mine, want: mine},
+		{name: "no job index", env: env{EnvShards: "4"}, err: "ANVIL_SHARDS=4 needs JOB_COMPLETION_INDEX, the shard index in 0..3"},
+		{name: "job index out of range", env: env{EnvShards: "4", JobCompletionIndex: "4"}, err: `got "4"`},
+		{name: "both", env: env{EnvShards: "4", EnvShard: "1/4", JobCompletionIndex: "1"}, err: "ANVIL_SHARD=1/4 and ANVIL_SHARDS=4 are both set"},
+		{name: "start without shards", env: env{EnvStartAt: "2027-03-04T05:06:07Z"}, err: "ANVIL_START_AT=2027-03-04T05:06:07Z without ANVIL_SHARD or ANVIL_SHARDS"},
+		{name: "bad shard", env: env{EnvShard: "3/3"}, err: `ANVIL_SHARD="3/3"`},
+		{name: "bad shard count", env: env{EnvShard: "0/0"}, err: "i/N, 0 <= i < N, N in 1..1024"},
+		{name: "bad start", env: env{EnvShard: "0/2", EnvStartAt: "tomorrow"}, err: "an RFC 3339 instant"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSettings([]Option{WithEnvironment(tc.env.get)})
+			w, err := s.applyWorkloadEnv(capacity.Workload{Shard: tc.shard})
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, w.Shard)
+		})
+	}
+}
+
+// FuzzShardVariable: ANVIL_SHARD either fails or names a shard that
+// exists (0 <= i < N <= capacity.MaxShards), which its canonical form
+// "i/N" names again.
+func FuzzShardVariable(f *testing.F) {
+	for _, s := range []string{"0/1", "1/3", "3/3", "-1/2", "1/0", "02/8", " 1/2", "1/2/3", "1024/1025", "+1/2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		var e environment
+		if parseShard(&e, v) != nil {
+			return
+		}
+		sh := e.shard
+		require.True(t, sh.Index >= 0 && sh.Index < sh.Count && sh.Count <= capacity.MaxShards, "%q: %+v", v, sh)
+		var again environment
+		require.NoError(t, parseShard(&again, fmt.Sprintf("%d/%d", sh.Index, sh.Count)))
+		require.Equal(t, sh, again.shard)
+	})
+}
