@@ -79,6 +79,8 @@ func builtinObservers(ctx context.Context, t Target, key string, scrub func(stri
 	switch {
 	case errors.Is(err, servermetrics.ErrInvalidConfig):
 		return nil, release, fmt.Errorf("%w: Target.MetricsURL, Target.MetricsInterval: %w", ErrInvalidConfig, err)
+	case err != nil && ctx.Err() != nil:
+		return obs, release, nil // cancelled: the run reports what it did not send
 	case err != nil:
 		return nil, release, err
 	case s != nil:
