@@ -16,6 +16,17 @@ import (
 // run once it is measuring; both run before Workload.Observers, so those
 // see the members they fill.
 
+// primeObservers lets every built-in observer that takes a first sample
+// take it now, on the goroutine that called Run, with nothing in flight:
+// after the warm-up and the connection warm-up, before the phase's clock.
+func primeObservers(ctx context.Context, obs []Observer) {
+	for _, o := range obs {
+		if p, ok := o.(interface{ Prime(context.Context) }); ok {
+			p.Prime(ctx)
+		}
+	}
+}
+
 // validateMetrics checks Target.MetricsURL and Target.MetricsInterval.
 func (t Target) validateMetrics(v *validator) {
 	if t.MetricsInterval != 0 && (t.MetricsInterval < servermetrics.MinInterval || t.MetricsInterval > servermetrics.MaxInterval) {

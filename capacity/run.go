@@ -144,6 +144,7 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 	if t.HTTPClient == nil && ctx.Err() == nil {
 		r.prewarmed = cl.prewarm(ctx, min(w.Concurrency, len(r.indexes())), min(prewarmLimit, w.Timeout))
 	}
+	primeObservers(ctx, builtin) // the metrics' first sample, with nothing in flight
 	start, startErr := time.Now(), error(nil)
 	if sh.Count > 0 {
 		start, startErr = waitStart(ctx, sh) // ErrShardLate: the measured phase sends nothing

@@ -101,6 +101,8 @@ type Sampler struct {
 	engine   Engine // as discovered; read by Engine, never written after
 	seen     Engine // the first engine the samples showed (the loop's)
 
+	primed *Scrape // Prime's sample: the first point, at offset 0
+
 	start  time.Time
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -144,11 +146,35 @@ func Discover(ctx context.Context, cfg Config) (*Sampler, error) {
 // or "".
 func (s *Sampler) Engine() Engine { return s.engine }
 
+// Prime takes the sample the phase starts from, on the caller's
+// goroutine, when nothing is in flight yet (after the warm-up, before the
+// phase's clock starts): Start records it at offset 0 instead of sampling
+// at once, so the counters' increases start exactly where the phase does,
+// not where the sampling goroutine first ran (after the first requests
+// may have produced tokens). A failed Prime is counted as a failed sample
+// and Start samples at once as before. Call it at most once, before Start.
+func (s *Sampler) Prime(ctx context.Context) {
+	sc, err := s.scrape(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.failed++
+			s.last = err
+		}
+		return
+	}
+	s.primed = &sc
+}
+
 // Start starts sampling: a sample at once, then one every interval, until
 // ctx is done or Stop. Offsets are measured from runStart, the run's
 // monotonic start (the reading its offsets are taken from). Call it once.
 func (s *Sampler) Start(ctx context.Context, runStart time.Time) {
 	s.start, s.st, s.done = runStart, newStore(), make(chan struct{})
+	if p := s.primed; p != nil {
+		s.ok++
+		s.st.add(0, p.Samples)
+		s.seen = p.Engine
+	}
 	ctx, s.cancel = context.WithCancel(ctx)
 	go s.loop(ctx)
 }
@@ -157,8 +183,10 @@ func (s *Sampler) loop(ctx context.Context) {
 	defer close(s.done)
 	t := time.NewTicker(s.cfg.Interval)
 	defer t.Stop()
-	for {
-		s.sample(ctx)
+	for first := true; ; first = false {
+		if !first || s.primed == nil {
+			s.sample(ctx)
+		}
 		select {
 		case <-t.C:
 		case <-ctx.Done():
