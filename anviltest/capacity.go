@@ -81,6 +81,11 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 	if err != nil {
 		b.Fatal(err)
 	}
+	w, replaced, err := s.applyTraffic(w)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sized = sized || replaced // a trace or sessions fix the campaign's size
 	if _, err := w.Resolved(); err != nil {
 		b.Fatalf("anviltest: workload: %v", explainFields(err, sources...))
 	}
@@ -280,6 +285,9 @@ func logOutcome(b *testing.B, r *artifact.Report) {
 			protocol, r.PerformanceEligible)
 	}
 	if note := clampNote(r); note != "" {
+		b.Log(note)
+	}
+	if note := connectionNote(r); note != "" {
 		b.Log(note)
 	}
 	logSizing(b, r)

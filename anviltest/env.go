@@ -58,6 +58,7 @@ type environment struct {
 	progress, html                          *bool
 	metricsURL                              string
 	metricsInterval                         time.Duration
+	traffic                                 envTraffic
 	shard                                   capacity.Shard // ANVIL_SHARD
 	shards                                  int            // ANVIL_SHARDS
 	startAt                                 time.Time      // ANVIL_START_AT
@@ -148,6 +149,14 @@ var envVars = [...]envVar{
 		e.metricsInterval = d
 		return err
 	}},
+	{EnvTrace, "", "the path of a trace file", parseTracePath},
+	{EnvTraceFormat, "", "mooncake, azure or jsonl", parseTraceFormat},
+	{EnvTraceSpeedUp, "", "a speed-up factor in [0.001, 1e6] (recorded offsets are divided by it)", parseTraceSpeedUp},
+	{EnvTraceFirst, "", "a number of rows in [1, 10000000]", parseTraceFirst},
+	{EnvTraceWindow, "", "START..END or START.. in Go durations after the trace's first row, such as 10m..20m", parseTraceWindow},
+	{EnvSessions, "", "recorded (the sessions of ANVIL_TRACE) or a session spec such as turns=3,user=200,output=128,think=2s (keys turns, user, output, think, think_dist, seed)", parseSessions},
+	{EnvSessionsCount, "", fmt.Sprintf("a number of sessions in 1..%d", capacity.MaxRequests), parseSessionsCount},
+	{EnvIgnoreEOS, "", "1 (send ignore_eos and min_tokens with a trace's or sessions' requests) or 0", parseIgnoreEOS},
 }
 
 // errOutOfRange and errNotAllowed are the causes of an *envError whose

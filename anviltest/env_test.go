@@ -77,7 +77,7 @@ func TestEnvironmentBadValues(t *testing.T) {
 			if err == nil {
 				// A free-form variable (a URL, a name, a label) takes any
 				// text; Target validation judges it.
-				require.Contains(t, []string{EnvBaseURL, EnvModel, EnvAPIKeyEnv, EnvEngine, EnvGPU, EnvClockDomainID, EnvConfigurationFingerprint, EnvOut}, v.name,
+				require.Contains(t, []string{EnvBaseURL, EnvModel, EnvAPIKeyEnv, EnvEngine, EnvGPU, EnvClockDomainID, EnvConfigurationFingerprint, EnvOut, EnvTrace}, v.name,
 					"%s=%q accepted: %+v", v.name, bad, e)
 				continue
 			}

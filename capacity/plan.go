@@ -124,8 +124,18 @@ func newPlan(w Workload, maxModelLen, margin int, nonce string) (*plan, error) {
 			p.Contexts[i] = min(c, budget)
 		}
 	}
+	if w.Source != nil {
+		// A Source plans the measured prompts: the synthetic contexts
+		// are the warm-up's alone (seamsOf clears the rest).
+		if err := p.capWarmup(); err != nil {
+			return nil, err
+		}
+	}
 	total := 0
 	for i, c := range p.Contexts {
+		if w.Source != nil {
+			break
+		}
 		total += c
 		if total > MaxPlannedPromptTokens {
 			if w.Duration > 0 {
@@ -153,6 +163,9 @@ func newPlan(w Workload, maxModelLen, margin int, nonce string) (*plan, error) {
 		return p, nil
 	}
 	for i, c := range p.Contexts {
+		if w.Source != nil {
+			break // the source's prompts are built as it describes them
+		}
 		if err := p.checkTail(i, c, false); err != nil {
 			return nil, err
 		}
@@ -163,6 +176,23 @@ func newPlan(w Workload, maxModelLen, margin int, nonce string) (*plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// capWarmup holds the warm-up's planned contexts of a run with a Source
+// to MaxPlannedPromptTokens: warm-up request k sends Contexts[k mod n].
+func (p *plan) capWarmup() error {
+	total := 0
+	for k := range p.Workload.Warmup {
+		if len(p.Contexts) == 0 {
+			return nil
+		}
+		total += p.Contexts[k%len(p.Contexts)]
+		if total > MaxPlannedPromptTokens {
+			return &ConfigError{Field: "Workload.Warmup", Value: p.Workload.Warmup,
+				Rule: fmt.Sprintf("plans more than %d prompt tokens in all (the first %d warm-up requests fit)", MaxPlannedPromptTokens, k)}
+		}
+	}
+	return nil
 }
 
 // Len returns the number of measured requests the plan holds.

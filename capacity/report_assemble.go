@@ -106,7 +106,9 @@ func assemble(f runFacts) (*artifact.Report, error) {
 		RequestTimings:    []artifact.TimingRow{},
 		Failures:          []artifact.Failure{},
 	}
-	if w.ContextTokens > 0 {
+	if w.ContextTokens > 0 && w.Source == nil {
+		// A Source's contexts are its own: context_tokens is null and
+		// context_distribution counts the planned contexts it gave.
 		rep.ContextTokens = &w.ContextTokens
 	}
 	for _, i := range f.runner.indexes()[:requests] {

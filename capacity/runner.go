@@ -34,10 +34,25 @@ type result struct {
 	chunks *itl.Summary
 	// phases is the request's connection record; nil when never sent.
 	phases *phaseRecord
+	// serverTimings is what the server reported of its own timings.
+	serverTimings *artifact.ServerTimings
 	// answer is the visible content the capture kept, answerCut whether
 	// some was dropped; set only for a Source that is an Answerer.
 	answer    string
 	answerCut bool
+	// source is what a Workload.Source said of the request and the usage
+	// counts reported beside it; nil for the plan's own requests.
+	source *sourceFacts
+}
+
+// sourceFacts are the per-request keys of a request from a
+// Workload.Source (anvil_go.requests[i]: session, turn,
+// planned_output_tokens, counted_output_tokens, cached_prompt_tokens).
+type sourceFacts struct {
+	session            string // "" for a request of no session
+	turn               int    // 0-based
+	maxTokens          int    // the max_tokens sent
+	completion, cached *int
 }
 
 // runner executes the plan of one run: the warm-up as a closed loop of
@@ -232,12 +247,13 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer,
 		}
 		body, planned, checks.maxTokens = sb.body, sb.planned, sb.maxTokens
 		r.plan.Contexts[i] = planned // this goroutine's index alone; read once the phase ended
+		res.source = &sourceFacts{session: req.Session, turn: req.Turn, maxTokens: sb.maxTokens}
 		checks.promptFloor = checks.promptFloor && planned > 0
 	}
 	if err != nil {
 		panic(err) // the plan covers every index the runner dispatches
 	}
-	var ex exchange
+	ex := exchange{unmeasured: warmup}
 	if timer != nil {
 		timer.begin(&ex.stream, start)
 	}
@@ -255,6 +271,11 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer,
 	res.row, res.fail = checks.evaluate(i, planned, &ex)
 	res.promptTokens = countedPromptTokens(&ex) // usage as checked by evaluate, or a refusal's count
 	res.phases = phasesOf(&ex)
+	if res.source != nil {
+		res.source.completion = wireIntPtr(ex.stream.usage.completion)
+		res.source.cached = wireIntPtr(ex.stream.usage.cachedToks)
+	}
+	res.serverTimings = serverTimingsOf(ex.stream.timings)
 	if res.row != nil && ex.stream.usage.cachedToks.ok && ex.stream.usage.prompt.ok && ex.stream.usage.prompt.v > 0 {
 		ratio := float64(ex.stream.usage.cachedToks.v) / float64(ex.stream.usage.prompt.v)
 		res.cacheRatio = &ratio

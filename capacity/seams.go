@@ -38,10 +38,11 @@ type Request struct {
 	// checked).
 	PromptTokens int
 	// PrefixBlocks, with Messages nil, opens the planned prompt with one
-	// block of BlockTokens tokens per id, in order (a Mooncake trace's
-	// hash_ids): equal ids are byte-identical text in every request of
-	// the run, and a block of another id differs from its first line on
-	// (see capacity/PROTOCOL.md#seams). The blocks are cut to the prompt's
+	// block of BlockTokens tokens per id (each >= 0), in order (a Mooncake
+	// trace's hash_ids): package blocktext's text, so equal ids are
+	// byte-identical text in every request of the run, and a block of
+	// another id differs from its first line on (see
+	// capacity/PROTOCOL.md#seams). The blocks are cut to the prompt's
 	// size; the rest of PromptTokens is the request's own filler, then its
 	// closing instruction.
 	PrefixBlocks []int

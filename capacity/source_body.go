@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+
+	"github.com/anvilbench/anvil/capacity/trace/blocktext"
 )
 
 // errorTypeSourceRequest is the error_type of a runner_error row whose
@@ -113,52 +115,22 @@ type wireMessage struct {
 	Role    string `json:"role"`
 }
 
-// blockLetters open the first line of a prefix block: the letter of id mod
-// 52, so that blocks whose ids differ there differ from their first
-// character.
-const blockLetters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-// blockLineOffset spaces the filler numbering of prefix blocks: block id's
-// filler lines are numbered from (id+1) * blockLineOffset, far from every
-// plan prompt's (which start at the request index).
-const blockLineOffset = 1 << 20
-
-// appendBlock appends the text of prefix block id, chars characters: the
-// line "{letter}{id} block\n", then filler lines numbered from the id's
-// own offset. The text depends on the id and the size alone.
-func appendBlock(dst []byte, id, chars int) []byte {
-	start := len(dst)
-	dst = append(dst, blockLetters[((id%len(blockLetters))+len(blockLetters))%len(blockLetters)])
-	dst = strconv.AppendInt(dst, int64(id), 10)
-	dst = append(dst, " block\n"...)
-	dst = appendLines(dst, (id+1)*blockLineOffset, chars-(len(dst)-start))
-	return dst[:start+chars]
-}
-
 // blockPrompt is the planned prompt of request i opening with req's
-// prefix blocks: the blocks, cut to the prompt's size less its closing
-// instruction, then request i's own filler, then the closing instruction.
+// prefix blocks, written by package blocktext as a trace replay's are (one
+// block text for the module): the blocks, cut to the prompt's size less
+// its closing instruction, then request i's own filler ("request {i}"),
+// then the closing instruction.
 func (b *sourceBodies) blockPrompt(i, planned int, req Request) ([]byte, error) {
-	if req.BlockTokens <= 0 {
-		return nil, fmt.Errorf("capacity: Workload.Source: request %d: PrefixBlocks need BlockTokens > 0 (got %d)", i, req.BlockTokens)
-	}
-	budget := promptChars(planned)
 	tail := b.plan.appendTail(nil, i, false)
-	room := budget - len(tail)
-	if room < 0 {
-		return nil, fmt.Errorf("capacity: Workload.Source: request %d: a prompt of %d tokens cannot hold its %d-character closing instruction", i, planned, len(tail))
+	ids := make([]int64, len(req.PrefixBlocks))
+	for k, id := range req.PrefixBlocks {
+		ids[k] = int64(id)
 	}
-	block := promptChars(req.BlockTokens)
-	dst := make([]byte, 0, budget)
-	for _, id := range req.PrefixBlocks {
-		if len(dst) >= room {
-			break
-		}
-		dst = appendBlock(dst, id, block)
+	layout := blocktext.Layout{BlockTokens: req.BlockTokens, Sizing: blocktext.SizingFunc(promptChars)}
+	budget := promptChars(planned)
+	dst, err := layout.AppendText(make([]byte, 0, budget), blocktext.Prompt{Blocks: ids, Own: "request " + strconv.Itoa(i), Tail: string(tail)}, budget)
+	if err != nil {
+		return nil, fmt.Errorf("capacity: Workload.Source: request %d: PrefixBlocks of %d tokens in a prompt of %d tokens: %w", i, req.BlockTokens, planned, err)
 	}
-	dst = dst[:min(len(dst), room)]
-	if rest := room - len(dst); rest > 0 {
-		dst = appendLines(dst, i, rest)
-	}
-	return append(dst, tail...), nil
+	return dst, nil
 }

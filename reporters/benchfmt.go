@@ -154,7 +154,9 @@ func isNaNOrInf(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 // name is not a valid benchmark name,
 // BenchmarkCapacity/ctx=<context tokens or "sampled">/conc=<concurrency>,
 // followed for an open-loop run (without a recorded name) by
-// /rate=<requests per second>.
+// /rate=<requests per second>; a trace replay is
+// BenchmarkCapacity/trace=<file>/conc=<concurrency>, sessions
+// BenchmarkCapacity/sessions=<spec>/conc=<concurrency>.
 func BenchName(r *artifact.Report) string {
 	if run := runSummary(r); run != nil && run.Benchmark != nil && validBenchName(*run.Benchmark) {
 		return *run.Benchmark
@@ -163,11 +165,40 @@ func BenchName(r *artifact.Report) string {
 	if r.ContextTokens != nil {
 		ctx = strconv.Itoa(*r.ContextTokens)
 	}
+	switch w := workloadOf(r); {
+	case w != nil && w.Kind == artifact.WorkloadTrace && w.Trace != nil:
+		return fmt.Sprintf("BenchmarkCapacity/trace=%s/conc=%d", nameValue(w.Trace.File), r.Concurrency)
+	case w != nil && w.Kind == artifact.WorkloadSessions && w.Sessions != nil:
+		spec := "recorded"
+		if w.Sessions.Spec != nil {
+			spec = *w.Sessions.Spec
+		}
+		return fmt.Sprintf("BenchmarkCapacity/sessions=%s/conc=%d", nameValue(spec), r.Concurrency)
+	}
 	name := fmt.Sprintf("BenchmarkCapacity/ctx=%s/conc=%d", ctx, r.Concurrency)
 	if a := arrivalOf(r); a != nil {
 		name += "/rate=" + formatFloat(a.RateRPS)
 	}
 	return name
+}
+
+// workloadOf is r's anvil_go.workload, nil for a synthetic run.
+func workloadOf(r *artifact.Report) *artifact.Workload {
+	if r.AnvilGo == nil {
+		return nil
+	}
+	return r.AnvilGo.Workload
+}
+
+// nameValue is v as one part of a benchmark name: no space, no slash,
+// nothing Printable would escape.
+func nameValue(v string) string {
+	return strings.Map(func(c rune) rune {
+		if c == ' ' || c == '/' || Printable(string(c)) != string(c) {
+			return '_'
+		}
+		return c
+	}, v)
 }
 
 // arrivalOf is r's anvil_go.arrival, nil for a closed-loop run.
@@ -256,7 +287,9 @@ func BenchConfig(r *artifact.Report) []benchfmt.Config {
 // a time-based run does not fix): context, served context, concurrency, max
 // tokens, burst, prompt cache mode, shared prefix, thinking, response words
 // and policy, canaries; for an open-loop run the arrival process, rate and
-// burstiness (so it never compares as a closed-loop run); for a run judged
+// burstiness (so it never compares as a closed-loop run); for a trace
+// replay the trace (trace=<file>, its SHA-256, rows and the replay
+// options), for sessions their spec, count and users; for a run judged
 // against an SLO its bounds and attainment (goodput means nothing across
 // different SLOs). Fields a legacy artifact lacks are left out; a closed-loop
 // run without an SLO has none of the open-loop parts.
@@ -303,6 +336,9 @@ func WorkloadIdentity(r *artifact.Report) string {
 			add("burstiness", formatFloat(*a.Burstiness))
 		}
 	}
+	if w := workloadOf(r); w != nil {
+		addWorkload(add, w)
+	}
 	if slo := sloOf(r); slo != nil {
 		for _, b := range []struct {
 			key   string
@@ -315,6 +351,40 @@ func WorkloadIdentity(r *artifact.Report) string {
 		add("slo-attainment", formatFloat(slo.Attainment))
 	}
 	return Printable(strings.Join(parts, " "))
+}
+
+// addWorkload adds the identity of a trace replay (trace=<file>, its
+// SHA-256 and the replay options) or of sessions (sessions=<spec>, their
+// count and users) to a workload identity.
+func addWorkload(add func(k, v string), w *artifact.Workload) {
+	if t := w.Trace; t != nil {
+		add("trace", nameValue(t.File))
+		add("trace-sha256", t.SHA256)
+		add("trace-format", t.Format)
+		add("trace-rows", strconv.Itoa(t.Rows))
+		add("speed-up", formatFloat(t.SpeedUp))
+		if t.WindowStartMS != 0 || t.WindowEndMS != nil {
+			end := ""
+			if t.WindowEndMS != nil {
+				end = formatFloat(*t.WindowEndMS)
+			}
+			add("window-ms", formatFloat(t.WindowStartMS)+".."+end)
+		}
+		if t.First > 0 {
+			add("first", strconv.Itoa(t.First))
+		}
+	}
+	if s := w.Sessions; s != nil {
+		spec := "recorded"
+		if s.Spec != nil {
+			spec = *s.Spec
+		}
+		add("sessions", nameValue(spec))
+		add("sessions-count", strconv.Itoa(s.Sessions))
+		if s.Users != nil {
+			add("users", strconv.Itoa(*s.Users))
+		}
+	}
 }
 
 // validBenchName reports whether name is a benchmark name benchfmt reads

@@ -214,8 +214,49 @@ func identityKeys(a, b map[string]any) []identityKey {
 	}
 	// Exact sizing sends other prompts than the reference's.
 	keys = append(keys, identityKey{promptSizingKey, oneOf("reference", "exact")})
+	return append(keys, workloadKeys(either)...)
+}
+
+// workloadKeys are the identity keys of a trace replay or sessions
+// (anvil_go.workload), when either run has one: its kind, the trace by
+// its SHA-256 and the replay options, the sessions' spec and users. Two
+// replays of different traces, or of one trace at two speed-ups, never
+// compare; nor does a replay with a synthetic run.
+func workloadKeys(either func(string, func(any) bool) bool) []identityKey {
+	present := func(v any) bool { return v != nil }
+	if !either("anvil_go.workload", present) {
+		return nil
+	}
+	keys := []identityKey{{workloadKindKey, oneOf(syntheticWorkload, "trace", "sessions")}}
+	if either("anvil_go.workload.trace", present) {
+		const t = "anvil_go.workload.trace."
+		keys = append(keys,
+			identityKey{t + "sha256", nonEmptyString},
+			identityKey{t + "format", oneOf("mooncake", "azure", "jsonl")},
+			identityKey{t + "rows", intAtLeast(0)},
+			identityKey{t + "speed_up", positiveNumber},
+			identityKey{t + "window_start_ms", isNumber},
+			identityKey{t + "window_end_ms", nullable(isNumber)},
+			identityKey{t + "first", intAtLeast(0)},
+		)
+	}
+	if either("anvil_go.workload.sessions", present) {
+		const s = "anvil_go.workload.sessions."
+		keys = append(keys,
+			identityKey{s + "spec", nullable(nonEmptyString)},
+			identityKey{s + "sessions", intAtLeast(1)},
+			identityKey{s + "users", nullable(intAtLeast(1))},
+		)
+	}
 	return keys
 }
+
+// The workload's kind: a run without anvil_go.workload (every reference
+// artifact, every synthetic anvil-go run) reads as syntheticWorkload.
+const (
+	workloadKindKey   = "anvil_go.workload.kind"
+	syntheticWorkload = "synthetic"
+)
 
 // durationKey is the time budget of a closed-loop Duration campaign.
 const durationKey = "anvil_go.run.duration_ms"
@@ -241,12 +282,18 @@ const promptSizingKey = "anvil_go.prompt_sizing.method"
 
 // lookup returns the value at a dotted path of doc and whether it is
 // there. The arrival process is closedLoop when anvil_go.arrival is absent
-// or null, the prompt sizing "reference" when anvil_go.prompt_sizing is.
+// or null, the prompt sizing "reference" when anvil_go.prompt_sizing is,
+// the workload's kind syntheticWorkload when anvil_go.workload is.
 func lookup(doc map[string]any, path string) (any, bool) {
 	if path == arrivalProcessKey {
 		arr, _ := lookup(doc, "anvil_go.arrival")
 		if arr == nil {
 			return closedLoop, true
+		}
+	}
+	if path == workloadKindKey {
+		if w, _ := lookup(doc, "anvil_go.workload"); w == nil {
+			return syntheticWorkload, true
 		}
 	}
 	if path == promptSizingKey {

@@ -97,6 +97,7 @@ func writePage(w io.Writer, views []runView) error {
 	}
 	b.WriteString("</section>\n")
 
+	writeTrafficSection(&b, views)
 	writeExtSections(&b, views)
 	writeSummaryTable(&b, views)
 	writeFailureTable(&b, views)

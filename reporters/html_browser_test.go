@@ -75,6 +75,7 @@ func TestBrowserRendersReport(t *testing.T) {
 		{"seed", renderHTML(t, loadReport(t, seedPath)), "testdata/html/report.png", ""},
 		{"two-runs", renderHTML(t, loadReport(t, seedPath), syntheticRun(t, 200, 8, 1)), "", ""},
 		{"open-loop", renderHTML(t, syntheticOpenLoop(t, 60, 4, 20)), "testdata/html/openloop.png", ""},
+		{"traffic", renderHTML(t, replayRun(t), sessionsRun(t)), "", ""},
 		{"saturated", renderHTML(t, loadReport(t, saturatedPath)), "testdata/html/saturated.png", "2600"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

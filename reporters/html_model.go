@@ -88,6 +88,12 @@ type requestView struct {
 	// loop), NaN when not recorded; Scheduled the offset it was due at
 	// (Start - Queue as recorded), NaN when not recorded.
 	Queue, Scheduled float64
+	// PlannedPrompt is the request's planned prompt tokens, Cached the
+	// server's cached prompt tokens and Counted its counted prompt tokens,
+	// NaN when not recorded; Turn is its 1-based session turn, 0 for a
+	// request of no session.
+	PlannedPrompt, Cached, Counted float64
+	Turn                           int
 }
 
 // failed reports whether the request is a failure.
@@ -100,6 +106,21 @@ type extView struct {
 	Arrival *arrivalView
 	SLO     *sloView
 	Search  *searchView
+	Traffic *trafficView
+}
+
+// trafficView says a run replayed a trace or ran sessions
+// (anvil_go.workload).
+type trafficView struct {
+	Kind   string // "trace" or "sessions"
+	Source string // the trace file, or the sessions' spec
+	// SHA256 is the trace's hash ("" for synthetic sessions); SpeedUp its
+	// speed-up (NaN without a trace).
+	SHA256  string
+	SpeedUp float64
+	// LagP50, LagP99 and LagMax are the replay's send lag in ms (NaN when
+	// not recorded).
+	LagP50, LagP99, LagMax float64
 }
 
 // itlView is the per-chunk inter-token latency over a run's successful

@@ -199,6 +199,9 @@ func requestsOf(r *artifact.Report, ext map[int]*artifact.RequestDetail) ([]requ
 		out = append(out, q)
 	}
 	slices.SortStableFunc(out, func(a, b requestView) int { return a.Index - b.Index })
+	for i := range out {
+		sourceOf(&out[i], ext[out[i].Index])
+	}
 	offsets := len(ext) > 0 && len(out) > 0
 	for _, q := range out {
 		if e, ok := ext[q.Index]; !ok || (e.Outcome != artifact.OutcomeNeverSent && (e.SentMS == nil || e.EndMS == nil)) {
@@ -219,6 +222,26 @@ func requestsOf(r *artifact.Report, ext map[int]*artifact.RequestDetail) ([]requ
 		q.Queue, q.Scheduled = ptrOrNaN(e.QueueMS), ptrOrNaN(e.ScheduledMS)
 	}
 	return out, true
+}
+
+// sourceOf sets what anvil_go.requests says of q's source (NaN and 0
+// without e); its schedule is set with the offsets (requestsOf).
+func sourceOf(q *requestView, e *artifact.RequestDetail) {
+	q.PlannedPrompt, q.Cached, q.Counted = math.NaN(), math.NaN(), math.NaN()
+	if e == nil {
+		return
+	}
+	intOrNaN := func(p *int) float64 {
+		if p == nil {
+			return math.NaN()
+		}
+		return float64(*p)
+	}
+	q.PlannedPrompt = float64(e.PlannedPromptTokens)
+	q.Cached, q.Counted = intOrNaN(e.CachedPromptTokens), intOrNaN(e.CountedPromptTokens)
+	if e.Turn != nil {
+		q.Turn = *e.Turn
+	}
 }
 
 // rowView is a successful timing row as a request view. A row without
@@ -275,9 +298,13 @@ func summariesOf(m *artifact.Metrics) []metricSummary {
 func identityFields(r *artifact.Report, ext extView) []viewField {
 	var fs []viewField
 	add := func(label, value string) { fs = append(fs, viewField{label, value}) }
-	if r.ContextTokens != nil {
+	switch ctxs := slices.Sorted(maps.Keys(r.ContextDistribution)); {
+	case r.ContextTokens != nil:
 		add("context", strconv.Itoa(*r.ContextTokens)+" tokens")
-	} else {
+	case ext.Traffic != nil && len(ctxs) > 0:
+		// A trace's or a session's contexts are its own: too many to list.
+		add("context", fmt.Sprintf("planned by the %s: %d sizes, %d to %d tokens", ext.Traffic.Kind, len(ctxs), ctxs[0], ctxs[len(ctxs)-1]))
+	default:
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(r.ContextDistribution)) {
 			parts = append(parts, fmt.Sprintf("%d×%d", r.ContextDistribution[k], k))
@@ -326,6 +353,9 @@ func identityFields(r *artifact.Report, ext extView) []viewField {
 	if r.ResponseWords > 0 {
 		add("response words", fmt.Sprintf("%d (%s)", r.ResponseWords, r.ControlledOutputPolicy))
 	}
+	if t := ext.Traffic; t != nil {
+		add(t.Kind, trafficText(t))
+	}
 	if line := arrivalLine(r); line != "" {
 		add("arrival", line)
 	}
@@ -349,6 +379,9 @@ func extOf(x *artifact.Extension) (extView, map[int]*artifact.RequestDetail) {
 	if s := x.Search; s != nil {
 		v.Search = &searchView{s.Kind, s.Probe, s.Value}
 	}
+	if w := x.Workload; w != nil {
+		v.Traffic = trafficOf(w)
+	}
 	if c := x.ChunkTiming; c != nil {
 		rule := fmt.Sprintf("gap > %s × the request's median gap and > %s ms", fmtNum(c.StallRule.Relative), fmtNum(c.StallRule.FloorMS))
 		if c.StallRule.OverrideMS != nil {
@@ -362,6 +395,27 @@ func extOf(x *artifact.Extension) (extView, map[int]*artifact.RequestDetail) {
 		reqs[x.Requests[i].RequestIndex] = &x.Requests[i]
 	}
 	return v, reqs
+}
+
+// trafficOf is the page's view of anvil_go.workload.
+func trafficOf(w *artifact.Workload) *trafficView {
+	t := &trafficView{Kind: w.Kind, SpeedUp: math.NaN(), LagP50: math.NaN(), LagP99: math.NaN(), LagMax: math.NaN()}
+	if s := w.Sessions; s != nil {
+		t.Source = "recorded sessions"
+		if s.Spec != nil {
+			t.Source = *s.Spec
+		}
+	}
+	if tr := w.Trace; tr != nil {
+		if w.Sessions == nil {
+			t.Source = tr.File
+		}
+		t.SHA256, t.SpeedUp = tr.SHA256, tr.SpeedUp
+	}
+	if l := w.SendLagMS; l != nil {
+		t.LagP50, t.LagP99, t.LagMax = l.P50, l.P99, l.Max
+	}
+	return t
 }
 
 func ptrOrNaN(p *float64) float64 {

@@ -269,6 +269,7 @@ var chunkTimingTable = newArtTable(func(c *ChunkTiming) *shape { return &c.shape
 	fieldOf("exact", func(c *ChunkTiming) *bool { return &c.Exact }, boolCodec),
 	fieldOf("gaps", func(c *ChunkTiming) *int { return &c.Gaps }, intCodec),
 	fieldOf("itl_ms", func(c *ChunkTiming) *Quantiles { return &c.ITLMS }, runQuantilesTable.codec()),
+	fieldOf("per_token", func(c *ChunkTiming) *bool { return &c.PerToken }, boolCodec),
 	fieldOf("relative_error", func(c *ChunkTiming) *float64 { return &c.RelativeError }, floatCodec),
 	fieldOf("stall_rule", func(c *ChunkTiming) *StallRule { return &c.StallRule }, stallRuleTable.codec()),
 	fieldOf("stalls", func(c *ChunkTiming) *int { return &c.Stalls }, intCodec),
@@ -300,12 +301,31 @@ var contextWindowTable = newArtTable(func(c *ContextWindow) *shape { return &c.s
 
 var connectionsTable = newArtTable(func(c *Connections) *shape { return &c.shape },
 	fieldOf("dialed_in_measurement", func(c *Connections) *int { return &c.DialedInMeasurement }, intCodec),
+	fieldOf("kept_alive_closed", func(c *Connections) *int { return &c.KeptAliveClosed }, intCodec),
 	fieldOf("prewarmed", func(c *Connections) *int { return &c.Prewarmed }, intCodec),
 	fieldOf("retried", func(c *Connections) *int { return &c.Retried }, intCodec),
+	fieldOf("reuse_disabled", func(c *Connections) *bool { return &c.ReuseDisabled }, boolCodec),
+)
+
+var failedAttemptTable = newArtTable(func(a *FailedAttempt) *shape { return &a.shape },
+	fieldOf("connect_ms", func(a *FailedAttempt) **float64 { return &a.ConnectMS }, optFloatCodec),
+	fieldOf("ended_ms", func(a *FailedAttempt) *float64 { return &a.EndedMS }, floatCodec),
+	fieldOf("got_conn_ms", func(a *FailedAttempt) *float64 { return &a.GotConnMS }, floatCodec),
+	fieldOf("reused", func(a *FailedAttempt) *bool { return &a.Reused }, boolCodec),
+	fieldOf("wrote_request_ms", func(a *FailedAttempt) **float64 { return &a.WroteRequestMS }, optFloatCodec),
+)
+
+var serverTimingsTable = newArtTable(func(t *ServerTimings) *shape { return &t.shape },
+	fieldOf("cache_n", func(t *ServerTimings) **int { return &t.CacheN }, optIntCodec),
+	fieldOf("predicted_ms", func(t *ServerTimings) **float64 { return &t.PredictedMS }, optFloatCodec),
+	fieldOf("predicted_n", func(t *ServerTimings) **int { return &t.PredictedN }, optIntCodec),
+	fieldOf("prompt_ms", func(t *ServerTimings) **float64 { return &t.PromptMS }, optFloatCodec),
+	fieldOf("prompt_n", func(t *ServerTimings) **int { return &t.PromptN }, optIntCodec),
 )
 
 var phasesTable = newArtTable(func(p *Phases) *shape { return &p.shape },
 	fieldOf("connect_ms", func(p *Phases) **float64 { return &p.ConnectMS }, optFloatCodec),
+	optionalOf("failed_attempt", func(p *Phases) **FailedAttempt { return &p.FailedAttempt }, failedAttemptTable.codec()),
 	fieldOf("first_byte_ms", func(p *Phases) **float64 { return &p.FirstByteMS }, optFloatCodec),
 	fieldOf("first_event_ms", func(p *Phases) **float64 { return &p.FirstEventMS }, optFloatCodec),
 	fieldOf("got_conn_ms", func(p *Phases) *float64 { return &p.GotConnMS }, floatCodec),
@@ -330,8 +350,15 @@ var requestDetailTable = newArtTable(func(d *RequestDetail) *shape { return &d.s
 	fieldOf("scheduled_ms", func(d *RequestDetail) **float64 { return &d.ScheduledMS }, optFloatCodec),
 	fieldOf("scheduled_ttft_ms", func(d *RequestDetail) **float64 { return &d.ScheduledTTFTMS }, optFloatCodec),
 	fieldOf("sent_ms", func(d *RequestDetail) **float64 { return &d.SentMS }, optFloatCodec),
+	optionalOf("server_timings", func(d *RequestDetail) **ServerTimings { return &d.ServerTimings }, serverTimingsTable.codec()),
 	fieldOf("stalls", func(d *RequestDetail) *int { return &d.Stalls }, intCodec),
 	fieldOf("tokens_per_chunk", func(d *RequestDetail) **float64 { return &d.TokensPerChunk }, optFloatCodec),
+	optionalOf("trace_line", func(d *RequestDetail) **int { return &d.TraceLine }, intCodec),
+	optionalOf("session", func(d *RequestDetail) **string { return &d.Session }, stringCodec),
+	optionalOf("turn", func(d *RequestDetail) **int { return &d.Turn }, intCodec),
+	optionalOf("planned_output_tokens", func(d *RequestDetail) **int { return &d.PlannedOutputTokens }, intCodec),
+	optionalOf("counted_output_tokens", func(d *RequestDetail) **int { return &d.CountedOutputTokens }, intCodec),
+	optionalOf("cached_prompt_tokens", func(d *RequestDetail) **int { return &d.CachedPromptTokens }, intCodec),
 )
 
 var extensionTable = newArtTable(func(x *Extension) *shape { return &x.shape },
@@ -349,6 +376,43 @@ var extensionTable = newArtTable(func(x *Extension) *shape { return &x.shape },
 	optionalOf("shards", func(x *Extension) **ShardSet { return &x.Shards }, shardSetTable.codec()),
 	optionalOf("slo", func(x *Extension) **SLOResult { return &x.SLO }, sloTable.codec()),
 	fieldOf("version", func(x *Extension) *int { return &x.Version }, intCodec),
+	optionalOf("workload", func(x *Extension) **Workload { return &x.Workload }, workloadTable.codec()),
+)
+
+// The members of a trace or sessions workload (workload.go).
+
+var workloadTable = newArtTable(func(w *Workload) *shape { return &w.shape },
+	fieldOf("kind", func(w *Workload) *string { return &w.Kind }, stringCodec),
+	optionalOf("send_lag_ms", func(w *Workload) **SendLag { return &w.SendLagMS }, sendLagTable.codec()),
+	optionalOf("sessions", func(w *Workload) **SessionsWorkload { return &w.Sessions }, sessionsWorkloadTable.codec()),
+	optionalOf("trace", func(w *Workload) **TraceWorkload { return &w.Trace }, traceWorkloadTable.codec()),
+)
+
+var traceWorkloadTable = newArtTable(func(t *TraceWorkload) *shape { return &t.shape },
+	fieldOf("bytes", func(t *TraceWorkload) *int { return &t.Bytes }, intCodec),
+	fieldOf("file", func(t *TraceWorkload) *string { return &t.File }, stringCodec),
+	fieldOf("first", func(t *TraceWorkload) *int { return &t.First }, intCodec),
+	fieldOf("first_line", func(t *TraceWorkload) *int { return &t.FirstLine }, intCodec),
+	fieldOf("format", func(t *TraceWorkload) *string { return &t.Format }, stringCodec),
+	fieldOf("last_line", func(t *TraceWorkload) *int { return &t.LastLine }, intCodec),
+	fieldOf("rows", func(t *TraceWorkload) *int { return &t.Rows }, intCodec),
+	fieldOf("sha256", func(t *TraceWorkload) *string { return &t.SHA256 }, stringCodec),
+	fieldOf("speed_up", func(t *TraceWorkload) *float64 { return &t.SpeedUp }, floatCodec),
+	fieldOf("window_end_ms", func(t *TraceWorkload) **float64 { return &t.WindowEndMS }, optFloatCodec),
+	fieldOf("window_start_ms", func(t *TraceWorkload) *float64 { return &t.WindowStartMS }, floatCodec),
+)
+
+var sessionsWorkloadTable = newArtTable(func(s *SessionsWorkload) *shape { return &s.shape },
+	fieldOf("sessions", func(s *SessionsWorkload) *int { return &s.Sessions }, intCodec),
+	fieldOf("spec", func(s *SessionsWorkload) **string { return &s.Spec }, optStringCodec),
+	fieldOf("users", func(s *SessionsWorkload) **int { return &s.Users }, optIntCodec),
+)
+
+var sendLagTable = newArtTable(func(l *SendLag) *shape { return &l.shape },
+	fieldOf("max", func(l *SendLag) *float64 { return &l.Max }, floatCodec),
+	fieldOf("p50", func(l *SendLag) *float64 { return &l.P50 }, floatCodec),
+	fieldOf("p99", func(l *SendLag) *float64 { return &l.P99 }, floatCodec),
+	fieldOf("requests", func(l *SendLag) *int { return &l.Requests }, intCodec),
 )
 
 // The members of a sharded workload (shard.go).

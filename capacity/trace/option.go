@@ -106,6 +106,15 @@ func (n First) apply(o *options) error {
 	return nil
 }
 
+// CheckOptions returns the *FieldError of the first invalid option of
+// opts (a value out of its range, a kind given twice), or nil: what
+// NewReader would report, for a caller that validates its settings
+// before it opens the trace.
+func CheckOptions(opts ...Option) error {
+	_, err := resolve(opts)
+	return err
+}
+
 // resolve applies opts over the defaults.
 func resolve(opts []Option) (options, error) {
 	o := options{speedUp: 1, seen: map[string]bool{}}

@@ -23,7 +23,8 @@
 // does not size a Source's prompts yet.
 //
 // The imports run one way: traffic imports capacity, trace, blocktext
-// and session; none of them imports traffic, and trace, blocktext and
-// session import nothing of capacity but capacity/arrival (session, for
-// its exponential draws).
+// and session; none of them imports traffic (package anviltest does), and
+// trace, blocktext and session import nothing of capacity but
+// capacity/arrival (session, for its exponential draws); capacity writes
+// a Source's PrefixBlocks with blocktext, so there is one block text.
 package traffic

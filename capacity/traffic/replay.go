@@ -35,6 +35,10 @@ type Replay struct {
 	// make the model produce exactly max_tokens tokens. A server that
 	// rejects unknown fields fails every request with it.
 	IgnoreEOS bool
+	// Description is the trace the Records were read from
+	// (trace.Reader.Description), written into the artifact as
+	// anvil_go.workload.trace; nil writes the workload without it.
+	Description *trace.Description
 }
 
 var (
@@ -42,10 +46,13 @@ var (
 	_ capacity.Schedule = Replay{}
 )
 
-// Workload returns w with the replay as its Source and Schedule and one
-// measured request per record.
+// Workload returns w with the replay as its Source and Schedule, one
+// measured request per record, and among its Observers one that writes
+// anvil_go.workload (the trace, the send lag) and each request's
+// trace_line into the artifact.
 func (r Replay) Workload(w capacity.Workload) capacity.Workload {
 	w.Source, w.Schedule, w.Requests = r, r, len(r.Records)
+	w.Observers = append(w.Observers[:len(w.Observers):len(w.Observers)], replayObserver{r})
 	return w
 }
 

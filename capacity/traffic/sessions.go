@@ -10,6 +10,7 @@ import (
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/session"
+	"github.com/anvilbench/anvil/capacity/trace"
 	"github.com/anvilbench/anvil/capacity/trace/blocktext"
 )
 
@@ -36,6 +37,9 @@ type SessionOptions struct {
 	Salt string
 	// IgnoreEOS sends "ignore_eos" and "min_tokens" (see Replay).
 	IgnoreEOS bool
+	// Trace is the trace recorded sessions were read from, for the
+	// artifact's anvil_go.workload.trace; nil for none.
+	Trace *trace.Description
 }
 
 // turnPlan is one planned turn.
@@ -44,6 +48,7 @@ type turnPlan struct {
 	think        time.Duration // after the previous turn ended
 	blocks       []int64       // the first turn's blocks (recorded sessions)
 	blockTokens  int
+	line         int // the turn's trace line (recorded sessions); 0 for synthetic ones
 }
 
 // Sessions runs conversations through a capacity run: it is the run's
@@ -63,6 +68,7 @@ type turnPlan struct {
 type Sessions struct {
 	plans []([]turnPlan)
 	ids   []string // recorded session ids; nil for synthetic sessions
+	spec  string   // the synthetic sessions' spec, compact form; "" for recorded ones
 	start Start
 	opts  SessionOptions
 
@@ -75,6 +81,7 @@ type Sessions struct {
 	state   []sessionState
 	ready   []int // sessions whose last turn ended and that have turns left
 	byIndex map[int]*sentTurn
+	lines   map[int]int // request index -> trace line of the turn it sent (recorded sessions)
 }
 
 type sessionState struct {
@@ -110,7 +117,12 @@ func Synthetic(spec session.Spec, n int, start Start, opts SessionOptions) (*Ses
 			plans[s][k] = turnPlan{user: spec.UserTokens, output: spec.OutputTokens, think: spec.ThinkTime(s, k+1)}
 		}
 	}
-	return newSessions(plans, start, opts)
+	s, err := newSessions(plans, start, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.spec = spec.String()
+	return s, nil
 }
 
 // Recorded returns the sessions read from a trace (session.Read), each
@@ -128,7 +140,7 @@ func Recorded(sessions []session.Recorded, opts SessionOptions) (*Sessions, erro
 		}
 		offsets[s] = rs.Turns[0].Offset
 		for k, rec := range rs.Turns {
-			tp := turnPlan{user: rec.UserTokens, output: rec.OutputTokens, think: rec.Think}
+			tp := turnPlan{user: rec.UserTokens, output: rec.OutputTokens, think: rec.Think, line: rec.Line}
 			if k == 0 {
 				tp.blocks, tp.blockTokens = rec.Blocks, rec.BlockTokens
 			}
@@ -163,7 +175,7 @@ func newSessions(plans [][]turnPlan, start Start, opts SessionOptions) (*Session
 		}
 	}
 	return &Sessions{plans: plans, start: start, opts: opts, changed: make(chan struct{}),
-		state: make([]sessionState, len(plans)), byIndex: map[int]*sentTurn{}}, nil
+		state: make([]sessionState, len(plans)), byIndex: map[int]*sentTurn{}, lines: map[int]int{}}, nil
 }
 
 // Turns returns the number of turns planned over all sessions: the most
@@ -190,7 +202,9 @@ func (s *Sessions) Workload(w capacity.Workload) capacity.Workload {
 
 // Start implements capacity.Observer: the start of the measured phase is
 // the origin of OpenLoop's offsets, and every session starts afresh, so
-// one Sessions serves run after run (never two runs at once).
+// one Sessions serves run after run (never two runs at once). Its end
+// hook writes anvil_go.workload (the sessions, their spec) into the
+// artifact.
 func (s *Sessions) Start(ctx context.Context, at time.Time) func(*artifact.Report) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -198,7 +212,21 @@ func (s *Sessions) Start(ctx context.Context, at time.Time) func(*artifact.Repor
 	s.next, s.active, s.ready = 0, 0, nil
 	s.state = make([]sessionState, len(s.plans))
 	clear(s.byIndex)
-	return nil
+	clear(s.lines)
+	return func(rep *artifact.Report) {
+		if rep.AnvilGo == nil {
+			return
+		}
+		rep.AnvilGo.Workload = s.sessionsWorkload()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for k := range rep.AnvilGo.Requests {
+			d := &rep.AnvilGo.Requests[k]
+			if line, ok := s.lines[d.RequestIndex]; ok {
+				d.TraceLine = &line
+			}
+		}
+	}
 }
 
 // Admit implements capacity.Gate: request i is admitted when Due gave it
@@ -313,6 +341,9 @@ func (s *Sessions) Request(i int) (capacity.Request, error) {
 		return capacity.Request{}, fmt.Errorf("traffic: session %d turn %d: %w", st.session, st.turn, err)
 	}
 	st.user = capacity.Message{Role: "user", Content: text}
+	if tp.line > 0 {
+		s.lines[i] = tp.line
+	}
 	state := s.state[st.session]
 	msgs := append(append(make([]capacity.Message, 0, len(state.history)+1), state.history...), st.user)
 	req := capacity.Request{

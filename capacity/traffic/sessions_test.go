@@ -1,6 +1,7 @@
 package traffic_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -169,6 +170,12 @@ func TestSessionsRecorded(t *testing.T) {
 			require.Equal(t, w.at, got[n].at-first, "request %d", n)
 			require.Len(t, got[n].messages[len(got[n].messages)-1].Content, w.userChars, "request %d", n)
 			require.Equal(t, w.maxTokens, string(got[n].body["max_tokens"]), "request %d", n)
+		}
+		// The artifact names each turn's session, turn and trace line.
+		lines := map[[2]string]int{{"a", "1"}: 1, {"b", "1"}: 2, {"a", "2"}: 3, {"b", "2"}: 4}
+		require.Len(t, rep.AnvilGo.Requests, 4)
+		for _, d := range rep.AnvilGo.Requests {
+			require.Equal(t, lines[[2]string{*d.Session, strconv.Itoa(*d.Turn)}], *d.TraceLine, "session %s turn %d", *d.Session, *d.Turn)
 		}
 	})
 }

@@ -1,0 +1,256 @@
+package anviltest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/trace"
+	"github.com/anvilbench/anvil/capacity/traffic"
+)
+
+const (
+	mooncakeTrace = "../testdata/traces/mooncake-conversation_trace-first500.jsonl"
+	azureTrace    = "../testdata/traces/azure-AzureLLMInferenceTrace_conv-first500.csv"
+)
+
+// runTraffic runs one benchmark of w against the embedded fake with the
+// environment vars (the fake sped up a hundredfold) and returns its report.
+func runTraffic(t *testing.T, w capacity.Workload, vars env, opts ...Option) *artifact.Report {
+	t.Helper()
+	clearEnv(t)
+	setBenchtime(t, "1x")
+	vars[EnvFakeTimeScale] = "0.01"
+	var rep *artifact.Report
+	testing.Benchmark(func(b *testing.B) {
+		rep = Capacity(b, w, append([]Option{WithEnvironment(vars.get), WithOutDir(t.TempDir())}, opts...)...)
+	})
+	require.NotNil(t, rep, "the benchmark failed")
+	return rep
+}
+
+// fileSHA256 is the hex SHA-256 of a file.
+func fileSHA256(t *testing.T, path string) string {
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// traceRows reads the rows of a shipped trace.
+func traceRows(t *testing.T, path string, opts ...trace.Option) []trace.Record {
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	r := trace.NewReader(f, path, trace.Auto, opts...)
+	var recs []trace.Record
+	for r.Scan() {
+		recs = append(recs, r.Record())
+	}
+	require.NoError(t, r.Err())
+	return recs
+}
+
+// TestTraceReplacesThePlan: ANVIL_TRACE replays the first rows of the
+// Mooncake conversation trace instead of the benchmark's synthetic plan
+// (its fixed context and -benchtime 1x): every row is sent once, with
+// max_tokens its output_length, context_tokens null, and the artifact
+// names the trace by its SHA-256; the fake's prefix cache sees the rows'
+// shared blocks.
+func TestTraceReplacesThePlan(t *testing.T) {
+	rep := runTraffic(t, capacity.Workload{ContextTokens: 4096, Concurrency: 64, MaxTokens: 256},
+		env{EnvTrace: mooncakeTrace, EnvTraceSpeedUp: "100", EnvTraceFirst: "120", EnvFakeProfile: "plain"})
+	recs := traceRows(t, mooncakeTrace, trace.First(120))
+	require.Equal(t, 120, rep.Requests)
+	require.Nil(t, rep.ContextTokens)
+	w := rep.AnvilGo.Workload
+	require.Equal(t, artifact.WorkloadTrace, w.Kind)
+	require.Equal(t, fileSHA256(t, mooncakeTrace), w.Trace.SHA256)
+	require.Equal(t, "mooncake", w.Trace.Format)
+	require.Equal(t, 100.0, w.Trace.SpeedUp)
+	require.Equal(t, 120, w.Trace.First)
+	require.Equal(t, 120, w.SendLagMS.Requests)
+
+	lines := map[int]bool{}
+	sharedHits, shared := 0, 0
+	seen := map[int64]bool{}
+	for _, d := range rep.AnvilGo.Requests {
+		require.NotNil(t, d.TraceLine, "request %d", d.RequestIndex)
+		require.False(t, lines[*d.TraceLine], "line %d sent twice", *d.TraceLine)
+		lines[*d.TraceLine] = true
+		rec := recs[d.RequestIndex]
+		require.Equal(t, rec.Line, *d.TraceLine)
+		require.Equal(t, rec.OutputTokens, *d.PlannedOutputTokens, "line %d: max_tokens is output_length", rec.Line)
+		require.Equal(t, rec.PromptTokens, d.PlannedPromptTokens)
+		if d.Outcome == artifact.OutcomeSuccess && seen[rec.Blocks[0]] {
+			shared++
+			if *d.CachedPromptTokens > 0 {
+				sharedHits++
+			}
+		}
+		for _, b := range rec.Blocks {
+			seen[b] = true
+		}
+	}
+	require.Len(t, lines, 120)
+	require.Greater(t, shared, 100)
+	require.GreaterOrEqual(t, sharedHits*10, shared*9, "rows opening with an earlier row's block hit the fake's prefix cache")
+}
+
+// TestTraceAzureFromItsCSV: the Azure conversation trace replays the same
+// way, its format told by the file name.
+func TestTraceAzureFromItsCSV(t *testing.T) {
+	rep := runTraffic(t, capacity.Workload{Concurrency: 32},
+		env{EnvTrace: azureTrace, EnvTraceSpeedUp: "1000", EnvTraceFirst: "60", EnvFakeProfile: "fast"})
+	recs := traceRows(t, azureTrace, trace.First(60))
+	require.Equal(t, 60, rep.Requests)
+	require.Equal(t, "azure", rep.AnvilGo.Workload.Trace.Format)
+	for _, d := range rep.AnvilGo.Requests {
+		require.Equal(t, recs[d.RequestIndex].Line, *d.TraceLine)
+		require.Equal(t, recs[d.RequestIndex].OutputTokens, *d.PlannedOutputTokens)
+	}
+}
+
+// TestSessionsFromTheEnvironment: ANVIL_SESSIONS runs 3-turn sessions,
+// the benchmark's Concurrency users at a time; the artifact reports the
+// fake's cached tokens per turn, which grow with the history.
+func TestSessionsFromTheEnvironment(t *testing.T) {
+	rep := runTraffic(t, capacity.Workload{Concurrency: 2},
+		env{EnvSessions: "turns=3,user=200,output=24,think=50ms", EnvSessionsCount: "4", EnvFakeProfile: "fast"})
+	require.Equal(t, 12, rep.Requests)
+	require.Zero(t, rep.Failed)
+	w := rep.AnvilGo.Workload
+	require.Equal(t, artifact.WorkloadSessions, w.Kind)
+	require.Equal(t, "turns=3,user=200,output=24,think=50ms,think_dist=fixed,seed=0", *w.Sessions.Spec)
+	require.Equal(t, 4, w.Sessions.Sessions)
+	require.Equal(t, 2, *w.Sessions.Users)
+	cached := map[string][]int{}
+	for _, d := range rep.AnvilGo.Requests {
+		require.Len(t, cached[*d.Session], *d.Turn-1, "session %s: turns in order", *d.Session)
+		cached[*d.Session] = append(cached[*d.Session], *d.CachedPromptTokens)
+	}
+	require.Len(t, cached, 4)
+	for s, c := range cached {
+		require.Less(t, c[0], c[1], "session %s: turn 2 finds turn 1 in the cache", s)
+		require.Less(t, c[1], c[2], "session %s: turn 3 finds turns 1 and 2", s)
+	}
+}
+
+// TestTrafficErrors: conflicting or incomplete traffic variables, and a
+// trace that cannot be read, fail with the variable named.
+func TestTrafficErrors(t *testing.T) {
+	for _, tc := range []struct {
+		vars env
+		want string
+	}{
+		{env{EnvTrace: mooncakeTrace, EnvSessions: "turns=2,user=10,output=8"}, "ANVIL_TRACE and ANVIL_SESSIONS are both set"},
+		{env{EnvTraceSpeedUp: "10"}, "need ANVIL_TRACE"},
+		{env{EnvSessionsCount: "3"}, "ANVIL_SESSIONS_COUNT needs ANVIL_SESSIONS"},
+		{env{EnvTrace: "no-such-trace.jsonl"}, "ANVIL_TRACE: open no-such-trace.jsonl"},
+		{env{EnvTrace: mooncakeTrace, EnvTraceWindow: "10h.."}, "no row to replay"},
+		{env{EnvSessions: "recorded"}, "ANVIL_SESSIONS=recorded needs ANVIL_TRACE"},
+		{env{EnvTrace: "testdata/sessions.jsonl", EnvSessions: "recorded", EnvSessionsCount: "2"}, "ANVIL_SESSIONS_COUNT counts synthetic sessions"},
+		{env{EnvIgnoreEOS: "1"}, "ANVIL_IGNORE_EOS needs ANVIL_TRACE or ANVIL_SESSIONS"},
+		{env{EnvTrace: mooncakeTrace, EnvRate: "5"}, "ANVIL_RATE with a trace or sessions"},
+		{env{EnvSessions: "turns=2,user=10,output=8", EnvPromptSizing: "exact"}, `prompt sizing "exact"`},
+	} {
+		s := newSettings([]Option{WithEnvironment(tc.vars.get)})
+		w, err := s.applyWorkloadEnv(capacity.Workload{})
+		require.NoError(t, err)
+		_, _, err = s.applyTraffic(w)
+		require.ErrorContains(t, err, tc.want, "%v", tc.vars)
+	}
+	for name, bad := range map[string]string{
+		EnvTraceSpeedUp: "0", EnvTraceFirst: "0", EnvTraceWindow: "20s..10s", EnvTraceFormat: "parquet",
+		EnvSessions: "turns=0,user=1,output=1", EnvSessionsCount: "0",
+	} {
+		_, err := readEnvironment(env{name: bad}.get)
+		var ee *envError
+		require.True(t, errors.As(err, &ee), "%s=%s: %v", name, bad, err)
+		require.Equal(t, name, ee.name)
+	}
+	_, err := readEnvironment(env{EnvTraceSpeedUp: "0"}.get)
+	require.ErrorContains(t, err, "[0.001, 1e+06]", "the allowed range is named")
+}
+
+// TestWithTrafficWinsOverTheEnvironment: a Go value of traffic replaces
+// the plan whatever ANVIL_TRACE says.
+func TestWithTrafficWinsOverTheEnvironment(t *testing.T) {
+	called := false
+	s := newSettings([]Option{WithEnvironment(env{EnvTrace: "no-such-trace.jsonl"}.get),
+		WithTraffic(trafficFunc(func(w capacity.Workload) capacity.Workload {
+			called = true
+			require.Zero(t, w.Requests+w.ContextTokens+w.Burst)
+			require.Zero(t, w.Rate)
+			require.Equal(t, 8, w.Concurrency)
+			w.Requests = 3
+			return w
+		}))})
+	w, replaced, err := s.applyTraffic(capacity.Workload{Requests: 50, ContextTokens: 4096, Rate: 5, Concurrency: 8})
+	require.NoError(t, err)
+	require.True(t, replaced)
+	require.True(t, called)
+	require.Equal(t, 3, w.Requests)
+}
+
+// trafficFunc adapts a function to a Traffic.
+type trafficFunc func(capacity.Workload) capacity.Workload
+
+func (f trafficFunc) Workload(w capacity.Workload) capacity.Workload { return f(w) }
+
+// TestRecordedSessionsFromTheEnvironment: ANVIL_SESSIONS=recorded runs
+// the sessions of the ANVIL_TRACE file, turn by turn, with ignore_eos
+// from ANVIL_IGNORE_EOS (which the fake takes); the artifact names the
+// trace they came from.
+func TestRecordedSessionsFromTheEnvironment(t *testing.T) {
+	const file = "testdata/sessions.jsonl"
+	rep := runTraffic(t, capacity.Workload{Concurrency: 4},
+		env{EnvTrace: file, EnvSessions: "recorded", EnvIgnoreEOS: "1", EnvFakeProfile: "fast"})
+	require.Equal(t, 6, rep.Requests)
+	require.Zero(t, rep.Failed, "%+v", rep.Failures)
+	w := rep.AnvilGo.Workload
+	require.Equal(t, artifact.WorkloadSessions, w.Kind)
+	require.Nil(t, w.Sessions.Spec, "recorded sessions have no spec")
+	require.Equal(t, 2, w.Sessions.Sessions)
+	require.Equal(t, fileSHA256(t, file), w.Trace.SHA256)
+	turns := map[string][]int{}
+	for _, d := range rep.AnvilGo.Requests {
+		turns[*d.Session] = append(turns[*d.Session], *d.Turn)
+		require.Equal(t, 20, *d.PlannedOutputTokens)
+	}
+	require.Equal(t, map[string][]int{"a": {1, 2, 3}, "b": {1, 2, 3}}, turns)
+}
+
+// TestIgnoreEOSFromTheEnvironment: ANVIL_IGNORE_EOS=1 makes a replay send
+// ignore_eos and min_tokens; unset, it sends neither.
+func TestIgnoreEOSFromTheEnvironment(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		vars := env{EnvTrace: mooncakeTrace, EnvTraceFirst: "3"}
+		if on {
+			vars[EnvIgnoreEOS] = "1"
+		}
+		e, err := readEnvironment(vars.get)
+		require.NoError(t, err)
+		tr, err := e.traffic.resolve(capacity.Workload{})
+		require.NoError(t, err)
+		replay, ok := tr.(traffic.Replay)
+		require.True(t, ok, "%T", tr)
+		require.Len(t, replay.Records, 3)
+		require.Equal(t, on, replay.IgnoreEOS)
+		req, err := replay.Request(0)
+		require.NoError(t, err)
+		if on {
+			require.JSONEq(t, "true", string(req.Body["ignore_eos"]))
+			require.JSONEq(t, strconv.Itoa(replay.Records[0].OutputTokens), string(req.Body["min_tokens"]))
+		} else {
+			require.Nil(t, req.Body)
+		}
+	}
+}
