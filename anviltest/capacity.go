@@ -291,6 +291,12 @@ func logOutcome(b *testing.B, r *artifact.Report) {
 		b.Log(note)
 	}
 	logSizing(b, r)
+	if reporters.Suspect(r) {
+		b.Log(reporters.AuditLine(r))
+	}
+	for _, line := range reporters.CrossCheckLines(r) {
+		b.Log(line)
+	}
 	// The failures of the requests sent: the never-sent requests v1
 	// records as cancelled rows are counted above, not as failures.
 	sent := reporters.SentFailures(r)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/servermetrics"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 
@@ -55,6 +56,8 @@ type environment struct {
 	fakeTimeScale                           float64
 	fakeDecodeStep                          time.Duration
 	progress, html                          *bool
+	metricsURL                              string
+	metricsInterval                         time.Duration
 	traffic                                 envTraffic
 	shard                                   capacity.Shard // ANVIL_SHARD
 	shards                                  int            // ANVIL_SHARDS
@@ -131,6 +134,21 @@ var envVars = [...]envVar{
 	{EnvFakeDecodeStep, "", "a duration in (0, 1m]", duration(func(e *environment) *time.Duration { return &e.fakeDecodeStep }, time.Minute)},
 	{EnvProgress, "", "0 (off) or 1 (on when standard error is a terminal)", boolean(func(e *environment) **bool { return &e.progress })},
 	{EnvHTML, "", "1 (write " + HTMLReportName + " beside the artifacts) or 0", boolean(func(e *environment) **bool { return &e.html })},
+	{EnvMetricsURL, "Target.MetricsURL", "an http(s) URL of the server's Prometheus metrics, or off", func(e *environment, v string) error {
+		if _, err := servermetrics.EndpointURL("http://base.invalid", v); err != nil {
+			return errNotAllowed
+		}
+		e.metricsURL = v
+		return nil
+	}},
+	{EnvMetricsInterval, "Target.MetricsInterval", fmt.Sprintf("a duration in [%v, %v]", servermetrics.MinInterval, servermetrics.MaxInterval), func(e *environment, v string) error {
+		d, err := time.ParseDuration(v)
+		if err == nil && (d < servermetrics.MinInterval || d > servermetrics.MaxInterval) {
+			err = errOutOfRange
+		}
+		e.metricsInterval = d
+		return err
+	}},
 	{EnvTrace, "", "the path of a trace file", parseTracePath},
 	{EnvTraceFormat, "", "mooncake, azure or jsonl", parseTraceFormat},
 	{EnvTraceSpeedUp, "", "a speed-up factor in [0.001, 1e6] (recorded offsets are divided by it)", parseTraceSpeedUp},

@@ -17,7 +17,7 @@ import (
 // mixedIgnore is the -ignore list README "Comparing runs" gives for
 // putting converted artifacts and go test output in one table: the keys
 // only one of them carries.
-const mixedIgnore = "goos,goarch,pkg,cpu,target,fake-profile,fake-time-scale,protocol,workload,eligible"
+const mixedIgnore = "goos,goarch,pkg,cpu,target,fake-profile,fake-time-scale,protocol,workload,eligible,audit"
 
 func TestIdentityConfig(t *testing.T) {
 	env := func(kv map[string]string) Option {

@@ -165,6 +165,10 @@ func (s *settings) resolveTarget() (capacity.Target, error) {
 	if t.MaxModelLen == 0 {
 		t.MaxModelLen = e.maxModelLen
 	}
+	fill(&t.MetricsURL, e.metricsURL)
+	if t.MetricsInterval == 0 {
+		t.MetricsInterval = e.metricsInterval
+	}
 	return t, nil
 }
 

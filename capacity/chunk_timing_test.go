@@ -118,7 +118,7 @@ func TestChunkTimingAgainstFakeTrace(t *testing.T) {
 		srv := fakeserver.NewInMemory(cfg)
 		defer srv.Close()
 		const seed = 5
-		rep, err := Run(t.Context(), Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()},
+		rep, err := Run(t.Context(), Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client(), MetricsURL: "off"},
 			Workload{Requests: 12, Concurrency: 3, Seed: seed, MaxTokens: 200, RequestCanaries: true, ContextTokens: 1024})
 		require.NoError(t, err)
 		synctest.Wait()

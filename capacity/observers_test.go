@@ -2,7 +2,6 @@ package capacity_test
 
 import (
 	"cmp"
-	"net/http"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -10,19 +9,19 @@ import (
 
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/artifact"
-	"github.com/anvilbench/anvil/capacity/audit"
 	"github.com/anvilbench/anvil/capacity/servermetrics"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 	"github.com/stretchr/testify/require"
 )
 
-// TestObserversOnTheSeam: the server-metrics sampler and the self-audit,
-// plugged into a run as observers, against the fake with 4 slots at
-// concurrency 8: the sampled gauges read 4 running and 4 waiting while
-// the run still dispatches, the generation-token check is exact, the
-// server's mean TTFT is the client's (nothing between them in memory),
-// the audit is recorded, and the same run without them has exactly the
-// same request timings.
+// TestObserversOnTheSeam: every run samples the server's metrics and
+// audits itself, on the run-observer seam. Against the fake with 4 slots
+// at concurrency 8 (a plain Run, the endpoint found at the default
+// /metrics): the sampled gauges read 4 running and 4 waiting while the
+// run still dispatches, the generation-token check is exact, the server's
+// mean TTFT is the client's (nothing between them in memory), the audit is
+// recorded, and the same run with the sampler off has exactly the same
+// request timings.
 func TestObserversOnTheSeam(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const service = 100 * time.Millisecond
@@ -30,16 +29,10 @@ func TestObserversOnTheSeam(t *testing.T) {
 		require.NoError(t, err)
 		srv := fakeserver.NewInMemory(cfg)
 		defer srv.Close()
-		u, err := servermetrics.EndpointURL(srv.BaseURL(), "")
-		require.NoError(t, err)
-		sampler, err := servermetrics.Discover(t.Context(), servermetrics.Config{URL: u, Interval: 37 * time.Millisecond,
-			Client: &http.Client{Transport: srv.Client().Transport.(*http.Transport).Clone()}})
-		require.NoError(t, err)
-		require.NotNil(t, sampler)
 
-		rep, err := capacity.Run(t.Context(), capacity.Target{BaseURL: srv.BaseURL(), HTTPClient: srv.Client()},
-			capacity.Workload{Requests: 48, Concurrency: 8, ContextTokens: 256,
-				Observers: []capacity.Observer{servermetrics.Observer{Sampler: sampler}, audit.Observer{}}})
+		w := capacity.Workload{Requests: 48, Concurrency: 8, ContextTokens: 256}
+		rep, err := capacity.Run(t.Context(), capacity.Target{BaseURL: srv.BaseURL(), HTTPClient: srv.Client(),
+			MetricsInterval: 37 * time.Millisecond}, w)
 		require.NoError(t, err)
 		require.Equal(t, 48, rep.Completed, "failures: %+v", rep.Failures)
 
@@ -71,12 +64,13 @@ func TestObserversOnTheSeam(t *testing.T) {
 		require.Contains(t, []string{artifact.AuditOK, artifact.AuditSuspect}, a.Verdict)
 		require.Nil(t, a.SendLagP99MS, "a closed loop")
 
-		// The same run without the observers: the same timings, exactly.
-		bare, err := capacity.Run(t.Context(), capacity.Target{BaseURL: srv.BaseURL(), HTTPClient: srv.Client()},
-			capacity.Workload{Requests: 48, Concurrency: 8, ContextTokens: 256})
+		// The same run with the sampler off: the same timings, exactly.
+		bare, err := capacity.Run(t.Context(), capacity.Target{BaseURL: srv.BaseURL(), HTTPClient: srv.Client(),
+			MetricsURL: servermetrics.Off}, w)
 		require.NoError(t, err)
 		require.Nil(t, bare.AnvilGo.ServerMetrics)
-		require.Equal(t, timings(rep), timings(bare), "the observers change no request's timing")
+		require.NotNil(t, bare.AnvilGo.Audit, "the audit is always on")
+		require.Equal(t, timings(rep), timings(bare), "the sampler changes no request's timing")
 	})
 }
 

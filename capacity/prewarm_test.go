@@ -60,7 +60,7 @@ func TestPrewarmHoldsDistinctConnections(t *testing.T) {
 		tr := &http.Transport{DialContext: ln.dial, MaxIdleConnsPerHost: 16}
 		defer func() { tr.CloseIdleConnections(); _ = srv.Close() }()
 		hc := &http.Client{Transport: tr}
-		tg := Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192}
+		tg := Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192, MetricsURL: "off"}
 		cl, err := newClient(tg, Workload{MaxTokens: 8, Timeout: time.Minute}, hc, "")
 		require.NoError(t, err)
 
@@ -123,7 +123,7 @@ func TestRunPrewarmsConnections(t *testing.T) {
 			srv.Start()
 			defer srv.Close()
 			const conc, requests = 6, 18
-			rep, err := Run(t.Context(), Target{BaseURL: srv.URL + "/v1", Model: "m", MaxModelLen: 8192},
+			rep, err := Run(t.Context(), Target{BaseURL: srv.URL + "/v1", Model: "m", MaxModelLen: 8192, MetricsURL: "off"},
 				Workload{Requests: requests, Concurrency: conc, ContextTokens: 512})
 			require.NoError(t, err)
 			require.Empty(t, rep.Failures)

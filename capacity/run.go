@@ -84,6 +84,11 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 	}
 	t.Model = disc.Model
 	maxModelLen := disc.Window
+	builtin, release, err := builtinObservers(ctx, t, key, sec.scrub)
+	defer release()
+	if err != nil {
+		return nil, err
+	}
 	nonce := ""
 	if w.PromptCacheMode == PromptCacheUnique && !w.OmitUniqueNonce {
 		if nonce, err = newNonce(); err != nil {
@@ -142,6 +147,7 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 	if t.HTTPClient == nil && ctx.Err() == nil {
 		r.prewarmed = cl.prewarm(ctx, min(w.Concurrency, len(r.indexes())), min(prewarmLimit, w.Timeout))
 	}
+	primeObservers(ctx, builtin) // the metrics' first sample, with nothing in flight
 	start, startErr := time.Now(), error(nil)
 	if sh.Count > 0 {
 		start, startErr = waitStart(ctx, sh) // ErrShardLate: the measured phase sends nothing
@@ -152,7 +158,7 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 	s := seamsOf(w, plan, schedule) // after the warm-up, which follows the synthetic plan
 	obsCtx, obsDone := context.WithCancel(ctx)
 	defer obsDone()
-	ends := startObservers(obsCtx, start, w.Observers)
+	ends := startObservers(obsCtx, start, append(builtin, w.Observers...))
 	var measureErr error
 	if startErr == nil {
 		measureErr = r.measure(ctx, start, s)

@@ -51,7 +51,7 @@ func TestRunCancelDuringWarmup(t *testing.T) {
 func TestRunProbeTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		hang := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
-		tg := Target{BaseURL: "http://hang.invalid/v1", HTTPClient: servePipe(t, hang)}
+		tg := Target{BaseURL: "http://hang.invalid/v1", HTTPClient: servePipe(t, hang), MetricsURL: "off"}
 		start := time.Now()
 		rep, err := Run(t.Context(), tg, Workload{Requests: 1, Timeout: 5 * time.Second})
 		require.Nil(t, rep)
@@ -143,7 +143,7 @@ func TestRunRedirectNotFollowed(t *testing.T) {
 		http.Redirect(w, r, "/v2/chat/completions?sig=s3cr3t", http.StatusTemporaryRedirect)
 	}))
 	defer srv.Close()
-	rep, err := Run(t.Context(), Target{BaseURL: srv.URL + "/v1", Model: "m", MaxModelLen: 8192}, Workload{Requests: 1, ContextTokens: 512})
+	rep, err := Run(t.Context(), Target{BaseURL: srv.URL + "/v1", Model: "m", MaxModelLen: 8192, MetricsURL: "off"}, Workload{Requests: 1, ContextTokens: 512})
 	require.NoError(t, err)
 	require.EqualValues(t, 1, seen.Load(), "no second chat request")
 	require.Len(t, rep.Failures, 1)

@@ -72,9 +72,11 @@ func (s *sleepyStream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeOKStream(w, raw)
 }
 
-// pipeTarget is a target served by h over the in-memory transport.
+// pipeTarget is a target served by h over the in-memory transport. Its
+// handlers answer every path and count every request, so the server-metrics
+// sampler is off (observers_builtin_test.go tests it).
 func pipeTarget(t *testing.T, h http.Handler) Target {
-	return Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192, HTTPClient: servePipe(t, h)}
+	return Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192, HTTPClient: servePipe(t, h), MetricsURL: "off"}
 }
 
 // TestRunClosedLoop: exactly Concurrency requests are in flight and a
@@ -189,7 +191,8 @@ func TestRunWorkerPanic(t *testing.T) {
 		srv := fakeserver.NewInMemory(fakeserver.Fast())
 		defer srv.Close()
 		hc := &http.Client{Transport: &panicky{next: srv.Client().Transport, index: 2}}
-		rep, err := Run(t.Context(), Target{BaseURL: srv.URL + "/v1", HTTPClient: hc, Model: "fake-fast", MaxModelLen: 32768},
+		rep, err := Run(t.Context(), Target{BaseURL: srv.URL + "/v1", HTTPClient: hc, Model: "fake-fast", MaxModelLen: 32768,
+			MetricsURL: "off"}, // the transport panics on its third request, whatever it is
 			Workload{Requests: 5, Concurrency: 1})
 		require.NoError(t, err)
 		require.Len(t, rep.Failures, 1)

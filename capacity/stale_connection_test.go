@@ -23,7 +23,8 @@ import (
 // each test decides exactly what happens to a connection after each
 // answer. on is called for the n-th request (from 1) of each connection,
 // after the request was read whole; it answers it (answerStream,
-// answerJSON) and reports whether the connection stays open.
+// answerJSON) and reports whether the connection stays open. It counts
+// every connection, so the runs against it turn the metrics sampler off.
 type rawServer struct {
 	ln    net.Listener
 	on    func(c net.Conn, n int, req *http.Request) (keep bool)
@@ -110,7 +111,7 @@ func TestHeldThenClosedIsNotHidden(t *testing.T) {
 					answerStream(c)
 					return true
 				})
-				tg := Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192, HTTPClient: pipeClient(t, ln)}
+				tg := Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192, HTTPClient: pipeClient(t, ln), MetricsURL: "off"}
 				rep, err := Run(t.Context(), tg, Workload{Requests: 4, Concurrency: 1, ContextTokens: 512})
 				require.NoError(t, err)
 				require.Equal(t, int32(4), srv.posts.Load(), "no request is sent twice")
@@ -263,7 +264,7 @@ func TestNoRetryOnFreshOrAnswered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ln := newPipeListener()
 		srv := startRaw(t, ln, func(net.Conn, int, *http.Request) bool { return false })
-		tg := Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192, HTTPClient: pipeClient(t, ln)}
+		tg := Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192, HTTPClient: pipeClient(t, ln), MetricsURL: "off"}
 		rep, err := Run(t.Context(), tg, Workload{Requests: 2, Concurrency: 1, ContextTokens: 512})
 		require.NoError(t, err)
 		require.Len(t, rep.Failures, 2)
@@ -285,7 +286,7 @@ func TestNoRetryOnFreshOrAnswered(t *testing.T) {
 			fmt.Fprint(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 1000\r\n\r\ndata: {")
 			return false
 		})
-		tg := Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192, HTTPClient: pipeClient(t, ln)}
+		tg := Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192, HTTPClient: pipeClient(t, ln), MetricsURL: "off"}
 		rep, err := Run(t.Context(), tg, Workload{Requests: 2, Concurrency: 1, ContextTokens: 512})
 		require.NoError(t, err)
 		require.Len(t, rep.Failures, 1)
@@ -311,7 +312,7 @@ func TestCloseAfterEveryResponseOverTCP(t *testing.T) {
 		answerStream(c)
 		return false
 	})
-	tg := Target{BaseURL: "http://" + ln.Addr().String() + "/v1", Model: "m", MaxModelLen: 8192}
+	tg := Target{BaseURL: "http://" + ln.Addr().String() + "/v1", Model: "m", MaxModelLen: 8192, MetricsURL: "off"}
 	rep, err := Run(t.Context(), tg, Workload{Requests: 4, Concurrency: 1, Warmup: 1, ContextTokens: 512})
 	require.NoError(t, err)
 	require.Empty(t, rep.Failures)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Bounds and defaults of a Target (capacity/PROTOCOL.md#bounds).
@@ -74,6 +75,17 @@ type Target struct {
 	// "ignore_eos", "max_completion_tokens"). Fields the Workload controls
 	// (model, messages, stream, max_tokens, sampling, thinking) are refused.
 	ExtraBody map[string]any
+	// MetricsURL is the server's Prometheus metrics endpoint, sampled
+	// during the measured phase (capacity/PROTOCOL.md#server-metrics): ""
+	// means /metrics at BaseURL's root (a trailing /v1 stripped), found
+	// once before the run and silently absent when the server has none;
+	// an http or https URL is that endpoint, which must answer;
+	// servermetrics.Off ("off") samples nothing.
+	MetricsURL string
+	// MetricsInterval is the time between samples,
+	// servermetrics.MinInterval..MaxInterval (0:
+	// servermetrics.DefaultInterval, 1s).
+	MetricsInterval time.Duration
 
 	resolved bool
 }

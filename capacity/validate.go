@@ -227,6 +227,7 @@ func (t Target) validate() error {
 	v.check(checkClockDomainID(t.ClockDomainID))
 	v.check(checkConfigurationFingerprint(t.ConfigurationFingerprint))
 	v.intRange("Target.Margin", t.Margin, 0, MaxMargin)
+	t.validateMetrics(&v)
 	if t.APIKeyEnv != "" && !envNamePattern.MatchString(t.APIKeyEnv) {
 		v.add("Target.APIKeyEnv", t.APIKeyEnv, "must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)")
 	}

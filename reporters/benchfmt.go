@@ -248,15 +248,20 @@ const (
 	// eligible` compares them anyway). Legacy artifacts, which do not
 	// record it, get the value Eligible derives from their counts.
 	ConfigEligible = "eligible"
+	// ConfigAudit is the client's self-audit verdict ("ok" or "suspect";
+	// empty for an artifact without one): a run whose client may have
+	// distorted its own timings lands in its own benchstat table, never
+	// mixed silently with clean runs.
+	ConfigAudit = "audit"
 )
 
 // BenchConfig returns the file-level configuration of r in key order
-// model, engine, gpu, protocol, workload, eligible. Every key is written;
+// model, engine, gpu, protocol, workload, eligible, audit. Every key is written;
 // an unknown (null or empty) value is written empty, which in benchfmt
 // clears the key, so a file concatenated after another never inherits
 // the other's identity. Values are one line, made Printable.
 func BenchConfig(r *artifact.Report) []benchfmt.Config {
-	cs := make([]benchfmt.Config, 0, 6)
+	cs := make([]benchfmt.Config, 0, 7)
 	add := func(key, value string) {
 		// A configuration value is one line.
 		value = Printable(strings.Join(strings.Fields(value), " "))
@@ -269,6 +274,11 @@ func BenchConfig(r *artifact.Report) []benchfmt.Config {
 	add(ConfigWorkload, WorkloadIdentity(r))
 	eligible, _ := Eligible(r)
 	add(ConfigEligible, strconv.FormatBool(eligible))
+	verdict := ""
+	if a := auditOf(r); a != nil {
+		verdict = a.Verdict
+	}
+	add(ConfigAudit, verdict)
 	return cs
 }
 

@@ -23,9 +23,16 @@ func readSeed() *artifact.Report {
 
 // Convert an artifact to the Go benchmark format, for benchstat: unit
 // metadata, the run's identity as configuration, then one result whose
-// iterations are the measured requests.
+// iterations are the measured requests. The seed predates the client's
+// self-audit; a run of today records one, and its verdict is configuration
+// too, so benchstat never mixes a suspect run with clean ones.
 func ExampleWriteBenchfmt() {
-	if err := reporters.WriteBenchfmt(os.Stdout, readSeed()); err != nil {
+	r := readSeed()
+	if r.AnvilGo == nil {
+		r.AnvilGo = &artifact.Extension{Version: artifact.ExtensionVersion}
+	}
+	r.AnvilGo.Audit = &artifact.Audit{Verdict: artifact.AuditOK, Reasons: []string{}}
+	if err := reporters.WriteBenchfmt(os.Stdout, r); err != nil {
 		panic(err)
 	}
 	// Output:
@@ -50,6 +57,7 @@ func ExampleWriteBenchfmt() {
 	// protocol: capacity-v4-reasoning
 	// workload: ctx=65536 served-ctx=262144 conc=1 max-tokens=8192 cache=unique prefix=0 thinking=default canaries=true
 	// eligible: true
+	// audit: ok
 	//
 	// BenchmarkCapacity/ctx=65536/conc=1 6 7.0642430666666765e+09 ns/op 8953.168000000005 ttft-p50-ms 10017.000400002871 ttft-p95-ms 8016.381500001444 ttfo-p50-ms 4.1709643518498964 tpot-ms 231.96481822725846 decode-tok/s 7773.402377361303 prefill-tok/s 9133.986500000901 e2e-p50-ms 53.862812534781895 output-tok/s 33.33012457984662 cache-hit-% 0 failed-req
 }

@@ -129,6 +129,9 @@ func writeRunHeader(b *strings.Builder, i int, v *runView) {
 	}
 	class := map[string]string{"yes": "good", "no": "bad"}[v.Eligible]
 	fmt.Fprintf(b, `<dt>performance eligible</dt><dd class="%s">%s</dd>`, class, esc(v.Eligible))
+	if v.Audit != "" {
+		fmt.Fprintf(b, `<dt>client audit</dt><dd class="%s">%s</dd>`, map[bool]string{true: "bad", false: "good"}[v.Suspect], esc(v.Audit))
+	}
 	if v.Unsent > 0 {
 		field("outcome", fmt.Sprintf("%d planned, %d sent, %d succeeded, %d failed, %d never sent", v.Planned, v.Planned-v.Unsent, v.Succeeded, v.Failed, v.Unsent))
 	} else {

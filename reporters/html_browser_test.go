@@ -2,6 +2,7 @@ package reporters
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"image"
 	"image/color"
@@ -60,18 +61,22 @@ var consoleLine = regexp.MustCompile(`(?m)^.*:CONSOLE[:(].*$`)
 // and that the screenshot shows charts. With -update it writes the seed
 // report's screenshot to testdata/html/report.png and an open loop's
 // (requests drawn from when they were due, their queue wait first) to
-// testdata/html/openloop.png.
+// testdata/html/openloop.png, and a saturated open loop's with the
+// server's queue under its requests to testdata/html/saturated.png.
 func TestBrowserRendersReport(t *testing.T) {
 	bin := chromium(t)
 	for _, tc := range []struct {
 		name string
 		page []byte
 		png  string // golden screenshot path with -update, or ""
+		// height is the window's height in pixels ("": 2000).
+		height string
 	}{
-		{"seed", renderHTML(t, loadReport(t, seedPath)), "testdata/html/report.png"},
-		{"two-runs", renderHTML(t, loadReport(t, seedPath), syntheticRun(t, 200, 8, 1)), ""},
-		{"open-loop", renderHTML(t, syntheticOpenLoop(t, 60, 4, 20)), "testdata/html/openloop.png"},
-		{"traffic", renderHTML(t, replayRun(t), sessionsRun(t)), ""},
+		{"seed", renderHTML(t, loadReport(t, seedPath)), "testdata/html/report.png", ""},
+		{"two-runs", renderHTML(t, loadReport(t, seedPath), syntheticRun(t, 200, 8, 1)), "", ""},
+		{"open-loop", renderHTML(t, syntheticOpenLoop(t, 60, 4, 20)), "testdata/html/openloop.png", ""},
+		{"traffic", renderHTML(t, replayRun(t), sessionsRun(t)), "", ""},
+		{"saturated", renderHTML(t, loadReport(t, saturatedPath)), "testdata/html/saturated.png", "2600"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -86,7 +91,7 @@ func TestBrowserRendersReport(t *testing.T) {
 			require.Empty(t, consoleLine.FindAllString(logs, -1), "console messages")
 
 			shot := filepath.Join(dir, "shot.png")
-			_, logs = headless(t, bin, page, "--window-size=1200,2000", "--screenshot="+shot)
+			_, logs = headless(t, bin, page, "--window-size=1200,"+cmp.Or(tc.height, "2000"), "--screenshot="+shot)
 			require.Empty(t, consoleLine.FindAllString(logs, -1), "console messages")
 			data, err := os.ReadFile(shot)
 			require.NoError(t, err)

@@ -323,11 +323,7 @@ func writeTimeline(b *strings.Builder, id string, v *runView) bool {
 		return false
 	}
 	rows, g := timelineRows(v)
-	hi := 0.0
-	for _, r := range rows {
-		hi = math.Max(hi, math.Max(cmpOrNaN(r.end, 0), r.start))
-	}
-	_, hi = niceDomain(0, hi, true)
+	hi := timelineHi(rows)
 	plotH := math.Max(60, math.Min(360, 10*float64(len(rows))))
 	xl, yl := "time since the request was sent (ms)", "request index"
 	layout := "Without send offsets in the artifact, each request is drawn from its own send (time 0), one row per request index."
@@ -412,7 +408,19 @@ func writeTimeline(b *strings.Builder, id string, v *runView) bool {
 	b.WriteString(`</g>`)
 	phaseLegend(c, v)
 	c.end()
+	writeServerTimeline(b, id, v, hi)
 	return true
+}
+
+// timelineHi is the end of the timeline's time axis: the last send or end
+// of its rows, rounded up to a tick.
+func timelineHi(rows []timelineRow) float64 {
+	hi := 0.0
+	for _, r := range rows {
+		hi = math.Max(hi, math.Max(cmpOrNaN(r.end, 0), r.start))
+	}
+	_, hi = niceDomain(0, hi, true)
+	return hi
 }
 
 // phaseLegend writes the timeline legend: the phases and the failure

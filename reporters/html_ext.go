@@ -191,6 +191,17 @@ func writeSweep(b *strings.Builder, views []runView, sw sweep) int {
 				{name + " p99", func(v *runView) float64 { return summaryValue(v, name, 99) }},
 			}})
 	}
+	// The server's state per probe, so the knee has its cause beside it.
+	if slices.ContainsFunc(sw.probes, func(i int) bool { return views[i].Server != nil }) {
+		panels = append(panels,
+			panel{id: "server-queue", title: "server requests (max)", ylabel: "requests", bound: math.NaN(), curves: []curve{
+				{"waiting", func(v *runView) float64 { return serverMax(v, func(s *serverView) *gaugeView { return s.Waiting }) }},
+				{"running", func(v *runView) float64 { return serverMax(v, func(s *serverView) *gaugeView { return s.Running }) }},
+			}},
+			panel{id: "server-kv", title: "server KV-cache use (max)", ylabel: "KV-cache use (%)", bound: math.NaN(), curves: []curve{
+				{"KV-cache use", func(v *runView) float64 { return 100 * serverMax(v, func(s *serverView) *gaugeView { return s.KV }) }},
+			}})
+	}
 	n := 0
 	for _, p := range panels {
 		yhi := cmpOrNaN(p.bound, 0)

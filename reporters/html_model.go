@@ -18,8 +18,11 @@ type runView struct {
 	StartedAt  string
 	WallMS     float64 // NaN when not recorded
 	Identity   []viewField
-	Eligible   string // "yes", "no" or "not recorded"
-	Planned    int    // planned requests
+	Eligible   string      // "yes", "no" or "not recorded"
+	Audit      string      // AuditLine: the client's self-audit, "" without one
+	Suspect    bool        // the audit's verdict is suspect
+	Server     *serverView // the server's gauges (html_server.go); nil without
+	Planned    int         // planned requests
 	Succeeded  int
 	Failed     int          // requests sent that failed
 	Unsent     int          // planned requests never sent (v1 records them as cancelled failures)

@@ -164,6 +164,7 @@ func TestWriteHTMLGolden(t *testing.T) {
 	}{
 		{"html/seed.golden", func(t *testing.T) []*artifact.Report { return []*artifact.Report{loadReport(t, seedPath)} }},
 		{"html/legacy.golden", func(t *testing.T) []*artifact.Report { return []*artifact.Report{loadReport(t, legacyPath)} }},
+		{"html/saturated.golden", func(t *testing.T) []*artifact.Report { return []*artifact.Report{loadReport(t, saturatedPath)} }},
 		{"html/two-runs.golden", func(t *testing.T) []*artifact.Report {
 			return []*artifact.Report{loadReport(t, seedPath), syntheticRun(t, 60, 4, 1)}
 		}},

@@ -137,6 +137,10 @@ func viewOf(r *artifact.Report) (runView, error) {
 	if r.Has("performance_eligible") {
 		v.Eligible = map[bool]string{true: "yes", false: "no"}[r.PerformanceEligible]
 	}
+	v.Audit, v.Suspect = AuditLine(r), Suspect(r)
+	if r.AnvilGo != nil {
+		v.Server = serverViewOf(r.AnvilGo.ServerMetrics)
+	}
 	v.Identity = identityFields(r, ext)
 	v.Summary = append(summariesOf(&r.Metrics), scheduledSummaries(r)...)
 	if sc := scheduledOf(r); sc != nil {

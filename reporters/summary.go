@@ -85,6 +85,9 @@ func WriteSummary(w io.Writer, r *artifact.Report) error {
 		p("requests %d  succeeded %d  failed %d", r.Requests, r.Completed, FailedRequests(r))
 	}
 	p("  performance eligible %s\n", eligible)
+	if line := AuditLine(r); line != "" {
+		p("%s\n", line)
+	}
 	if classes := failureClasses(r); classes != "" {
 		p("failures %s\n", classes)
 	}
@@ -155,6 +158,9 @@ func WriteSummary(w io.Writer, r *artifact.Report) error {
 		p("prefix cache hit %.1f%%\n", *m.PrefixCacheHitAvg*100)
 	}
 	writeChecks(&buf, r)
+	for _, line := range CrossCheckLines(r) {
+		p("%s\n", line)
+	}
 	_, err := w.Write([]byte(PrintableLines(buf.String())))
 	return err
 }

@@ -87,6 +87,11 @@ const (
 	// same output; SKIP with the first difference when it does not
 	// (informative: many engines are not deterministic across batches).
 	CheckDeterminism = "determinism"
+	// CheckMetrics: the server's Prometheus metrics endpoint
+	// (Target.MetricsURL, else /metrics at the base URL's root) answers
+	// in the text format; the verdict names the engine whose names it has
+	// and the curated series it lacks. SKIP when there is none.
+	CheckMetrics = "metrics"
 )
 
 // Checks lists the check names in the order a run takes them.
@@ -253,5 +258,6 @@ func checkTable() []check {
 		{CheckBadRequest, (*prober).checkBadRequest},
 		{CheckIsolation, (*prober).checkIsolation},
 		{CheckDeterminism, (*prober).checkDeterminism},
+		{CheckMetrics, (*prober).checkMetrics},
 	}
 }

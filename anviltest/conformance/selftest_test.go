@@ -77,6 +77,20 @@ func (m modelsListing) RoundTrip(r *http.Request) (*http.Response, error) {
 		ContentLength: int64(len(body)), Request: r}, nil
 }
 
+// metricsPage answers GET /metrics with an HTML page, as a dashboard
+// behind the same path would: a metrics endpoint no scraper can read.
+type metricsPage struct{ next http.RoundTripper }
+
+func (m metricsPage) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method != http.MethodGet || r.URL.Path != "/metrics" {
+		return m.next.RoundTrip(r)
+	}
+	body := `<html><body>dashboard</body></html>`
+	return &http.Response{StatusCode: http.StatusOK, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"text/html"}}, Body: io.NopCloser(strings.NewReader(body)),
+		ContentLength: int64(len(body)), Request: r}, nil
+}
+
 // knob is one fault or dialect knob of the fake server and the verdicts
 // the suite must give under it.
 type knob struct {
@@ -102,6 +116,8 @@ func knobs() []knob {
 		{name: "fast profile", config: func(*fakeserver.Config) {}},
 		{name: "GET /models lists another model", wrap: func(rt http.RoundTripper) http.RoundTripper { return modelsListing{rt} },
 			wantFail: []string{CheckModels}},
+		{name: "GET /metrics answers HTML", wrap: func(rt http.RoundTripper) http.RoundTripper { return metricsPage{rt} },
+			wantFail: []string{CheckMetrics}},
 		{name: "Dialect.OmitModelLen", config: func(c *fakeserver.Config) { c.Dialect.OmitModelLen = true },
 			wantSkip: []string{CheckModels}},
 		{name: "Dialect.OmitModelLen, models required", config: func(c *fakeserver.Config) { c.Dialect.OmitModelLen = true },

@@ -15,6 +15,14 @@ type Observer struct {
 	Sampler *Sampler
 }
 
+// Prime takes the sampler's first sample before the phase's clock starts
+// (Sampler.Prime); nil observes nothing.
+func (o Observer) Prime(ctx context.Context) {
+	if o.Sampler != nil {
+		o.Sampler.Prime(ctx)
+	}
+}
+
 // Start starts the sampler at the measured phase's start at and returns
 // the end hook: it stops the sampler, computes the cross-checks from the
 // report (FactsOf) and sets rep.AnvilGo.ServerMetrics.

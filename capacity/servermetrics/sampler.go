@@ -18,9 +18,9 @@ import (
 const (
 	// DefaultInterval is the time between samples when Config.Interval is 0.
 	DefaultInterval = time.Second
-	// minInterval and maxInterval bound Config.Interval.
-	minInterval = 10 * time.Millisecond
-	maxInterval = time.Hour
+	// MinInterval and MaxInterval bound Config.Interval.
+	MinInterval = 10 * time.Millisecond
+	MaxInterval = time.Hour
 	// maxBodyBytes bounds a /metrics body; a longer one is a failed sample.
 	maxBodyBytes = 8 << 20
 )
@@ -69,8 +69,8 @@ func (c Config) resolved() (Config, error) {
 	if c.Interval == 0 {
 		c.Interval = DefaultInterval
 	}
-	if c.Interval < minInterval || c.Interval > maxInterval {
-		return c, fmt.Errorf("%w: Interval %v: want %v..%v (0: %v)", ErrInvalidConfig, c.Interval, minInterval, maxInterval, DefaultInterval)
+	if c.Interval < MinInterval || c.Interval > MaxInterval {
+		return c, fmt.Errorf("%w: Interval %v: want %v..%v (0: %v)", ErrInvalidConfig, c.Interval, MinInterval, MaxInterval, DefaultInterval)
 	}
 	if c.Timeout == 0 {
 		c.Timeout = c.Interval / 4
@@ -100,6 +100,8 @@ type Sampler struct {
 	endpoint string
 	engine   Engine // as discovered; read by Engine, never written after
 	seen     Engine // the first engine the samples showed (the loop's)
+
+	primed *Scrape // Prime's sample: the first point, at offset 0
 
 	start  time.Time
 	cancel context.CancelFunc
@@ -144,11 +146,35 @@ func Discover(ctx context.Context, cfg Config) (*Sampler, error) {
 // or "".
 func (s *Sampler) Engine() Engine { return s.engine }
 
+// Prime takes the sample the phase starts from, on the caller's
+// goroutine, when nothing is in flight yet (after the warm-up, before the
+// phase's clock starts): Start records it at offset 0 instead of sampling
+// at once, so the counters' increases start exactly where the phase does,
+// not where the sampling goroutine first ran (after the first requests
+// may have produced tokens). A failed Prime is counted as a failed sample
+// and Start samples at once as before. Call it at most once, before Start.
+func (s *Sampler) Prime(ctx context.Context) {
+	sc, err := s.scrape(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.failed++
+			s.last = err
+		}
+		return
+	}
+	s.primed = &sc
+}
+
 // Start starts sampling: a sample at once, then one every interval, until
 // ctx is done or Stop. Offsets are measured from runStart, the run's
 // monotonic start (the reading its offsets are taken from). Call it once.
 func (s *Sampler) Start(ctx context.Context, runStart time.Time) {
 	s.start, s.st, s.done = runStart, newStore(), make(chan struct{})
+	if p := s.primed; p != nil {
+		s.ok++
+		s.st.add(0, p.Samples)
+		s.seen = p.Engine
+	}
 	ctx, s.cancel = context.WithCancel(ctx)
 	go s.loop(ctx)
 }
@@ -157,8 +183,10 @@ func (s *Sampler) loop(ctx context.Context) {
 	defer close(s.done)
 	t := time.NewTicker(s.cfg.Interval)
 	defer t.Stop()
-	for {
-		s.sample(ctx)
+	for first := true; ; first = false {
+		if !first || s.primed == nil {
+			s.sample(ctx)
+		}
 		select {
 		case <-t.C:
 		case <-ctx.Done():
@@ -206,8 +234,15 @@ type statusError struct {
 
 func (e *statusError) Error() string { return fmt.Sprintf("GET %s: status %d", e.endpoint, e.status) }
 
-// fetch GETs the endpoint's body within the timeout.
-func (s *Sampler) fetch(ctx context.Context) ([]byte, error) {
+// fetch GETs the endpoint's body within the timeout. A transport that
+// panics (a caller's RoundTripper) is a failed sample, never a crash of
+// the run.
+func (s *Sampler) fetch(ctx context.Context) (body []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			body, err = nil, fmt.Errorf("GET %s: the transport panicked: %v", s.endpoint, p)
+		}
+	}()
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.cfg.URL, nil)
@@ -231,7 +266,7 @@ func (s *Sampler) fetch(ctx context.Context) ([]byte, error) {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // keep the connection
 		return nil, &statusError{s.endpoint, resp.StatusCode}
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes+1))
+	body, err = io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: reading the body: %w", s.endpoint, err)
 	}

@@ -260,3 +260,27 @@ func TestOwnClient(t *testing.T) {
 	require.Nil(t, s)
 	require.Equal(t, []string{"t1"}, got)
 }
+
+// TestSamplerPrime: a primed sampler's first point is Prime's sample, at
+// offset 0, taken before the phase's clock started; Start does not sample
+// again at once, so a counter that rose between Prime and the sampling
+// goroutine's first run (the first requests' tokens) is in the increase.
+func TestSamplerPrime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := &counterServer{}
+		s, err := Discover(t.Context(), Config{URL: "http://gpu-box:8000/metrics", Client: handlerClient(srv)})
+		require.NoError(t, err)
+		time.Sleep(5 * time.Second) // warm-up
+		s.Prime(t.Context())        // call 1: counter 110
+		start := time.Now()
+		s.Start(t.Context(), start)
+		time.Sleep(1500 * time.Millisecond) // call 2 at 1000 ms
+		m := s.Stop()                       // call 3 at 1500 ms
+		require.Equal(t, 3, m.Samples)
+		c := m.Series[0]
+		require.Equal(t, "vllm:generation_tokens_total", c.Name)
+		require.Equal(t, []float64{0, 1000, 1500}, c.OffsetsMS)
+		require.Equal(t, []float64{110, 120, 130}, c.Values)
+		require.Equal(t, 20.0, *c.Increase)
+	})
+}

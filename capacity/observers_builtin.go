@@ -1,0 +1,101 @@
+package capacity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/anvilbench/anvil/capacity/audit"
+	"github.com/anvilbench/anvil/capacity/servermetrics"
+)
+
+// The observers every run has (capacity/PROTOCOL.md#server-metrics and
+// #audit): the client's self-audit, always, and the server-metrics
+// sampler when the server has a metrics endpoint. Neither ever fails a
+// run once it is measuring; both run before Workload.Observers, so those
+// see the members they fill.
+
+// primeObservers lets every built-in observer that takes a first sample
+// take it now, on the goroutine that called Run, with nothing in flight:
+// after the warm-up and the connection warm-up, before the phase's clock.
+func primeObservers(ctx context.Context, obs []Observer) {
+	for _, o := range obs {
+		if p, ok := o.(interface{ Prime(context.Context) }); ok {
+			p.Prime(ctx)
+		}
+	}
+}
+
+// validateMetrics checks Target.MetricsURL and Target.MetricsInterval.
+func (t Target) validateMetrics(v *validator) {
+	if t.MetricsInterval != 0 && (t.MetricsInterval < servermetrics.MinInterval || t.MetricsInterval > servermetrics.MaxInterval) {
+		v.add("Target.MetricsInterval", t.MetricsInterval, "must be in %v..%v (0: %v)",
+			servermetrics.MinInterval, servermetrics.MaxInterval, servermetrics.DefaultInterval)
+	}
+	if t.MetricsURL == "" || t.BaseURL == "" {
+		return
+	}
+	if _, err := servermetrics.EndpointURL(t.BaseURL, t.MetricsURL); err != nil {
+		v.add("Target.MetricsURL", displayURL(t.MetricsURL), "must be an http or https URL with a host, or %q", servermetrics.Off)
+	}
+}
+
+// builtinObservers discovers the metrics endpoint of t (once, before the
+// run) and returns the built-in observers and a func that releases the
+// sampler's connection when the run is over. The sampler never shares the
+// measured requests' pool: it has a client of its own, which clones
+// Target.HTTPClient's transport when there is one (so it reaches the same
+// server by the same dialer, on a connection of its own), except for a
+// transport that is not an *http.Transport, which it then uses as it is. The GETs carry
+// t's headers and bearer token; scrub is the run's redactor.
+//
+// An endpoint the user named in Target.MetricsURL that does not answer is
+// an error wrapping servermetrics.ErrNoEndpoint, before anything is
+// measured; the default endpoint is silently absent.
+func builtinObservers(ctx context.Context, t Target, key string, scrub func(string) string) ([]Observer, func(), error) {
+	obs := []Observer{audit.Observer{}}
+	release := func() {}
+	u, err := servermetrics.EndpointURL(t.BaseURL, t.MetricsURL)
+	if err != nil {
+		return nil, release, fmt.Errorf("%w: Target.MetricsURL: %w", ErrInvalidConfig, err)
+	}
+	if u == "" {
+		return obs, release, nil
+	}
+	header := t.Headers.Clone()
+	if header == nil {
+		header = http.Header{}
+	}
+	if key != "" {
+		header.Set("Authorization", "Bearer "+key)
+	}
+	// The sampler's own client, whose connection release closes even when
+	// the run ends before the sampler started.
+	client := t.HTTPClient
+	base, _ := http.DefaultTransport.(*http.Transport)
+	if client != nil {
+		base, _ = client.Transport.(*http.Transport)
+	}
+	if base != nil {
+		own := base.Clone()
+		own.MaxIdleConnsPerHost, own.MaxConnsPerHost = 1, 1
+		client = &http.Client{Transport: own, CheckRedirect: noRedirects}
+		release = own.CloseIdleConnections
+	}
+	s, err := servermetrics.Discover(ctx, servermetrics.Config{
+		URL: u, Explicit: t.MetricsURL != "", Interval: t.MetricsInterval,
+		Client: client, Header: header, Scrub: scrub,
+	})
+	switch {
+	case errors.Is(err, servermetrics.ErrInvalidConfig):
+		return nil, release, fmt.Errorf("%w: Target.MetricsURL, Target.MetricsInterval: %w", ErrInvalidConfig, err)
+	case err != nil && ctx.Err() != nil:
+		return obs, release, nil // cancelled: the run reports what it did not send
+	case err != nil:
+		return nil, release, err
+	case s != nil:
+		obs = append(obs, servermetrics.Observer{Sampler: s})
+	}
+	return obs, release, nil
+}

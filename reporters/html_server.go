@@ -1,0 +1,160 @@
+package reporters
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
+)
+
+// The server's state beside the requests: the gauges of
+// anvil_go.server_metrics the report draws, each by the names the curated
+// engines give it (the first one the artifact has wins). A gauge with
+// several label sets (vLLM's data-parallel engines) is their sum at each
+// sample.
+var (
+	runningGauges = []string{"vllm:num_requests_running", "sglang:num_running_reqs", "llamacpp:requests_processing", "tgi_batch_current_size"}
+	waitingGauges = []string{"vllm:num_requests_waiting", "sglang:num_queue_reqs", "llamacpp:requests_deferred", "tgi_queue_size"}
+	// kvGauges are shares in [0, 1].
+	kvGauges = []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage", "llamacpp:kv_cache_usage_ratio"}
+)
+
+// gaugeView is one gauge over the run: offsets from the run's start (ms)
+// and values, in offset order.
+type gaugeView struct {
+	Name string
+	At   []float64
+	Vals []float64
+}
+
+// serverView is what the report draws of a run's server metrics; a nil
+// gauge is one the server does not have.
+type serverView struct {
+	Running, Waiting, KV *gaugeView
+}
+
+// serverViewOf reads the drawn gauges of m; nil when m has none of them.
+func serverViewOf(m *artifact.ServerMetrics) *serverView {
+	if m == nil {
+		return nil
+	}
+	gauge := func(names []string) *gaugeView {
+		for _, name := range names {
+			sum := map[float64]float64{}
+			for i := range m.Series {
+				s := &m.Series[i]
+				if s.Name != name {
+					continue
+				}
+				for k, at := range s.OffsetsMS {
+					if k < len(s.Values) {
+						sum[at] += s.Values[k]
+					}
+				}
+			}
+			if len(sum) == 0 {
+				continue
+			}
+			g := &gaugeView{Name: name}
+			for _, at := range slices.Sorted(func(yield func(float64) bool) {
+				for at := range sum {
+					if !yield(at) {
+						return
+					}
+				}
+			}) {
+				g.At, g.Vals = append(g.At, at), append(g.Vals, sum[at])
+			}
+			return g
+		}
+		return nil
+	}
+	v := &serverView{Running: gauge(runningGauges), Waiting: gauge(waitingGauges), KV: gauge(kvGauges)}
+	if v.Running == nil && v.Waiting == nil && v.KV == nil {
+		return nil
+	}
+	return v
+}
+
+// gaugeMax is the largest value of g, NaN for none.
+func gaugeMax(g *gaugeView) float64 {
+	if g == nil || len(g.Vals) == 0 {
+		return math.NaN()
+	}
+	return slices.Max(g.Vals)
+}
+
+// serverMax is gaugeMax of the gauge of v that pick selects; NaN without
+// server metrics.
+func serverMax(v *runView, pick func(s *serverView) *gaugeView) float64 {
+	if v.Server == nil {
+		return math.NaN()
+	}
+	return gaugeMax(pick(v.Server))
+}
+
+// writeServerTimeline draws the server's running and waiting requests and
+// its KV-cache use on the time axis of the request timeline (0..hi ms from
+// the run's start), under it, so a TTFT that grows has the queue that
+// grew beside it. It draws nothing without server metrics or without
+// send offsets (the timeline then has no common time axis).
+func writeServerTimeline(b *strings.Builder, id string, v *runView, hi float64) bool {
+	s := v.Server
+	if s == nil || !v.Offsets {
+		return false
+	}
+	type line struct {
+		label string
+		g     *gaugeView
+		scale float64
+		style seriesStyle
+	}
+	draw := func(suffix, title, ylabel, desc string, lines []line, yfmt func(float64) string) {
+		yhi := 0.0
+		var labels []string
+		var styles []seriesStyle
+		var present []line
+		for _, l := range lines {
+			if l.g == nil {
+				continue
+			}
+			present = append(present, l)
+			labels, styles = append(labels, l.label), append(styles, l.style)
+			yhi = math.Max(yhi, gaugeMax(l.g)*l.scale)
+		}
+		if len(present) == 0 {
+			return
+		}
+		_, yhi = niceDomain(0, math.Max(yhi, 1), true)
+		c := beginChart(b, chartSpec{
+			ID: id + "-" + suffix, W: wideChartW, H: 150 + marginTop + marginBottom,
+			Title: v.Label + ": " + title, Desc: desc,
+			XLabel: "time since the run started (ms)", YLabel: ylabel,
+			X: scale{lo: 0, hi: hi}, Y: scale{lo: 0, hi: yhi}, YFmt: yfmt,
+		})
+		for _, l := range present {
+			var d strings.Builder
+			for k, at := range l.g.At {
+				x, y := c.x.px(math.Min(at, hi)), c.y.px(l.g.Vals[k]*l.scale)
+				if k == 0 {
+					fmt.Fprintf(&d, "M%s %s", px(x), px(y))
+				} else {
+					fmt.Fprintf(&d, "H%sV%s", px(x), px(y)) // a gauge holds its value until the next sample
+				}
+			}
+			fmt.Fprintf(b, `<g class="series" data-series="%s"><title>%s (%s): %d samples, max %s</title><path class="line" d="%s" stroke="%s" stroke-dasharray="%s"/></g>`,
+				esc(l.label), esc(l.label), esc(l.g.Name), len(l.g.At), fmtNum(gaugeMax(l.g)*l.scale), d.String(), l.style.Color, l.style.Dash)
+		}
+		c.legend(labels, styles, false)
+		c.end()
+	}
+	draw("queue", "server requests over time", "requests",
+		"The server's own gauges, sampled during the run, on the time axis of the requests above: requests running (in the batch) and waiting (queued). A queue that grows where TTFT grows is the server saturated.",
+		[]line{{"running", s.Running, 1, styleOf(0)}, {"waiting", s.Waiting, 1, styleOf(1)}}, nil)
+	draw("kv", "server KV-cache use over time", "KV-cache use (%)",
+		"The share of the server's KV cache in use, sampled during the run, on the time axis of the requests above.",
+		[]line{{"KV-cache use", s.KV, 100, styleOf(2)}}, nil)
+	return true
+}

@@ -1,0 +1,80 @@
+package reporters
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
+)
+
+// Why it got slow: the lines the benchmark log, the summary and the HTML
+// header show of anvil_go.audit and anvil_go.server_metrics
+// (capacity/PROTOCOL.md#anvil-go). Every string read from the artifact
+// is printed through Printable.
+
+// auditOf returns r's self-audit, or nil.
+func auditOf(r *artifact.Report) *artifact.Audit {
+	if r.AnvilGo == nil {
+		return nil
+	}
+	return r.AnvilGo.Audit
+}
+
+// Suspect reports whether r's client audited itself suspect: its timings
+// may be the client's, not the server's.
+func Suspect(r *artifact.Report) bool {
+	a := auditOf(r)
+	return a != nil && a.Verdict == artifact.AuditSuspect
+}
+
+// AuditLine is the audit's verdict in one line: "client audit ok (...)"
+// with the scheduler latency, GC pauses and CPU share it judged, or
+// "client audit SUSPECT: " and the reasons; "" without an audit.
+func AuditLine(r *artifact.Report) string {
+	a := auditOf(r)
+	if a == nil {
+		return ""
+	}
+	if a.Verdict == artifact.AuditSuspect {
+		return "client audit SUSPECT: " + Printable(strings.Join(a.Reasons, "; "))
+	}
+	cpu := "-"
+	if a.CPUShare != nil {
+		cpu = fmt.Sprintf("%.0f%%", *a.CPUShare*100)
+	}
+	return fmt.Sprintf("client audit %s (scheduler latency p99 %s ms, max %s ms; %d GC pauses, max %s ms; CPU %s of %d cores)",
+		Printable(a.Verdict), num(a.SchedLatencyP99MS), num(a.SchedLatencyMaxMS), a.GCPauses, num(a.GCPauseMaxMS), cpu, a.GOMAXPROCS)
+}
+
+// CrossCheckLines are the server-metrics cross-checks, one line each: the
+// server's generation-token counter against the run's usage, and the
+// server's mean TTFT against the client's with their difference (the
+// network and the client); nil without server metrics.
+func CrossCheckLines(r *artifact.Report) []string {
+	if r.AnvilGo == nil || r.AnvilGo.ServerMetrics == nil {
+		return nil
+	}
+	m := r.AnvilGo.ServerMetrics
+	engine := "-"
+	if m.Engine != nil {
+		engine = Printable(*m.Engine)
+	}
+	out := []string{fmt.Sprintf("server metrics %s (%s): %d samples every %s ms, %d failed",
+		Printable(m.Endpoint), engine, m.Samples, num(&m.IntervalMS), m.Failed)}
+	if m.Checks == nil {
+		return out
+	}
+	if g := m.Checks.GenerationTokens; g != nil {
+		line := fmt.Sprintf("server tokens %s +%.0f vs usage %d: difference %.0f (allowance %.0f): %s",
+			Printable(g.Counter), g.ServerIncrease, g.ClientTokens, g.Difference, g.Allowance, Printable(g.Verdict))
+		if g.Reason != nil {
+			line += ": " + Printable(*g.Reason)
+		}
+		out = append(out, line)
+	}
+	if c := m.Checks.TTFT; c != nil {
+		out = append(out, fmt.Sprintf("server TTFT mean %s ms (%.0f requests) vs client %s ms: network + client %s ms",
+			num(&c.ServerMeanMS), c.ServerRequests, num(&c.ClientMeanMS), num(&c.NetworkAndClientMS)))
+	}
+	return out
+}
