@@ -7,10 +7,15 @@
 # Python, nothing downloaded). anviltest/ollama_test.go asserts the verdicts
 # and the run a real engine gets.
 #
-# Needs gcc/g++ (cgo) and Debian's nlohmann-json3-dev: the module zip leaves
-# out llama.cpp's vendor/ folder, and its common/ code includes
-# <nlohmann/json.hpp>. The first build takes about 10 minutes on 2 cores;
-# later ones come from the Go build cache in seconds. Bounded: at most 60 s
+# The module zip leaves out llama.cpp's vendor/ folder (the go command drops
+# every vendor directory from a module), so its three single-file
+# libraries come from elsewhere: nlohmann/json.hpp and stb/stb_image.h
+# from Debian (nlohmann-json3-dev, libstb-dev), miniaudio/miniaudio.h from
+# the module proxy (github.com/gen2brain/malgo ships miniaudio 0.11's
+# single-file header), through CGO_CPPFLAGS with a fixed directory so the
+# Go build cache keys stay the same from run to run. Needs gcc/g++ (cgo).
+# The first build takes about 10 minutes on 2 cores; later ones come from
+# the Go build cache in seconds. Bounded: at most 60 s
 # for the server to come up and the model to be created, then go test with
 # a 10 minute timeout; the server is stopped and everything removed on exit.
 set -euo pipefail
@@ -19,12 +24,17 @@ cd "$(dirname "$0")/.."
 # The version whose behaviour the test asserts; change both together.
 version="${OLLAMA_VERSION:-v0.17.4}"
 
-if [ ! -e /usr/include/nlohmann/json.hpp ]; then
-  echo "== apt-get install nlohmann-json3-dev (llama.cpp's JSON header)"
-  if ! apt-get install -y -qq nlohmann-json3-dev >/dev/null 2>&1; then
-    apt-get update -qq >/dev/null && apt-get install -y -qq nlohmann-json3-dev >/dev/null
+malgo_version=v0.11.24
+if [ ! -e /usr/include/nlohmann/json.hpp ] || [ ! -e /usr/include/stb/stb_image.h ]; then
+  echo "== apt-get install nlohmann-json3-dev libstb-dev (llama.cpp's vendored headers)"
+  if ! apt-get install -y -qq nlohmann-json3-dev libstb-dev >/dev/null 2>&1; then
+    apt-get update -qq >/dev/null && apt-get install -y -qq nlohmann-json3-dev libstb-dev >/dev/null
   fi
 fi
+malgo_dir=$(GOFLAGS=-modcacherw go mod download -json "github.com/gen2brain/malgo@$malgo_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+inc="$(dirname "$(go env GOCACHE)")/anvil-ci-include"
+mkdir -p "$inc/miniaudio"
+ln -sf "$malgo_dir/miniaudio.h" "$inc/miniaudio/miniaudio.h"
 
 work=$(mktemp -d)
 pid=""
@@ -39,7 +49,7 @@ trap cleanup EXIT
 
 echo "== go install github.com/ollama/ollama@$version"
 start=$(date +%s)
-GOBIN="$work/bin" GOFLAGS=-modcacherw go install "github.com/ollama/ollama@$version"
+CGO_CPPFLAGS="-I$inc" GOBIN="$work/bin" GOFLAGS=-modcacherw go install "github.com/ollama/ollama@$version"
 echo "built in $(( $(date +%s) - start )) s"
 
 python3 .ci/make_tiny_gguf.py "$work/tiny.gguf" --ctx 4096 >/dev/null
