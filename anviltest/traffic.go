@@ -191,12 +191,7 @@ func (s *settings) applyTraffic(w capacity.Workload) (capacity.Workload, bool, e
 	}
 	w.Requests, w.Duration, w.Burst, w.ContextTokens = 0, 0, 0, 0
 	w.Rate, w.Arrival, w.Burstiness = 0, "", 0
-	w = t.Workload(w)
-	if _, sized := w.Source.(capacity.SizedSource); !sized && w.PromptSizing == capacity.PromptSizingExact {
-		return w, false, fmt.Errorf("anviltest: prompt sizing %q (Workload.PromptSizing or %s) does not size sessions' prompts yet: they are sized at 3.0 characters per token; use %q",
-			capacity.PromptSizingExact, EnvPromptSizing, capacity.PromptSizingReference)
-	}
-	return w, true, nil
+	return t.Workload(w), true, nil
 }
 
 // ignoresEOS reports whether ANVIL_IGNORE_EOS asks for ignore_eos.

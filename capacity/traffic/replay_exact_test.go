@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/session"
 	"github.com/anvilbench/anvil/capacity/trace"
 	"github.com/anvilbench/anvil/capacity/trace/blocktext"
 	"github.com/anvilbench/anvil/capacity/traffic"
@@ -92,4 +93,37 @@ func TestReplayMooncakeExactSizing(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestSessionsExactSizing runs 3-turn sessions with exact sizing against
+// the server of 1.1 characters per token: every new user message counts
+// within 1 % of the spec's user tokens, and every turn's whole prompt
+// (history and the actual answers included) within 1 % of its plan.
+func TestSessionsExactSizing(t *testing.T) {
+	spec, err := session.ParseSpec("turns=3,user=2000,output=32")
+	require.NoError(t, err)
+	synctest.Test(t, func(t *testing.T) {
+		srv := newChatServer(t, 20*time.Millisecond)
+		srv.tokens = tinyTokens
+		s, err := traffic.Synthetic(spec, 4, traffic.ClosedLoop(2), traffic.SessionOptions{Salt: "run-1"})
+		require.NoError(t, err)
+		rep, err := capacity.Run(t.Context(), srv.target(), s.Workload(capacity.Workload{PromptSizing: capacity.PromptSizingExact}))
+		require.NoError(t, err)
+		require.Equal(t, 12, rep.Completed)
+		ps := rep.AnvilGo.PromptSizing
+		require.Equal(t, "calibration", *ps.Source)
+		require.InDelta(t, 1.1, ps.CharsPerToken, 0.02)
+		require.Equal(t, 12, ps.CountedRequests)
+		require.LessOrEqual(t, *ps.MaxRelativeError, 0.01)
+		turns := 0
+		for _, r := range srv.requests() {
+			user := r.messages[len(r.messages)-1].Content
+			if !strings.Contains(user, "run-1") {
+				continue // a calibration request
+			}
+			turns++
+			require.InDelta(t, 2000, tinyTokens(user), 20, "%d messages", len(r.messages))
+		}
+		require.Equal(t, 12, turns)
+	})
 }
