@@ -287,6 +287,9 @@ func logOutcome(b *testing.B, r *artifact.Report) {
 	if note := clampNote(r); note != "" {
 		b.Log(note)
 	}
+	if note := connectionNote(r); note != "" {
+		b.Log(note)
+	}
 	logSizing(b, r)
 	// The failures of the requests sent: the never-sent requests v1
 	// records as cancelled rows are counted above, not as failures.

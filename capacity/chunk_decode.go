@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/internal/chunk"
 )
 
@@ -139,4 +140,46 @@ func fastCount(n chunk.Int) wireInt {
 		return wireInt{v: v, ok: true}
 	}
 	return wireInt{}
+}
+
+// serverTimingsOf decodes the last "timings" object of a stream
+// (llama.cpp's) into what anvil_go.requests[i].server_timings keeps; nil
+// when there was none or it is not an object. A member that is absent or
+// not a number is nil; a count that is not an integer is nil too.
+func serverTimingsOf(raw []byte) *artifact.ServerTimings {
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil
+	}
+	var t struct {
+		CacheN      json.RawMessage `json:"cache_n"`
+		PromptN     json.RawMessage `json:"prompt_n"`
+		PromptMS    json.RawMessage `json:"prompt_ms"`
+		PredictedN  json.RawMessage `json:"predicted_n"`
+		PredictedMS json.RawMessage `json:"predicted_ms"`
+	}
+	if json.Unmarshal(raw, &t) != nil {
+		return nil
+	}
+	return &artifact.ServerTimings{CacheN: timingCount(t.CacheN), PromptN: timingCount(t.PromptN), PromptMS: timingMS(t.PromptMS),
+		PredictedN: timingCount(t.PredictedN), PredictedMS: timingMS(t.PredictedMS)}
+}
+
+// timingCount is a count of a timings object: a non-negative integer.
+func timingCount(raw json.RawMessage) *int {
+	var n wireInt
+	if len(raw) == 0 || n.UnmarshalJSON(raw) != nil || !n.ok || n.v < 0 || n.v > math.MaxInt32 {
+		return nil
+	}
+	v := int(n.v)
+	return &v
+}
+
+// timingMS is a duration of a timings object: a finite non-negative
+// number of milliseconds.
+func timingMS(raw json.RawMessage) *float64 {
+	var f float64
+	if len(raw) == 0 || raw[0] == '"' || json.Unmarshal(raw, &f) != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return nil
+	}
+	return &f
 }

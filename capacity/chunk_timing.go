@@ -104,6 +104,7 @@ func chunkTimingOf(run *itl.Run) *artifact.ChunkTiming {
 		StallRule: artifact.StallRule{Relative: ct.StallRule.Relative, FloorMS: ct.StallRule.FloorMS,
 			OverrideMS: ct.StallRule.OverrideMS},
 		TokensPerChunkMean: ct.TokensPerChunkMean,
+		PerToken:           ct.PerToken,
 	}
 }
 

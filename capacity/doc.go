@@ -75,9 +75,12 @@
 //     derivations, the bounded capture of visible content and the contracts
 //     checked on it.
 //   - content_encoding.go: gzip and deflate bodies decoded as they arrive.
-//   - stale_connection.go: the httptrace record of each attempt (the
-//     phases of anvil_go.requests[i]) and the one retry, of a kept-alive
-//     connection the server closed while idle.
+//   - connection_rule.go, peer_closed_*.go: the one connection rule of
+//     every client of a run (ConnectionRule): what is sent again and
+//     when, and a server that closes kept-alive connections after
+//     answering, served without reuse once seen; stale_connection.go: the
+//     httptrace record of each request's attempts (the phases of
+//     anvil_go.requests[i]).
 //   - usage_check.go: usage is input: counts checked before use.
 //   - error_type.go: the error_type words of every failure.
 //   - discover.go, model_probe.go, context_discovery.go: the model and its

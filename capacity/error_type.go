@@ -49,6 +49,13 @@ const (
 	ErrorTypeMalformedChunk = "malformed_chunk"
 	// ErrorTypeServerError: an error event or error object in the stream.
 	ErrorTypeServerError = "server_error"
+	// ErrorTypeAborted: the stream ended with finish_reason "abort" or
+	// "error": the server gave up on the request.
+	ErrorTypeAborted = "aborted"
+	// ErrorTypeContextWindow: the server refused the request as longer
+	// than its context window, naming the counts (llama.cpp's
+	// exceed_context_size_error).
+	ErrorTypeContextWindow = "context_window"
 	// ErrorTypeTruncatedEvent: the body ended inside an event.
 	ErrorTypeTruncatedEvent = "truncated_event"
 	// ErrorTypeNoVisibleContent: the stream carried no visible content.

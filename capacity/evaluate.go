@@ -31,6 +31,22 @@ const MinPromptTokenFraction = 0.5
 // finishLength is the finish_reason of a response cut at max_tokens.
 const finishLength = "length"
 
+// The finish_reason values with which a server says it did not complete
+// the request (capacity/PROTOCOL.md#failure-classes): vLLM ends an aborted
+// request with "abort", SGLang a failed one with "error" (or "abort").
+// A response ending with either is a failure (error_type aborted), never
+// a latency sample, whatever content came before and even with [DONE].
+const (
+	finishAbort = "abort"
+	finishError = "error"
+)
+
+// isFailingFinish reports whether a finish_reason is finishAbort or
+// finishError.
+func isFailingFinish(reason []byte) bool {
+	return string(reason) == finishAbort || string(reason) == finishError
+}
+
 // responseChecks are the response contracts of a run, applied to every response
 // that streamed visible content.
 type responseChecks struct {
@@ -116,7 +132,7 @@ func checkPromptTokens(ex *exchange, planned, window int) {
 		ex.fail(artifact.FailureStreamValidation, ErrorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d is at or below the floor of %g tokens (%g of the planned context of %d tokens): the server dropped part of the prompt",
 			p, floor, MinPromptTokenFraction, planned)
 	case window > 0 && p >= int64(window):
-		ex.fail(artifact.FailureStreamValidation, ErrorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d is at or above the context window of %d tokens (max_context_tokens) for a planned context of %d tokens: the server cut the prompt to its window",
+		ex.fail(artifact.FailureStreamValidation, ErrorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d is at or above the context window of %d tokens (max_context_tokens) for a planned context of %d tokens: the server cut the prompt to that window, or its window is larger than the one the run planned for (then set Target.MaxModelLen to it)",
 			p, window, planned)
 	case window > 0 && u.completion.ok && p+u.completion.v > int64(window):
 		ex.fail(artifact.FailureStreamValidation, ErrorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d + completion_tokens %d exceed the context window of %d tokens (max_context_tokens): the server does not serve that window (it cut the prompt, or Target.MaxModelLen is not its window)",

@@ -76,12 +76,18 @@ type exchange struct {
 	// secrets are scrubbed from the message (client.send sets them).
 	secrets secrets
 
+	// unmeasured: the request is a warm-up or calibration request, which
+	// the connection rule may send again even after it was completely
+	// written (the caller sets it before send).
+	unmeasured bool
+
 	// The connection of the (last) attempt: when it was obtained (ms after
 	// t0), whether it came from the keep-alive pool, and whether the request
-	// was retried after a stale keep-alive connection.
-	gotConnMS float64
-	reused    bool
-	retried   bool
+	// was sent again (its first attempt in failedAttempt).
+	gotConnMS     float64
+	reused        bool
+	retried       bool
+	failedAttempt *failedAttempt
 	// The attempt's other phases (ms after t0; nil when not reached): the
 	// dial of a fresh connection, the request written, the first response
 	// byte.
@@ -120,25 +126,16 @@ func (c *client) send(ctx context.Context, body requestBody, ex *exchange) {
 	req.ContentLength = body.contentLength()
 
 	var ct connTrace
-	traced := req.WithContext(ct.attach(reqCtx)) // before t0: the clock measures the server, not this
+	traceCtx := ct.attach(reqCtx)
+	if !ex.unmeasured {
+		traceCtx = withMeasured(traceCtx)
+	}
+	traced := req.WithContext(traceCtx) // before t0: the clock measures the server, not this
+	// t0 is taken once: a request sent again under the connection rule
+	// (connection_rule.go) keeps it, so no wait is ever hidden.
 	ex.start = time.Now()
 	ct.start = ex.start
 	resp, err := c.hc.Do(traced)
-	if err != nil && staleConnection(&ct, reqCtx, err) {
-		// The server closed the idle connection before the request reached
-		// it: not the server's failure. Once more, with the clock restarted.
-		ex.retried = true
-		retry := c.tmpl.Clone(reqCtx)
-		retry.Body, retry.GetBody, retry.ContentLength = body.newReader(), req.GetBody, req.ContentLength
-		traced = retry.WithContext(ct.attach(reqCtx))
-		total.Reset(c.timeout)
-		ex.start = time.Now()
-		ct.start = ex.start
-		if activity != nil {
-			activity(ex.start) // the stall limit restarts with t0 too
-		}
-		resp, err = c.hc.Do(traced)
-	}
 	ct.record(ex)
 	if err != nil {
 		ex.endAt = time.Now()
@@ -162,7 +159,11 @@ func (c *client) send(ctx context.Context, body requestBody, ex *exchange) {
 			text = serverExcerpt(readExcerpt(respBody, cancel))
 		}
 		ex.endAt = time.Now()
+		refusal, overWindow := parseWindowRefusal(text)
 		switch {
+		case resp.StatusCode >= 400 && overWindow:
+			ex.fail(artifact.FailureHTTPError, ErrorTypeContextWindow, "HTTP %s: the server refused the prompt as longer than its context window: %d prompt tokens for a window of %d tokens (its own counts, n_prompt_tokens and n_ctx; llama.cpp's n_ctx is one slot's: --parallel splits --ctx-size among the slots): %s",
+				resp.Status, refusal.promptTokens, refusal.window, text)
 		case resp.StatusCode >= 400:
 			ex.fail(artifact.FailureHTTPError, ErrorTypeHTTPStatus, "HTTP %s: %s", resp.Status, text)
 		case resp.Header.Get("Location") != "":
@@ -269,7 +270,15 @@ func (c *client) failTransport(ctx, reqCtx context.Context, ex *exchange, err er
 		return
 	}
 	inner := unwrapURLError(err)
-	ex.fail(artifact.FailureRequestError, transportErrorType(inner), "POST %s: %v%s", redactedURL(c.tmpl.URL), errText(inner), transportHint(c.tmpl.URL, c.hc.Transport, inner))
+	if ka := (*KeptAliveClosedError)(nil); errors.As(inner, &ka) {
+		more := ""
+		if r := c.rule(); r != nil && r.ReuseDisabled() {
+			more = "; the server closes kept-alive connections, so from now on no connection is reused (each request dials inside its timings)"
+		}
+		ex.fail(artifact.FailureRequestError, transportErrorType(ka.Err), "POST %s after %.0f ms: %v%s", redactedURL(c.tmpl.URL), monoMS(ex.endAt.Sub(ex.start)), errText(ka), more)
+		return
+	}
+	ex.fail(artifact.FailureRequestError, transportErrorType(inner), "POST %s: %v%s", redactedURL(c.tmpl.URL), errText(inner), transportHint(c.tmpl.URL, baseTransport(c.hc.Transport), inner))
 }
 
 // errText is an error's text for a failure message (which fail scrubs).

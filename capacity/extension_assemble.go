@@ -45,7 +45,7 @@ func extensionOf(f runFacts, results []result, unsent []int) *artifact.Extension
 		},
 		PromptSizing: promptSizingOf(f.plan, results),
 		ChunkTiming:  chunkTimingOf(f.runner.chunks),
-		Connections:  &artifact.Connections{Prewarmed: f.runner.prewarmed},
+		Connections:  connectionsOf(f.runner),
 		Requests:     make([]artifact.RequestDetail, 0, len(results)+len(unsent)),
 	}
 	if reason := f.runner.earlyStop; reason != "" {
@@ -70,6 +70,7 @@ func extensionOf(f runFacts, results []result, unsent []int) *artifact.Extension
 			ScheduledE2EMS:      sinceMS(c.taken, c.end),
 			PlannedPromptTokens: f.plan.Contexts[res.index],
 			CountedPromptTokens: res.promptTokens,
+			ServerTimings:       res.serverTimings,
 		}
 		setChunkDetail(&d, res.chunks)
 		if sf := res.source; sf != nil {
@@ -81,8 +82,7 @@ func extensionOf(f runFacts, results []result, unsent []int) *artifact.Extension
 			d.PlannedOutputTokens, d.CountedOutputTokens, d.CachedPromptTokens = &maxTokens, sf.completion, sf.cached
 		}
 		if p := res.phases; p != nil {
-			d.Phases = &artifact.Phases{GotConnMS: p.gotConnMS, Reused: p.reused, Retried: p.retried,
-				ConnectMS: p.connectMS, WroteRequestMS: p.wroteMS, FirstByteMS: p.firstByteMS, FirstEventMS: p.firstEventMS}
+			d.Phases = p.artifact()
 			if p.retried {
 				x.Connections.Retried++
 			}

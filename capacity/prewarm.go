@@ -35,6 +35,9 @@ func (c *client) prewarm(ctx context.Context, n int, limit time.Duration) int {
 	if n <= 0 {
 		return 0
 	}
+	if r := c.rule(); r != nil && r.ReuseDisabled() {
+		return 0 // the server closes kept-alive connections: nothing to keep warm
+	}
 	// The limit ends the requests still waiting for an answer, never the
 	// reading of an answer: a request's context ending before its body was
 	// read to the end would close the connection it warmed.

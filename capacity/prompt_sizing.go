@@ -151,7 +151,7 @@ func (s *sizer) calibrate(ctx context.Context, index, chars int) (*exchange, err
 		return nil, err
 	}
 	s.body.buf = s.cal.enc.appendBody(s.body.reset(), s.prompt)
-	ex := new(exchange)
+	ex := &exchange{unmeasured: true}
 	s.cal.send(ctx, &s.body, ex)
 	s.record.calibrationRequests++
 	if ex.class != "" && ctx.Err() != nil {

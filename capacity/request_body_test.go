@@ -120,6 +120,29 @@ func TestRequestBody(t *testing.T) {
 	}
 }
 
+// TestExtraBodyPassThrough: llama.cpp's per-request options reach the
+// server as given, beside the protocol's fields; a field the protocol sets
+// is refused before any request, naming it.
+func TestExtraBodyPassThrough(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rc := &recorder{}
+		tg := pipeTarget(t, rc)
+		tg.ExtraBody = map[string]any{"cache_prompt": false, "n_probs": 0, "id_slot": -1}
+		rep, err := Run(t.Context(), tg, Workload{Requests: 1, Concurrency: 1, ContextTokens: 512})
+		require.NoError(t, err)
+		require.Equal(t, 1, rep.Completed)
+		require.Equal(t, false, rc.body["cache_prompt"])
+		require.Equal(t, 0.0, rc.body["n_probs"])
+		require.Equal(t, -1.0, rc.body["id_slot"])
+		require.Equal(t, true, rc.body["stream"])
+
+		tg.ExtraBody = map[string]any{"cache_prompt": false, "stream": false}
+		_, err = Run(t.Context(), tg, Workload{Requests: 1})
+		require.ErrorIs(t, err, ErrInvalidConfig)
+		require.Contains(t, err.Error(), `Target.ExtraBody = "stream": is set by the streaming client and may not be overridden`)
+	})
+}
+
 // TestSecretNeverRecorded: a server echoing the bearer token in its error
 // body gets it redacted from the failure and the error.
 func TestSecretNeverRecorded(t *testing.T) {

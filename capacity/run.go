@@ -68,12 +68,15 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 		return nil, err
 	}
 	*sec = secretsOf(t, key)
-	hc := t.HTTPClient
+	hc, own := t.HTTPClient, (*http.Transport)(nil)
 	if hc == nil {
-		tr := newTransport(concurrency)
-		defer tr.CloseIdleConnections()
-		hc = &http.Client{Transport: tr, CheckRedirect: noRedirects}
+		own = newTransport(concurrency)
+		defer own.CloseIdleConnections()
+		hc = &http.Client{Transport: own, CheckRedirect: noRedirects}
 	}
+	// Every request of the run, probes included, follows one connection
+	// rule (capacity/PROTOCOL.md#connection-rule).
+	hc, _ = withConnectionRule(hc, own)
 
 	disc, err := discover(ctx, hc, t, key, w.Timeout)
 	if err != nil {

@@ -34,6 +34,8 @@ type result struct {
 	chunks *itl.Summary
 	// phases is the request's connection record; nil when never sent.
 	phases *phaseRecord
+	// serverTimings is what the server reported of its own timings.
+	serverTimings *artifact.ServerTimings
 	// answer is the visible content the capture kept, answerCut whether
 	// some was dropped; set only for a Source that is an Answerer.
 	answer    string
@@ -251,7 +253,7 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer,
 	if err != nil {
 		panic(err) // the plan covers every index the runner dispatches
 	}
-	var ex exchange
+	ex := exchange{unmeasured: warmup}
 	if timer != nil {
 		timer.begin(&ex.stream, start)
 	}
@@ -273,6 +275,7 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer,
 		res.source.completion = wireIntPtr(ex.stream.usage.completion)
 		res.source.cached = wireIntPtr(ex.stream.usage.cachedToks)
 	}
+	res.serverTimings = serverTimingsOf(ex.stream.timings)
 	if res.row != nil && ex.stream.usage.cachedToks.ok && ex.stream.usage.prompt.ok && ex.stream.usage.prompt.v > 0 {
 		ratio := float64(ex.stream.usage.cachedToks.v) / float64(ex.stream.usage.prompt.v)
 		res.cacheRatio = &ratio

@@ -4,59 +4,112 @@ import (
 	"context"
 	"crypto/tls"
 	"net/http/httptrace"
-	"sync/atomic"
+	"sync"
 	"time"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // connTrace records, through net/http/httptrace, what the client needs to
-// know of one attempt's connection and phases: when a dial started and
-// ended (DNS, TCP and TLS), when the connection was obtained and whether it
-// came from the keep-alive pool, when the request was written, and when
-// the first response byte arrived. Every moment is monotonic nanoseconds
-// after the attempt's t0, -1 until it happens; the transport calls the
-// hooks on its own goroutines, hence the atomics.
+// know of a request's connection and phases: when a dial started and ended
+// (DNS, TCP and TLS), when the connection was obtained and whether it came
+// from the keep-alive pool, when the request was completely written, and
+// when the first response byte arrived. Every moment is ns after the
+// request's t0, -1 until it happens. A request sent again under the
+// connection rule (connection_rule.go: by the rule, or by net/http itself
+// when the connection it took was closed before anything was written)
+// takes a second connection: the first attempt is then kept in failed, and
+// every phase is the last attempt's, still after the first attempt's t0.
+// The transport calls the hooks on its own goroutines, hence the mutex
+// (a handful of calls per request).
 type connTrace struct {
-	dialStart atomic.Int64 // first of DNSStart and ConnectStart
-	dialDone  atomic.Int64 // last of ConnectDone and TLSHandshakeDone
-	gotConn   atomic.Int64
-	wrote     atomic.Int64 // WroteRequest
-	firstByte atomic.Int64 // GotFirstResponseByte
-	reused    atomic.Bool
-	start     time.Time
+	start time.Time
+
+	mu       sync.Mutex
+	cur      attemptPhases
+	next     attemptPhases // a dial begun while cur already had its connection
+	failed   *attemptPhases
+	attempts int
 }
 
-// attach returns ctx carrying a trace that fills ct for one attempt. The
-// caller sets ct.start to the attempt's t0 after attaching and before
-// issuing the request, so building the trace is never inside the measured
-// time.
+// attemptPhases are the moments of one attempt, ns after t0, -1 when not
+// reached.
+type attemptPhases struct {
+	dialStart, dialDone, gotConn, wrote, firstByte, ended int64
+	reused                                                bool
+}
+
+func unreached() attemptPhases {
+	return attemptPhases{dialStart: -1, dialDone: -1, gotConn: -1, wrote: -1, firstByte: -1, ended: -1}
+}
+
+// attach returns ctx carrying a trace that fills ct. The caller sets
+// ct.start to t0 after attaching and before issuing the request, so
+// building the trace is never inside the measured time.
 func (ct *connTrace) attach(ctx context.Context) context.Context {
-	for _, m := range []*atomic.Int64{&ct.dialStart, &ct.dialDone, &ct.gotConn, &ct.wrote, &ct.firstByte} {
-		m.Store(-1)
-	}
-	ct.reused.Store(false)
+	ct.cur, ct.next, ct.failed, ct.attempts = unreached(), unreached(), nil, 0
 	since := func() int64 { return int64(time.Since(ct.start)) }
-	dialStarted := func() { ct.dialStart.CompareAndSwap(-1, since()) }
-	dialEnded := func() { ct.dialDone.Store(since()) }
+	// dialing returns the attempt a dial belongs to: the next one when
+	// the current attempt already has its connection.
+	dialing := func() *attemptPhases {
+		if ct.cur.gotConn >= 0 {
+			return &ct.next
+		}
+		return &ct.cur
+	}
+	dialStarted := func() {
+		ct.mu.Lock()
+		if a := dialing(); a.dialStart < 0 {
+			a.dialStart = since()
+		}
+		ct.mu.Unlock()
+	}
+	dialEnded := func() {
+		ct.mu.Lock()
+		dialing().dialDone = since()
+		ct.mu.Unlock()
+	}
 	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		DNSStart:         func(httptrace.DNSStartInfo) { dialStarted() },
 		ConnectStart:     func(string, string) { dialStarted() },
 		ConnectDone:      func(string, string, error) { dialEnded() },
 		TLSHandshakeDone: func(tls.ConnectionState, error) { dialEnded() },
 		GotConn: func(info httptrace.GotConnInfo) {
-			ct.gotConn.Store(since())
-			ct.reused.Store(info.Reused)
+			ct.mu.Lock()
+			defer ct.mu.Unlock()
+			now := since()
+			if ct.attempts++; ct.attempts > 1 {
+				if ct.failed == nil {
+					first := ct.cur
+					first.ended = now
+					ct.failed = &first
+				}
+				ct.cur, ct.next = ct.next, unreached()
+			}
+			ct.cur.gotConn, ct.cur.reused = now, info.Reused
 		},
-		WroteRequest:         func(httptrace.WroteRequestInfo) { ct.wrote.CompareAndSwap(-1, since()) },
-		GotFirstResponseByte: func() { ct.firstByte.CompareAndSwap(-1, since()) },
+		WroteRequest: func(info httptrace.WroteRequestInfo) {
+			if info.Err != nil {
+				return // not completely written
+			}
+			ct.mu.Lock()
+			if ct.cur.wrote < 0 {
+				ct.cur.wrote = since()
+			}
+			ct.mu.Unlock()
+		},
+		GotFirstResponseByte: func() {
+			ct.mu.Lock()
+			if ct.cur.firstByte < 0 {
+				ct.cur.firstByte = since()
+			}
+			ct.mu.Unlock()
+		},
 	})
 }
 
-// responseByte reports whether any response byte arrived.
-func (ct *connTrace) responseByte() bool { return ct.firstByte.Load() >= 0 }
-
-// traceMS is a trace moment in ms after t0; nil when it never came.
-func traceMS(m *atomic.Int64) *float64 {
-	v := m.Load()
+// nsMS is a trace moment in ms after t0; nil when it never came.
+func nsMS(v int64) *float64 {
 	if v < 0 {
 		return nil
 	}
@@ -64,37 +117,40 @@ func traceMS(m *atomic.Int64) *float64 {
 	return &ms
 }
 
-// record copies the attempt's phases into ex. The connect time is the
-// dial's (DNS, TCP and TLS) when this attempt's connection was a fresh one
-// it dialed; on a reused connection it is nil.
-func (ct *connTrace) record(ex *exchange) {
-	if ct.gotConn.Load() < 0 {
-		return
+// connectMS is the attempt's dial (DNS, TCP and TLS) when its connection
+// was a fresh one it dialed; nil on a reused connection.
+func (a *attemptPhases) connectMS() *float64 {
+	if a.reused || a.dialStart < 0 || a.dialDone < a.dialStart {
+		return nil
 	}
-	ex.gotConnMS, ex.reused = monoMS(time.Duration(ct.gotConn.Load())), ct.reused.Load()
-	ex.wroteMS, ex.firstByteMS = traceMS(&ct.wrote), traceMS(&ct.firstByte)
-	if s, d := ct.dialStart.Load(), ct.dialDone.Load(); !ex.reused && s >= 0 && d >= s {
-		ms := monoMS(time.Duration(d - s))
-		ex.connectMS = &ms
-	}
+	return nsMS(a.dialDone - a.dialStart)
 }
 
-// staleConnection reports whether a failed attempt is a kept-alive
-// connection the server had closed while it was idle, so that the request
-// never reached the server: the connection came from the pool, no response
-// byte arrived, the request was not interrupted, and the transport's error
-// is one an idle close gives (net/http's "server closed idle connection",
-// EOF before any response byte, a write error or a reset). Such a failure
-// is not the server's: the request is sent once more with t0 taken again.
-func staleConnection(ct *connTrace, reqCtx context.Context, err error) bool {
-	if !ct.reused.Load() || ct.responseByte() || reqCtx.Err() != nil {
-		return false
+// record copies the request's phases into ex.
+func (ct *connTrace) record(ex *exchange) {
+	ct.mu.Lock()
+	defer ct.mu.Unlock()
+	if f := ct.failed; f != nil {
+		ex.retried = true
+		ex.failedAttempt = &failedAttempt{gotConnMS: monoMS(time.Duration(f.gotConn)), reused: f.reused,
+			connectMS: f.connectMS(), wroteMS: nsMS(f.wrote), endedMS: monoMS(time.Duration(f.ended))}
 	}
-	switch transportErrorType(unwrapURLError(err)) {
-	case ErrorTypeEOF, ErrorTypeConnectionReset, ErrorTypeNetwork:
-		return true
+	a := &ct.cur
+	if a.gotConn < 0 {
+		return
 	}
-	return false
+	ex.gotConnMS, ex.reused = monoMS(time.Duration(a.gotConn)), a.reused
+	ex.wroteMS, ex.firstByteMS, ex.connectMS = nsMS(a.wrote), nsMS(a.firstByte), a.connectMS()
+}
+
+// failedAttempt is the first attempt of a request sent again
+// (anvil_go.requests[i].phases.failed_attempt), in ms after t0.
+type failedAttempt struct {
+	gotConnMS float64
+	reused    bool
+	connectMS *float64
+	wroteMS   *float64
+	endedMS   float64
 }
 
 // phasesOf is the phase record of a sent request; nil when never sent.
@@ -102,7 +158,7 @@ func phasesOf(ex *exchange) *phaseRecord {
 	if ex.start.IsZero() {
 		return nil
 	}
-	return &phaseRecord{gotConnMS: ex.gotConnMS, reused: ex.reused, retried: ex.retried,
+	return &phaseRecord{gotConnMS: ex.gotConnMS, reused: ex.reused, retried: ex.retried, failedAttempt: ex.failedAttempt,
 		connectMS: ex.connectMS, wroteMS: ex.wroteMS, firstByteMS: ex.firstByteMS,
 		firstEventMS: sinceMS(ex.start, ex.stream.firstEvent)}
 }
@@ -110,11 +166,41 @@ func phasesOf(ex *exchange) *phaseRecord {
 // phaseRecord is what the exchange learned of its request's phases, in ms
 // after t0 (anvil_go.requests[i].phases).
 type phaseRecord struct {
-	gotConnMS    float64
-	reused       bool
-	retried      bool
-	connectMS    *float64 // dial + TLS of a fresh connection
-	wroteMS      *float64
-	firstByteMS  *float64
-	firstEventMS *float64
+	gotConnMS float64
+	reused    bool
+	retried   bool
+	// failedAttempt is the first attempt of a request sent again.
+	failedAttempt *failedAttempt
+	connectMS     *float64 // dial + TLS of a fresh connection
+	wroteMS       *float64
+	firstByteMS   *float64
+	firstEventMS  *float64
+}
+
+// artifact is the record as anvil_go.requests[i].phases.
+func (p *phaseRecord) artifact() *artifact.Phases {
+	ph := &artifact.Phases{GotConnMS: p.gotConnMS, Reused: p.reused, Retried: p.retried,
+		ConnectMS: p.connectMS, WroteRequestMS: p.wroteMS, FirstByteMS: p.firstByteMS, FirstEventMS: p.firstEventMS}
+	if f := p.failedAttempt; f != nil {
+		ph.FailedAttempt = &artifact.FailedAttempt{GotConnMS: f.gotConnMS, Reused: f.reused, ConnectMS: f.connectMS,
+			WroteRequestMS: f.wroteMS, EndedMS: f.endedMS}
+	}
+	return ph
+}
+
+// connectionsOf is anvil_go.connections of a run, but for the counts
+// taken from its requests' phases (extensionOf adds them).
+func connectionsOf(r *runner) *artifact.Connections {
+	c := &artifact.Connections{Prewarmed: r.prewarmed}
+	if rule := r.cl.rule(); rule != nil {
+		c.KeptAliveClosed, c.ReuseDisabled = rule.KeptAliveClosed(), rule.ReuseDisabled()
+	}
+	return c
+}
+
+// rule is the connection rule the client's requests go through, nil when
+// its HTTP client has none (a client made for a test).
+func (c *client) rule() *ConnectionRule {
+	r, _ := c.hc.Transport.(*ConnectionRule)
+	return r
 }

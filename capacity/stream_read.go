@@ -82,10 +82,19 @@ type streamResult struct {
 	trailing     int64
 	trailingDone bool
 
+	// timings is the raw JSON of the last "timings" object of the stream
+	// (llama.cpp), nil when none.
+	timings []byte
+
 	// gaps, when set, receives the arrival offset from origin of every
 	// output event (reasoning or content): the stream's chunk timing.
 	gaps   *itl.Stream
 	origin time.Time
+	// lastCompletion is the last usage.completion_tokens seen (0 before
+	// any), from which a chunk's tokens are counted.
+	lastCompletion int64
+	// usageMissed: a chunk came without usage.
+	usageMissed bool
 }
 
 // readStream reads SSE events from body (package sse: go-sse's framing,
@@ -132,6 +141,17 @@ func readStream(body *trackedBody, res *streamResult) {
 			res.invalid = "in-stream error object: " + serverExcerpt(string(c.Error))
 			return
 		}
+		if c.IsErrorObject() {
+			// vLLM and SGLang: {"object":"error","message":...,"type":...}
+			// in place of a chunk.
+			res.invalidType = ErrorTypeServerError
+			if c.Message.NonEmpty() {
+				res.invalid = "in-stream error object: " + serverExcerpt(string(c.Message.Bytes))
+			} else {
+				res.invalid = "in-stream error object: " + serverExcerpt(string(ev.Data))
+			}
+			return
+		}
 		res.apply(c, ev.Data, at)
 	}
 	if err := events.Err(); err != nil {
@@ -162,9 +182,8 @@ func (res *streamResult) apply(c *chunk.Chunk, data []byte, at time.Time) {
 			content = true
 			res.capture.Append(transientString(ch.Content.Bytes))
 		}
-		if ch.FinishReason.NonEmpty() && len(res.finishReasons) < maxFinishReasons {
-			fr, _ := cutOnRune(string(ch.FinishReason.Bytes), maxFinishReasonBytes)
-			res.finishReasons = append(res.finishReasons, fr)
+		if ch.FinishReason.NonEmpty() {
+			res.finish(ch.FinishReason.Bytes)
 		}
 	}
 	if reasoning {
@@ -176,16 +195,53 @@ func (res *streamResult) apply(c *chunk.Chunk, data []byte, at time.Time) {
 			res.firstContent = at
 		}
 	}
+	// With usage on every chunk (vLLM's continuous_usage_stats), the
+	// increase of completion_tokens is the chunk's tokens. One chunk
+	// without it (usage only at the end, as most servers send it) and
+	// the stream's chunks are not counted.
+	tokens, counted := -1, false
+	if !c.Usage.Present {
+		res.usageMissed = true
+	} else if !res.usageMissed {
+		if n, ok := c.Usage.CompletionTokens.Int64(); ok && !c.Usage.CompletionTokens.Quoted {
+			tokens, counted = int(min(max(n-res.lastCompletion, -1), itl.MaxTokensPerEvent+1)), true
+			res.lastCompletion = n
+		}
+	}
 	if reasoning || content {
 		if res.firstOutput.IsZero() {
 			res.firstOutput = at
 		}
 		if res.gaps != nil {
-			res.gaps.Add(at.Sub(res.origin))
+			if counted {
+				res.gaps.AddTokens(at.Sub(res.origin), tokens)
+			} else {
+				res.gaps.Add(at.Sub(res.origin))
+			}
 		}
 	}
 	if c.Usage.Present {
 		res.usage = usageOf(&c.Usage, data)
+	}
+	if c.Timings != nil {
+		// The last one wins (with timings_per_token every chunk has one);
+		// decoded once, when the stream has ended (serverTimingsOf).
+		res.timings = append(res.timings[:0], c.Timings...)
+	}
+}
+
+// finish records a finish reason: kept (up to maxFinishReasons) for the
+// failure metadata, and a failing one (failingFinishReasons) makes the
+// response a failure whatever follows, [DONE] included.
+func (res *streamResult) finish(reason []byte) {
+	if len(res.finishReasons) < maxFinishReasons {
+		fr, _ := cutOnRune(string(reason), maxFinishReasonBytes)
+		res.finishReasons = append(res.finishReasons, fr)
+	}
+	if res.invalid == "" && isFailingFinish(reason) {
+		res.invalidType = ErrorTypeAborted
+		res.invalid = fmt.Sprintf("the server ended the response with finish_reason %q: it aborted or failed the request (vLLM \"abort\", SGLang \"error\"), so the response is not a complete answer",
+			serverExcerpt(string(reason)))
 	}
 }
 

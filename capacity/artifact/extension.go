@@ -160,6 +160,10 @@ type ChunkTiming struct {
 	RelativeError float64   // "relative_error": the sketch's accuracy, 0 when exact
 	Stalls        int       // "stalls"
 	StallRule     StallRule // "stall_rule"
+	// PerToken is "per_token": the gaps are per token, the server having
+	// reported usage on every chunk (vLLM's continuous_usage_stats), each
+	// chunk's gap split over its tokens; false: gaps between chunks.
+	PerToken bool
 	// TokensPerChunkMean is "tokens_per_chunk_mean": the mean over requests
 	// with usage of completion tokens / output chunks; nil when none.
 	TokensPerChunkMean *float64
@@ -231,7 +235,15 @@ type ContextWindow struct {
 type Connections struct {
 	Prewarmed           int // "prewarmed": live connections opened before the clock
 	DialedInMeasurement int // "dialed_in_measurement": measured requests that dialed
-	Retried             int // "retried": requests retried on a stale keep-alive connection
+	Retried             int // "retried": requests sent again (capacity/PROTOCOL.md#connection-rule)
+	// KeptAliveClosed is "kept_alive_closed": times the server was seen
+	// closing a kept-alive connection right after answering on it (at once,
+	// or under the next request without answering it).
+	KeptAliveClosed int
+	// ReuseDisabled is "reuse_disabled": from the first such close on,
+	// the run's requests were sent without connection reuse, each dialing
+	// inside its own timings.
+	ReuseDisabled bool
 
 	shape shape
 }
@@ -282,6 +294,9 @@ type RequestDetail struct {
 	// usage.prompt_tokens_details.cached_tokens, the prompt tokens the
 	// server's prefix cache served.
 	CachedPromptTokens *int
+	// ServerTimings is "server_timings": what the server measured itself,
+	// nil when it reported nothing.
+	ServerTimings *ServerTimings
 
 	shape shape
 }
@@ -297,7 +312,40 @@ type Phases struct {
 	FirstByteMS    *float64 // "first_byte_ms": the first response byte arrived
 	FirstEventMS   *float64 // "first_event_ms": the first SSE event arrived
 	Reused         bool     // "reused": a kept-alive connection was reused
-	Retried        bool     // "retried": retried once on a fresh connection
+	Retried        bool     // "retried": sent again after a failed attempt
+	// FailedAttempt is "failed_attempt": the first attempt of a request
+	// sent again, nil when it was sent once. Every phase above is the last
+	// attempt's, all in ms after the first attempt's t0.
+	FailedAttempt *FailedAttempt
+
+	shape shape
+}
+
+// FailedAttempt is "anvil_go.requests[i].phases.failed_attempt": an
+// attempt that ended without a response byte and was sent again, in ms
+// after the request's t0 (which is this attempt's).
+type FailedAttempt struct {
+	ConnectMS      *float64 // "connect_ms": its dial (and TLS), nil on a reused connection
+	GotConnMS      float64  // "got_conn_ms": it obtained its connection
+	WroteRequestMS *float64 // "wrote_request_ms": it was completely written, nil when not
+	Reused         bool     // "reused": its connection came from the keep-alive pool
+	// EndedMS is "ended_ms": the next attempt began (the failure was seen
+	// at or before then).
+	EndedMS float64
+
+	shape shape
+}
+
+// ServerTimings is "anvil_go.requests[i].server_timings": the timings the
+// server reported for the request (llama.cpp's "timings" object, of the
+// last chunk that carried one), as reported; a member it did not send, or
+// sent as something else than a number, is nil.
+type ServerTimings struct {
+	CacheN      *int     // "cache_n": prompt tokens reused from the server's cache
+	PromptN     *int     // "prompt_n": prompt tokens the server processed
+	PromptMS    *float64 // "prompt_ms": the server's prompt processing time
+	PredictedN  *int     // "predicted_n": tokens the server generated
+	PredictedMS *float64 // "predicted_ms": the server's generation time
 
 	shape shape
 }

@@ -290,12 +290,13 @@ func mergeChunkTiming(in []shardIn, m *Report, x *Extension) (*ChunkTiming, erro
 		panic(err)
 	}
 	var rule *StallRule
-	stalls := 0
+	stalls, perToken := 0, true
 	for _, s := range in {
 		ct := s.r.AnvilGo.ChunkTiming
 		if ct == nil {
 			continue
 		}
+		perToken = perToken && ct.PerToken
 		if ct.Distribution == nil {
 			return nil, nil
 		}
@@ -321,6 +322,7 @@ func mergeChunkTiming(in []shardIn, m *Report, x *Extension) (*ChunkTiming, erro
 		Gaps:  res.Gaps, Exact: res.Exact, RelativeError: res.RelativeError,
 		Stalls: stalls, StallRule: StallRule{Relative: rule.Relative, FloorMS: rule.FloorMS, OverrideMS: rule.OverrideMS},
 		Distribution: GapsOf(run),
+		PerToken:     perToken, // every shard's gaps per token
 	}
 	// The mean of completion tokens / output chunks over the successful
 	// requests with usage, summed exactly as package itl does.

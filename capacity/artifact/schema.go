@@ -269,6 +269,7 @@ var chunkTimingTable = newArtTable(func(c *ChunkTiming) *shape { return &c.shape
 	fieldOf("exact", func(c *ChunkTiming) *bool { return &c.Exact }, boolCodec),
 	fieldOf("gaps", func(c *ChunkTiming) *int { return &c.Gaps }, intCodec),
 	fieldOf("itl_ms", func(c *ChunkTiming) *Quantiles { return &c.ITLMS }, runQuantilesTable.codec()),
+	fieldOf("per_token", func(c *ChunkTiming) *bool { return &c.PerToken }, boolCodec),
 	fieldOf("relative_error", func(c *ChunkTiming) *float64 { return &c.RelativeError }, floatCodec),
 	fieldOf("stall_rule", func(c *ChunkTiming) *StallRule { return &c.StallRule }, stallRuleTable.codec()),
 	fieldOf("stalls", func(c *ChunkTiming) *int { return &c.Stalls }, intCodec),
@@ -300,12 +301,31 @@ var contextWindowTable = newArtTable(func(c *ContextWindow) *shape { return &c.s
 
 var connectionsTable = newArtTable(func(c *Connections) *shape { return &c.shape },
 	fieldOf("dialed_in_measurement", func(c *Connections) *int { return &c.DialedInMeasurement }, intCodec),
+	fieldOf("kept_alive_closed", func(c *Connections) *int { return &c.KeptAliveClosed }, intCodec),
 	fieldOf("prewarmed", func(c *Connections) *int { return &c.Prewarmed }, intCodec),
 	fieldOf("retried", func(c *Connections) *int { return &c.Retried }, intCodec),
+	fieldOf("reuse_disabled", func(c *Connections) *bool { return &c.ReuseDisabled }, boolCodec),
+)
+
+var failedAttemptTable = newArtTable(func(a *FailedAttempt) *shape { return &a.shape },
+	fieldOf("connect_ms", func(a *FailedAttempt) **float64 { return &a.ConnectMS }, optFloatCodec),
+	fieldOf("ended_ms", func(a *FailedAttempt) *float64 { return &a.EndedMS }, floatCodec),
+	fieldOf("got_conn_ms", func(a *FailedAttempt) *float64 { return &a.GotConnMS }, floatCodec),
+	fieldOf("reused", func(a *FailedAttempt) *bool { return &a.Reused }, boolCodec),
+	fieldOf("wrote_request_ms", func(a *FailedAttempt) **float64 { return &a.WroteRequestMS }, optFloatCodec),
+)
+
+var serverTimingsTable = newArtTable(func(t *ServerTimings) *shape { return &t.shape },
+	fieldOf("cache_n", func(t *ServerTimings) **int { return &t.CacheN }, optIntCodec),
+	fieldOf("predicted_ms", func(t *ServerTimings) **float64 { return &t.PredictedMS }, optFloatCodec),
+	fieldOf("predicted_n", func(t *ServerTimings) **int { return &t.PredictedN }, optIntCodec),
+	fieldOf("prompt_ms", func(t *ServerTimings) **float64 { return &t.PromptMS }, optFloatCodec),
+	fieldOf("prompt_n", func(t *ServerTimings) **int { return &t.PromptN }, optIntCodec),
 )
 
 var phasesTable = newArtTable(func(p *Phases) *shape { return &p.shape },
 	fieldOf("connect_ms", func(p *Phases) **float64 { return &p.ConnectMS }, optFloatCodec),
+	optionalOf("failed_attempt", func(p *Phases) **FailedAttempt { return &p.FailedAttempt }, failedAttemptTable.codec()),
 	fieldOf("first_byte_ms", func(p *Phases) **float64 { return &p.FirstByteMS }, optFloatCodec),
 	fieldOf("first_event_ms", func(p *Phases) **float64 { return &p.FirstEventMS }, optFloatCodec),
 	fieldOf("got_conn_ms", func(p *Phases) *float64 { return &p.GotConnMS }, floatCodec),
@@ -330,6 +350,7 @@ var requestDetailTable = newArtTable(func(d *RequestDetail) *shape { return &d.s
 	fieldOf("scheduled_ms", func(d *RequestDetail) **float64 { return &d.ScheduledMS }, optFloatCodec),
 	fieldOf("scheduled_ttft_ms", func(d *RequestDetail) **float64 { return &d.ScheduledTTFTMS }, optFloatCodec),
 	fieldOf("sent_ms", func(d *RequestDetail) **float64 { return &d.SentMS }, optFloatCodec),
+	optionalOf("server_timings", func(d *RequestDetail) **ServerTimings { return &d.ServerTimings }, serverTimingsTable.codec()),
 	fieldOf("stalls", func(d *RequestDetail) *int { return &d.Stalls }, intCodec),
 	fieldOf("tokens_per_chunk", func(d *RequestDetail) **float64 { return &d.TokensPerChunk }, optFloatCodec),
 	optionalOf("trace_line", func(d *RequestDetail) **int { return &d.TraceLine }, intCodec),

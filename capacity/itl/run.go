@@ -19,6 +19,8 @@ type Run struct {
 	// rounded once and does not depend on the order runs are merged in.
 	tpcSum big.Rat
 	tpcN   int
+	// perToken counts the recorded streams whose gaps are per token.
+	perToken int
 }
 
 // NewRun returns an empty Run that applies rule to every stream. It fails
@@ -46,6 +48,9 @@ func (r *Run) Record(s *Stream, completionTokens *int) (Summary, error) {
 	r.gaps.merge(&s.gaps)
 	r.requests++
 	r.stalls += sum.Stalls
+	if sum.PerToken {
+		r.perToken++
+	}
 	if sum.TokensPerChunk != nil {
 		r.tpcSum.Add(&r.tpcSum, new(big.Rat).SetFrac64(int64(*completionTokens), int64(s.Chunks())))
 		r.tpcN++
@@ -66,6 +71,7 @@ func (r *Run) Merge(o *Run) error {
 	r.stalls += o.stalls
 	r.tpcSum.Add(&r.tpcSum, &o.tpcSum)
 	r.tpcN += o.tpcN
+	r.perToken += o.perToken
 	return nil
 }
 
@@ -106,6 +112,11 @@ type ChunkTiming struct {
 	Stalls int
 	// StallRule becomes "stall_rule".
 	StallRule RuleResult
+	// PerToken becomes "per_token": every recorded stream's gaps are per
+	// token (Stream.AddTokens), so the distribution is the inter-token
+	// latency itself; false: gaps between output chunks, or gaps added
+	// without their streams (Run.AddGaps: the caller knows what they were).
+	PerToken bool
 	// TokensPerChunkMean becomes "tokens_per_chunk_mean": the mean of
 	// TokensPerChunk over the recorded streams that reported usage; nil
 	// (null) when none did.
@@ -134,6 +145,7 @@ func (r *Run) Result() (ChunkTiming, bool) {
 		Exact:     !g.spilled,
 		Stalls:    r.stalls,
 		StallRule: r.rule.Result(),
+		PerToken:  r.requests > 0 && r.perToken == r.requests,
 	}
 	if !ct.Exact {
 		ct.RelativeError = RelativeAccuracy

@@ -16,6 +16,9 @@ type Stream struct {
 	events int           // output events added
 	last   time.Duration // offset of the latest output event
 	err    *InputError   // the first out-of-order event, if any
+	// counted is the number of events added with a token count
+	// (AddTokens): all of them makes the stream's gaps per token.
+	counted int
 }
 
 // Reset empties s for the next request, keeping its memory.
@@ -24,7 +27,65 @@ func (s *Stream) Reset() {
 	s.events = 0
 	s.last = 0
 	s.err = nil
+	s.counted = 0
 }
+
+// MaxTokensPerEvent bounds the token count AddTokens splits a gap over: a
+// larger count (no decode step produces it) is not believed, and the event
+// is added as Add adds it.
+const MaxTokensPerEvent = 1024
+
+// AddTokens records an output event as Add does, knowing how many tokens
+// it carried: the increase of usage.completion_tokens since the previous
+// chunk, which a server reporting usage on every chunk tells exactly
+// (vLLM's stream_options.continuous_usage_stats). The gap since the
+// previous token-carrying event is then split evenly over the event's
+// tokens: k tokens after a gap g add k gaps of g/k (the nanoseconds that
+// do not divide go one each to the first gaps), the latency of each token
+// when a step emits several at once (speculative decoding, batched
+// chunks), which one gap per chunk overstates k times. An event of 0
+// tokens adds no gap, and the next token's gap runs from the last token.
+// The first event ends the time to first output and adds no gap whatever
+// it carried. tokens < 0 or above MaxTokensPerEvent: the event is added as
+// Add adds it, and the stream's gaps are no longer per token.
+//
+// A stream whose every event came through AddTokens reports its gaps as
+// per token (Summary.PerToken).
+func (s *Stream) AddTokens(at time.Duration, tokens int) {
+	if tokens < 0 || tokens > MaxTokensPerEvent {
+		s.counted = -1 << 30 // never per token again
+		s.Add(at)
+		return
+	}
+	s.counted++
+	d := at - s.last
+	switch {
+	case s.events == 0 || d < 0:
+		s.addSlow(at)
+		return
+	case tokens == 0:
+		s.events++
+		return
+	case tokens == 1:
+		s.Add(at)
+		return
+	}
+	k := time.Duration(tokens)
+	q, r := d/k, d%k
+	for i := range k {
+		g := q
+		if i < r {
+			g++
+		}
+		s.gaps.add(g)
+	}
+	s.last = at
+	s.events++
+}
+
+// PerToken reports whether every event since the last Reset came with its
+// token count (AddTokens), so that the gaps are per token.
+func (s *Stream) PerToken() bool { return s.events > 0 && s.counted == s.events }
 
 // Add records an output event (a reasoning or content chunk) that arrived
 // at offset at, on any clock common to the stream's events (the run's
@@ -68,7 +129,8 @@ func (s *Stream) misordered(at time.Duration) {
 // Chunks returns the number of output events added since the last Reset.
 func (s *Stream) Chunks() int { return s.events }
 
-// Gaps returns the number of gaps: Chunks() - 1, or 0 without events.
+// Gaps returns the number of gaps: Chunks() - 1 without token counts
+// (AddTokens splits a chunk's gap over its tokens), 0 without events.
 func (s *Stream) Gaps() int { return s.gaps.count() }
 
 // ITL is one request's inter-token latency in milliseconds: the JSON object
@@ -99,8 +161,12 @@ type Summary struct {
 	// OutputChunks; nil (null) without usage or without output.
 	TokensPerChunk *float64
 
-	// Gaps is the number of gaps, OutputChunks - 1 (0 without output).
+	// Gaps is the number of gaps, OutputChunks - 1 (0 without output), or
+	// the tokens after the first event when PerToken.
 	Gaps int
+	// PerToken is true when the gaps are per token (every event came with
+	// its token count, Stream.AddTokens), false when they are per chunk.
+	PerToken bool
 	// StallThresholdMS is the threshold the stall rule applied to this
 	// stream, in ms: Override, or max(Relative * the median gap, Floor).
 	StallThresholdMS float64
@@ -123,7 +189,7 @@ func (s *Stream) Summary(rule StallRule, completionTokens *int) (Summary, error)
 	if s.err != nil {
 		return Summary{}, s.err
 	}
-	sum := Summary{OutputChunks: s.events, Gaps: s.gaps.count(), Exact: !s.gaps.spilled}
+	sum := Summary{OutputChunks: s.events, Gaps: s.gaps.count(), Exact: !s.gaps.spilled, PerToken: s.PerToken()}
 	if completionTokens != nil && s.events > 0 {
 		tpc, err := TokensPerChunk(*completionTokens, s.events)
 		if err != nil {

@@ -130,6 +130,24 @@ type Chunk struct {
 	// error: any value but null counts, as it always has); nil when the
 	// member is absent or null.
 	Error []byte
+	// Object is the top-level "object" member: "chat.completion.chunk"
+	// normally; vLLM and SGLang answer a failed request with an event
+	// whose object is "error" and whose text is Message.
+	Object Text
+	// Message is the top-level "message" member (the text of such an
+	// error object).
+	Message Text
+	// Timings is the raw JSON of a non-null top-level "timings" member
+	// (llama.cpp's server-side timings: prompt_n, prompt_ms, predicted_n,
+	// predicted_ms, cache_n, ...); nil when absent or null.
+	Timings []byte
+}
+
+// IsErrorObject reports whether the chunk is an error object rather than
+// a chunk: its "object" is "error" (vLLM's and SGLang's
+// {"object":"error","message":...,"type":...,"code":...}).
+func (c *Chunk) IsErrorObject() bool {
+	return c.Object.Kind == String && string(c.Object.Bytes) == "error"
 }
 
 // HasError reports whether the chunk carries a non-null "error" member.

@@ -101,6 +101,9 @@ const (
 	fTotal
 	fDetails
 	fCached
+	fObject
+	fMessage
+	fTimings
 )
 
 // lookup returns the member a name without escapes, non-ASCII bytes or
@@ -118,6 +121,12 @@ func lookup(lv level, name []byte) int {
 			return fUsage
 		case "error":
 			return fError
+		case "object":
+			return fObject
+		case "message":
+			return fMessage
+		case "timings":
+			return fTimings
 		}
 	case levelChoice:
 		switch string(name) {
@@ -165,7 +174,7 @@ const maxNameLen = 24
 func nameLens(lv level) uint32 {
 	switch lv {
 	case levelTop:
-		return 1<<len("choices") | 1<<len("usage") | 1<<len("error")
+		return 1<<len("choices") | 1<<len("usage") | 1<<len("error") | 1<<len("object") | 1<<len("message") | 1<<len("timings")
 	case levelChoice:
 		return 1<<len("delta") | 1<<len("finish_reason")
 	case levelDelta:
@@ -305,15 +314,21 @@ func (d *Decoder) value(b []byte, i int, f int, ci int) int {
 		return d.choiceArray(b, i)
 	case fUsage:
 		return d.objectOrNull(b, i, levelUsage, 0)
-	case fError:
+	case fError, fTimings:
 		if b[i] == 'n' {
 			return literalEnd(b, i)
 		}
 		end := valueEnd(b, i, &d.stack)
 		if end >= 0 {
-			d.chunk.Error = b[i:end:end]
+			if f == fError {
+				d.chunk.Error = b[i:end:end]
+			} else {
+				d.chunk.Timings = b[i:end:end]
+			}
 		}
 		return end
+	case fObject, fMessage:
+		return d.text(b, i, noChoice, f)
 	case fDelta:
 		return d.objectOrNull(b, i, levelDelta, ci)
 	case fDetails:
@@ -457,7 +472,16 @@ func (d *Decoder) intOf(v []byte) Int {
 	return n
 }
 
+// noChoice is the choice index of a top-level Text member.
+const noChoice = -1
+
 func (d *Decoder) textField(ci int, f int) *Text {
+	switch f {
+	case fObject:
+		return &d.chunk.Object
+	case fMessage:
+		return &d.chunk.Message
+	}
 	ch := &d.choices[ci]
 	switch f {
 	case fContent:

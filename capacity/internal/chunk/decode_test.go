@@ -69,7 +69,13 @@ var edgeCases = []struct {
 	fallback bool // decoded by encoding/json
 }{
 	{name: "vllm content", data: `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"ANV"},"logprobs":null,"finish_reason":null}]}`,
-		want: oneChoice(Choice{Content: str("ANV"), FinishReason: Text{Kind: Null}})},
+		want: &Chunk{Object: str("chat.completion.chunk"), Choices: []Choice{{Content: str("ANV"), FinishReason: Text{Kind: Null}}}}},
+	{name: "vllm error object", data: `{"object":"error","message":"The model \u0060x\u0060 does not exist.","type":"NotFoundError","param":null,"code":404}`,
+		want: &Chunk{Object: str("error"), Message: str("The model `x` does not exist.")}},
+	{name: "message not a string", data: `{"object":"error","message":{"text":"x"}}`, want: &Chunk{Object: str("error"), Message: Text{Kind: Object}}},
+	{name: "llama.cpp timings", data: `{"choices":[],"timings":{"cache_n":0,"prompt_n":71,"prompt_ms":9.5,"predicted_n":8,"predicted_ms":12.25}}`,
+		want: &Chunk{Timings: []byte(`{"cache_n":0,"prompt_n":71,"prompt_ms":9.5,"predicted_n":8,"predicted_ms":12.25}`)}},
+	{name: "null timings", data: `{"timings":null,"object":null}`, want: &Chunk{Object: Text{Kind: Null}}},
 	{name: "role and empty content", data: delta(`"role":"assistant","content":""`),
 		want: oneChoice(Choice{Role: str("assistant"), Content: str("")})},
 	{name: "escapes", data: delta(`"content":"a\nb\"c\\d\/e\u00e9\t\b\f\r"`),

@@ -18,6 +18,10 @@
 //     completion_tokens, total_tokens and prompt_tokens_details.cached_tokens
 //     as [Int].
 //   - "error": the raw bytes of a non-null value (an in-stream error object).
+//   - "object" and "message" as [Text] (an error object of vLLM or SGLang is
+//     {"object":"error","message":...}).
+//   - "timings": the raw bytes of a non-null value (llama.cpp's server-side
+//     timings).
 //
 // Every other member is validated and skipped.
 //

@@ -16,6 +16,9 @@ type (
 		Choices []wireChoice    `json:"choices"`
 		Usage   *wireUsage      `json:"usage"`
 		Error   json.RawMessage `json:"error"`
+		Object  json.RawMessage `json:"object"`
+		Message json.RawMessage `json:"message"`
+		Timings json.RawMessage `json:"timings"`
 	}
 	wireChoice struct {
 		Delta struct {
@@ -72,6 +75,11 @@ func (d *Decoder) fallback(data []byte) (*Chunk, error) {
 	if len(w.Error) > 0 && string(w.Error) != "null" {
 		d.chunk.Error = w.Error
 	}
+	if len(w.Timings) > 0 && string(w.Timings) != "null" {
+		d.chunk.Timings = w.Timings
+	}
+	d.setRawText(noChoice, fObject, w.Object)
+	d.setRawText(noChoice, fMessage, w.Message)
 	d.finish()
 	return &d.chunk, nil
 }

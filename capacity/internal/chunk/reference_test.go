@@ -61,6 +61,9 @@ type legacyChunk struct {
 	Choices []legacyChoice  `json:"choices"`
 	Usage   *legacyUsage    `json:"usage"`
 	Error   json.RawMessage `json:"error"`
+	Object  legacyString    `json:"object"`
+	Message legacyString    `json:"message"`
+	Timings json.RawMessage `json:"timings"`
 }
 
 type legacyChoice struct {
@@ -84,6 +87,8 @@ type legacyUsage struct {
 
 // rawChunk has the same shape with every leaf raw, to classify the leaves.
 type rawChunk struct {
+	Object  json.RawMessage `json:"object"`
+	Message json.RawMessage `json:"message"`
 	Choices []struct {
 		Delta struct {
 			Content json.RawMessage `json:"content"`
@@ -207,6 +212,10 @@ func decodeReference(data []byte) refResult {
 	if len(lc.Error) > 0 && !bytes.Equal(lc.Error, []byte("null")) {
 		c.Error = lc.Error
 	}
+	if len(lc.Timings) > 0 && !bytes.Equal(lc.Timings, []byte("null")) {
+		c.Timings = lc.Timings
+	}
+	c.Object, c.Message = refText(lc.Object, rc.Object), refText(lc.Message, rc.Message)
 	return refResult{chunk: c}
 }
 
