@@ -186,12 +186,8 @@ func (s *settings) applyTraffic(w capacity.Workload) (capacity.Workload, bool, e
 			return w, false, err
 		}
 	}
-	switch {
-	case e.rate != 0:
+	if e.rate != 0 {
 		return w, false, fmt.Errorf("anviltest: %s with a trace or sessions: their own schedule replaces the arrival rate; unset %s", EnvRate, EnvRate)
-	case w.PromptSizing == capacity.PromptSizingExact:
-		return w, false, fmt.Errorf("anviltest: prompt sizing %q (Workload.PromptSizing or %s) does not size a trace's or sessions' prompts yet: they are sized at 3.0 characters per token; use %q",
-			capacity.PromptSizingExact, EnvPromptSizing, capacity.PromptSizingReference)
 	}
 	w.Requests, w.Duration, w.Burst, w.ContextTokens = 0, 0, 0, 0
 	w.Rate, w.Arrival, w.Burstiness = 0, "", 0

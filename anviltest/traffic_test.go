@@ -159,7 +159,6 @@ func TestTrafficErrors(t *testing.T) {
 		{env{EnvTrace: "testdata/sessions.jsonl", EnvSessions: "recorded", EnvSessionsCount: "2"}, "ANVIL_SESSIONS_COUNT counts synthetic sessions"},
 		{env{EnvIgnoreEOS: "1"}, "ANVIL_IGNORE_EOS needs ANVIL_TRACE or ANVIL_SESSIONS"},
 		{env{EnvTrace: mooncakeTrace, EnvRate: "5"}, "ANVIL_RATE with a trace or sessions"},
-		{env{EnvSessions: "turns=2,user=10,output=8", EnvPromptSizing: "exact"}, `prompt sizing "exact"`},
 	} {
 		s := newSettings([]Option{WithEnvironment(tc.vars.get)})
 		w, err := s.applyWorkloadEnv(capacity.Workload{})

@@ -43,6 +43,9 @@ type plan struct {
 	chars []int
 	// sizing is how the prompts were sized (anvil_go.prompt_sizing).
 	sizing sizingRecord
+	// sourceCharsPerToken is the ratio exact sizing gave a SizedSource;
+	// 0 when none was given.
+	sourceCharsPerToken float64
 }
 
 // A nonce is written into prompts: 1 to maxNonceLen characters of

@@ -274,12 +274,24 @@ func abs(n int) int {
 	return n
 }
 
+// exactCharsPerToken is the ratio exact sizing built the plan's prompts
+// with: the characters of all its prompts over their planned tokens.
+func (p *plan) exactCharsPerToken() float64 {
+	chars, tokens := 0, 0
+	for i, c := range p.Contexts {
+		chars += p.chars[i]
+		tokens += c
+	}
+	return float64(chars) / float64(max(tokens, 1))
+}
+
 // promptSizingOf is anvil_go.prompt_sizing of a run: the method, what
 // exact sizing learned, the largest relative error of the server's counts
 // (usage.prompt_tokens, or an over-window refusal's) against the planned
 // contexts, and the plan check (checkPlan).
 // chars_per_token is the ratio the prompts were built with: for exact
-// sizing the characters of all measured prompts over their planned tokens.
+// sizing the characters of all measured prompts over their planned tokens,
+// or the ratio a SizedSource was given.
 func promptSizingOf(p *plan, results []result) *artifact.PromptSizing {
 	ps := &artifact.PromptSizing{Method: string(PromptSizingReference), CharsPerToken: PromptCharsPerToken}
 	if p.chars != nil {
@@ -291,12 +303,10 @@ func promptSizingOf(p *plan, results []result) *artifact.PromptSizing {
 			ps.TokenizePath = &path
 		}
 		ps.CalibrationRequests = p.sizing.calibrationRequests
-		chars, tokens := 0, 0
-		for i, c := range p.Contexts {
-			chars += p.chars[i]
-			tokens += c
+		ps.CharsPerToken = p.sourceCharsPerToken
+		if ps.CharsPerToken == 0 {
+			ps.CharsPerToken = p.exactCharsPerToken()
 		}
-		ps.CharsPerToken = float64(chars) / float64(tokens)
 	}
 	for _, res := range results {
 		if res.promptTokens == nil {

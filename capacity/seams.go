@@ -93,6 +93,19 @@ type Answerer interface {
 	Answer(i int, content string, truncated, ok bool)
 }
 
+// A SizedSource is a Source that writes its own prompts
+// (Request.Messages) at a number of characters per token, as a trace
+// replay does. With PromptSizingExact, Run learns the server's
+// characters per token before the warm-up (from its tokenizer endpoint or
+// calibration requests, see capacity/PROTOCOL.md#exact-token-sizing) and
+// sends the requests of SizedAt(charsPerToken) instead: one ratio for the
+// whole run, so that text written per block id stays byte-identical in
+// every request. Other Sources are refused with exact sizing.
+type SizedSource interface {
+	Source
+	SizedAt(charsPerToken float64) Source
+}
+
 // Due says when a measured request is due. The zero value is DueNow.
 type Due struct {
 	kind   dueKind
@@ -194,8 +207,8 @@ func (w Workload) validateSeams(v *validator) {
 	if w.Schedule != nil && w.Rate > 0 {
 		v.add("Workload.Schedule", "set", "must be nil with Rate > 0 (Rate is the arrival schedule)")
 	}
-	if w.Source != nil && w.PromptSizing == PromptSizingExact {
-		v.add("Workload.Source", "set", "must be nil with PromptSizing %q (exact sizing sizes the synthetic plan's prompts)", PromptSizingExact)
+	if _, sized := w.Source.(SizedSource); w.Source != nil && !sized && w.PromptSizing == PromptSizingExact {
+		v.add("Workload.Source", "set", "must be nil or a SizedSource with PromptSizing %q (exact sizing sizes the synthetic plan's prompts)", PromptSizingExact)
 	}
 }
 
@@ -212,7 +225,13 @@ func seamsOf(w Workload, p *plan, offsets []time.Duration) seams {
 	}
 	if w.Source != nil {
 		s.source = w.Source
-		s.answerer, _ = w.Source.(Answerer)
+		if sz, ok := w.Source.(SizedSource); ok && p.chars != nil {
+			// Exact sizing sized the synthetic plan: its ratio sizes the
+			// source's prompts.
+			p.sourceCharsPerToken = p.exactCharsPerToken()
+			s.source = sz.SizedAt(p.sourceCharsPerToken)
+		}
+		s.answerer, _ = s.source.(Answerer)
 		// The planned contexts are the source's, known as it is asked.
 		clear(p.Contexts)
 	}

@@ -19,8 +19,10 @@
 //	rep, err := capacity.Run(ctx, target, replay.Workload(capacity.Workload{Concurrency: 64}))
 //
 // Prompts are sized by a blocktext.Sizing: the reference's 3.0
-// characters per token unless one is given; the engine's exact sizing
-// does not size a Source's prompts yet.
+// characters per token unless one is given. Replay and Sessions are
+// capacity.SizedSources: with capacity.PromptSizingExact the run learns
+// the server's characters per token before the warm-up and sizes every
+// prompt at that one ratio (SizedAt).
 //
 // The imports run one way: traffic imports capacity, trace, blocktext
 // and session; none of them imports traffic (package anviltest does), and

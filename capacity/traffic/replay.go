@@ -42,8 +42,8 @@ type Replay struct {
 }
 
 var (
-	_ capacity.Source   = Replay{}
-	_ capacity.Schedule = Replay{}
+	_ capacity.SizedSource = Replay{}
+	_ capacity.Schedule    = Replay{}
 )
 
 // Workload returns w with the replay as its Source and Schedule, one
@@ -54,6 +54,15 @@ func (r Replay) Workload(w capacity.Workload) capacity.Workload {
 	w.Source, w.Schedule, w.Requests = r, r, len(r.Records)
 	w.Observers = append(w.Observers[:len(w.Observers):len(w.Observers)], replayObserver{r})
 	return w
+}
+
+// SizedAt implements capacity.SizedSource: the replay with its prompts
+// sized at charsPerToken characters per token, the ratio exact sizing
+// learned from the server. One ratio sizes every block, so equal block
+// ids stay byte-identical.
+func (r Replay) SizedAt(charsPerToken float64) capacity.Source {
+	r.Sizing = blocktext.CharsPerToken(charsPerToken)
+	return r
 }
 
 // Due implements capacity.Schedule: request i is due at Records[i].Offset

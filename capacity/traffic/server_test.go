@@ -83,8 +83,39 @@ type chatServer struct {
 	fail   func(messages []message) bool
 	start  time.Time
 
+	// tokens counts a message's tokens; nil is 3 characters per token.
+	tokens func(content string) int
+	// tokenize serves vLLM's POST /tokenize ({"count"}) with tokens.
+	tokenize bool
+
 	mu   sync.Mutex
 	seen []seen
+}
+
+func (s *chatServer) count(content string) int {
+	if s.tokens == nil {
+		return len(content) / 3
+	}
+	return s.tokens(content)
+}
+
+// countTokens answers POST /tokenize: the count of the body's messages or
+// prompt.
+func (s *chatServer) countTokens(w http.ResponseWriter, raw []byte) {
+	var body struct {
+		Prompt   string    `json:"prompt"`
+		Messages []message `json:"messages"`
+	}
+	if json.Unmarshal(raw, &body) != nil {
+		http.Error(w, "bad body", http.StatusBadRequest)
+		return
+	}
+	n := s.count(body.Prompt)
+	for _, m := range body.Messages {
+		n += s.count(m.Content)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = fmt.Fprintf(w, `{"count":%d}`, n)
 }
 
 func answer(n int) string { return fmt.Sprintf("answer number %d, in a few words", n) }
@@ -110,6 +141,10 @@ func (s *chatServer) target() capacity.Target {
 
 func (s *chatServer) serve(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
+	if s.tokenize && r.URL.Path == "/tokenize" {
+		s.countTokens(w, raw)
+		return
+	}
 	if r.URL.Path != "/v1/chat/completions" {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"m","object":"model"}]}`)
@@ -132,9 +167,9 @@ func (s *chatServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	prompt, cached := 0, 0
 	for k, m := range msgs {
-		prompt += len(m.Content) / 3
+		prompt += s.count(m.Content)
 		if k < len(msgs)-1 {
-			cached += len(m.Content) / 3
+			cached += s.count(m.Content)
 		}
 	}
 	content, _ := json.Marshal(answer(n))

@@ -99,9 +99,11 @@ type sentTurn struct {
 }
 
 var (
-	_ capacity.Answerer = (*Sessions)(nil)
-	_ capacity.Schedule = (*Sessions)(nil)
-	_ capacity.Gate     = (*Sessions)(nil)
+	_ capacity.SizedSource = (*Sessions)(nil)
+	_ capacity.Answerer    = (*Sessions)(nil)
+	_ capacity.Answerer    = sizedSessions{}
+	_ capacity.Schedule    = (*Sessions)(nil)
+	_ capacity.Gate        = (*Sessions)(nil)
 )
 
 // Synthetic returns n sessions of spec, started as start says (OpenLoop
@@ -325,8 +327,42 @@ func (s *Sessions) nextStart(now time.Time) (time.Time, bool) {
 // earlier user message and the answer the server gave to it) and a new
 // user message of the turn's planned tokens; PromptTokens counts the
 // user messages' planned tokens and the answers at 3 characters per
-// token.
-func (s *Sessions) Request(i int) (capacity.Request, error) {
+// token (at the sizing's ratio with SizedAt).
+func (s *Sessions) Request(i int) (capacity.Request, error) { return s.request(i, s.opts.Sizing) }
+
+// SizedAt implements capacity.SizedSource: the sessions' Source with
+// user messages sized at charsPerToken characters per token, the ratio
+// exact sizing learned from the server, and answers counted at it. It
+// shares the sessions' state (s stays the run's Schedule and Gate); s
+// itself keeps its own sizing for later runs.
+func (s *Sessions) SizedAt(charsPerToken float64) capacity.Source {
+	return sizedSessions{s: s, sizing: blocktext.CharsPerToken(charsPerToken)}
+}
+
+// sizedSessions is the Source and Answerer of Sessions.SizedAt.
+type sizedSessions struct {
+	s      *Sessions
+	sizing blocktext.CharsPerToken
+}
+
+// Request implements capacity.Source.
+func (z sizedSessions) Request(i int) (capacity.Request, error) { return z.s.request(i, z.sizing) }
+
+// Answer implements capacity.Answerer.
+func (z sizedSessions) Answer(i int, content string, truncated, ok bool) {
+	z.s.answer(i, content, ok, z.sizing)
+}
+
+// answerTokens is the planned tokens of an answer of chars characters at
+// sizing (nil: 3.0 characters per token).
+func answerTokens(sizing blocktext.Sizing, chars int) int {
+	if c, ok := sizing.(blocktext.CharsPerToken); ok && c > 0 {
+		return int(float64(chars) / float64(c))
+	}
+	return chars / 3
+}
+
+func (s *Sessions) request(i int, sizing blocktext.Sizing) (capacity.Request, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.byIndex[i]
@@ -335,7 +371,7 @@ func (s *Sessions) Request(i int) (capacity.Request, error) {
 	}
 	tp := s.plans[st.session][st.turn-1]
 	own := "session " + strconv.Itoa(st.session) + " turn " + strconv.Itoa(st.turn)
-	text, err := prompt(s.opts.Sizing, tp.blocks, tp.blockTokens, tp.user, s.opts.Salt, own,
+	text, err := prompt(sizing, tp.blocks, tp.blockTokens, tp.user, s.opts.Salt, own,
 		"\n# "+own+": answer in a few lines.")
 	if err != nil {
 		return capacity.Request{}, fmt.Errorf("traffic: session %d turn %d: %w", st.session, st.turn, err)
@@ -371,6 +407,10 @@ func (s *Sessions) sessionID(i int) string {
 // Answer implements capacity.Answerer: a successful turn's answer joins
 // its session's history; a failed turn ends its session.
 func (s *Sessions) Answer(i int, content string, truncated, ok bool) {
+	s.answer(i, content, ok, s.opts.Sizing)
+}
+
+func (s *Sessions) answer(i int, content string, ok bool, sizing blocktext.Sizing) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.byIndex[i]
@@ -382,7 +422,7 @@ func (s *Sessions) Answer(i int, content string, truncated, ok bool) {
 	if ok {
 		state.history = append(state.history, st.user, capacity.Message{Role: "assistant", Content: content})
 		state.planned += s.plans[st.session][st.turn-1].user
-		state.answered += len(content) / 3
+		state.answered += answerTokens(sizing, len(content))
 		state.turns, state.lastIndex, state.endedAt = st.turn, i, time.Now()
 	}
 	if ok && state.turns < len(s.plans[st.session]) {
