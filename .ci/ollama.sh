@@ -53,7 +53,7 @@ CGO_CPPFLAGS="-I$inc" GOBIN="$work/bin" GOFLAGS=-modcacherw go install "github.c
 echo "built in $(( $(date +%s) - start )) s"
 
 python3 .ci/make_tiny_gguf.py "$work/tiny.gguf" --ctx 4096 >/dev/null
-printf 'FROM %s\nPARAMETER temperature 0\n' "$work/tiny.gguf" >"$work/Modelfile"
+printf 'FROM %s\nPARAMETER temperature 0\nPARAMETER num_predict 64\n' "$work/tiny.gguf" >"$work/Modelfile"
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
 export OLLAMA_HOST="127.0.0.1:$port" OLLAMA_MODELS="$work/models" OLLAMA_NUM_PARALLEL=4 \
@@ -71,6 +71,14 @@ echo
 echo "== ollama $version on $OLLAMA_HOST, model tiny"
 
 status=0
-ANVIL_OLLAMA_URL="http://$OLLAMA_HOST/v1" go test -count=1 -timeout 10m -run '^TestOllama' -v ./anviltest || status=$?
+ANVIL_OLLAMA_URL="http://$OLLAMA_HOST/v1" go test -count=1 -timeout 10m -run '^TestOllama' -v ./anviltest/conformance || status=$?
+if [ "$status" -eq 0 ]; then
+  echo "== the README's benchmark command against it, with exact-token sizing"
+  out="$work/out"
+  ANVIL_BASE_URL="http://$OLLAMA_HOST/v1" ANVIL_MODEL=tiny:latest ANVIL_ENGINE="ollama-$version" ANVIL_GPU=none \
+    ANVIL_PROMPT_SIZING=exact ANVIL_OUT="$out" \
+    go test -count=1 -timeout 10m -bench 'CapacityContext/ctx=4096' -benchtime 8x -run '^$' ./anviltest | tee "$work/bench.txt" || status=$?
+  grep -q '^BenchmarkCapacityContext/ctx=4096/conc=4' "$work/bench.txt" || { echo "no benchmark line"; status=1; }
+fi
 if [ "$status" -ne 0 ]; then echo "== ollama log (tail)"; tail -40 "$work/ollama.log"; fi
 exit "$status"

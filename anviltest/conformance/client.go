@@ -82,6 +82,17 @@ func newProber(ctx context.Context, c Config) (*prober, error) {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 	}
+	// The module's one connection rule (capacity/PROTOCOL.md#connection-rule):
+	// no check is measured, so a request that met a kept-alive connection
+	// the server had closed is sent again on a fresh one, and a server
+	// that closes every connection it answered on (llama.cpp's
+	// llama-server) is served without reuse instead of failing checks at
+	// random.
+	if _, ok := p.hc.Transport.(*capacity.ConnectionRule); !ok {
+		hc := *p.hc
+		hc.Transport = capacity.NewConnectionRule(hc.Transport)
+		p.hc = &hc
+	}
 	var b [6]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
 	p.nonce = hex.EncodeToString(b[:])
