@@ -57,8 +57,10 @@ printf 'FROM %s\nPARAMETER temperature 0\nPARAMETER num_predict 64\n' "$work/tin
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
 export OLLAMA_HOST="127.0.0.1:$port" OLLAMA_MODELS="$work/models" OLLAMA_NUM_PARALLEL=4 \
-  OLLAMA_CONTEXT_LENGTH=4096 OLLAMA_NOPRUNE=1 HOME="$work"
-"$work/bin/ollama" serve >"$work/ollama.log" 2>&1 &
+  OLLAMA_CONTEXT_LENGTH=4096 OLLAMA_NOPRUNE=1
+# Ollama keeps its key pair under $HOME/.ollama: a HOME of its own, for the
+# server and its client only (the go commands keep the machine's caches).
+HOME="$work" "$work/bin/ollama" serve >"$work/ollama.log" 2>&1 &
 pid=$!
 for _ in $(seq 1 300); do
   if curl -fs --max-time 1 "http://$OLLAMA_HOST/api/version" >/dev/null 2>&1; then break; fi
@@ -67,7 +69,7 @@ for _ in $(seq 1 300); do
 done
 curl -fs --max-time 1 "http://$OLLAMA_HOST/api/version" || { echo "ollama did not come up in 60 s:"; tail -50 "$work/ollama.log"; exit 1; }
 echo
-"$work/bin/ollama" create tiny -f "$work/Modelfile" >"$work/create.log" 2>&1 || { cat "$work/create.log"; tail -50 "$work/ollama.log"; exit 1; }
+HOME="$work" "$work/bin/ollama" create tiny -f "$work/Modelfile" >"$work/create.log" 2>&1 || { cat "$work/create.log"; tail -50 "$work/ollama.log"; exit 1; }
 echo "== ollama $version on $OLLAMA_HOST, model tiny"
 
 status=0
