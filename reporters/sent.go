@@ -27,9 +27,15 @@ func UnsentRequests(r *artifact.Report) int {
 }
 
 // SentFailedRequests is the number of requests that were sent and failed
-// (the failed-req unit): FailedRequests less the requests never sent,
-// which the v1 document counts as cancelled failures.
+// (the failed-req unit). With anvil_go.requests it counts the failure rows
+// of requests not recorded as never sent (SentFailures): an interrupted
+// run writes its never-sent requests as cancelled failure rows, an early
+// stop writes none for them, and both come out right. Without it,
+// FailedRequests less the requests never sent.
 func SentFailedRequests(r *artifact.Report) int {
+	if r.AnvilGo != nil && len(r.AnvilGo.Requests) > 0 {
+		return len(SentFailures(r))
+	}
 	return max(FailedRequests(r)-UnsentRequests(r), 0)
 }
 
