@@ -69,6 +69,10 @@ type Dialect struct {
 	FinishChunk bool
 	// NullLogprobs writes "logprobs":null in every choice (vLLM).
 	NullLogprobs bool
+	// StopReason writes "stop_reason":null after the finish_reason of the
+	// choice that ends the response (vLLM; null because the fake's answers
+	// end on their own, never on a stop string).
+	StopReason bool
 	// OmitCachedTokens leaves usage.prompt_tokens_details out.
 	OmitCachedTokens bool
 	// SystemFingerprint, when set, is written after "model".
@@ -136,7 +140,7 @@ type Dialect struct {
 }
 
 // DialectVLLM is vLLM's OpenAI server format.
-func DialectVLLM() Dialect { return Dialect{NullLogprobs: true} }
+func DialectVLLM() Dialect { return Dialect{NullLogprobs: true, StopReason: true} }
 
 // DialectOllama is ollama 0.17's /v1 format, as in the repository's testdata/transcripts.
 func DialectOllama() Dialect {

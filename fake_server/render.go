@@ -103,7 +103,11 @@ func (r *renderer) finish(b []byte, f string) []byte {
 	if f == "" {
 		return append(b, "null"...)
 	}
-	return r.str(b, f)
+	b = r.str(b, f)
+	if r.d.StopReason {
+		b = append(b, `,"stop_reason":null`...)
+	}
+	return b
 }
 
 // chunk renders one streamed chunk with a single choice.
