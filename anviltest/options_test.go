@@ -162,6 +162,7 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 // environment variable or flag that set each is added, and other errors
 // are left alone.
 func TestExplainFieldsNamesTheSources(t *testing.T) {
+	clearEnv(t) // the API key variable below must be unset
 	sources := append(envFieldNames(), benchtimeFieldNames(capacity.Workload{}, benchtime{n: 20000})...)
 	for _, tc := range []struct {
 		name string
