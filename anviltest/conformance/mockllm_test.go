@@ -30,9 +30,6 @@ func mockLLMURL(t *testing.T) string {
 // written by others, and asserts its known verdicts.
 func TestMockLLMConformance(t *testing.T) {
 	got := suiteAt(t, Config{Target: capacity.Target{BaseURL: mockLLMURL(t)}})
-	for _, n := range Checks() {
-		t.Logf("%s: %s: %s %q", n, got[n].Outcome, got[n].Reason, got[n].Notes)
-	}
 	// mock-llm 0.1.29 echoes the last user message in chunks of 50
 	// characters: no usage, no max_tokens, no context length, no reasoning,
 	// no marker at the start of an answer; an unknown model is served and a
@@ -52,13 +49,7 @@ func TestMockLLMConformance(t *testing.T) {
 		CheckDeterminism:         Pass,
 		CheckMetrics:             Skip,
 	}
-	gotOutcomes := map[string]Outcome{}
-	for n, v := range got {
-		gotOutcomes[n] = v.Outcome
-	}
-	if diff := cmp.Diff(want, gotOutcomes); diff != "" {
-		t.Errorf("verdicts (-want +got):\n%s", diff)
-	}
+	checkVerdicts(t, got, want)
 }
 
 // TestMockLLMCapacity runs a short capacity benchmark against mock-llm,
@@ -74,4 +65,20 @@ func TestMockLLMCapacity(t *testing.T) {
 		require.Equal(t, artifact.SourceContentChunks, r.OutputTokenSource, "request %d", r.RequestIndex)
 	}
 	require.Equal(t, map[artifact.OutputTokenSource]int{artifact.SourceContentChunks: 4}, rep.Metrics.OutputTokenSources)
+}
+
+// checkVerdicts logs every verdict of got and fails with a diff when
+// their outcomes are not want's.
+func checkVerdicts(t *testing.T, got map[string]Verdict, want map[string]Outcome) {
+	t.Helper()
+	for _, n := range Checks() {
+		t.Logf("%s: %s: %s %q", n, got[n].Outcome, got[n].Reason, got[n].Notes)
+	}
+	gotOutcomes := map[string]Outcome{}
+	for n, v := range got {
+		gotOutcomes[n] = v.Outcome
+	}
+	if diff := cmp.Diff(want, gotOutcomes); diff != "" {
+		t.Errorf("verdicts (-want +got):\n%s", diff)
+	}
 }

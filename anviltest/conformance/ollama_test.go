@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity"
@@ -31,17 +30,7 @@ func ollamaURL(t *testing.T) string {
 // window), and asserts the verdicts that engine gets.
 func TestOllamaConformance(t *testing.T) {
 	got := suiteAt(t, Config{Target: capacity.Target{BaseURL: ollamaURL(t), Model: "tiny:latest"}, Timeout: 45 * time.Second})
-	for _, n := range Checks() {
-		t.Logf("%s: %s: %s %q", n, got[n].Outcome, got[n].Reason, got[n].Notes)
-	}
-	want := ollamaVerdicts
-	gotOutcomes := map[string]Outcome{}
-	for n, v := range got {
-		gotOutcomes[n] = v.Outcome
-	}
-	if diff := cmp.Diff(want, gotOutcomes); diff != "" {
-		t.Errorf("verdicts (-want +got):\n%s", diff)
-	}
+	checkVerdicts(t, got, ollamaVerdicts)
 }
 
 // TestOllamaCapacity runs a short capacity campaign with exact-token

@@ -1,0 +1,123 @@
+package reporters
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
+	"golang.org/x/perf/benchfmt"
+)
+
+// BenchResult converts r into one benchfmt result named name (empty:
+// BenchName(r)), with the identity configuration of BenchConfig and
+// iteration count = SentRequests (at least 1).
+func BenchResult(r *artifact.Report, name string) (*benchfmt.Result, error) {
+	if r == nil {
+		return nil, fmt.Errorf("reporters: nil report")
+	}
+	if name == "" {
+		name = BenchName(r)
+	}
+	if !validBenchName(name) {
+		return nil, fmt.Errorf("reporters: benchmark name %q: want Benchmark... without spaces or control characters", name)
+	}
+	iters := SentRequests(r)
+	if iters <= 0 {
+		iters = 1
+	}
+	return &benchfmt.Result{
+		Config: BenchConfig(r),
+		// benchfmt names leave out the "Benchmark" prefix; Writer adds it.
+		Name:   benchfmt.Name(strings.TrimPrefix(name, "Benchmark")),
+		Iters:  iters,
+		Values: BenchValues(r),
+	}, nil
+}
+
+// A BenchWriter writes capacity reports as Go benchmark format, with the
+// unit metadata before the first result.
+type BenchWriter struct {
+	w         *benchfmt.Writer
+	wroteMeta bool
+	wroteLate map[string]bool // lateMeta units written
+}
+
+// lateMeta is the metadata of the units only some runs carry (an SLO's
+// goodput, an open loop's scheduled clock): each comes before the first
+// result that carries its unit, so files of other runs stay as they were.
+var lateMeta = []struct{ unit, key, value string }{
+	{UnitGoodput, "better", "higher"},
+	{UnitSchedTTFTP50, "better", "lower"},
+	{UnitSchedTTFTP95, "better", "lower"},
+	{UnitSchedE2EP50, "better", "lower"},
+}
+
+// NewBenchWriter returns a BenchWriter writing to w.
+func NewBenchWriter(w io.Writer) *BenchWriter {
+	return &BenchWriter{w: benchfmt.NewWriter(w), wroteLate: map[string]bool{}}
+}
+
+// writeMeta writes one unit metadata line.
+func (bw *BenchWriter) writeMeta(unit, key, value string) error {
+	um := &benchfmt.UnitMetadata{
+		UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: unit, Key: key},
+		OrigUnit:        unit,
+		Value:           value,
+	}
+	if err := bw.w.Write(um); err != nil {
+		return fmt.Errorf("reporters: writing benchfmt: %w", err)
+	}
+	return nil
+}
+
+// Write writes r as one result named name (empty: BenchName(r)).
+func (bw *BenchWriter) Write(r *artifact.Report, name string) error {
+	res, err := BenchResult(r, name)
+	if err != nil {
+		return err
+	}
+	if !bw.wroteMeta {
+		for _, m := range unitMeta {
+			if err := bw.writeMeta(m.unit, m.key, m.value); err != nil {
+				return err
+			}
+		}
+		bw.wroteMeta = true
+	}
+	for _, m := range lateMeta {
+		if bw.wroteLate[m.unit] || !slices.ContainsFunc(res.Values, func(v benchfmt.Value) bool { return v.Unit == m.unit }) {
+			continue
+		}
+		if err := bw.writeMeta(m.unit, m.key, m.value); err != nil {
+			return err
+		}
+		bw.wroteLate[m.unit] = true
+	}
+	if err := bw.w.Write(res); err != nil {
+		return fmt.Errorf("reporters: writing benchfmt: %w", err)
+	}
+	return nil
+}
+
+// WriteBenchfmt writes reports to w in the Go benchmark format read by
+// benchstat: unit metadata, then per report its identity configuration
+// (written only when it changes) and one result line named by BenchName.
+func WriteBenchfmt(w io.Writer, reports ...*artifact.Report) error {
+	bw := NewBenchWriter(w)
+	for i, r := range reports {
+		if err := bw.Write(r, ""); err != nil {
+			return fmt.Errorf("reporters: report %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// chunkTiming is the run's anvil_go.chunk_timing, nil when not measured.
+func chunkTiming(r *artifact.Report) *artifact.ChunkTiming {
+	if r.AnvilGo == nil {
+		return nil
+	}
+	return r.AnvilGo.ChunkTiming
+}
