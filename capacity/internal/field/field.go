@@ -1,0 +1,109 @@
+// Package field holds the module's one error type for a bad input value: a
+// Workload or Target field, a trace row's column, an arrival spec, a stall
+// rule. Users name it as capacity.FieldError (an alias); the fake server,
+// which shares no code with the client it checks, has its own.
+package field
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"unicode/utf8"
+)
+
+// maxValueBytes bounds a string value quoted in a message, so a megabyte
+// of bad input gives a readable error.
+const maxValueBytes = 80
+
+// Error is one bad value. Its message names the package, where the value
+// was, the field, the value and what is allowed:
+//
+//	capacity: Workload.Concurrency = 0: must be in 1..256
+//	trace: conv.jsonl:17: input_length = -3: must be an integer in [1, 10000000]
+type Error struct {
+	// Pkg is the package reporting the error, the message's prefix
+	// ("capacity", "trace"); empty for none.
+	Pkg string
+	// Where locates the value when it sits in a file ("conv.jsonl:17");
+	// empty otherwise.
+	Where string
+	// Field names the value: "Workload.Concurrency", "input_length",
+	// "Spec.Rate".
+	Field string
+	// Value is the offending value (never a secret); nil shows none.
+	Value any
+	// Rule says what is allowed, as a phrase: "must be in 1..256".
+	Rule string
+	// Kind is the sentinel the error matches with errors.Is (for example
+	// capacity.ErrInvalidConfig), or nil.
+	Kind error
+	// Err is the underlying cause (a syntax or I/O error), or nil.
+	Err error
+}
+
+var _ error = (*Error)(nil)
+
+// Error implements error.
+func (e *Error) Error() string {
+	msg := ""
+	if e.Pkg != "" {
+		msg = e.Pkg + ": "
+	}
+	if e.Where != "" {
+		msg += e.Where + ": "
+	}
+	msg += e.Field
+	if v, ok := show(e.Value); ok {
+		msg += " = " + v
+	}
+	if e.Rule != "" {
+		msg += ": " + e.Rule
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns Kind and Err, those that are set.
+func (e *Error) Unwrap() []error {
+	var errs []error
+	if e.Kind != nil {
+		errs = append(errs, e.Kind)
+	}
+	if e.Err != nil {
+		errs = append(errs, e.Err)
+	}
+	return errs
+}
+
+// show formats a value for a message: strings (and named string types)
+// quoted and cut to maxValueBytes, a *float64 by its value, nil not at all.
+func show(v any) (string, bool) {
+	if v == nil {
+		return "", false
+	}
+	if x, ok := v.(*float64); ok {
+		if x == nil {
+			return "nil", true
+		}
+		v = *x
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.String {
+		return strconv.Quote(cut(rv.String(), maxValueBytes)), true
+	}
+	return fmt.Sprintf("%v", v), true
+}
+
+// cut shortens s to at most n bytes on a rune boundary, marking the cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
