@@ -26,7 +26,7 @@
 //
 //   - report.go, row.go, metrics.go: the document's types, one Go field per
 //     key (the field comments name the key); metrics.go also has the naming
-//     rule of the 159 distribution keys (Family, Statistic).
+//     rule of the 159 distribution keys (family, statistic).
 //   - recompute.go: Recompute, the protocol's arithmetic (distributions via
 //     package stats, eligibility, population accounting).
 //   - schema.go: the key tables of every object; one table per type drives

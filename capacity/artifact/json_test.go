@@ -279,7 +279,7 @@ func TestMarshalRejectsNonFinite(t *testing.T) {
 func TestFamilyKeys(t *testing.T) {
 	got := map[string]string{}
 	for _, fam := range families {
-		got[fam.Name] = fam.Key(StatP50) + " " + fam.Key(StatSamples) + " " + fam.Key(StatMeanCI95Low)
+		got[fam.Name] = fam.Key(statP50) + " " + fam.Key(statSamples) + " " + fam.Key(statMeanCI95Low)
 	}
 	want := map[string]string{
 		"completion_tokens":           "completion_tokens_p50 completion_tokens_samples completion_tokens_mean_ci95_low",
@@ -310,10 +310,10 @@ func TestCutErrorMessage(t *testing.T) {
 		{"exactly at the cap", strings.Repeat("a", MaxErrorMessageRunes), MaxErrorMessageRunes, false},
 		{"one over", strings.Repeat("a", MaxErrorMessageRunes+1), MaxErrorMessageRunes, true},
 		{"two-byte escapes fit whole", strings.Repeat("\"\\\n\t\r", MaxErrorMessageRunes/5) + "\"\\\n", MaxErrorMessageRunes, false},
-		{"four-byte runes cut by size", strings.Repeat("😀", MaxErrorMessageRunes), MaxErrorMessageJSONBytes / 4, true},
-		{"three-byte runes", strings.Repeat("世", MaxErrorMessageRunes), MaxErrorMessageJSONBytes / 3, true},
-		{"control escapes", strings.Repeat("\x01", MaxErrorMessageRunes), MaxErrorMessageJSONBytes / 6, true},
-		{"invalid bytes", strings.Repeat("\xff", MaxErrorMessageRunes), MaxErrorMessageJSONBytes / 3, true},
+		{"four-byte runes cut by size", strings.Repeat("😀", MaxErrorMessageRunes), maxErrorMessageJSONBytes / 4, true},
+		{"three-byte runes", strings.Repeat("世", MaxErrorMessageRunes), maxErrorMessageJSONBytes / 3, true},
+		{"control escapes", strings.Repeat("\x01", MaxErrorMessageRunes), maxErrorMessageJSONBytes / 6, true},
+		{"invalid bytes", strings.Repeat("\xff", MaxErrorMessageRunes), maxErrorMessageJSONBytes / 3, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -323,7 +323,7 @@ func TestCutErrorMessage(t *testing.T) {
 			require.Equal(t, tc.wantRunes, len([]rune(got)))
 			var e artEncoder
 			e.string(got)
-			require.LessOrEqual(t, len(e.buf)-2, MaxErrorMessageJSONBytes, "escaped size")
+			require.LessOrEqual(t, len(e.buf)-2, maxErrorMessageJSONBytes, "escaped size")
 		})
 	}
 }
@@ -344,7 +344,7 @@ func FuzzEscapedLen(f *testing.F) {
 		cut, _ := CutErrorMessage(strings.Repeat(s, 1+MaxErrorMessageRunes/max(len(s), 1)))
 		e = artEncoder{}
 		e.string(cut)
-		require.LessOrEqual(t, len(e.buf)-2, MaxErrorMessageJSONBytes)
+		require.LessOrEqual(t, len(e.buf)-2, maxErrorMessageJSONBytes)
 		require.LessOrEqual(t, len([]rune(cut)), MaxErrorMessageRunes)
 	})
 }

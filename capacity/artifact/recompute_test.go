@@ -38,7 +38,7 @@ func TestRecomputeSeedFromZero(t *testing.T) {
 		cmpopts.IgnoreFields(MetricPopulation{}, "FailurePolicy")); diff != "" {
 		t.Errorf("metric_population differs (-seed +recomputed):\n%s", diff)
 	}
-	require.Equal(t, FailurePolicy, r.MetricPopulation.FailurePolicy)
+	require.Equal(t, failurePolicy, r.MetricPopulation.FailurePolicy)
 	require.True(t, r.PerformanceEligible)
 	require.Equal(t, ProtocolV4Reasoning, r.MeasurementProtocol)
 

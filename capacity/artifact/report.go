@@ -21,13 +21,13 @@ const (
 // Unicode code points; CutErrorMessage enforces it.
 const MaxErrorMessageRunes = 2048
 
-// MaxErrorMessageJSONBytes bounds the JSON-escaped form of an
+// maxErrorMessageJSONBytes bounds the JSON-escaped form of an
 // "error_message" (quotes excluded). MaxErrorMessageRunes characters that
 // each take a two-byte escape (quote, backslash, newline, tab...) fit
 // exactly; text of six-byte control escapes or four-byte runes is cut
 // earlier. With it, the largest artifact the bounds allow (MaxRequests
 // failed requests) stays under the reader's 64 MiB limit.
-const MaxErrorMessageJSONBytes = 2 * MaxErrorMessageRunes
+const maxErrorMessageJSONBytes = 2 * MaxErrorMessageRunes
 
 // FailureClass says why a request is not a latency sample (capacity/PROTOCOL.md#failure-classes).
 type FailureClass string
@@ -250,7 +250,7 @@ type Usage struct {
 
 // CutErrorMessage cuts msg on a rune boundary to at most
 // MaxErrorMessageRunes code points whose JSON-escaped form takes at most
-// MaxErrorMessageJSONBytes bytes, and reports whether it cut anything. An
+// maxErrorMessageJSONBytes bytes, and reports whether it cut anything. An
 // invalid UTF-8 byte counts as one code point (written as U+FFFD).
 func CutErrorMessage(msg string) (cut string, truncated bool) {
 	runes, size := 0, 0
@@ -259,7 +259,7 @@ func CutErrorMessage(msg string) (cut string, truncated bool) {
 			return msg[:i], true
 		}
 		size += jsonstr.EscapedLen(r)
-		if size > MaxErrorMessageJSONBytes {
+		if size > maxErrorMessageJSONBytes {
 			return msg[:i], true
 		}
 		runes++

@@ -123,7 +123,7 @@ var populationTable = newArtTable(func(p *MetricPopulation) *shape { return &p.s
 )
 
 // metricsTable is generated: every family times every statistic by the one
-// naming rule of Family.Key, plus the scalars.
+// naming rule of family.Key, plus the scalars.
 var metricsTable = newArtTable(func(m *Metrics) *shape { return &m.shape }, metricsFields()...)
 
 func metricsFields() []artField[Metrics] {
@@ -147,7 +147,7 @@ func metricsFields() []artField[Metrics] {
 	}
 	for _, fam := range families {
 		for _, s := range statistics {
-			if s == StatSamples {
+			if s == statSamples {
 				fs = append(fs, fieldOf(fam.Key(s), func(m *Metrics) *int { return &fam.Of(m).Samples }, intCodec))
 				continue
 			}

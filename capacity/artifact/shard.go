@@ -14,7 +14,7 @@ import (
 // shard's artifact records so that Merge can make one artifact of the whole
 // workload, and what the merged artifact records of its shards.
 
-// ShardStartTolerance is how far a shard's recorded start
+// shardStartTolerance is how far a shard's recorded start
 // (started_at_unix_ns) may lie from the common start instant
 // (anvil_go.shard.start_at_unix_ns) for Merge to accept it. A shard waits
 // for the instant, so it starts after it by its timer's wake-up latency
@@ -22,7 +22,7 @@ import (
 // this sent its schedule skewed against the others' by more than the
 // clock skew a shared NTP or chrony domain is trusted to within, and one
 // earlier did not wait or has another clock.
-const ShardStartTolerance = 100 * time.Millisecond
+const shardStartTolerance = 100 * time.Millisecond
 
 // Shard is "anvil_go.shard": the run is shard Index of Count of one
 // workload, every shard computing the same global plan and taking its share
