@@ -83,7 +83,7 @@ func TestLargestArtifactFitsReader(t *testing.T) {
 	}
 	r := largestReport(t)
 	path := filepath.Join(t.TempDir(), "largest.json")
-	require.NoError(t, artifact.WriteFile(path, r))
+	require.NoError(t, r.WriteFile(path))
 	info, err := os.Stat(path)
 	require.NoError(t, err)
 	t.Logf("largest artifact: %d bytes (%.1f%% of the %d-byte limit)", info.Size(),
@@ -126,7 +126,7 @@ func TestOverLimitRefused(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "too-large.json")
-	err := artifact.WriteFile(path, r)
+	err := r.WriteFile(path)
 	require.ErrorContains(t, err, "exceeds the 67108864-byte (64 MiB) reader limit")
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
@@ -138,7 +138,7 @@ func TestOverLimitRefused(t *testing.T) {
 func BenchmarkLargestArtifact(b *testing.B) {
 	r := largestReport(b)
 	var buf bytes.Buffer
-	if err := artifact.Write(&buf, r); err != nil {
+	if _, err := r.WriteTo(&buf); err != nil {
 		b.Fatal(err)
 	}
 	b.Run("read", func(b *testing.B) {
@@ -154,7 +154,7 @@ func BenchmarkLargestArtifact(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(buf.Len()))
 		for b.Loop() {
-			if err := artifact.Write(io.Discard, r); err != nil {
+			if _, err := r.WriteTo(io.Discard); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -83,7 +83,8 @@ func TestShardsAreTheWholeRun(t *testing.T) {
 						require.Equal(t, k, d.RequestIndex%n, "shard %d measured request %d", k, d.RequestIndex)
 					}
 					var buf bytes.Buffer
-					require.NoError(t, artifact.Write(&buf, rep))
+					_, err := rep.WriteTo(&buf)
+					require.NoError(t, err)
 					files[k] = artifact.ShardArtifact{Name: fmt.Sprintf("shard-%d.json", k), Data: buf.Bytes()}
 				}
 				require.Equal(t, len(single.AnvilGo.Requests), len(srv.Traces()), "every planned request reached the server once")
@@ -142,7 +143,8 @@ func withoutPhases(t *testing.T, r *artifact.Report) string {
 		x.Requests[i].Phases = nil
 	}
 	var buf bytes.Buffer
-	require.NoError(t, artifact.Write(&buf, &c))
+	_, err := c.WriteTo(&buf)
+	require.NoError(t, err)
 	return buf.String()
 }
 
@@ -235,7 +237,8 @@ func TestShardLate(t *testing.T) {
 		require.Equal(t, at.Add(1500*time.Millisecond).UnixNano(), rep.StartedAtUnixNS)
 
 		var buf bytes.Buffer
-		require.NoError(t, artifact.Write(&buf, rep))
+		_, err = rep.WriteTo(&buf)
+		require.NoError(t, err)
 		_, err = artifact.Merge(artifact.ShardArtifact{Name: "late.json", Data: buf.Bytes()})
 		require.ErrorIs(t, err, artifact.ErrNotMergeable)
 		require.ErrorContains(t, err, "started late: 1.5s after the common start")

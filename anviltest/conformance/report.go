@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/internal/atomicfile"
 )
 
 // Schema names the format of the JSON verdict file.
@@ -146,14 +146,14 @@ func (r *Report) WriteFiles(dir string) (Paths, error) {
 			s = fmt.Sprintf("%s-%d", stem, i)
 		}
 		p := Paths{JSON: filepath.Join(dir, s+".json"), Markdown: filepath.Join(dir, s+".md")}
-		err := artifact.CreateFileFunc(p.JSON, bytesOf(js))
+		err := atomicfile.Create(p.JSON, bytesOf(js))
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
 			return Paths{}, fmt.Errorf("conformance: %w", err)
 		}
-		if err := artifact.WriteFileFunc(p.Markdown, bytesOf(md.Bytes())); err != nil {
+		if err := atomicfile.Write(p.Markdown, bytesOf(md.Bytes())); err != nil {
 			os.Remove(p.JSON)
 			return Paths{}, fmt.Errorf("conformance: %w", err)
 		}

@@ -50,7 +50,7 @@ func TestObserverMembersGolden(t *testing.T) {
 	require.NoError(t, r.Recompute())
 	r.AnvilGo = observerMembers()
 	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, r))
+	require.NoError(t, write(&buf, r))
 	path := filepath.Join("testdata", "anvil_go_observers.golden.json")
 	if *update {
 		require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
@@ -62,7 +62,7 @@ func TestObserverMembersGolden(t *testing.T) {
 	back, err := Read(bytes.NewReader(buf.Bytes()))
 	require.NoError(t, err)
 	var again bytes.Buffer
-	require.NoError(t, Write(&again, back))
+	require.NoError(t, write(&again, back))
 	require.Equal(t, buf.String(), again.String(), "read and written back unchanged")
 	require.Empty(t, cmp.Diff(r.AnvilGo, back.AnvilGo,
 		cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".shape" }, cmp.Ignore())))
@@ -77,7 +77,7 @@ func TestObserverMembersOptionalKeys(t *testing.T) {
 	r.AnvilGo = observerMembers()
 	r.AnvilGo.ServerMetrics.Checks = nil
 	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, r))
+	require.NoError(t, write(&buf, r))
 	sm := generic(t, buf.Bytes()).(map[string]any)["anvil_go"].(map[string]any)["server_metrics"]
 	require.NotContains(t, sortedKeys(sm), "checks")
 	series := sm.(map[string]any)["series"].([]any)
@@ -86,7 +86,7 @@ func TestObserverMembersOptionalKeys(t *testing.T) {
 
 	r.AnvilGo.ServerMetrics, r.AnvilGo.Audit = nil, nil
 	buf.Reset()
-	require.NoError(t, Write(&buf, r))
+	require.NoError(t, write(&buf, r))
 	require.NotContains(t, buf.String(), `"server_metrics"`)
 	require.NotContains(t, buf.String(), `"audit"`)
 }
@@ -98,7 +98,7 @@ func TestObserverMembersRefused(t *testing.T) {
 	require.NoError(t, r.Recompute())
 	r.AnvilGo = observerMembers()
 	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, r))
+	require.NoError(t, write(&buf, r))
 	for _, tc := range []struct{ from, to, path, msg string }{
 		{`"samples": 12`, `"samples": "12"`, "anvil_go.server_metrics.samples", "want an integer"},
 		{`"verdict": "suspect"`, `"verdict": 1`, "anvil_go.audit.verdict", "want a string"},
@@ -130,7 +130,7 @@ func TestObserverMembersDocumented(t *testing.T) {
 	require.NoError(t, r.Recompute())
 	r.AnvilGo = observerMembers()
 	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, r))
+	require.NoError(t, write(&buf, r))
 	ext := generic(t, buf.Bytes()).(map[string]any)["anvil_go"].(map[string]any)
 	var walk func(prefix string, v any)
 	walk = func(prefix string, v any) {

@@ -65,7 +65,7 @@ func TestExtensionGolden(t *testing.T) {
 	require.NoError(t, r.Recompute())
 	r.AnvilGo = fullExtension()
 	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, r))
+	require.NoError(t, write(&buf, r))
 	path := filepath.Join("testdata", "anvil_go.golden.json")
 	if *update {
 		require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
@@ -77,7 +77,7 @@ func TestExtensionGolden(t *testing.T) {
 	back, err := Read(bytes.NewReader(buf.Bytes()))
 	require.NoError(t, err)
 	var again bytes.Buffer
-	require.NoError(t, Write(&again, back))
+	require.NoError(t, write(&again, back))
 	require.Equal(t, buf.String(), again.String(), "read and written back unchanged")
 	require.Empty(t, cmp.Diff(r.AnvilGo, back.AnvilGo, cmp.AllowUnexported(shape{}),
 		cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".shape" }, cmp.Ignore())))
@@ -92,18 +92,18 @@ func TestExtensionOptionalMembers(t *testing.T) {
 	r := syntheticReport()
 	require.NoError(t, r.Recompute())
 	var plain bytes.Buffer
-	require.NoError(t, Write(&plain, r))
+	require.NoError(t, write(&plain, r))
 	require.NotContains(t, plain.String(), `"anvil_go"`)
 
 	r.AnvilGo = &Extension{Version: ExtensionVersion, Run: &RunSummary{SentRequests: 4}}
 	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, r))
+	require.NoError(t, write(&buf, r))
 	got := generic(t, buf.Bytes()).(map[string]any)["anvil_go"]
 	require.Equal(t, []string{"requests", "run", "version"}, sortedKeys(got))
 	// Removing the object gives back the plain document byte for byte.
 	r.AnvilGo = nil
 	var again bytes.Buffer
-	require.NoError(t, Write(&again, r))
+	require.NoError(t, write(&again, r))
 	require.Equal(t, plain.String(), again.String())
 }
 
@@ -114,13 +114,13 @@ func TestExtensionUnknownMembersSurvive(t *testing.T) {
 	require.NoError(t, r.Recompute())
 	r.AnvilGo = fullExtension()
 	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, r))
+	require.NoError(t, write(&buf, r))
 	doc := strings.Replace(buf.String(), `"anvil_go": {`, `"anvil_go": {"future_member": {"x": [1, 2.50]}, `, 1)
 	doc = strings.Replace(doc, `"request_index": 2`, `"request_index": 2, "future_key": "kept"`, 1)
 	back, err := Read(strings.NewReader(doc))
 	require.NoError(t, err)
 	var out bytes.Buffer
-	require.NoError(t, Write(&out, back))
+	require.NoError(t, write(&out, back))
 	ext := generic(t, out.Bytes()).(map[string]any)["anvil_go"].(map[string]any)
 	require.Equal(t, map[string]any{"x": []any{json.Number("1"), json.Number("2.50")}}, ext["future_member"], "number literals kept")
 	require.Equal(t, "kept", ext["requests"].([]any)[2].(map[string]any)["future_key"])
@@ -133,7 +133,7 @@ func TestExtensionTypeErrors(t *testing.T) {
 	require.NoError(t, r.Recompute())
 	r.AnvilGo = fullExtension()
 	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, r))
+	require.NoError(t, write(&buf, r))
 	for _, tc := range []struct{ from, to, path string }{
 		{`"sent_requests": 3`, `"sent_requests": "3"`, "anvil_go.run.sent_requests"},
 		{`"stalls": 27`, `"stalls": 2.5`, "anvil_go.chunk_timing.stalls"},

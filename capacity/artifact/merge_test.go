@@ -191,7 +191,8 @@ func splitShards(t *testing.T, s singleRun, n int, lateNS ...int64) []*artifact.
 func written(t *testing.T, r *artifact.Report) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	require.NoError(t, artifact.Write(&buf, r))
+	_, err := r.WriteTo(&buf)
+	require.NoError(t, err)
 	return buf.Bytes()
 }
 

@@ -48,7 +48,7 @@ func TestGapDistributionSketchRoundTrip(t *testing.T) {
 	require.NotNil(t, r.AnvilGo.ChunkTiming.Distribution.Sketch)
 	require.Nil(t, r.AnvilGo.ChunkTiming.Distribution.ExactNS)
 	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, r))
+	require.NoError(t, write(&buf, r))
 	back, err := Read(&buf)
 	require.NoError(t, err)
 	d := back.AnvilGo.ChunkTiming.Distribution

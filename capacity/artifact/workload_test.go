@@ -49,7 +49,7 @@ func TestWorkloadGolden(t *testing.T) {
 			require.NoError(t, r.Recompute())
 			r.AnvilGo = tc.ext()
 			var buf bytes.Buffer
-			require.NoError(t, Write(&buf, r))
+			require.NoError(t, write(&buf, r))
 			path := filepath.Join("testdata", "workload-"+tc.name+".golden.json")
 			if *update {
 				require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
@@ -61,7 +61,7 @@ func TestWorkloadGolden(t *testing.T) {
 			back, err := Read(bytes.NewReader(buf.Bytes()))
 			require.NoError(t, err)
 			var again bytes.Buffer
-			require.NoError(t, Write(&again, back))
+			require.NoError(t, write(&again, back))
 			require.Equal(t, buf.String(), again.String(), "read and written back unchanged")
 			require.Empty(t, cmp.Diff(r.AnvilGo, back.AnvilGo, cmp.AllowUnexported(shape{}),
 				cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".shape" }, cmp.Ignore())))
@@ -76,7 +76,7 @@ func TestWorkloadKeysOnlyWhenSet(t *testing.T) {
 	require.NoError(t, r.Recompute())
 	r.AnvilGo = &Extension{Version: ExtensionVersion, Requests: []RequestDetail{{RequestIndex: 0, Outcome: OutcomeSuccess, PlannedPromptTokens: 7}}}
 	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, r))
+	require.NoError(t, write(&buf, r))
 	x := generic(t, buf.Bytes()).(map[string]any)["anvil_go"]
 	require.Equal(t, []string{"requests", "version"}, sortedKeys(x))
 	req := x.(map[string]any)["requests"].([]any)[0]

@@ -111,9 +111,11 @@ func TestMemberSizeBound(t *testing.T) {
 	}
 	r := &artifact.Report{AnvilGo: &artifact.Extension{Version: artifact.ExtensionVersion, ServerMetrics: m}}
 	var with, without bytes.Buffer
-	require.NoError(t, artifact.Write(&with, r))
+	_, err := r.WriteTo(&with)
+	require.NoError(t, err)
 	r.AnvilGo.ServerMetrics = nil
-	require.NoError(t, artifact.Write(&without, r))
+	_, err = r.WriteTo(&without)
+	require.NoError(t, err)
 	size := with.Len() - without.Len()
 	t.Logf("largest member: %d bytes of %d", size, maxMemberBytes)
 	require.Less(t, size, maxMemberBytes)
