@@ -31,7 +31,7 @@ func ExampleWriteBenchfmt() {
 	if r.AnvilGo == nil {
 		r.AnvilGo = &artifact.Extension{Version: artifact.ExtensionVersion}
 	}
-	r.AnvilGo.Audit = &artifact.Audit{Verdict: artifact.AuditOK, Reasons: []string{}}
+	r.AnvilGo.Audit = &artifact.Audit{Verdict: "ok", Reasons: []string{}}
 	if err := reporters.WriteBenchfmt(os.Stdout, r); err != nil {
 		panic(err)
 	}

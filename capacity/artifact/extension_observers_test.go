@@ -31,12 +31,12 @@ func observerMembers() *Extension {
 			},
 			Checks: &ServerChecks{
 				GenerationTokens: &TokenCheck{Counter: "vllm:generation_tokens_total", ServerIncrease: 512, ClientTokens: 500,
-					Difference: 12, Allowance: 4, Verdict: TokensMismatch, Reason: new("another client was using the server")},
+					Difference: 12, Allowance: 4, Verdict: tokensMismatch, Reason: new("another client was using the server")},
 				TTFT: &TTFTCheck{Histogram: "vllm:time_to_first_token_seconds", ServerRequests: 8, ServerMeanMS: 101.5,
 					ClientMeanMS: 103.25, NetworkAndClientMS: 1.75},
 			},
 		},
-		Audit: &Audit{Verdict: AuditSuspect, Reasons: []string{"scheduler latency p99 4.1 ms: timings below ~4 ms resolution are not trustworthy"},
+		Audit: &Audit{Verdict: auditSuspect, Reasons: []string{"scheduler latency p99 4.1 ms: timings below ~4 ms resolution are not trustworthy"},
 			SchedLatencyP99MS: new(4.1), SchedLatencyMaxMS: new(12.5), SchedSamples: 900, GCPauses: 3,
 			GCPauseMaxMS: new(0.25), GCPauseTotalMS: new(0.5), CPUShare: new(0.97), GOMAXPROCS: 2,
 			SendLagP99MS: new(0.02), SendLagMaxMS: new(0.5), PoolWaits: 1, PoolWaitMaxMS: new(3.0)},
@@ -152,4 +152,53 @@ func TestObserverMembersDocumented(t *testing.T) {
 	}
 	walk("server_metrics", ext["server_metrics"])
 	walk("audit", ext["audit"])
+}
+
+// TestTokenCheckJudge: the verdict of the generation-token cross-check,
+// case by case (capacity/PROTOCOL.md#anvil-go).
+func TestTokenCheckJudge(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		diff, allow    float64
+		resets         int
+		verdict        string
+		reasonContains string
+	}{
+		{"exact", 0, 0, 0, "exact", ""},
+		{"within the allowance above", 7, 7, 0, "agree", ""},
+		{"within the allowance below", -3, 5, 0, "agree", ""},
+		{"above the allowance", 8, 7, 0, "mismatch", "8 tokens more"},
+		{"below the allowance", -6, 5, 0, "mismatch", "6 tokens fewer"},
+		{"exact but reset", 0, 0, 2, "mismatch", "reset 2 times"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &TokenCheck{Counter: "vllm:generation_tokens_total", Difference: tc.diff, Allowance: tc.allow,
+				Reason: new("stale")}
+			c.Judge(tc.resets)
+			require.Equal(t, tc.verdict, c.Verdict)
+			if tc.reasonContains == "" {
+				require.Nil(t, c.Reason)
+				return
+			}
+			require.NotNil(t, c.Reason)
+			require.Contains(t, *c.Reason, tc.reasonContains)
+		})
+	}
+}
+
+// TestAuditSetVerdict: suspect exactly when a reason is listed; a nil
+// audit is not suspect.
+func TestAuditSetVerdict(t *testing.T) {
+	ok := &Audit{}
+	ok.SetVerdict()
+	require.Equal(t, "ok", ok.Verdict)
+	require.Equal(t, []string{}, ok.Reasons, "written as [] when ok")
+	require.False(t, ok.Suspect())
+
+	bad := &Audit{Verdict: "ok", Reasons: []string{"a GC pause of up to 12 ms stopped every stream's clock at once"}}
+	bad.SetVerdict()
+	require.Equal(t, "suspect", bad.Verdict)
+	require.True(t, bad.Suspect())
+
+	require.False(t, (*Audit)(nil).Suspect())
 }

@@ -97,7 +97,7 @@ func TestMemberSizeBound(t *testing.T) {
 		IntervalMS: 1000, TimeoutMS: 250, Samples: 1 << 40, Failed: 1 << 40, LastError: new(strings.Repeat("\x01", maxErrorBytes)),
 		MaxPointsPerSeries: maxPointsPerSeries, DroppedSeries: 1 << 40, SkippedValues: 1 << 40,
 		Checks: &artifact.ServerChecks{
-			GenerationTokens: &artifact.TokenCheck{Counter: strings.Repeat("c", 64), Verdict: artifact.TokensMismatch, Reason: new(strings.Repeat("r", 512))},
+			GenerationTokens: &artifact.TokenCheck{Counter: strings.Repeat("c", 64), Verdict: "mismatch", Reason: new(strings.Repeat("r", 512))},
 			TTFT:             &artifact.TTFTCheck{Histogram: strings.Repeat("h", 64)},
 		}}
 	for i := range maxSeries {
