@@ -15,14 +15,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// escapeHeavy is a failure message of exactly MaxErrorMessageRunes
+// maxErrorMessageRunes is the longest error_message, in code points
+// (capacity/PROTOCOL.md#failure-classes).
+const maxErrorMessageRunes = 2048
+
+// escapeHeavy is a failure message of exactly maxErrorMessageRunes
 // code points, every one of which takes a two-byte JSON escape (quote,
 // backslash, newline, tab, carriage return, backspace, form feed): the
-// longest message CutErrorMessage keeps whole.
+// longest message Failure.SetErrorMessage keeps whole.
 func escapeHeavy() string {
 	const pattern = "\"\\\n\t\r\b\f"
 	var b strings.Builder
-	for n := 0; n < artifact.MaxErrorMessageRunes; n++ {
+	for n := 0; n < maxErrorMessageRunes; n++ {
 		b.WriteByte(pattern[n%len(pattern)])
 	}
 	return b.String()
@@ -52,9 +56,11 @@ func largestReport(t testing.TB) *artifact.Report {
 		Sampling: seed.Sampling, Failed: MaxRequests, ResponsesReceived: MaxRequests,
 		TimingMethodology: seed.TimingMethodology,
 	}
-	msg, truncated := artifact.CutErrorMessage(escapeHeavy())
-	require.False(t, truncated)
-	require.Equal(t, artifact.MaxErrorMessageRunes, utf8.RuneCountInString(msg))
+	var whole artifact.Failure
+	whole.SetErrorMessage(escapeHeavy())
+	msg := whole.ErrorMessage
+	require.False(t, whole.ErrorMessageTruncated)
+	require.Equal(t, maxErrorMessageRunes, utf8.RuneCountInString(msg))
 	row := seed.RequestTimings[0]
 	for i := range MaxRequests {
 		row := row

@@ -299,7 +299,7 @@ func TestFamilyKeys(t *testing.T) {
 	}
 }
 
-func TestCutErrorMessage(t *testing.T) {
+func TestSetErrorMessage(t *testing.T) {
 	tests := []struct {
 		name      string
 		in        string
@@ -307,17 +307,19 @@ func TestCutErrorMessage(t *testing.T) {
 		truncated bool
 	}{
 		{"short", "connection refused", 18, false},
-		{"exactly at the cap", strings.Repeat("a", MaxErrorMessageRunes), MaxErrorMessageRunes, false},
-		{"one over", strings.Repeat("a", MaxErrorMessageRunes+1), MaxErrorMessageRunes, true},
-		{"two-byte escapes fit whole", strings.Repeat("\"\\\n\t\r", MaxErrorMessageRunes/5) + "\"\\\n", MaxErrorMessageRunes, false},
-		{"four-byte runes cut by size", strings.Repeat("😀", MaxErrorMessageRunes), maxErrorMessageJSONBytes / 4, true},
-		{"three-byte runes", strings.Repeat("世", MaxErrorMessageRunes), maxErrorMessageJSONBytes / 3, true},
-		{"control escapes", strings.Repeat("\x01", MaxErrorMessageRunes), maxErrorMessageJSONBytes / 6, true},
-		{"invalid bytes", strings.Repeat("\xff", MaxErrorMessageRunes), maxErrorMessageJSONBytes / 3, true},
+		{"exactly at the cap", strings.Repeat("a", maxErrorMessageRunes), maxErrorMessageRunes, false},
+		{"one over", strings.Repeat("a", maxErrorMessageRunes+1), maxErrorMessageRunes, true},
+		{"two-byte escapes fit whole", strings.Repeat("\"\\\n\t\r", maxErrorMessageRunes/5) + "\"\\\n", maxErrorMessageRunes, false},
+		{"four-byte runes cut by size", strings.Repeat("😀", maxErrorMessageRunes), maxErrorMessageJSONBytes / 4, true},
+		{"three-byte runes", strings.Repeat("世", maxErrorMessageRunes), maxErrorMessageJSONBytes / 3, true},
+		{"control escapes", strings.Repeat("\x01", maxErrorMessageRunes), maxErrorMessageJSONBytes / 6, true},
+		{"invalid bytes", strings.Repeat("\xff", maxErrorMessageRunes), maxErrorMessageJSONBytes / 3, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, truncated := CutErrorMessage(tc.in)
+			var f Failure
+			f.SetErrorMessage(tc.in)
+			got, truncated := f.ErrorMessage, f.ErrorMessageTruncated
 			require.Equal(t, tc.truncated, truncated)
 			require.True(t, strings.HasPrefix(tc.in, got))
 			require.Equal(t, tc.wantRunes, len([]rune(got)))
@@ -328,7 +330,7 @@ func TestCutErrorMessage(t *testing.T) {
 	}
 }
 
-// FuzzEscapedLen: the size CutErrorMessage budgets is the size the encoder
+// FuzzEscapedLen: the size SetErrorMessage budgets is the size the encoder
 // writes, and a cut message always fits both limits.
 func FuzzEscapedLen(f *testing.F) {
 	f.Add("plain")
@@ -341,11 +343,11 @@ func FuzzEscapedLen(f *testing.F) {
 		var e artEncoder
 		e.string(s)
 		require.Equal(t, len(e.buf)-2, n)
-		cut, _ := CutErrorMessage(strings.Repeat(s, 1+MaxErrorMessageRunes/max(len(s), 1)))
+		cut, _ := cutErrorMessage(strings.Repeat(s, 1+maxErrorMessageRunes/max(len(s), 1)))
 		e = artEncoder{}
 		e.string(cut)
 		require.LessOrEqual(t, len(e.buf)-2, maxErrorMessageJSONBytes)
-		require.LessOrEqual(t, len([]rune(cut)), MaxErrorMessageRunes)
+		require.LessOrEqual(t, len([]rune(cut)), maxErrorMessageRunes)
 	})
 }
 

@@ -17,17 +17,17 @@ const (
 	ProtocolV4Reasoning = "capacity-v4-reasoning"
 )
 
-// MaxErrorMessageRunes is the longest failure "error_message", counted in
-// Unicode code points; CutErrorMessage enforces it.
-const MaxErrorMessageRunes = 2048
+// maxErrorMessageRunes is the longest failure "error_message", counted in
+// Unicode code points; Failure.SetErrorMessage enforces it.
+const maxErrorMessageRunes = 2048
 
 // maxErrorMessageJSONBytes bounds the JSON-escaped form of an
-// "error_message" (quotes excluded). MaxErrorMessageRunes characters that
+// "error_message" (quotes excluded). maxErrorMessageRunes characters that
 // each take a two-byte escape (quote, backslash, newline, tab...) fit
 // exactly; text of six-byte control escapes or four-byte runes is cut
 // earlier. With it, the largest artifact the bounds allow (MaxRequests
 // failed requests) stays under the reader's 64 MiB limit.
-const maxErrorMessageJSONBytes = 2 * MaxErrorMessageRunes
+const maxErrorMessageJSONBytes = 2 * maxErrorMessageRunes
 
 // FailureClass says why a request is not a latency sample (capacity/PROTOCOL.md#failure-classes).
 type FailureClass string
@@ -199,8 +199,9 @@ type Failure struct {
 	PlannedContextTokens int          // "planned_context_tokens"
 	FailureClass         FailureClass // "failure_class"
 	ErrorType            string       // "error_type": Go type or short kind
-	// ErrorMessage is "error_message", at most MaxErrorMessageRunes code
-	// points (see CutErrorMessage).
+	// ErrorMessage is "error_message", at most 2048 code points and 4096
+	// bytes escaped (capacity/PROTOCOL.md#failure-classes; SetErrorMessage
+	// cuts it).
 	ErrorMessage          string
 	ErrorMessageTruncated bool    // "error_message_truncated"
 	ResponseReceived      bool    // "response_received"
@@ -248,14 +249,21 @@ type Usage struct {
 	shape shape
 }
 
-// CutErrorMessage cuts msg on a rune boundary to at most
-// MaxErrorMessageRunes code points whose JSON-escaped form takes at most
-// maxErrorMessageJSONBytes bytes, and reports whether it cut anything. An
-// invalid UTF-8 byte counts as one code point (written as U+FFFD).
-func CutErrorMessage(msg string) (cut string, truncated bool) {
+// SetErrorMessage sets f.ErrorMessage to msg cut on a rune boundary to at
+// most 2048 code points whose JSON-escaped form takes at most 4096 bytes,
+// and f.ErrorMessageTruncated to whether it cut anything. An invalid UTF-8
+// byte counts as one code point (written as U+FFFD).
+func (f *Failure) SetErrorMessage(msg string) {
+	f.ErrorMessage, f.ErrorMessageTruncated = cutErrorMessage(msg)
+}
+
+// cutErrorMessage cuts msg on a rune boundary to at most
+// maxErrorMessageRunes code points whose JSON-escaped form takes at most
+// maxErrorMessageJSONBytes bytes, and reports whether it cut anything.
+func cutErrorMessage(msg string) (cut string, truncated bool) {
 	runes, size := 0, 0
 	for i, r := range msg {
-		if runes == MaxErrorMessageRunes {
+		if runes == maxErrorMessageRunes {
 			return msg[:i], true
 		}
 		size += jsonstr.EscapedLen(r)
