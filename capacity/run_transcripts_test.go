@@ -138,7 +138,7 @@ func TestRunRealEngineTranscripts(t *testing.T) {
 					require.Equal(t, 0, row.ReasoningChunks)
 					require.Equal(t, transcriptContext, row.PlannedContextTokens)
 				}
-				require.Equal(t, artifact.ProtocolV3, rep.MeasurementProtocol)
+				require.Equal(t, "capacity-v3", rep.MeasurementProtocol)
 				require.Equal(t, tt.source == artifact.SourceUsage, rep.Metrics.OutputTokens != nil)
 			})
 		})

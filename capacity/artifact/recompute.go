@@ -94,10 +94,10 @@ func (r *Report) Recompute() error {
 	r.Metrics = m
 	r.MetricPopulation = p
 	r.PerformanceEligible = eligible
-	if r.MeasurementProtocol == "" || r.MeasurementProtocol == ProtocolV3 || r.MeasurementProtocol == ProtocolV4Reasoning {
-		r.MeasurementProtocol = ProtocolV3
+	if r.MeasurementProtocol == "" || r.MeasurementProtocol == protocolV3 || r.MeasurementProtocol == protocolV4Reasoning {
+		r.MeasurementProtocol = protocolV3
 		if r.sawReasoning() {
-			r.MeasurementProtocol = ProtocolV4Reasoning
+			r.MeasurementProtocol = protocolV4Reasoning
 		}
 	}
 	return nil

@@ -107,7 +107,7 @@ func TestRecomputeSynthetic(t *testing.T) {
 		t.Errorf("metric_population (-want +got):\n%s", diff)
 	}
 	require.False(t, r.PerformanceEligible)
-	require.Equal(t, ProtocolV4Reasoning, r.MeasurementProtocol)
+	require.Equal(t, protocolV4Reasoning, r.MeasurementProtocol)
 
 	// Recompute is idempotent.
 	first, err := r.MarshalJSON()
@@ -137,7 +137,7 @@ func TestRecomputeNoSuccess(t *testing.T) {
 	require.Nil(t, r.Metrics.PromptTokens)
 	require.Nil(t, r.Metrics.ControlledOutputExactAdherenceRate)
 	require.Equal(t, 2, r.MetricPopulation.ExcludedRequests)
-	require.Equal(t, ProtocolV3, r.MeasurementProtocol)
+	require.Equal(t, protocolV3, r.MeasurementProtocol)
 	require.False(t, r.PerformanceEligible)
 	_, err := r.MarshalJSON()
 	require.NoError(t, err)
@@ -158,7 +158,7 @@ func TestRecomputeOneRequest(t *testing.T) {
 	require.Equal(t, 1, r.Metrics.TTFT.Samples)
 	require.Equal(t, 50.0, *r.Metrics.TTFT.P99)
 	require.Nil(t, r.Metrics.TTFT.Stddev)
-	require.Equal(t, ProtocolV3, r.MeasurementProtocol)
+	require.Equal(t, protocolV3, r.MeasurementProtocol)
 }
 
 func TestRecomputeRejects(t *testing.T) {

@@ -40,7 +40,7 @@ func TestRecomputeSeedFromZero(t *testing.T) {
 	}
 	require.Equal(t, failurePolicy, r.MetricPopulation.FailurePolicy)
 	require.True(t, r.PerformanceEligible)
-	require.Equal(t, ProtocolV4Reasoning, r.MeasurementProtocol)
+	require.Equal(t, protocolV4Reasoning, r.MeasurementProtocol)
 
 	// Every one of the 159 keys was compared: the seed has each key the
 	// Metrics fields are written to, and no other.

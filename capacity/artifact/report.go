@@ -10,11 +10,11 @@ import "github.com/anvilbench/anvil/capacity/internal/jsonstr"
 const Schema = "anvil-serving.benchmark/v1"
 
 // Measurement protocols written in "measurement_protocol". A run that saw any
-// reasoning chunk is ProtocolV4Reasoning, any other run ProtocolV3. Older
+// reasoning chunk is protocolV4Reasoning, any other run protocolV3. Older
 // artifacts carry "capacity-v2" or no protocol at all.
 const (
-	ProtocolV3          = "capacity-v3"
-	ProtocolV4Reasoning = "capacity-v4-reasoning"
+	protocolV3          = "capacity-v3"
+	protocolV4Reasoning = "capacity-v4-reasoning"
 )
 
 // maxErrorMessageRunes is the longest failure "error_message", counted in
@@ -127,7 +127,9 @@ type Report struct {
 	Failed              int  // "failed": len(Failures)
 	ResponsesReceived   int  // "responses_received"
 	PerformanceEligible bool // "performance_eligible"; set by Recompute
-	// MeasurementProtocol is "measurement_protocol"; set by Recompute.
+	// MeasurementProtocol is "measurement_protocol"; set by Recompute:
+	// "capacity-v4-reasoning" for a run that saw a reasoning chunk, else
+	// "capacity-v3" (older artifacts: "capacity-v2" or none).
 	MeasurementProtocol string
 	RequestTimings      []TimingRow      // "request_timings": successful rows
 	Failures            []Failure        // "failures": sorted by request index
