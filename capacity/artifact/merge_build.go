@@ -321,7 +321,7 @@ func mergeChunkTiming(in []shardIn, m *Report, x *Extension) (*ChunkTiming, erro
 		ITLMS: Quantiles{P50: res.ITL.P50, P90: res.ITL.P90, P99: res.ITL.P99, P999: res.ITL.P999, Max: res.ITL.Max},
 		Gaps:  res.Gaps, Exact: res.Exact, RelativeError: res.RelativeError,
 		Stalls: stalls, StallRule: StallRule{Relative: rule.Relative, FloorMS: rule.FloorMS, OverrideMS: rule.OverrideMS},
-		Distribution: GapsOf(run),
+		Distribution: gapsOf(run),
 		PerToken:     perToken, // every shard's gaps per token
 	}
 	// The mean of completion tokens / output chunks over the successful

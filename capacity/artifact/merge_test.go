@@ -177,8 +177,9 @@ func splitShards(t *testing.T, s singleRun, n int, lateNS ...int64) []*artifact.
 				ITLMS: artifact.Quantiles{P50: ct.ITL.P50, P90: ct.ITL.P90, P99: ct.ITL.P99, P999: ct.ITL.P999, Max: ct.ITL.Max},
 				Gaps:  ct.Gaps, Exact: ct.Exact, RelativeError: ct.RelativeError, Stalls: ct.Stalls,
 				StallRule:          artifact.StallRule{Relative: ct.StallRule.Relative, FloorMS: ct.StallRule.FloorMS, OverrideMS: ct.StallRule.OverrideMS},
-				TokensPerChunkMean: ct.TokensPerChunkMean, Distribution: artifact.GapsOf(run),
+				TokensPerChunkMean: ct.TokensPerChunkMean,
 			}
+			x.ChunkTiming.SetDistribution(run)
 		}
 		r.AnvilGo = x
 		require.NoError(t, r.Recompute())
@@ -230,7 +231,7 @@ func TestMergeEqualsSingleProcess(t *testing.T) {
 			wx := *want.AnvilGo
 			want.AnvilGo = &wx
 			ct := *wx.ChunkTiming
-			ct.Distribution = artifact.GapsOf(chunkRun(t, single.traces, allIndexes(single.rep)))
+			ct.SetDistribution(chunkRun(t, single.traces, allIndexes(single.rep)))
 			wx.ChunkTiming = &ct
 			if n > 1 {
 				want.Metrics.PrefixCacheHitAvg = nil // not mergeable: documented
@@ -348,7 +349,7 @@ func TestMergeSketchedChunkTiming(t *testing.T) {
 		require.True(t, ok)
 		require.Equal(t, k == 2, !ct.Exact)
 		sh.AnvilGo.ChunkTiming.Gaps, sh.AnvilGo.ChunkTiming.Stalls = ct.Gaps, ct.Stalls
-		sh.AnvilGo.ChunkTiming.Distribution = artifact.GapsOf(run)
+		sh.AnvilGo.ChunkTiming.SetDistribution(run)
 	}
 	merged, err := artifact.Merge(shardFiles(t, shards)...)
 	require.NoError(t, err)

@@ -109,9 +109,15 @@ type GapSketch struct {
 	shape shape
 }
 
-// GapsOf is the distribution of run as the artifact stores it, nil when the
-// run has no gap. Like run.Result, it may reorder the run's stored gaps.
-func GapsOf(run *itl.Run) *GapDistribution {
+// SetDistribution sets c.Distribution to the gaps of run as the artifact
+// stores them (nil when the run has no gap): a shard's artifact carries
+// them so that Merge can recompute the workload's percentiles. Like
+// run.Result, it may reorder the run's stored gaps.
+func (c *ChunkTiming) SetDistribution(run *itl.Run) { c.Distribution = gapsOf(run) }
+
+// gapsOf is the distribution of run as the artifact stores it, nil when the
+// run has no gap.
+func gapsOf(run *itl.Run) *GapDistribution {
 	g := run.Gaps()
 	switch {
 	case g.Sketch != nil:
