@@ -108,7 +108,7 @@ func TestObserverMembersRefused(t *testing.T) {
 		doc := strings.Replace(buf.String(), tc.from, tc.to, 1)
 		require.NotEqual(t, buf.String(), doc, tc.from)
 		_, err := Read(strings.NewReader(doc))
-		var fe *FieldError
+		var fe *pathError
 		require.ErrorAs(t, err, &fe, tc.path)
 		require.Equal(t, tc.path, fe.Path)
 		require.ErrorContains(t, err, tc.msg)

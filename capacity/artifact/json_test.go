@@ -375,7 +375,7 @@ func TestFieldErrorPath(t *testing.T) {
 	bad := strings.Replace(string(data), `"observed_marker_count": 1`, `"observed_marker_count": "one"`, 1)
 	var r Report
 	err = r.UnmarshalJSON([]byte(bad))
-	var fe *FieldError
+	var fe *pathError
 	require.ErrorAs(t, err, &fe)
 	require.Equal(t, "request_timings[0].request_canary.observed_marker_count", fe.Path)
 	require.EqualError(t, fe.Err, `want an integer, got a string "one"`)
