@@ -16,7 +16,7 @@ import (
 func observed(t *testing.T, verdict string, reasons ...string) *artifact.Report {
 	r := loadReport(t, seedPath)
 	if r.AnvilGo == nil {
-		r.AnvilGo = &artifact.Extension{Version: artifact.ExtensionVersion}
+		r.AnvilGo = &artifact.Extension{Version: 1}
 	}
 	p99, share := 4.1, 0.5
 	r.AnvilGo.Audit = &artifact.Audit{Verdict: verdict, Reasons: append([]string{}, reasons...), SchedLatencyP99MS: &p99, CPUShare: &share, GOMAXPROCS: 2}

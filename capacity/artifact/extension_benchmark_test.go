@@ -12,7 +12,7 @@ import (
 func TestRunBenchmarkKey(t *testing.T) {
 	r := syntheticReport()
 	require.NoError(t, r.Recompute())
-	r.AnvilGo = &Extension{Version: ExtensionVersion, Run: &RunSummary{SentRequests: 6}}
+	r.AnvilGo = &Extension{Version: extensionVersion, Run: &RunSummary{SentRequests: 6}}
 	var buf bytes.Buffer
 	require.NoError(t, write(&buf, r))
 	require.NotContains(t, buf.String(), `"benchmark"`)

@@ -15,7 +15,7 @@ import (
 // anvil_go.audit.
 func observerMembers() *Extension {
 	return &Extension{
-		Version:  ExtensionVersion,
+		Version:  extensionVersion,
 		Run:      &RunSummary{SentRequests: 8},
 		Requests: []RequestDetail{},
 		ServerMetrics: &ServerMetrics{

@@ -18,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // fullExtension sets every member and key of the anvil_go object.
 func fullExtension() *Extension {
 	return &Extension{
-		Version: ExtensionVersion,
+		Version: extensionVersion,
 		Run:     &RunSummary{SentRequests: 3, NeverSentRequests: 1, Interrupted: true},
 		Arrival: &Arrival{Process: "gamma", RateRPS: 12.5, Burstiness: new(0.25), Seed: 42,
 			OfferedRPS: new(12.4), AchievedRPS: new(11.9), MaxInFlight: 8},
@@ -95,7 +95,7 @@ func TestExtensionOptionalMembers(t *testing.T) {
 	require.NoError(t, write(&plain, r))
 	require.NotContains(t, plain.String(), `"anvil_go"`)
 
-	r.AnvilGo = &Extension{Version: ExtensionVersion, Run: &RunSummary{SentRequests: 4}}
+	r.AnvilGo = &Extension{Version: extensionVersion, Run: &RunSummary{SentRequests: 4}}
 	var buf bytes.Buffer
 	require.NoError(t, write(&buf, r))
 	got := generic(t, buf.Bytes()).(map[string]any)["anvil_go"]
@@ -146,4 +146,16 @@ func TestExtensionTypeErrors(t *testing.T) {
 		require.ErrorAs(t, err, &fe, tc.path)
 		require.Equal(t, tc.path, fe.Path)
 	}
+}
+
+// TestReportExtension: a report without anvil_go gets an empty one of the
+// version this module writes; one that has it keeps it.
+func TestReportExtension(t *testing.T) {
+	var r Report
+	x := r.Extension()
+	require.Same(t, r.AnvilGo, x)
+	require.Equal(t, 1, x.Version)
+	x.Run = &RunSummary{SentRequests: 3}
+	require.Same(t, x, r.Extension(), "an existing extension is kept")
+	require.Equal(t, 3, r.Extension().Run.SentRequests)
 }

@@ -83,7 +83,7 @@ func mergeExtension(in []shardIn, m *Report) (*Extension, error) {
 	base := in[0].r.AnvilGo
 	common := base.Shard.StartAtUnixNS
 	x := &Extension{
-		Version: ExtensionVersion,
+		Version: extensionVersion,
 		Run:     &RunSummary{},
 		Search:  base.Search,
 		Shards:  &ShardSet{Count: len(in), StartAtUnixNS: common, PlanFingerprint: base.Shard.PlanFingerprint},

@@ -137,7 +137,7 @@ func splitShards(t *testing.T, s singleRun, n int, lateNS ...int64) []*artifact.
 		r.Completed, r.Failed = len(r.RequestTimings), 0
 		ps := *orig.AnvilGo.PromptSizing // the run's sizing; the plan check counts the shard's own requests
 		ps.CountedRequests = 0
-		x := &artifact.Extension{Version: artifact.ExtensionVersion,
+		x := &artifact.Extension{Version: 1,
 			Run:           &artifact.RunSummary{},
 			PromptSizing:  &ps,
 			ContextWindow: orig.AnvilGo.ContextWindow,

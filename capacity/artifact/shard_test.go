@@ -44,7 +44,7 @@ func TestGapDistributionSketchRoundTrip(t *testing.T) {
 	require.False(t, want.Exact)
 	r := syntheticReport()
 	require.NoError(t, r.Recompute())
-	r.AnvilGo = &Extension{Version: ExtensionVersion, ChunkTiming: &ChunkTiming{Gaps: want.Gaps, Distribution: gapsOf(run)}}
+	r.AnvilGo = &Extension{Version: extensionVersion, ChunkTiming: &ChunkTiming{Gaps: want.Gaps, Distribution: gapsOf(run)}}
 	require.NotNil(t, r.AnvilGo.ChunkTiming.Distribution.Sketch)
 	require.Nil(t, r.AnvilGo.ChunkTiming.Distribution.ExactNS)
 	var buf bytes.Buffer

@@ -14,7 +14,7 @@ import (
 // key of workload.go set.
 func traceExtension() *Extension {
 	return &Extension{
-		Version: ExtensionVersion,
+		Version: extensionVersion,
 		Workload: &Workload{Kind: WorkloadTrace,
 			Trace: &TraceWorkload{File: "mooncake-conversation_trace-first500.jsonl", Format: "mooncake",
 				SHA256: "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0", Bytes: 1234567,
@@ -74,7 +74,7 @@ func TestWorkloadGolden(t *testing.T) {
 func TestWorkloadKeysOnlyWhenSet(t *testing.T) {
 	r := syntheticReport()
 	require.NoError(t, r.Recompute())
-	r.AnvilGo = &Extension{Version: ExtensionVersion, Requests: []RequestDetail{{RequestIndex: 0, Outcome: OutcomeSuccess, PlannedPromptTokens: 7}}}
+	r.AnvilGo = &Extension{Version: extensionVersion, Requests: []RequestDetail{{RequestIndex: 0, Outcome: OutcomeSuccess, PlannedPromptTokens: 7}}}
 	var buf bytes.Buffer
 	require.NoError(t, write(&buf, r))
 	x := generic(t, buf.Bytes()).(map[string]any)["anvil_go"]

@@ -34,9 +34,6 @@ func (o Observer) Start(ctx context.Context, at time.Time) func(rep *artifact.Re
 	return func(rep *artifact.Report) {
 		m := o.Sampler.Stop()
 		m.Checks = Check(m, FactsOf(rep))
-		if rep.AnvilGo == nil {
-			rep.AnvilGo = &artifact.Extension{Version: artifact.ExtensionVersion}
-		}
-		rep.AnvilGo.ServerMetrics = m
+		rep.Extension().ServerMetrics = m
 	}
 }

@@ -109,7 +109,7 @@ func TestMemberSizeBound(t *testing.T) {
 		}
 		m.Series = append(m.Series, s)
 	}
-	r := &artifact.Report{AnvilGo: &artifact.Extension{Version: artifact.ExtensionVersion, ServerMetrics: m}}
+	r := &artifact.Report{AnvilGo: &artifact.Extension{Version: 1, ServerMetrics: m}}
 	var with, without bytes.Buffer
 	_, err := r.WriteTo(&with)
 	require.NoError(t, err)
