@@ -78,7 +78,7 @@ func TestShardsAreTheWholeRun(t *testing.T) {
 					require.Equal(t, reps[0].AnvilGo.Shard.PlanFingerprint, sh.PlanFingerprint, "one global plan")
 					require.Equal(t, ShareOf(8, k, n), rep.Concurrency)
 					require.Equal(t, ShareOf(8, k, n), rep.AnvilGo.Arrival.MaxInFlight)
-					require.NotNil(t, rep.AnvilGo.ChunkTiming.Distribution, "the merge needs the gaps")
+					require.True(t, rep.AnvilGo.ChunkTiming.HasDistribution(), "the merge needs the gaps")
 					for _, d := range rep.AnvilGo.Requests {
 						require.Equal(t, k, d.RequestIndex%n, "shard %d measured request %d", k, d.RequestIndex)
 					}
@@ -120,7 +120,8 @@ func TestShardsAreTheWholeRun(t *testing.T) {
 				got, wx := *merged, *merged.AnvilGo
 				got.AnvilGo = &wx
 				ct := *wx.ChunkTiming
-				wx.ChunkTiming, ct.Distribution, wx.Shards, wx.Connections = &ct, nil, nil, single.AnvilGo.Connections
+				ct.SetDistribution(nil)
+				wx.ChunkTiming, wx.Shards, wx.Connections = &ct, nil, single.AnvilGo.Connections
 				got.RunID, got.StartedAt, got.StartedAtUnixNS = single.RunID, single.StartedAt, single.StartedAtUnixNS
 				got.FinishedAt, got.FinishedAtUnixNS = single.FinishedAt, single.FinishedAtUnixNS
 				got.Metrics.PrefixCacheHitAvg = single.Metrics.PrefixCacheHitAvg

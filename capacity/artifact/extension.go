@@ -167,10 +167,11 @@ type ChunkTiming struct {
 	// TokensPerChunkMean is "tokens_per_chunk_mean": the mean over requests
 	// with usage of completion tokens / output chunks; nil when none.
 	TokensPerChunkMean *float64
-	// Distribution is "distribution", written only when set: the gaps
-	// themselves, which a shard's artifact carries so that Merge can
-	// recompute the percentiles of the whole workload (shard.go).
-	Distribution *GapDistribution
+	// distribution is "distribution", written only when set
+	// (SetDistribution): the gaps themselves, which a shard's artifact
+	// carries so that Merge can recompute the percentiles of the whole
+	// workload (shard.go). Only Merge reads them.
+	distribution *gapDistribution
 
 	shape shape
 }
