@@ -53,7 +53,7 @@
 //
 // # Metrics
 //
-// Every benchmark line carries the units of reporters.BenchValues, a stable
+// Every benchmark line carries the units of reporters.BenchResult, a stable
 // set (medians over successful requests unless named otherwise):
 //
 //	ttft-p50-ms    time to first visible content, p50

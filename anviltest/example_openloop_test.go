@@ -10,7 +10,6 @@ import (
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/artifact"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
-	"github.com/anvilbench/anvil/reporters"
 )
 
 // An open-loop benchmark: requests arrive at random (Poisson) at 20 per
@@ -35,7 +34,7 @@ func ExampleCapacity_openLoop() {
 			anviltest.WithEnvironment(nil)) // the same run whatever ANVIL_* the shell holds
 	})
 	a := rep.AnvilGo.Arrival
-	_, hasGoodput := res.Extra[reporters.UnitGoodput]
+	_, hasGoodput := res.Extra["goodput-req/s"]
 	fmt.Printf("open loop: %s at %g req/s, at most %d in flight\n", a.Process, a.RateRPS, a.MaxInFlight)
 	fmt.Println("every request has a scheduled time and a queue time:", rep.AnvilGo.Requests[rep.Requests-1].QueueMS != nil)
 	fmt.Println("offered and achieved rates recorded:", a.OfferedRPS != nil && a.AchievedRPS != nil)

@@ -8,7 +8,6 @@ import (
 	"github.com/anvilbench/anvil/anviltest"
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/artifact"
-	"github.com/anvilbench/anvil/reporters"
 )
 
 // Capacity is meant for benchmark functions run by go test -bench; here
@@ -29,11 +28,11 @@ func Example() {
 			ContextTokens: 4096, Concurrency: 2, MaxTokens: 1024,
 		}, anviltest.WithOutDir(out), anviltest.WithEnvironment(nil))
 	})
-	_, hasDecode := res.Extra[reporters.UnitDecode]
+	_, hasDecode := res.Extra["decode-tok/s"]
 	// One b.Loop iteration per measured request (and any the run left).
 	fmt.Println("every request took an iteration:", res.N >= rep.Requests)
 	fmt.Println("protocol:", rep.MeasurementProtocol)
-	fmt.Println("failed requests:", res.Extra[reporters.UnitFailed])
+	fmt.Println("failed requests:", res.Extra["failed-req"])
 	fmt.Println("reports decode-tok/s:", hasDecode)
 	// Output:
 	// every request took an iteration: true

@@ -16,7 +16,6 @@ import (
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/artifact"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
-	"github.com/anvilbench/anvil/reporters"
 )
 
 func TestOpenLoopEnvFillsOnlyZeroFields(t *testing.T) {
@@ -92,14 +91,14 @@ func TestCapacityOpenLoopWithSLO(t *testing.T) {
 	require.Equal(t, "constant", rep.AnvilGo.Arrival.Process)
 	require.Equal(t, 200.0, rep.AnvilGo.Arrival.RateRPS)
 	require.Equal(t, 30, rep.AnvilGo.SLO.MetRequests)
-	require.Equal(t, rep.AnvilGo.SLO.GoodputRPS, res.Extra[reporters.UnitGoodput])
+	require.Equal(t, rep.AnvilGo.SLO.GoodputRPS, res.Extra["goodput-req/s"])
 	benches, _ := filepath.Glob(filepath.Join(out, "*.bench"))
 	require.Len(t, benches, 1)
 	data, err := os.ReadFile(benches[0])
 	require.NoError(t, err)
 	require.Contains(t, string(data), " arrival=constant rate=200 slo-e2e-ms=60000 slo-attainment=0.9\n")
 	require.Contains(t, string(data), " goodput-req/s\n")
-	for _, u := range []string{reporters.UnitSchedTTFTP50, reporters.UnitSchedTTFTP95, reporters.UnitSchedE2EP50} {
+	for _, u := range []string{"sched-ttft-p50-ms", "sched-ttft-p95-ms", "sched-e2e-p50-ms"} {
 		require.Contains(t, res.Extra, u, "an open loop's line carries the scheduled clock")
 		require.Contains(t, string(data), " "+u+" ")
 	}

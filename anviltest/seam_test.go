@@ -11,7 +11,6 @@ import (
 
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/artifact"
-	"github.com/anvilbench/anvil/reporters"
 )
 
 // The step runner is a deterministic stand-in for capacity.Run: a closed
@@ -242,7 +241,7 @@ func BenchmarkSeam(b *testing.B) {
 	}
 	r := Capacity(b, w, opt)
 	// b.N is b.Loop's count: every request sent took one iteration.
-	if r == nil || reporters.SentRequests(r) > b.N {
+	if r == nil || r.SentRequests() > b.N {
 		panic(fmt.Sprintf("Capacity returned %v after %d b.Loop iterations", r, b.N))
 	}
 }

@@ -205,7 +205,7 @@ func TestShardProcesses(t *testing.T) {
 	lateRep, err := artifact.Read(bytes.NewReader(lateData))
 	require.NoError(t, err)
 	require.Contains(t, *lateRep.AnvilGo.Run.StopReason, "after Workload.Shard.StartAt")
-	require.Zero(t, reporters.SentRequests(lateRep))
+	require.Zero(t, lateRep.SentRequests())
 	require.Empty(t, late.seen, "a late shard sends nothing")
 
 	_, singleData := readShardArtifact(t, wholeRun.dir)

@@ -1,0 +1,52 @@
+package artifact
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestSentFailedRequestsBothShapes: the requests sent and failed add up
+// with the requests sent whether the never-sent requests have cancelled
+// failure rows (an interrupted run) or no rows at all (an early stop).
+func TestSentFailedRequestsBothShapes(t *testing.T) {
+	details := func(never ...int) []RequestDetail {
+		var out []RequestDetail
+		for i := range 4 {
+			d := RequestDetail{RequestIndex: i, Outcome: "failed"}
+			for _, n := range never {
+				if n == i {
+					d.Outcome = OutcomeNeverSent
+				}
+			}
+			out = append(out, d)
+		}
+		return out
+	}
+	fails := func(idx ...int) []Failure {
+		var out []Failure
+		for _, i := range idx {
+			out = append(out, Failure{RequestIndex: i, FailureClass: FailureCancelled})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name       string
+		r          Report
+		sent, fail int
+	}{
+		{"interrupted: never-sent requests are cancelled rows",
+			Report{Requests: 4, Failed: 4, Failures: fails(0, 1, 2, 3),
+				AnvilGo: &Extension{Run: &RunSummary{SentRequests: 2}, Requests: details(2, 3)}}, 2, 2},
+		{"early stop: never-sent requests have no rows",
+			Report{Requests: 4, Failed: 3, Failures: fails(0, 1, 2),
+				AnvilGo: &Extension{Run: &RunSummary{SentRequests: 3}, Requests: details(3)}}, 3, 3},
+		{"no extension", Report{Requests: 4, Failed: 1, Failures: fails(0)}, 4, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.sent, tc.r.SentRequests())
+			require.Equal(t, tc.fail, tc.r.SentFailedRequests())
+			require.Equal(t, tc.fail, len(tc.r.SentFailures()))
+		})
+	}
+}
