@@ -54,7 +54,7 @@ import (
 // benchmark: it has nothing to compare.
 //
 // The target comes from the options, then the environment (ANVIL_BASE_URL
-// and the other Env* variables); without a base URL Capacity starts the
+// and the other ANVIL_* variables of the package documentation); without a base URL Capacity starts the
 // embedded fake server. Artifacts (the v1 JSON and a .bench file) go to
 // b.ArtifactDir() when -artifacts is set, else to $ANVIL_OUT, else to
 // ./anvil-out; their paths are logged with b.Log.
@@ -157,7 +157,7 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 		b.Logf("artifacts: %s %s", paths.json, paths.bench)
 		if html {
 			if page, err := writeHTMLReport(dir, processStart); err != nil {
-				b.Errorf("anviltest: writing %s: %v", HTMLReportName, err)
+				b.Errorf("anviltest: writing %s: %v", htmlReportName, err)
 			} else {
 				b.Logf("report: %s", page)
 			}
@@ -300,10 +300,10 @@ func promptPlanWarning(r *artifact.Report) string {
 func identityNote(t capacity.Target) string {
 	var vars, keys []string
 	if t.Engine == "" {
-		vars, keys = append(vars, EnvEngine), append(keys, "engine")
+		vars, keys = append(vars, envEngine), append(keys, "engine")
 	}
 	if t.GPU == "" {
-		vars, keys = append(vars, EnvGPU), append(keys, "gpu")
+		vars, keys = append(vars, envGPU), append(keys, "gpu")
 	}
 	if len(vars) == 0 {
 		return ""

@@ -44,7 +44,7 @@ func WithRequired(checks ...string) Option {
 //
 // The verdicts are also written, as conformance.<start>.json and
 // conformance.<start>.md (a Markdown table), into the artifact directory
-// of Capacity (WithOutDir, -artifacts, $ANVIL_OUT, ./anvil-out); their
+// of Capacity (-artifacts, $ANVIL_OUT, ./anvil-out); their
 // paths are logged. Every text of the log and the files is scrubbed of the
 // target's credentials.
 func Conformance(t *testing.T, opts ...Option) *conformance.Report {
@@ -106,7 +106,7 @@ func (s *settings) conformanceConfig(tgt capacity.Target) (conformance.Config, e
 	if rt.APIKeyEnv != "" {
 		cfg.APIKey = s.getenv(rt.APIKeyEnv)
 		if cfg.APIKey == "" {
-			return conformance.Config{}, &envError{name: rt.APIKeyEnv, value: "", allowed: "the bearer token (" + EnvAPIKeyEnv + " names this variable)"}
+			return conformance.Config{}, &envError{name: rt.APIKeyEnv, value: "", allowed: "the bearer token (" + envAPIKeyEnv + " names this variable)"}
 		}
 	}
 	w, err := s.applyWorkloadEnv(capacity.Workload{})

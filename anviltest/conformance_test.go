@@ -32,7 +32,7 @@ import (
 // whatever ANVIL_* variables the shell holds.
 func TestConformance(t *testing.T) {
 	if !runSelects("Conformance") {
-		Conformance(t, WithEnvironment(nil), WithOutDir(t.TempDir()))
+		Conformance(t, WithEnvironment(nil), withOutDir(t.TempDir()))
 		return
 	}
 	Conformance(t)
@@ -80,11 +80,11 @@ func TestWithRequired(t *testing.T) {
 // max_tokens subtest fails and only it, and the verdict files are written
 // to ANVIL_OUT.
 func TestConformanceCommand(t *testing.T) {
-	if os.Getenv(EnvBaseURL) != "" {
+	if os.Getenv(envBaseURL) != "" {
 		t.Skip("runs its own server")
 	}
 	cfg := fakeserver.Fast()
-	cfg.TimeScale = DefaultFakeTimeScale
+	cfg.TimeScale = defaultFakeTimeScale
 	cfg.Faults.Probability = map[fakeserver.Fault]float64{fakeserver.FaultIgnoreMaxTokens: 1}
 	srv := fakeserver.New(cfg)
 	defer srv.Close()
@@ -98,7 +98,7 @@ func TestConformanceCommand(t *testing.T) {
 			env = append(env, kv)
 		}
 	}
-	cmd.Env = append(env, EnvBaseURL+"="+srv.BaseURL(), EnvOut+"="+out)
+	cmd.Env = append(env, envBaseURL+"="+srv.BaseURL(), envOut+"="+out)
 	b, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee, "the run must fail:\n%s", b)
@@ -130,7 +130,7 @@ func TestConformanceCommand(t *testing.T) {
 // key in every error: the test log (go test -v), like the verdict files,
 // carries no part of the key, though the suite sent it as the model id.
 func TestConformanceLogScrubbed(t *testing.T) {
-	if os.Getenv(EnvBaseURL) != "" {
+	if os.Getenv(envBaseURL) != "" {
 		t.Skip("runs its own server")
 	}
 	const key = "PLANTEDKEY-0123456789abcdef0123456789"
@@ -155,7 +155,7 @@ func TestConformanceLogScrubbed(t *testing.T) {
 			env = append(env, kv)
 		}
 	}
-	cmd.Env = append(env, EnvBaseURL+"="+srv.URL+"/v1", EnvAPIKeyEnv+"=PLANTED_KEY_VAR", "PLANTED_KEY_VAR="+key, EnvOut+"="+out)
+	cmd.Env = append(env, envBaseURL+"="+srv.URL+"/v1", envAPIKeyEnv+"=PLANTED_KEY_VAR", "PLANTED_KEY_VAR="+key, envOut+"="+out)
 	b, _ := cmd.CombinedOutput()
 	require.Contains(t, string(b), "--- FAIL: TestConformance/stream_framing", "the suite ran:\n%s", b)
 	files, err := filepath.Glob(filepath.Join(out, "conformance.*"))

@@ -41,7 +41,7 @@ func TestCapacityAgainstTheEmbeddedFake(t *testing.T) {
 	res := testing.Benchmark(func(b *testing.B) {
 		rep = Capacity(b, capacity.Workload{ContextTokens: 2048, Concurrency: 4, MaxTokens: 256,
 			RequestCanaries: true, ResponseWords: 4, ControlledOutputPolicy: capacity.PolicyStrict},
-			WithFakeProfile("fast"), WithOutDir(out))
+			withFakeProfile("fast"), withOutDir(out))
 	})
 	require.NotNil(t, rep, "the benchmark failed")
 	require.Equal(t, 8, res.N, "-benchtime 8x is 8 measured requests")

@@ -24,14 +24,16 @@ func ExampleCapacity_openLoop() {
 		panic(err)
 	}
 	defer os.RemoveAll(out)
+	env := map[string]string{"ANVIL_OUT": out}
 
 	var rep *artifact.Report
 	res := testing.Benchmark(func(b *testing.B) {
 		rep = anviltest.Capacity(b, capacity.Workload{
 			ContextTokens: 4096, MaxTokens: 1024, Concurrency: 8,
 			Rate: 20, Arrival: capacity.ArrivalPoisson,
-		}, anviltest.WithOutDir(out), anviltest.WithSLO(capacity.SLO{E2E: time.Minute}),
-			anviltest.WithEnvironment(nil)) // the same run whatever ANVIL_* the shell holds
+		}, anviltest.WithSLO(capacity.SLO{E2E: time.Minute}),
+			// The same run whatever ANVIL_* the shell holds.
+			anviltest.WithEnvironment(func(name string) string { return env[name] }))
 	})
 	a := rep.AnvilGo.Arrival
 	_, hasGoodput := res.Extra["goodput-req/s"]
@@ -65,6 +67,7 @@ func ExampleSweep() {
 		panic(err)
 	}
 	defer os.RemoveAll(out)
+	env := map[string]string{"ANVIL_OUT": out, "ANVIL_PROGRESS": "0"}
 	cfg, err := fakeserver.Slots(3, 60*time.Millisecond)
 	if err != nil {
 		panic(err)
@@ -78,7 +81,7 @@ func ExampleSweep() {
 			capacity.SearchSpec{Kind: capacity.ConcurrencySearch, Start: 2, Max: 16},
 			anviltest.WithTarget(capacity.Target{BaseURL: srv.BaseURL(), Engine: "fake", GPU: "none"}),
 			anviltest.WithSLO(capacity.SLO{TTFT: 60 * time.Millisecond, Attainment: 0.8}),
-			anviltest.WithOutDir(out), anviltest.WithProgress(false), anviltest.WithEnvironment(nil))
+			anviltest.WithEnvironment(func(name string) string { return env[name] }))
 	})
 	sized, highest := true, 0.0
 	for _, r := range res.Runs {

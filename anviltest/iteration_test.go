@@ -46,9 +46,9 @@ func childEnv(t *testing.T, mode, dir, out string, extra []string, flags ...stri
 			env = append(env, kv)
 		}
 	}
-	env = append(env, seamEnv+"="+mode, EnvBaseURL+"=http://127.0.0.1:9/v1", EnvProgress+"=0")
+	env = append(env, seamEnv+"="+mode, envBaseURL+"=http://127.0.0.1:9/v1", envProgress+"=0")
 	if out != "" {
-		env = append(env, EnvOut+"="+out)
+		env = append(env, envOut+"="+out)
 	}
 	cmd.Env = append(env, extra...)
 	b, err := cmd.CombinedOutput()
@@ -190,7 +190,7 @@ func TestArtifactsLocation(t *testing.T) {
 	dir := t.TempDir()
 	stdout, err := child(t, "plain", dir, "", "-test.benchtime=2x")
 	require.NoError(t, err, stdout)
-	got, _ := filepath.Glob(filepath.Join(dir, DefaultOutDir, "BenchmarkSeam.*.json"))
+	got, _ := filepath.Glob(filepath.Join(dir, defaultOutDir, "BenchmarkSeam.*.json"))
 	require.Len(t, got, 1, stdout)
 	r := readArtifact(t, got[0])
 	require.Equal(t, 2, r.Requests)
@@ -207,7 +207,7 @@ func TestArtifactsLocation(t *testing.T) {
 		return err
 	}))
 	require.Len(t, got, 2, "the .json and .bench under -test.outputdir/_artifacts:\n%s", stdout)
-	none, _ := filepath.Glob(filepath.Join(dir, DefaultOutDir))
+	none, _ := filepath.Glob(filepath.Join(dir, defaultOutDir))
 	require.Empty(t, none, "with -artifacts nothing goes to ./anvil-out")
 }
 
@@ -317,7 +317,7 @@ func TestEngineIterations(t *testing.T) {
 			defer srv.Close()
 			out := t.TempDir()
 			stdout, err := childEnv(t, "engine", t.TempDir(), out,
-				[]string{EnvBaseURL + "=" + srv.URL + "/v1", EnvModel + "=m", EnvMaxModelLen + "=8192", EnvEngine + "=e", EnvGPU + "=g"},
+				[]string{envBaseURL + "=" + srv.URL + "/v1", envModel + "=m", envMaxModelLen + "=8192", envEngine + "=e", envGPU + "=g"},
 				"-test.benchtime="+tc.benchtime)
 			require.NoError(t, err, stdout)
 			lines := benchLines(t, stdout)

@@ -48,7 +48,7 @@ const targetFake = "embedded-fake"
 //
 // The values come from the sources Capacity uses, resolved the same way:
 // opts (give the options the benchmarks give Capacity, WithTarget and
-// WithFakeProfile), then the ANVIL_* variables, then the embedded fake
+// WithEnvironment), then the ANVIL_* variables, then the embedded fake
 // server's profile. A key whose value is not known before the first run
 // (the model of a real endpoint without ANVIL_MODEL, probed per run) is
 // left out; a configuration error is left to the benchmarks to report.
@@ -129,7 +129,7 @@ func redactedURL(raw string) string {
 // recordBenchmark records in r the name go test prints for the benchmark
 // that made it (anvil_go.run.benchmark), by which reporters.BenchResult and
 // `anvilreport bench` name the converted artifact. A report without the
-// extension's run object (a custom RunFunc's) is left alone.
+// extension's run object (a custom runFunc's) is left alone.
 func recordBenchmark(r *artifact.Report, name string) {
 	if r.AnvilGo == nil || r.AnvilGo.Run == nil || name == "" {
 		return
