@@ -20,7 +20,7 @@ import (
 // the median over its runs, the delta the relative change of the medians.
 // With at least two runs a side, the change is tested as benchstat does:
 // a Mann-Whitney U test over the per-run values (benchmath.AssumeNothing),
-// significant when p < alpha.
+// significant when p < 0.05 (benchstat's level).
 type Comparison struct {
 	OldRuns, NewRuns int
 	// Workload is the identity every run shares, key by key.
@@ -58,9 +58,9 @@ type MetricDelta struct {
 	// DeltaPct is (NewCenter/OldCenter - 1) * 100; NaN when undefined.
 	DeltaPct float64
 	// Tested says whether a significance test ran: it needs
-	// minRunsForSignificance recorded values on each side.
+	// two recorded values on each side.
 	Tested bool
-	// P is the test's p-value and Significant whether P < alpha.
+	// P is the test's p-value and Significant whether P < 0.05.
 	P           float64
 	Significant bool
 	// Note explains an untested metric or warns about a weak test.

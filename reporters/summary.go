@@ -51,10 +51,10 @@ var summaryStats = []artifact.Statistic{
 // legacy artifacts summarize too. The p99 column is marked descriptive when
 // the samples are too few for a tail estimate.
 //
-// Eligibility a legacy artifact does not record is derived (Eligible) and
-// marked so; throughput is shown only for an eligible run. The canary and
-// controlled-output counts cover every checked response, the failed ones
-// included. Every string read from the artifact is printed through
+// Eligibility a legacy artifact does not record is derived
+// (artifact.Report.Eligible) and marked so; throughput is shown only for an
+// eligible run. The canary and controlled-output counts cover every
+// checked response, the failed ones included. Every string read from the artifact is printed through
 // Printable.
 func WriteSummary(w io.Writer, r *artifact.Report) error {
 	if r == nil {
