@@ -50,3 +50,27 @@ func TestSentFailedRequestsBothShapes(t *testing.T) {
 		})
 	}
 }
+
+// TestSentFailureClasses: rows count by failure class, else by error type,
+// else as "-"; the cancelled row of a request never sent is left out, so
+// the counts sum to SentFailedRequests.
+func TestSentFailureClasses(t *testing.T) {
+	r := &Report{
+		Requests: 5, Failed: 4,
+		Failures: []Failure{
+			{RequestIndex: 0, FailureClass: FailureCancelled},
+			{RequestIndex: 1, ErrorType: "ReadTimeout"},
+			{RequestIndex: 2},
+			{RequestIndex: 4, FailureClass: FailureCancelled},
+		},
+		AnvilGo: &Extension{Run: &RunSummary{SentRequests: 4}, Requests: []RequestDetail{
+			{RequestIndex: 0, Outcome: "failed"}, {RequestIndex: 1, Outcome: "failed"},
+			{RequestIndex: 2, Outcome: "failed"}, {RequestIndex: 3, Outcome: OutcomeSuccess},
+			{RequestIndex: 4, Outcome: OutcomeNeverSent},
+		}},
+	}
+	require.Equal(t, map[string]int{string(FailureCancelled): 1, "ReadTimeout": 1, "-": 1}, r.SentFailureClasses())
+	require.Equal(t, 3, r.SentFailedRequests())
+	require.Equal(t, 1, r.UnsentRequests())
+	require.Equal(t, 4, r.FailedRequests())
+}
