@@ -1,4 +1,4 @@
-package fakeserver_test
+package fakeserver
 
 import (
 	"bytes"
@@ -12,13 +12,12 @@ import (
 	"testing/synctest"
 	"time"
 
-	fakeserver "github.com/anvilbench/anvil/fake_server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // faultConfig is small() with a 64 KiB oversized event to keep tests fast.
-func faultConfig() fakeserver.Config {
+func faultConfig() Config {
 	c := small()
 	c.Faults.OversizeBytes = 64 << 10
 	return c
@@ -27,29 +26,29 @@ func faultConfig() fakeserver.Config {
 // TestFaults checks each fault's observable behaviour, as a client sees it
 // and as the trace records it.
 func TestFaults(t *testing.T) {
-	tested := []fakeserver.Fault{fakeserver.FaultEndless}
+	tested := []Fault{FaultEndless}
 	for _, tc := range []struct {
-		fault fakeserver.Fault
-		check func(t *testing.T, resp *http.Response, body []byte, readErr error, elapsed time.Duration, tr fakeserver.Trace)
+		fault Fault
+		check func(t *testing.T, resp *http.Response, body []byte, readErr error, elapsed time.Duration, tr Trace)
 	}{
-		{fakeserver.FaultHTTP429, func(t *testing.T, resp *http.Response, body []byte, _ error, _ time.Duration, tr fakeserver.Trace) {
+		{FaultHTTP429, func(t *testing.T, resp *http.Response, body []byte, _ error, _ time.Duration, tr Trace) {
 			assert.Equal(t, 429, resp.StatusCode)
 			assert.Equal(t, "1", resp.Header.Get("Retry-After"))
 			assertErrorBody(t, body, "rate_limit_error")
-			assert.Equal(t, fakeserver.EndRejected, tr.End)
+			assert.Equal(t, EndRejected, tr.End)
 		}},
-		{fakeserver.FaultHTTP500, statusCheck(500, "server_error")},
-		{fakeserver.FaultHTTP503, statusCheck(503, "server_error")},
-		{fakeserver.FaultHTTP400, statusCheck(400, "invalid_request_error")},
-		{fakeserver.FaultDrop, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr fakeserver.Trace) {
+		{FaultHTTP500, statusCheck(500, "server_error")},
+		{FaultHTTP503, statusCheck(503, "server_error")},
+		{FaultHTTP400, statusCheck(400, "invalid_request_error")},
+		{FaultDrop, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
 			require.ErrorIs(t, readErr, io.ErrUnexpectedEOF)
 			d := decode(body)
 			assert.False(t, d.done)
 			assert.Empty(t, d.finish)
-			assert.Equal(t, fakeserver.EndDropped, tr.End)
+			assert.Equal(t, EndDropped, tr.End)
 			assert.Len(t, tr.Chunks, 3, "role chunk + 2 output chunks before the drop")
 		}},
-		{fakeserver.FaultStall, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr fakeserver.Trace) {
+		{FaultStall, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
 			require.NoError(t, readErr)
 			assert.True(t, decode(body).done)
 			// chunks[2] is the second output chunk; the next is written
@@ -58,21 +57,21 @@ func TestFaults(t *testing.T) {
 			assert.Equal(t, 30*time.Second, gap)
 			assert.Less(t, tr.Chunks[3].Scheduled, tr.Chunks[3].Written)
 		}},
-		{fakeserver.FaultSlowHeaders, func(t *testing.T, resp *http.Response, body []byte, readErr error, elapsed time.Duration, tr fakeserver.Trace) {
+		{FaultSlowHeaders, func(t *testing.T, resp *http.Response, body []byte, readErr error, elapsed time.Duration, tr Trace) {
 			require.NoError(t, readErr)
 			assert.Equal(t, 200, resp.StatusCode)
 			assert.Equal(t, 30*time.Second, tr.Headers)
 			assert.GreaterOrEqual(t, elapsed, 30*time.Second)
 			assert.True(t, decode(body).done)
 		}},
-		{fakeserver.FaultMalformedJSON, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, _ fakeserver.Trace) {
+		{FaultMalformedJSON, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, _ Trace) {
 			require.NoError(t, readErr)
 			d := decode(body)
 			require.Len(t, d.bad, 1)
 			assert.False(t, json.Valid([]byte(d.bad[0])))
 			assert.True(t, d.done)
 		}},
-		{fakeserver.FaultStreamError, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, _ fakeserver.Trace) {
+		{FaultStreamError, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, _ Trace) {
 			require.NoError(t, readErr)
 			d := decode(body)
 			require.Len(t, d.bad, 1)
@@ -80,16 +79,16 @@ func TestFaults(t *testing.T) {
 			assert.Empty(t, d.finish)
 			assert.True(t, d.done)
 		}},
-		{fakeserver.FaultOversized, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr fakeserver.Trace) {
+		{FaultOversized, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
 			require.NoError(t, readErr)
 			big := 0
 			for _, data := range sseData(body) {
 				big = max(big, len(data))
 			}
 			assert.Greater(t, big, 64<<10)
-			assert.Equal(t, fakeserver.ChunkOversized, tr.Chunks[3].Kind)
+			assert.Equal(t, ChunkOversized, tr.Chunks[3].Kind)
 		}},
-		{fakeserver.FaultIgnoreMaxTokens, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr fakeserver.Trace) {
+		{FaultIgnoreMaxTokens, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
 			require.NoError(t, readErr)
 			d := decode(body)
 			assert.Equal(t, "stop", d.finish, "ends normally")
@@ -98,14 +97,14 @@ func TestFaults(t *testing.T) {
 			assert.Equal(t, 128, tr.CompletionTokens)
 			assert.Equal(t, 64, tr.MaxTokens)
 		}},
-		{fakeserver.FaultUsageTotal, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr fakeserver.Trace) {
+		{FaultUsageTotal, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
 			require.NoError(t, readErr)
 			u := decode(body).usage.Usage
 			assert.Positive(t, u.CompletionTokens)
 			assert.Equal(t, u.PromptTokens, u.TotalTokens, "total_tokens leaves the completion out")
 			assert.Equal(t, tr.CompletionTokens, u.CompletionTokens)
 		}},
-		{fakeserver.FaultReasoningOnly, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr fakeserver.Trace) {
+		{FaultReasoningOnly, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
 			require.NoError(t, readErr)
 			d := decode(body)
 			assert.Empty(t, d.content)
@@ -114,39 +113,39 @@ func TestFaults(t *testing.T) {
 			assert.Equal(t, 0, tr.ContentTokens)
 			assert.Equal(t, int64(-1), int64(tr.FirstContent))
 		}},
-		{fakeserver.FaultWrongContentType, func(t *testing.T, resp *http.Response, body []byte, readErr error, _ time.Duration, _ fakeserver.Trace) {
+		{FaultWrongContentType, func(t *testing.T, resp *http.Response, body []byte, readErr error, _ time.Duration, _ Trace) {
 			require.NoError(t, readErr)
 			assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 			assert.True(t, decode(body).done)
 		}},
-		{fakeserver.FaultEmptyBody, func(t *testing.T, resp *http.Response, body []byte, readErr error, _ time.Duration, _ fakeserver.Trace) {
+		{FaultEmptyBody, func(t *testing.T, resp *http.Response, body []byte, readErr error, _ time.Duration, _ Trace) {
 			require.NoError(t, readErr)
 			assert.Equal(t, 200, resp.StatusCode)
-			assert.Equal(t, fakeserver.DefaultContentType, resp.Header.Get("Content-Type"))
+			assert.Equal(t, DefaultContentType, resp.Header.Get("Content-Type"))
 			assert.Empty(t, body)
 		}},
-		{fakeserver.FaultOmitMarker, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, tr fakeserver.Trace) {
+		{FaultOmitMarker, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, tr Trace) {
 			assert.Equal(t, "code code code", decode(body).content)
 			assert.Empty(t, tr.Marker)
 		}},
-		{fakeserver.FaultForeignMarker, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, _ fakeserver.Trace) {
+		{FaultForeignMarker, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, _ Trace) {
 			assert.Equal(t, "ANVIL_REQ_1717_00005 code code code", decode(body).content)
 		}},
-		{fakeserver.FaultLateMarker, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, tr fakeserver.Trace) {
+		{FaultLateMarker, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, tr Trace) {
 			assert.Equal(t, "Answer: ANVIL_REQ_1717_00004 code code code", decode(body).content)
 			assert.Equal(t, "ANVIL_REQ_1717_00004", tr.Marker)
 		}},
-		{fakeserver.FaultExtraWords, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, _ fakeserver.Trace) {
+		{FaultExtraWords, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, _ Trace) {
 			assert.Equal(t, "ANVIL_REQ_1717_00004 code code code and more", decode(body).content)
 		}},
 	} {
 		tested = append(tested, tc.fault)
 		t.Run(string(tc.fault), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				srv := fakeserver.NewInMemory(faultConfig())
+				srv := NewInMemory(faultConfig())
 				defer srv.Close()
 				start := time.Now()
-				resp, body, err := post(t, srv, streamBody(goldenPrompt, 64), map[string]string{fakeserver.FaultHeader: string(tc.fault)})
+				resp, body, err := post(t, srv, streamBody(goldenPrompt, 64), map[string]string{FaultHeader: string(tc.fault)})
 				elapsed := time.Since(start)
 				synctest.Wait()
 				tr, ok := srv.Trace(0)
@@ -157,11 +156,11 @@ func TestFaults(t *testing.T) {
 			})
 		})
 	}
-	assert.ElementsMatch(t, fakeserver.Faults(), tested, "every fault has its case (endless: TestFaultEndless)")
+	assert.ElementsMatch(t, Faults(), tested, "every fault has its case (endless: TestFaultEndless)")
 }
 
-func statusCheck(status int, typ string) func(*testing.T, *http.Response, []byte, error, time.Duration, fakeserver.Trace) {
-	return func(t *testing.T, resp *http.Response, body []byte, _ error, _ time.Duration, tr fakeserver.Trace) {
+func statusCheck(status int, typ string) func(*testing.T, *http.Response, []byte, error, time.Duration, Trace) {
+	return func(t *testing.T, resp *http.Response, body []byte, _ error, _ time.Duration, tr Trace) {
 		assert.Equal(t, status, resp.StatusCode)
 		assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 		assertErrorBody(t, body, typ)
@@ -190,14 +189,14 @@ func TestStallIsSilentWithKeepAlive(t *testing.T) {
 		cfg := faultConfig()
 		cfg.Dialect.KeepAlive = time.Second
 		cfg.PrefillTokensPerSecond = 20 // 52 prompt tokens: 2.6 s of prefill
-		srv := fakeserver.NewInMemory(cfg)
+		srv := NewInMemory(cfg)
 		defer srv.Close()
-		_, body, err := post(t, srv, streamBody(goldenPrompt, 64), map[string]string{fakeserver.FaultHeader: string(fakeserver.FaultStall)})
+		_, body, err := post(t, srv, streamBody(goldenPrompt, 64), map[string]string{FaultHeader: string(FaultStall)})
 		require.NoError(t, err)
 		require.True(t, decode(body).done)
 		synctest.Wait()
 		tr, _ := srv.Trace(0)
-		var kinds []fakeserver.ChunkKind
+		var kinds []ChunkKind
 		var gap time.Duration
 		for i, c := range tr.Chunks {
 			kinds = append(kinds, c.Kind)
@@ -205,10 +204,10 @@ func TestStallIsSilentWithKeepAlive(t *testing.T) {
 				gap = max(gap, c.Written-tr.Chunks[i-1].Written)
 			}
 		}
-		require.Equal(t, []fakeserver.ChunkKind{fakeserver.ChunkComment, fakeserver.ChunkComment}, kinds[:2],
+		require.Equal(t, []ChunkKind{ChunkComment, ChunkComment}, kinds[:2],
 			"keep-alives during the prefill")
 		assert.Equal(t, 30*time.Second, gap, "the stall is the longest silence and has no keep-alive")
-		assert.NotContains(t, kinds[3:], fakeserver.ChunkComment)
+		assert.NotContains(t, kinds[3:], ChunkComment)
 	})
 }
 
@@ -216,14 +215,14 @@ func TestStallIsSilentWithKeepAlive(t *testing.T) {
 // the server notices and records it.
 func TestFaultEndless(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := fakeserver.NewInMemory(faultConfig())
+		srv := NewInMemory(faultConfig())
 		defer srv.Close()
 		ctx, cancel := context.WithCancel(context.Background())
 		b, err := json.Marshal(streamBody(goldenPrompt, 16))
 		require.NoError(t, err)
 		req, err := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/chat/completions", bytes.NewReader(b))
 		require.NoError(t, err)
-		req.Header.Set(fakeserver.FaultHeader, string(fakeserver.FaultEndless))
+		req.Header.Set(FaultHeader, string(FaultEndless))
 		resp, err := srv.Client().Do(req)
 		require.NoError(t, err)
 		buf := make([]byte, 64<<10)
@@ -239,7 +238,7 @@ func TestFaultEndless(t *testing.T) {
 		resp.Body.Close()
 		synctest.Wait()
 		tr, _ := srv.Trace(0)
-		assert.Equal(t, fakeserver.EndClientGone, tr.End)
+		assert.Equal(t, EndClientGone, tr.End)
 		assert.Greater(t, tr.CompletionTokens, 16+40)
 		assert.NotContains(t, string(got), "[DONE]")
 	})
@@ -248,15 +247,15 @@ func TestFaultEndless(t *testing.T) {
 // TestFaultSelection checks ByIndex, header precedence and seeded
 // probabilities (the same faults for the same seed, whatever the server).
 func TestFaultSelection(t *testing.T) {
-	run := func(cfg fakeserver.Config, n int, hdr map[int]string) []fakeserver.Fault {
-		var got []fakeserver.Fault
+	run := func(cfg Config, n int, hdr map[int]string) []Fault {
+		var got []Fault
 		synctest.Test(t, func(t *testing.T) {
-			srv := fakeserver.NewInMemory(cfg)
+			srv := NewInMemory(cfg)
 			defer srv.Close()
 			for i := range n {
 				h := map[string]string{}
 				if f, ok := hdr[i]; ok {
-					h[fakeserver.FaultHeader] = f
+					h[FaultHeader] = f
 				}
 				_, _, _ = post(t, srv, streamBody("hi", 8), h)
 			}
@@ -268,15 +267,15 @@ func TestFaultSelection(t *testing.T) {
 		return got
 	}
 	cfg := faultConfig()
-	cfg.Faults.ByIndex = map[int]fakeserver.Fault{1: fakeserver.FaultHTTP503, 2: fakeserver.FaultDrop}
-	assert.Equal(t, []fakeserver.Fault{"", fakeserver.FaultHTTP503, fakeserver.FaultHTTP429},
-		run(cfg, 3, map[int]string{2: string(fakeserver.FaultHTTP429)}))
+	cfg.Faults.ByIndex = map[int]Fault{1: FaultHTTP503, 2: FaultDrop}
+	assert.Equal(t, []Fault{"", FaultHTTP503, FaultHTTP429},
+		run(cfg, 3, map[int]string{2: string(FaultHTTP429)}))
 
 	cfg = faultConfig()
-	cfg.Faults.Probability = map[fakeserver.Fault]float64{fakeserver.FaultHTTP500: 0.25, fakeserver.FaultHTTP429: 0.25}
+	cfg.Faults.Probability = map[Fault]float64{FaultHTTP500: 0.25, FaultHTTP429: 0.25}
 	a, b := run(cfg, 40, nil), run(cfg, 40, nil)
 	assert.Equal(t, a, b)
-	count := map[fakeserver.Fault]int{}
+	count := map[Fault]int{}
 	for _, f := range a {
 		count[f]++
 	}
