@@ -135,7 +135,7 @@ func TestReportKeySets(t *testing.T) {
 
 	synctest.Test(t, func(t *testing.T) {
 		cfg := fakeserver.Fast()
-		cfg.Faults.ByIndex = map[int]fakeserver.Fault{1: fakeserver.FaultOmitMarker, 2: fakeserver.FaultHTTP503}
+		cfg.Faults.ByIndex = map[int]fakeserver.Fault{1: "omit_marker", 2: "http_503"}
 		rep, err := runFake(t, cfg, Workload{Requests: 4, Concurrency: 1, RequestCanaries: true, Temperature: new(0.7)})
 		require.NoError(t, err)
 		var doc struct {

@@ -82,7 +82,7 @@ type Dialect struct {
 	// CRLF ends SSE lines with "\r\n" instead of "\n".
 	CRLF bool
 	// KeepAlive, when positive, writes the SSE comment ": keep-alive" after
-	// that much silence of the engine (queueing, prefill). A FaultStall
+	// that much silence of the engine (queueing, prefill). A stall fault's
 	// pause stays silent, so a client's stall detection can see it.
 	KeepAlive time.Duration
 	// ContentType of a stream; empty means DefaultContentType.

@@ -36,8 +36,8 @@ func TestConfigValidate(t *testing.T) {
 		{"probability key", func(c *Config) { c.Faults.Probability = map[Fault]float64{"boom": 0.1} },
 			ConfigError{Field: "Faults.Probability", Value: "boom", Want: "keys " + faultWant}, ""},
 		{"probability sum", func(c *Config) {
-			c.Faults.Probability = map[Fault]float64{FaultDrop: 0.7, FaultStall: 0.7}
-		}, ConfigError{Field: "Faults.Probability", Value: map[Fault]float64{FaultDrop: 0.7, FaultStall: 0.7},
+			c.Faults.Probability = map[Fault]float64{faultDrop: 0.7, faultStall: 0.7}
+		}, ConfigError{Field: "Faults.Probability", Value: map[Fault]float64{faultDrop: 0.7, faultStall: 0.7},
 			Want: "probabilities summing to <= 1 (sum 1.4)"}, "fakeserver: Faults.Probability = map[drop:0.7 stall:0.7]: want probabilities summing to <= 1 (sum 1.4)"},
 		{"max seqs", func(c *Config) { c.MaxSeqs = -1 },
 			ConfigError{Field: "MaxSeqs", Value: -1, Want: ">= 1"}, "fakeserver: MaxSeqs = -1: want >= 1"},
@@ -52,7 +52,7 @@ func TestConfigValidate(t *testing.T) {
 		{"time scale negative", func(c *Config) { c.TimeScale = -1 },
 			ConfigError{Field: "TimeScale", Value: -1.0, Want: "a finite factor > 0"}, "fakeserver: TimeScale = -1: want a finite factor > 0"},
 		{"probability NaN", func(c *Config) {
-			c.Faults.Probability = map[Fault]float64{FaultDrop: math.NaN()}
+			c.Faults.Probability = map[Fault]float64{faultDrop: math.NaN()}
 		}, ConfigError{Field: "Faults.Probability[drop]", Value: math.NaN(), Want: "0..1"}, "fakeserver: Faults.Probability[drop] = NaN: want 0..1"},
 		{"slow headers", func(c *Config) { c.Faults.SlowHeaders = -time.Second },
 			ConfigError{Field: "Faults.SlowHeaders", Value: -time.Second, Want: ">= 0"}, "fakeserver: Faults.SlowHeaders = -1s: want >= 0"},

@@ -26,21 +26,21 @@ func faultConfig() Config {
 // TestFaults checks each fault's observable behaviour, as a client sees it
 // and as the trace records it.
 func TestFaults(t *testing.T) {
-	tested := []Fault{FaultEndless}
+	tested := []Fault{faultEndless}
 	for _, tc := range []struct {
 		fault Fault
 		check func(t *testing.T, resp *http.Response, body []byte, readErr error, elapsed time.Duration, tr Trace)
 	}{
-		{FaultHTTP429, func(t *testing.T, resp *http.Response, body []byte, _ error, _ time.Duration, tr Trace) {
+		{faultHTTP429, func(t *testing.T, resp *http.Response, body []byte, _ error, _ time.Duration, tr Trace) {
 			assert.Equal(t, 429, resp.StatusCode)
 			assert.Equal(t, "1", resp.Header.Get("Retry-After"))
 			assertErrorBody(t, body, "rate_limit_error")
 			assert.Equal(t, EndRejected, tr.End)
 		}},
-		{FaultHTTP500, statusCheck(500, "server_error")},
-		{FaultHTTP503, statusCheck(503, "server_error")},
-		{FaultHTTP400, statusCheck(400, "invalid_request_error")},
-		{FaultDrop, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
+		{faultHTTP500, statusCheck(500, "server_error")},
+		{faultHTTP503, statusCheck(503, "server_error")},
+		{faultHTTP400, statusCheck(400, "invalid_request_error")},
+		{faultDrop, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
 			require.ErrorIs(t, readErr, io.ErrUnexpectedEOF)
 			d := decode(body)
 			assert.False(t, d.done)
@@ -48,7 +48,7 @@ func TestFaults(t *testing.T) {
 			assert.Equal(t, EndDropped, tr.End)
 			assert.Len(t, tr.Chunks, 3, "role chunk + 2 output chunks before the drop")
 		}},
-		{FaultStall, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
+		{faultStall, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
 			require.NoError(t, readErr)
 			assert.True(t, decode(body).done)
 			// chunks[2] is the second output chunk; the next is written
@@ -57,21 +57,21 @@ func TestFaults(t *testing.T) {
 			assert.Equal(t, 30*time.Second, gap)
 			assert.Less(t, tr.Chunks[3].Scheduled, tr.Chunks[3].Written)
 		}},
-		{FaultSlowHeaders, func(t *testing.T, resp *http.Response, body []byte, readErr error, elapsed time.Duration, tr Trace) {
+		{faultSlowHeaders, func(t *testing.T, resp *http.Response, body []byte, readErr error, elapsed time.Duration, tr Trace) {
 			require.NoError(t, readErr)
 			assert.Equal(t, 200, resp.StatusCode)
 			assert.Equal(t, 30*time.Second, tr.Headers)
 			assert.GreaterOrEqual(t, elapsed, 30*time.Second)
 			assert.True(t, decode(body).done)
 		}},
-		{FaultMalformedJSON, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, _ Trace) {
+		{faultMalformedJSON, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, _ Trace) {
 			require.NoError(t, readErr)
 			d := decode(body)
 			require.Len(t, d.bad, 1)
 			assert.False(t, json.Valid([]byte(d.bad[0])))
 			assert.True(t, d.done)
 		}},
-		{FaultStreamError, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, _ Trace) {
+		{faultStreamError, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, _ Trace) {
 			require.NoError(t, readErr)
 			d := decode(body)
 			require.Len(t, d.bad, 1)
@@ -79,7 +79,7 @@ func TestFaults(t *testing.T) {
 			assert.Empty(t, d.finish)
 			assert.True(t, d.done)
 		}},
-		{FaultOversized, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
+		{faultOversized, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
 			require.NoError(t, readErr)
 			big := 0
 			for _, data := range sseData(body) {
@@ -88,7 +88,7 @@ func TestFaults(t *testing.T) {
 			assert.Greater(t, big, 64<<10)
 			assert.Equal(t, ChunkOversized, tr.Chunks[3].Kind)
 		}},
-		{FaultIgnoreMaxTokens, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
+		{faultIgnoreMaxTokens, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
 			require.NoError(t, readErr)
 			d := decode(body)
 			assert.Equal(t, "stop", d.finish, "ends normally")
@@ -97,14 +97,14 @@ func TestFaults(t *testing.T) {
 			assert.Equal(t, 128, tr.CompletionTokens)
 			assert.Equal(t, 64, tr.MaxTokens)
 		}},
-		{FaultUsageTotal, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
+		{faultUsageTotal, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
 			require.NoError(t, readErr)
 			u := decode(body).usage.Usage
 			assert.Positive(t, u.CompletionTokens)
 			assert.Equal(t, u.PromptTokens, u.TotalTokens, "total_tokens leaves the completion out")
 			assert.Equal(t, tr.CompletionTokens, u.CompletionTokens)
 		}},
-		{FaultReasoningOnly, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
+		{faultReasoningOnly, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
 			require.NoError(t, readErr)
 			d := decode(body)
 			assert.Empty(t, d.content)
@@ -113,29 +113,29 @@ func TestFaults(t *testing.T) {
 			assert.Equal(t, 0, tr.ContentTokens)
 			assert.Equal(t, int64(-1), int64(tr.FirstContent))
 		}},
-		{FaultWrongContentType, func(t *testing.T, resp *http.Response, body []byte, readErr error, _ time.Duration, _ Trace) {
+		{faultWrongContentType, func(t *testing.T, resp *http.Response, body []byte, readErr error, _ time.Duration, _ Trace) {
 			require.NoError(t, readErr)
 			assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 			assert.True(t, decode(body).done)
 		}},
-		{FaultEmptyBody, func(t *testing.T, resp *http.Response, body []byte, readErr error, _ time.Duration, _ Trace) {
+		{faultEmptyBody, func(t *testing.T, resp *http.Response, body []byte, readErr error, _ time.Duration, _ Trace) {
 			require.NoError(t, readErr)
 			assert.Equal(t, 200, resp.StatusCode)
 			assert.Equal(t, DefaultContentType, resp.Header.Get("Content-Type"))
 			assert.Empty(t, body)
 		}},
-		{FaultOmitMarker, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, tr Trace) {
+		{faultOmitMarker, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, tr Trace) {
 			assert.Equal(t, "code code code", decode(body).content)
 			assert.Empty(t, tr.Marker)
 		}},
-		{FaultForeignMarker, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, _ Trace) {
+		{faultForeignMarker, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, _ Trace) {
 			assert.Equal(t, "ANVIL_REQ_1717_00005 code code code", decode(body).content)
 		}},
-		{FaultLateMarker, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, tr Trace) {
+		{faultLateMarker, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, tr Trace) {
 			assert.Equal(t, "Answer: ANVIL_REQ_1717_00004 code code code", decode(body).content)
 			assert.Equal(t, "ANVIL_REQ_1717_00004", tr.Marker)
 		}},
-		{FaultExtraWords, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, _ Trace) {
+		{faultExtraWords, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, _ Trace) {
 			assert.Equal(t, "ANVIL_REQ_1717_00004 code code code and more", decode(body).content)
 		}},
 	} {
@@ -183,7 +183,7 @@ func assertErrorBody(t *testing.T, body []byte, typ string) {
 }
 
 // TestStallIsSilentWithKeepAlive: keep-alive comments cover queueing and
-// prefill, never a FaultStall pause, which stays 30 s of silence.
+// prefill, never a faultStall pause, which stays 30 s of silence.
 func TestStallIsSilentWithKeepAlive(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := faultConfig()
@@ -191,7 +191,7 @@ func TestStallIsSilentWithKeepAlive(t *testing.T) {
 		cfg.PrefillTokensPerSecond = 20 // 52 prompt tokens: 2.6 s of prefill
 		srv := NewInMemory(cfg)
 		defer srv.Close()
-		_, body, err := post(t, srv, streamBody(goldenPrompt, 64), map[string]string{FaultHeader: string(FaultStall)})
+		_, body, err := post(t, srv, streamBody(goldenPrompt, 64), map[string]string{FaultHeader: string(faultStall)})
 		require.NoError(t, err)
 		require.True(t, decode(body).done)
 		synctest.Wait()
@@ -222,7 +222,7 @@ func TestFaultEndless(t *testing.T) {
 		require.NoError(t, err)
 		req, err := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/chat/completions", bytes.NewReader(b))
 		require.NoError(t, err)
-		req.Header.Set(FaultHeader, string(FaultEndless))
+		req.Header.Set(FaultHeader, string(faultEndless))
 		resp, err := srv.Client().Do(req)
 		require.NoError(t, err)
 		buf := make([]byte, 64<<10)
@@ -267,12 +267,12 @@ func TestFaultSelection(t *testing.T) {
 		return got
 	}
 	cfg := faultConfig()
-	cfg.Faults.ByIndex = map[int]Fault{1: FaultHTTP503, 2: FaultDrop}
-	assert.Equal(t, []Fault{"", FaultHTTP503, FaultHTTP429},
-		run(cfg, 3, map[int]string{2: string(FaultHTTP429)}))
+	cfg.Faults.ByIndex = map[int]Fault{1: faultHTTP503, 2: faultDrop}
+	assert.Equal(t, []Fault{"", faultHTTP503, faultHTTP429},
+		run(cfg, 3, map[int]string{2: string(faultHTTP429)}))
 
 	cfg = faultConfig()
-	cfg.Faults.Probability = map[Fault]float64{FaultHTTP500: 0.25, FaultHTTP429: 0.25}
+	cfg.Faults.Probability = map[Fault]float64{faultHTTP500: 0.25, faultHTTP429: 0.25}
 	a, b := run(cfg, 40, nil), run(cfg, 40, nil)
 	assert.Equal(t, a, b)
 	count := map[Fault]int{}

@@ -154,7 +154,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	if st.tr.RequestID != "" {
 		w.Header().Set(RequestIDHeader, st.tr.RequestID)
 	}
-	defer func() { s.traces.put(st.tr) }() // also runs when FaultDrop panics
+	defer func() { s.traces.put(st.tr) }() // also runs when faultDrop panics
 	s.traces.put(st.tr)
 
 	frng := rand.New(rand.NewPCG(s.cfg.Seed^faultSalt, uint64(idx)))
@@ -165,7 +165,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	}
 	st.tr.Fault = fault
 	if hf, ok := httpFaults[fault]; ok {
-		if fault == FaultHTTP429 {
+		if fault == faultHTTP429 {
 			w.Header().Set("Retry-After", strconv.Itoa(s.cfg.Faults.RetryAfter))
 		}
 		writeError(w, hf.status, hf.message, hf.typ, "", hf.code)
@@ -176,7 +176,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st.fault = fault
-	if fault == FaultSlowHeaders && !s.sleep(r, s.cfg.scaled(s.cfg.Faults.SlowHeaders)) {
+	if fault == faultSlowHeaders && !s.sleep(r, s.cfg.scaled(s.cfg.Faults.SlowHeaders)) {
 		st.tr.End = EndClientGone
 		return
 	}
@@ -321,7 +321,7 @@ func finishTrace(tr *Trace, sq *seq, plan *outputPlan) {
 
 // complete answers a non-streamed request.
 func (s *Server) complete(w http.ResponseWriter, r *http.Request, st *reqState) string {
-	if st.fault == FaultEmptyBody {
+	if st.fault == faultEmptyBody {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		st.tr.Status = http.StatusOK
@@ -342,7 +342,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, st *reqState) 
 			last = outs[len(outs)-1].at
 		}
 	}
-	if st.fault == FaultDrop {
+	if st.fault == faultDrop {
 		st.tr.End = EndDropped
 		panic(http.ErrAbortHandler)
 	}
@@ -367,13 +367,13 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, st *reqState) 
 	var u *usage
 	if s.cfg.Dialect.Usage != UsageOmitted {
 		u = &usage{Prompt: st.tr.PromptTokens, Completion: st.tr.CompletionTokens, Cached: st.tr.CachedTokens, Reasoning: st.tr.ReasoningTokens,
-			BadTotal: st.fault == FaultUsageTotal}
+			BadTotal: st.fault == faultUsageTotal}
 	}
 	rend := newRenderer(&s.cfg.Dialect)
 	h := s.header(st, "chat.completion")
 	body := rend.completion(&h, reasoning.String(), content.String(), sq.plan.finish, u)
 	ct := "application/json"
-	if st.fault == FaultWrongContentType {
+	if st.fault == faultWrongContentType {
 		ct = "text/plain; charset=utf-8"
 	}
 	w.Header().Set("Content-Type", ct)

@@ -13,7 +13,7 @@ import (
 // user text:
 //
 //   - MarkerPattern: the last match is the request's canary marker, and the
-//     answer begins with it (unless FaultOmitMarker or FaultForeignMarker).
+//     answer begins with it (unless faultOmitMarker or faultForeignMarker).
 //   - ExactlyPattern together with CodeWordPattern: "exactly N" (N >= 1, the
 //     last such phrase) anywhere in a prompt that also contains the word
 //     "code" asks for exactly N lowercase words "code"; the answer is then

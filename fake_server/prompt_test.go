@@ -55,12 +55,12 @@ func TestPlanFollowsAndDisobeys(t *testing.T) {
 		fault Fault
 		want  string
 	}{
-		{FaultNone, "ANVIL_REQ_7_99999 code code code"},
-		{FaultOmitMarker, "code code code"},
-		{FaultForeignMarker, "ANVIL_REQ_7_00000 code code code"},
-		{FaultExtraWords, "ANVIL_REQ_7_99999 code code code and more"},
-		{FaultLateMarker, "Answer: ANVIL_REQ_7_99999 code code code"},
-		{FaultReasoningOnly, ""},
+		{faultNone, "ANVIL_REQ_7_99999 code code code"},
+		{faultOmitMarker, "code code code"},
+		{faultForeignMarker, "ANVIL_REQ_7_00000 code code code"},
+		{faultExtraWords, "ANVIL_REQ_7_99999 code code code and more"},
+		{faultLateMarker, "Answer: ANVIL_REQ_7_99999 code code code"},
+		{faultReasoningOnly, ""},
 	} {
 		p := planOutput(planInput{in: in, reasoning: 4, answer: 10, budget: 100, fault: tc.fault}, rand.New(rand.NewPCG(1, 2)))
 		if got := answerText(p); got != tc.want {

@@ -9,7 +9,7 @@ import (
 // usage is the token accounting of one response.
 type usage struct {
 	Prompt, Completion, Cached, Reasoning int
-	BadTotal                              bool // FaultUsageTotal: total_tokens = Prompt
+	BadTotal                              bool // faultUsageTotal: total_tokens = Prompt
 }
 
 // header identifies the response a chunk belongs to.

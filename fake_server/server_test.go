@@ -111,7 +111,7 @@ func TestCloseEndsStreams(t *testing.T) {
 		req, err := http.NewRequest("POST", srv.URL+"/v1/chat/completions",
 			strings.NewReader(`{"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
 		require.NoError(t, err)
-		req.Header.Set(FaultHeader, string(FaultEndless))
+		req.Header.Set(FaultHeader, string(faultEndless))
 		resp, err := srv.Client().Do(req)
 		require.NoError(t, err)
 		buf := make([]byte, 1024)

@@ -49,7 +49,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 	sw := &streamWriter{w: w, rc: http.NewResponseController(w), st: st, rend: newRenderer(d),
 		h: s.header(st, "chat.completion.chunk")}
 	ct := d.contentType()
-	if st.fault == FaultWrongContentType {
+	if st.fault == faultWrongContentType {
 		ct = "application/json"
 	}
 	w.Header().Set("Content-Type", ct)
@@ -70,7 +70,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 		return EndClientGone
 	}
 	st.tr.Headers = time.Since(st.arrived)
-	if st.fault == FaultEmptyBody {
+	if st.fault == faultEmptyBody {
 		return EndComplete
 	}
 	sq := s.submit(st)
@@ -88,7 +88,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 	includeUsage := st.tr.IncludeUsage && d.Usage != UsageOmitted
 	u := func() *usage {
 		return &usage{Prompt: st.tr.PromptTokens, Completion: st.tr.CompletionTokens, Cached: sq.cachedTokens(), Reasoning: st.tr.ReasoningTokens,
-			BadTotal: st.fault == FaultUsageTotal}
+			BadTotal: st.fault == faultUsageTotal}
 	}
 	chunks, fired := 0, false
 	ck := chunker{plan: plan, size: s.cfg.TokensPerChunk}
@@ -215,32 +215,32 @@ func (sq *seq) cachedTokens() int {
 	return sq.cached
 }
 
-// streamErrorBody is FaultStreamError's in-stream error object.
+// streamErrorBody is faultStreamError's in-stream error object.
 const streamErrorBody = `{"error":{"message":"Simulated engine failure during generation.","type":"server_error","param":null,"code":500}}`
 
 // midStreamFault applies a mid-stream fault; stop reports that the stream
 // ends with end.
 func (s *Server) midStreamFault(sw *streamWriter, r *http.Request) (end string, stop bool) {
 	switch sw.st.fault {
-	case FaultDrop:
+	case faultDrop:
 		sw.st.tr.End = EndDropped
 		s.traces.put(sw.st.tr)
 		panic(http.ErrAbortHandler)
-	case FaultStall:
+	case faultStall:
 		if !s.sleep(r, s.cfg.scaled(s.cfg.Faults.Stall)) {
 			return EndClientGone, true
 		}
-	case FaultMalformedJSON:
+	case faultMalformedJSON:
 		b := sw.rend.chunk(&sw.h, &delta{Content: "x"})
 		if !sw.write(ChunkMalformed, 0, -1, sw.rend.event(b[:len(b)/2])) {
 			return EndClientGone, true
 		}
-	case FaultOversized:
+	case faultOversized:
 		big := strings.Repeat("x", s.cfg.Faults.OversizeBytes)
 		if !sw.chunk(ChunkOversized, 0, -1, &delta{Content: big}) {
 			return EndClientGone, true
 		}
-	case FaultStreamError:
+	case faultStreamError:
 		if !sw.write(ChunkError, 0, -1, sw.rend.event([]byte(streamErrorBody))) {
 			return EndClientGone, true
 		}

@@ -21,8 +21,8 @@ const (
 	ChunkDone      ChunkKind = "done"      // data: [DONE]
 	ChunkComment   ChunkKind = "comment"   // SSE keep-alive comment
 	ChunkError     ChunkKind = "error"     // in-stream {"error": ...}
-	ChunkMalformed ChunkKind = "malformed" // cut-short JSON (FaultMalformedJSON)
-	ChunkOversized ChunkKind = "oversized" // FaultOversized's event
+	ChunkMalformed ChunkKind = "malformed" // cut-short JSON (faultMalformedJSON)
+	ChunkOversized ChunkKind = "oversized" // faultOversized's event
 	ChunkBody      ChunkKind = "body"      // a whole non-streamed body
 )
 
@@ -43,7 +43,7 @@ type Chunk struct {
 const (
 	EndComplete   = "complete"    // the response was written in full
 	EndClientGone = "client_gone" // the client went away (or Close) first
-	EndDropped    = "dropped"     // FaultDrop aborted the connection
+	EndDropped    = "dropped"     // faultDrop aborted the connection
 	EndRejected   = "rejected"    // an error status was answered
 )
 
@@ -57,7 +57,7 @@ type Trace struct {
 	Model        string `json:"model"`           // the model served (the request's, or Config.Model)
 	Stream       bool   `json:"stream"`          // the request asked for a stream
 	IncludeUsage bool   `json:"include_usage"`   // stream_options.include_usage was true
-	Fault        Fault  `json:"fault,omitempty"` // the fault applied, FaultNone if none
+	Fault        Fault  `json:"fault,omitempty"` // the fault applied, "" if none
 	Status       int    `json:"status"`          // HTTP status answered (0 before the headers)
 
 	PromptTokens     int    `json:"prompt_tokens"`              // prompt tokens, chat template included
@@ -69,7 +69,7 @@ type Trace struct {
 	MaxTokens        int    `json:"max_tokens"`                 // the completion budget in effect
 	FinishReason     string `json:"finish_reason,omitempty"`    // "stop" or "length"
 	// Marker is the ANVIL_REQ_ marker the answer carries ("" if none; after
-	// LateMarkerPrefix under FaultLateMarker);
+	// "Answer:" under the late_marker fault);
 	// Words the N of an "exactly N" instruction (0 if none).
 	Marker string `json:"marker,omitempty"`
 	Words  int    `json:"words,omitempty"`

@@ -187,7 +187,7 @@ func TestFlagsSetConfig(t *testing.T) {
 		{[]string{"-dialect-omit-tokenize"}, func(c *fakeserver.Config) any { return c.Dialect.OmitTokenize }, true},
 		{[]string{"-dialect", "ollama", "-dialect-usage", "last-choice"}, func(c *fakeserver.Config) any { return c.Dialect.Usage }, fakeserver.UsageInLastChoice},
 		{[]string{"-fault-at", "3=drop,7=http_429"}, func(c *fakeserver.Config) any { return c.Faults.ByIndex },
-			map[int]fakeserver.Fault{3: fakeserver.FaultDrop, 7: fakeserver.FaultHTTP429}},
+			map[int]fakeserver.Fault{3: "drop", 7: "http_429"}},
 		{[]string{"-tokens-per-chunk", "4"}, func(c *fakeserver.Config) any { return c.TokensPerChunk }, 4},
 		{[]string{"-stall-every", "8", "-stall-for", "250ms"}, func(c *fakeserver.Config) any { return [2]any{c.StallEvery, c.StallFor} }, [2]any{8, 250 * time.Millisecond}},
 		{[]string{"-idle-timeout", "30s"}, func(c *fakeserver.Config) any { return c.IdleTimeout }, 30 * time.Second},
@@ -204,7 +204,7 @@ func TestFlagsSetConfig(t *testing.T) {
 		}, [3]bool{true, true, true}},
 		{[]string{"-dialect-gzip", "if-accepted"}, func(c *fakeserver.Config) any { return c.Dialect.Gzip }, fakeserver.GzipIfAccepted},
 		{[]string{"-fault-prob", "ignore_max_tokens=0.5,usage_total_mismatch=0.25"}, func(c *fakeserver.Config) any { return c.Faults.Probability },
-			map[fakeserver.Fault]float64{fakeserver.FaultIgnoreMaxTokens: 0.5, fakeserver.FaultUsageTotal: 0.25}},
+			map[fakeserver.Fault]float64{"ignore_max_tokens": 0.5, "usage_total_mismatch": 0.25}},
 		{[]string{"-profile", "plain"}, func(c *fakeserver.Config) any { return c.Model }, "fake-plain"},
 		{nil, func(c *fakeserver.Config) any { return c.Addr }, "127.0.0.1:8000"},
 	} {
