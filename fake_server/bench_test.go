@@ -71,7 +71,7 @@ func BenchmarkTimingAccuracy(b *testing.B) {
 	var lags []float64
 	for _, tr := range srv.Traces() {
 		for _, c := range tr.Chunks {
-			if c.Kind == ChunkReasoning || c.Kind == ChunkContent {
+			if c.Kind == chunkReasoning || c.Kind == chunkContent {
 				lags = append(lags, float64(c.Written-c.Scheduled)/float64(time.Microsecond))
 			}
 		}

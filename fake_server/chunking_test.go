@@ -14,7 +14,7 @@ import (
 func outputChunks(tr Trace) []Chunk {
 	var out []Chunk
 	for _, c := range tr.Chunks {
-		if c.Kind == ChunkReasoning || c.Kind == ChunkContent {
+		if c.Kind == chunkReasoning || c.Kind == chunkContent {
 			out = append(out, c)
 		}
 	}

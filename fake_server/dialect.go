@@ -100,7 +100,7 @@ type Dialect struct {
 	// ThinkTags sends reasoning inside the content, as "<think>" + reasoning
 	// + "</think>" (DeepSeek-R1 style servers without a reasoning parser),
 	// instead of in ReasoningField. The tags add no tokens; the Trace still
-	// records the reasoning chunks as ChunkReasoning.
+	// records the reasoning chunks as chunkReasoning.
 	ThinkTags bool
 	// TruncatePrompt silently keeps the last MaxModelLen tokens of a longer
 	// prompt (as ollama does with its context size): usage.prompt_tokens

@@ -35,7 +35,7 @@ func TestFaults(t *testing.T) {
 			assert.Equal(t, 429, resp.StatusCode)
 			assert.Equal(t, "1", resp.Header.Get("Retry-After"))
 			assertErrorBody(t, body, "rate_limit_error")
-			assert.Equal(t, EndRejected, tr.End)
+			assert.Equal(t, endRejected, tr.End)
 		}},
 		{faultHTTP500, statusCheck(500, "server_error")},
 		{faultHTTP503, statusCheck(503, "server_error")},
@@ -45,7 +45,7 @@ func TestFaults(t *testing.T) {
 			d := decode(body)
 			assert.False(t, d.done)
 			assert.Empty(t, d.finish)
-			assert.Equal(t, EndDropped, tr.End)
+			assert.Equal(t, endDropped, tr.End)
 			assert.Len(t, tr.Chunks, 3, "role chunk + 2 output chunks before the drop")
 		}},
 		{faultStall, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
@@ -86,7 +86,7 @@ func TestFaults(t *testing.T) {
 				big = max(big, len(data))
 			}
 			assert.Greater(t, big, 64<<10)
-			assert.Equal(t, ChunkOversized, tr.Chunks[3].Kind)
+			assert.Equal(t, chunkOversized, tr.Chunks[3].Kind)
 		}},
 		{faultIgnoreMaxTokens, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
 			require.NoError(t, readErr)
@@ -196,7 +196,7 @@ func TestStallIsSilentWithKeepAlive(t *testing.T) {
 		require.True(t, decode(body).done)
 		synctest.Wait()
 		tr, _ := srv.Trace(0)
-		var kinds []ChunkKind
+		var kinds []string
 		var gap time.Duration
 		for i, c := range tr.Chunks {
 			kinds = append(kinds, c.Kind)
@@ -204,10 +204,10 @@ func TestStallIsSilentWithKeepAlive(t *testing.T) {
 				gap = max(gap, c.Written-tr.Chunks[i-1].Written)
 			}
 		}
-		require.Equal(t, []ChunkKind{ChunkComment, ChunkComment}, kinds[:2],
+		require.Equal(t, []string{chunkComment, chunkComment}, kinds[:2],
 			"keep-alives during the prefill")
 		assert.Equal(t, 30*time.Second, gap, "the stall is the longest silence and has no keep-alive")
-		assert.NotContains(t, kinds[3:], ChunkComment)
+		assert.NotContains(t, kinds[3:], chunkComment)
 	})
 }
 
@@ -238,7 +238,7 @@ func TestFaultEndless(t *testing.T) {
 		resp.Body.Close()
 		synctest.Wait()
 		tr, _ := srv.Trace(0)
-		assert.Equal(t, EndClientGone, tr.End)
+		assert.Equal(t, endClientGone, tr.End)
 		assert.Greater(t, tr.CompletionTokens, 16+40)
 		assert.NotContains(t, string(got), "[DONE]")
 	})

@@ -169,7 +169,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", strconv.Itoa(s.cfg.Faults.RetryAfter))
 		}
 		writeError(w, hf.status, hf.message, hf.typ, "", hf.code)
-		st.tr.Status, st.tr.End = hf.status, EndRejected
+		st.tr.Status, st.tr.End = hf.status, endRejected
 		return
 	}
 	if !s.admitRequest(w, r, st) {
@@ -177,7 +177,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	}
 	st.fault = fault
 	if fault == faultSlowHeaders && !s.sleep(r, s.cfg.scaled(s.cfg.Faults.SlowHeaders)) {
-		st.tr.End = EndClientGone
+		st.tr.End = endClientGone
 		return
 	}
 	if st.req.Stream {
@@ -190,7 +190,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 // reject answers a bad request (see badRequest) and records it.
 func (s *Server) reject(w http.ResponseWriter, st *reqState, status int, msg, typ, param, code string) {
 	st.tr.Status = s.badRequest(w, status, msg, typ, param, code)
-	st.tr.End = EndRejected
+	st.tr.End = endRejected
 }
 
 // admitRequest parses and validates the request, fills the trace and the
@@ -325,7 +325,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, st *reqState) 
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		st.tr.Status = http.StatusOK
-		return EndComplete
+		return endComplete
 	}
 	sq := s.submit(st)
 	var last time.Duration
@@ -334,7 +334,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, st *reqState) 
 		case <-sq.notify:
 		case <-r.Context().Done():
 			sq.cancelled.Store(true)
-			return EndClientGone
+			return endClientGone
 		}
 		var outs []stepOut
 		outs, final = sq.take()
@@ -343,7 +343,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, st *reqState) 
 		}
 	}
 	if st.fault == faultDrop {
-		st.tr.End = EndDropped
+		st.tr.End = endDropped
 		panic(http.ErrAbortHandler)
 	}
 	finishTrace(st.tr, sq, sq.plan)
@@ -381,18 +381,18 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, st *reqState) 
 	w.WriteHeader(http.StatusOK)
 	st.tr.Status = http.StatusOK
 	if _, err := w.Write(body); err != nil {
-		return EndClientGone
+		return endClientGone
 	}
 	at := time.Since(st.arrived)
 	st.tr.Headers = at
-	st.tr.wrote(Chunk{Kind: ChunkBody, Tokens: st.tr.CompletionTokens, Bytes: len(body), Scheduled: last, Written: at})
+	st.tr.wrote(Chunk{Kind: chunkBody, Tokens: st.tr.CompletionTokens, Bytes: len(body), Scheduled: last, Written: at})
 	if st.tr.ContentTokens > 0 {
 		st.tr.FirstContent = at
 	}
 	if st.tr.ReasoningTokens > 0 {
 		st.tr.FirstReasoning = at
 	}
-	return EndComplete
+	return endComplete
 }
 
 // header is the identity of st's response.

@@ -76,7 +76,7 @@ func TestThinkTags(t *testing.T) {
 		synctest.Wait()
 		tr, _ := srv.Trace(0)
 		assert.Equal(t, 3, tr.ReasoningTokens)
-		assert.Equal(t, ChunkReasoning, outputChunks(tr)[0].Kind)
+		assert.Equal(t, chunkReasoning, outputChunks(tr)[0].Kind)
 	})
 }
 

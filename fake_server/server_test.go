@@ -98,7 +98,7 @@ func TestParallelClients(t *testing.T) {
 	require.Len(t, traces, 12)
 	for i, tr := range traces {
 		assert.Equal(t, i, tr.Index)
-		assert.Equal(t, EndComplete, tr.End)
+		assert.Equal(t, endComplete, tr.End)
 		assert.Positive(t, tr.CompletionTokens)
 	}
 }
@@ -122,7 +122,7 @@ func TestCloseEndsStreams(t *testing.T) {
 		assert.Error(t, err, "the stream was cut, not finished")
 		resp.Body.Close()
 		tr, _ := srv.Trace(0)
-		assert.Equal(t, EndClientGone, tr.End)
+		assert.Equal(t, endClientGone, tr.End)
 		// A closed server refuses new connections.
 		_, err = srv.Client().Get(srv.URL + "/v1/models")
 		assert.Error(t, err)
