@@ -132,10 +132,10 @@ func TestRunDialects(t *testing.T) {
 		{"vllm", fakeserver.DialectVLLM(), artifact.SourceUsage, true},
 		{"ollama", fakeserver.DialectOllama(), artifact.SourceUsage, true},
 		{"mock-llm", fakeserver.DialectMockLLM(), artifact.SourceContentChunks, true},
-		{"usage in last choice", fakeserver.Dialect{Usage: fakeserver.UsageInLastChoice}, artifact.SourceUsage, true},
+		{"usage in last choice", fakeserver.Dialect{Usage: "last-choice"}, artifact.SourceUsage, true},
 		{"no done", fakeserver.Dialect{OmitDone: true}, artifact.SourceUsage, true},
 		{"crlf, keep-alive, finish chunk", fakeserver.Dialect{CRLF: true, KeepAlive: 5 * time.Millisecond, FinishChunk: true, EscapeHTML: true}, artifact.SourceUsage, true},
-		{"role in first delta, reasoning field", fakeserver.Dialect{Role: fakeserver.RoleInFirstDelta, ReasoningField: "reasoning"}, artifact.SourceUsage, true},
+		{"role in first delta, reasoning field", fakeserver.Dialect{Role: "first", ReasoningField: "reasoning"}, artifact.SourceUsage, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -227,7 +227,7 @@ func TestDialectPresetsMatchCaptures(t *testing.T) {
 				// sends "text/event-stream; charset=utf-8", the fake's
 				// default.
 				name:  "content-type-not-captured",
-				apply: func(w *wireShape) { w.ContentType = DefaultContentType },
+				apply: func(w *wireShape) { w.ContentType = defaultContentType },
 			}},
 		},
 		{name: "ollama", dialect: DialectOllama, capture: "ollama-0.17.4-stream-usage.sse"},

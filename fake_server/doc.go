@@ -5,7 +5,7 @@
 //
 // It is a simulation, not a sleep loop. A tokenizer approximation counts
 // prompt tokens: by default SeedCharsPerToken characters per token (not the
-// 3.0 a client may assume); TokenizerWords counts by character class, so
+// 3.0 a client may assume); tokenizerWords counts by character class, so
 // no fixed ratio predicts it. One engine goroutine runs batch steps: running
 // sequences prefill their uncached prompt tokens at PrefillTokensPerSecond
 // (chunked by MaxBatchTokens) or decode; a decode step lasts longer the more
@@ -87,7 +87,7 @@
 // chat_template_kwargs.enable_thinking (false: no reasoning),
 // reasoning_effort ("none": no reasoning). Request headers: FaultHeader
 // picks a fault, RequestIDHeader is recorded and echoed, Accept-Encoding
-// decides Dialect.Gzip's GzipIfAccepted. Config.IdleTimeout closes idle
+// decides Dialect.Gzip's gzipIfAccepted. Config.IdleTimeout closes idle
 // keep-alive connections.
 //
 // Server.Trace returns what the server scheduled and wrote for each request,

@@ -121,7 +121,7 @@ func TestFaults(t *testing.T) {
 		{faultEmptyBody, func(t *testing.T, resp *http.Response, body []byte, readErr error, _ time.Duration, _ Trace) {
 			require.NoError(t, readErr)
 			assert.Equal(t, 200, resp.StatusCode)
-			assert.Equal(t, DefaultContentType, resp.Header.Get("Content-Type"))
+			assert.Equal(t, defaultContentType, resp.Header.Get("Content-Type"))
 			assert.Empty(t, body)
 		}},
 		{faultOmitMarker, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, tr Trace) {

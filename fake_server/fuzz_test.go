@@ -73,7 +73,7 @@ func FuzzWordsTokenizer(f *testing.F) {
 	f.Add("", 0)
 	f.Add("a\xffb\xc3", 1)
 	cfg := Fast()
-	cfg.Tokenizer = TokenizerWords
+	cfg.Tokenizer = tokenizerWords
 	f.Fuzz(func(t *testing.T, text string, cut int) {
 		n := cfg.CountTokens(text)
 		if runes := utf8.RuneCountInString(text); n > runes || (runes > 0 && n == 0) {

@@ -365,7 +365,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, st *reqState) 
 	}
 	st.tr.CompletionTokens = len(sq.plan.tokens)
 	var u *usage
-	if s.cfg.Dialect.Usage != UsageOmitted {
+	if s.cfg.Dialect.Usage != usageNone {
 		u = &usage{Prompt: st.tr.PromptTokens, Completion: st.tr.CompletionTokens, Cached: st.tr.CachedTokens, Reasoning: st.tr.ReasoningTokens,
 			BadTotal: st.fault == faultUsageTotal}
 	}

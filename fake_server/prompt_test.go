@@ -128,7 +128,7 @@ func FuzzParseInstructions(f *testing.F) {
 // (after the template's), and the cache blocks end inside the text, on
 // token boundaries, invalid UTF-8 included.
 func TestTokenPieces(t *testing.T) {
-	for _, tok := range []Tokenizer{TokenizerChars, TokenizerWords} {
+	for _, tok := range []string{tokenizerChars, tokenizerWords} {
 		cfg := Fast()
 		cfg.Tokenizer, cfg.BlockTokens = tok, 2
 		cfg = cfg.withDefaults()
@@ -144,7 +144,7 @@ func TestTokenPieces(t *testing.T) {
 				}
 			}
 			ends := cfg.blockEnds(text)
-			if len(ends) != n/2 && tok == TokenizerWords {
+			if len(ends) != n/2 && tok == tokenizerWords {
 				t.Errorf("%s %q: %d blocks of 2 tokens for %d tokens", tok, text, len(ends), n)
 			}
 			for i, e := range ends {

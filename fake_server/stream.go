@@ -54,7 +54,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 	}
 	w.Header().Set("Content-Type", ct)
 	w.Header().Set("Cache-Control", "no-cache")
-	if d.Gzip == GzipAlways || d.Gzip == GzipIfAccepted && acceptsGzip(r.Header.Get("Accept-Encoding")) {
+	if d.Gzip == gzipAlways || d.Gzip == gzipIfAccepted && acceptsGzip(r.Header.Get("Accept-Encoding")) {
 		w.Header().Set("Content-Encoding", "gzip")
 		w.Header().Add("Vary", "Accept-Encoding")
 		sw.gz = gzip.NewWriter(w)
@@ -85,7 +85,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 		defer ka.Stop()
 		keepAlive = ka.C
 	}
-	includeUsage := st.tr.IncludeUsage && d.Usage != UsageOmitted
+	includeUsage := st.tr.IncludeUsage && d.Usage != usageNone
 	u := func() *usage {
 		return &usage{Prompt: st.tr.PromptTokens, Completion: st.tr.CompletionTokens, Cached: sq.cachedTokens(), Reasoning: st.tr.ReasoningTokens,
 			BadTotal: st.fault == faultUsageTotal}
@@ -115,13 +115,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 			if d := time.Until(st.arrived.Add(g.at + stalled)); stalled > 0 && d > 0 && !s.sleep(r, d) {
 				return endClientGone
 			}
-			if d.Role == RoleOnlyChunk && chunks == 0 {
+			if d.Role == roleChunk && chunks == 0 {
 				if !sw.chunk(chunkRole, 0, g.at, &delta{Role: true}) {
 					return endClientGone
 				}
 			}
 			last := final && i == len(gs)-1
-			dl := delta{Role: chunks == 0 && d.Role == RoleInFirstDelta}
+			dl := delta{Role: chunks == 0 && d.Role == roleFirst}
 			kind := chunkContent
 			switch {
 			case g.kind == kindReasoning && d.ThinkTags:
@@ -143,7 +143,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 			st.tr.CompletionTokens += g.tokens
 			if last && !d.FinishChunk {
 				dl.Finish = plan.finish
-				if includeUsage && d.Usage == UsageInLastChoice {
+				if includeUsage && d.Usage == usageLastChoice {
 					dl.Usage = u()
 				}
 			}
@@ -166,14 +166,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 		}
 		if d.FinishChunk {
 			dl := delta{HasText: true, Finish: plan.finish}
-			if includeUsage && d.Usage == UsageInLastChoice {
+			if includeUsage && d.Usage == usageLastChoice {
 				dl.Usage = u()
 			}
 			if !sw.chunk(chunkFinish, 0, -1, &dl) {
 				return endClientGone
 			}
 		}
-		if includeUsage && d.Usage == UsageFinalChunk {
+		if includeUsage && d.Usage == usageFinal {
 			if !sw.write(chunkUsage, 0, -1, sw.rend.event(sw.rend.usageChunk(&sw.h, u()))) {
 				return endClientGone
 			}

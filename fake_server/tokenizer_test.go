@@ -16,7 +16,7 @@ import (
 
 func words() Config {
 	c := small()
-	c.Tokenizer = TokenizerWords
+	c.Tokenizer = tokenizerWords
 	return c
 }
 
@@ -100,7 +100,7 @@ func TestTokenizeEqualsUsage(t *testing.T) {
 		"system + user": `[{"role":"system","content":"You are terse."},{"role":"user","content":"Summarize 12 lines, exactly."}]`,
 		"text parts":    `[{"role":"user","content":[{"type":"text","text":"part one, "},{"type":"text","text":"part 2"}]}]`,
 	}
-	for _, tok := range []Tokenizer{TokenizerChars, TokenizerWords} {
+	for _, tok := range []string{tokenizerChars, tokenizerWords} {
 		for name, m := range msgs {
 			t.Run(string(tok)+"/"+name, func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {

@@ -127,13 +127,13 @@ func knobs() []knob {
 		{name: "Dialect.OmitDone", config: func(c *fakeserver.Config) { c.Dialect.OmitDone = true },
 			wantFail: []string{CheckStreamFraming}},
 		// capacity decodes the unasked-for gzip, so isolation still runs.
-		{name: "Dialect.Gzip always", config: func(c *fakeserver.Config) { c.Dialect.Gzip = fakeserver.GzipAlways },
+		{name: "Dialect.Gzip always", config: func(c *fakeserver.Config) { c.Dialect.Gzip = "always" },
 			wantFail: []string{CheckStreamFraming}},
 		{name: "fault malformed_json", config: always("malformed_json"),
 			wantFail: []string{CheckStreamFraming}, wantSkip: []string{CheckIsolation}},
-		{name: "Dialect.Usage omitted", config: func(c *fakeserver.Config) { c.Dialect.Usage = fakeserver.UsageOmitted },
+		{name: "Dialect.Usage omitted", config: func(c *fakeserver.Config) { c.Dialect.Usage = "none" },
 			wantFail: []string{CheckUsage}, wantSkip: []string{CheckPrefixCache}},
-		{name: "Dialect.Usage in the last choice", config: func(c *fakeserver.Config) { c.Dialect.Usage = fakeserver.UsageInLastChoice }},
+		{name: "Dialect.Usage in the last choice", config: func(c *fakeserver.Config) { c.Dialect.Usage = "last-choice" }},
 		{name: "fault usage_total_mismatch", config: always("usage_total_mismatch"),
 			wantFail: []string{CheckUsage}},
 		// capacity refuses completion tokens beyond max_tokens, so no

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"maps"
@@ -122,28 +123,21 @@ func rangeField(field func(*fakeserver.Config) *fakeserver.Range) binder {
 	}
 }
 
-// enumField parses one of the names of a fixed set of values.
-func enumField[T comparable](field func(*fakeserver.Config) *T, names map[string]T) binder {
-	keys := slices.Sorted(maps.Keys(names))
+// enumField parses one of the names a string field of Config accepts
+// (the names its documentation lists); the empty string, the field's
+// default, shows as the first name.
+func enumField(field func(*fakeserver.Config) *string, names ...string) binder {
+	keys := slices.Sorted(slices.Values(names))
 	want := strings.Join(keys, ", ")
 	return func(c *fakeserver.Config) flagValue {
-		return scalar[T]{p: field(c), arg: strings.Join(keys, "|"),
-			parse: func(s string) (T, error) {
-				x, ok := names[s]
-				if !ok {
-					var zero T
-					return zero, fmt.Errorf("%q: want one of %s", s, want)
+		return scalar[string]{p: field(c), arg: strings.Join(keys, "|"),
+			parse: func(s string) (string, error) {
+				if !slices.Contains(names, s) {
+					return "", fmt.Errorf("%q: want one of %s", s, want)
 				}
-				return x, nil
+				return s, nil
 			},
-			format: func(x T) string {
-				for _, k := range keys {
-					if names[k] == x {
-						return k
-					}
-				}
-				return fmt.Sprint(x)
-			}}
+			format: func(s string) string { return cmp.Or(s, names[0]) }}
 	}
 }
 
