@@ -61,7 +61,7 @@ func reportJSON(t *testing.T, r *artifact.Report) string {
 // and token and chunk counts equal what the server sent.
 func TestRunExactUnderFakeTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := fakeserver.NewInMemory(fakeserver.Reasoning())
+		srv := fakeserver.NewInMemory(fakeProfile("reasoning"))
 		defer srv.Close()
 		const seed = 1717
 		rep, err := Run(t.Context(),

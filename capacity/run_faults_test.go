@@ -129,9 +129,9 @@ func TestRunDialects(t *testing.T) {
 		source    artifact.OutputTokenSource
 		reasoning bool
 	}{
-		{"vllm", fakeserver.DialectVLLM(), artifact.SourceUsage, true},
-		{"ollama", fakeserver.DialectOllama(), artifact.SourceUsage, true},
-		{"mock-llm", fakeserver.DialectMockLLM(), artifact.SourceContentChunks, true},
+		{"vllm", fakeDialect("vllm"), artifact.SourceUsage, true},
+		{"ollama", fakeDialect("ollama"), artifact.SourceUsage, true},
+		{"mock-llm", fakeDialect("mock-llm"), artifact.SourceContentChunks, true},
 		{"usage in last choice", fakeserver.Dialect{Usage: "last-choice"}, artifact.SourceUsage, true},
 		{"no done", fakeserver.Dialect{OmitDone: true}, artifact.SourceUsage, true},
 		{"crlf, keep-alive, finish chunk", fakeserver.Dialect{CRLF: true, KeepAlive: 5 * time.Millisecond, FinishChunk: true, EscapeHTML: true}, artifact.SourceUsage, true},
@@ -173,7 +173,7 @@ func TestRunKeepAliveIsNotAStall(t *testing.T) {
 	for _, keepAlive := range []time.Duration{0, time.Second} {
 		t.Run(fmt.Sprintf("keep-alive=%v", keepAlive), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				cfg := fakeserver.Reasoning()
+				cfg := fakeProfile("reasoning")
 				cfg.Dialect.KeepAlive = keepAlive
 				rep, err := runFake(t, cfg, Workload{Requests: 1, MaxTokens: 1024, ContextTokens: 65536, StallTimeout: 5 * time.Second})
 				require.NoError(t, err)

@@ -103,7 +103,7 @@ func TestRunClosedLoop(t *testing.T) {
 // no goroutine outlives Run (the bubble would deadlock otherwise).
 func TestRunCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := fakeserver.NewInMemory(fakeserver.Reasoning())
+		srv := fakeserver.NewInMemory(fakeProfile("reasoning"))
 		defer srv.Close()
 		ctx, cancel := context.WithCancel(t.Context())
 		const cancelAfter = 20 * time.Second

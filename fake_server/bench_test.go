@@ -96,7 +96,7 @@ func BenchmarkTimingAccuracy(b *testing.B) {
 func BenchmarkConcurrency(b *testing.B) {
 	for _, c := range []int{1, 2, 4, 8, 16} {
 		b.Run(fmt.Sprintf("streams=%d", c), func(b *testing.B) {
-			cfg := Reasoning()
+			cfg := reasoningProfile()
 			cfg.TimeScale = 0.1
 			cfg.ReasoningTokens = Range{Min: 40, Max: 60}
 			srv := New(cfg)

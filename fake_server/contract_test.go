@@ -79,10 +79,10 @@ func TestDialectGoldens(t *testing.T) {
 		dialect func(*Dialect)
 		body    func(*chatBody)
 	}{
-		{name: "vllm", dialect: func(d *Dialect) { *d = DialectVLLM() }},
+		{name: "vllm", dialect: func(d *Dialect) { *d = dialectVLLM() }},
 		{name: "zero"},
-		{name: "ollama", dialect: func(d *Dialect) { *d = DialectOllama() }},
-		{name: "mock-llm", dialect: func(d *Dialect) { *d = DialectMockLLM() }},
+		{name: "ollama", dialect: func(d *Dialect) { *d = dialectOllama() }},
+		{name: "mock-llm", dialect: func(d *Dialect) { *d = dialectMockLLM() }},
 		{name: "reasoning-field", dialect: func(d *Dialect) { d.ReasoningField = "reasoning" }},
 		{name: "usage-last-choice", dialect: func(d *Dialect) { d.Usage = usageLastChoice }},
 		{name: "usage-omitted", dialect: func(d *Dialect) { d.Usage = usageNone }},
@@ -95,7 +95,7 @@ func TestDialectGoldens(t *testing.T) {
 		{name: "keep-alive", dialect: func(d *Dialect) { d.KeepAlive = 100 * time.Microsecond }},
 		{name: "no-thinking", body: func(b *chatBody) { b.Kwargs = map[string]any{"enable_thinking": false} }},
 		{name: "non-stream", body: func(b *chatBody) { b.Stream, b.StreamOptions = false, nil }},
-		{name: "non-stream-ollama", dialect: func(d *Dialect) { *d = DialectOllama() },
+		{name: "non-stream-ollama", dialect: func(d *Dialect) { *d = dialectOllama() },
 			body: func(b *chatBody) { b.Stream, b.StreamOptions = false, nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package fakeserver
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"time"
 )
@@ -27,7 +28,9 @@ const (
 const defaultContentType = "text/event-stream; charset=utf-8"
 
 // Dialect is the set of wire details that differ between serving engines.
-// The zero Dialect is vLLM's format without "logprobs".
+// The zero Dialect is vLLM's format without "logprobs" and "stop_reason";
+// DialectByName returns the presets of the engines the repository has
+// captures of.
 type Dialect struct {
 	// ReasoningField is the delta field carrying reasoning text:
 	// "reasoning_content" (the default) or "reasoning".
@@ -85,7 +88,7 @@ type Dialect struct {
 	// ThinkTags sends reasoning inside the content, as "<think>" + reasoning
 	// + "</think>" (DeepSeek-R1 style servers without a reasoning parser),
 	// instead of in ReasoningField. The tags add no tokens; the Trace still
-	// records the reasoning chunks as chunkReasoning.
+	// records the reasoning chunks as Chunk.Kind "reasoning".
 	ThinkTags bool
 	// TruncatePrompt silently keeps the last MaxModelLen tokens of a longer
 	// prompt (as ollama does with its context size): usage.prompt_tokens
@@ -95,7 +98,7 @@ type Dialect struct {
 	TruncatePrompt bool
 	// HTMLErrors answers every bad request (invalid JSON, unknown model,
 	// malformed messages, context too long, bad max_tokens, unknown fault
-	// header) with 500 and an HTML page (HTMLErrorBody) instead of a 4xx
+	// header) with 500 and an nginx-like HTML page instead of a 4xx
 	// OpenAI JSON error, as a misbehaving gateway does.
 	HTMLErrors bool
 	// TokenizeSkew is added to every /tokenize count (never below 0), so
@@ -111,7 +114,7 @@ type Dialect struct {
 	// has context_length = MaxModelLen.
 	ServeOllamaPS bool
 	// ServeOllamaShow serves ollama's POST /api/show, whose model_info has
-	// "<arch>.context_length" = MaxModelLen (arch is OllamaArch).
+	// "<arch>.context_length" = MaxModelLen (arch is "fake").
 	ServeOllamaShow bool
 	// Gzip says when a stream is compressed with Content-Encoding: gzip:
 	// "off" (the default, empty) never; "if-accepted" when the request's
@@ -128,11 +131,11 @@ type Dialect struct {
 	SplitData bool
 }
 
-// DialectVLLM is vLLM's OpenAI server format.
-func DialectVLLM() Dialect { return Dialect{NullLogprobs: true, StopReason: true} }
+// dialectVLLM is vLLM's OpenAI server format.
+func dialectVLLM() Dialect { return Dialect{NullLogprobs: true, StopReason: true} }
 
-// DialectOllama is ollama 0.17's /v1 format, as in the repository's testdata/transcripts.
-func DialectOllama() Dialect {
+// dialectOllama is ollama 0.17's /v1 format, as in the repository's testdata/transcripts.
+func dialectOllama() Dialect {
 	return Dialect{
 		ReasoningField:    "reasoning",
 		Role:              roleEvery,
@@ -144,9 +147,9 @@ func DialectOllama() Dialect {
 	}
 }
 
-// DialectMockLLM is the @dwmkerr/mock-llm format: no usage, role in the
+// dialectMockLLM is the @dwmkerr/mock-llm format: no usage, role in the
 // first delta, finish_reason on the last content chunk.
-func DialectMockLLM() Dialect {
+func dialectMockLLM() Dialect {
 	return Dialect{
 		Usage:       usageNone,
 		Role:        roleFirst,
@@ -155,12 +158,23 @@ func DialectMockLLM() Dialect {
 }
 
 var dialects = map[string]func() Dialect{
-	"vllm":     DialectVLLM,
-	"ollama":   DialectOllama,
-	"mock-llm": DialectMockLLM,
+	"vllm":     dialectVLLM,
+	"ollama":   dialectOllama,
+	"mock-llm": dialectMockLLM,
 }
 
-// DialectByName returns "vllm", "ollama" or "mock-llm".
+// DialectByName returns the named dialect preset:
+//
+//	vllm      vLLM's OpenAI server: "logprobs":null and "stop_reason":null
+//	          in every choice
+//	ollama    ollama 0.17's /v1, as in the repository's testdata/transcripts:
+//	          the "reasoning" field, the role in every delta, a separate
+//	          finish chunk, no cached tokens, system_fingerprint
+//	          "fp_ollama", HTML-escaped JSON, Content-Type text/event-stream
+//	mock-llm  @dwmkerr/mock-llm: no usage, the role in the first delta,
+//	          finish_reason on the last content chunk
+//
+// Another name is a *ConfigError with Field "Dialect".
 func DialectByName(name string) (Dialect, error) {
 	f, ok := dialects[name]
 	if !ok {
@@ -168,6 +182,9 @@ func DialectByName(name string) (Dialect, error) {
 	}
 	return f(), nil
 }
+
+// DialectNames lists the names DialectByName accepts, sorted.
+func DialectNames() []string { return slices.Sorted(maps.Keys(dialects)) }
 
 func (d Dialect) validate() error {
 	rf := d.ReasoningField

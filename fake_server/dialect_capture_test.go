@@ -206,7 +206,7 @@ func TestDialectPresetsMatchCaptures(t *testing.T) {
 	}{
 		{
 			name:    "vllm",
-			dialect: DialectVLLM,
+			dialect: dialectVLLM,
 			// The complete vLLM stream (role chunk to [DONE]) with
 			// include_usage and without continuous_usage_stats, which the
 			// fake does not implement.
@@ -230,8 +230,8 @@ func TestDialectPresetsMatchCaptures(t *testing.T) {
 				apply: func(w *wireShape) { w.ContentType = defaultContentType },
 			}},
 		},
-		{name: "ollama", dialect: DialectOllama, capture: "ollama-0.17.4-stream-usage.sse"},
-		{name: "mock-llm", dialect: DialectMockLLM, capture: "mock-llm-0.1.29-stream.sse"},
+		{name: "ollama", dialect: dialectOllama, capture: "ollama-0.17.4-stream-usage.sse"},
+		{name: "mock-llm", dialect: dialectMockLLM, capture: "mock-llm-0.1.29-stream.sse"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ct, body := readCapture(t, tc.capture)

@@ -32,7 +32,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /tokenize", s.serveTokenize)
 	mux.HandleFunc("POST /v1/tokenize", s.serveTokenize)
 	mux.HandleFunc("GET /fake/trace", s.serveTrace)
-	mux.HandleFunc("GET "+MetricsPath, s.serveMetrics)
+	mux.HandleFunc("GET "+metricsPath, s.serveMetrics)
 	mux.HandleFunc("GET /props", s.serveProps)
 	mux.HandleFunc("GET /api/ps", s.serveOllamaPS)
 	mux.HandleFunc("POST /api/show", s.serveOllamaShow)
@@ -358,7 +358,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, st *reqState) 
 		}
 	}
 	if s.cfg.Dialect.ThinkTags && reasoning.Len() > 0 {
-		c := ThinkOpen + reasoning.String() + ThinkClose + content.String()
+		c := thinkOpen + reasoning.String() + thinkClose + content.String()
 		reasoning.Reset()
 		content.Reset()
 		content.WriteString(c)

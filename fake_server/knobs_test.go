@@ -54,8 +54,8 @@ func TestThinkTags(t *testing.T) {
 		require.NoError(t, err)
 		d := decode(body)
 		assert.Empty(t, d.reasoning)
-		require.True(t, strings.HasPrefix(d.content, ThinkOpen), d.content)
-		thought, answer, ok := strings.Cut(strings.TrimPrefix(d.content, ThinkOpen), ThinkClose)
+		require.True(t, strings.HasPrefix(d.content, thinkOpen), d.content)
+		thought, answer, ok := strings.Cut(strings.TrimPrefix(d.content, thinkOpen), thinkClose)
 		require.True(t, ok, d.content)
 		assert.Equal(t, "ANVIL_REQ_1717_00004 code code code", answer)
 		assert.NotEmpty(t, thought)
@@ -70,8 +70,8 @@ func TestThinkTags(t *testing.T) {
 		}
 		require.NoError(t, json.Unmarshal(body, &c))
 		content, _ := c.Choices[0].Message["content"].(string)
-		assert.True(t, strings.HasPrefix(content, ThinkOpen), content)
-		assert.True(t, strings.HasSuffix(content, ThinkClose+answer), content)
+		assert.True(t, strings.HasPrefix(content, thinkOpen), content)
+		assert.True(t, strings.HasSuffix(content, thinkClose+answer), content)
 		assert.NotContains(t, c.Choices[0].Message, "reasoning_content")
 		synctest.Wait()
 		tr, _ := srv.Trace(0)
@@ -142,7 +142,7 @@ func TestBadRequests(t *testing.T) {
 				if html {
 					assert.Equal(t, http.StatusInternalServerError, resp.StatusCode, tc.name)
 					assert.Equal(t, "text/html", resp.Header.Get("Content-Type"))
-					assert.Equal(t, HTMLErrorBody, string(body))
+					assert.Equal(t, htmlErrorBody, string(body))
 					return
 				}
 				assert.Equal(t, tc.status, resp.StatusCode, tc.name)

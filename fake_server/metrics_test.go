@@ -21,7 +21,7 @@ import (
 // parser, which also checks that the fake writes the format.
 func scrape(t *testing.T, srv *Server) map[string]*dto.MetricFamily {
 	t.Helper()
-	resp, err := srv.Client().Get(srv.URL + MetricsPath)
+	resp, err := srv.Client().Get(srv.URL + metricsPath)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -44,7 +44,7 @@ func value(t *testing.T, fams map[string]*dto.MetricFamily, name string) float64
 	for _, l := range m.GetLabel() {
 		labels[l.GetName()] = l.GetValue()
 	}
-	require.Equal(t, MetricsEngineLabel, labels["engine"], name)
+	require.Equal(t, metricsEngineLabel, labels["engine"], name)
 	require.NotEmpty(t, labels["model_name"], name)
 	if f.GetType() == dto.MetricType_COUNTER {
 		return m.GetCounter().GetValue()
@@ -142,14 +142,14 @@ func TestMetricsSlotsExact(t *testing.T) {
 				// 4 sequences hold their prompts and up to a whole answer each.
 				capacity := float64(cfg.KVCacheTokens())
 				require.GreaterOrEqual(t, r.kv, float64(4*prompt)/capacity, "at %v", r.at)
-				require.LessOrEqual(t, r.kv, float64(4*(prompt+SlotsAnswerTokens))/capacity, "at %v", r.at)
+				require.LessOrEqual(t, r.kv, float64(4*(prompt+slotsAnswerTokens))/capacity, "at %v", r.at)
 			}
 		}
 		require.Equal(t, int(steady/(37*time.Millisecond)), n)
 
 		end := scrape(t, srv)
 		require.Equal(t, float64(served), value(t, end, "vllm:generation_tokens_total"))
-		require.Equal(t, float64(workers*perWorker*SlotsAnswerTokens), float64(served))
+		require.Equal(t, float64(workers*perWorker*slotsAnswerTokens), float64(served))
 		require.Equal(t, float64(workers*perWorker), value(t, end, "vllm:request_success_total"))
 		require.Zero(t, value(t, end, "vllm:num_requests_running"))
 		require.Zero(t, value(t, end, "vllm:num_requests_waiting"))

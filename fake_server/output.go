@@ -18,11 +18,11 @@ type token struct {
 	text string
 }
 
-// ThinkOpen and ThinkClose enclose the reasoning Dialect.ThinkTags sends
+// thinkOpen and thinkClose enclose the reasoning Dialect.ThinkTags sends
 // inside the content.
 const (
-	ThinkOpen  = "<think>"
-	ThinkClose = "</think>"
+	thinkOpen  = "<think>"
+	thinkClose = "</think>"
 )
 
 // endlessText is the token faultEndless and ignore_eos decode after the

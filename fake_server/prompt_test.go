@@ -84,7 +84,7 @@ func TestCountTokens(t *testing.T) {
 		{"", 3.155, 0},
 		{"abc", 3.155, 1},
 		{"abcd", 3.155, 2},
-		{strings.Repeat("x", 196608), SeedCharsPerToken, 62317},
+		{strings.Repeat("x", 196608), seedCharsPerToken, 62317},
 		{"héllo", 1, 5}, // code points, not bytes
 	} {
 		if got := countTokens(tc.text, tc.cpt); got != tc.want {
@@ -94,7 +94,7 @@ func TestCountTokens(t *testing.T) {
 }
 
 // FuzzParseInstructions: any prompt parses without panicking, a found marker
-// matches MarkerPattern, the plan honours the budget, and the answer obeys:
+// matches markerPattern, the plan honours the budget, and the answer obeys:
 // it begins with the marker and, under an "exactly N" instruction, is the
 // marker and N words "code" and nothing else (cut short only by the budget).
 func FuzzParseInstructions(f *testing.F) {
@@ -104,7 +104,7 @@ func FuzzParseInstructions(f *testing.F) {
 	f.Fuzz(func(t *testing.T, prompt string, budget int) {
 		in := parseInstructions(prompt)
 		if in.marker != "" && !markerRE.MatchString(in.marker) {
-			t.Fatalf("marker %q does not match %s", in.marker, MarkerPattern)
+			t.Fatalf("marker %q does not match %s", in.marker, markerPattern)
 		}
 		budget = 1 + int(uint(budget)%200)
 		p := planOutput(planInput{in: in, reasoning: 3, answer: 5, budget: budget}, rand.New(rand.NewPCG(1, 1)))

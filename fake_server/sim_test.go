@@ -179,7 +179,7 @@ func TestDeterministic(t *testing.T) {
 // hundred reasoning tokens before a marker-first answer.
 func TestSeedLikeRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := NewInMemory(Reasoning())
+		srv := NewInMemory(reasoningProfile())
 		defer srv.Close()
 		tail := "\n# request 0: summarize the above in one line. Begin your answer with ANVIL_REQ_1717_00000."
 		var b strings.Builder

@@ -81,7 +81,7 @@ func TestSlotsKnee(t *testing.T) {
 				var want []timing
 				for k := range c {
 					wait := time.Duration(k/n) * service
-					want = append(want, timing{ttft: wait + prefill, end: wait + service, tokens: SlotsAnswerTokens})
+					want = append(want, timing{ttft: wait + prefill, end: wait + service, tokens: slotsAnswerTokens})
 				}
 				slices.SortFunc(got, func(a, b timing) int { return int(a.ttft - b.ttft) })
 				if diff := cmp.Diff(want, got, cmp.AllowUnexported(timing{})); diff != "" {

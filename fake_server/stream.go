@@ -127,7 +127,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 			case g.kind == kindReasoning && d.ThinkTags:
 				dl.Content, dl.HasText, kind = g.text, true, chunkReasoning
 				if !thinking {
-					dl.Content, thinking = ThinkOpen+g.text, true
+					dl.Content, thinking = thinkOpen+g.text, true
 				}
 				st.tr.ReasoningTokens += g.tokens
 			case g.kind == kindReasoning:
@@ -136,7 +136,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 			default:
 				dl.Content, dl.HasText = g.text, true
 				if thinking {
-					dl.Content, thinking = ThinkClose+g.text, false
+					dl.Content, thinking = thinkClose+g.text, false
 				}
 				st.tr.ContentTokens += g.tokens
 			}

@@ -66,7 +66,7 @@ func TestTokenizerWordsHasNoFixedRatio(t *testing.T) {
 	}
 	short, long := ratio(0, 100), ratio(100000, 100) // 1-2 digit and 6-digit numbers
 	for _, r := range []float64{short, long} {
-		assert.Less(t, r, 0.75*SeedCharsPerToken, "far below the seed ratio")
+		assert.Less(t, r, 0.75*seedCharsPerToken, "far below the seed ratio")
 		assert.Less(t, r, 0.75*3.0, "far below 3 characters per token")
 	}
 	assert.Greater(t, short/long, 1.08, "more digits, fewer characters per token: %.3f vs %.3f", short, long)

@@ -112,6 +112,10 @@ func always(f fakeserver.Fault) func(*fakeserver.Config) {
 // malformed JSON) also skips CheckIsolation: the capacity run rejects each
 // response before its canary is checked, so isolation is not proven.
 func knobs() []knob {
+	ollama, err := fakeserver.DialectByName("ollama")
+	if err != nil {
+		panic(err)
+	}
 	return []knob{
 		{name: "fast profile", config: func(*fakeserver.Config) {}},
 		{name: "GET /models lists another model", wrap: func(rt http.RoundTripper) http.RoundTripper { return modelsListing{rt} },
@@ -167,7 +171,7 @@ func knobs() []knob {
 			wantSkip: []string{CheckDeterminism}},
 		{name: "Config.Nondeterministic, determinism required", config: func(c *fakeserver.Config) { c.Nondeterministic = true },
 			required: []string{CheckDeterminism}, wantFail: []string{CheckDeterminism}},
-		{name: "ollama dialect", config: func(c *fakeserver.Config) { c.Dialect = fakeserver.DialectOllama() },
+		{name: "ollama dialect", config: func(c *fakeserver.Config) { c.Dialect = ollama },
 			wantSkip: []string{CheckPrefixCache}},
 	}
 }

@@ -70,7 +70,7 @@ var knobTable = []knob{
 	{"time-scale", groupEngine, "multiplier of every simulated duration", "TimeScale", "a finite factor > 0", floatField(func(c cfgP) *float64 { return &c.TimeScale })},
 	{"seed", groupEngine, "seed of every draw", "Seed", "", uintField(func(c cfgP) *uint64 { return &c.Seed })},
 
-	{"dialect", groupDialect, "dialect preset: vllm, ollama, mock-llm; read before the -dialect-... flags", "Dialect", "", nil},
+	{"dialect", groupDialect, "dialect preset: " + strings.Join(fakeserver.DialectNames(), ", ") + "; read before the -dialect-... flags", "Dialect", "", nil},
 	{"dialect-reasoning-field", groupDialect, "reasoning delta field: reasoning_content or reasoning (empty: reasoning_content)", "Dialect.ReasoningField", "", stringField(func(c cfgP) *string { return &c.Dialect.ReasoningField })},
 	{"dialect-usage", groupDialect, "usage placement", "Dialect.Usage", "", enumField(func(c cfgP) *string { return &c.Dialect.Usage }, "final", "last-choice", "none")},
 	{"dialect-role", groupDialect, "assistant role placement", "Dialect.Role", "", enumField(func(c cfgP) *string { return &c.Dialect.Role }, "chunk", "first", "every")},
