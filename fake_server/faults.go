@@ -13,10 +13,10 @@ import (
 )
 
 // Fault is a misbehaviour the server applies to one request, named by its
-// string. The same names are the values of the FaultHeader request header,
-// of the binary's -fault-at and -fault-prob flags and of the
-// ANVIL_FAKE_FAULT* variables of package anviltest; ParseFault checks one
-// and Faults lists them all. Every failure class of the protocol reference
+// string. The same names are the values of the FaultHeader request header
+// and of the binary's -fault-at and -fault-prob flags; ParseFault checks
+// one and Faults lists them all. Config.Validate rejects an unknown name in
+// a FaultPlan. Every failure class of the protocol reference
 // (capacity/PROTOCOL.md, section "Failure classes") has one. The empty Fault
 // is no fault.
 //
