@@ -231,7 +231,7 @@ func TestEnumFlagsMatchConfig(t *testing.T) {
 			require.NoError(t, f.Value.Set(n), "-%s %s", name, n)
 			require.NoError(t, cfg.Validate(), "-%s %s", name, n)
 		}
-		p := f.Value.(scalar[string]).p
+		p := f.Value.(scalar[enumName]).p
 		*p = "unlisted"
 		var ce *fakeserver.ConfigError
 		require.ErrorAs(t, cfg.Validate(), &ce, "-%s unlisted", name)

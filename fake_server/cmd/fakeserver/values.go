@@ -123,6 +123,10 @@ func rangeField(field func(*fakeserver.Config) *fakeserver.Range) binder {
 	}
 }
 
+// enumName is the value of an enumerated flag: a string of its own type, so
+// the help shows its default unquoted, as a name.
+type enumName string
+
 // enumField parses one of the names a string field of Config accepts
 // (the names its documentation lists); the empty string, the field's
 // default, shows as the first name.
@@ -130,14 +134,14 @@ func enumField(field func(*fakeserver.Config) *string, names ...string) binder {
 	keys := slices.Sorted(slices.Values(names))
 	want := strings.Join(keys, ", ")
 	return func(c *fakeserver.Config) flagValue {
-		return scalar[string]{p: field(c), arg: strings.Join(keys, "|"),
-			parse: func(s string) (string, error) {
+		return scalar[enumName]{p: (*enumName)(field(c)), arg: strings.Join(keys, "|"),
+			parse: func(s string) (enumName, error) {
 				if !slices.Contains(names, s) {
 					return "", fmt.Errorf("%q: want one of %s", s, want)
 				}
-				return s, nil
+				return enumName(s), nil
 			},
-			format: func(s string) string { return cmp.Or(s, names[0]) }}
+			format: func(s enumName) string { return cmp.Or(string(s), names[0]) }}
 	}
 }
 
