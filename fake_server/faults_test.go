@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -282,4 +283,20 @@ func TestFaultSelection(t *testing.T) {
 	assert.Len(t, count, 3, "both faults and clean requests occur: %v", count)
 	cfg.Seed++
 	assert.NotEqual(t, a, run(cfg, 40, nil), "another seed draws other faults")
+}
+
+// TestFaultDocListsEveryFault: the Fault type's documentation, where a user
+// learns the names, describes every fault Faults lists and no other.
+func TestFaultDocListsEveryFault(t *testing.T) {
+	src, err := os.ReadFile("faults.go")
+	require.NoError(t, err)
+	doc, _, ok := strings.Cut(string(src), "\ntype Fault string")
+	require.True(t, ok)
+	var documented []Fault
+	for _, line := range strings.Split(doc, "\n") {
+		if rest, ok := strings.CutPrefix(line, "//\t"); ok && rest != "" && rest[0] != ' ' {
+			documented = append(documented, Fault(strings.Fields(rest)[0]))
+		}
+	}
+	assert.ElementsMatch(t, Faults(), documented)
 }
