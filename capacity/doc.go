@@ -12,7 +12,7 @@
 // Reading the code, in the order a run goes:
 //
 //   - target.go, workload.go, validate.go: the configuration, its defaults
-//     and bounds, and ConfigError (field, value, rule) for every mistake;
+//     and bounds, and FieldError (field, value, rule) for every mistake;
 //     errors.go holds the sentinel errors.
 //   - run.go: Run. It resolves the configuration, probes the model's context
 //     length (model_probe.go) when it is not given, and builds the plan.

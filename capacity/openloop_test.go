@@ -239,7 +239,7 @@ func TestOpenLoopMaxFailures(t *testing.T) {
 	})
 }
 
-// TestOpenLoopConfig: each bad open-loop field is a ConfigError naming it.
+// TestOpenLoopConfig: each bad open-loop field is a FieldError naming it.
 func TestOpenLoopConfig(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -263,7 +263,7 @@ func TestOpenLoopConfig(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.w.Resolved()
 			require.ErrorIs(t, err, ErrInvalidConfig)
-			var ce *ConfigError
+			var ce *FieldError
 			require.True(t, errors.As(err, &ce), "%v", err)
 			require.Equal(t, tc.field, ce.Field, "%v", err)
 		})

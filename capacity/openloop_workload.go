@@ -120,7 +120,7 @@ func openLoopSchedule(w Workload, p *plan) ([]time.Duration, error) {
 	}
 	offsets, err := arrival.Schedule(w.arrivalSpec(), p.Len())
 	if err != nil {
-		return nil, &ConfigError{Field: "Workload.Rate", Value: w.Rate, Rule: "gives no arrival schedule: " + err.Error()}
+		return nil, badField("Workload.Rate", w.Rate, "gives no arrival schedule: "+err.Error())
 	}
 	if w.Duration > 0 {
 		n, _ := slices.BinarySearch(offsets, w.Duration) // offsets are non-decreasing; the first is 0

@@ -74,12 +74,12 @@ func newNonce() (string, error) {
 func promptBudget(maxModelLen, maxTokens, margin int) (int, error) {
 	b := maxModelLen - maxTokens - margin
 	if maxModelLen <= 0 {
-		return 0, &ConfigError{Field: "Target.MaxModelLen", Value: maxModelLen,
-			Rule: fmt.Sprintf("must be in 1..%d once resolved (explicit or probed from /models)", MaxContextTokens)}
+		return 0, badField("Target.MaxModelLen", maxModelLen,
+			fmt.Sprintf("must be in 1..%d once resolved (explicit or probed from /models)", MaxContextTokens))
 	}
 	if b <= 0 {
-		return 0, &ConfigError{Field: "Target.MaxModelLen", Value: maxModelLen,
-			Rule: fmt.Sprintf("leaves a prompt budget of %d tokens after MaxTokens %d and Margin %d; must leave at least 1", b, maxTokens, margin)}
+		return 0, badField("Target.MaxModelLen", maxModelLen,
+			fmt.Sprintf("leaves a prompt budget of %d tokens after MaxTokens %d and Margin %d; must leave at least 1", b, maxTokens, margin))
 	}
 	return b, nil
 }
@@ -99,10 +99,10 @@ func newPlan(w Workload, maxModelLen, margin int, nonce string) (*plan, error) {
 		return nil, err
 	}
 	if margin < 0 || margin > MaxMargin {
-		return nil, &ConfigError{Field: "Target.Margin", Value: margin, Rule: fmt.Sprintf("must be in 0..%d once resolved", MaxMargin)}
+		return nil, badField("Target.Margin", margin, fmt.Sprintf("must be in 0..%d once resolved", MaxMargin))
 	}
 	if maxModelLen > MaxContextTokens {
-		return nil, &ConfigError{Field: "Target.MaxModelLen", Value: maxModelLen, Rule: fmt.Sprintf("must be in 1..%d", MaxContextTokens)}
+		return nil, badField("Target.MaxModelLen", maxModelLen, fmt.Sprintf("must be in 1..%d", MaxContextTokens))
 	}
 	budget, err := promptBudget(maxModelLen, w.MaxTokens, margin)
 	if err != nil {
@@ -145,8 +145,8 @@ func newPlan(w Workload, maxModelLen, margin int, nonce string) (*plan, error) {
 				p.Contexts = p.Contexts[:i:i]
 				break
 			}
-			return nil, &ConfigError{Field: "Workload.Requests", Value: w.Requests,
-				Rule: fmt.Sprintf("plans more than %d prompt tokens in all (the first %d requests fit)", MaxPlannedPromptTokens, i)}
+			return nil, badField("Workload.Requests", w.Requests,
+				fmt.Sprintf("plans more than %d prompt tokens in all (the first %d requests fit)", MaxPlannedPromptTokens, i))
 		}
 	}
 
@@ -191,8 +191,8 @@ func (p *plan) capWarmup() error {
 		}
 		total += p.Contexts[k%len(p.Contexts)]
 		if total > MaxPlannedPromptTokens {
-			return &ConfigError{Field: "Workload.Warmup", Value: p.Workload.Warmup,
-				Rule: fmt.Sprintf("plans more than %d prompt tokens in all (the first %d warm-up requests fit)", MaxPlannedPromptTokens, k)}
+			return badField("Workload.Warmup", p.Workload.Warmup,
+				fmt.Sprintf("plans more than %d prompt tokens in all (the first %d warm-up requests fit)", MaxPlannedPromptTokens, k))
 		}
 	}
 	return nil
@@ -246,12 +246,12 @@ func (p *plan) checkTail(index, context int, warmup bool) error {
 		what = "warm-up request"
 	}
 	if w := p.Workload; w.ContextTokens == 0 || w.ContextTokens > p.PromptBudget {
-		return &ConfigError{Field: "Target.MaxModelLen", Value: p.MaxModelLen,
-			Rule: fmt.Sprintf("leaves a prompt budget of %d tokens (%d characters) after MaxTokens %d and Margin %d; %s %d needs at least %d tokens for its %d-character closing instruction",
-				p.PromptBudget, chars, w.MaxTokens, p.Margin, what, index, need, tail)}
+		return badField("Target.MaxModelLen", p.MaxModelLen,
+			fmt.Sprintf("leaves a prompt budget of %d tokens (%d characters) after MaxTokens %d and Margin %d; %s %d needs at least %d tokens for its %d-character closing instruction",
+				p.PromptBudget, chars, w.MaxTokens, p.Margin, what, index, need, tail))
 	}
-	return &ConfigError{Field: "Workload.ContextTokens", Value: context,
-		Rule: fmt.Sprintf("must be at least %d: a prompt of %d characters cannot hold the %d-character closing instruction of %s %d", need, chars, tail, what, index)}
+	return badField("Workload.ContextTokens", context,
+		fmt.Sprintf("must be at least %d: a prompt of %d characters cannot hold the %d-character closing instruction of %s %d", need, chars, tail, what, index))
 }
 
 // minTokensFor is the smallest context whose prompt holds chars characters.

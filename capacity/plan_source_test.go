@@ -15,7 +15,7 @@ func TestNewPlanSourceCapsTheWarmupAlone(t *testing.T) {
 	src := SourceFunc(func(int) (Request, error) { return Request{PromptTokens: 1}, nil })
 	w := Workload{Requests: 10000, MaxTokens: 16}
 	_, err := newPlan(w, 1<<20, DefaultMargin, "")
-	var ce *ConfigError
+	var ce *FieldError
 	require.True(t, errors.As(err, &ce), "the synthetic plan of 10000 sampled contexts is over the cap: %v", err)
 	require.Equal(t, "Workload.Requests", ce.Field)
 

@@ -245,7 +245,7 @@ func TestPromptTooSmall(t *testing.T) {
 	// budget; ContextTokens is not at fault).
 	_, err := newPlan(Workload{Requests: 1}, DefaultMaxTokens+DefaultMargin+10, DefaultMargin, "")
 	require.ErrorIs(t, err, ErrInvalidConfig)
-	var ce *ConfigError
+	var ce *FieldError
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, "Target.MaxModelLen", ce.Field)
 	require.Equal(t, DefaultMaxTokens+DefaultMargin+10, ce.Value)

@@ -159,7 +159,7 @@ func SearchRate(ctx context.Context, t Target, w Workload, slo SLO, maxRate floa
 // MaxConcurrency, so the client's cap does not bind before the server's.
 // w.Duration and w.Burst must be 0: probes are sized by count.
 //
-// The error is a *ConfigError for a bad spec, SLO or workload (checked
+// The error is a *FieldError for a bad spec, SLO or workload (checked
 // before the first probe), the error of a probe, or ctx's error when the
 // search was cancelled; the result then holds the probes run so far.
 func Search(ctx context.Context, p Prober, w Workload, slo SLO, s SearchSpec) (SearchResult, error) {

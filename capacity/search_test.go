@@ -181,7 +181,7 @@ func TestSearchPaths(t *testing.T) {
 	}
 }
 
-// TestSearchInvalid: spec, SLO and workload problems are ConfigErrors
+// TestSearchInvalid: spec, SLO and workload problems are FieldErrors
 // before any probe runs.
 func TestSearchInvalid(t *testing.T) {
 	slo := SLO{TTFT: time.Second}
@@ -208,7 +208,7 @@ func TestSearchInvalid(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &scriptedProber{knee: 1}
 			_, err := Search(t.Context(), p, tc.w, tc.slo, tc.spec)
-			var ce *ConfigError
+			var ce *FieldError
 			require.True(t, errors.As(err, &ce), "%v", err)
 			require.Equal(t, tc.field, ce.Field, "%v", err)
 			require.Empty(t, p.seen, "no probe ran")

@@ -108,7 +108,7 @@ func shardNeedsClock(t Target) error {
 	if t.ClockDomainID != "" {
 		return nil
 	}
-	return &ConfigError{Field: "Target.ClockDomainID", Value: "", Rule: "must be set with Workload.Shard: shards merge only on one declared clock domain (the machines' shared NTP or chrony service)"}
+	return badField("Target.ClockDomainID", "", "must be set with Workload.Shard: shards merge only on one declared clock domain (the machines' shared NTP or chrony service)")
 }
 
 // indexes are the measured request indexes of the shard in a plan of n

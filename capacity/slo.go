@@ -64,7 +64,7 @@ type SLO struct {
 func (s SLO) Set() bool { return s.TTFT != 0 || s.TPOT != 0 || s.E2E != 0 }
 
 // Resolved returns s with its default attainment, or an error wrapping
-// ErrInvalidConfig (each problem a *ConfigError naming the field).
+// ErrInvalidConfig (each problem a *FieldError naming the field).
 func (s SLO) Resolved() (SLO, error) {
 	if s.Attainment == 0 {
 		s.Attainment = DefaultAttainment
@@ -112,7 +112,7 @@ func (s SLO) String() string {
 // it does not change r. Open-loop runs (anvil_go.arrival present) are read
 // on the scheduled clock, closed-loop runs on the sent clock (see the
 // LatencyClock constants); TPOT is the row's tpot_ms on both. A request
-// meets a bound equal to its latency. The error is a *ConfigError for an
+// meets a bound equal to its latency. The error is a *FieldError for an
 // invalid s, or wraps ErrNotEvaluable.
 func (s SLO) Evaluate(r *artifact.Report) (artifact.SLOResult, error) {
 	s, err := s.Resolved()

@@ -98,7 +98,7 @@ func TestSLOEvaluateScheduledClock(t *testing.T) {
 	})
 }
 
-// TestSLOInvalid: bad SLOs are ConfigErrors naming the field; reports that
+// TestSLOInvalid: bad SLOs are FieldErrors naming the field; reports that
 // cannot be judged wrap ErrNotEvaluable.
 func TestSLOInvalid(t *testing.T) {
 	for _, tc := range []struct {
@@ -115,7 +115,7 @@ func TestSLOInvalid(t *testing.T) {
 	} {
 		_, err := tc.slo.Evaluate(sloReport())
 		require.ErrorIs(t, err, ErrInvalidConfig)
-		var ce *ConfigError
+		var ce *FieldError
 		require.True(t, errors.As(err, &ce))
 		require.Equal(t, tc.field, ce.Field, "%v", err)
 	}

@@ -142,12 +142,12 @@ func (t Target) apiKey() (string, error) {
 	}
 	v, ok := os.LookupEnv(t.APIKeyEnv)
 	if !ok || v == "" {
-		return "", &ConfigError{Field: "Target.APIKeyEnv", Value: t.APIKeyEnv,
-			Rule: "names an environment variable that is unset or empty"}
+		return "", badField("Target.APIKeyEnv", t.APIKeyEnv,
+			"names an environment variable that is unset or empty")
 	}
 	if hasControlByte(v) {
-		return "", &ConfigError{Field: "Target.APIKeyEnv", Value: t.APIKeyEnv,
-			Rule: "names an environment variable whose value holds a control character such as a trailing newline, which HTTP refuses in the Authorization header (the value is not shown)"}
+		return "", badField("Target.APIKeyEnv", t.APIKeyEnv,
+			"names an environment variable whose value holds a control character such as a trailing newline, which HTTP refuses in the Authorization header (the value is not shown)")
 	}
 	return v, nil
 }

@@ -8,40 +8,29 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/anvilbench/anvil/capacity/internal/field"
 )
 
-// ConfigError is one invalid configuration field. Its message reads
-// "capacity: Workload.Concurrency = 0: must be in 1..256".
-type ConfigError struct {
-	// Field is the qualified field name, e.g. "Workload.Concurrency".
-	Field string
-	// Value is the offending value (never a secret).
-	Value any
-	// Rule says what is allowed.
-	Rule string
+// FieldError is the module's one error type for a bad input value: a
+// field of a Workload, Target, SLO or SearchSpec here, a trace row's column
+// or an arrival spec in the packages that read them. Its message names the
+// package, the field, the value and what is allowed:
+//
+//	capacity: Workload.Concurrency = 0: must be in 1..256
+//
+// Every FieldError of package capacity has Pkg "capacity" and Kind
+// ErrInvalidConfig, so errors.Is(err, ErrInvalidConfig) holds for it.
+type FieldError = field.Error
+
+// badField is the FieldError of a configuration field: rule says what is
+// allowed, as a phrase ("must be in 1..256").
+func badField(name string, value any, rule string) *FieldError {
+	return &FieldError{Pkg: "capacity", Field: name, Value: value, Rule: rule, Kind: ErrInvalidConfig}
 }
-
-var _ error = (*ConfigError)(nil)
-
-// Error implements error.
-func (e *ConfigError) Error() string {
-	v := e.Value
-	if x, ok := v.(*float64); ok && x != nil {
-		v = *x
-	}
-	format := "capacity: %s = %v: %s"
-	if reflect.ValueOf(v).Kind() == reflect.String { // string and the named string types
-		format = "capacity: %s = %q: %s"
-	}
-	return fmt.Sprintf(format, e.Field, v, e.Rule)
-}
-
-// Unwrap makes every ConfigError match ErrInvalidConfig.
-func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
 
 // Patterns of the Target fields that name things.
 var (
@@ -83,7 +72,7 @@ func joinValues[S ~string](vs []S) string {
 type validator struct{ errs []error }
 
 func (v *validator) add(field string, value any, rule string, args ...any) {
-	v.errs = append(v.errs, &ConfigError{Field: field, Value: value, Rule: fmt.Sprintf(rule, args...)})
+	v.errs = append(v.errs, badField(field, value, fmt.Sprintf(rule, args...)))
 }
 
 func (v *validator) intRange(field string, value, lo, hi int) {
@@ -92,7 +81,7 @@ func (v *validator) intRange(field string, value, lo, hi int) {
 	}
 }
 
-// check records err, a *ConfigError or nil.
+// check records err, a *FieldError or nil.
 func (v *validator) check(err error) {
 	if err != nil {
 		v.errs = append(v.errs, err)

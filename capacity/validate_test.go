@@ -146,7 +146,7 @@ func TestWorkloadBounds(t *testing.T) {
 			}
 			require.Error(t, err)
 			require.ErrorIs(t, err, ErrInvalidConfig)
-			var ce *ConfigError
+			var ce *FieldError
 			require.ErrorAs(t, err, &ce)
 			require.True(t, strings.HasPrefix(ce.Field, "Workload."), ce.Field)
 			require.Contains(t, err.Error(), "capacity: "+tt.wantErr)
@@ -170,7 +170,7 @@ func TestConfigErrorValue(t *testing.T) {
 		{true, "capacity: F = true: rule"},
 	}
 	for _, tt := range tests {
-		require.EqualError(t, &ConfigError{Field: "F", Value: tt.value, Rule: "rule"}, tt.want)
+		require.EqualError(t, badField("F", tt.value, "rule"), tt.want)
 	}
 }
 
@@ -178,7 +178,7 @@ func TestWorkloadReportsEveryProblem(t *testing.T) {
 	_, err := Workload{Requests: -1, Concurrency: 99999, TopP: new(2.0)}.Resolved()
 	var fields []string
 	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-		var ce *ConfigError
+		var ce *FieldError
 		require.True(t, errors.As(e, &ce))
 		fields = append(fields, ce.Field)
 	}

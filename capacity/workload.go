@@ -278,7 +278,7 @@ type Workload struct {
 }
 
 // Resolved returns w with every default filled in, or an error wrapping
-// ErrInvalidConfig (each problem a *ConfigError naming the field, the value
+// ErrInvalidConfig (each problem a *FieldError naming the field, the value
 // and the allowed range). In the result NoSharedPrefix has become 0 and every
 // field holds its effective value; resolving it again validates it and
 // changes nothing.
