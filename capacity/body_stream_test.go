@@ -47,7 +47,7 @@ func TestStreamedBodyBytes(t *testing.T) {
 	}
 	var shapes []shape
 	for _, mode := range []PromptCacheMode{PromptCacheShared, PromptCacheUnique} {
-		for _, prefix := range []int{0, NoSharedPrefix, 1, 17, 500, 20000} {
+		for _, prefix := range []int{0, None, 1, 17, 500, 20000} {
 			for _, extra := range []struct {
 				name     string
 				canaries bool

@@ -85,8 +85,8 @@ func promptBudget(maxModelLen, maxTokens, margin int) (int, error) {
 }
 
 // newPlan resolves w (see Workload.Resolved) and plans its requests for a
-// model of maxModelLen tokens with margin tokens kept free (a resolved
-// Target.Margin). Fixed contexts skip the draw; sampled contexts come from
+// model of maxModelLen tokens with margin tokens kept free (the
+// effective margin of a resolved Target, 0 for None). Fixed contexts skip the draw; sampled contexts come from
 // SampleContexts(w.Seed, w.Requests). Every context is clamped to the prompt
 // budget. The sum of the planned contexts may not exceed
 // MaxPlannedPromptTokens; in duration mode the plan instead stops at the
@@ -153,13 +153,13 @@ func newPlan(w Workload, maxModelLen, margin int, nonce string) (*plan, error) {
 	// The lines every prompt shares, raw and JSON-escaped once per run
 	// (body_stream.go): the shared prefix, or the unique prefix's filler.
 	lines := 0
-	if w.PromptCacheMode == PromptCacheUnique || w.SharedPrefixTokens > 0 {
-		lines = max(promptChars(w.SharedPrefixTokens), 0)
+	if w.PromptCacheMode == PromptCacheUnique || w.sharedPrefixTokens() > 0 {
+		lines = max(promptChars(w.sharedPrefixTokens()), 0)
 	}
 	if p.pieces, err = newSharedPieces(lines); err != nil {
 		return nil, err
 	}
-	if w.PromptCacheMode == PromptCacheShared && w.SharedPrefixTokens > 0 {
+	if w.PromptCacheMode == PromptCacheShared && w.sharedPrefixTokens() > 0 {
 		p.sharedPrefix = p.pieces.raw
 	}
 	if len(p.Contexts) == 0 {

@@ -98,7 +98,7 @@ func (p *plan) appendPrefix(dst []byte, index int, warmup bool) []byte {
 		dst = append(dst, p.Nonce...)
 	}
 	dst = append(dst, '\n')
-	rest := promptChars(p.Workload.SharedPrefixTokens) - (len(dst) - start)
+	rest := promptChars(p.Workload.sharedPrefixTokens()) - (len(dst) - start)
 	return appendLines(dst, 0, max(rest, 0))
 }
 

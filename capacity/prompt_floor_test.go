@@ -120,7 +120,7 @@ func TestFakeTokenizerWithinPromptFloor(t *testing.T) {
 			mode   PromptCacheMode
 		}{
 			{"shared prefix", 0, PromptCacheShared},
-			{"no prefix", NoSharedPrefix, PromptCacheShared},
+			{"no prefix", None, PromptCacheShared},
 			{"unique", 0, PromptCacheUnique},
 		} {
 			t.Run(fmt.Sprintf("%d %s", context, prefix.name), func(t *testing.T) {
@@ -158,8 +158,8 @@ func TestRunTruncatedPromptOllamaNumbers(t *testing.T) {
 	}{
 		{"half of a planned 8192", 32768, 0, ReferenceMaxTokens, 8192, "usage.prompt_tokens 4096 is at or below the floor of 4096 tokens (0.5 of the planned context of 8192 tokens)"},
 		{"clamped to the 4096 window", 4096, 0, ReferenceMaxTokens, 8192, "usage.prompt_tokens 4096 is at or above the context window of 4096 tokens (max_context_tokens) for a planned context of 3008 tokens"},
-		{"prompt and completion beyond the window", 4100, NoMargin, 8, 8192, "usage.prompt_tokens 4096 + completion_tokens 8 exceed the context window of 4100 tokens"},
-		{"a window that holds it", 4104, NoMargin, 8, 8192, ""},
+		{"prompt and completion beyond the window", 4100, None, 8, 8192, "usage.prompt_tokens 4096 + completion_tokens 8 exceed the context window of 4100 tokens"},
+		{"a window that holds it", 4104, None, 8, 8192, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -50,7 +50,7 @@ func (p *plan) streamPrompt(enc *requestEncoder, label, offset, context, budget 
 	shared := 0 // characters of the shared lines in the prefix
 	if p.Workload.PromptCacheMode == PromptCacheUnique {
 		header = p.uniqueHeader(nil, label, kind != promptMeasured)
-		shared = max(promptChars(p.Workload.SharedPrefixTokens)-len(header), 0)
+		shared = max(promptChars(p.Workload.sharedPrefixTokens())-len(header), 0)
 	} else {
 		shared = len(p.sharedPrefix)
 	}

@@ -48,7 +48,7 @@ type promptGolden struct {
 
 func sharedOrNone(tokens int) int {
 	if tokens == 0 {
-		return NoSharedPrefix
+		return None
 	}
 	return tokens
 }
@@ -88,9 +88,9 @@ func TestPromptGolden(t *testing.T) {
 func TestPromptShape(t *testing.T) {
 	modes := []Workload{
 		{},
-		{SharedPrefixTokens: NoSharedPrefix},
+		{SharedPrefixTokens: None},
 		{PromptCacheMode: PromptCacheUnique},
-		{PromptCacheMode: PromptCacheUnique, SharedPrefixTokens: NoSharedPrefix},
+		{PromptCacheMode: PromptCacheUnique, SharedPrefixTokens: None},
 		{RequestCanaries: true, Seed: -42},
 		{ResponseWords: 1},
 		{ResponseWords: 300, RequestCanaries: true, ControlledOutputPolicy: PolicyStrict},
@@ -210,9 +210,9 @@ func TestPromptExtendedGolden(t *testing.T) {
 	}{
 		{"unique-nonce", Workload{PromptCacheMode: PromptCacheUnique, ContextTokens: 100, SharedPrefixTokens: 40, Requests: 3}, 2},
 		{"unique-omit-nonce", Workload{PromptCacheMode: PromptCacheUnique, OmitUniqueNonce: true, ContextTokens: 100, SharedPrefixTokens: 40, Requests: 3}, 1},
-		{"unique-no-prefix", Workload{PromptCacheMode: PromptCacheUnique, ContextTokens: 60, SharedPrefixTokens: NoSharedPrefix, Requests: 1}, 0},
+		{"unique-no-prefix", Workload{PromptCacheMode: PromptCacheUnique, ContextTokens: 60, SharedPrefixTokens: None, Requests: 1}, 0},
 		{"canary", Workload{RequestCanaries: true, Seed: 1717, ContextTokens: 120, SharedPrefixTokens: 30, Requests: 6}, 5},
-		{"words-strict", Workload{ResponseWords: 8, ControlledOutputPolicy: PolicyStrict, ContextTokens: 90, SharedPrefixTokens: NoSharedPrefix, Requests: 2}, 1},
+		{"words-strict", Workload{ResponseWords: 8, ControlledOutputPolicy: PolicyStrict, ContextTokens: 90, SharedPrefixTokens: None, Requests: 2}, 1},
 		{"canary-words-cut", Workload{RequestCanaries: true, ResponseWords: 3, ContextTokens: 80, SharedPrefixTokens: 200, Requests: 1}, 0},
 	}
 	got := map[string]string{}

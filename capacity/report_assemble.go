@@ -90,7 +90,7 @@ func assemble(f runFacts) (*artifact.Report, error) {
 		MaxContextTokens:       &f.plan.MaxModelLen,
 		ContextSeed:            w.Seed,
 		ContextDistribution:    make(map[int]int),
-		SharedPrefixTokens:     w.SharedPrefixTokens,
+		SharedPrefixTokens:     w.sharedPrefixTokens(),
 		PromptCacheMode:        string(w.PromptCacheMode),
 		RequestCanaries:        w.RequestCanaries,
 		ResponseWords:          w.ResponseWords,

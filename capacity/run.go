@@ -98,7 +98,7 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 			nonce = shardNonce(sh, w.Seed)
 		}
 	}
-	plan, err := newPlan(w, maxModelLen, t.Margin, nonce)
+	plan, err := newPlan(w, maxModelLen, t.margin(), nonce)
 	if err != nil {
 		return nil, err
 	}

@@ -21,10 +21,6 @@ const (
 	MaxMargin = 1048576
 )
 
-// NoMargin, as Target.Margin, asks for no safety margin at all (an explicit
-// 0; the zero value means DefaultMargin).
-const NoMargin = -1
-
 // Target describes the endpoint a capacity run measures and the identity
 // recorded with it. Resolved validates it and fills in defaults.
 type Target struct {
@@ -58,7 +54,7 @@ type Target struct {
 	MaxModelLen int
 	// Margin is kept free below MaxModelLen: the prompt budget is
 	// MaxModelLen - MaxTokens - Margin. 0..MaxMargin (0: DefaultMargin;
-	// NoMargin for none).
+	// None for none).
 	Margin int
 	// HTTPClient sends the requests; nil means a client on a clone of
 	// http.DefaultTransport (keeping proxy settings and HTTP/2) with idle
@@ -86,31 +82,32 @@ type Target struct {
 	// servermetrics.MinInterval..MaxInterval (0:
 	// servermetrics.DefaultInterval, 1s).
 	MetricsInterval time.Duration
-
-	resolved bool
 }
 
 // Resolved returns t with defaults filled in (Margin, a BaseURL without a
 // trailing slash, private copies of Headers and ExtraBody), or an error
-// wrapping ErrInvalidConfig naming each bad field. In the result NoMargin has
-// become 0; resolving it again validates it and changes nothing.
+// wrapping ErrInvalidConfig naming each bad field. A zero Margin becomes
+// DefaultMargin and None stays None, so resolving the result again
+// validates it and changes nothing.
 func (t Target) Resolved() (Target, error) {
-	if !t.resolved {
-		switch t.Margin {
-		case 0:
-			t.Margin = DefaultMargin
-		case NoMargin:
-			t.Margin = 0
-		}
-		t.BaseURL = strings.TrimRight(t.BaseURL, "/")
-		t.Headers = t.Headers.Clone()
-		t.ExtraBody = maps.Clone(t.ExtraBody)
+	if t.Margin == 0 {
+		t.Margin = DefaultMargin
 	}
+	t.BaseURL = strings.TrimRight(t.BaseURL, "/")
+	t.Headers = t.Headers.Clone()
+	t.ExtraBody = maps.Clone(t.ExtraBody)
 	if err := t.validate(); err != nil {
 		return Target{}, err
 	}
-	t.resolved = true
 	return t, nil
+}
+
+// margin is the margin of a resolved Target in tokens: 0 for None.
+func (t Target) margin() int {
+	if t.Margin == None {
+		return 0
+	}
+	return t.Margin
 }
 
 // ChatCompletionsURL is the streaming endpoint: BaseURL + "/chat/completions".

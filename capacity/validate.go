@@ -118,7 +118,9 @@ func (w Workload) validate() error {
 		v.add("Workload.ContextTokens", w.ContextTokens, "must be 0 (sampled) or in %d..%d", MinContextTokens, MaxContextTokens)
 	}
 	v.intRange("Workload.MaxTokens", w.MaxTokens, 1, MaxMaxTokens)
-	v.intRange("Workload.SharedPrefixTokens", w.SharedPrefixTokens, 0, MaxSharedPrefixTokens)
+	if s := w.SharedPrefixTokens; s != None && (s < 0 || s > MaxSharedPrefixTokens) {
+		v.add("Workload.SharedPrefixTokens", s, "must be in 0..%d (0: %d) or None (%d: no shared prefix)", MaxSharedPrefixTokens, DefaultSharedPrefixTokens, None)
+	}
 	v.intRange("Workload.ResponseWords", w.ResponseWords, 0, MaxResponseWords)
 	v.intRange("Workload.Warmup", w.Warmup, 0, MaxRequests)
 	v.intRange("Workload.MaxFailures", w.MaxFailures, 0, MaxRequests)
@@ -170,8 +172,8 @@ func (w Workload) validate() error {
 		if w.Concurrency != w.Burst {
 			v.add("Workload.Concurrency", w.Concurrency, "must equal Burst = %d (or be 0)", w.Burst)
 		}
-		if w.SharedPrefixTokens == 0 {
-			v.add("Workload.SharedPrefixTokens", w.SharedPrefixTokens, "must be in 1..%d with Burst (a burst uses the shared prefix)", MaxSharedPrefixTokens)
+		if w.SharedPrefixTokens == None {
+			v.add("Workload.SharedPrefixTokens", w.SharedPrefixTokens, "must not be None with Burst (a burst uses the shared prefix)")
 		}
 		if w.PromptCacheMode != PromptCacheShared {
 			v.add("Workload.PromptCacheMode", w.PromptCacheMode, "must be %q with Burst (a burst uses the shared prefix)", PromptCacheShared)
@@ -215,7 +217,9 @@ func (t Target) validate() error {
 	v.intRange("Target.MaxModelLen", t.MaxModelLen, 0, MaxContextTokens)
 	v.check(checkClockDomainID(t.ClockDomainID))
 	v.check(checkConfigurationFingerprint(t.ConfigurationFingerprint))
-	v.intRange("Target.Margin", t.Margin, 0, MaxMargin)
+	if m := t.Margin; m != None && (m < 0 || m > MaxMargin) {
+		v.add("Target.Margin", m, "must be in 0..%d (0: %d) or None (%d: no margin)", MaxMargin, DefaultMargin, None)
+	}
 	t.validateMetrics(&v)
 	if t.APIKeyEnv != "" && !envNamePattern.MatchString(t.APIKeyEnv) {
 		v.add("Target.APIKeyEnv", t.APIKeyEnv, "must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)")

@@ -21,7 +21,7 @@ func TestWorkloadDefaults(t *testing.T) {
 		Requests: DefaultRequests, Concurrency: DefaultConcurrency, MaxTokens: DefaultMaxTokens,
 		SharedPrefixTokens: DefaultSharedPrefixTokens, PromptCacheMode: PromptCacheShared,
 		ControlledOutputPolicy: PolicyObserve, ThinkingMode: ThinkingDefault,
-		Timeout: DefaultTimeout, StallTimeout: DefaultTimeout, PromptSizing: PromptSizingReference, resolved: true,
+		Timeout: DefaultTimeout, StallTimeout: DefaultTimeout, PromptSizing: PromptSizingReference,
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(Workload{}), cmpopts.IgnoreFields(Workload{}, "Progress")); diff != "" {
 		t.Fatalf("Resolved() (-want +got):\n%s", diff)
@@ -33,13 +33,70 @@ func TestWorkloadDefaults(t *testing.T) {
 	require.Equal(t, 64, ReferenceMaxTokens, "the reference tool's default")
 	require.Equal(t, 900*time.Second, DefaultTimeout)
 
-	// Resolving a resolved workload changes nothing: an explicit 0 stays 0.
-	none, err := Workload{SharedPrefixTokens: NoSharedPrefix}.Resolved()
+	// None stays None; the effective prefix is none.
+	none, err := Workload{SharedPrefixTokens: None}.Resolved()
 	require.NoError(t, err)
-	require.Equal(t, 0, none.SharedPrefixTokens)
-	again, err := none.Resolved()
+	require.Equal(t, None, none.SharedPrefixTokens)
+	require.Equal(t, 0, none.sharedPrefixTokens())
+	require.Equal(t, DefaultSharedPrefixTokens, got.sharedPrefixTokens())
+}
+
+// TestResolvedIdempotent: resolving a resolved Workload or Target gives it
+// back unchanged, for zero values (the defaults), None and explicit values
+// alike: resolution never rewrites a field into a value that means
+// something else when resolved again.
+func TestResolvedIdempotent(t *testing.T) {
+	workloads := []Workload{
+		{},
+		{SharedPrefixTokens: None},
+		{SharedPrefixTokens: 1},
+		{SharedPrefixTokens: MaxSharedPrefixTokens, PromptCacheMode: PromptCacheUnique},
+		{PromptCacheMode: PromptCacheUnique, SharedPrefixTokens: None, ContextTokens: 64},
+		{Burst: 8},
+		{Duration: time.Minute},
+		{Duration: time.Minute, ContextTokens: 65536},
+		{Timeout: 30 * time.Second},
+		{Rate: 5},
+		{Rate: 5, Burstiness: 0.5},
+		{Requests: 7, Concurrency: 3, MaxTokens: 16, RequestCanaries: true, ResponseWords: 4, ControlledOutputPolicy: PolicyStrict},
+	}
+	ignore := cmpopts.IgnoreFields(Workload{}, "Progress")
+	for i, w := range workloads {
+		once, err := w.Resolved()
+		require.NoError(t, err, "workload %d", i)
+		twice, err := once.Resolved()
+		require.NoError(t, err, "workload %d", i)
+		if diff := cmp.Diff(once, twice, ignore); diff != "" {
+			t.Errorf("workload %d %+v: resolved twice differs from once (-once +twice):\n%s", i, w, diff)
+		}
+		require.Equal(t, once.sharedPrefixTokens(), twice.sharedPrefixTokens(), "workload %d", i)
+	}
+
+	const base = "http://h/v1/"
+	targets := []Target{
+		{BaseURL: base},
+		{BaseURL: base, Margin: None},
+		{BaseURL: base, Margin: 1},
+		{BaseURL: base, Margin: MaxMargin, MaxModelLen: 8192},
+		{BaseURL: base, Headers: http.Header{"X-Tenant": {"a"}}, ExtraBody: map[string]any{"ignore_eos": true}},
+	}
+	for i, tg := range targets {
+		once, err := tg.Resolved()
+		require.NoError(t, err, "target %d", i)
+		twice, err := once.Resolved()
+		require.NoError(t, err, "target %d", i)
+		if diff := cmp.Diff(once, twice, cmpopts.IgnoreFields(Target{}, "HTTPClient")); diff != "" {
+			t.Errorf("target %d: resolved twice differs from once (-once +twice):\n%s", i, diff)
+		}
+		require.Equal(t, once.margin(), twice.margin(), "target %d", i)
+	}
+	none, err := Target{BaseURL: base, Margin: None}.Resolved()
 	require.NoError(t, err)
-	require.Equal(t, 0, again.SharedPrefixTokens)
+	require.Equal(t, None, none.Margin, "None stays None")
+	require.Equal(t, 0, none.margin(), "and keeps no margin")
+	def, err := Target{BaseURL: base}.Resolved()
+	require.NoError(t, err)
+	require.Equal(t, DefaultMargin, def.margin())
 }
 
 func TestWorkloadDerivedDefaults(t *testing.T) {
@@ -95,8 +152,8 @@ func TestWorkloadBounds(t *testing.T) {
 		{"max tokens over", Workload{MaxTokens: 65537}, "Workload.MaxTokens = 65537: must be in 1..65536"},
 		{"max tokens negative", Workload{MaxTokens: -1}, "Workload.MaxTokens = -1: must be in 1..65536"},
 		{"shared prefix max", Workload{SharedPrefixTokens: 262144}, ""},
-		{"shared prefix over", Workload{SharedPrefixTokens: 262145}, "Workload.SharedPrefixTokens = 262145: must be in 0..262144"},
-		{"shared prefix below sentinel", Workload{SharedPrefixTokens: -2}, "Workload.SharedPrefixTokens = -2: must be in 0..262144"},
+		{"shared prefix over", Workload{SharedPrefixTokens: 262145}, "Workload.SharedPrefixTokens = 262145: must be in 0..262144 (0: 8000) or None (-1: no shared prefix)"},
+		{"shared prefix below sentinel", Workload{SharedPrefixTokens: -2}, "Workload.SharedPrefixTokens = -2: must be in 0..262144 (0: 8000) or None (-1: no shared prefix)"},
 		{"response words max", Workload{ResponseWords: 65536}, ""},
 		{"response words over", Workload{ResponseWords: 65537}, "Workload.ResponseWords = 65537: must be in 0..65536"},
 		{"response words negative", Workload{ResponseWords: -1}, "Workload.ResponseWords = -1: must be in 0..65536"},
@@ -119,7 +176,7 @@ func TestWorkloadBounds(t *testing.T) {
 		{"canaries with default tokens", Workload{RequestCanaries: true}, ""},
 		{"burst requests mismatch", Workload{Burst: 8, Requests: 9}, "Workload.Requests = 9: must equal Burst = 8 (or be 0)"},
 		{"burst concurrency mismatch", Workload{Burst: 8, Concurrency: 4}, "Workload.Concurrency = 4: must equal Burst = 8 (or be 0)"},
-		{"burst without prefix", Workload{Burst: 8, SharedPrefixTokens: NoSharedPrefix}, "Workload.SharedPrefixTokens = 0: must be in 1..262144 with Burst"},
+		{"burst without prefix", Workload{Burst: 8, SharedPrefixTokens: None}, "Workload.SharedPrefixTokens = -1: must not be None with Burst (a burst uses the shared prefix)"},
 		{"burst in unique mode", Workload{Burst: 8, PromptCacheMode: PromptCacheUnique}, `Workload.PromptCacheMode = "unique": must be "shared" with Burst`},
 		{"effort with default thinking", Workload{ReasoningEffort: ReasoningLow}, ""},
 		{"unsupported thinking alone", Workload{ThinkingMode: ThinkingUnsupported}, ""},
@@ -194,12 +251,13 @@ func TestTargetResolved(t *testing.T) {
 	require.Equal(t, "http://localhost:8000/v1/models", got.ModelsURL())
 	require.Equal(t, []string{"X-Tenant"}, got.HeaderNames())
 
-	none, err := Target{BaseURL: "https://h/v1", Margin: NoMargin}.Resolved()
+	none, err := Target{BaseURL: "https://h/v1", Margin: None}.Resolved()
 	require.NoError(t, err)
-	require.Equal(t, 0, none.Margin)
+	require.Equal(t, None, none.Margin)
+	require.Equal(t, 0, none.margin())
 	again, err := none.Resolved()
 	require.NoError(t, err)
-	require.Equal(t, 0, again.Margin)
+	require.Equal(t, None, again.Margin)
 
 	// Resolved copies Headers and ExtraBody: later edits by the caller do
 	// not reach a running benchmark.
@@ -240,8 +298,8 @@ func TestTargetBounds(t *testing.T) {
 		{"max model len over", Target{BaseURL: ok, MaxModelLen: 1048577}, "Target.MaxModelLen = 1048577: must be in 0..1048576"},
 		{"max model len negative", Target{BaseURL: ok, MaxModelLen: -1}, "Target.MaxModelLen = -1: must be in 0..1048576"},
 		{"margin max", Target{BaseURL: ok, Margin: MaxMargin}, ""},
-		{"margin over", Target{BaseURL: ok, Margin: MaxMargin + 1}, "Target.Margin = 1048577: must be in 0..1048576"},
-		{"margin below sentinel", Target{BaseURL: ok, Margin: -2}, "Target.Margin = -2: must be in 0..1048576"},
+		{"margin over", Target{BaseURL: ok, Margin: MaxMargin + 1}, "Target.Margin = 1048577: must be in 0..1048576 (0: 1024) or None (-1: no margin)"},
+		{"margin below sentinel", Target{BaseURL: ok, Margin: -2}, "Target.Margin = -2: must be in 0..1048576 (0: 1024) or None (-1: no margin)"},
 		{"clock domain ok", Target{BaseURL: ok, ClockDomainID: "lab-a.rack_2"}, ""},
 		{"clock domain 64", Target{BaseURL: ok, ClockDomainID: strings.Repeat("a", 64)}, ""},
 		{"clock domain 65", Target{BaseURL: ok, ClockDomainID: strings.Repeat("a", 65)}, "Target.ClockDomainID = \"aaaa"},

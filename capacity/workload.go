@@ -61,9 +61,11 @@ const (
 	MaxPlannedPromptTokens = 67108864
 )
 
-// NoSharedPrefix, as Workload.SharedPrefixTokens, asks for no shared prefix
-// at all (an explicit 0; the zero value means DefaultSharedPrefixTokens).
-const NoSharedPrefix = -1
+// None, as a field where 0 means the default, asks for none:
+// Workload.SharedPrefixTokens = None sends no shared prefix, Target.Margin =
+// None keeps no margin below the context window. Resolved keeps None as it
+// is (it means the same when resolved again).
+const None = -1
 
 // PromptCacheMode says whether the prompts of a run share a prefix the
 // server may cache.
@@ -166,8 +168,8 @@ type Workload struct {
 	// MaxTokens is the max_tokens sent, 1..MaxMaxTokens (0: DefaultMaxTokens).
 	MaxTokens int
 	// SharedPrefixTokens is the estimated token length of the shared prefix,
-	// 0..MaxSharedPrefixTokens (0: DefaultSharedPrefixTokens; NoSharedPrefix
-	// for none). In unique mode it sizes the request-specific prefix.
+	// 0..MaxSharedPrefixTokens (0: DefaultSharedPrefixTokens; None for
+	// none). In unique mode it sizes the request-specific prefix.
 	SharedPrefixTokens int
 	// PromptCacheMode is shared or unique (empty: PromptCacheShared).
 	PromptCacheMode PromptCacheMode
@@ -273,24 +275,27 @@ type Workload struct {
 	// Shard, when its Count is > 0, makes the run one shard of the
 	// workload, starting at a common instant (see Shard).
 	Shard Shard
-
-	resolved bool
 }
 
 // Resolved returns w with every default filled in, or an error wrapping
 // ErrInvalidConfig (each problem a *FieldError naming the field, the value
-// and the allowed range). In the result NoSharedPrefix has become 0 and every
-// field holds its effective value; resolving it again validates it and
-// changes nothing.
+// and the allowed range). A zero field becomes its default and None stays
+// None, so resolving the result again validates it and changes nothing.
 func (w Workload) Resolved() (Workload, error) {
-	if !w.resolved {
-		w = w.withDefaults()
-	}
+	w = w.withDefaults()
 	if err := w.validate(); err != nil {
 		return Workload{}, err
 	}
-	w.resolved = true
 	return w, nil
+}
+
+// sharedPrefixTokens is the shared prefix length of a resolved Workload in
+// tokens: 0 for None.
+func (w Workload) sharedPrefixTokens() int {
+	if w.SharedPrefixTokens == None {
+		return 0
+	}
+	return w.SharedPrefixTokens
 }
 
 // withDefaults replaces zero values by the reference defaults, in the order
@@ -321,11 +326,8 @@ func (w Workload) withDefaults() Workload {
 	if w.MaxTokens == 0 {
 		w.MaxTokens = DefaultMaxTokens
 	}
-	switch w.SharedPrefixTokens {
-	case 0:
+	if w.SharedPrefixTokens == 0 {
 		w.SharedPrefixTokens = DefaultSharedPrefixTokens
-	case NoSharedPrefix:
-		w.SharedPrefixTokens = 0
 	}
 	if w.PromptCacheMode == "" {
 		w.PromptCacheMode = PromptCacheShared

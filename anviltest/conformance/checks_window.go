@@ -199,7 +199,7 @@ func (p *prober) checkIsolation(ctx context.Context) Verdict {
 	if t.MaxModelLen == 0 {
 		t.MaxModelLen = isolationWindow
 	}
-	t.Margin = capacity.NoMargin
+	t.Margin = capacity.None
 	// The answer budget fits the window with the prompt (a small window
 	// gets a smaller budget, never below what a marker needs).
 	maxTokens := min(answerBudget, t.MaxModelLen-2*isolationContext)
@@ -210,7 +210,7 @@ func (p *prober) checkIsolation(ctx context.Context) Verdict {
 		Requests:           isolationRequests,
 		Concurrency:        isolationConcurrency,
 		ContextTokens:      isolationContext,
-		SharedPrefixTokens: capacity.NoSharedPrefix,
+		SharedPrefixTokens: capacity.None,
 		PromptCacheMode:    capacity.PromptCacheUnique,
 		MaxTokens:          maxTokens,
 		RequestCanaries:    true,

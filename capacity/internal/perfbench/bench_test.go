@@ -112,7 +112,7 @@ func BenchmarkCPUPerChunk(b *testing.B) {
 	half := startServer(b, Schedule{Chunks: chunks / 2, PromptTokens: 64})
 	t := capacity.Target{BaseURL: base, Model: "perf", MaxModelLen: 1 << 20}
 	w := capacity.Workload{Requests: requests, Concurrency: 4, ContextTokens: 64,
-		SharedPrefixTokens: capacity.NoSharedPrefix, MaxTokens: chunks, Warmup: 4}
+		SharedPrefixTokens: capacity.None, MaxTokens: chunks, Warmup: 4}
 	// One run first: connections, buffers and the code paths are warm.
 	_, err := capacity.Run(b.Context(), t, w)
 	require.NoError(b, err)
@@ -169,7 +169,7 @@ func BenchmarkTimingError(b *testing.B) {
 			}
 			t := capacity.Target{BaseURL: base, Model: "perf", MaxModelLen: 1 << 20}
 			w := capacity.Workload{Requests: 2 * c, Concurrency: c, Warmup: c, ContextTokens: 64,
-				SharedPrefixTokens: capacity.NoSharedPrefix, MaxTokens: chunks}
+				SharedPrefixTokens: capacity.None, MaxTokens: chunks}
 			var ttftErr, tpotErr []float64
 			for b.Loop() {
 				rep, err := capacity.Run(b.Context(), t, w)
@@ -229,7 +229,7 @@ func memoryPerStream(b *testing.B, streams, context int) {
 	base := startServer(b, Schedule{TTFT: 3 * time.Second, Chunks: 4, PromptTokens: context})
 	t := capacity.Target{BaseURL: base, Model: "perf", MaxModelLen: 1 << 20}
 	w := capacity.Workload{Requests: streams, Concurrency: streams, ContextTokens: context,
-		SharedPrefixTokens: capacity.NoSharedPrefix, MaxTokens: 4, Timeout: time.Minute}
+		SharedPrefixTokens: capacity.None, MaxTokens: 4, Timeout: time.Minute}
 	var growth, inflight int64
 	for b.Loop() {
 		debug.FreeOSMemory() // what an earlier run left is returned, not counted as idle
