@@ -128,19 +128,6 @@ type SearchResult struct {
 	Runs []*artifact.Report
 }
 
-// SearchConcurrency finds the highest concurrency in 1..max at which runs
-// of w against t meet slo (see Search).
-func SearchConcurrency(ctx context.Context, t Target, w Workload, slo SLO, max int) (SearchResult, error) {
-	return Search(ctx, RunProber(t), w, slo, SearchSpec{Kind: ConcurrencySearch, Max: float64(max)})
-}
-
-// SearchRate finds, within DefaultRatePrecision, the highest open-loop rate
-// up to maxRate at which runs of w against t meet slo (see Search):
-// DistServe's goodput.
-func SearchRate(ctx context.Context, t Target, w Workload, slo SLO, maxRate float64) (SearchResult, error) {
-	return Search(ctx, RunProber(t), w, slo, SearchSpec{Kind: RateSearch, Max: maxRate})
-}
-
 // Search finds the highest value of the field s names at which a run of w
 // meets slo, probing with p (capacity/PROTOCOL.md#anvil-go, "search"):
 //

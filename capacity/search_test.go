@@ -48,9 +48,9 @@ func TestSearchConcurrencyKnee(t *testing.T) {
 		srv := fakeserver.NewInMemory(cfg)
 		defer srv.Close()
 		slo := SLO{TTFT: cfg.SlotPrefill + 100*time.Millisecond}
-		res, err := SearchConcurrency(t.Context(),
-			Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()},
-			Workload{ContextTokens: 512}, slo, 64)
+		res, err := Search(t.Context(),
+			RunProber(Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()}),
+			Workload{ContextTokens: 512}, slo, SearchSpec{Kind: "concurrency", Max: 64})
 		require.NoError(t, err)
 		require.Equal(t, 6.0, res.Best)
 		require.Equal(t, 7.0, res.Failed)
@@ -107,7 +107,7 @@ func TestSearchRateBand(t *testing.T) {
 		defer srv.Close()
 		slo := SLO{TTFT: cfg.SlotPrefill + service}
 		w := Workload{ContextTokens: 512, Requests: 400, Seed: 3, Arrival: ArrivalPoisson}
-		res, err := SearchRate(t.Context(), Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()}, w, slo, 40)
+		res, err := Search(t.Context(), RunProber(Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()}), w, slo, SearchSpec{Kind: "rate", Max: 40})
 		require.NoError(t, err)
 		t.Logf("best rate %.3f/s (ρ = %.3f), first failing %.3f/s, %d probes", res.Best, res.Best*service.Seconds(), res.Failed, len(res.Runs))
 		require.True(t, res.Found)

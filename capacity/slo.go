@@ -46,7 +46,7 @@ var ErrNotEvaluable = errors.New("capacity: report cannot be evaluated against a
 //     wall time (wall_clock_ms, drain included): the rate of useful work.
 //
 // DistServe's own "goodput" is the highest request rate whose run meets
-// the SLO; that is what SearchRate finds. A zero bound is unset; at least
+// the SLO; that is what a rate Search finds. A zero bound is unset; at least
 // one must be set.
 type SLO struct {
 	// TTFT bounds the time to the first visible content; 0: unset.
