@@ -30,7 +30,7 @@ func ExampleCapacity_openLoop() {
 	res := testing.Benchmark(func(b *testing.B) {
 		rep = anviltest.Capacity(b, capacity.Workload{
 			ContextTokens: 4096, MaxTokens: 1024, Concurrency: 8,
-			Rate: 20, Arrival: capacity.ArrivalPoisson,
+			Rate: 20, Arrival: "poisson",
 		}, anviltest.WithOutDir(out), anviltest.WithSLO(capacity.SLO{E2E: time.Minute}),
 			anviltest.WithEnvironment(nil)) // the same run whatever ANVIL_* the shell holds
 	})
@@ -76,7 +76,7 @@ func ExampleSweep() {
 	var res capacity.SearchResult
 	testing.Benchmark(func(b *testing.B) {
 		res = anviltest.Sweep(b, capacity.Workload{ContextTokens: 512, Requests: 50},
-			capacity.SearchSpec{Kind: capacity.ConcurrencySearch, Start: 2, Max: 16},
+			capacity.SearchSpec{Kind: "concurrency", Start: 2, Max: 16},
 			anviltest.WithTarget(capacity.Target{BaseURL: srv.BaseURL(), Engine: "fake", GPU: "none"}),
 			anviltest.WithSLO(capacity.SLO{TTFT: 60 * time.Millisecond, Attainment: 0.8}),
 			anviltest.WithOutDir(out), anviltest.WithProgress(false), anviltest.WithEnvironment(nil))

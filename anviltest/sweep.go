@@ -39,7 +39,7 @@ var errProbeNotRun = errors.New("anviltest: sweep probe did not produce a report
 //
 //	func BenchmarkKnee(b *testing.B) {
 //		anviltest.Sweep(b, capacity.Workload{ContextTokens: 8192},
-//			capacity.SearchSpec{Kind: capacity.ConcurrencySearch, Max: 64},
+//			capacity.SearchSpec{Kind: "concurrency", Max: 64},
 //			anviltest.WithSLO(capacity.SLO{TTFT: 500 * time.Millisecond}))
 //	}
 //
@@ -84,7 +84,7 @@ func Sweep(b *testing.B, w capacity.Workload, spec capacity.SearchSpec, opts ...
 		b.Fatalf("anviltest: sweep: %v", err)
 	}
 	unit := UnitBestConcurrency
-	if res.Kind == capacity.RateSearch {
+	if res.Kind == "rate" {
 		unit = UnitBestRate
 	}
 	b.Logf("sweep %s: best %g (found %t, at max %t, first failing %g) after %d probes, SLO %s",
@@ -104,7 +104,7 @@ func Sweep(b *testing.B, w capacity.Workload, spec capacity.SearchSpec, opts ...
 
 // probeName is the sub-benchmark name of a probe: conc=8 or rate=12.5.
 func probeName(p artifact.SearchProbe) string {
-	if p.Kind == string(capacity.RateSearch) {
+	if p.Kind == "rate" {
 		return "rate=" + strconv.FormatFloat(p.Value, 'g', -1, 64)
 	}
 	return "conc=" + strconv.FormatFloat(p.Value, 'f', 0, 64)

@@ -232,7 +232,7 @@ func TestStallThresholdValidation(t *testing.T) {
 			require.Equal(t, tt.rule, ce.Rule)
 		})
 	}
-	for _, ok := range []Workload{{StallThreshold: time.Second}, {PromptSizing: PromptSizingExact}, {Timeout: time.Second, StallThreshold: time.Second}} {
+	for _, ok := range []Workload{{StallThreshold: time.Second}, {PromptSizing: promptSizingExact}, {Timeout: time.Second, StallThreshold: time.Second}} {
 		_, err := ok.Resolved()
 		require.NoError(t, err)
 	}

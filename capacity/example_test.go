@@ -7,13 +7,6 @@ import (
 	"github.com/anvilbench/anvil/capacity"
 )
 
-// The contexts the reference tool attempts for seed 1717: one draw of
-// Python's random.Random(1717).random() per request, mapped to buckets.
-func ExampleSampleContexts() {
-	fmt.Println(capacity.SampleContexts(1717, 8))
-	// Output: [65536 32768 131072 16000 32768 65536 32768 32768]
-}
-
 // Resolved fills in the reference defaults; None says "none" where the
 // zero value would mean the default, and stays None in the result.
 func ExampleWorkload_Resolved() {

@@ -14,11 +14,11 @@ import (
 
 // Bounds and defaults of a Target (capacity/PROTOCOL.md#bounds).
 const (
-	// DefaultMargin is the number of tokens kept free between the prompt
+	// defaultMargin is the number of tokens kept free between the prompt
 	// budget and the model's context when Target.Margin is 0.
-	DefaultMargin = 1024
-	// MaxMargin is the largest Target.Margin.
-	MaxMargin = 1048576
+	defaultMargin = 1024
+	// maxMargin is the largest Target.Margin.
+	maxMargin = 1048576
 )
 
 // Target describes the endpoint a capacity run measures and the identity
@@ -49,12 +49,12 @@ type Target struct {
 	// ConfigurationFingerprint identifies the served configuration:
 	// "sha256:" + 64 lowercase hex digits (empty: null). See Fingerprint.
 	ConfigurationFingerprint string
-	// MaxModelLen is the model's context length in tokens, 0..MaxContextTokens
+	// MaxModelLen is the model's context length in tokens, 0..1048576
 	// (0: probed from BaseURL + "/models"). An explicit value wins.
 	MaxModelLen int
 	// Margin is kept free below MaxModelLen: the prompt budget is
-	// MaxModelLen - MaxTokens - Margin. 0..MaxMargin (0: DefaultMargin;
-	// None for none).
+	// MaxModelLen - MaxTokens - Margin. 0..1048576 (0: 1024; None for
+	// none).
 	Margin int
 	// HTTPClient sends the requests; nil means a client on a clone of
 	// http.DefaultTransport (keeping proxy settings and HTTP/2) with idle
@@ -87,11 +87,11 @@ type Target struct {
 // Resolved returns t with defaults filled in (Margin, a BaseURL without a
 // trailing slash, private copies of Headers and ExtraBody), or an error
 // wrapping ErrInvalidConfig naming each bad field. A zero Margin becomes
-// DefaultMargin and None stays None, so resolving the result again
+// the default 1024 and None stays None, so resolving the result again
 // validates it and changes nothing.
 func (t Target) Resolved() (Target, error) {
 	if t.Margin == 0 {
-		t.Margin = DefaultMargin
+		t.Margin = defaultMargin
 	}
 	t.BaseURL = strings.TrimRight(t.BaseURL, "/")
 	t.Headers = t.Headers.Clone()

@@ -55,8 +55,8 @@ var reservedBodyFields = map[string]string{
 // The values Workload.ThinkingMode and Workload.ReasoningEffort may take
 // (capacity/PROTOCOL.md#artifact-keys, serve_flags), in the order errors list them.
 var (
-	thinkingModes    = [...]ThinkingMode{ThinkingDefault, ThinkingEnabled, ThinkingDisabled, ThinkingUnsupported}
-	reasoningEfforts = [...]ReasoningEffort{ReasoningNone, ReasoningMinimal, ReasoningLow, ReasoningMedium, ReasoningHigh, ReasoningXHigh, ReasoningMax}
+	thinkingModes    = [...]ThinkingMode{thinkingDefault, thinkingEnabled, thinkingDisabled, thinkingUnsupported}
+	reasoningEfforts = [...]ReasoningEffort{reasoningNone, reasoningMinimal, reasoningLow, reasoningMedium, reasoningHigh, reasoningXHigh, reasoningMax}
 )
 
 // joinValues lists allowed values for an error: "a, b, c".
@@ -106,28 +106,28 @@ func clientWrittenHeader(name string) string {
 
 // timeoutValid reports whether Workload.Timeout is in its range, the
 // bound of the other limits.
-func (w Workload) timeoutValid() bool { return w.Timeout > 0 && w.Timeout <= MaxTimeout }
+func (w Workload) timeoutValid() bool { return w.Timeout > 0 && w.Timeout <= maxTimeout }
 
 // validate checks every bound of a Workload whose defaults are filled in.
 func (w Workload) validate() error {
 	var v validator
-	v.intRange("Workload.Requests", w.Requests, 1, MaxRequests)
-	v.intRange("Workload.Concurrency", w.Concurrency, 1, MaxConcurrency)
-	v.intRange("Workload.Burst", w.Burst, 0, MaxBurst)
-	if w.ContextTokens != 0 && (w.ContextTokens < MinContextTokens || w.ContextTokens > MaxContextTokens) {
-		v.add("Workload.ContextTokens", w.ContextTokens, "must be 0 (sampled) or in %d..%d", MinContextTokens, MaxContextTokens)
+	v.intRange("Workload.Requests", w.Requests, 1, maxRequests)
+	v.intRange("Workload.Concurrency", w.Concurrency, 1, maxConcurrency)
+	v.intRange("Workload.Burst", w.Burst, 0, maxBurst)
+	if w.ContextTokens != 0 && (w.ContextTokens < minContextTokens || w.ContextTokens > maxContextTokens) {
+		v.add("Workload.ContextTokens", w.ContextTokens, "must be 0 (sampled) or in %d..%d", minContextTokens, maxContextTokens)
 	}
-	v.intRange("Workload.MaxTokens", w.MaxTokens, 1, MaxMaxTokens)
-	if s := w.SharedPrefixTokens; s != None && (s < 0 || s > MaxSharedPrefixTokens) {
-		v.add("Workload.SharedPrefixTokens", s, "must be in 0..%d (0: %d) or None (%d: no shared prefix)", MaxSharedPrefixTokens, DefaultSharedPrefixTokens, None)
+	v.intRange("Workload.MaxTokens", w.MaxTokens, 1, maxMaxTokens)
+	if s := w.SharedPrefixTokens; s != None && (s < 0 || s > maxSharedPrefixTokens) {
+		v.add("Workload.SharedPrefixTokens", s, "must be in 0..%d (0: %d) or None (%d: no shared prefix)", maxSharedPrefixTokens, defaultSharedPrefixTokens, None)
 	}
-	v.intRange("Workload.ResponseWords", w.ResponseWords, 0, MaxResponseWords)
-	v.intRange("Workload.Warmup", w.Warmup, 0, MaxRequests)
-	v.intRange("Workload.MaxFailures", w.MaxFailures, 0, MaxRequests)
+	v.intRange("Workload.ResponseWords", w.ResponseWords, 0, maxResponseWords)
+	v.intRange("Workload.Warmup", w.Warmup, 0, maxRequests)
+	v.intRange("Workload.MaxFailures", w.MaxFailures, 0, maxRequests)
 	w.validateSeams(&v)
 	w.validateShard(&v)
 	if !w.timeoutValid() {
-		v.add("Workload.Timeout", w.Timeout, "must be in (0s, %v]", MaxTimeout)
+		v.add("Workload.Timeout", w.Timeout, "must be in (0s, %v]", maxTimeout)
 	}
 	// The limits bounded by Timeout are checked against a valid one only, so
 	// that a bad Timeout is reported once, as the root cause; StallTimeout
@@ -138,32 +138,32 @@ func (w Workload) validate() error {
 	case !w.timeoutValid() && w.StallTimeout != w.Timeout && w.StallTimeout < 0:
 		v.add("Workload.StallTimeout", w.StallTimeout, "must be in (0s, Timeout]")
 	}
-	if w.Duration < 0 || w.Duration > MaxDuration {
-		v.add("Workload.Duration", w.Duration, "must be in 0s..%v", MaxDuration)
+	if w.Duration < 0 || w.Duration > maxDuration {
+		v.add("Workload.Duration", w.Duration, "must be in 0s..%v", maxDuration)
 	}
-	if w.ContextTokens > 0 && w.Requests >= 1 && w.Requests*w.ContextTokens > MaxPlannedPromptTokens {
+	if w.ContextTokens > 0 && w.Requests >= 1 && w.Requests*w.ContextTokens > maxPlannedPromptTokens {
 		v.add("Workload.Requests", w.Requests, "times ContextTokens = %d must be at most %d planned prompt tokens (at most %d requests)",
-			w.ContextTokens, MaxPlannedPromptTokens, MaxPlannedPromptTokens/w.ContextTokens)
+			w.ContextTokens, maxPlannedPromptTokens, maxPlannedPromptTokens/w.ContextTokens)
 	}
 	switch w.PromptCacheMode {
-	case PromptCacheShared, PromptCacheUnique:
+	case promptCacheShared, promptCacheUnique:
 	default:
-		v.add("Workload.PromptCacheMode", w.PromptCacheMode, "must be %q or %q", PromptCacheShared, PromptCacheUnique)
+		v.add("Workload.PromptCacheMode", w.PromptCacheMode, "must be %q or %q", promptCacheShared, promptCacheUnique)
 	}
-	if w.OmitUniqueNonce && w.PromptCacheMode != PromptCacheUnique {
-		v.add("Workload.OmitUniqueNonce", true, "needs PromptCacheMode %q", PromptCacheUnique)
+	if w.OmitUniqueNonce && w.PromptCacheMode != promptCacheUnique {
+		v.add("Workload.OmitUniqueNonce", true, "needs PromptCacheMode %q", promptCacheUnique)
 	}
 	switch w.ControlledOutputPolicy {
-	case PolicyObserve:
-	case PolicyStrict:
+	case policyObserve:
+	case policyStrict:
 		if w.ResponseWords <= 0 {
 			v.add("Workload.ControlledOutputPolicy", w.ControlledOutputPolicy, "needs ResponseWords > 0")
 		}
 	default:
-		v.add("Workload.ControlledOutputPolicy", w.ControlledOutputPolicy, "must be %q or %q", PolicyObserve, PolicyStrict)
+		v.add("Workload.ControlledOutputPolicy", w.ControlledOutputPolicy, "must be %q or %q", policyObserve, policyStrict)
 	}
-	if w.RequestCanaries && w.MaxTokens < MinCanaryMaxTokens {
-		v.add("Workload.MaxTokens", w.MaxTokens, "must be at least %d with RequestCanaries", MinCanaryMaxTokens)
+	if w.RequestCanaries && w.MaxTokens < minCanaryMaxTokens {
+		v.add("Workload.MaxTokens", w.MaxTokens, "must be at least %d with RequestCanaries", minCanaryMaxTokens)
 	}
 	if w.Burst > 0 {
 		if w.Requests != w.Burst {
@@ -175,14 +175,14 @@ func (w Workload) validate() error {
 		if w.SharedPrefixTokens == None {
 			v.add("Workload.SharedPrefixTokens", w.SharedPrefixTokens, "must not be None with Burst (a burst uses the shared prefix)")
 		}
-		if w.PromptCacheMode != PromptCacheShared {
-			v.add("Workload.PromptCacheMode", w.PromptCacheMode, "must be %q with Burst (a burst uses the shared prefix)", PromptCacheShared)
+		if w.PromptCacheMode != promptCacheShared {
+			v.add("Workload.PromptCacheMode", w.PromptCacheMode, "must be %q with Burst (a burst uses the shared prefix)", promptCacheShared)
 		}
 	}
 	switch {
 	case !slices.Contains(thinkingModes[:], w.ThinkingMode):
 		v.add("Workload.ThinkingMode", w.ThinkingMode, "must be one of %s", joinValues(thinkingModes[:]))
-	case w.ThinkingMode != ThinkingDefault && w.ReasoningEffort != "":
+	case w.ThinkingMode != thinkingDefault && w.ReasoningEffort != "":
 		v.add("Workload.ReasoningEffort", w.ReasoningEffort, "may not be combined with ThinkingMode %q (use one thinking control)", w.ThinkingMode)
 	}
 	if w.ReasoningEffort != "" && !slices.Contains(reasoningEfforts[:], w.ReasoningEffort) {
@@ -214,11 +214,11 @@ func (t Target) validate() error {
 		strings.Contains(t.BaseURL, "#") { // url.Parse drops an empty fragment; the paths appended after it would not be sent
 		v.add("Target.BaseURL", displayURL(t.BaseURL), "must be an http or https URL with a host and no query or fragment")
 	}
-	v.intRange("Target.MaxModelLen", t.MaxModelLen, 0, MaxContextTokens)
+	v.intRange("Target.MaxModelLen", t.MaxModelLen, 0, maxContextTokens)
 	v.check(checkClockDomainID(t.ClockDomainID))
 	v.check(checkConfigurationFingerprint(t.ConfigurationFingerprint))
-	if m := t.Margin; m != None && (m < 0 || m > MaxMargin) {
-		v.add("Target.Margin", m, "must be in 0..%d (0: %d) or None (%d: no margin)", MaxMargin, DefaultMargin, None)
+	if m := t.Margin; m != None && (m < 0 || m > maxMargin) {
+		v.add("Target.Margin", m, "must be in 0..%d (0: %d) or None (%d: no margin)", maxMargin, defaultMargin, None)
 	}
 	t.validateMetrics(&v)
 	if t.APIKeyEnv != "" && !envNamePattern.MatchString(t.APIKeyEnv) {

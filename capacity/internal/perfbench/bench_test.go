@@ -164,8 +164,8 @@ func BenchmarkTimingError(b *testing.B) {
 	base := startServer(b, Schedule{TTFT: ttft, Gap: gap, Chunks: chunks, PromptTokens: 64})
 	for _, c := range []int{1, 64, 256, 1024} {
 		b.Run("c="+itoa(c), func(b *testing.B) {
-			if c > capacity.MaxConcurrency {
-				b.Skipf("concurrency %d is above capacity.MaxConcurrency (%d)", c, capacity.MaxConcurrency)
+			if _, err := (capacity.Workload{Concurrency: c}).Resolved(); err != nil {
+				b.Skipf("concurrency %d: %v", c, err)
 			}
 			t := capacity.Target{BaseURL: base, Model: "perf", MaxModelLen: 1 << 20}
 			w := capacity.Workload{Requests: 2 * c, Concurrency: c, Warmup: c, ContextTokens: 64,
@@ -211,10 +211,10 @@ func reportQuantiles(b *testing.B, name string, xs []float64) {
 // lazily flatters: not every connection exists yet then). Two shapes:
 // 10,000 streams of small prompts, and 512 streams of 131,072-token
 // prompts, the most the protocol's cap on planned prompt tokens
-// (capacity.MaxPlannedPromptTokens) allows, whose memory must not grow
-// with the prompt.
+// (67,108,864, capacity/PROTOCOL.md#bounds) allows, whose memory must not
+// grow with the prompt.
 func BenchmarkMemoryPerStream(b *testing.B) {
-	for _, tc := range []struct{ streams, context int }{{10000, 64}, {capacity.MaxPlannedPromptTokens / 131072, 131072}} {
+	for _, tc := range []struct{ streams, context int }{{10000, 64}, {67108864 / 131072, 131072}} {
 		b.Run(fmt.Sprintf("streams=%d/ctx=%d", tc.streams, tc.context), func(b *testing.B) {
 			memoryPerStream(b, tc.streams, tc.context)
 		})
@@ -222,8 +222,8 @@ func BenchmarkMemoryPerStream(b *testing.B) {
 }
 
 func memoryPerStream(b *testing.B, streams, context int) {
-	if streams > capacity.MaxConcurrency {
-		b.Skipf("%d streams is above capacity.MaxConcurrency (%d)", streams, capacity.MaxConcurrency)
+	if _, err := (capacity.Workload{Concurrency: streams}).Resolved(); err != nil {
+		b.Skipf("%d streams: %v", streams, err)
 	}
 	raiseFileLimit()
 	base := startServer(b, Schedule{TTFT: 3 * time.Second, Chunks: 4, PromptTokens: context})
