@@ -56,7 +56,7 @@ func ExampleCapacity_openLoop() {
 // exactly a probe on the real clock passes depends on the machine, so this
 // example prints what holds on any machine (TestSweepFindsTheKnee pins the
 // knee exactly, under fake time). Each probe is 50 requests
-// (capacity.ProbeRequests: at an attainment of 0.8, at least
+// (capacity.Search's probe size: at an attainment of 0.8, at least
 // 10/(1-0.8) = 50). In a benchmark function, Sweep runs every probe as a
 // sub-benchmark (BenchmarkX/conc=2, conc=4, ...) and reports the result in
 // BenchmarkX/best.

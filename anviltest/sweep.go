@@ -45,7 +45,7 @@ var errProbeNotRun = errors.New("anviltest: sweep probe did not produce a report
 //
 // The SLO comes from WithSLO, then ANVIL_SLO_TTFT, ANVIL_SLO_TPOT,
 // ANVIL_SLO_E2E and ANVIL_SLO_ATTAINMENT; Sweep fails without one. Each
-// probe has capacity.ProbeRequests requests: -benchtime Nx raises the
+// probe has the requests capacity.Search gives it: -benchtime Nx raises the
 // count to N when the Workload sets none, a time-based -benchtime only sets
 // each sub-benchmark's minimum length (a probe is sized by count, so that
 // its attainment means the same at every value). Filtering a probe out
