@@ -27,7 +27,7 @@ type Target struct {
 	// BaseURL is the OpenAI-compatible API root as users write it, usually
 	// ending in /v1 (e.g. "http://localhost:8000/v1"); requests go to
 	// BaseURL + "/chat/completions". http or https, no query or fragment.
-	// The artifact records it without userinfo (see RedactBaseURL).
+	// The artifact records it without userinfo, query or fragment.
 	BaseURL string
 	// Model is the model id sent; empty means the id reported by
 	// BaseURL + "/models" (the first entry).
