@@ -85,7 +85,7 @@ func TestConformanceCommand(t *testing.T) {
 	}
 	cfg := fakeserver.Fast()
 	cfg.TimeScale = DefaultFakeTimeScale
-	cfg.Faults.Probability = map[fakeserver.Fault]float64{fakeserver.FaultIgnoreMaxTokens: 1}
+	cfg.Faults.Probability = map[fakeserver.Fault]float64{"ignore_max_tokens": 1}
 	srv := fakeserver.New(cfg)
 	defer srv.Close()
 	exe, err := os.Executable()

@@ -112,6 +112,10 @@ func always(f fakeserver.Fault) func(*fakeserver.Config) {
 // malformed JSON) also skips CheckIsolation: the capacity run rejects each
 // response before its canary is checked, so isolation is not proven.
 func knobs() []knob {
+	ollama, err := fakeserver.DialectByName("ollama")
+	if err != nil {
+		panic(err)
+	}
 	return []knob{
 		{name: "fast profile", config: func(*fakeserver.Config) {}},
 		{name: "GET /models lists another model", wrap: func(rt http.RoundTripper) http.RoundTripper { return modelsListing{rt} },
@@ -122,27 +126,27 @@ func knobs() []knob {
 			wantSkip: []string{CheckModels}},
 		{name: "Dialect.OmitModelLen, models required", config: func(c *fakeserver.Config) { c.Dialect.OmitModelLen = true },
 			required: []string{CheckModels}, wantFail: []string{CheckModels}},
-		{name: "FaultWrongContentType", config: always(fakeserver.FaultWrongContentType),
+		{name: "fault wrong_content_type", config: always("wrong_content_type"),
 			wantFail: []string{CheckStreamFraming}, wantSkip: []string{CheckIsolation}},
 		{name: "Dialect.OmitDone", config: func(c *fakeserver.Config) { c.Dialect.OmitDone = true },
 			wantFail: []string{CheckStreamFraming}},
 		// capacity decodes the unasked-for gzip, so isolation still runs.
-		{name: "Dialect.Gzip always", config: func(c *fakeserver.Config) { c.Dialect.Gzip = fakeserver.GzipAlways },
+		{name: "Dialect.Gzip always", config: func(c *fakeserver.Config) { c.Dialect.Gzip = "always" },
 			wantFail: []string{CheckStreamFraming}},
-		{name: "FaultMalformedJSON", config: always(fakeserver.FaultMalformedJSON),
+		{name: "fault malformed_json", config: always("malformed_json"),
 			wantFail: []string{CheckStreamFraming}, wantSkip: []string{CheckIsolation}},
-		{name: "Dialect.Usage omitted", config: func(c *fakeserver.Config) { c.Dialect.Usage = fakeserver.UsageOmitted },
+		{name: "Dialect.Usage omitted", config: func(c *fakeserver.Config) { c.Dialect.Usage = "none" },
 			wantFail: []string{CheckUsage}, wantSkip: []string{CheckPrefixCache}},
-		{name: "Dialect.Usage in the last choice", config: func(c *fakeserver.Config) { c.Dialect.Usage = fakeserver.UsageInLastChoice }},
-		{name: "FaultUsageTotal", config: always(fakeserver.FaultUsageTotal),
+		{name: "Dialect.Usage in the last choice", config: func(c *fakeserver.Config) { c.Dialect.Usage = "last-choice" }},
+		{name: "fault usage_total_mismatch", config: always("usage_total_mismatch"),
 			wantFail: []string{CheckUsage}},
 		// capacity refuses completion tokens beyond max_tokens, so no
 		// isolation request succeeds.
-		{name: "FaultIgnoreMaxTokens", config: always(fakeserver.FaultIgnoreMaxTokens),
+		{name: "fault ignore_max_tokens", config: always("ignore_max_tokens"),
 			wantFail: []string{CheckMaxTokens}, wantSkip: []string{CheckIsolation}},
 		{name: "Dialect.OmitFinishReason", config: func(c *fakeserver.Config) { c.Dialect.OmitFinishReason = true },
 			wantFail: []string{CheckFinishReason}},
-		{name: "FaultReasoningOnly", config: always(fakeserver.FaultReasoningOnly),
+		{name: "fault reasoning_only", config: always("reasoning_only"),
 			wantFail: []string{CheckContent}, wantSkip: []string{CheckIsolation}},
 		{name: "Dialect.ThinkTags", config: func(c *fakeserver.Config) { c.Dialect.ThinkTags = true },
 			wantFail: []string{CheckReasoningSeparation}, wantSkip: []string{CheckIsolation}},
@@ -159,15 +163,15 @@ func knobs() []knob {
 			wantFail: []string{CheckPrefixCache}},
 		{name: "Dialect.HTMLErrors", config: func(c *fakeserver.Config) { c.Dialect.HTMLErrors = true },
 			wantFail: []string{CheckBadRequest}},
-		{name: "FaultForeignMarker", config: always(fakeserver.FaultForeignMarker),
+		{name: "fault foreign_marker", config: always("foreign_marker"),
 			wantFail: []string{CheckIsolation}},
-		{name: "FaultOmitMarker", config: always(fakeserver.FaultOmitMarker),
+		{name: "fault omit_marker", config: always("omit_marker"),
 			wantSkip: []string{CheckIsolation}},
 		{name: "Config.Nondeterministic", config: func(c *fakeserver.Config) { c.Nondeterministic = true },
 			wantSkip: []string{CheckDeterminism}},
 		{name: "Config.Nondeterministic, determinism required", config: func(c *fakeserver.Config) { c.Nondeterministic = true },
 			required: []string{CheckDeterminism}, wantFail: []string{CheckDeterminism}},
-		{name: "ollama dialect", config: func(c *fakeserver.Config) { c.Dialect = fakeserver.DialectOllama() },
+		{name: "ollama dialect", config: func(c *fakeserver.Config) { c.Dialect = ollama },
 			wantSkip: []string{CheckPrefixCache}},
 	}
 }
