@@ -18,11 +18,10 @@ const (
 	sourceMaxModelLen = "Target.MaxModelLen"
 	// sourceModels: GET {BaseURL}/models.
 	sourceModels = "/models"
-	// sourceProps, sourcePS and sourceShow are llama.cpp's /props and
-	// Ollama's /api/ps and /api/show, at the server root.
-	sourceProps = llamaCppPropsPath
-	sourcePS    = ollamaPSPath
-	sourceShow  = ollamaShowPath
+	// sourcePS and sourceShow are Ollama's /api/ps and /api/show, at the
+	// server root (llama.cpp's /props is llamaCppPropsPath).
+	sourcePS   = ollamaPSPath
+	sourceShow = ollamaShowPath
 )
 
 // Discovery is what Run learns of the model and its context window before

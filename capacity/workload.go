@@ -13,12 +13,10 @@ const (
 	// defaultConcurrency is the number of requests in flight when Workload.Concurrency is 0.
 	defaultConcurrency = 20
 	// maxConcurrency is the largest Workload.Concurrency. The reference tool
-	// stops at referenceMaxConcurrency; a run above it is still a v1
-	// artifact. Run checks the open-file limit first (one connection per
-	// request in flight, and as many again being torn down).
+	// stops at 256; a run above it is still a v1 artifact. Run checks the
+	// open-file limit first (one connection per request in flight, and as
+	// many again being torn down).
 	maxConcurrency = 16384
-	// referenceMaxConcurrency is the reference tool's largest concurrency.
-	referenceMaxConcurrency = 256
 	// maxBurst is the largest Workload.Burst: a burst sends all its
 	// requests at once, so it is bounded by maxRequests too.
 	maxBurst = min(maxConcurrency, maxRequests)
