@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/anvilbench/anvil/capacity/arrival"
+	"github.com/anvilbench/anvil/capacity/internal/arrival"
 	"github.com/anvilbench/anvil/capacity/artifact"
 )
 

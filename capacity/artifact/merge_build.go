@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/anvilbench/anvil/capacity/arrival"
+	"github.com/anvilbench/anvil/capacity/internal/arrival"
 	"github.com/anvilbench/anvil/capacity/itl"
 )
 

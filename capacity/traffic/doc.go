@@ -27,6 +27,6 @@
 // The imports run one way: traffic imports capacity, trace, blocktext
 // and session; none of them imports traffic (package anviltest does), and
 // trace, blocktext and session import nothing of capacity but
-// capacity/arrival (session, for its exponential draws); capacity writes
+// capacity/internal/arrival (session, for its exponential draws); capacity writes
 // a Source's PrefixBlocks with blocktext, so there is one block text.
 package traffic
