@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/anvilbench/anvil/capacity/internal/arrival"
-	"github.com/anvilbench/anvil/capacity/itl"
+	"github.com/anvilbench/anvil/capacity/internal/itl"
 )
 
 // build assembles the merged artifact of checked shards, sorted by index.
