@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/anvilbench/anvil/capacity/audit"
+	"github.com/anvilbench/anvil/capacity/internal/audit"
 	"github.com/anvilbench/anvil/capacity/servermetrics"
 )
 
