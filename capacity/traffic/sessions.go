@@ -11,7 +11,6 @@ import (
 	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/session"
 	"github.com/anvilbench/anvil/capacity/trace"
-	"github.com/anvilbench/anvil/capacity/trace/blocktext"
 )
 
 // Start says how sessions start: ClosedLoop or OpenLoop.
@@ -30,9 +29,9 @@ func OpenLoop(offsets []time.Duration) Start { return Start{offsets: offsets} }
 
 // SessionOptions are how Sessions writes its messages.
 type SessionOptions struct {
-	// Sizing turns a user message's tokens into characters; nil is
-	// 3.0 characters per token.
-	Sizing blocktext.Sizing
+	// CharsPerToken turns a user message's tokens into characters; 0 is
+	// the reference's 3.0 characters per token.
+	CharsPerToken float64
 	// Salt is written into every user message (give each run its own).
 	Salt string
 	// IgnoreEOS sends "ignore_eos" and "min_tokens" (see Replay).
@@ -328,7 +327,9 @@ func (s *Sessions) nextStart(now time.Time) (time.Time, bool) {
 // user message of the turn's planned tokens; PromptTokens counts the
 // user messages' planned tokens and the answers at 3 characters per
 // token (at the sizing's ratio with SizedAt).
-func (s *Sessions) Request(i int) (capacity.Request, error) { return s.request(i, s.opts.Sizing) }
+func (s *Sessions) Request(i int) (capacity.Request, error) {
+	return s.request(i, s.opts.CharsPerToken)
+}
 
 // SizedAt implements capacity.SizedSource: the sessions' Source with
 // user messages sized at charsPerToken characters per token, the ratio
@@ -336,33 +337,35 @@ func (s *Sessions) Request(i int) (capacity.Request, error) { return s.request(i
 // shares the sessions' state (s stays the run's Schedule and Gate); s
 // itself keeps its own sizing for later runs.
 func (s *Sessions) SizedAt(charsPerToken float64) capacity.Source {
-	return sizedSessions{s: s, sizing: blocktext.CharsPerToken(charsPerToken)}
+	return sizedSessions{s: s, charsPerToken: charsPerToken}
 }
 
 // sizedSessions is the Source and Answerer of Sessions.SizedAt.
 type sizedSessions struct {
-	s      *Sessions
-	sizing blocktext.CharsPerToken
+	s             *Sessions
+	charsPerToken float64
 }
 
 // Request implements capacity.Source.
-func (z sizedSessions) Request(i int) (capacity.Request, error) { return z.s.request(i, z.sizing) }
+func (z sizedSessions) Request(i int) (capacity.Request, error) {
+	return z.s.request(i, z.charsPerToken)
+}
 
 // Answer implements capacity.Answerer.
 func (z sizedSessions) Answer(i int, content string, truncated, ok bool) {
-	z.s.answer(i, content, ok, z.sizing)
+	z.s.answer(i, content, ok, z.charsPerToken)
 }
 
 // answerTokens is the planned tokens of an answer of chars characters at
-// sizing (nil: 3.0 characters per token).
-func answerTokens(sizing blocktext.Sizing, chars int) int {
-	if c, ok := sizing.(blocktext.CharsPerToken); ok && c > 0 {
-		return int(float64(chars) / float64(c))
+// charsPerToken characters per token (0: 3.0).
+func answerTokens(charsPerToken float64, chars int) int {
+	if charsPerToken > 0 {
+		return int(float64(chars) / charsPerToken)
 	}
 	return chars / 3
 }
 
-func (s *Sessions) request(i int, sizing blocktext.Sizing) (capacity.Request, error) {
+func (s *Sessions) request(i int, charsPerToken float64) (capacity.Request, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.byIndex[i]
@@ -371,7 +374,7 @@ func (s *Sessions) request(i int, sizing blocktext.Sizing) (capacity.Request, er
 	}
 	tp := s.plans[st.session][st.turn-1]
 	own := "session " + strconv.Itoa(st.session) + " turn " + strconv.Itoa(st.turn)
-	text, err := prompt(sizing, tp.blocks, tp.blockTokens, tp.user, s.opts.Salt, own,
+	text, err := prompt(charsPerToken, tp.blocks, tp.blockTokens, tp.user, s.opts.Salt, own,
 		"\n# "+own+": answer in a few lines.")
 	if err != nil {
 		return capacity.Request{}, fmt.Errorf("traffic: session %d turn %d: %w", st.session, st.turn, err)
@@ -407,10 +410,10 @@ func (s *Sessions) sessionID(i int) string {
 // Answer implements capacity.Answerer: a successful turn's answer joins
 // its session's history; a failed turn ends its session.
 func (s *Sessions) Answer(i int, content string, truncated, ok bool) {
-	s.answer(i, content, ok, s.opts.Sizing)
+	s.answer(i, content, ok, s.opts.CharsPerToken)
 }
 
-func (s *Sessions) answer(i int, content string, ok bool, sizing blocktext.Sizing) {
+func (s *Sessions) answer(i int, content string, ok bool, charsPerToken float64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.byIndex[i]
@@ -422,7 +425,7 @@ func (s *Sessions) answer(i int, content string, ok bool, sizing blocktext.Sizin
 	if ok {
 		state.history = append(state.history, st.user, capacity.Message{Role: "assistant", Content: content})
 		state.planned += s.plans[st.session][st.turn-1].user
-		state.answered += answerTokens(sizing, len(content))
+		state.answered += answerTokens(charsPerToken, len(content))
 		state.turns, state.lastIndex, state.endedAt = st.turn, i, time.Now()
 	}
 	if ok && state.turns < len(s.plans[st.session]) {
