@@ -25,7 +25,7 @@ const (
 	// cap on requests in flight.
 	EnvTrace = "ANVIL_TRACE"
 	// EnvTraceFormat is the trace's format, mooncake, azure or jsonl, when
-	// the file's name does not tell (see trace.FormatOf).
+	// the file's name does not tell (see trace.Format).
 	EnvTraceFormat = "ANVIL_TRACE_FORMAT"
 	// EnvTraceSpeedUp divides every recorded offset (trace.SpeedUp).
 	EnvTraceSpeedUp = "ANVIL_TRACE_SPEEDUP"
@@ -92,11 +92,10 @@ func parseTracePath(e *environment, v string) error {
 	return nil
 }
 
-// parseTraceFormat parses ANVIL_TRACE_FORMAT (trace.ParseFormat).
+// parseTraceFormat parses ANVIL_TRACE_FORMAT (trace.Format).
 func parseTraceFormat(e *environment, v string) error {
-	f, err := trace.ParseFormat(v)
-	e.traffic.format = f
-	return err
+	e.traffic.format = trace.Format(v)
+	return e.traffic.format.Check()
 }
 
 // parseTraceSpeedUp parses ANVIL_TRACE_SPEEDUP in the range of
@@ -104,7 +103,7 @@ func parseTraceFormat(e *environment, v string) error {
 func parseTraceSpeedUp(e *environment, v string) error {
 	f, err := strconv.ParseFloat(v, 64)
 	if err == nil {
-		err = trace.CheckOptions(trace.SpeedUp(f))
+		err = trace.SpeedUp(f).Check()
 	}
 	e.traffic.speedUp = f
 	return err
@@ -114,7 +113,7 @@ func parseTraceSpeedUp(e *environment, v string) error {
 func parseTraceFirst(e *environment, v string) error {
 	n, err := strconv.Atoi(v)
 	if err == nil {
-		err = trace.CheckOptions(trace.First(n))
+		err = trace.First(n).Check()
 	}
 	e.traffic.first = n
 	return err
@@ -170,7 +169,7 @@ func parseWindow(v string) (trace.Window, error) {
 			return w, err
 		}
 	}
-	return w, trace.CheckOptions(w)
+	return w, w.Check()
 }
 
 // applyTraffic replaces w's synthetic plan with the traffic of the
@@ -235,6 +234,9 @@ func (et envTraffic) resolve(w capacity.Workload) (Traffic, error) {
 // after the read.
 func (et envTraffic) reader() (*trace.Reader, *os.File, error) {
 	var opts []trace.Option
+	if et.format != "" {
+		opts = append(opts, et.format)
+	}
 	if et.speedUp != 0 {
 		opts = append(opts, trace.SpeedUp(et.speedUp))
 	}
@@ -248,7 +250,7 @@ func (et envTraffic) reader() (*trace.Reader, *os.File, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("anviltest: %s: %w", EnvTrace, err)
 	}
-	return trace.NewReader(f, et.path, et.format, opts...), f, nil
+	return trace.NewReader(f, et.path, opts...), f, nil
 }
 
 // readReplay reads the trace of ANVIL_TRACE with its options.

@@ -20,7 +20,7 @@ func readDescribed(t *testing.T, file string, opts ...trace.Option) ([]trace.Rec
 	f, err := os.Open("../../testdata/traces/" + file)
 	require.NoError(t, err)
 	defer f.Close()
-	r := trace.NewReader(f, file, trace.Auto, opts...)
+	r := trace.NewReader(f, file, opts...)
 	var recs []trace.Record
 	for r.Scan() {
 		recs = append(recs, r.Record())

@@ -68,7 +68,7 @@ func TestReplayMooncakeExactSizing(t *testing.T) {
 				}
 				t.Logf("largest relative error %.5f at %.4f characters per token", worst, ps.CharsPerToken)
 
-				L := blocktext.CharsPerToken(ps.CharsPerToken).Chars(trace.MooncakeBlockTokens)
+				L := blocktext.CharsPerToken(ps.CharsPerToken).Chars(recs[0].BlockTokens)
 				shared, differ := 0, 0
 				for i := range recs {
 					require.NotEmpty(t, byIndex[i], "request %d never arrived", i)

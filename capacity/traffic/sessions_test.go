@@ -96,7 +96,7 @@ func TestSessionsClosedLoop(t *testing.T) {
 // after it are never sent) and the others run to their end, each turn
 // its seeded exponential think time after the previous one ended.
 func TestSessionsFailedTurn(t *testing.T) {
-	spec := session.Spec{Turns: 3, UserTokens: 50, OutputTokens: 8, Think: time.Second, ThinkDist: session.Exp, Seed: 3}
+	spec := session.Spec{Turns: 3, UserTokens: 50, OutputTokens: 8, Think: time.Second, ThinkExp: true, Seed: 3}
 	synctest.Test(t, func(t *testing.T) {
 		srv := newChatServer(t, 10*time.Millisecond)
 		srv.fail = func(msgs []message) bool {
@@ -138,7 +138,7 @@ func TestSessionsRecorded(t *testing.T) {
 		`{"offset_ms": 3000, "prompt_tokens": 440, "output_tokens": 20, "session": "a", "turn": 2, "think_ms": 1500}`,
 		`{"offset_ms": 3100, "prompt_tokens": 700, "output_tokens": 16, "session": "b", "turn": 2, "user_tokens": 60, "think_ms": 700}`,
 	}, "\n")
-	recorded, err := session.Read(trace.NewReader(strings.NewReader(log), "users.jsonl", trace.Auto))
+	recorded, err := session.Read(trace.NewReader(strings.NewReader(log), "users.jsonl"))
 	require.NoError(t, err)
 	synctest.Test(t, func(t *testing.T) {
 		srv := newChatServer(t, 40*time.Millisecond)
@@ -201,7 +201,7 @@ func TestSessionsTwoRuns(t *testing.T) {
 func TestSessionsRecordedIDs(t *testing.T) {
 	log := `{"offset_ms": 0, "prompt_tokens": 30, "output_tokens": 4, "session": "user-42", "turn": 1}` + "\n" +
 		`{"offset_ms": 5, "prompt_tokens": 30, "output_tokens": 4}`
-	recorded, err := session.Read(trace.NewReader(strings.NewReader(log), "users.jsonl", trace.Auto))
+	recorded, err := session.Read(trace.NewReader(strings.NewReader(log), "users.jsonl"))
 	require.NoError(t, err)
 	synctest.Test(t, func(t *testing.T) {
 		s, err := traffic.Recorded(recorded, traffic.SessionOptions{})
