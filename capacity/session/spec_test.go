@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/anvilbench/anvil/capacity/session"
 	"github.com/anvilbench/anvil/capacity/internal/field"
+	"github.com/anvilbench/anvil/capacity/session"
 )
 
 func TestParseSpec(t *testing.T) {
