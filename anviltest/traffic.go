@@ -219,7 +219,7 @@ func (et envTraffic) resolve(w capacity.Workload) (Traffic, error) {
 		if n == 0 {
 			n = users
 		}
-		sess, err := traffic.Synthetic(*et.sessions, n, traffic.ClosedLoop(users), traffic.SessionOptions{Salt: rand.Text(), IgnoreEOS: et.ignoresEOS()})
+		sess, err := traffic.Synthetic(*et.sessions, n, traffic.SessionOptions{Users: users, Salt: rand.Text(), IgnoreEOS: et.ignoresEOS()})
 		if err != nil {
 			return nil, fmt.Errorf("anviltest: %s: %w", EnvSessions, err)
 		}

@@ -74,7 +74,7 @@ func TestSessionsArtifact(t *testing.T) {
 	require.NoError(t, err)
 	synctest.Test(t, func(t *testing.T) {
 		srv := newChatServer(t, 100*time.Millisecond)
-		s, err := traffic.Synthetic(spec, 2, traffic.ClosedLoop(2), traffic.SessionOptions{Salt: "run-1"})
+		s, err := traffic.Synthetic(spec, 2, traffic.SessionOptions{Users: 2, Salt: "run-1"})
 		require.NoError(t, err)
 		rep, err := capacity.Run(t.Context(), srv.target(), s.Workload(capacity.Workload{}))
 		require.NoError(t, err)

@@ -105,7 +105,7 @@ func TestSessionsExactSizing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := newChatServer(t, 20*time.Millisecond)
 		srv.tokens = tinyTokens
-		s, err := traffic.Synthetic(spec, 4, traffic.ClosedLoop(2), traffic.SessionOptions{Salt: "run-1"})
+		s, err := traffic.Synthetic(spec, 4, traffic.SessionOptions{Users: 2, Salt: "run-1"})
 		require.NoError(t, err)
 		rep, err := capacity.Run(t.Context(), srv.target(), s.Workload(capacity.Workload{PromptSizing: capacity.PromptSizingExact}))
 		require.NoError(t, err)

@@ -37,7 +37,7 @@ func TestSessionsClosedLoop(t *testing.T) {
 	require.NoError(t, err)
 	synctest.Test(t, func(t *testing.T) {
 		srv := newChatServer(t, 100*time.Millisecond)
-		s, err := traffic.Synthetic(spec, 3, traffic.ClosedLoop(2), traffic.SessionOptions{Salt: "run-1"})
+		s, err := traffic.Synthetic(spec, 3, traffic.SessionOptions{Users: 2, Salt: "run-1"})
 		require.NoError(t, err)
 		rep, err := capacity.Run(t.Context(), srv.target(), s.Workload(capacity.Workload{}))
 		require.NoError(t, err)
@@ -102,7 +102,7 @@ func TestSessionsFailedTurn(t *testing.T) {
 		srv.fail = func(msgs []message) bool {
 			return strings.HasPrefix(msgs[len(msgs)-1].Content, "#session 1 turn 2\n")
 		}
-		s, err := traffic.Synthetic(spec, 3, traffic.OpenLoop([]time.Duration{0, 0, 500 * time.Millisecond}), traffic.SessionOptions{})
+		s, err := traffic.Synthetic(spec, 3, traffic.SessionOptions{Starts: []time.Duration{0, 0, 500 * time.Millisecond}})
 		require.NoError(t, err)
 		rep, err := capacity.Run(t.Context(), srv.target(), s.Workload(capacity.Workload{Concurrency: 8}))
 		require.NoError(t, err)
@@ -186,7 +186,7 @@ func TestSessionsTwoRuns(t *testing.T) {
 	spec := session.Spec{Turns: 2, UserTokens: 20, OutputTokens: 4, Think: 100 * time.Millisecond}
 	synctest.Test(t, func(t *testing.T) {
 		srv := newChatServer(t, 10*time.Millisecond)
-		s, err := traffic.Synthetic(spec, 3, traffic.ClosedLoop(2), traffic.SessionOptions{})
+		s, err := traffic.Synthetic(spec, 3, traffic.SessionOptions{Users: 2})
 		require.NoError(t, err)
 		for run := range 2 {
 			rep, err := capacity.Run(t.Context(), srv.target(), s.Workload(capacity.Workload{}))
@@ -223,4 +223,30 @@ func TestSessionsRecordedIDs(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "1", req.Session, "a row without a session is named by its index")
 	})
+}
+
+// TestSessionsStartErrors: synthetic sessions start one way, closed
+// (Users) or open (one non-decreasing Starts offset per session);
+// recorded sessions start at their recorded offsets only.
+func TestSessionsStartErrors(t *testing.T) {
+	spec := session.Spec{Turns: 2, UserTokens: 10, OutputTokens: 4}
+	for _, tc := range []struct {
+		opts traffic.SessionOptions
+		want string
+	}{
+		{traffic.SessionOptions{}, "traffic: SessionOptions: Users (a closed loop) or Starts (an open loop) must be set"},
+		{traffic.SessionOptions{Users: 2, Starts: []time.Duration{0, 0}}, "traffic: SessionOptions: Users = 2 and 2 Starts: must be one or the other"},
+		{traffic.SessionOptions{Users: -1}, "traffic: SessionOptions.Users = -1: must be at least 1"},
+		{traffic.SessionOptions{Starts: []time.Duration{0}}, "traffic: SessionOptions.Starts: 1 offsets for 2 sessions: must be one per session"},
+		{traffic.SessionOptions{Starts: []time.Duration{time.Second, 0}}, "traffic: SessionOptions.Starts[1] = 0s: must not be before Starts[0] = 1s"},
+	} {
+		_, err := traffic.Synthetic(spec, 2, tc.opts)
+		require.EqualError(t, err, tc.want)
+	}
+	recorded, err := session.Read(trace.NewReader(strings.NewReader(`{"offset_ms": 0, "prompt_tokens": 3, "output_tokens": 1}`+"\n"), "one.jsonl"))
+	require.NoError(t, err)
+	_, err = traffic.Recorded(recorded, traffic.SessionOptions{Users: 1})
+	require.EqualError(t, err, "traffic: SessionOptions: Users = 1 and 0 Starts: must be unset for recorded sessions, which start at their recorded offsets")
+	_, err = traffic.Recorded(recorded, traffic.SessionOptions{})
+	require.NoError(t, err)
 }
