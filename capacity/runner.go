@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
-	"github.com/anvilbench/anvil/capacity/itl"
+	"github.com/anvilbench/anvil/capacity/internal/itl"
 )
 
 // maxPanicStack bounds the stack trace kept in a runner_error message.
@@ -221,7 +221,7 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer,
 			stack, _ := cutOnRune(r.cl.secrets.scrub(string(debug.Stack())), maxPanicStack) // scrubbed before any cut
 			f := &artifact.Failure{
 				RequestIndex: i, PlannedContextTokens: planned, FailureClass: artifact.FailureRunnerError,
-				ErrorType: ErrorTypePanic, ElapsedMS: monoMS(time.Since(start)),
+				ErrorType: errorTypePanic, ElapsedMS: monoMS(time.Since(start)),
 			}
 			f.SetErrorMessage(r.cl.secrets.scrub(fmt.Sprintf("panic in the request worker: %v\n%s", p, stack)))
 			res = result{index: i, fail: f, clock: clock}
