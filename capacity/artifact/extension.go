@@ -223,8 +223,14 @@ type ContextWindow struct {
 	// TruncationWindow is "truncation_window": the window the truncation
 	// checks used (a count at or above it is a prompt cut to the window).
 	TruncationWindow int
+	// Slots is "slots", written only when known: how many requests the
+	// server runs at once (llama.cpp's --parallel); SlotsSource is
+	// "slots_source", where it came from ("/props" or "/slots").
+	Slots       *int
+	SlotsSource *string
 	// Note is "note": a declared window that disagrees with the advertised
-	// one, named; nil when they agree or either is missing.
+	// one, and a concurrency above Slots, named; nil when there is
+	// nothing to say.
 	Note *string
 
 	shape shape

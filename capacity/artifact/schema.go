@@ -294,6 +294,8 @@ var contextWindowTable = newArtTable(func(c *ContextWindow) *shape { return &c.s
 	fieldOf("advertised", func(c *ContextWindow) **int { return &c.Advertised }, optIntCodec),
 	fieldOf("advertised_source", func(c *ContextWindow) **string { return &c.AdvertisedSource }, optStringCodec),
 	fieldOf("note", func(c *ContextWindow) **string { return &c.Note }, optStringCodec),
+	optionalOf("slots", func(c *ContextWindow) **int { return &c.Slots }, intCodec),
+	optionalOf("slots_source", func(c *ContextWindow) **string { return &c.SlotsSource }, stringCodec),
 	fieldOf("source", func(c *ContextWindow) *string { return &c.Source }, stringCodec),
 	fieldOf("tokens", func(c *ContextWindow) *int { return &c.Tokens }, intCodec),
 	fieldOf("truncation_window", func(c *ContextWindow) *int { return &c.TruncationWindow }, intCodec),
