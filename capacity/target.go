@@ -54,7 +54,9 @@ type Target struct {
 	// "sha256:" + 64 lowercase hex digits (empty: null). See Fingerprint.
 	ConfigurationFingerprint string
 	// MaxModelLen is the model's context length in tokens, 0..MaxContextTokens
-	// (0: probed from BaseURL + "/models"). An explicit value wins.
+	// (0: discovered, capacity/PROTOCOL.md#context-window). An explicit
+	// value sets the plan's window; the window the server advertises is
+	// still asked, and used for the truncation checks.
 	MaxModelLen int
 	// Margin is kept free below MaxModelLen: the prompt budget is
 	// MaxModelLen - MaxTokens - Margin. 0..MaxMargin (0: DefaultMargin;
