@@ -83,6 +83,10 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 		return nil, err
 	}
 	disc.noteSlots(w.Concurrency) // the whole workload's: shards share the server's slots
+	extra, err := extraBodyRecord(t.ExtraBody, sec.scrub)
+	if err != nil {
+		return nil, err
+	}
 	t.Model = disc.Model
 	maxModelLen := disc.Window
 	builtin, release, err := builtinObservers(ctx, t, key, sec.scrub)
@@ -172,6 +176,9 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 	})
 	if rep != nil && rep.AnvilGo != nil {
 		rep.AnvilGo.ContextWindow = disc.record()
+		if rep.AnvilGo.Run != nil {
+			rep.AnvilGo.Run.ExtraBody = extra
+		}
 	}
 	if rep != nil && shard != nil {
 		recordShard(rep, shard, r, startErr)

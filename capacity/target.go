@@ -76,6 +76,8 @@ type Target struct {
 	// ExtraBody holds fields merged into every request body (e.g.
 	// "ignore_eos", "max_completion_tokens"). Fields the Workload controls
 	// (model, messages, stream, max_tokens, sampling, thinking) are refused.
+	// The fields are part of the run's identity: recorded in
+	// anvil_go.run.extra_body and the benchfmt workload configuration.
 	ExtraBody map[string]any
 	// MetricsURL is the server's Prometheus metrics endpoint, sampled
 	// during the measured phase (capacity/PROTOCOL.md#server-metrics): ""

@@ -327,6 +327,9 @@ func WorkloadIdentity(r *artifact.Report) string {
 	if ps := promptSizingOf(r); ps != nil && ps.Method != "" && ps.Method != promptSizingReference {
 		add("sizing", ps.Method)
 	}
+	if body := extraBodyOf(r); body != "" {
+		add("extra-body", body)
+	}
 	if a := arrivalOf(r); a != nil {
 		add("arrival", a.Process)
 		add("rate", formatFloat(a.RateRPS))

@@ -81,6 +81,13 @@ type RunSummary struct {
 	// stopped before its plan was done by a rule of its own (the early
 	// stop of capacity/PROTOCOL.md#early-stop).
 	StopReason *string
+	// ExtraBody is "extra_body", written only when set: each field the
+	// target merged into every request body (capacity.Target.ExtraBody,
+	// e.g. llama.cpp's cache_prompt) with its value as compact JSON,
+	// scrubbed of the run's credentials (a value over 1024 bytes as
+	// "sha256:<hex> (<n> bytes)"). Runs with different extra bodies are
+	// different workloads.
+	ExtraBody map[string]string
 
 	shape shape
 }
