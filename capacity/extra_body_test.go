@@ -37,7 +37,7 @@ func TestRunRecordsExtraBody(t *testing.T) {
 		})
 		grammar := strings.Repeat("root ::= [a-z]+ ", 100)
 		target := Target{BaseURL: "http://llama.invalid/v1", HTTPClient: servePipe(t, h), MetricsURL: "off",
-			Headers: http.Header{"X-Api-Key": {"key-0123456789"}},
+			Headers:   http.Header{"X-Api-Key": {"key-0123456789"}},
 			ExtraBody: map[string]any{"cache_prompt": false, "id_slot": 1, "tag": "team key-0123456789 <b>", "grammar": grammar}}
 		rep, err := Run(t.Context(), target, Workload{MaxTokens: 8, Requests: 2, Concurrency: 1, ContextTokens: 1000})
 		require.NoError(t, err)
@@ -50,7 +50,7 @@ func TestRunRecordsExtraBody(t *testing.T) {
 			"cache_prompt": "false",
 			"id_slot":      "1",
 			"tag":          `"team [redacted] <b>"`,
-			"grammar":      "sha256:" + Fingerprint([]byte(`"`+grammar+`"`))[len("sha256:"):] + " (1602 bytes)",
+			"grammar":      "sha256:" + Fingerprint([]byte(`"` + grammar + `"`))[len("sha256:"):] + " (1602 bytes)",
 		}
 		require.Equal(t, want, rep.AnvilGo.Run.ExtraBody)
 
