@@ -27,8 +27,9 @@
 //	go test -bench Capacity -run '^$' ./yourpkg
 //
 // Without ANVIL_BASE_URL the benchmarks run against an embedded fake server
-// (package fakeserver, profile DefaultFakeProfile, time-scaled by
-// DefaultFakeTimeScale), so the command works anywhere and prints real
+// (package fakeserver, profile "reasoning" unless ANVIL_FAKE_PROFILE names
+// another, time-scaled by 0.05 unless ANVIL_FAKE_TIME_SCALE says), so the
+// command works anywhere and prints real
 // numbers of a simulated engine.
 //
 // # Iterations
@@ -53,7 +54,7 @@
 //
 // # Metrics
 //
-// Every benchmark line carries the units of reporters.BenchValues, a stable
+// Every benchmark line carries the units of reporters.BenchResult, a stable
 // set (medians over successful requests unless named otherwise):
 //
 //	ttft-p50-ms    time to first visible content, p50

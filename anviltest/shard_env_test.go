@@ -25,16 +25,16 @@ func TestShardEnvironment(t *testing.T) {
 		err   string
 	}{
 		{name: "none", env: env{}},
-		{name: "shard", env: env{EnvShard: "1/3", EnvStartAt: "2027-03-04T05:06:07Z"}, want: capacity.Shard{Index: 1, Count: 3, StartAt: at}},
-		{name: "job index", env: env{EnvShards: "4", JobCompletionIndex: "2", EnvStartAt: "2027-03-04T05:06:07Z"}, want: capacity.Shard{Index: 2, Count: 4, StartAt: at}},
-		{name: "workload wins", env: env{EnvShard: "1/3", EnvStartAt: "2027-03-04T05:06:07Z"}, shard: mine, want: mine},
-		{name: "no job index", env: env{EnvShards: "4"}, err: "ANVIL_SHARDS=4 needs JOB_COMPLETION_INDEX, the shard index in 0..3"},
-		{name: "job index out of range", env: env{EnvShards: "4", JobCompletionIndex: "4"}, err: `got "4"`},
-		{name: "both", env: env{EnvShards: "4", EnvShard: "1/4", JobCompletionIndex: "1"}, err: "ANVIL_SHARD=1/4 and ANVIL_SHARDS=4 are both set"},
-		{name: "start without shards", env: env{EnvStartAt: "2027-03-04T05:06:07Z"}, err: "ANVIL_START_AT=2027-03-04T05:06:07Z without ANVIL_SHARD or ANVIL_SHARDS"},
-		{name: "bad shard", env: env{EnvShard: "3/3"}, err: `ANVIL_SHARD="3/3"`},
-		{name: "bad shard count", env: env{EnvShard: "0/0"}, err: "i/N, 0 <= i < N, N in 1..1024"},
-		{name: "bad start", env: env{EnvShard: "0/2", EnvStartAt: "tomorrow"}, err: "an RFC 3339 instant"},
+		{name: "shard", env: env{envShard: "1/3", envStartAt: "2027-03-04T05:06:07Z"}, want: capacity.Shard{Index: 1, Count: 3, StartAt: at}},
+		{name: "job index", env: env{envShards: "4", jobCompletionIndex: "2", envStartAt: "2027-03-04T05:06:07Z"}, want: capacity.Shard{Index: 2, Count: 4, StartAt: at}},
+		{name: "workload wins", env: env{envShard: "1/3", envStartAt: "2027-03-04T05:06:07Z"}, shard: mine, want: mine},
+		{name: "no job index", env: env{envShards: "4"}, err: "ANVIL_SHARDS=4 needs JOB_COMPLETION_INDEX, the shard index in 0..3"},
+		{name: "job index out of range", env: env{envShards: "4", jobCompletionIndex: "4"}, err: `got "4"`},
+		{name: "both", env: env{envShards: "4", envShard: "1/4", jobCompletionIndex: "1"}, err: "ANVIL_SHARD=1/4 and ANVIL_SHARDS=4 are both set"},
+		{name: "start without shards", env: env{envStartAt: "2027-03-04T05:06:07Z"}, err: "ANVIL_START_AT=2027-03-04T05:06:07Z without ANVIL_SHARD or ANVIL_SHARDS"},
+		{name: "bad shard", env: env{envShard: "3/3"}, err: `ANVIL_SHARD="3/3"`},
+		{name: "bad shard count", env: env{envShard: "0/0"}, err: "i/N, 0 <= i < N, N in 1..1024"},
+		{name: "bad start", env: env{envShard: "0/2", envStartAt: "tomorrow"}, err: "an RFC 3339 instant"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSettings([]Option{WithEnvironment(tc.env.get)})

@@ -13,18 +13,18 @@ import (
 
 // Units of the best sub-benchmark of a Sweep.
 const (
-	// UnitBestConcurrency is the highest concurrency that met the SLO.
-	UnitBestConcurrency = "best-conc"
-	// UnitBestRate is the highest request rate that met the SLO.
-	UnitBestRate = "best-req/s"
-	// UnitProbes is the number of probes the search ran.
-	UnitProbes = "probes"
+	// unitBestConcurrency is the highest concurrency that met the SLO.
+	unitBestConcurrency = "best-conc"
+	// unitBestRate is the highest request rate that met the SLO.
+	unitBestRate = "best-req/s"
+	// unitProbes is the number of probes the search ran.
+	unitProbes = "probes"
 )
 
-// SweepBestName is the name of the last sub-benchmark of a Sweep, which
+// sweepBestName is the name of the last sub-benchmark of a Sweep, which
 // carries the search's result. The testing package prints no line for a
 // benchmark that has sub-benchmarks, so the parent's metric lives there.
-const SweepBestName = "best"
+const sweepBestName = "best"
 
 // errProbeNotRun is the error of a probe whose sub-benchmark did not run
 // or failed.
@@ -34,8 +34,9 @@ var errProbeNotRun = errors.New("anviltest: sweep probe did not produce a report
 // as sub-benchmarks of b, one per probe, named conc=8 or rate=12.5, so
 // benchstat shows the latency and goodput curve; each probe is an ordinary
 // Capacity run with its artifacts written, carrying anvil_go.search and
-// anvil_go.slo. A last sub-benchmark, SweepBestName, reports the best
-// value (UnitBestConcurrency or UnitBestRate, and UnitProbes):
+// anvil_go.slo. A last sub-benchmark, "best", reports the best value
+// (best-conc or best-req/s, the highest concurrency or request rate that
+// met the SLO, and probes, the number of probes the search ran):
 //
 //	func BenchmarkKnee(b *testing.B) {
 //		anviltest.Sweep(b, capacity.Workload{ContextTokens: 8192},
@@ -59,7 +60,7 @@ func Sweep(b *testing.B, w capacity.Workload, spec capacity.SearchSpec, opts ...
 		b.Fatal(err)
 	}
 	if !s.slo.Set() {
-		b.Fatalf("anviltest: Sweep needs an SLO: WithSLO, or %s, %s or %s", EnvSLOTTFT, EnvSLOTPOT, EnvSLOE2E)
+		b.Fatalf("anviltest: Sweep needs an SLO: WithSLO, or %s, %s or %s", envSLOTTFT, envSLOTPOT, envSLOE2E)
 	}
 	bt, err := currentBenchtime()
 	if err != nil {
@@ -83,13 +84,13 @@ func Sweep(b *testing.B, w capacity.Workload, spec capacity.SearchSpec, opts ...
 	if err != nil {
 		b.Fatalf("anviltest: sweep: %v", err)
 	}
-	unit := UnitBestConcurrency
+	unit := unitBestConcurrency
 	if res.Kind == capacity.RateSearch {
-		unit = UnitBestRate
+		unit = unitBestRate
 	}
 	b.Logf("sweep %s: best %g (found %t, at max %t, first failing %g) after %d probes, SLO %s",
 		res.Kind, res.Best, res.Found, res.AtMax, res.Failed, len(res.Runs), slo)
-	b.Run(SweepBestName, func(b *testing.B) {
+	b.Run(sweepBestName, func(b *testing.B) {
 		// No work to time: the loop runs out (-benchtime Nx: N empty
 		// iterations; a time-based one: a wait), and ns/op is left out.
 		if !finishLoop(b.Context(), b, bt, &loopGate{b: b}) {
@@ -97,7 +98,7 @@ func Sweep(b *testing.B, w capacity.Workload, spec capacity.SearchSpec, opts ...
 		}
 		b.ReportMetric(0, "ns/op")
 		b.ReportMetric(res.Best, unit)
-		b.ReportMetric(float64(len(res.Runs)), UnitProbes)
+		b.ReportMetric(float64(len(res.Runs)), unitProbes)
 	})
 	return res
 }

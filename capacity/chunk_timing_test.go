@@ -132,7 +132,7 @@ func TestChunkTimingAgainstFakeTrace(t *testing.T) {
 			tr := traces[i]
 			var s itl.Stream
 			for _, c := range tr.Chunks {
-				if c.Kind == fakeserver.ChunkReasoning || c.Kind == fakeserver.ChunkContent {
+				if c.Kind == "reasoning" || c.Kind == "content" {
 					s.Add(c.Written)
 				}
 			}

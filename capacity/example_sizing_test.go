@@ -16,7 +16,7 @@ import (
 // the stalls.
 func ExampleWorkload_exactSizing() {
 	cfg := fakeserver.Fast()
-	cfg.Tokenizer = fakeserver.TokenizerWords
+	cfg.Tokenizer = "words"
 	cfg.StallEvery, cfg.StallFor, cfg.TokensPerChunk = 5, 200*time.Millisecond, 2
 	srv := fakeserver.New(cfg)
 	defer srv.Close()

@@ -66,7 +66,7 @@ func TestParseLlamaCppCaptures(t *testing.T) {
 // Target.MaxModelLen wins over the probe in Run.
 func TestProbeModelFake(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := fakeserver.NewInMemory(fakeserver.Plain())
+		srv := fakeserver.NewInMemory(fakeProfile("plain"))
 		defer srv.Close()
 		tg := Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()}
 		info, err := probeModel(t.Context(), srv.Client(), tg, "")

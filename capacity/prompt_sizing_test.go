@@ -216,7 +216,7 @@ func TestExactSizingFakeWords(t *testing.T) {
 			t.Run(fmt.Sprintf("omit-tokenize=%t/%s", omit, mode), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					cfg := fakeserver.Fast()
-					cfg.Tokenizer = fakeserver.TokenizerWords
+					cfg.Tokenizer = "words"
 					cfg.Dialect.OmitTokenize = omit
 					cfg.MaxModelLen = 65536
 					srv := fakeserver.NewInMemory(cfg)
@@ -270,7 +270,7 @@ func TestExactSizingFakeWords(t *testing.T) {
 func TestExactSizingTokenizeSkew(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := fakeserver.Fast()
-		cfg.Tokenizer = fakeserver.TokenizerWords
+		cfg.Tokenizer = "words"
 		cfg.Dialect.TokenizeSkew = 40
 		srv := fakeserver.NewInMemory(cfg)
 		defer srv.Close()

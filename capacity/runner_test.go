@@ -121,7 +121,7 @@ func TestRunClosedLoop(t *testing.T) {
 // no goroutine outlives Run (the bubble would deadlock otherwise).
 func TestRunCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := fakeserver.NewInMemory(fakeserver.Reasoning())
+		srv := fakeserver.NewInMemory(fakeProfile("reasoning"))
 		defer srv.Close()
 		ctx, cancel := context.WithCancel(t.Context())
 		const cancelAfter = 20 * time.Second
@@ -251,7 +251,7 @@ func TestRunRequestError(t *testing.T) {
 func TestRunMaxFailures(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := fakeserver.Fast()
-		cfg.Faults.Probability = map[fakeserver.Fault]float64{fakeserver.FaultHTTP500: 1}
+		cfg.Faults.Probability = map[fakeserver.Fault]float64{"http_500": 1}
 		rep, err := runFake(t, cfg, Workload{Requests: 50, Concurrency: 1, MaxFailures: 3})
 		require.NoError(t, err)
 		require.Equal(t, 3, rep.Requests)

@@ -12,7 +12,7 @@ import (
 	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
-// overWindowFactor sizes the over-long prompt of CheckPromptTokens: this
+// overWindowFactor sizes the over-long prompt of namePromptTokens: this
 // many times the window, at capacity's estimate of 3 characters per token.
 // Tokenizers count code-like text at well under 6 characters per token, so
 // the prompt is longer than the window for any of them.
@@ -176,7 +176,7 @@ func (p *prober) count(ctx context.Context, path string, body []byte) (n int, wh
 	return n, ""
 }
 
-// The capacity run of CheckIsolation: a few concurrent requests with
+// The capacity run of nameIsolation: a few concurrent requests with
 // canary markers, short prompts, room for a reasoning model to think
 // before the marker.
 const (

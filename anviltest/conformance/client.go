@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // maxBodyExcerpt bounds the bytes of a non-stream answer the checks read.
@@ -41,7 +42,7 @@ type prober struct {
 	timeout time.Duration
 	nonce   string
 	target  capacity.Target
-	run     RunFunc
+	run     func(ctx context.Context, t capacity.Target, w capacity.Workload) (*artifact.Report, error)
 	extra   map[string]any
 
 	baseOnce     sync.Once

@@ -35,19 +35,19 @@ func TestMockLLMConformance(t *testing.T) {
 	// no marker at the start of an answer; an unknown model is served and a
 	// malformed request gets {"error": "SyntaxError", ...} or a 500.
 	want := map[string]Outcome{
-		CheckModels:              Skip,
-		CheckStreamFraming:       Pass,
-		CheckUsage:               Fail,
-		CheckMaxTokens:           Fail,
-		CheckFinishReason:        Pass,
-		CheckContent:             Pass,
-		CheckReasoningSeparation: Skip,
-		CheckPromptTokens:        Skip,
-		CheckPrefixCache:         Skip,
-		CheckBadRequest:          Fail,
-		CheckIsolation:           Skip,
-		CheckDeterminism:         Pass,
-		CheckMetrics:             Skip,
+		nameModels:              Skip,
+		nameStreamFraming:       Pass,
+		nameUsage:               Fail,
+		nameMaxTokens:           Fail,
+		nameFinishReason:        Pass,
+		nameContent:             Pass,
+		nameReasoningSeparation: Skip,
+		namePromptTokens:        Skip,
+		namePrefixCache:         Skip,
+		nameBadRequest:          Fail,
+		nameIsolation:           Skip,
+		nameDeterminism:         Pass,
+		nameMetrics:             Skip,
 	}
 	checkVerdicts(t, got, want)
 }

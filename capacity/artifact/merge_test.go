@@ -83,7 +83,7 @@ func chunkRun(t *testing.T, traces map[int]fakeserver.Trace, indexes []int) *itl
 		tr := traces[i]
 		var s itl.Stream
 		for _, c := range tr.Chunks {
-			if c.Kind == fakeserver.ChunkReasoning || c.Kind == fakeserver.ChunkContent {
+			if c.Kind == "reasoning" || c.Kind == "content" {
 				s.Add(c.Written)
 			}
 		}

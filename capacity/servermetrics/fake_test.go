@@ -131,7 +131,7 @@ func TestSamplerAgainstFake(t *testing.T) {
 			DurationMS: duration, ClientFirstTokenMeanMS: &ttftMS})
 		g := m.Checks.GenerationTokens
 		require.Equal(t, artifact.TokensExact, g.Verdict, "%+v", g)
-		require.Equal(t, float64(workers*perWorker*fakeserver.SlotsAnswerTokens), g.ServerIncrease)
+		require.Equal(t, float64(workers*perWorker*cfg.AnswerTokens.Max), g.ServerIncrease)
 		tt := m.Checks.TTFT
 		require.Equal(t, float64(workers*perWorker), tt.ServerRequests)
 		require.InDelta(t, 0, tt.NetworkAndClientMS, 1e-6, "%+v", tt)
