@@ -24,10 +24,10 @@ func TestWorkloadIdentityExtraBody(t *testing.T) {
 	off := withBody(map[string]string{"n_keep": "4", "cache_prompt": "false", "tag": `"a b"`})
 	on := withBody(map[string]string{"cache_prompt": "true", "n_keep": "4", "tag": `"a b"`})
 
-	require.NotContains(t, WorkloadIdentity(plain), "extra-body")
-	require.Contains(t, WorkloadIdentity(off), ` extra-body={"cache_prompt":false,"n_keep":4,"tag":"a b"}`)
-	require.NotEqual(t, WorkloadIdentity(off), WorkloadIdentity(on))
-	require.NotEqual(t, WorkloadIdentity(plain), WorkloadIdentity(off))
+	require.NotContains(t, workloadIdentity(plain), "extra-body")
+	require.Contains(t, workloadIdentity(off), ` extra-body={"cache_prompt":false,"n_keep":4,"tag":"a b"}`)
+	require.NotEqual(t, workloadIdentity(off), workloadIdentity(on))
+	require.NotEqual(t, workloadIdentity(plain), workloadIdentity(off))
 
 	var buf bytes.Buffer
 	require.NoError(t, WriteBenchfmt(&buf, off, on))
@@ -35,8 +35,8 @@ func TestWorkloadIdentityExtraBody(t *testing.T) {
 	require.Empty(t, p.errs)
 	require.Len(t, p.results, 2)
 	for i, r := range []*artifact.Report{off, on} {
-		got := benchConfigMap(p.results[i])[ConfigWorkload]
-		require.Equal(t, WorkloadIdentity(r), got)
+		got := benchConfigMap(p.results[i])[configWorkload]
+		require.Equal(t, workloadIdentity(r), got)
 		require.True(t, strings.Contains(got, "extra-body="), got)
 	}
 }
