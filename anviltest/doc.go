@@ -14,10 +14,9 @@
 //
 //	func TestMain(m *testing.M) { anviltest.Main(m) }
 //
-// MaxTokens defaults to 1024 (capacity.DefaultMaxTokens), room for a
-// reasoning model such as the embedded fake server's default profile to
-// think before it answers; capacity.ReferenceMaxTokens (64) sends the
-// reference tool's requests byte for byte. Main
+// MaxTokens defaults to 1024, room for a reasoning model such as the
+// embedded fake server's default profile to think before it answers;
+// MaxTokens 64 sends the reference tool's requests byte for byte. Main
 // prints the run's identity (model, engine, gpu, target, the fake's
 // profile) as benchfmt configuration before the benchmarks, so go test
 // output says what ran.
@@ -120,7 +119,7 @@
 // After the run, b.Log names the run's population, the context window and
 // where it came from (ANVIL_MAX_MODEL_LEN, /models, /props, /api/ps or
 // /api/show, with a disagreeing advertised window), and, when the server
-// counted the prompts off their plan by more than capacity.MaxPlanDeviation,
+// counted the prompts off their plan by more than a quarter,
 // how far and what to do (for reference sizing: ANVIL_PROMPT_SIZING=exact);
 // a run none of whose requests succeeded fails with that warning as its
 // message.

@@ -40,7 +40,7 @@ func TestCapacityAgainstTheEmbeddedFake(t *testing.T) {
 	var rep *artifact.Report
 	res := testing.Benchmark(func(b *testing.B) {
 		rep = Capacity(b, capacity.Workload{ContextTokens: 2048, Concurrency: 4, MaxTokens: 256,
-			RequestCanaries: true, ResponseWords: 4, ControlledOutputPolicy: capacity.PolicyStrict},
+			RequestCanaries: true, ResponseWords: 4, ControlledOutputPolicy: "strict"},
 			withFakeProfile("fast"), withOutDir(out))
 	})
 	require.NotNil(t, rep, "the benchmark failed")

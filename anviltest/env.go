@@ -2,6 +2,7 @@ package anviltest
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -72,10 +73,10 @@ var envVars = [...]envVar{
 	{envAPIKeyEnv, "Target.APIKeyEnv", "the name of the variable that holds the API key", str(func(e *environment) *string { return &e.apiKeyEnv })},
 	{envEngine, "Target.Engine", "an engine identity such as vllm-0.11.0", str(func(e *environment) *string { return &e.engine })},
 	{envGPU, "Target.GPU", "a GPU identity such as h100-80gb", str(func(e *environment) *string { return &e.gpu })},
-	{envMaxModelLen, "Target.MaxModelLen", fmt.Sprintf("an integer in 0..%d", capacity.MaxContextTokens), func(e *environment, v string) error {
+	{envMaxModelLen, "Target.MaxModelLen", "an integer", func(e *environment, v string) error {
 		n, err := strconv.Atoi(v)
-		if err == nil && (n < 0 || n > capacity.MaxContextTokens) {
-			err = errOutOfRange
+		if err == nil {
+			err = checkTarget("Target.MaxModelLen", capacity.Target{MaxModelLen: n})
 		}
 		e.maxModelLen = n
 		return err
@@ -83,32 +84,49 @@ var envVars = [...]envVar{
 	{envClockDomainID, "Target.ClockDomainID", "a clock domain label", str(func(e *environment) *string { return &e.clockDomainID })},
 	{envConfigurationFingerprint, "Target.ConfigurationFingerprint", "sha256:<64 hex digits>", str(func(e *environment) *string { return &e.configurationFingerprint })},
 	{envOut, "", "a directory", str(func(e *environment) *string { return &e.out })},
-	{envWarmup, "Workload.Warmup", fmt.Sprintf("an integer in 0..%d", capacity.MaxRequests), func(e *environment, v string) error {
+	{envWarmup, "Workload.Warmup", "an integer", func(e *environment, v string) error {
 		n, err := strconv.Atoi(v)
-		if err == nil && (n < 0 || n > capacity.MaxRequests) {
-			err = errOutOfRange
+		if err == nil {
+			err = checkWorkload("Workload.Warmup", capacity.Workload{Warmup: n})
 		}
 		e.warmup = n
 		return err
 	}},
-	{envTimeout, "Workload.Timeout", fmt.Sprintf("a duration in (0, %s]", capacity.MaxTimeout), duration(func(e *environment) *time.Duration { return &e.timeout }, capacity.MaxTimeout)},
-	{envPromptSizing, "Workload.PromptSizing", fmt.Sprintf("%q or %q", capacity.PromptSizingReference, capacity.PromptSizingExact), func(e *environment, v string) error {
+	{envTimeout, "Workload.Timeout", "a positive duration such as 90s", func(e *environment, v string) error {
+		err := duration(func(e *environment) *time.Duration { return &e.timeout }, 0)(e, v)
+		if err == nil {
+			err = checkWorkload("Workload.Timeout", capacity.Workload{Timeout: e.timeout})
+		}
+		return err
+	}},
+	{envPromptSizing, "Workload.PromptSizing", `"reference" or "exact"`, func(e *environment, v string) error {
 		e.promptSizing = capacity.PromptSizing(v)
-		if e.promptSizing != capacity.PromptSizingReference && e.promptSizing != capacity.PromptSizingExact {
+		if checkWorkload("Workload.PromptSizing", capacity.Workload{PromptSizing: e.promptSizing}) != nil {
 			return errNotAllowed
 		}
 		return nil
 	}},
-	{envRate, "Workload.Rate", fmt.Sprintf("requests per second in [%g, %g]", float64(capacity.MinRate), float64(capacity.MaxRate)), float(func(e *environment) *float64 { return &e.rate }, capacity.MinRate, capacity.MaxRate)},
-	{envArrival, "Workload.Arrival", "constant, poisson or gamma", func(e *environment, v string) error {
-		switch p := capacity.ArrivalProcess(v); p {
-		case capacity.ArrivalConstant, capacity.ArrivalPoisson, capacity.ArrivalGamma:
-			e.arrival = p
-			return nil
+	{envRate, "Workload.Rate", "a positive number of requests per second", func(e *environment, v string) error {
+		err := float(func(e *environment) *float64 { return &e.rate }, 0, math.Inf(1))(e, v)
+		if err == nil {
+			err = checkWorkload("Workload.Rate", capacity.Workload{Rate: e.rate})
 		}
-		return errNotAllowed
+		return err
 	}},
-	{envBurstiness, "Workload.Burstiness", fmt.Sprintf("a gamma shape in [%g, %g]", float64(capacity.MinBurstiness), float64(capacity.MaxBurstiness)), float(func(e *environment) *float64 { return &e.burstiness }, capacity.MinBurstiness, capacity.MaxBurstiness)},
+	{envArrival, "Workload.Arrival", "constant, poisson or gamma", func(e *environment, v string) error {
+		e.arrival = capacity.ArrivalProcess(v)
+		if checkWorkload("Workload.Arrival", capacity.Workload{Rate: 1, Arrival: e.arrival}) != nil {
+			return errNotAllowed
+		}
+		return nil
+	}},
+	{envBurstiness, "Workload.Burstiness", "a positive gamma shape", func(e *environment, v string) error {
+		err := float(func(e *environment) *float64 { return &e.burstiness }, 0, math.Inf(1))(e, v)
+		if err == nil {
+			err = checkWorkload("Workload.Burstiness", capacity.Workload{Rate: 1, Burstiness: e.burstiness})
+		}
+		return err
+	}},
 	{envSLOTTFT, "SLO.TTFT", "a positive duration such as 500ms", duration(func(e *environment) *time.Duration { return &e.slo.TTFT }, 0)},
 	{envSLOTPOT, "SLO.TPOT", "a positive duration such as 50ms", duration(func(e *environment) *time.Duration { return &e.slo.TPOT }, 0)},
 	{envSLOE2E, "SLO.E2E", "a positive duration such as 10s", duration(func(e *environment) *time.Duration { return &e.slo.E2E }, 0)},
@@ -120,8 +138,8 @@ var envVars = [...]envVar{
 		e.slo.Attainment = f
 		return err
 	}},
-	{envShard, "Workload.Shard.Index", "i/N, 0 <= i < N, N in " + shardRange, parseShard},
-	{envShards, "Workload.Shard.Count", "the shard count, " + shardRange + " (the index from " + jobCompletionIndex + ")", parseShards},
+	{envShard, "Workload.Shard.Index", "i/N, 0 <= i < N", parseShard},
+	{envShards, "Workload.Shard.Count", "the shard count, N >= 1 (the index from " + jobCompletionIndex + ")", parseShards},
 	{envStartAt, "Workload.Shard.StartAt", "an RFC 3339 instant such as 2027-03-04T05:06:07Z", parseStartAt},
 	{envFakeProfile, "", "a profile of the fake server: " + strings.Join(fakeserver.ProfileNames(), ", "), func(e *environment, v string) error {
 		if _, err := fakeserver.Profile(v); err != nil {
@@ -155,7 +173,7 @@ var envVars = [...]envVar{
 	{envTraceFirst, "", "a number of rows in [1, 10000000]", parseTraceFirst},
 	{envTraceWindow, "", "START..END or START.. in Go durations after the trace's first row, such as 10m..20m", parseTraceWindow},
 	{envSessions, "", "recorded (the sessions of ANVIL_TRACE) or a session spec such as turns=3,user=200,output=128,think=2s (keys turns, user, output, think, think_dist, seed)", parseSessions},
-	{envSessionsCount, "", fmt.Sprintf("a number of sessions in 1..%d", capacity.MaxRequests), parseSessionsCount},
+	{envSessionsCount, "", "a positive number of sessions (each sends at least one of Workload.Requests)", parseSessionsCount},
 	{envIgnoreEOS, "", "1 (send ignore_eos and min_tokens with a trace's or sessions' requests) or 0", parseIgnoreEOS},
 }
 
@@ -226,6 +244,45 @@ func envNames() []string {
 		out[i] = v.name
 	}
 	return out
+}
+
+// checkWorkload returns the *capacity.FieldError that capacity's own
+// validation gives field in w, a Workload with only the variable's field
+// set (and what it needs), or nil: a variable's bounds are capacity's,
+// stated once there.
+func checkWorkload(field string, w capacity.Workload) error {
+	_, err := w.Resolved()
+	return fieldError(err, field)
+}
+
+// checkTarget is checkWorkload for a field of a Target.
+func checkTarget(field string, t capacity.Target) error {
+	t.BaseURL = "http://env.invalid"
+	_, err := t.Resolved()
+	return fieldError(err, field)
+}
+
+// fieldError returns the *capacity.FieldError of field in err's tree, or
+// nil.
+func fieldError(err error, field string) error {
+	var found error
+	var walk func(error)
+	walk = func(e error) {
+		switch x := e.(type) {
+		case *capacity.FieldError:
+			if x.Field == field && found == nil {
+				found = x
+			}
+		case interface{ Unwrap() []error }:
+			for _, e := range x.Unwrap() {
+				walk(e)
+			}
+		case interface{ Unwrap() error }:
+			walk(x.Unwrap())
+		}
+	}
+	walk(err)
+	return found
 }
 
 // str parses a variable into the string field of e that at returns.

@@ -30,7 +30,7 @@ func ExampleCapacity_openLoop() {
 	res := testing.Benchmark(func(b *testing.B) {
 		rep = anviltest.Capacity(b, capacity.Workload{
 			ContextTokens: 4096, MaxTokens: 1024, Concurrency: 8,
-			Rate: 20, Arrival: capacity.ArrivalPoisson,
+			Rate: 20, Arrival: "poisson",
 		}, anviltest.WithSLO(capacity.SLO{E2E: time.Minute}),
 			// The same run whatever ANVIL_* the shell holds.
 			anviltest.WithEnvironment(func(name string) string { return env[name] }))
@@ -57,7 +57,7 @@ func ExampleCapacity_openLoop() {
 // exactly a probe on the real clock passes depends on the machine, so this
 // example prints what holds on any machine (TestSweepFindsTheKnee pins the
 // knee exactly, under fake time). Each probe is 50 requests
-// (capacity.ProbeRequests: at an attainment of 0.8, at least
+// (capacity.Search's probe size: at an attainment of 0.8, at least
 // 10/(1-0.8) = 50). In a benchmark function, Sweep runs every probe as a
 // sub-benchmark (BenchmarkX/conc=2, conc=4, ...) and reports the result in
 // BenchmarkX/best.
@@ -78,7 +78,7 @@ func ExampleSweep() {
 	var res capacity.SearchResult
 	testing.Benchmark(func(b *testing.B) {
 		res = anviltest.Sweep(b, capacity.Workload{ContextTokens: 512, Requests: 50},
-			capacity.SearchSpec{Kind: capacity.ConcurrencySearch, Start: 2, Max: 16},
+			capacity.SearchSpec{Kind: "concurrency", Start: 2, Max: 16},
 			anviltest.WithTarget(capacity.Target{BaseURL: srv.BaseURL(), Engine: "fake", GPU: "none"}),
 			anviltest.WithSLO(capacity.SLO{TTFT: 60 * time.Millisecond, Attainment: 0.8}),
 			anviltest.WithEnvironment(func(name string) string { return env[name] }))

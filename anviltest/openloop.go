@@ -28,7 +28,7 @@ const (
 	// envSLOE2E bounds each request's end-to-end latency.
 	envSLOE2E = "ANVIL_SLO_E2E"
 	// envSLOAttainment is the share of requests that must meet the bounds,
-	// in (0, 1] (unset: capacity.DefaultAttainment).
+	// in (0, 1] (unset: 0.9).
 	envSLOAttainment = "ANVIL_SLO_ATTAINMENT"
 )
 

@@ -23,17 +23,18 @@ func TestOpenLoopEnvFillsOnlyZeroFields(t *testing.T) {
 	got, err := s.applyWorkloadEnv(capacity.Workload{})
 	require.NoError(t, err)
 	require.Equal(t, 12.5, got.Rate)
-	require.Equal(t, capacity.ArrivalGamma, got.Arrival)
+	require.Equal(t, capacity.ArrivalProcess("gamma"), got.Arrival)
 	require.Equal(t, 0.5, got.Burstiness)
-	got, err = s.applyWorkloadEnv(capacity.Workload{Rate: 3, Arrival: capacity.ArrivalConstant, Burstiness: 2})
+	got, err = s.applyWorkloadEnv(capacity.Workload{Rate: 3, Arrival: "constant", Burstiness: 2})
 	require.NoError(t, err)
-	require.Equal(t, capacity.Workload{Rate: 3, Arrival: capacity.ArrivalConstant, Burstiness: 2}, got, "the Workload's own values win")
+	require.Equal(t, capacity.Workload{Rate: 3, Arrival: "constant", Burstiness: 2}, got, "the Workload's own values win")
 
 	for _, tc := range []struct{ name, value, want string }{
-		{envRate, "fast", `ANVIL_RATE="fast": want requests per second in [0.001, 1e+06]`},
-		{envRate, "0", `ANVIL_RATE="0": want requests per second`},
+		{envRate, "fast", `ANVIL_RATE="fast": want a positive number of requests per second`},
+		{envRate, "0", `ANVIL_RATE="0": want a positive number of requests per second`},
+		{envRate, "2e6", `ANVIL_RATE="2e6": want a positive number of requests per second: capacity: Workload.Rate = 2e+06: must be 0 (closed loop) or in [0.001, 1e+06] requests per second`},
 		{envArrival, "bursty", `ANVIL_ARRIVAL="bursty": want constant, poisson or gamma`},
-		{envBurstiness, "1000", `ANVIL_BURSTINESS="1000": want a gamma shape in [0.01, 100]`},
+		{envBurstiness, "1000", `ANVIL_BURSTINESS="1000": want a positive gamma shape: capacity: Workload.Burstiness = 1000: must be in [0.01, 100]`},
 	} {
 		_, err := newSettings([]Option{WithEnvironment(env{tc.name: tc.value}.get)}).applyWorkloadEnv(capacity.Workload{})
 		var ee *envError
@@ -82,7 +83,7 @@ func TestCapacityOpenLoopWithSLO(t *testing.T) {
 	out := t.TempDir()
 	var rep *artifact.Report
 	res := testing.Benchmark(func(b *testing.B) {
-		rep = Capacity(b, capacity.Workload{ContextTokens: 2048, Concurrency: 4, MaxTokens: 256, Rate: 200, Arrival: capacity.ArrivalConstant},
+		rep = Capacity(b, capacity.Workload{ContextTokens: 2048, Concurrency: 4, MaxTokens: 256, Rate: 200, Arrival: "constant"},
 			withFakeProfile("fast"), withOutDir(out), WithSLO(capacity.SLO{E2E: time.Minute}))
 	})
 	require.NotNil(t, rep, "the benchmark failed")
@@ -142,7 +143,7 @@ func TestSweepFindsTheKnee(t *testing.T) {
 		var res capacity.SearchResult
 		testing.Benchmark(func(b *testing.B) {
 			res = Sweep(b, capacity.Workload{ContextTokens: 512},
-				capacity.SearchSpec{Kind: capacity.ConcurrencySearch, Max: 16},
+				capacity.SearchSpec{Kind: "concurrency", Max: 16},
 				WithTarget(capacity.Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client(), Engine: "fake", GPU: "none"}),
 				withOutDir(out), withProgress(false),
 				WithSLO(capacity.SLO{TTFT: cfg.SlotPrefill + 100*time.Millisecond}))

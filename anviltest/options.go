@@ -230,7 +230,7 @@ func benchtimeFieldNames(user capacity.Workload, bt benchtime) [][2]string {
 // explainFields adds to an error of package capacity where a user of go
 // test sets each field it names: pairs maps a field (Target.APIKeyEnv,
 // Workload.Requests, ...) to its environment variable or flag. The fields
-// are read from the *capacity.ConfigError values err holds, never from its
+// are read from the *capacity.FieldError values err holds, never from its
 // text. Values are not repeated: the error already shows them (never a
 // secret), or deliberately hides them.
 func explainFields(err error, pairs ...[2]string) error {
@@ -250,14 +250,14 @@ func explainFields(err error, pairs ...[2]string) error {
 	return fmt.Errorf("%w (%s)", err, strings.Join(names, "; "))
 }
 
-// configFields lists the Field of every *capacity.ConfigError in err's
+// configFields lists the Field of every *capacity.FieldError in err's
 // tree (errors.Join and %w wrapping included), in order.
 func configFields(err error) []string {
 	var fields []string
 	var walk func(error)
 	walk = func(e error) {
 		switch x := e.(type) {
-		case *capacity.ConfigError:
+		case *capacity.FieldError:
 			fields = append(fields, x.Field)
 		case interface{ Unwrap() []error }:
 			for _, e := range x.Unwrap() {

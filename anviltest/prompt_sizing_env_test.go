@@ -18,9 +18,9 @@ func TestPromptSizingEnv(t *testing.T) {
 		want capacity.PromptSizing
 	}{
 		{"", "", ""},
-		{"exact", "", capacity.PromptSizingExact},
-		{"reference", "", capacity.PromptSizingReference},
-		{"exact", capacity.PromptSizingReference, capacity.PromptSizingReference},
+		{"exact", "", "exact"},
+		{"reference", "", "reference"},
+		{"exact", "reference", "reference"},
 	}
 	for _, tt := range tests {
 		s := newSettings([]Option{WithEnvironment(env{envPromptSizing: tt.env}.get)})

@@ -27,29 +27,38 @@ const (
 	jobCompletionIndex = "JOB_COMPLETION_INDEX"
 )
 
-// shardRange is what ANVIL_SHARD and ANVIL_SHARDS accept for a count.
-var shardRange = fmt.Sprintf("1..%d", capacity.MaxShards)
-
 // parseShard parses ANVIL_SHARD's "i/N".
 func parseShard(e *environment, v string) error {
 	is, ns, ok := strings.Cut(v, "/")
 	i, err1 := strconv.Atoi(is)
 	n, err2 := strconv.Atoi(ns)
-	if !ok || err1 != nil || err2 != nil || n < 1 || n > capacity.MaxShards || i < 0 || i >= n {
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
 		return errNotAllowed
 	}
 	e.shard = capacity.Shard{Index: i, Count: n}
-	return nil
+	return checkShardCount(n)
 }
 
 // parseShards parses ANVIL_SHARDS's count.
 func parseShards(e *environment, v string) error {
 	n, err := strconv.Atoi(v)
-	if err == nil && (n < 1 || n > capacity.MaxShards) {
+	switch {
+	case err != nil:
+	case n < 1:
 		err = errOutOfRange
+	default:
+		err = checkShardCount(n)
 	}
 	e.shards = n
 	return err
+}
+
+// checkShardCount checks a shard count against capacity's bound on
+// Workload.Shard.Count (for a workload with a request and a worker per
+// shard, which the run itself checks).
+func checkShardCount(n int) error {
+	return checkWorkload("Workload.Shard.Count", capacity.Workload{
+		Requests: n, Concurrency: n, Shard: capacity.Shard{Count: n, StartAt: time.Unix(1, 0)}})
 }
 
 // parseStartAt parses ANVIL_START_AT.

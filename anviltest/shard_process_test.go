@@ -42,7 +42,7 @@ func BenchmarkShardChild(b *testing.B) {
 		b.Skip("run by TestShardProcesses with " + shardChildEnv + " set")
 	}
 	Capacity(b, capacity.Workload{Requests: 24, Concurrency: 8, Seed: shardChildSeed, MaxTokens: 32,
-		ContextTokens: 512, RequestCanaries: true, Rate: 40, Arrival: capacity.ArrivalPoisson})
+		ContextTokens: 512, RequestCanaries: true, Rate: 40, Arrival: "poisson"})
 }
 
 // arrival is one chat request as the recording server saw it.
@@ -60,7 +60,7 @@ type arrivalRecorder struct {
 	seen map[int][]arrival
 }
 
-var canaryIndex = regexp.MustCompile(capacity.CanaryMarkerPrefix + strconv.Itoa(shardChildSeed) + `_(\d+)`)
+var canaryIndex = regexp.MustCompile("ANVIL_REQ_" + strconv.Itoa(shardChildSeed) + `_(\d+)`)
 
 func newArrivalRecorder(t *testing.T) *arrivalRecorder {
 	r := &arrivalRecorder{fake: fakeserver.New(fakeserver.Fast()), seen: map[int][]arrival{}}

@@ -40,13 +40,13 @@ var errProbeNotRun = errors.New("anviltest: sweep probe did not produce a report
 //
 //	func BenchmarkKnee(b *testing.B) {
 //		anviltest.Sweep(b, capacity.Workload{ContextTokens: 8192},
-//			capacity.SearchSpec{Kind: capacity.ConcurrencySearch, Max: 64},
+//			capacity.SearchSpec{Kind: "concurrency", Max: 64},
 //			anviltest.WithSLO(capacity.SLO{TTFT: 500 * time.Millisecond}))
 //	}
 //
 // The SLO comes from WithSLO, then ANVIL_SLO_TTFT, ANVIL_SLO_TPOT,
 // ANVIL_SLO_E2E and ANVIL_SLO_ATTAINMENT; Sweep fails without one. Each
-// probe has capacity.ProbeRequests requests: -benchtime Nx raises the
+// probe has the requests capacity.Search gives it: -benchtime Nx raises the
 // count to N when the Workload sets none, a time-based -benchtime only sets
 // each sub-benchmark's minimum length (a probe is sized by count, so that
 // its attainment means the same at every value). Filtering a probe out
@@ -85,7 +85,7 @@ func Sweep(b *testing.B, w capacity.Workload, spec capacity.SearchSpec, opts ...
 		b.Fatalf("anviltest: sweep: %v", err)
 	}
 	unit := unitBestConcurrency
-	if res.Kind == capacity.RateSearch {
+	if res.Kind == "rate" {
 		unit = unitBestRate
 	}
 	b.Logf("sweep %s: best %g (found %t, at max %t, first failing %g) after %d probes, SLO %s",
@@ -105,7 +105,7 @@ func Sweep(b *testing.B, w capacity.Workload, spec capacity.SearchSpec, opts ...
 
 // probeName is the sub-benchmark name of a probe: conc=8 or rate=12.5.
 func probeName(p artifact.SearchProbe) string {
-	if p.Kind == string(capacity.RateSearch) {
+	if p.Kind == "rate" {
 		return "rate=" + strconv.FormatFloat(p.Value, 'g', -1, 64)
 	}
 	return "conc=" + strconv.FormatFloat(p.Value, 'f', 0, 64)

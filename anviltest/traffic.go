@@ -148,8 +148,14 @@ func parseIgnoreEOS(e *environment, v string) error {
 // parseSessionsCount parses ANVIL_SESSIONS_COUNT.
 func parseSessionsCount(e *environment, v string) error {
 	n, err := strconv.Atoi(v)
-	if err == nil && (n < 1 || n > capacity.MaxRequests) {
+	switch {
+	case err != nil:
+	case n < 1:
 		err = errOutOfRange
+	default:
+		// Each session sends at least one request: capacity's bound on
+		// Workload.Requests bounds the sessions too (before any is built).
+		err = checkWorkload("Workload.Requests", capacity.Workload{Requests: n})
 	}
 	e.traffic.sessionsCount = n
 	return err

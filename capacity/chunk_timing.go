@@ -126,8 +126,8 @@ func (w Workload) validateChunksAndSizing(v *validator) {
 		v.add("Workload.StallThreshold", w.StallThreshold, "must be 0 (the relative stall rule) or in (0s, Timeout = %v]", w.Timeout)
 	}
 	switch w.PromptSizing {
-	case PromptSizingReference, PromptSizingExact:
+	case promptSizingReference, promptSizingExact:
 	default:
-		v.add("Workload.PromptSizing", w.PromptSizing, "must be %q or %q", PromptSizingReference, PromptSizingExact)
+		v.add("Workload.PromptSizing", w.PromptSizing, "must be %q or %q", promptSizingReference, promptSizingExact)
 	}
 }

@@ -44,7 +44,7 @@ type nativeAnswers struct {
 	window       int    // the first positive window; 0 when none
 	windowSource string // the endpoint that gave it
 	slots        int    // llama.cpp's slots; 0 when unknown
-	slotsSource  string // SourceProps or SourceSlots
+	slotsSource  string // llamaCppPropsPath or SourceSlots
 }
 
 // discoverNative asks llama.cpp's /props for its window and slots (and
@@ -57,7 +57,7 @@ func discoverNative(ctx context.Context, hc *http.Client, t Target, apiKey, mode
 	var a nativeAnswers
 	if body, ok := askServer(ctx, hc, t, apiKey, root+llamaCppPropsPath, nil, timeout); ok {
 		if n := parseLlamaCppProps(body, model); n > 0 {
-			a.window, a.windowSource = n, SourceProps
+			a.window, a.windowSource = n, llamaCppPropsPath
 		}
 		a.slots, a.slotsSource = llamaCppSlots(ctx, hc, t, apiKey, root, body, timeout)
 	}
@@ -199,8 +199,8 @@ func parseOllamaShow(body []byte, _ string) int {
 }
 
 // windowInt reads a window a server advertises: a positive integer no
-// larger than MaxContextTokens (a larger one could not be planned for).
+// larger than maxContextTokens (a larger one could not be planned for).
 func windowInt(raw json.RawMessage) (int, bool) {
 	n, ok := positiveInt(raw)
-	return n, ok && n <= MaxContextTokens
+	return n, ok && n <= maxContextTokens
 }

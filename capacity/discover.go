@@ -12,17 +12,16 @@ import (
 // Where a Discovery's model and windows came from
 // (capacity/PROTOCOL.md#context-window).
 const (
-	// SourceModel and SourceMaxModelLen: the Target set it (ANVIL_MODEL,
+	// sourceModel and sourceMaxModelLen: the Target set it (ANVIL_MODEL,
 	// ANVIL_MAX_MODEL_LEN in package anviltest).
-	SourceModel       = "Target.Model"
-	SourceMaxModelLen = "Target.MaxModelLen"
-	// SourceModels: GET {BaseURL}/models.
-	SourceModels = "/models"
-	// SourceProps, SourcePS and SourceShow are llama.cpp's /props and
-	// Ollama's /api/ps and /api/show, at the server root.
-	SourceProps = llamaCppPropsPath
-	SourcePS    = ollamaPSPath
-	SourceShow  = ollamaShowPath
+	sourceModel       = "Target.Model"
+	sourceMaxModelLen = "Target.MaxModelLen"
+	// sourceModels: GET {BaseURL}/models.
+	sourceModels = "/models"
+	// sourcePS and sourceShow are Ollama's /api/ps and /api/show, at the
+	// server root (llama.cpp's /props is llamaCppPropsPath).
+	sourcePS   = ollamaPSPath
+	sourceShow = ollamaShowPath
 )
 
 // Discovery is what Run learns of the model and its context window before
@@ -30,12 +29,14 @@ const (
 type Discovery struct {
 	// Model is the model id sent: Target.Model, else the /models entry's.
 	Model string
-	// ModelSource is SourceModel or SourceModels.
+	// ModelSource is "Target.Model" or "/models".
 	ModelSource string
 	// Window is the window the run plans for (max_context_tokens):
 	// Target.MaxModelLen when set, else the advertised window.
 	Window int
-	// WindowSource is SourceMaxModelLen or the endpoint that advertised it (SourceModels, SourceProps, SourcePS, SourceShow).
+	// WindowSource is "Target.MaxModelLen" or the endpoint that advertised
+	// it: "/models", llama.cpp's "/props", Ollama's "/api/ps" or
+	// "/api/show".
 	WindowSource string
 	// Advertised is the window the server advertised (0: none), from
 	// AdvertisedSource: the first of /models (max_model_len,
@@ -62,11 +63,11 @@ type Discovery struct {
 // Discover asks the server behind t for the model and its context window
 // exactly as Run does (capacity/PROTOCOL.md#context-window): GET
 // {BaseURL}/models, llama.cpp's /props (and /slots), then Ollama's native
-// endpoints, each step bounded by DefaultTimeout and ctx, through the
-// module's connection rule. With both Model and MaxModelLen set it still
-// asks, to compare (Discovery.Note), each step bounded by
-// declaredProbeTimeout, and a failure is no error. It sends t.Headers and
-// the API key of t.APIKeyEnv, and follows no redirect unless t.HTTPClient
+// endpoints, each step bounded by the default Workload.Timeout (15m) and
+// ctx, through the module's connection rule. With both Model and
+// MaxModelLen set it still asks, to compare (Discovery.Note), each step
+// bounded by 5 s, and a failure is no error. It sends t.Headers and the
+// API key of t.APIKeyEnv, and follows no redirect unless t.HTTPClient
 // does. Errors are those of Run's probe: ErrInvalidConfig for a bad target
 // or no window anywhere, ErrEndpointRefused for a 401, 403 or 404 of
 // /models.
@@ -86,7 +87,7 @@ func Discover(ctx context.Context, t Target) (Discovery, error) {
 		hc = &http.Client{Transport: own, CheckRedirect: noRedirects}
 	}
 	hc, _ = withConnectionRule(hc, own)
-	d, err := discover(ctx, hc, t, key, DefaultTimeout)
+	d, err := discover(ctx, hc, t, key, defaultTimeout)
 	return d, secretsOf(t, key).redactErr(err)
 }
 
@@ -99,7 +100,7 @@ const declaredProbeTimeout = 5 * time.Second
 
 // discover is Discover with the run's client, key and step timeout.
 func discover(ctx context.Context, hc *http.Client, t Target, key string, timeout time.Duration) (Discovery, error) {
-	d := Discovery{Model: t.Model, ModelSource: SourceModel, Window: t.MaxModelLen, WindowSource: SourceMaxModelLen}
+	d := Discovery{Model: t.Model, ModelSource: sourceModel, Window: t.MaxModelLen, WindowSource: sourceMaxModelLen}
 	declared := t.Model != "" && t.MaxModelLen > 0
 	if declared {
 		timeout = min(timeout, declaredProbeTimeout)
@@ -113,10 +114,10 @@ func discover(ctx context.Context, hc *http.Client, t Target, key string, timeou
 		return Discovery{}, fmt.Errorf("%w (with Target.Model and Target.MaxModelLen set, the run does not need its answer)", err)
 	default:
 		if d.Model == "" {
-			d.Model, d.ModelSource = info.ID, SourceModels
+			d.Model, d.ModelSource = info.ID, sourceModels
 		}
 		if info.MaxModelLen > 0 {
-			d.Advertised, d.AdvertisedSource = info.MaxModelLen, SourceModels
+			d.Advertised, d.AdvertisedSource = info.MaxModelLen, sourceModels
 		}
 	}
 	if ctx.Err() == nil {
@@ -134,7 +135,7 @@ func discover(ctx context.Context, hc *http.Client, t Target, key string, timeou
 	}
 	d.TruncationWindow = d.Window
 	if d.Advertised > 0 && d.Advertised != d.Window {
-		served := d.AdvertisedSource != SourceShow
+		served := d.AdvertisedSource != sourceShow
 		if served || d.Advertised < d.Window {
 			d.TruncationWindow = d.Advertised
 		}
@@ -160,7 +161,7 @@ func noWindowError(t Target, info modelInfo) error {
 	}
 	models := fmt.Sprintf("the /models entry %q has none of %v", info.ID, contextLengthFields)
 	if info.OutOfRange != "" {
-		models = fmt.Sprintf("the /models entry %q has %s, out of the range 1..%d of a window", info.ID, info.OutOfRange, MaxContextTokens)
+		models = fmt.Sprintf("the /models entry %q has %s, out of the range 1..%d of a window", info.ID, info.OutOfRange, maxContextTokens)
 	}
 	return fmt.Errorf("%w: Target.MaxModelLen = 0, %s, and neither %s%s (llama.cpp) nor %s%s or %s%s (ollama) gave a context length: set Target.MaxModelLen",
 		ErrInvalidConfig, models, root, llamaCppPropsPath, root, ollamaPSPath, root, ollamaShowPath)
@@ -171,7 +172,7 @@ func (d Discovery) truncationWindowFrom() windowOrigin {
 	if d.Advertised > 0 && d.TruncationWindow == d.Advertised {
 		return windowOrigin{source: d.AdvertisedSource}
 	}
-	return windowOrigin{source: SourceMaxModelLen, declared: true}
+	return windowOrigin{source: sourceMaxModelLen, declared: true}
 }
 
 // record is anvil_go.context_window.

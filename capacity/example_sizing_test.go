@@ -23,7 +23,7 @@ func ExampleWorkload_exactSizing() {
 
 	rep, err := capacity.Run(context.Background(),
 		capacity.Target{BaseURL: srv.URL + "/v1", Engine: "fake", GPU: "none"},
-		capacity.Workload{Requests: 4, Concurrency: 4, ContextTokens: 4096, MaxTokens: 32, PromptSizing: capacity.PromptSizingExact})
+		capacity.Workload{Requests: 4, Concurrency: 4, ContextTokens: 4096, MaxTokens: 32, PromptSizing: "exact"})
 	if err != nil {
 		log.Fatal(err)
 	}

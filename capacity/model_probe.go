@@ -28,7 +28,7 @@ type modelInfo struct {
 	// --ctx-size over --parallel); 0 when it has none.
 	MaxModelLen int
 	// OutOfRange names the first of those fields that holds a number
-	// outside 1..MaxContextTokens ("max_model_len 0"), "" when none does:
+	// outside 1..maxContextTokens ("max_model_len 0"), "" when none does:
 	// such a window is none.
 	OutOfRange string
 }
@@ -116,7 +116,7 @@ func parseModels(body []byte, model string) (modelInfo, error) {
 }
 
 // window sets MaxModelLen from the field named field when it holds a
-// window in 1..MaxContextTokens, and reports whether it did; a number
+// window in 1..maxContextTokens, and reports whether it did; a number
 // outside that range is recorded in OutOfRange (the first one only).
 func (info *modelInfo) window(raw json.RawMessage, field string) bool {
 	if n, ok := windowInt(raw); ok {

@@ -78,7 +78,7 @@ func TestProbeModelFake(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 16384, *rep.MaxContextTokens)
 		require.Equal(t, "fake-plain", rep.Model)
-		require.Equal(t, map[int]int{16384 - DefaultMaxTokens - DefaultMargin: 1}, rep.ContextDistribution, "contexts clamp to the prompt budget")
+		require.Equal(t, map[int]int{16384 - defaultMaxTokens - defaultMargin: 1}, rep.ContextDistribution, "contexts clamp to the prompt budget")
 	})
 }
 

@@ -21,7 +21,7 @@ import (
 // the canary marker each answer began with.
 func tracesByIndex(t testing.TB, srv *fakeserver.Server, seed int64) map[int]fakeserver.Trace {
 	t.Helper()
-	prefix := CanaryMarkerPrefix + strconv.FormatInt(seed, 10) + "_"
+	prefix := canaryMarkerPrefix + strconv.FormatInt(seed, 10) + "_"
 	out := make(map[int]fakeserver.Trace)
 	for _, tr := range srv.Traces() {
 		require.True(t, tr.Done(), "trace %d is final", tr.Index)
@@ -81,7 +81,7 @@ func TestRunExactUnderFakeTime(t *testing.T) {
 
 		traces := tracesByIndex(t, srv, seed)
 		require.Len(t, traces, 60)
-		plan, err := newPlan(Workload{Requests: 60, Seed: seed, MaxTokens: 1024}, 262144, DefaultMargin, "")
+		plan, err := newPlan(Workload{Requests: 60, Seed: seed, MaxTokens: 1024}, 262144, defaultMargin, "")
 		require.NoError(t, err)
 		require.Equal(t, plan.ContextDistribution(), rep.ContextDistribution, "the seeded plan, whatever the scheduling")
 		var ratios []float64

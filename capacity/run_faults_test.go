@@ -48,31 +48,31 @@ func TestRunFaultOutcomes(t *testing.T) {
 		received bool
 		slow     bool // skipped with -short (the unit tests cover it)
 	}{
-		{fault: "http_429", errType: ErrorTypeHTTPStatus, class: artifact.FailureHTTPError, status: 429, received: true, message: "HTTP 429 Too Many Requests: {"},
-		{fault: "http_500", errType: ErrorTypeHTTPStatus, class: artifact.FailureHTTPError, status: 500, received: true, message: "The server had an error"},
-		{fault: "http_503", errType: ErrorTypeHTTPStatus, class: artifact.FailureHTTPError, status: 503, received: true, message: "HTTP 503"},
-		{fault: "http_400", errType: ErrorTypeHTTPStatus, class: artifact.FailureHTTPError, status: 400, received: true, message: "invalid_request_error"},
-		{fault: "drop", errType: ErrorTypeEOF, class: artifact.FailureStreamValidation, status: 200, received: true, message: "connection dropped mid-stream (unexpected EOF)"},
-		{fault: "stall", w: Workload{StallTimeout: 5 * time.Second}, errType: ErrorTypeStall, class: artifact.FailureTimeout, status: 200, received: true, message: "stream idle longer than Workload.StallTimeout (5s)"},
-		{fault: "slow_headers", w: Workload{StallTimeout: 5 * time.Second}, errType: ErrorTypeStall, class: artifact.FailureTimeout, message: "no response headers within Workload.StallTimeout (5s)"},
-		{fault: "slow_headers", w: Workload{Timeout: 10 * time.Second}, errType: ErrorTypeTimeout, class: artifact.FailureTimeout, message: "no response headers within Workload.Timeout (10s)"},
-		{fault: "endless", w: Workload{Timeout: 10 * time.Second}, errType: ErrorTypeTimeout, class: artifact.FailureTimeout, status: 200, received: true, message: "request exceeded Workload.Timeout (10s)"},
-		{fault: "endless", errType: ErrorTypeTooManyEvents, class: artifact.FailureStreamValidation, status: 200, received: true, message: "more chunks than any max_tokens allows", slow: true},
-		{fault: "malformed_json", errType: ErrorTypeMalformedChunk, class: artifact.FailureStreamValidation, status: 200, received: true, message: "malformed JSON chunk"},
-		{fault: "stream_error", errType: ErrorTypeServerError, class: artifact.FailureStreamValidation, status: 200, received: true, message: "in-stream error object"},
-		{fault: "oversized_event", errType: ErrorTypeEventTooLarge, class: artifact.FailureStreamValidation, status: 200, received: true, message: "event larger than MaxEventSize"},
-		{fault: "reasoning_only", errType: ErrorTypeNoVisibleContent, class: artifact.FailureStreamValidation, status: 200, received: true, message: "stream completed without visible content"},
-		{fault: "empty_body", errType: ErrorTypeNoVisibleContent, class: artifact.FailureStreamValidation, status: 200, received: true, message: "stream completed without visible content"},
-		{fault: "wrong_content_type", errType: ErrorTypeContentType, class: artifact.FailureStreamValidation, status: 200, received: true, message: `Content-Type "application/json" is not text/event-stream`},
-		{fault: "omit_marker", w: Workload{RequestCanaries: true}, errType: ErrorTypeCanary, class: artifact.FailureRequestCanary, status: 200, received: true, message: "marker missing"},
-		{fault: "late_marker", w: Workload{RequestCanaries: true}, errType: ErrorTypeCanary, class: artifact.FailureRequestCanary, status: 200, received: true, message: "marker not at the start"},
-		{fault: "foreign_marker", w: Workload{RequestCanaries: true}, errType: ErrorTypeCanary, class: artifact.FailureRequestCanary, status: 200, received: true, message: "peer marker"},
-		{fault: "extra_words", w: Workload{ResponseWords: 5, ControlledOutputPolicy: PolicyStrict}, errType: ErrorTypeControlledOutput, class: artifact.FailureControlledOutput, status: 200, received: true, message: "want exactly 5 words \"code\""},
+		{fault: "http_429", errType: errorTypeHTTPStatus, class: artifact.FailureHTTPError, status: 429, received: true, message: "HTTP 429 Too Many Requests: {"},
+		{fault: "http_500", errType: errorTypeHTTPStatus, class: artifact.FailureHTTPError, status: 500, received: true, message: "The server had an error"},
+		{fault: "http_503", errType: errorTypeHTTPStatus, class: artifact.FailureHTTPError, status: 503, received: true, message: "HTTP 503"},
+		{fault: "http_400", errType: errorTypeHTTPStatus, class: artifact.FailureHTTPError, status: 400, received: true, message: "invalid_request_error"},
+		{fault: "drop", errType: errorTypeEOF, class: artifact.FailureStreamValidation, status: 200, received: true, message: "connection dropped mid-stream (unexpected EOF)"},
+		{fault: "stall", w: Workload{StallTimeout: 5 * time.Second}, errType: errorTypeStall, class: artifact.FailureTimeout, status: 200, received: true, message: "stream idle longer than Workload.StallTimeout (5s)"},
+		{fault: "slow_headers", w: Workload{StallTimeout: 5 * time.Second}, errType: errorTypeStall, class: artifact.FailureTimeout, message: "no response headers within Workload.StallTimeout (5s)"},
+		{fault: "slow_headers", w: Workload{Timeout: 10 * time.Second}, errType: errorTypeTimeout, class: artifact.FailureTimeout, message: "no response headers within Workload.Timeout (10s)"},
+		{fault: "endless", w: Workload{Timeout: 10 * time.Second}, errType: errorTypeTimeout, class: artifact.FailureTimeout, status: 200, received: true, message: "request exceeded Workload.Timeout (10s)"},
+		{fault: "endless", errType: errorTypeTooManyEvents, class: artifact.FailureStreamValidation, status: 200, received: true, message: "more chunks than any max_tokens allows", slow: true},
+		{fault: "malformed_json", errType: errorTypeMalformedChunk, class: artifact.FailureStreamValidation, status: 200, received: true, message: "malformed JSON chunk"},
+		{fault: "stream_error", errType: errorTypeServerError, class: artifact.FailureStreamValidation, status: 200, received: true, message: "in-stream error object"},
+		{fault: "oversized_event", errType: errorTypeEventTooLarge, class: artifact.FailureStreamValidation, status: 200, received: true, message: "event larger than MaxEventSize"},
+		{fault: "reasoning_only", errType: errorTypeNoVisibleContent, class: artifact.FailureStreamValidation, status: 200, received: true, message: "stream completed without visible content"},
+		{fault: "empty_body", errType: errorTypeNoVisibleContent, class: artifact.FailureStreamValidation, status: 200, received: true, message: "stream completed without visible content"},
+		{fault: "wrong_content_type", errType: errorTypeContentType, class: artifact.FailureStreamValidation, status: 200, received: true, message: `Content-Type "application/json" is not text/event-stream`},
+		{fault: "omit_marker", w: Workload{RequestCanaries: true}, errType: errorTypeCanary, class: artifact.FailureRequestCanary, status: 200, received: true, message: "marker missing"},
+		{fault: "late_marker", w: Workload{RequestCanaries: true}, errType: errorTypeCanary, class: artifact.FailureRequestCanary, status: 200, received: true, message: "marker not at the start"},
+		{fault: "foreign_marker", w: Workload{RequestCanaries: true}, errType: errorTypeCanary, class: artifact.FailureRequestCanary, status: 200, received: true, message: "peer marker"},
+		{fault: "extra_words", w: Workload{ResponseWords: 5, ControlledOutputPolicy: policyStrict}, errType: errorTypeControlledOutput, class: artifact.FailureControlledOutput, status: 200, received: true, message: "want exactly 5 words \"code\""},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.fault)+"/"+string(tt.class), func(t *testing.T) {
 			if tt.slow && testing.Short() {
-				t.Skip("streams MaxStreamEvents events")
+				t.Skip("streams maxStreamEvents events")
 			}
 			synctest.Test(t, func(t *testing.T) {
 				w := tt.w

@@ -24,7 +24,7 @@ import (
 
 // writeOKStream answers a chat request with a minimal valid stream: one
 // content chunk, usage, [DONE]. Its usage counts the prompt at exactly
-// PromptCharsPerToken characters per token (a tokenizer that agrees with the
+// promptCharsPerToken characters per token (a tokenizer that agrees with the
 // plan's estimate) and 3 completion tokens.
 func writeOKStream(w http.ResponseWriter, rawRequest []byte) {
 	var req struct {
@@ -35,7 +35,7 @@ func writeOKStream(w http.ResponseWriter, rawRequest []byte) {
 	_ = json.Unmarshal(rawRequest, &req)
 	prompt := 0
 	for _, m := range req.Messages {
-		prompt += int(float64(len(m.Content)) / PromptCharsPerToken)
+		prompt += int(float64(len(m.Content)) / promptCharsPerToken)
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	_, _ = fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"}}]}\n\n"+
@@ -237,7 +237,7 @@ func TestRunRequestError(t *testing.T) {
 	require.Len(t, rep.Failures, 2)
 	for _, f := range rep.Failures {
 		require.Equal(t, artifact.FailureRequestError, f.FailureClass)
-		require.Equal(t, ErrorTypeConnectionRefused, f.ErrorType)
+		require.Equal(t, errorTypeConnectionRefused, f.ErrorType)
 		require.Contains(t, f.ErrorMessage, "connection refused")
 		require.NotContains(t, f.ErrorMessage, "pw")
 		require.False(t, f.ResponseReceived)
@@ -339,7 +339,7 @@ func TestRunUniqueNonce(t *testing.T) {
 		return rc.body["messages"].([]any)[0].(map[string]any)["content"].(string)
 	}
 	synctest.Test(t, func(t *testing.T) {
-		w := Workload{Requests: 1, ContextTokens: 2048, PromptCacheMode: PromptCacheUnique, SharedPrefixTokens: 256}
+		w := Workload{Requests: 1, ContextTokens: 2048, PromptCacheMode: promptCacheUnique, SharedPrefixTokens: 256}
 		require.NotEqual(t, firstPrompt(t, w), firstPrompt(t, w), "a nonce per run")
 		w.OmitUniqueNonce = true
 		require.Equal(t, firstPrompt(t, w), firstPrompt(t, w), "reproducible without the nonce")

@@ -33,7 +33,7 @@ func llamaCppSlots(ctx context.Context, hc *http.Client, t Target, apiKey, root 
 		return 0, ""
 	}
 	if n, ok := positiveInt(p.TotalSlots); ok {
-		return n, SourceProps
+		return n, llamaCppPropsPath
 	}
 	if len(p.Default) == 0 || ctx.Err() != nil {
 		return 0, ""
@@ -58,7 +58,7 @@ func (d *Discovery) noteSlots(concurrency int) {
 	}
 	note := fmt.Sprintf("Workload.Concurrency %d exceeds the %d slots the server runs at once (%s): up to %d requests wait in the server's queue, and that wait is part of their TTFT; llama.cpp's --parallel splits --ctx-size across its slots",
 		concurrency, d.Slots, d.SlotsSource, concurrency-d.Slots)
-	if d.Advertised > 0 && d.AdvertisedSource != SourceShow {
+	if d.Advertised > 0 && d.AdvertisedSource != sourceShow {
 		note += fmt.Sprintf(", each serving the window of %d tokens it advertises (%s)", d.Advertised, d.AdvertisedSource)
 	}
 	note += ": raise --parallel (and --ctx-size with it) or lower the concurrency"

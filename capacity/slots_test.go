@@ -39,9 +39,9 @@ func TestDiscoverLlamaCppSlots(t *testing.T) {
 		window, wantSlots int
 		wantSource        string
 	}{
-		{"props total_slots", readTranscript(t, "llamacpp-b10573-models.json"), props, slots, 8192, 4, SourceProps},
+		{"props total_slots", readTranscript(t, "llamacpp-b10573-models.json"), props, slots, 8192, 4, llamaCppPropsPath},
 		{"ctx-size 8192 over 4 slots", readTranscript(t, "llamacpp-b10573-models-ctx8192-parallel4.json"),
-			readTranscript(t, "llamacpp-b10573-props-ctx8192-parallel4.json"), nil, 2048, 4, SourceProps},
+			readTranscript(t, "llamacpp-b10573-props-ctx8192-parallel4.json"), nil, 2048, 4, llamaCppPropsPath},
 		{"no total_slots: /slots", readTranscript(t, "llamacpp-b10573-models.json"), noTotal, slots, 8192, 4, llamaCppSlotsPath},
 		{"no total_slots, no /slots", readTranscript(t, "llamacpp-b10573-models.json"), noTotal, nil, 8192, 0, ""},
 		{"not llama.cpp", readTranscript(t, "llamacpp-b10573-models.json"), []byte(`{"total_slots":"four"}`), slots, 8192, 0, ""},
@@ -65,7 +65,7 @@ func TestDiscoverLlamaCppSlots(t *testing.T) {
 			require.Equal(t, tt.window, d.Window)
 			require.Equal(t, tt.wantSlots, d.Slots)
 			require.Equal(t, tt.wantSource, d.SlotsSource)
-			if tt.wantSource == SourceProps {
+			if tt.wantSource == llamaCppPropsPath {
 				require.Zero(t, slotsAsked, "/slots is asked only when /props names no total_slots")
 			}
 		})
@@ -81,12 +81,12 @@ func TestRunConcurrencyAboveSlots(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			srv := newLlamaCppServer(t)
 			target := Target{BaseURL: "http://llama.invalid/v1", HTTPClient: servePipe(t, srv.handler()), MetricsURL: "off"}
-			rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: conc, Concurrency: conc, ContextTokens: 1000, PromptSizing: PromptSizingExact})
+			rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: conc, Concurrency: conc, ContextTokens: 1000, PromptSizing: promptSizingExact})
 			require.NoError(t, err)
 			require.Equal(t, conc, rep.Completed, "failures: %+v", rep.Failures)
 			cw := rep.AnvilGo.ContextWindow
 			require.Equal(t, 4, *cw.Slots)
-			require.Equal(t, SourceProps, *cw.SlotsSource)
+			require.Equal(t, llamaCppPropsPath, *cw.SlotsSource)
 			if conc == 4 {
 				require.Nil(t, cw.Note)
 				return

@@ -31,7 +31,7 @@ func TestEngineNeverSentCountsAgree(t *testing.T) {
 		}()
 		w := capacity.Workload{Requests: 40, Concurrency: 2, ContextTokens: 512, Rate: rate}
 		if rate > 0 {
-			w.Arrival = capacity.ArrivalConstant
+			w.Arrival = "constant"
 		}
 		rep, _ := capacity.Run(ctx, capacity.Target{BaseURL: srv.URL + "/v1", Model: "m", MaxModelLen: 8192}, w)
 		cancel()

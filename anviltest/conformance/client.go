@@ -89,11 +89,9 @@ func newProber(ctx context.Context, c Config) (*prober, error) {
 	// that closes every connection it answered on (llama.cpp's
 	// llama-server) is served without reuse instead of failing checks at
 	// random.
-	if _, ok := p.hc.Transport.(*capacity.ConnectionRule); !ok {
-		hc := *p.hc
-		hc.Transport = capacity.NewConnectionRule(hc.Transport)
-		p.hc = &hc
-	}
+	hc := *p.hc
+	hc.Transport = capacity.NewConnectionRule(hc.Transport) // unchanged when it already follows the rule
+	p.hc = &hc
 	var b [6]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
 	p.nonce = hex.EncodeToString(b[:])

@@ -57,7 +57,7 @@ func TestMockLLMConformance(t *testing.T) {
 func TestMockLLMCapacity(t *testing.T) {
 	base := mockLLMURL(t)
 	rep, err := capacity.Run(t.Context(), capacity.Target{BaseURL: base, MaxModelLen: 8192},
-		capacity.Workload{Requests: 4, Concurrency: 2, ContextTokens: 64, SharedPrefixTokens: capacity.NoSharedPrefix,
+		capacity.Workload{Requests: 4, Concurrency: 2, ContextTokens: 64, SharedPrefixTokens: capacity.None,
 			MaxTokens: 16, Timeout: 30 * time.Second})
 	require.NoError(t, err)
 	require.Equal(t, 4, rep.Completed, "failures: %v", rep.Failures)

@@ -41,7 +41,7 @@ func TestOllamaCapacity(t *testing.T) {
 	base := ollamaURL(t)
 	rep, err := capacity.Run(t.Context(), capacity.Target{BaseURL: base, Model: "tiny:latest", Engine: "ollama-0.17.4", GPU: "none"},
 		capacity.Workload{Requests: 8, Concurrency: 2, ContextTokens: 1000, MaxTokens: 16,
-			PromptSizing: capacity.PromptSizingExact, Timeout: 2 * time.Minute})
+			PromptSizing: "exact", Timeout: 2 * time.Minute})
 	require.NoError(t, err)
 	require.Equal(t, 8, rep.Completed, "failures: %v", rep.Failures)
 	require.True(t, rep.PerformanceEligible)

@@ -60,7 +60,7 @@ func runSingle(t *testing.T) singleRun {
 
 // tracesByIndex maps the measured requests' traces by request index.
 func tracesByIndex(t *testing.T, srv *fakeserver.Server, seed int64) map[int]fakeserver.Trace {
-	prefix := capacity.CanaryMarkerPrefix + strconv.FormatInt(seed, 10) + "_"
+	prefix := "ANVIL_REQ_" + strconv.FormatInt(seed, 10) + "_"
 	out := make(map[int]fakeserver.Trace)
 	for _, tr := range srv.Traces() {
 		if !strings.HasPrefix(tr.Marker, prefix) {

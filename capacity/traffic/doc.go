@@ -20,7 +20,7 @@
 //
 // Prompts are sized by a blocktext.Sizing: the reference's 3.0
 // characters per token unless one is given. Replay and Sessions are
-// capacity.SizedSources: with capacity.PromptSizingExact the run learns
+// capacity.SizedSources: with Workload.PromptSizing "exact" the run learns
 // the server's characters per token before the warm-up and sizes every
 // prompt at that one ratio (SizedAt).
 //

@@ -38,11 +38,11 @@ func TestReplayMooncakeExactSizing(t *testing.T) {
 				srv := newChatServer(t, 50*time.Millisecond)
 				srv.tokens, srv.tokenize = tinyTokens, tokenize
 				replay := traffic.Replay{Records: recs, Salt: "run-1"}
-				rep, err := capacity.Run(t.Context(), srv.target(), replay.Workload(capacity.Workload{Concurrency: 64, PromptSizing: capacity.PromptSizingExact}))
+				rep, err := capacity.Run(t.Context(), srv.target(), replay.Workload(capacity.Workload{Concurrency: 64, PromptSizing: "exact"}))
 				require.NoError(t, err)
 				require.Equal(t, len(recs), rep.Completed)
 				ps := rep.AnvilGo.PromptSizing
-				require.Equal(t, string(capacity.PromptSizingExact), ps.Method)
+				require.Equal(t, string("exact"), ps.Method)
 				want := map[bool]string{true: "tokenize", false: "calibration"}[tokenize]
 				require.Equal(t, want, *ps.Source)
 				require.InDelta(t, 1.1, ps.CharsPerToken, 0.02)
@@ -107,7 +107,7 @@ func TestSessionsExactSizing(t *testing.T) {
 		srv.tokens = tinyTokens
 		s, err := traffic.Synthetic(spec, 4, traffic.ClosedLoop(2), traffic.SessionOptions{Salt: "run-1"})
 		require.NoError(t, err)
-		rep, err := capacity.Run(t.Context(), srv.target(), s.Workload(capacity.Workload{PromptSizing: capacity.PromptSizingExact}))
+		rep, err := capacity.Run(t.Context(), srv.target(), s.Workload(capacity.Workload{PromptSizing: "exact"}))
 		require.NoError(t, err)
 		require.Equal(t, 12, rep.Completed)
 		ps := rep.AnvilGo.PromptSizing
