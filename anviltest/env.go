@@ -159,10 +159,10 @@ var envVars = [...]envVar{
 		e.metricsURL = v
 		return nil
 	}},
-	{envMetricsInterval, "Target.MetricsInterval", fmt.Sprintf("a duration in [%v, %v]", servermetrics.MinInterval, servermetrics.MaxInterval), func(e *environment, v string) error {
+	{envMetricsInterval, "Target.MetricsInterval", "a duration such as 5s, the time between samples", func(e *environment, v string) error {
 		d, err := time.ParseDuration(v)
-		if err == nil && (d < servermetrics.MinInterval || d > servermetrics.MaxInterval) {
-			err = errOutOfRange
+		if err == nil {
+			err = servermetrics.Config{Interval: d}.Check() // its range
 		}
 		e.metricsInterval = d
 		return err

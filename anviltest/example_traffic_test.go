@@ -33,7 +33,7 @@ func ExampleWithTraffic() {
 		panic(err)
 	}
 	defer f.Close()
-	r := trace.NewReader(f, file, trace.Auto, trace.SpeedUp(1000), trace.First(40))
+	r := trace.NewReader(f, file, trace.SpeedUp(1000), trace.First(40))
 	var recs []trace.Record
 	for r.Scan() {
 		recs = append(recs, r.Record())

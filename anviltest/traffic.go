@@ -25,7 +25,7 @@ const (
 	// cap on requests in flight.
 	envTrace = "ANVIL_TRACE"
 	// envTraceFormat is the trace's format, mooncake, azure or jsonl, when
-	// the file's name does not tell (see trace.FormatOf).
+	// the file's name does not tell (see trace.Format).
 	envTraceFormat = "ANVIL_TRACE_FORMAT"
 	// envTraceSpeedUp divides every recorded offset (trace.SpeedUp).
 	envTraceSpeedUp = "ANVIL_TRACE_SPEEDUP"
@@ -93,11 +93,10 @@ func parseTracePath(e *environment, v string) error {
 	return nil
 }
 
-// parseTraceFormat parses ANVIL_TRACE_FORMAT (trace.ParseFormat).
+// parseTraceFormat parses ANVIL_TRACE_FORMAT (trace.Format).
 func parseTraceFormat(e *environment, v string) error {
-	f, err := trace.ParseFormat(v)
-	e.traffic.format = f
-	return err
+	e.traffic.format = trace.Format(v)
+	return e.traffic.format.Check()
 }
 
 // parseTraceSpeedUp parses ANVIL_TRACE_SPEEDUP in the range of
@@ -105,7 +104,7 @@ func parseTraceFormat(e *environment, v string) error {
 func parseTraceSpeedUp(e *environment, v string) error {
 	f, err := strconv.ParseFloat(v, 64)
 	if err == nil {
-		err = trace.CheckOptions(trace.SpeedUp(f))
+		err = trace.SpeedUp(f).Check()
 	}
 	e.traffic.speedUp = f
 	return err
@@ -115,7 +114,7 @@ func parseTraceSpeedUp(e *environment, v string) error {
 func parseTraceFirst(e *environment, v string) error {
 	n, err := strconv.Atoi(v)
 	if err == nil {
-		err = trace.CheckOptions(trace.First(n))
+		err = trace.First(n).Check()
 	}
 	e.traffic.first = n
 	return err
@@ -177,7 +176,7 @@ func parseWindow(v string) (trace.Window, error) {
 			return w, err
 		}
 	}
-	return w, trace.CheckOptions(w)
+	return w, w.Check()
 }
 
 // applyTraffic replaces w's synthetic plan with the traffic of the
@@ -227,7 +226,7 @@ func (et envTraffic) resolve(w capacity.Workload) (trafficSource, error) {
 		if n == 0 {
 			n = users
 		}
-		sess, err := traffic.Synthetic(*et.sessions, n, traffic.ClosedLoop(users), traffic.SessionOptions{Salt: rand.Text(), IgnoreEOS: et.ignoresEOS()})
+		sess, err := traffic.Synthetic(*et.sessions, n, traffic.SessionOptions{Users: users, Salt: rand.Text(), IgnoreEOS: et.ignoresEOS()})
 		if err != nil {
 			return nil, fmt.Errorf("anviltest: %s: %w", envSessions, err)
 		}
@@ -242,6 +241,9 @@ func (et envTraffic) resolve(w capacity.Workload) (trafficSource, error) {
 // after the read.
 func (et envTraffic) reader() (*trace.Reader, *os.File, error) {
 	var opts []trace.Option
+	if et.format != "" {
+		opts = append(opts, et.format)
+	}
 	if et.speedUp != 0 {
 		opts = append(opts, trace.SpeedUp(et.speedUp))
 	}
@@ -255,7 +257,7 @@ func (et envTraffic) reader() (*trace.Reader, *os.File, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("anviltest: %s: %w", envTrace, err)
 	}
-	return trace.NewReader(f, et.path, et.format, opts...), f, nil
+	return trace.NewReader(f, et.path, opts...), f, nil
 }
 
 // readReplay reads the trace of ANVIL_TRACE with its options.

@@ -49,7 +49,7 @@ func traceRows(t *testing.T, path string, opts ...trace.Option) []trace.Record {
 	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
-	r := trace.NewReader(f, path, trace.Auto, opts...)
+	r := trace.NewReader(f, path, opts...)
 	var recs []trace.Record
 	for r.Scan() {
 		recs = append(recs, r.Record())

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
-	"github.com/anvilbench/anvil/capacity/itl"
+	"github.com/anvilbench/anvil/capacity/internal/itl"
 )
 
 // This file measures the gaps between the output chunks of every stream

@@ -4,8 +4,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/anvilbench/anvil/capacity/arrival"
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/arrival"
 )
 
 // timedCampaign reports whether the run is a closed-loop Duration campaign,

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/anvilbench/anvil/capacity/arrival"
+	"github.com/anvilbench/anvil/capacity/internal/arrival"
 )
 
 // Bounds of the open-loop fields of a Workload (capacity/PROTOCOL.md#bounds).

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
-	"github.com/anvilbench/anvil/capacity/itl"
+	"github.com/anvilbench/anvil/capacity/internal/itl"
 )
 
 // maxPanicStack bounds the stack trace kept in a runner_error message.

@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/anvilbench/anvil/capacity/arrival"
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/arrival"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 

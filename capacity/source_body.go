@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/anvilbench/anvil/capacity/trace/blocktext"
+	"github.com/anvilbench/anvil/capacity/internal/blocktext"
 )
 
 // errorTypeSourceRequest is the error_type of a runner_error row whose

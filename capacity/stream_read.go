@@ -12,7 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/anvilbench/anvil/capacity/internal/chunk"
-	"github.com/anvilbench/anvil/capacity/itl"
+	"github.com/anvilbench/anvil/capacity/internal/itl"
 	"github.com/anvilbench/anvil/capacity/sse"
 )
 

@@ -82,9 +82,8 @@ type Target struct {
 	// an http or https URL is that endpoint, which must answer;
 	// servermetrics.Off ("off") samples nothing.
 	MetricsURL string
-	// MetricsInterval is the time between samples,
-	// servermetrics.MinInterval..MaxInterval (0:
-	// servermetrics.DefaultInterval, 1s).
+	// MetricsInterval is the time between samples, 10ms..1h (0: 1s;
+	// servermetrics.Config.Interval).
 	MetricsInterval time.Duration
 }
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/artifact"
-	"github.com/anvilbench/anvil/capacity/itl"
+	"github.com/anvilbench/anvil/capacity/internal/itl"
 	"github.com/anvilbench/anvil/capacity/servermetrics"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/internal/blocktext"
 	"github.com/anvilbench/anvil/capacity/session"
 	"github.com/anvilbench/anvil/capacity/trace"
-	"github.com/anvilbench/anvil/capacity/trace/blocktext"
 	"github.com/anvilbench/anvil/capacity/traffic"
 )
 
@@ -68,7 +68,7 @@ func TestReplayMooncakeExactSizing(t *testing.T) {
 				}
 				t.Logf("largest relative error %.5f at %.4f characters per token", worst, ps.CharsPerToken)
 
-				L := blocktext.CharsPerToken(ps.CharsPerToken).Chars(trace.MooncakeBlockTokens)
+				L := blocktext.CharsPerToken(ps.CharsPerToken).Chars(recs[0].BlockTokens)
 				shared, differ := 0, 0
 				for i := range recs {
 					require.NotEmpty(t, byIndex[i], "request %d never arrived", i)
@@ -105,7 +105,7 @@ func TestSessionsExactSizing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := newChatServer(t, 20*time.Millisecond)
 		srv.tokens = tinyTokens
-		s, err := traffic.Synthetic(spec, 4, traffic.ClosedLoop(2), traffic.SessionOptions{Salt: "run-1"})
+		s, err := traffic.Synthetic(spec, 4, traffic.SessionOptions{Users: 2, Salt: "run-1"})
 		require.NoError(t, err)
 		rep, err := capacity.Run(t.Context(), srv.target(), s.Workload(capacity.Workload{PromptSizing: "exact"}))
 		require.NoError(t, err)
