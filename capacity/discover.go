@@ -65,8 +65,8 @@ type Discovery struct {
 // {BaseURL}/models, llama.cpp's /props (and /slots), then Ollama's native
 // endpoints, each step bounded by the default Workload.Timeout (15m) and
 // ctx, through the module's connection rule. With both Model and
-// MaxModelLen set it still asks, to compare (Discovery.Note), each step
-// bounded by 5 s, and a failure is no error. It sends t.Headers and the
+// MaxModelLen set it still asks, to compare (Discovery.Note), all steps
+// within 5 s, and a failure is no error. It sends t.Headers and the
 // API key of t.APIKeyEnv, and follows no redirect unless t.HTTPClient
 // does. Errors are those of Run's probe: ErrInvalidConfig for a bad target
 // or no window anywhere, ErrEndpointRefused for a 401, 403 or 404 of
@@ -91,11 +91,11 @@ func Discover(ctx context.Context, t Target) (Discovery, error) {
 	return d, secretsOf(t, key).redactErr(err)
 }
 
-// declaredProbeTimeout bounds each discovery step when Target.Model and
+// declaredProbeTimeout bounds the whole discovery when Target.Model and
 // Target.MaxModelLen are both declared: the answers are then only
 // compared with the declared window, and an idle server answers these
-// GETs in milliseconds, so a server that does not answer them costs the
-// run seconds, not a request timeout per step.
+// requests in milliseconds, so a server that does not answer them costs
+// the run seconds, not a request timeout per step.
 const declaredProbeTimeout = 5 * time.Second
 
 // discover is Discover with the run's client, key and step timeout.
@@ -103,7 +103,9 @@ func discover(ctx context.Context, hc *http.Client, t Target, key string, timeou
 	d := Discovery{Model: t.Model, ModelSource: sourceModel, Window: t.MaxModelLen, WindowSource: sourceMaxModelLen}
 	declared := t.Model != "" && t.MaxModelLen > 0
 	if declared {
-		timeout = min(timeout, declaredProbeTimeout)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, declaredProbeTimeout)
+		defer cancel()
 	}
 	info, err := probeWithin(ctx, hc, t, key, timeout)
 	switch {
