@@ -55,7 +55,8 @@ func TestRunRecordsExtraBody(t *testing.T) {
 		require.Equal(t, want, rep.AnvilGo.Run.ExtraBody)
 
 		var b bytes.Buffer
-		require.NoError(t, artifact.Write(&b, rep))
+		_, err = rep.WriteTo(&b)
+		require.NoError(t, err)
 		require.Contains(t, b.String(), `"extra_body": {`)
 		back, err := artifact.Read(&b)
 		require.NoError(t, err)
@@ -70,7 +71,8 @@ func TestRunWithoutExtraBody(t *testing.T) {
 		require.NoError(t, err)
 		require.Nil(t, rep.AnvilGo.Run.ExtraBody)
 		var b bytes.Buffer
-		require.NoError(t, artifact.Write(&b, rep))
+		_, err = rep.WriteTo(&b)
+		require.NoError(t, err)
 		require.NotContains(t, b.String(), `"extra_body"`)
 	})
 }

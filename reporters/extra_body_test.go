@@ -18,7 +18,7 @@ func TestWorkloadIdentityExtraBody(t *testing.T) {
 	plain := loadReport(t, seedPath)
 	withBody := func(body map[string]string) *artifact.Report {
 		r := loadReport(t, seedPath)
-		r.AnvilGo = &artifact.Extension{Version: artifact.ExtensionVersion, Run: &artifact.RunSummary{ExtraBody: body}}
+		r.AnvilGo = &artifact.Extension{Version: 1, Run: &artifact.RunSummary{ExtraBody: body}}
 		return r
 	}
 	off := withBody(map[string]string{"n_keep": "4", "cache_prompt": "false", "tag": `"a b"`})
