@@ -1,6 +1,7 @@
 package anviltest
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -45,6 +46,7 @@ type environment struct {
 	baseURL, model, apiKeyEnv, engine, gpu  string
 	clockDomainID, configurationFingerprint string
 	maxModelLen                             int
+	extraBody                               map[string]any
 	out                                     string
 	warmup                                  int
 	timeout                                 time.Duration
@@ -80,6 +82,19 @@ var envVars = [...]envVar{
 		}
 		e.maxModelLen = n
 		return err
+	}},
+	{envExtraBody, "Target.ExtraBody", `a JSON object such as {"cache_prompt":false}`, func(e *environment, v string) error {
+		d := json.NewDecoder(strings.NewReader(v))
+		d.UseNumber() // numbers are sent as written
+		var m map[string]any
+		if err := d.Decode(&m); err != nil {
+			return err
+		}
+		if d.More() || m == nil {
+			return errOneObject
+		}
+		e.extraBody = m
+		return checkTarget("Target.ExtraBody", capacity.Target{ExtraBody: m})
 	}},
 	{envClockDomainID, "Target.ClockDomainID", "a clock domain label", str(func(e *environment) *string { return &e.clockDomainID })},
 	{envConfigurationFingerprint, "Target.ConfigurationFingerprint", "sha256:<64 hex digits>", str(func(e *environment) *string { return &e.configurationFingerprint })},
@@ -182,6 +197,7 @@ var envVars = [...]envVar{
 var (
 	errOutOfRange = fmt.Errorf("out of range")
 	errNotAllowed = fmt.Errorf("not one of the allowed values")
+	errOneObject  = fmt.Errorf("not one JSON object")
 )
 
 // readEnvironment parses every variable of envVars through getenv.

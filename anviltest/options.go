@@ -44,6 +44,10 @@ const (
 	// envConfigurationFingerprint identifies the served configuration
 	// (sha256:<64 hex>) when the Workload sets none.
 	envConfigurationFingerprint = "ANVIL_CONFIGURATION_FINGERPRINT"
+	// envExtraBody is a JSON object of fields merged into every request
+	// body (Target.ExtraBody, e.g. {"cache_prompt":false} for llama.cpp)
+	// when the Target sets none.
+	envExtraBody = "ANVIL_EXTRA_BODY"
 	// envFakeProfile names the embedded fake server's profile (unset:
 	// defaultFakeProfile). Ignored when a base URL is configured.
 	envFakeProfile = "ANVIL_FAKE_PROFILE"
@@ -154,6 +158,9 @@ func (s *settings) resolveTarget() (capacity.Target, error) {
 	fill(&t.ConfigurationFingerprint, e.configurationFingerprint) // validated with the Target
 	if t.MaxModelLen == 0 {
 		t.MaxModelLen = e.maxModelLen
+	}
+	if t.ExtraBody == nil {
+		t.ExtraBody = e.extraBody
 	}
 	fill(&t.MetricsURL, e.metricsURL)
 	if t.MetricsInterval == 0 {
