@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/pipenet"
 )
 
 // connCounter serves /v1/models and a short chat stream, counting the
@@ -50,14 +51,14 @@ func (c *connCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestPrewarmHoldsDistinctConnections(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := &connCounter{modelsDelay: time.Millisecond}
-		ln := newPipeListener()
+		ln := pipenet.Listen()
 		srv := &http.Server{Handler: h, ConnState: func(_ net.Conn, s http.ConnState) {
 			if s == http.StateNew {
 				h.conns.Add(1)
 			}
 		}}
 		go func() { _ = srv.Serve(ln) }()
-		tr := &http.Transport{DialContext: ln.dial, MaxIdleConnsPerHost: 16}
+		tr := &http.Transport{DialContext: ln.DialContext, MaxIdleConnsPerHost: 16}
 		defer func() { tr.CloseIdleConnections(); _ = srv.Close() }()
 		hc := &http.Client{Transport: tr}
 		tg := Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192, MetricsURL: "off"}
@@ -204,14 +205,14 @@ func TestPrewarmLimitKeepsAnsweredConnections(t *testing.T) {
 			raw, _ := io.ReadAll(r.Body)
 			writeOKStream(w, raw)
 		})
-		ln := newPipeListener()
+		ln := pipenet.Listen()
 		srv := &http.Server{Handler: h, ConnState: func(_ net.Conn, s http.ConnState) {
 			if s == http.StateNew {
 				conns.Add(1)
 			}
 		}}
 		go func() { _ = srv.Serve(ln) }()
-		tr := &http.Transport{DialContext: ln.dial, MaxIdleConnsPerHost: 16}
+		tr := &http.Transport{DialContext: ln.DialContext, MaxIdleConnsPerHost: 16}
 		defer func() { tr.CloseIdleConnections(); _ = srv.Close() }()
 		cl, err := newClient(Target{BaseURL: "http://pipe.invalid/v1", Model: "m"}, Workload{MaxTokens: 8, Timeout: time.Minute}, &http.Client{Transport: tr}, "")
 		require.NoError(t, err)
