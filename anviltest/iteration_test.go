@@ -35,24 +35,32 @@ func child(t *testing.T, mode, dir, out string, flags ...string) (string, error)
 // defaults.
 func childEnv(t *testing.T, mode, dir, out string, extra []string, flags ...string) (string, error) {
 	t.Helper()
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	args := append([]string{"-test.run=^$", "-test.bench=^BenchmarkSeam$"}, flags...)
-	cmd := exec.CommandContext(t.Context(), exe, args...)
-	cmd.Dir = dir
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "ANVIL_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, seamEnv+"="+mode, envBaseURL+"=http://127.0.0.1:9/v1", envProgress+"=0")
+	env := []string{seamEnv + "=" + mode, envBaseURL + "=http://127.0.0.1:9/v1", envProgress + "=0"}
 	if out != "" {
 		env = append(env, envOut+"="+out)
 	}
-	cmd.Env = append(env, extra...)
+	cmd := childCommand(t, append(env, extra...), append([]string{"-test.run=^$", "-test.bench=^BenchmarkSeam$"}, flags...)...)
+	cmd.Dir = dir
 	b, err := cmd.CombinedOutput()
 	return string(b), err
+}
+
+// childCommand is a command that runs this test binary again with args.
+// Its environment is this process's without the ANVIL_ variables and
+// JOB_COMPLETION_INDEX, which the child must not inherit, plus env (later
+// entries win).
+func childCommand(t *testing.T, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.CommandContext(t.Context(), exe, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "ANVIL_") && !strings.HasPrefix(kv, jobCompletionIndex+"=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	return cmd
 }
 
 // benchLines parses the benchmark results of a child's output exactly as
