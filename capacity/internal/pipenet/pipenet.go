@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 )
 
 // ErrRefused is the error of a dial to a closed Listener.
@@ -28,6 +29,7 @@ type Listener struct {
 	conns  chan net.Conn
 	closed chan struct{}
 	once   sync.Once
+	dials  atomic.Int64
 }
 
 var _ net.Listener = (*Listener)(nil)
@@ -66,6 +68,7 @@ func (l *Listener) DialContext(ctx context.Context, _, _ string) (net.Conn, erro
 	client, server := net.Pipe()
 	select {
 	case l.conns <- server:
+		l.dials.Add(1)
 		return client, nil
 	case <-l.closed:
 		return nil, ErrRefused
@@ -73,6 +76,11 @@ func (l *Listener) DialContext(ctx context.Context, _, _ string) (net.Conn, erro
 		return nil, ctx.Err()
 	}
 }
+
+// Dials is how many dials have connected so far: the connections the
+// Listener has accepted. A dial's count is in place when DialContext
+// returns.
+func (l *Listener) Dials() int { return int(l.dials.Load()) }
 
 type pipeAddr struct{}
 

@@ -16,15 +16,9 @@ import (
 // the pipe, the answer comes back whole, and sequential requests share one
 // connection.
 func TestServerAnswersAndReusesConnections(t *testing.T) {
-	var conns int
 	s := NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, r.Method+" "+r.URL.Path)
 	}))
-	s.srv.ConnState = func(_ net.Conn, st http.ConnState) {
-		if st == http.StateNew {
-			conns++
-		}
-	}
 	defer s.Close()
 	require.Equal(t, "http://pipe", s.URL)
 	for _, path := range []string{"/a", "/b", "/c"} {
@@ -35,7 +29,12 @@ func TestServerAnswersAndReusesConnections(t *testing.T) {
 		require.NoError(t, resp.Body.Close())
 		require.Equal(t, "GET "+path, string(body))
 	}
-	require.Equal(t, 1, conns, "one kept-alive connection for three requests")
+	require.Equal(t, 1, s.Listener.Dials(), "one kept-alive connection for three requests")
+	s.Client().CloseIdleConnections()
+	resp, err := s.Client().Get(s.URL)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, 2, s.Listener.Dials(), "a new connection once the idle one is closed")
 }
 
 // TestServerDelayOnFakeTime: inside a synctest bubble a handler's sleep
