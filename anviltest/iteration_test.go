@@ -228,6 +228,16 @@ func readArtifact(t *testing.T, path string) *artifact.Report {
 	return r
 }
 
+// oneArtifact reads the one JSON artifact in dir; msgAndArgs say what to
+// show when there is not exactly one.
+func oneArtifact(t *testing.T, dir string, msgAndArgs ...any) *artifact.Report {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	require.NoError(t, err)
+	require.Len(t, paths, 1, msgAndArgs...)
+	return readArtifact(t, paths[0])
+}
+
 // TestInterruptWritesPartialReport: Ctrl-C during a run still writes the
 // partial report, marked not performance eligible, and fails the benchmark.
 func TestInterruptWritesPartialReport(t *testing.T) {
@@ -239,9 +249,7 @@ func TestInterruptWritesPartialReport(t *testing.T) {
 	require.Error(t, err, "the benchmark fails:\n%s", stdout)
 	require.Contains(t, stdout, "--- FAIL: BenchmarkSeam")
 	require.Contains(t, stdout, "interrupted: 3 of 3 planned requests sent, 2 succeeded, 0 never sent")
-	got, _ := filepath.Glob(filepath.Join(out, "*.json"))
-	require.Len(t, got, 1, stdout)
-	r := readArtifact(t, got[0])
+	r := oneArtifact(t, out, stdout)
 	require.False(t, r.PerformanceEligible)
 	require.Equal(t, 2, r.Completed)
 	require.Equal(t, artifact.FailureCancelled, r.Failures[0].FailureClass)
@@ -262,9 +270,7 @@ func TestNoSuccessFailsTheBenchmark(t *testing.T) {
 	require.Contains(t, stdout, "none of the 3 requests succeeded")
 	require.Contains(t, stdout, "failures by class: map[http_error:3]")
 	require.Empty(t, benchLines(t, stdout), "no benchmark line without a success")
-	got, _ := filepath.Glob(filepath.Join(out, "*.json"))
-	require.Len(t, got, 1, stdout)
-	r := readArtifact(t, got[0])
+	r := oneArtifact(t, out, stdout)
 	require.Zero(t, r.Completed)
 	require.Len(t, r.Failures, 3)
 	require.False(t, r.PerformanceEligible)
@@ -330,9 +336,7 @@ func TestEngineIterations(t *testing.T) {
 			require.NoError(t, err, stdout)
 			lines := benchLines(t, stdout)
 			require.Len(t, lines, 1, stdout)
-			jsons, _ := filepath.Glob(filepath.Join(out, "*.json"))
-			require.Len(t, jsons, 1)
-			rep := readArtifact(t, jsons[0])
+			rep := oneArtifact(t, out)
 			sent := rep.SentRequests()
 			require.EqualValues(t, sent, h.seen.Load(), "the server saw every request the report counts, no more")
 			require.Equal(t, rep.Requests, rep.Completed)
