@@ -35,7 +35,7 @@ type envVar struct {
 	// allowed says what the variable accepts, for its error.
 	allowed string
 	// parse stores v, which is not empty, in e; an error is reported as
-	// an *envError naming the variable.
+	// a *capacity.FieldError naming the variable.
 	parse func(e *environment, v string) error
 }
 
@@ -177,7 +177,7 @@ var envVars = [...]envVar{
 	{envIgnoreEOS, "", "1 (send ignore_eos and min_tokens with a trace's or sessions' requests) or 0", parseIgnoreEOS},
 }
 
-// errOutOfRange and errNotAllowed are the causes of an *envError whose
+// errOutOfRange and errNotAllowed are the causes of an envError whose
 // value parsed but is not allowed.
 var (
 	errOutOfRange = fmt.Errorf("out of range")
@@ -196,7 +196,7 @@ func readEnvironment(getenv func(string) string) (environment, error) {
 			if err == errOutOfRange || err == errNotAllowed {
 				err = nil // the allowed range says it
 			}
-			return environment{}, &envError{v.name, val, v.allowed, err}
+			return environment{}, envError(v.name, val, v.allowed, err)
 		}
 	}
 	return e, nil

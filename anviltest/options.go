@@ -123,24 +123,14 @@ func newSettings(opts []Option) *settings {
 	return s
 }
 
-// envError is a bad environment value: it names the variable, the value and
-// what is allowed.
-type envError struct {
-	name, value, allowed string
-	err                  error
+// envError is a bad environment value, as the module's one field error:
+// it names the variable, the value and what is allowed, and wraps the
+// cause (capacity's own error when capacity refused the value):
+//
+//	anviltest: ANVIL_RATE = "fast": want a positive number of requests per second
+func envError(name, value, allowed string, err error) *capacity.FieldError {
+	return &capacity.FieldError{Pkg: "anviltest", Field: name, Value: value, Rule: "want " + allowed, Err: err}
 }
-
-var _ error = (*envError)(nil)
-
-func (e *envError) Error() string {
-	msg := fmt.Sprintf("anviltest: %s=%q: want %s", e.name, e.value, e.allowed)
-	if e.err != nil {
-		msg += ": " + e.err.Error()
-	}
-	return msg
-}
-
-func (e *envError) Unwrap() error { return e.err }
 
 // resolveTarget fills the empty fields of the configured target from the
 // environment.
