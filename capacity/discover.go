@@ -41,7 +41,8 @@ type Discovery struct {
 	// Advertised is the window the server advertised (0: none), from
 	// AdvertisedSource: the first of /models (max_model_len,
 	// max_context_length, context_length, llama.cpp's meta.n_ctx), /props,
-	// /api/ps and /api/show that gives one.
+	// /api/ps and /api/show that gives one; the smaller of /models and
+	// /props when both give one and they disagree.
 	Advertised       int
 	AdvertisedSource string
 	// TruncationWindow is the window the truncation checks and exact
@@ -54,8 +55,9 @@ type Discovery struct {
 	// (its entries).
 	Slots       int
 	SlotsSource string
-	// Note names a declared window that disagrees with the advertised one
-	// and, in a run, a concurrency above Slots ("" when there is nothing
+	// Note names two advertised windows that disagree (/models and
+	// /props: the smaller is Advertised), a declared window that disagrees
+	// with the advertised one and, in a run, a concurrency above Slots ("" when there is nothing
 	// to say).
 	Note string
 }
@@ -101,6 +103,7 @@ const declaredProbeTimeout = 5 * time.Second
 // discover is Discover with the run's client, key and step timeout.
 func discover(ctx context.Context, hc *http.Client, t Target, key string, timeout time.Duration) (Discovery, error) {
 	d := Discovery{Model: t.Model, ModelSource: sourceModel, Window: t.MaxModelLen, WindowSource: sourceMaxModelLen}
+	conflict := "" // two advertised windows that disagree
 	declared := t.Model != "" && t.MaxModelLen > 0
 	if declared {
 		var cancel context.CancelFunc
@@ -124,8 +127,17 @@ func discover(ctx context.Context, hc *http.Client, t Target, key string, timeou
 	}
 	if ctx.Err() == nil {
 		a := discoverNative(ctx, hc, t, key, d.Model, d.Advertised == 0, timeout)
-		if d.Advertised == 0 {
+		switch {
+		case d.Advertised == 0:
 			d.Advertised, d.AdvertisedSource = a.window, a.windowSource
+		case a.window > 0 && a.window != d.Advertised:
+			// Both are windows the server serves (/models and llama.cpp's
+			// /props): the smaller is the one no prompt may exceed.
+			conflict = fmt.Sprintf("the server advertises two windows, %d tokens (%s) and %d tokens (%s): the smaller is used",
+				d.Advertised, d.AdvertisedSource, a.window, a.windowSource)
+			if a.window < d.Advertised {
+				d.Advertised, d.AdvertisedSource = a.window, a.windowSource
+			}
 		}
 		d.Slots, d.SlotsSource = a.slots, a.slotsSource
 	}
@@ -149,6 +161,12 @@ func discover(ctx context.Context, hc *http.Client, t Target, key string, timeou
 			d.Note = fmt.Sprintf("Target.MaxModelLen %d is below the window of %d tokens the server advertises (%s): prompts are planned for %d, and only a count at or above %d is a prompt cut to the server's window",
 				d.Window, d.Advertised, d.AdvertisedSource, d.Window, d.TruncationWindow)
 		}
+	}
+	if conflict != "" {
+		if d.Note != "" {
+			conflict += "; " + d.Note
+		}
+		d.Note = conflict
 	}
 	return d, nil
 }
