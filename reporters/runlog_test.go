@@ -67,3 +67,16 @@ func TestRunLog(t *testing.T) {
 		`failures by class: map[http_error:1]; first: request 1: boom\u202e`,
 	}, RunLog(r))
 }
+
+// TestNoUsageNote: successes without usage.prompt_tokens (Ollama ends a
+// stream it cut for repeating tokens with no usage chunk) are counted in
+// the log, since the truncation check could not cover them.
+func TestNoUsageNote(t *testing.T) {
+	n := 4096
+	require.Empty(t, noUsageNote(&artifact.Report{}))
+	require.Empty(t, noUsageNote(&artifact.Report{RequestTimings: []artifact.TimingRow{{PromptTokens: &n}}}))
+	r := &artifact.Report{RequestTimings: []artifact.TimingRow{{PromptTokens: &n}, {}, {}}}
+	want := "2 of 3 successful requests reported no usage.prompt_tokens: their prompts were never counted, so no truncation check or prompt-plan comparison covers them, and they have no token rates"
+	require.Equal(t, want, noUsageNote(r))
+	require.Contains(t, RunLog(r), want)
+}
