@@ -59,3 +59,19 @@ func noUsageNote(r *artifact.Report) string {
 	return fmt.Sprintf("%d of %d successful requests reported no usage.prompt_tokens: their prompts were never counted, so no truncation check or prompt-plan comparison covers them, and they have no token rates",
 		n, len(r.RequestTimings))
 }
+
+// windowDisagreement is contextWindowNote when the window planned for is
+// not simply the one the server advertised (a declared window, another
+// advertised one, a truncation window of its own, a note); "" otherwise.
+func windowDisagreement(r *artifact.Report) string {
+	if r == nil || r.AnvilGo == nil || r.AnvilGo.ContextWindow == nil {
+		return ""
+	}
+	cw := r.AnvilGo.ContextWindow
+	plain := cw.Note == nil && cw.TruncationWindow == cw.Tokens &&
+		(cw.Advertised == nil || *cw.Advertised == cw.Tokens)
+	if plain {
+		return ""
+	}
+	return contextWindowNote(r)
+}
