@@ -287,7 +287,7 @@ func TestDiscover(t *testing.T) {
 		{"declared, /models refused", Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 2048, HTTPClient: servePipe(t, withoutModels(ollama.handler()))},
 			Discovery{Model: "tiny", ModelSource: sourceModel, Window: 2048, WindowSource: sourceMaxModelLen,
 				ModelsError: "capacity: the endpoint refused the requests: model probe GET http://ollama.invalid/v1/models: HTTP 404 Not Found: no such route",
-				Advertised: 4096, AdvertisedSource: sourcePS, TruncationWindow: 4096,
+				Advertised:  4096, AdvertisedSource: sourcePS, TruncationWindow: 4096,
 				Note: "Target.MaxModelLen 2048 is below the window of 4096 tokens the server advertises (/api/ps): prompts are planned for 2048, and only a count at or above 4096 is a prompt cut to the server's window"}},
 	}
 	for _, tt := range tests {
