@@ -29,9 +29,9 @@ const maxCapture = 64 << 10
 // prober sends the suite's requests to one target and remembers what every
 // check may share: the discovery and the base exchange.
 type prober struct {
-	base    string // BaseURL without a trailing slash
-	where   string // BaseURL as recorded: no userinfo, query or fragment
-	model   string // the model sent
+	base  string // BaseURL without a trailing slash
+	where string // BaseURL as recorded: no userinfo, query or fragment
+	model string // the model sent
 	// disc is what capacity.Discover found (the model list, the windows,
 	// the slots and where each came from), discErr its error.
 	disc    capacity.Discovery
