@@ -1,7 +1,6 @@
 package servermetrics
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
@@ -21,6 +20,11 @@ type RunFacts struct {
 	MaxTokens int
 	// DurationMS is the measured phase's wall time.
 	DurationMS float64
+	// ShardIndex and ShardCount are the run's shard (anvil_go.shard);
+	// ShardCount is 0 for a run that is not a shard. A shard of more than
+	// one sees the other shards' tokens in the server's counter: its
+	// generation-token check is marked so (TokenCheck.ForShard).
+	ShardIndex, ShardCount int
 	// ClientFirstTokenMeanMS is the client's mean time to the first output
 	// token (reasoning or content: what the servers' histograms time) over
 	// the successful requests; nil when none succeeded.
@@ -31,20 +35,9 @@ type RunFacts struct {
 // facts (the rules are in capacity/PROTOCOL.md#anvil-go). A check whose
 // inputs the endpoint lacks is nil; nil when neither can be made.
 //
-// Generation tokens: the server's counter increase S against the client's
-// usage sum C, difference D = S - C. D = 0 is exact. The window edges and
-// the client's blind spots explain some difference, one way each:
-//
-//   - D < 0 (the server counted fewer): tokens generated before the first
-//     sample landed belong to the phase but not to the increase; at most
-//     the run's mean rate over that time, ceil(C * first / duration), with
-//     first the offset of the counter's first sample;
-//   - D > 0 (the server counted more): each unreported request may have
-//     generated up to MaxTokens tokens the client never saw counted.
-//
-// Within that allowance it agrees; beyond, it is a mismatch with the
-// likely cause named. A counter that was reset during the phase is a
-// mismatch whatever D.
+// Generation tokens: the server's counter increase against the client's
+// usage sum, judged by artifact.TokenCheck.Judge; a shard's is marked as
+// such (artifact.TokenCheck.ForShard).
 //
 // TTFT: the increase of the histogram's _sum over that of its _count is
 // the server's mean time to first token; the client's mean minus it is
@@ -95,28 +88,10 @@ func tokenCheck(m *artifact.ServerMetrics, counter string, f RunFacts) *artifact
 	if !ok {
 		return nil
 	}
-	d := inc - float64(f.CompletionTokens)
-	tc := &artifact.TokenCheck{Counter: counter, ServerIncrease: inc, ClientTokens: f.CompletionTokens, Difference: d}
-	switch {
-	case d < 0 && f.DurationMS > 0:
-		tc.Allowance = math.Ceil(float64(f.CompletionTokens) * max(first, 0) / f.DurationMS)
-	case d > 0:
-		tc.Allowance = float64(f.UnreportedRequests) * float64(max(f.MaxTokens, 0))
-	}
-	switch {
-	case resets > 0:
-		tc.Verdict = artifact.TokensMismatch
-		tc.Reason = new(fmt.Sprintf("%s was reset %d times during the run (the server restarted): its increase does not cover the run", counter, resets))
-	case d == 0:
-		tc.Verdict = artifact.TokensExact
-	case math.Abs(d) <= tc.Allowance:
-		tc.Verdict = artifact.TokensAgree
-	case d > 0:
-		tc.Verdict = artifact.TokensMismatch
-		tc.Reason = new(fmt.Sprintf("the server generated %g tokens more than the run's responses reported (allowance %g): another client was using the server, or requests the run gave up on kept decoding", d, tc.Allowance))
-	default:
-		tc.Verdict = artifact.TokensMismatch
-		tc.Reason = new(fmt.Sprintf("the server counted %g tokens fewer than the run's responses reported (allowance %g): the endpoint is not (only) the server that answered, e.g. one replica behind a load balancer", -d, tc.Allowance))
+	tc := &artifact.TokenCheck{Counter: counter, ServerIncrease: inc, ClientTokens: f.CompletionTokens}
+	tc.Judge(resets, first, f.DurationMS, f.UnreportedRequests, f.MaxTokens)
+	if f.ShardCount > 1 {
+		tc.ForShard(f.ShardIndex, f.ShardCount)
 	}
 	return tc
 }
@@ -140,27 +115,20 @@ func ttftCheck(m *artifact.ServerMetrics, hist string, clientMS float64) *artifa
 // time_to_first_output_ms of the timing rows.
 func FactsOf(r *artifact.Report) RunFacts {
 	f := RunFacts{MaxTokens: r.MaxTokens, DurationMS: r.WallClockMS}
-	reported := 0
+	tokens, reported := r.CompletionTokens()
+	f.CompletionTokens = tokens
 	ttfo := 0.0
 	for i := range r.RequestTimings {
-		row := &r.RequestTimings[i]
-		ttfo += row.TimeToFirstOutputMS
-		if row.OutputTokens != nil {
-			f.CompletionTokens += *row.OutputTokens
-			reported++
-		}
-	}
-	for i := range r.Failures {
-		if md := r.Failures[i].ResponseMetadata; md != nil && md.Usage != nil && md.Usage.CompletionTokens != nil {
-			f.CompletionTokens += *md.Usage.CompletionTokens
-			reported++
-		}
+		ttfo += r.RequestTimings[i].TimeToFirstOutputMS
 	}
 	sent := len(r.RequestTimings) + len(r.Failures)
 	if r.AnvilGo != nil && r.AnvilGo.Run != nil {
 		sent = r.AnvilGo.Run.SentRequests
 	}
 	f.UnreportedRequests = max(sent-reported, 0)
+	if r.AnvilGo != nil && r.AnvilGo.Shard != nil {
+		f.ShardIndex, f.ShardCount = r.AnvilGo.Shard.Index, r.AnvilGo.Shard.Count
+	}
 	if n := len(r.RequestTimings); n > 0 {
 		f.ClientFirstTokenMeanMS = new(ttfo / float64(n))
 	}
