@@ -16,10 +16,10 @@ import (
 	"github.com/anvilbench/anvil/reporters"
 )
 
-// DefaultOutDir is the artifact directory, relative to the package
+// defaultOutDir is the artifact directory, relative to the package
 // directory the test binary runs in, when neither -artifacts nor ANVIL_OUT
 // is set.
-const DefaultOutDir = "anvil-out"
+const defaultOutDir = "anvil-out"
 
 // artifactStampLayout names each run's files by its start time to the
 // nanosecond, so repeated runs (-count, reruns) of one benchmark never share
@@ -31,9 +31,9 @@ const artifactStampLayout = "20060102T150405.000000000Z"
 const maxNameSuffix = 1000
 
 // artifactDir returns the directory the run's artifacts go to, created if
-// needed: WithOutDir, else b.ArtifactDir() when -artifacts is set (without
+// needed: withOutDir, else b.ArtifactDir() when -artifacts is set (without
 // the flag that directory is temporary and deleted, so it is not used),
-// else $ANVIL_OUT, else DefaultOutDir.
+// else $ANVIL_OUT, else defaultOutDir.
 func (s *settings) artifactDir(b testing.TB) (string, error) {
 	e, err := s.env()
 	if err != nil {
@@ -48,7 +48,7 @@ func (s *settings) artifactDir(b testing.TB) (string, error) {
 	case e.out != "":
 		dir = e.out
 	default:
-		dir = DefaultOutDir
+		dir = defaultOutDir
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {

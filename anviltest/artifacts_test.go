@@ -61,30 +61,6 @@ func readSeed(t *testing.T) *artifact.Report {
 	return readArtifact(t, "../testdata/seed-capacity-v4-reasoning.json")
 }
 
-func TestClampNote(t *testing.T) {
-	ptr := func(v int) *int { return &v }
-	for _, tc := range []struct {
-		name string
-		r    artifact.Report
-		want string
-	}{
-		{"fits", artifact.Report{ContextTokens: ptr(4096), MaxContextTokens: ptr(32768),
-			ContextDistribution: map[int]int{4096: 8}}, ""},
-		{"sampled contexts", artifact.Report{MaxContextTokens: ptr(32768),
-			ContextDistribution: map[int]int{16000: 3, 30720: 5}}, ""},
-		{"clamped", artifact.Report{ContextTokens: ptr(65536), MaxContextTokens: ptr(32768),
-			ContextDistribution: map[int]int{30720: 4}},
-			"context 65536 does not fit the served model (max model length 32768): requests planned at [30720] tokens instead"},
-		{"unknown length", artifact.Report{ContextTokens: ptr(65536),
-			ContextDistribution: map[int]int{30720: 4, 65536: 0}},
-			"context 65536 does not fit the served model (max model length unknown): requests planned at [30720] tokens instead"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, clampNote(&tc.r))
-		})
-	}
-}
-
 func TestIdentityNote(t *testing.T) {
 	require.Empty(t, identityNote(capacity.Target{BaseURL: "http://h/v1", Engine: "vllm-0.11", GPU: "h100"}))
 	require.Equal(t, "ANVIL_ENGINE and ANVIL_GPU not set: the artifact and the .bench file carry no engine or gpu, so benchstat cannot tell runs on different setups apart",

@@ -62,7 +62,7 @@ func BenchmarkCapacityReasoning(b *testing.B) {
 			MaxTokens:              exampleMaxTokens,
 			RequestCanaries:        true,
 			ResponseWords:          16,
-			ControlledOutputPolicy: capacity.PolicyStrict,
+			ControlledOutputPolicy: "strict",
 		})
 	})
 }
@@ -77,7 +77,7 @@ func BenchmarkCapacityOpenLoop(b *testing.B) {
 	b.Run("ctx=8192/conc=16/rate=20", func(b *testing.B) {
 		anviltest.Capacity(b, capacity.Workload{
 			ContextTokens: 8192, Concurrency: 16, MaxTokens: exampleMaxTokens,
-			Rate: 20, Arrival: capacity.ArrivalPoisson,
+			Rate: 20, Arrival: "poisson",
 		})
 	})
 }
@@ -93,6 +93,6 @@ func BenchmarkCapacityOpenLoop(b *testing.B) {
 // BenchmarkSLOSweep/best reports best-conc.
 func BenchmarkSLOSweep(b *testing.B) {
 	anviltest.Sweep(b, capacity.Workload{ContextTokens: 8192, MaxTokens: exampleMaxTokens},
-		capacity.SearchSpec{Kind: capacity.ConcurrencySearch, Max: 64},
+		capacity.SearchSpec{Kind: "concurrency", Max: 64},
 		anviltest.WithSLO(capacity.SLO{TTFT: 400 * time.Millisecond}))
 }

@@ -6,8 +6,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -48,7 +46,7 @@ import (
 // that stopped early, or the rest of b.Loop's ramp-up step after a
 // time-based -benchtime) are counted too. ns/op is always the run's wall
 // time (drain included) per request sent, reported with the units of
-// reporters.BenchValues after every request finished, and the .bench
+// reporters.BenchResult after every request finished, and the .bench
 // artifact's iteration count is the requests sent; null metrics are
 // omitted. Failed requests are never latency samples; their count is the
 // failed-req unit, and requests planned but never sent are unsent-req. A
@@ -56,7 +54,7 @@ import (
 // benchmark: it has nothing to compare.
 //
 // The target comes from the options, then the environment (ANVIL_BASE_URL
-// and the other Env* variables); without a base URL Capacity starts the
+// and the other ANVIL_* variables of the package documentation); without a base URL Capacity starts the
 // embedded fake server. Artifacts (the v1 JSON and a .bench file) go to
 // b.ArtifactDir() when -artifacts is set, else to $ANVIL_OUT, else to
 // ./anvil-out; their paths are logged with b.Log.
@@ -159,7 +157,7 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 		b.Logf("artifacts: %s %s", paths.json, paths.bench)
 		if html {
 			if page, err := writeHTMLReport(dir, processStart); err != nil {
-				b.Errorf("anviltest: writing %s: %v", HTMLReportName, err)
+				b.Errorf("anviltest: writing %s: %v", htmlReportName, err)
 			} else {
 				b.Logf("report: %s", page)
 			}
@@ -169,19 +167,19 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 	switch {
 	case interrupted:
 		b.Fatalf("anviltest: interrupted: %d of %d planned requests sent, %d succeeded, %d never sent; the partial report is written, not performance eligible",
-			reporters.SentRequests(rep), rep.Requests, rep.Completed, reporters.UnsentRequests(rep))
-	case runErr != nil && reporters.PromptPlanWarning(rep) != "":
+			rep.SentRequests(), rep.Requests, rep.Completed, rep.UnsentRequests())
+	case runErr != nil && promptPlanWarning(rep) != "":
 		// The cause to act on first: the prompts were not what was planned.
-		b.Fatalf("anviltest: capacity run: %s; %v", withEnvNames(reporters.PromptPlanWarning(rep)), explainFields(runErr, sources...))
+		b.Fatalf("anviltest: capacity run: %s; %v", withEnvNames(promptPlanWarning(rep)), explainFields(runErr, sources...))
 	case runErr != nil:
 		b.Fatalf("anviltest: capacity run: %v", explainFields(runErr, sources...))
 	case rep.Requests <= 0:
-		b.Fatalf("anviltest: the campaign dispatched no request (workload %s)", reporters.WorkloadIdentity(rep))
+		b.Fatalf("anviltest: the campaign dispatched no request (workload %s)", workloadIdentity(rep))
 	case rep.Completed == 0:
 		// Without one success there is no latency sample: the line would
 		// carry only ns/op (the time to fail) and failed-req, which
 		// benchstat would compare as if it were a measurement.
-		if w := reporters.PromptPlanWarning(rep); w != "" {
+		if w := promptPlanWarning(rep); w != "" {
 			b.Fatalf("anviltest: none of the %d requests succeeded: %s (the report is written)", rep.Requests, w)
 		}
 		b.Fatalf("anviltest: none of the %d requests succeeded (failures by class above; the report is written)", rep.Requests)
@@ -192,7 +190,11 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 	// ns/op is among the values: the run's wall time (drain included) per
 	// measured request sent, whatever the iteration count b.Loop ended on.
 	// Pinned by the child-process tests in iteration_test.go.
-	for _, v := range reporters.BenchValues(rep) {
+	res, err := reporters.BenchResult(rep, "")
+	if err != nil {
+		b.Fatalf("anviltest: %v", err)
+	}
+	for _, v := range res.Values {
 		b.ReportMetric(v.Value, v.Unit)
 	}
 	return rep
@@ -268,77 +270,27 @@ func markInterrupted(r *artifact.Report) {
 	r.Metrics.ThroughputTokS = nil
 }
 
-// logOutcome logs the run's population and, when requests failed, the
-// failure classes, so failures stay visible next to the numbers. Requests
-// planned but never sent (an interrupted run) are counted apart from the
-// failed ones. Text from the server is logged reporters.Printable.
+// logOutcome logs reporters.RunLog of the finished run: its population
+// (requests planned but never sent counted apart from the failed ones),
+// the notes on its plan and its connections, the client's audit when
+// suspect, the server-metrics cross-checks and the failure classes, so
+// failures stay visible next to the numbers. The window's source is named
+// by its variable (withEnvNames).
 func logOutcome(b *testing.B, r *artifact.Report) {
 	b.Helper()
-	model, protocol := reporters.Printable(r.Model), reporters.Printable(r.MeasurementProtocol)
-	if unsent := reporters.UnsentRequests(r); unsent > 0 {
-		b.Logf("%s: %d requests planned, %d sent, %d succeeded, %d failed, %d never sent, wall %.0f ms, protocol %s, eligible %t",
-			model, r.Requests, reporters.SentRequests(r), r.Completed, reporters.SentFailedRequests(r), unsent,
-			r.WallClockMS, protocol, r.PerformanceEligible)
-	} else {
-		b.Logf("%s: %d requests, %d succeeded, %d failed, wall %.0f ms, protocol %s, eligible %t",
-			model, r.Requests, r.Completed, reporters.FailedRequests(r), r.WallClockMS,
-			protocol, r.PerformanceEligible)
+	for _, line := range reporters.RunLog(r) {
+		b.Log(withEnvNames(line))
 	}
-	if note := clampNote(r); note != "" {
-		b.Log(note)
-	}
-	if note := connectionNote(r); note != "" {
-		b.Log(note)
-	}
-	logSizing(b, r)
-	if reporters.Suspect(r) {
-		b.Log(reporters.AuditLine(r))
-	}
-	for _, line := range reporters.CrossCheckLines(r) {
-		b.Log(line)
-	}
-	// The failures of the requests sent: the never-sent requests v1
-	// records as cancelled rows are counted above, not as failures.
-	sent := reporters.SentFailures(r)
-	if len(sent) == 0 {
-		return
-	}
-	classes := map[string]int{}
-	for c, n := range reporters.SentFailureClasses(r) {
-		classes[reporters.Printable(c)] = n
-	}
-	first := sent[0]
-	b.Logf("failures by class: %v; first: request %d: %s", classes,
-		first.RequestIndex, reporters.Printable(first.ErrorMessage))
 }
 
-// clampNote says when a fixed context did not fit the served model: the
-// plan then cuts every prompt to the budget (max model length minus output
-// tokens and margin), so a benchmark named ctx=65536 against a 32k model
-// measures shorter prompts. The artifact records the planned contexts; the
-// note makes it visible next to the numbers. It is empty when every
-// request was planned at the requested context.
-func clampNote(r *artifact.Report) string {
-	if r.ContextTokens == nil || *r.ContextTokens <= 0 {
+// promptPlanWarning is the run's warning about prompts counted off their
+// plan (anvil_go.prompt_sizing.warning), made Printable; "" when the
+// artifact records none.
+func promptPlanWarning(r *artifact.Report) string {
+	if r.AnvilGo == nil || r.AnvilGo.PromptSizing == nil || r.AnvilGo.PromptSizing.Warning == nil {
 		return ""
 	}
-	want := *r.ContextTokens
-	var got []int
-	for ctx := range r.ContextDistribution {
-		if ctx != want {
-			got = append(got, ctx)
-		}
-	}
-	if len(got) == 0 {
-		return ""
-	}
-	slices.Sort(got)
-	served := "unknown"
-	if r.MaxContextTokens != nil {
-		served = strconv.Itoa(*r.MaxContextTokens)
-	}
-	return fmt.Sprintf("context %d does not fit the served model (max model length %s): requests planned at %v tokens instead",
-		want, served, got)
+	return reporters.Printable(*r.AnvilGo.PromptSizing.Warning)
 }
 
 // identityNote says which identity of a real endpoint is unset: the
@@ -348,10 +300,10 @@ func clampNote(r *artifact.Report) string {
 func identityNote(t capacity.Target) string {
 	var vars, keys []string
 	if t.Engine == "" {
-		vars, keys = append(vars, EnvEngine), append(keys, "engine")
+		vars, keys = append(vars, envEngine), append(keys, "engine")
 	}
 	if t.GPU == "" {
-		vars, keys = append(vars, EnvGPU), append(keys, "gpu")
+		vars, keys = append(vars, envGPU), append(keys, "gpu")
 	}
 	if len(vars) == 0 {
 		return ""
@@ -361,12 +313,31 @@ func identityNote(t capacity.Target) string {
 }
 
 // baseName is b's name, or for a benchmark run by testing.Benchmark (which
-// has none) the name reporters.BenchName gives the report.
+// has none) the name reporters.BenchResult gives the report.
 func baseName(b *testing.B, r *artifact.Report) string {
 	if name := b.Name(); name != "" {
 		return name
 	}
-	return reporters.BenchName(r)
+	res, err := reporters.BenchResult(r, "")
+	if err != nil {
+		return "Benchmark"
+	}
+	return "Benchmark" + string(res.Name)
+}
+
+// workloadIdentity is the workload configuration value of r's .bench
+// result (the keys that must match for two runs to be compared).
+func workloadIdentity(r *artifact.Report) string {
+	res, err := reporters.BenchResult(r, "")
+	if err != nil {
+		return "unknown"
+	}
+	for _, c := range res.Config {
+		if c.Key == "workload" {
+			return string(c.Value)
+		}
+	}
+	return "unknown"
 }
 
 // benchName is the name the testing package prints for b, GOMAXPROCS

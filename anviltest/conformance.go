@@ -15,10 +15,11 @@ type conformanceSettings struct {
 
 // WithRequired makes the named checks mandatory: a SKIP of one of them (the
 // server does not offer the feature) becomes a FAIL, e.g.
-// WithRequired(conformance.CheckPrefixCache, conformance.CheckDeterminism)
-// for a deployment that must cache prefixes and decode greedily. Names are
-// those of conformance.Checks; an unknown name fails the test with a
-// *conformance.UnknownCheckError.
+// WithRequired("prefix_cache", "determinism") for a deployment that must
+// cache prefixes and decode greedily. Names are those of
+// conformance.Checks (capacity/PROTOCOL.md#conformance lists them); an
+// unknown name fails the test with an error naming it and the names
+// allowed.
 func WithRequired(checks ...string) Option {
 	return func(s *settings) { s.conformance.required = append(s.conformance.required, checks...) }
 }
@@ -32,7 +33,7 @@ func WithRequired(checks ...string) Option {
 // The target comes from the options and the ANVIL_* variables exactly as
 // for Capacity (ANVIL_BASE_URL, ANVIL_MODEL, ANVIL_API_KEY_ENV,
 // ANVIL_MAX_MODEL_LEN, ANVIL_TIMEOUT for each request, default
-// conformance.DefaultTimeout); without a base URL the embedded fake server
+// 2 minutes); without a base URL the embedded fake server
 // is started. A check's subtest fails for a violation, skips with a reason
 // when the server lacks an optional feature, and logs what it saw either
 // way. -run filters the checks as usual (-run Conformance/usage).
@@ -44,7 +45,7 @@ func WithRequired(checks ...string) Option {
 //
 // The verdicts are also written, as conformance.<start>.json and
 // conformance.<start>.md (a Markdown table), into the artifact directory
-// of Capacity (WithOutDir, -artifacts, $ANVIL_OUT, ./anvil-out); their
+// of Capacity (-artifacts, $ANVIL_OUT, ./anvil-out); their
 // paths are logged. Every text of the log and the files is scrubbed of the
 // target's credentials.
 func Conformance(t *testing.T, opts ...Option) *conformance.Report {
@@ -84,29 +85,29 @@ func Conformance(t *testing.T, opts ...Option) *conformance.Report {
 		t.Error(err)
 		return rep
 	}
-	paths, err := rep.WriteFiles(dir)
+	pj, pm, err := rep.WriteFiles(dir)
 	if err != nil {
 		t.Errorf("anviltest: writing the conformance verdicts: %v", err)
 		return rep
 	}
-	t.Logf("conformance verdicts: %s %s", paths.JSON, paths.Markdown)
+	t.Logf("conformance verdicts: %s %s", pj, pm)
 	return rep
 }
 
 // conformanceConfig is the suite's configuration for tgt: the bearer
 // token read from the variable Target.APIKeyEnv names, the per-request
-// limit (ANVIL_TIMEOUT, else conformance.DefaultTimeout), the runner and
+// limit (ANVIL_TIMEOUT, else the suite's default of 2 minutes), the runner and
 // the required checks.
 func (s *settings) conformanceConfig(tgt capacity.Target) (conformance.Config, error) {
 	rt, err := tgt.Resolved()
 	if err != nil {
 		return conformance.Config{}, explainFields(err, envFieldNames()...)
 	}
-	cfg := conformance.Config{Target: tgt, Run: conformance.RunFunc(s.run), Required: s.conformance.required}
+	cfg := conformance.Config{Target: tgt, Run: s.run, Required: s.conformance.required}
 	if rt.APIKeyEnv != "" {
 		cfg.APIKey = s.getenv(rt.APIKeyEnv)
 		if cfg.APIKey == "" {
-			return conformance.Config{}, &envError{name: rt.APIKeyEnv, value: "", allowed: "the bearer token (" + EnvAPIKeyEnv + " names this variable)"}
+			return conformance.Config{}, &envError{name: rt.APIKeyEnv, value: "", allowed: "the bearer token (" + envAPIKeyEnv + " names this variable)"}
 		}
 	}
 	w, err := s.applyWorkloadEnv(capacity.Workload{})

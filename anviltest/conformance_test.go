@@ -32,7 +32,7 @@ import (
 // whatever ANVIL_* variables the shell holds.
 func TestConformance(t *testing.T) {
 	if !runSelects("Conformance") {
-		Conformance(t, WithEnvironment(nil), WithOutDir(t.TempDir()))
+		Conformance(t, WithEnvironment(nil), withOutDir(t.TempDir()))
 		return
 	}
 	Conformance(t)
@@ -64,14 +64,12 @@ func TestReportVerdict(t *testing.T) {
 // TestWithRequired: the names reach the suite's configuration, where an
 // unknown one is refused.
 func TestWithRequired(t *testing.T) {
-	s := newSettings([]Option{WithEnvironment(env{}.get), WithRequired(conformance.CheckUsage), WithRequired("usgae")})
+	s := newSettings([]Option{WithEnvironment(env{}.get), WithRequired("usage"), WithRequired("usgae")})
 	cfg, err := s.conformanceConfig(capacity.Target{BaseURL: "http://127.0.0.1:1/v1"})
 	require.NoError(t, err)
-	require.Equal(t, []string{conformance.CheckUsage, "usgae"}, cfg.Required)
+	require.Equal(t, []string{"usage", "usgae"}, cfg.Required)
 	_, err = conformance.New(t.Context(), cfg)
-	var uc *conformance.UnknownCheckError
-	require.ErrorAs(t, err, &uc)
-	require.Equal(t, "usgae", uc.Name)
+	require.EqualError(t, err, `conformance: Config.Required("usgae"): want one of `+strings.Join(conformance.Checks(), ", "))
 }
 
 // TestConformanceCommand runs the command a user types, go test -run
@@ -80,12 +78,12 @@ func TestWithRequired(t *testing.T) {
 // max_tokens subtest fails and only it, and the verdict files are written
 // to ANVIL_OUT.
 func TestConformanceCommand(t *testing.T) {
-	if os.Getenv(EnvBaseURL) != "" {
+	if os.Getenv(envBaseURL) != "" {
 		t.Skip("runs its own server")
 	}
 	cfg := fakeserver.Fast()
-	cfg.TimeScale = DefaultFakeTimeScale
-	cfg.Faults.Probability = map[fakeserver.Fault]float64{fakeserver.FaultIgnoreMaxTokens: 1}
+	cfg.TimeScale = defaultFakeTimeScale
+	cfg.Faults.Probability = map[fakeserver.Fault]float64{"ignore_max_tokens": 1}
 	srv := fakeserver.New(cfg)
 	defer srv.Close()
 	exe, err := os.Executable()
@@ -98,7 +96,7 @@ func TestConformanceCommand(t *testing.T) {
 			env = append(env, kv)
 		}
 	}
-	cmd.Env = append(env, EnvBaseURL+"="+srv.BaseURL(), EnvOut+"="+out)
+	cmd.Env = append(env, envBaseURL+"="+srv.BaseURL(), envOut+"="+out)
 	b, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee, "the run must fail:\n%s", b)
@@ -111,8 +109,8 @@ func TestConformanceCommand(t *testing.T) {
 	for _, n := range conformance.Checks() {
 		want[n] = "PASS"
 	}
-	want[conformance.CheckMaxTokens] = "FAIL"
-	want[conformance.CheckIsolation] = "SKIP" // capacity refuses completion tokens beyond max_tokens
+	want["max_tokens"] = "FAIL"
+	want["isolation"] = "SKIP" // capacity refuses completion tokens beyond max_tokens
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("subtest verdicts (-want +got):\n%s\n%s", diff, b)
 	}
@@ -130,7 +128,7 @@ func TestConformanceCommand(t *testing.T) {
 // key in every error: the test log (go test -v), like the verdict files,
 // carries no part of the key, though the suite sent it as the model id.
 func TestConformanceLogScrubbed(t *testing.T) {
-	if os.Getenv(EnvBaseURL) != "" {
+	if os.Getenv(envBaseURL) != "" {
 		t.Skip("runs its own server")
 	}
 	const key = "PLANTEDKEY-0123456789abcdef0123456789"
@@ -155,7 +153,7 @@ func TestConformanceLogScrubbed(t *testing.T) {
 			env = append(env, kv)
 		}
 	}
-	cmd.Env = append(env, EnvBaseURL+"="+srv.URL+"/v1", EnvAPIKeyEnv+"=PLANTED_KEY_VAR", "PLANTED_KEY_VAR="+key, EnvOut+"="+out)
+	cmd.Env = append(env, envBaseURL+"="+srv.URL+"/v1", envAPIKeyEnv+"=PLANTED_KEY_VAR", "PLANTED_KEY_VAR="+key, envOut+"="+out)
 	b, _ := cmd.CombinedOutput()
 	require.Contains(t, string(b), "--- FAIL: TestConformance/stream_framing", "the suite ran:\n%s", b)
 	files, err := filepath.Glob(filepath.Join(out, "conformance.*"))

@@ -14,10 +14,9 @@
 //
 //	func TestMain(m *testing.M) { anviltest.Main(m) }
 //
-// MaxTokens defaults to 1024 (capacity.DefaultMaxTokens), room for a
-// reasoning model such as the embedded fake server's default profile to
-// think before it answers; capacity.ReferenceMaxTokens (64) sends the
-// reference tool's requests byte for byte. Main
+// MaxTokens defaults to 1024, room for a reasoning model such as the
+// embedded fake server's default profile to think before it answers;
+// MaxTokens 64 sends the reference tool's requests byte for byte. Main
 // prints the run's identity (model, engine, gpu, target, the fake's
 // profile) as benchfmt configuration before the benchmarks, so go test
 // output says what ran.
@@ -27,8 +26,9 @@
 //	go test -bench Capacity -run '^$' ./yourpkg
 //
 // Without ANVIL_BASE_URL the benchmarks run against an embedded fake server
-// (package fakeserver, profile DefaultFakeProfile, time-scaled by
-// DefaultFakeTimeScale), so the command works anywhere and prints real
+// (package fakeserver, profile "reasoning" unless ANVIL_FAKE_PROFILE names
+// another, time-scaled by 0.05 unless ANVIL_FAKE_TIME_SCALE says), so the
+// command works anywhere and prints real
 // numbers of a simulated engine.
 //
 // # Iterations
@@ -53,7 +53,7 @@
 //
 // # Metrics
 //
-// Every benchmark line carries the units of reporters.BenchValues, a stable
+// Every benchmark line carries the units of reporters.BenchResult, a stable
 // set (medians over successful requests unless named otherwise):
 //
 //	ttft-p50-ms    time to first visible content, p50
@@ -119,7 +119,7 @@
 // After the run, b.Log names the run's population, the context window and
 // where it came from (ANVIL_MAX_MODEL_LEN, /models, /props, /api/ps or
 // /api/show, with a disagreeing advertised window), and, when the server
-// counted the prompts off their plan by more than capacity.MaxPlanDeviation,
+// counted the prompts off their plan by more than a quarter,
 // how far and what to do (for reference sizing: ANVIL_PROMPT_SIZING=exact);
 // a run none of whose requests succeeded fails with that warning as its
 // message.

@@ -17,7 +17,6 @@ import (
 
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/artifact"
-	"github.com/anvilbench/anvil/reporters"
 )
 
 // setBenchtime sets -test.benchtime for the rest of the test, as
@@ -41,8 +40,8 @@ func TestCapacityAgainstTheEmbeddedFake(t *testing.T) {
 	var rep *artifact.Report
 	res := testing.Benchmark(func(b *testing.B) {
 		rep = Capacity(b, capacity.Workload{ContextTokens: 2048, Concurrency: 4, MaxTokens: 256,
-			RequestCanaries: true, ResponseWords: 4, ControlledOutputPolicy: capacity.PolicyStrict},
-			WithFakeProfile("fast"), WithOutDir(out))
+			RequestCanaries: true, ResponseWords: 4, ControlledOutputPolicy: "strict"},
+			withFakeProfile("fast"), withOutDir(out))
 	})
 	require.NotNil(t, rep, "the benchmark failed")
 	require.Equal(t, 8, res.N, "-benchtime 8x is 8 measured requests")
@@ -53,14 +52,14 @@ func TestCapacityAgainstTheEmbeddedFake(t *testing.T) {
 	require.Equal(t, 8, rep.Metrics.RequestCanaryPassed)
 	require.Equal(t, "anvil-fakeserver-fast", *rep.Engine)
 
-	for _, unit := range []string{reporters.UnitTTFTP50, reporters.UnitTTFTP95, reporters.UnitTTFOP50,
-		reporters.UnitTPOT, reporters.UnitDecode, reporters.UnitPrefill, reporters.UnitE2EP50,
-		reporters.UnitOutputThroughput, reporters.UnitFailed} {
+	for _, unit := range []string{"ttft-p50-ms", "ttft-p95-ms", "ttfo-p50-ms",
+		"tpot-ms", "decode-tok/s", "prefill-tok/s", "e2e-p50-ms",
+		"output-tok/s", "failed-req"} {
 		require.Contains(t, res.Extra, unit)
 	}
-	require.InDelta(t, rep.WallClockMS*1e6/8, res.Extra[reporters.UnitNsPerOp], 1e-6)
-	require.Equal(t, rep.AnvilGo.ChunkTiming.ITLMS.P99, res.Extra[reporters.UnitITLP99], "measured chunk timing is reported")
-	require.Equal(t, *rep.AnvilGo.ChunkTiming.TokensPerChunkMean, res.Extra[reporters.UnitTokensPerChunk])
+	require.InDelta(t, rep.WallClockMS*1e6/8, res.Extra["ns/op"], 1e-6)
+	require.Equal(t, rep.AnvilGo.ChunkTiming.ITLMS.P99, res.Extra["itl-p99-ms"], "measured chunk timing is reported")
+	require.Equal(t, *rep.AnvilGo.ChunkTiming.TokensPerChunkMean, res.Extra["tokens/chunk"])
 
 	jsons, _ := filepath.Glob(filepath.Join(out, "*.json"))
 	require.Len(t, jsons, 1)

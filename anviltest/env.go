@@ -2,6 +2,7 @@ package anviltest
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -67,52 +68,69 @@ type environment struct {
 // envVars is every variable anviltest reads, in the order they are
 // checked (the first bad one is reported).
 var envVars = [...]envVar{
-	{EnvBaseURL, "Target.BaseURL", "an http(s) URL of the API root", str(func(e *environment) *string { return &e.baseURL })},
-	{EnvModel, "Target.Model", "a model id", str(func(e *environment) *string { return &e.model })},
-	{EnvAPIKeyEnv, "Target.APIKeyEnv", "the name of the variable that holds the API key", str(func(e *environment) *string { return &e.apiKeyEnv })},
-	{EnvEngine, "Target.Engine", "an engine identity such as vllm-0.11.0", str(func(e *environment) *string { return &e.engine })},
-	{EnvGPU, "Target.GPU", "a GPU identity such as h100-80gb", str(func(e *environment) *string { return &e.gpu })},
-	{EnvMaxModelLen, "Target.MaxModelLen", fmt.Sprintf("an integer in 0..%d", capacity.MaxContextTokens), func(e *environment, v string) error {
+	{envBaseURL, "Target.BaseURL", "an http(s) URL of the API root", str(func(e *environment) *string { return &e.baseURL })},
+	{envModel, "Target.Model", "a model id", str(func(e *environment) *string { return &e.model })},
+	{envAPIKeyEnv, "Target.APIKeyEnv", "the name of the variable that holds the API key", str(func(e *environment) *string { return &e.apiKeyEnv })},
+	{envEngine, "Target.Engine", "an engine identity such as vllm-0.11.0", str(func(e *environment) *string { return &e.engine })},
+	{envGPU, "Target.GPU", "a GPU identity such as h100-80gb", str(func(e *environment) *string { return &e.gpu })},
+	{envMaxModelLen, "Target.MaxModelLen", "an integer", func(e *environment, v string) error {
 		n, err := strconv.Atoi(v)
-		if err == nil && (n < 0 || n > capacity.MaxContextTokens) {
-			err = errOutOfRange
+		if err == nil {
+			err = checkTarget("Target.MaxModelLen", capacity.Target{MaxModelLen: n})
 		}
 		e.maxModelLen = n
 		return err
 	}},
-	{EnvClockDomainID, "Target.ClockDomainID", "a clock domain label", str(func(e *environment) *string { return &e.clockDomainID })},
-	{EnvConfigurationFingerprint, "Target.ConfigurationFingerprint", "sha256:<64 hex digits>", str(func(e *environment) *string { return &e.configurationFingerprint })},
-	{EnvOut, "", "a directory", str(func(e *environment) *string { return &e.out })},
-	{EnvWarmup, "Workload.Warmup", fmt.Sprintf("an integer in 0..%d", capacity.MaxRequests), func(e *environment, v string) error {
+	{envClockDomainID, "Target.ClockDomainID", "a clock domain label", str(func(e *environment) *string { return &e.clockDomainID })},
+	{envConfigurationFingerprint, "Target.ConfigurationFingerprint", "sha256:<64 hex digits>", str(func(e *environment) *string { return &e.configurationFingerprint })},
+	{envOut, "", "a directory", str(func(e *environment) *string { return &e.out })},
+	{envWarmup, "Workload.Warmup", "an integer", func(e *environment, v string) error {
 		n, err := strconv.Atoi(v)
-		if err == nil && (n < 0 || n > capacity.MaxRequests) {
-			err = errOutOfRange
+		if err == nil {
+			err = checkWorkload("Workload.Warmup", capacity.Workload{Warmup: n})
 		}
 		e.warmup = n
 		return err
 	}},
-	{EnvTimeout, "Workload.Timeout", fmt.Sprintf("a duration in (0, %s]", capacity.MaxTimeout), duration(func(e *environment) *time.Duration { return &e.timeout }, capacity.MaxTimeout)},
-	{EnvPromptSizing, "Workload.PromptSizing", fmt.Sprintf("%q or %q", capacity.PromptSizingReference, capacity.PromptSizingExact), func(e *environment, v string) error {
+	{envTimeout, "Workload.Timeout", "a positive duration such as 90s", func(e *environment, v string) error {
+		err := duration(func(e *environment) *time.Duration { return &e.timeout }, 0)(e, v)
+		if err == nil {
+			err = checkWorkload("Workload.Timeout", capacity.Workload{Timeout: e.timeout})
+		}
+		return err
+	}},
+	{envPromptSizing, "Workload.PromptSizing", `"reference" or "exact"`, func(e *environment, v string) error {
 		e.promptSizing = capacity.PromptSizing(v)
-		if e.promptSizing != capacity.PromptSizingReference && e.promptSizing != capacity.PromptSizingExact {
+		if checkWorkload("Workload.PromptSizing", capacity.Workload{PromptSizing: e.promptSizing}) != nil {
 			return errNotAllowed
 		}
 		return nil
 	}},
-	{EnvRate, "Workload.Rate", fmt.Sprintf("requests per second in [%g, %g]", float64(capacity.MinRate), float64(capacity.MaxRate)), float(func(e *environment) *float64 { return &e.rate }, capacity.MinRate, capacity.MaxRate)},
-	{EnvArrival, "Workload.Arrival", "constant, poisson or gamma", func(e *environment, v string) error {
-		switch p := capacity.ArrivalProcess(v); p {
-		case capacity.ArrivalConstant, capacity.ArrivalPoisson, capacity.ArrivalGamma:
-			e.arrival = p
-			return nil
+	{envRate, "Workload.Rate", "a positive number of requests per second", func(e *environment, v string) error {
+		err := float(func(e *environment) *float64 { return &e.rate }, 0, math.Inf(1))(e, v)
+		if err == nil {
+			err = checkWorkload("Workload.Rate", capacity.Workload{Rate: e.rate})
 		}
-		return errNotAllowed
+		return err
 	}},
-	{EnvBurstiness, "Workload.Burstiness", fmt.Sprintf("a gamma shape in [%g, %g]", float64(capacity.MinBurstiness), float64(capacity.MaxBurstiness)), float(func(e *environment) *float64 { return &e.burstiness }, capacity.MinBurstiness, capacity.MaxBurstiness)},
-	{EnvSLOTTFT, "SLO.TTFT", "a positive duration such as 500ms", duration(func(e *environment) *time.Duration { return &e.slo.TTFT }, 0)},
-	{EnvSLOTPOT, "SLO.TPOT", "a positive duration such as 50ms", duration(func(e *environment) *time.Duration { return &e.slo.TPOT }, 0)},
-	{EnvSLOE2E, "SLO.E2E", "a positive duration such as 10s", duration(func(e *environment) *time.Duration { return &e.slo.E2E }, 0)},
-	{EnvSLOAttainment, "SLO.Attainment", "a share in (0, 1]", func(e *environment, v string) error {
+	{envArrival, "Workload.Arrival", "constant, poisson or gamma", func(e *environment, v string) error {
+		e.arrival = capacity.ArrivalProcess(v)
+		if checkWorkload("Workload.Arrival", capacity.Workload{Rate: 1, Arrival: e.arrival}) != nil {
+			return errNotAllowed
+		}
+		return nil
+	}},
+	{envBurstiness, "Workload.Burstiness", "a positive gamma shape", func(e *environment, v string) error {
+		err := float(func(e *environment) *float64 { return &e.burstiness }, 0, math.Inf(1))(e, v)
+		if err == nil {
+			err = checkWorkload("Workload.Burstiness", capacity.Workload{Rate: 1, Burstiness: e.burstiness})
+		}
+		return err
+	}},
+	{envSLOTTFT, "SLO.TTFT", "a positive duration such as 500ms", duration(func(e *environment) *time.Duration { return &e.slo.TTFT }, 0)},
+	{envSLOTPOT, "SLO.TPOT", "a positive duration such as 50ms", duration(func(e *environment) *time.Duration { return &e.slo.TPOT }, 0)},
+	{envSLOE2E, "SLO.E2E", "a positive duration such as 10s", duration(func(e *environment) *time.Duration { return &e.slo.E2E }, 0)},
+	{envSLOAttainment, "SLO.Attainment", "a share in (0, 1]", func(e *environment, v string) error {
 		f, err := strconv.ParseFloat(v, 64)
 		if err == nil && !(f > 0 && f <= 1) {
 			err = errOutOfRange
@@ -120,43 +138,43 @@ var envVars = [...]envVar{
 		e.slo.Attainment = f
 		return err
 	}},
-	{EnvShard, "Workload.Shard.Index", "i/N, 0 <= i < N, N in " + shardRange, parseShard},
-	{EnvShards, "Workload.Shard.Count", "the shard count, " + shardRange + " (the index from " + JobCompletionIndex + ")", parseShards},
-	{EnvStartAt, "Workload.Shard.StartAt", "an RFC 3339 instant such as 2027-03-04T05:06:07Z", parseStartAt},
-	{EnvFakeProfile, "", "a profile of the fake server: " + strings.Join(fakeserver.ProfileNames(), ", "), func(e *environment, v string) error {
+	{envShard, "Workload.Shard.Index", "i/N, 0 <= i < N", parseShard},
+	{envShards, "Workload.Shard.Count", "the shard count, N >= 1 (the index from " + jobCompletionIndex + ")", parseShards},
+	{envStartAt, "Workload.Shard.StartAt", "an RFC 3339 instant such as 2027-03-04T05:06:07Z", parseStartAt},
+	{envFakeProfile, "", "a profile of the fake server: " + strings.Join(fakeserver.ProfileNames(), ", "), func(e *environment, v string) error {
 		if _, err := fakeserver.Profile(v); err != nil {
 			return err
 		}
 		e.fakeProfile = v
 		return nil
 	}},
-	{EnvFakeTimeScale, "", "a number in (0, 1000]", float(func(e *environment) *float64 { return &e.fakeTimeScale }, 0, 1000)},
-	{EnvFakeDecodeStep, "", "a duration in (0, 1m]", duration(func(e *environment) *time.Duration { return &e.fakeDecodeStep }, time.Minute)},
-	{EnvProgress, "", "0 (off) or 1 (on when standard error is a terminal)", boolean(func(e *environment) **bool { return &e.progress })},
-	{EnvHTML, "", "1 (write " + HTMLReportName + " beside the artifacts) or 0", boolean(func(e *environment) **bool { return &e.html })},
-	{EnvMetricsURL, "Target.MetricsURL", "an http(s) URL of the server's Prometheus metrics, or off", func(e *environment, v string) error {
+	{envFakeTimeScale, "", "a number in (0, 1000]", float(func(e *environment) *float64 { return &e.fakeTimeScale }, 0, 1000)},
+	{envFakeDecodeStep, "", "a duration in (0, 1m]", duration(func(e *environment) *time.Duration { return &e.fakeDecodeStep }, time.Minute)},
+	{envProgress, "", "0 (off) or 1 (on when standard error is a terminal)", boolean(func(e *environment) **bool { return &e.progress })},
+	{envHTML, "", "1 (write " + htmlReportName + " beside the artifacts) or 0", boolean(func(e *environment) **bool { return &e.html })},
+	{envMetricsURL, "Target.MetricsURL", "an http(s) URL of the server's Prometheus metrics, or off", func(e *environment, v string) error {
 		if _, err := servermetrics.EndpointURL("http://base.invalid", v); err != nil {
 			return errNotAllowed
 		}
 		e.metricsURL = v
 		return nil
 	}},
-	{EnvMetricsInterval, "Target.MetricsInterval", fmt.Sprintf("a duration in [%v, %v]", servermetrics.MinInterval, servermetrics.MaxInterval), func(e *environment, v string) error {
+	{envMetricsInterval, "Target.MetricsInterval", "a duration such as 5s, the time between samples", func(e *environment, v string) error {
 		d, err := time.ParseDuration(v)
-		if err == nil && (d < servermetrics.MinInterval || d > servermetrics.MaxInterval) {
-			err = errOutOfRange
+		if err == nil {
+			err = servermetrics.Config{Interval: d}.Check() // its range
 		}
 		e.metricsInterval = d
 		return err
 	}},
-	{EnvTrace, "", "the path of a trace file", parseTracePath},
-	{EnvTraceFormat, "", "mooncake, azure or jsonl", parseTraceFormat},
-	{EnvTraceSpeedUp, "", "a speed-up factor in [0.001, 1e6] (recorded offsets are divided by it)", parseTraceSpeedUp},
-	{EnvTraceFirst, "", "a number of rows in [1, 10000000]", parseTraceFirst},
-	{EnvTraceWindow, "", "START..END or START.. in Go durations after the trace's first row, such as 10m..20m", parseTraceWindow},
-	{EnvSessions, "", "recorded (the sessions of ANVIL_TRACE) or a session spec such as turns=3,user=200,output=128,think=2s (keys turns, user, output, think, think_dist, seed)", parseSessions},
-	{EnvSessionsCount, "", fmt.Sprintf("a number of sessions in 1..%d", capacity.MaxRequests), parseSessionsCount},
-	{EnvIgnoreEOS, "", "1 (send ignore_eos and min_tokens with a trace's or sessions' requests) or 0", parseIgnoreEOS},
+	{envTrace, "", "the path of a trace file", parseTracePath},
+	{envTraceFormat, "", "mooncake, azure or jsonl", parseTraceFormat},
+	{envTraceSpeedUp, "", "a speed-up factor in [0.001, 1e6] (recorded offsets are divided by it)", parseTraceSpeedUp},
+	{envTraceFirst, "", "a number of rows in [1, 10000000]", parseTraceFirst},
+	{envTraceWindow, "", "START..END or START.. in Go durations after the trace's first row, such as 10m..20m", parseTraceWindow},
+	{envSessions, "", "recorded (the sessions of ANVIL_TRACE) or a session spec such as turns=3,user=200,output=128,think=2s (keys turns, user, output, think, think_dist, seed)", parseSessions},
+	{envSessionsCount, "", "a positive number of sessions (each sends at least one of Workload.Requests)", parseSessionsCount},
+	{envIgnoreEOS, "", "1 (send ignore_eos and min_tokens with a trace's or sessions' requests) or 0", parseIgnoreEOS},
 }
 
 // errOutOfRange and errNotAllowed are the causes of an *envError whose
@@ -185,9 +203,11 @@ func readEnvironment(getenv func(string) string) (environment, error) {
 }
 
 // WithEnvironment reads the ANVIL_* variables through getenv instead of
-// os.Getenv; nil reads none, as if every variable were unset (an example
+// os.Getenv; nil reads none, as if every variable were unset. An example
 // or a test that must run the same whatever the developer's environment
-// holds). The API key is still read from the process environment, from
+// holds gives its own, e.g. a map's lookup for ANVIL_OUT (the artifact
+// directory), ANVIL_FAKE_PROFILE or ANVIL_PROGRESS=0: every setting
+// without an Option of its own is one of these variables. The API key is still read from the process environment, from
 // the variable Target.APIKeyEnv names.
 func WithEnvironment(getenv func(name string) string) Option {
 	if getenv == nil {
@@ -224,6 +244,45 @@ func envNames() []string {
 		out[i] = v.name
 	}
 	return out
+}
+
+// checkWorkload returns the *capacity.FieldError that capacity's own
+// validation gives field in w, a Workload with only the variable's field
+// set (and what it needs), or nil: a variable's bounds are capacity's,
+// stated once there.
+func checkWorkload(field string, w capacity.Workload) error {
+	_, err := w.Resolved()
+	return fieldError(err, field)
+}
+
+// checkTarget is checkWorkload for a field of a Target.
+func checkTarget(field string, t capacity.Target) error {
+	t.BaseURL = "http://env.invalid"
+	_, err := t.Resolved()
+	return fieldError(err, field)
+}
+
+// fieldError returns the *capacity.FieldError of field in err's tree, or
+// nil.
+func fieldError(err error, field string) error {
+	var found error
+	var walk func(error)
+	walk = func(e error) {
+		switch x := e.(type) {
+		case *capacity.FieldError:
+			if x.Field == field && found == nil {
+				found = x
+			}
+		case interface{ Unwrap() []error }:
+			for _, e := range x.Unwrap() {
+				walk(e)
+			}
+		case interface{ Unwrap() error }:
+			walk(x.Unwrap())
+		}
+	}
+	walk(err)
+	return found
 }
 
 // str parses a variable into the string field of e that at returns.

@@ -77,7 +77,7 @@ func TestEnvironmentBadValues(t *testing.T) {
 			if err == nil {
 				// A free-form variable (a URL, a name, a label) takes any
 				// text; Target validation judges it.
-				require.Contains(t, []string{EnvBaseURL, EnvModel, EnvAPIKeyEnv, EnvEngine, EnvGPU, EnvClockDomainID, EnvConfigurationFingerprint, EnvOut, EnvTrace}, v.name,
+				require.Contains(t, []string{envBaseURL, envModel, envAPIKeyEnv, envEngine, envGPU, envClockDomainID, envConfigurationFingerprint, envOut, envTrace}, v.name,
 					"%s=%q accepted: %+v", v.name, bad, e)
 				continue
 			}
@@ -110,12 +110,12 @@ func TestEnvironmentUnsetIsZero(t *testing.T) {
 // process environment, even a bad value in it.
 func TestWithEnvironmentNilReadsNothing(t *testing.T) {
 	clearEnv(t)
-	t.Setenv(EnvRate, "junk")
-	t.Setenv(EnvBaseURL, "http://127.0.0.1:1/v1")
+	t.Setenv(envRate, "junk")
+	t.Setenv(envBaseURL, "http://127.0.0.1:1/v1")
 	s := newSettings([]Option{WithEnvironment(nil)})
 	tgt, err := s.resolveTarget()
 	require.NoError(t, err)
 	require.Empty(t, tgt.BaseURL)
 	_, err = newSettings(nil).resolveTarget()
-	require.ErrorContains(t, err, EnvRate)
+	require.ErrorContains(t, err, envRate)
 }

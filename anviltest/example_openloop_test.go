@@ -10,7 +10,6 @@ import (
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/artifact"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
-	"github.com/anvilbench/anvil/reporters"
 )
 
 // An open-loop benchmark: requests arrive at random (Poisson) at 20 per
@@ -25,17 +24,19 @@ func ExampleCapacity_openLoop() {
 		panic(err)
 	}
 	defer os.RemoveAll(out)
+	env := map[string]string{"ANVIL_OUT": out}
 
 	var rep *artifact.Report
 	res := testing.Benchmark(func(b *testing.B) {
 		rep = anviltest.Capacity(b, capacity.Workload{
 			ContextTokens: 4096, MaxTokens: 1024, Concurrency: 8,
-			Rate: 20, Arrival: capacity.ArrivalPoisson,
-		}, anviltest.WithOutDir(out), anviltest.WithSLO(capacity.SLO{E2E: time.Minute}),
-			anviltest.WithEnvironment(nil)) // the same run whatever ANVIL_* the shell holds
+			Rate: 20, Arrival: "poisson",
+		}, anviltest.WithSLO(capacity.SLO{E2E: time.Minute}),
+			// The same run whatever ANVIL_* the shell holds.
+			anviltest.WithEnvironment(func(name string) string { return env[name] }))
 	})
 	a := rep.AnvilGo.Arrival
-	_, hasGoodput := res.Extra[reporters.UnitGoodput]
+	_, hasGoodput := res.Extra["goodput-req/s"]
 	fmt.Printf("open loop: %s at %g req/s, at most %d in flight\n", a.Process, a.RateRPS, a.MaxInFlight)
 	fmt.Println("every request has a scheduled time and a queue time:", rep.AnvilGo.Requests[rep.Requests-1].QueueMS != nil)
 	fmt.Println("offered and achieved rates recorded:", a.OfferedRPS != nil && a.AchievedRPS != nil)
@@ -56,7 +57,7 @@ func ExampleCapacity_openLoop() {
 // exactly a probe on the real clock passes depends on the machine, so this
 // example prints what holds on any machine (TestSweepFindsTheKnee pins the
 // knee exactly, under fake time). Each probe is 50 requests
-// (capacity.ProbeRequests: at an attainment of 0.8, at least
+// (capacity.Search's probe size: at an attainment of 0.8, at least
 // 10/(1-0.8) = 50). In a benchmark function, Sweep runs every probe as a
 // sub-benchmark (BenchmarkX/conc=2, conc=4, ...) and reports the result in
 // BenchmarkX/best.
@@ -66,6 +67,7 @@ func ExampleSweep() {
 		panic(err)
 	}
 	defer os.RemoveAll(out)
+	env := map[string]string{"ANVIL_OUT": out, "ANVIL_PROGRESS": "0"}
 	cfg, err := fakeserver.Slots(3, 60*time.Millisecond)
 	if err != nil {
 		panic(err)
@@ -76,10 +78,10 @@ func ExampleSweep() {
 	var res capacity.SearchResult
 	testing.Benchmark(func(b *testing.B) {
 		res = anviltest.Sweep(b, capacity.Workload{ContextTokens: 512, Requests: 50},
-			capacity.SearchSpec{Kind: capacity.ConcurrencySearch, Start: 2, Max: 16},
+			capacity.SearchSpec{Kind: "concurrency", Start: 2, Max: 16},
 			anviltest.WithTarget(capacity.Target{BaseURL: srv.BaseURL(), Engine: "fake", GPU: "none"}),
 			anviltest.WithSLO(capacity.SLO{TTFT: 60 * time.Millisecond, Attainment: 0.8}),
-			anviltest.WithOutDir(out), anviltest.WithProgress(false), anviltest.WithEnvironment(nil))
+			anviltest.WithEnvironment(func(name string) string { return env[name] }))
 	})
 	sized, highest := true, 0.0
 	for _, r := range res.Runs {

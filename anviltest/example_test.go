@@ -8,32 +8,33 @@ import (
 	"github.com/anvilbench/anvil/anviltest"
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/artifact"
-	"github.com/anvilbench/anvil/reporters"
 )
 
 // Capacity is meant for benchmark functions run by go test -bench; here
 // testing.Benchmark drives it, against the embedded fake server, for the
-// default one-second campaign. WithEnvironment(nil) makes the example run
-// the same whatever ANVIL_* variables the shell holds; a benchmark leaves
-// it out to take its endpoint from them.
+// default one-second campaign. WithEnvironment gives the run its own
+// ANVIL_* variables (here only ANVIL_OUT, the artifact directory), so the
+// example runs the same whatever the shell holds; a benchmark leaves it
+// out to take its endpoint and the rest from the real environment.
 func Example() {
 	out, err := os.MkdirTemp("", "anvil-example")
 	if err != nil {
 		panic(err)
 	}
 	defer os.RemoveAll(out)
+	env := map[string]string{"ANVIL_OUT": out}
 
 	var rep *artifact.Report
 	res := testing.Benchmark(func(b *testing.B) {
 		rep = anviltest.Capacity(b, capacity.Workload{
 			ContextTokens: 4096, Concurrency: 2, MaxTokens: 1024,
-		}, anviltest.WithOutDir(out), anviltest.WithEnvironment(nil))
+		}, anviltest.WithEnvironment(func(name string) string { return env[name] }))
 	})
-	_, hasDecode := res.Extra[reporters.UnitDecode]
+	_, hasDecode := res.Extra["decode-tok/s"]
 	// One b.Loop iteration per measured request (and any the run left).
 	fmt.Println("every request took an iteration:", res.N >= rep.Requests)
 	fmt.Println("protocol:", rep.MeasurementProtocol)
-	fmt.Println("failed requests:", res.Extra[reporters.UnitFailed])
+	fmt.Println("failed requests:", res.Extra["failed-req"])
 	fmt.Println("reports decode-tok/s:", hasDecode)
 	// Output:
 	// every request took an iteration: true

@@ -26,13 +26,14 @@ func ExampleWithTraffic() {
 		panic(err)
 	}
 	defer os.RemoveAll(out)
+	env := map[string]string{"ANVIL_OUT": out, "ANVIL_FAKE_PROFILE": "plain"}
 	const file = "../testdata/traces/azure-AzureLLMInferenceTrace_conv-first500.csv"
 	f, err := os.Open(file)
 	if err != nil {
 		panic(err)
 	}
 	defer f.Close()
-	r := trace.NewReader(f, file, trace.Auto, trace.SpeedUp(1000), trace.First(40))
+	r := trace.NewReader(f, file, trace.SpeedUp(1000), trace.First(40))
 	var recs []trace.Record
 	for r.Scan() {
 		recs = append(recs, r.Record())
@@ -46,7 +47,7 @@ func ExampleWithTraffic() {
 	testing.Benchmark(func(b *testing.B) {
 		rep = anviltest.Capacity(b, capacity.Workload{Concurrency: 32},
 			anviltest.WithTraffic(traffic.Replay{Records: recs, Description: &desc}),
-			anviltest.WithFakeProfile("plain"), anviltest.WithOutDir(out), anviltest.WithEnvironment(nil))
+			anviltest.WithEnvironment(func(name string) string { return env[name] }))
 	})
 	w := rep.AnvilGo.Workload
 	fmt.Printf("replayed %d rows of %s (%s), speed-up %g\n", w.Trace.Rows, w.Trace.File, w.Trace.Format, w.Trace.SpeedUp)

@@ -8,29 +8,29 @@ import (
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 
-// DefaultFakeProfile is the embedded fake server's profile when no base URL
+// defaultFakeProfile is the embedded fake server's profile when no base URL
 // is configured: a reasoning model like the seed artifact's (7,800 tok/s
 // prefill, speculative decoding at about 235 tok/s per stream, a few hundred
 // reasoning tokens before each answer).
-const DefaultFakeProfile = "reasoning"
+const defaultFakeProfile = "reasoning"
 
-// DefaultFakeTimeScale runs the embedded fake server at this fraction of
+// defaultFakeTimeScale runs the embedded fake server at this fraction of
 // its profile's real time (0.05: twenty times faster), so that the example
 // benchmarks (go test -bench Capacity -run '^$' ./anviltest) finish in
 // about a minute on two cores while keeping the profile's proportions.
 // Reported latencies and rates are those of the scaled clock.
-const DefaultFakeTimeScale = 0.05
+const defaultFakeTimeScale = 0.05
 
 // Environment knobs of the embedded fake server, for experiments such as the
 // decode-rate significance check (.ci/decode-significance.sh). Ignored when
 // a base URL is configured.
 const (
-	// EnvFakeTimeScale overrides DefaultFakeTimeScale (a positive number).
-	EnvFakeTimeScale = "ANVIL_FAKE_TIME_SCALE"
-	// EnvFakeDecodeStep overrides the profile's decode step with one running
+	// envFakeTimeScale overrides defaultFakeTimeScale (a positive number).
+	envFakeTimeScale = "ANVIL_FAKE_TIME_SCALE"
+	// envFakeDecodeStep overrides the profile's decode step with one running
 	// sequence (a Go duration, before time scaling); a longer step is a
 	// slower decode rate and changes nothing else.
-	EnvFakeDecodeStep = "ANVIL_FAKE_DECODE_STEP"
+	envFakeDecodeStep = "ANVIL_FAKE_DECODE_STEP"
 )
 
 // fakeEngine is the engine identity recorded for runs against the
@@ -49,13 +49,13 @@ func (s *settings) fakeConfig() (fakeserver.Config, string, error) {
 		name = e.fakeProfile
 	}
 	if name == "" {
-		name = DefaultFakeProfile
+		name = defaultFakeProfile
 	}
 	cfg, err := fakeserver.Profile(name)
 	if err != nil {
 		return cfg, name, fmt.Errorf("anviltest: fake server profile %q: %w", name, err)
 	}
-	cfg.TimeScale = DefaultFakeTimeScale
+	cfg.TimeScale = defaultFakeTimeScale
 	if e.fakeTimeScale != 0 {
 		cfg.TimeScale = e.fakeTimeScale
 	}
@@ -86,6 +86,6 @@ func (s *settings) startFake(b testing.TB, t capacity.Target) (capacity.Target, 
 		t.GPU = "none"
 	}
 	b.Logf("no %s: using the embedded fake server (profile %s, time scale %g) at %s",
-		EnvBaseURL, name, cfg.TimeScale, t.BaseURL)
+		envBaseURL, name, cfg.TimeScale, t.BaseURL)
 	return t, nil
 }

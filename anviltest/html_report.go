@@ -13,23 +13,23 @@ import (
 	"github.com/anvilbench/anvil/reporters"
 )
 
-// EnvHTML set to 1 (or any true value of strconv.ParseBool) also writes
-// HTMLReportName beside the artifacts; WithHTML wins over it.
-const EnvHTML = "ANVIL_HTML"
+// envHTML set to 1 (or any true value of strconv.ParseBool) also writes
+// htmlReportName beside the artifacts; withHTML wins over it.
+const envHTML = "ANVIL_HTML"
 
-// HTMLReportName is the page Capacity writes into the artifact directory
+// htmlReportName is the page Capacity writes into the artifact directory
 // when the HTML report is on: reporters.WriteHTML of every artifact of the
 // directory written by the current test binary, so the runs of one go test
 // are overlaid on one page.
-const HTMLReportName = "report.html"
+const htmlReportName = "report.html"
 
-// WithHTML turns the HTML report (HTMLReportName beside the artifacts) on
+// withHTML turns the HTML report (htmlReportName beside the artifacts) on
 // or off; by default ANVIL_HTML decides, and it is off.
-func WithHTML(on bool) Option {
+func withHTML(on bool) Option {
 	return func(s *settings) { s.html = &on }
 }
 
-// htmlWanted reports whether the HTML report is written: WithHTML, else
+// htmlWanted reports whether the HTML report is written: withHTML, else
 // ANVIL_HTML, else off.
 func (s *settings) htmlWanted() (bool, error) {
 	if s.html != nil {
@@ -42,7 +42,7 @@ func (s *settings) htmlWanted() (bool, error) {
 	return *e.html, nil
 }
 
-// writeHTMLReport rewrites dir/HTMLReportName from the artifacts of dir
+// writeHTMLReport rewrites dir/htmlReportName from the artifacts of dir
 // whose run started at or after since (the test binary's start), in the
 // order they started. It is written atomically (artifact.WriteFileFunc):
 // a failure leaves the previous page, or none.
@@ -70,7 +70,7 @@ func writeHTMLReport(dir string, since time.Time) (string, error) {
 		return "", fmt.Errorf("no artifact of this run in %s", dir)
 	}
 	slices.SortStableFunc(runs, func(a, b *artifact.Report) int { return cmp.Compare(a.StartedAtUnixNS, b.StartedAtUnixNS) })
-	out := filepath.Join(dir, HTMLReportName)
+	out := filepath.Join(dir, htmlReportName)
 	if err := artifact.WriteFileFunc(out, func(w io.Writer) error { return reporters.WriteHTML(w, runs...) }); err != nil {
 		return "", err
 	}

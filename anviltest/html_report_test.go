@@ -12,7 +12,7 @@ import (
 	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
-// TestHTMLWanted: WithHTML wins, then ANVIL_HTML; a bad value names the
+// TestHTMLWanted: withHTML wins, then ANVIL_HTML; a bad value names the
 // variable and what it takes.
 func TestHTMLWanted(t *testing.T) {
 	for _, tc := range []struct {
@@ -24,11 +24,11 @@ func TestHTMLWanted(t *testing.T) {
 		{"", nil, false, ""},
 		{"1", nil, true, ""},
 		{"0", nil, false, ""},
-		{"true", WithHTML(false), false, ""},
-		{"", WithHTML(true), true, ""},
+		{"true", withHTML(false), false, ""},
+		{"", withHTML(true), true, ""},
 		{"yes please", nil, false, `anviltest: ANVIL_HTML="yes please": want 1 (write report.html beside the artifacts) or 0`},
 	} {
-		e := env{EnvHTML: tc.env}
+		e := env{envHTML: tc.env}
 		s := newSettings([]Option{WithEnvironment(e.get), tc.opt})
 		got, err := s.htmlWanted()
 		if tc.err != "" {
@@ -59,7 +59,7 @@ func TestWriteHTMLReport(t *testing.T) {
 
 	page, err := writeHTMLReport(dir, time.Unix(0, r.StartedAtUnixNS))
 	require.NoError(t, err)
-	require.Equal(t, filepath.Join(dir, HTMLReportName), page)
+	require.Equal(t, filepath.Join(dir, htmlReportName), page)
 	html, err := os.ReadFile(page)
 	require.NoError(t, err)
 	require.Contains(t, string(html), r.RunID)

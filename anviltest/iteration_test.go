@@ -22,7 +22,6 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
-	"github.com/anvilbench/anvil/reporters"
 )
 
 // child runs this test binary's BenchmarkSeam in mode with the extra test
@@ -47,9 +46,9 @@ func childEnv(t *testing.T, mode, dir, out string, extra []string, flags ...stri
 			env = append(env, kv)
 		}
 	}
-	env = append(env, seamEnv+"="+mode, EnvBaseURL+"=http://127.0.0.1:9/v1", EnvProgress+"=0")
+	env = append(env, seamEnv+"="+mode, envBaseURL+"=http://127.0.0.1:9/v1", envProgress+"=0")
 	if out != "" {
-		env = append(env, EnvOut+"="+out)
+		env = append(env, envOut+"="+out)
 	}
 	cmd.Env = append(env, extra...)
 	b, err := cmd.CombinedOutput()
@@ -89,13 +88,13 @@ func valueMap(r *benchfmt.Result) map[string]float64 {
 // stepUnits are the values every successful step request yields.
 func stepUnits(nsPerOp, failed float64, throughput *float64) map[string]float64 {
 	m := map[string]float64{
-		reporters.UnitNsPerOp: nsPerOp,
-		reporters.UnitTTFTP50: 40, reporters.UnitTTFTP95: 40, reporters.UnitTTFOP50: 20,
-		reporters.UnitTPOT: 1.6, reporters.UnitDecode: 625, reporters.UnitPrefill: 50000,
-		reporters.UnitE2EP50: 100, reporters.UnitFailed: failed,
+		"ns/op":       nsPerOp,
+		"ttft-p50-ms": 40, "ttft-p95-ms": 40, "ttfo-p50-ms": 20,
+		"tpot-ms": 1.6, "decode-tok/s": 625, "prefill-tok/s": 50000,
+		"e2e-p50-ms": 100, "failed-req": failed,
 	}
 	if throughput != nil {
-		m[reporters.UnitOutputThroughput] = *throughput
+		m["output-tok/s"] = *throughput
 	}
 	return m
 }
@@ -191,7 +190,7 @@ func TestArtifactsLocation(t *testing.T) {
 	dir := t.TempDir()
 	stdout, err := child(t, "plain", dir, "", "-test.benchtime=2x")
 	require.NoError(t, err, stdout)
-	got, _ := filepath.Glob(filepath.Join(dir, DefaultOutDir, "BenchmarkSeam.*.json"))
+	got, _ := filepath.Glob(filepath.Join(dir, defaultOutDir, "BenchmarkSeam.*.json"))
 	require.Len(t, got, 1, stdout)
 	r := readArtifact(t, got[0])
 	require.Equal(t, 2, r.Requests)
@@ -208,7 +207,7 @@ func TestArtifactsLocation(t *testing.T) {
 		return err
 	}))
 	require.Len(t, got, 2, "the .json and .bench under -test.outputdir/_artifacts:\n%s", stdout)
-	none, _ := filepath.Glob(filepath.Join(dir, DefaultOutDir))
+	none, _ := filepath.Glob(filepath.Join(dir, defaultOutDir))
 	require.Empty(t, none, "with -artifacts nothing goes to ./anvil-out")
 }
 
@@ -318,7 +317,7 @@ func TestEngineIterations(t *testing.T) {
 			defer srv.Close()
 			out := t.TempDir()
 			stdout, err := childEnv(t, "engine", t.TempDir(), out,
-				[]string{EnvBaseURL + "=" + srv.URL + "/v1", EnvModel + "=m", EnvMaxModelLen + "=8192", EnvEngine + "=e", EnvGPU + "=g"},
+				[]string{envBaseURL + "=" + srv.URL + "/v1", envModel + "=m", envMaxModelLen + "=8192", envEngine + "=e", envGPU + "=g"},
 				"-test.benchtime="+tc.benchtime)
 			require.NoError(t, err, stdout)
 			lines := benchLines(t, stdout)
@@ -326,7 +325,7 @@ func TestEngineIterations(t *testing.T) {
 			jsons, _ := filepath.Glob(filepath.Join(out, "*.json"))
 			require.Len(t, jsons, 1)
 			rep := readArtifact(t, jsons[0])
-			sent := reporters.SentRequests(rep)
+			sent := rep.SentRequests()
 			require.EqualValues(t, sent, h.seen.Load(), "the server saw every request the report counts, no more")
 			require.Equal(t, rep.Requests, rep.Completed)
 			require.LessOrEqual(t, h.peak.Load(), int32(2), "at most Concurrency 2 in flight")
@@ -338,7 +337,7 @@ func TestEngineIterations(t *testing.T) {
 				require.NotNil(t, rep.AnvilGo.Run.DurationMS)
 				require.Equal(t, 100.0, *rep.AnvilGo.Run.DurationMS)
 			}
-			require.InDelta(t, rep.WallClockMS*1e6/float64(sent), valueMap(lines[0])[reporters.UnitNsPerOp], 1e-3*rep.WallClockMS*1e6/float64(sent))
+			require.InDelta(t, rep.WallClockMS*1e6/float64(sent), valueMap(lines[0])["ns/op"], 1e-3*rep.WallClockMS*1e6/float64(sent))
 			benches, _ := filepath.Glob(filepath.Join(out, "*.bench"))
 			require.Len(t, benches, 1)
 			data, err := os.ReadFile(benches[0])

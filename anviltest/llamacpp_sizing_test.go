@@ -95,7 +95,7 @@ func TestReadmeCommandAgainstLlamaCpp(t *testing.T) {
 				cmd.Env = append(cmd.Env, kv)
 			}
 		}
-		cmd.Env = append(cmd.Env, standInEnv+"=1", EnvBaseURL+"="+srv.URL+"/v1", EnvProgress+"=0", EnvOut+"="+t.TempDir())
+		cmd.Env = append(cmd.Env, standInEnv+"=1", envBaseURL+"="+srv.URL+"/v1", envProgress+"=0", envOut+"="+t.TempDir())
 		cmd.Env = append(cmd.Env, extra...)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
@@ -107,7 +107,7 @@ func TestReadmeCommandAgainstLlamaCpp(t *testing.T) {
 	require.Contains(t, out, "4 sent", "the run stops on its first requests")
 	require.Contains(t, out, "context window 8192 tokens from /models")
 
-	out, err = run(EnvPromptSizing + "=exact")
+	out, err = run(envPromptSizing + "=exact")
 	require.NoError(t, err, "%s", out)
 	require.Contains(t, out, "60 succeeded, 0 failed")
 	require.NotContains(t, out, "off plan")

@@ -2,36 +2,33 @@ package anviltest
 
 import (
 	"flag"
-	"fmt"
 	"io"
 	"net/url"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/reporters"
 )
 
-// Benchfmt configuration keys Main prints before the first benchmark, in
-// this order. ConfigModel, ConfigEngine and ConfigGPU are the keys (and
-// values) of the .bench files; the others say what a go test run points
-// at and exist only in go test output.
+// Benchfmt configuration keys Main prints after the model, engine and gpu
+// of the .bench files (reporters.WriteIdentity), in this order. They say
+// what a go test run points at and exist only in go test output.
 const (
-	// ConfigTarget is the endpoint: the base URL without credentials,
+	// configTarget is the endpoint: the base URL without credentials,
 	// query or fragment, or "embedded-fake" for the embedded fake server.
-	ConfigTarget = "target"
-	// ConfigFakeProfile is the embedded fake server's profile.
-	ConfigFakeProfile = "fake-profile"
-	// ConfigFakeTimeScale is the embedded fake server's time scale (its
+	configTarget = "target"
+	// configFakeProfile is the embedded fake server's profile.
+	configFakeProfile = "fake-profile"
+	// configFakeTimeScale is the embedded fake server's time scale (its
 	// latencies are real ones times the scale).
-	ConfigFakeTimeScale = "fake-time-scale"
-	// ConfigFakeDecodeStep is ANVIL_FAKE_DECODE_STEP, when set.
-	ConfigFakeDecodeStep = "fake-decode-step"
+	configFakeTimeScale = "fake-time-scale"
+	// configFakeDecodeStep is ANVIL_FAKE_DECODE_STEP, when set.
+	configFakeDecodeStep = "fake-decode-step"
 )
 
-// targetFake is the ConfigTarget value of the embedded fake server.
+// targetFake is the configTarget value of the embedded fake server.
 const targetFake = "embedded-fake"
 
 // Main is a TestMain for a package of capacity benchmarks:
@@ -51,7 +48,7 @@ const targetFake = "embedded-fake"
 //
 // The values come from the sources Capacity uses, resolved the same way:
 // opts (give the options the benchmarks give Capacity, WithTarget and
-// WithFakeProfile), then the ANVIL_* variables, then the embedded fake
+// WithEnvironment), then the ANVIL_* variables, then the embedded fake
 // server's profile. A key whose value is not known before the first run
 // (the model of a real endpoint without ANVIL_MODEL, probed per run) is
 // left out; a configuration error is left to the benchmarks to report.
@@ -66,65 +63,55 @@ func Main(m *testing.M, opts ...Option) {
 	os.Exit(m.Run())
 }
 
-// identityConfig is the configuration Main prints for s, in order; empty
-// values are left out.
-func identityConfig(s *settings) [][2]string {
+// identity is what Main prints for s: the model, engine and gpu, and the
+// keys of go test output only, in order. ok is false when the target
+// cannot be resolved (the benchmarks report why).
+type identity struct {
+	model, engine, gpu string
+	extra              [][2]string
+}
+
+// identityOf resolves the identity Main prints for s.
+func identityOf(s *settings) (identity, bool) {
 	t, err := s.resolveTarget()
 	if err != nil {
-		return nil
-	}
-	var kv [][2]string
-	add := func(k, v string) {
-		if v != "" {
-			kv = append(kv, [2]string{k, v})
-		}
+		return identity{}, false
 	}
 	if t.BaseURL != "" {
-		add(reporters.ConfigModel, t.Model)
-		add(reporters.ConfigEngine, t.Engine)
-		add(reporters.ConfigGPU, t.GPU)
-		add(ConfigTarget, redactedURL(t.BaseURL))
-		return kv
+		return identity{t.Model, t.Engine, t.GPU, [][2]string{{configTarget, redactedURL(t.BaseURL)}}}, true
 	}
 	cfg, name, err := s.fakeConfig()
 	if err != nil {
-		return nil
+		return identity{}, false
 	}
-	model := cfg.Model
+	id := identity{model: cfg.Model, engine: t.Engine, gpu: t.GPU}
 	if t.Model != "" {
-		model = t.Model
+		id.model = t.Model
 	}
-	engine, gpu := t.Engine, t.GPU
-	if engine == "" {
-		engine = fakeEngine + name
+	if id.engine == "" {
+		id.engine = fakeEngine + name
 	}
-	if gpu == "" {
-		gpu = "none"
+	if id.gpu == "" {
+		id.gpu = "none"
 	}
-	add(reporters.ConfigModel, model)
-	add(reporters.ConfigEngine, engine)
-	add(reporters.ConfigGPU, gpu)
-	add(ConfigTarget, targetFake)
-	add(ConfigFakeProfile, name)
-	add(ConfigFakeTimeScale, strconv.FormatFloat(cfg.TimeScale, 'g', -1, 64))
+	id.extra = [][2]string{
+		{configTarget, targetFake},
+		{configFakeProfile, name},
+		{configFakeTimeScale, strconv.FormatFloat(cfg.TimeScale, 'g', -1, 64)},
+	}
 	if e, _ := s.env(); e.fakeDecodeStep != 0 { // fakeConfig parsed it
-		add(ConfigFakeDecodeStep, e.fakeDecodeStep.String())
+		id.extra = append(id.extra, [2]string{configFakeDecodeStep, e.fakeDecodeStep.String()})
 	}
-	return kv
+	return id, true
 }
 
-// writeIdentity prints identityConfig(s) as benchfmt configuration lines,
-// each value one Printable line as in the .bench files.
+// writeIdentity prints the identity of s as benchfmt configuration lines
+// (reporters.WriteIdentity), each value one Printable line as in the
+// .bench files; nothing when the target cannot be resolved.
 func writeIdentity(w io.Writer, s *settings) {
-	for _, kv := range identityConfig(s) {
-		fmt.Fprintf(w, "%s: %s\n", kv[0], oneLine(kv[1]))
+	if id, ok := identityOf(s); ok {
+		reporters.WriteIdentity(w, id.model, id.engine, id.gpu, id.extra...)
 	}
-}
-
-// oneLine is v as the .bench files write a configuration value: one
-// line, whitespace runs as one space, Printable.
-func oneLine(v string) string {
-	return reporters.Printable(strings.Join(strings.Fields(v), " "))
 }
 
 // redactedURL is raw without user information, query and fragment;
@@ -140,9 +127,9 @@ func redactedURL(raw string) string {
 }
 
 // recordBenchmark records in r the name go test prints for the benchmark
-// that made it (anvil_go.run.benchmark), by which reporters.BenchName and
+// that made it (anvil_go.run.benchmark), by which reporters.BenchResult and
 // `anvilreport bench` name the converted artifact. A report without the
-// extension's run object (a custom RunFunc's) is left alone.
+// extension's run object (a custom runFunc's) is left alone.
 func recordBenchmark(r *artifact.Report, name string) {
 	if r.AnvilGo == nil || r.AnvilGo.Run == nil || name == "" {
 		return

@@ -32,24 +32,24 @@ func TestIdentityConfig(t *testing.T) {
 			{"model", "fake-reasoning"}, {"engine", "anvil-fakeserver-reasoning"}, {"gpu", "none"},
 			{"target", "embedded-fake"}, {"fake-profile", "reasoning"}, {"fake-time-scale", "0.05"},
 		}},
-		{"fake knobs", []Option{env(map[string]string{EnvFakeProfile: "plain", EnvFakeTimeScale: "0.5", EnvFakeDecodeStep: "30ms"})}, [][2]string{
+		{"fake knobs", []Option{env(map[string]string{envFakeProfile: "plain", envFakeTimeScale: "0.5", envFakeDecodeStep: "30ms"})}, [][2]string{
 			{"model", "fake-plain"}, {"engine", "anvil-fakeserver-plain"}, {"gpu", "none"},
 			{"target", "embedded-fake"}, {"fake-profile", "plain"}, {"fake-time-scale", "0.5"}, {"fake-decode-step", "30ms"},
 		}},
-		{"option wins", []Option{env(map[string]string{EnvFakeProfile: "plain"}), WithFakeProfile("fast")}, [][2]string{
+		{"option wins", []Option{env(map[string]string{envFakeProfile: "plain"}), withFakeProfile("fast")}, [][2]string{
 			{"model", "fake-fast"}, {"engine", "anvil-fakeserver-fast"}, {"gpu", "none"},
 			{"target", "embedded-fake"}, {"fake-profile", "fast"}, {"fake-time-scale", "0.05"},
 		}},
 		{"real endpoint", []Option{env(map[string]string{
-			EnvBaseURL: "http://user:secret@gpu-box:8000/v1?key=x#f", EnvModel: "qwen3-32b", EnvEngine: "vllm-0.11.0", EnvGPU: "h100-80gb",
+			envBaseURL: "http://user:secret@gpu-box:8000/v1?key=x#f", envModel: "qwen3-32b", envEngine: "vllm-0.11.0", envGPU: "h100-80gb",
 		})}, [][2]string{
 			{"model", "qwen3-32b"}, {"engine", "vllm-0.11.0"}, {"gpu", "h100-80gb"}, {"target", "http://gpu-box:8000/v1"},
 		}},
-		{"model probed per run", []Option{env(map[string]string{EnvBaseURL: "http://gpu-box:8000/v1"}),
+		{"model probed per run", []Option{env(map[string]string{envBaseURL: "http://gpu-box:8000/v1"}),
 			WithTarget(capacity.Target{Engine: "sglang\x1b[2J"})}, [][2]string{
 			{"engine", `sglang\x1b[2J`}, {"target", "http://gpu-box:8000/v1"},
 		}},
-		{"bad variable: left to the benchmark", []Option{env(map[string]string{EnvFakeTimeScale: "-1"})}, nil},
+		{"bad variable: left to the benchmark", []Option{env(map[string]string{envFakeTimeScale: "-1"})}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
@@ -76,7 +76,7 @@ func TestGoTestOutputCarriesIdentity(t *testing.T) {
 	}
 	out := t.TempDir()
 	stdout, err := childEnv(t, "engine", t.TempDir(), out,
-		[]string{EnvBaseURL + "=", EnvFakeProfile + "=fast"}, "-test.benchtime=2x")
+		[]string{envBaseURL + "=", envFakeProfile + "=fast"}, "-test.benchtime=2x")
 	require.NoError(t, err, stdout)
 	lines := benchLines(t, stdout)
 	require.Len(t, lines, 1, stdout)

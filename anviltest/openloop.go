@@ -11,25 +11,25 @@ import (
 // Environment variables of open-loop runs and SLOs. Like the others they
 // fill only what the Workload and the options leave at zero.
 const (
-	// EnvRate makes the run an open loop at this many requests per second
+	// envRate makes the run an open loop at this many requests per second
 	// (capacity.Workload.Rate) when the Workload sets no rate.
-	EnvRate = "ANVIL_RATE"
-	// EnvArrival is the arrival process of an open loop: constant, poisson
+	envRate = "ANVIL_RATE"
+	// envArrival is the arrival process of an open loop: constant, poisson
 	// or gamma (capacity.Workload.Arrival).
-	EnvArrival = "ANVIL_ARRIVAL"
-	// EnvBurstiness is the gamma shape of the gamma arrival process
+	envArrival = "ANVIL_ARRIVAL"
+	// envBurstiness is the gamma shape of the gamma arrival process
 	// (capacity.Workload.Burstiness).
-	EnvBurstiness = "ANVIL_BURSTINESS"
-	// EnvSLOTTFT bounds each request's TTFT (a Go duration such as 500ms);
+	envBurstiness = "ANVIL_BURSTINESS"
+	// envSLOTTFT bounds each request's TTFT (a Go duration such as 500ms);
 	// setting any ANVIL_SLO_* bound judges every run against the SLO.
-	EnvSLOTTFT = "ANVIL_SLO_TTFT"
-	// EnvSLOTPOT bounds each request's time per output token.
-	EnvSLOTPOT = "ANVIL_SLO_TPOT"
-	// EnvSLOE2E bounds each request's end-to-end latency.
-	EnvSLOE2E = "ANVIL_SLO_E2E"
-	// EnvSLOAttainment is the share of requests that must meet the bounds,
-	// in (0, 1] (unset: capacity.DefaultAttainment).
-	EnvSLOAttainment = "ANVIL_SLO_ATTAINMENT"
+	envSLOTTFT = "ANVIL_SLO_TTFT"
+	// envSLOTPOT bounds each request's time per output token.
+	envSLOTPOT = "ANVIL_SLO_TPOT"
+	// envSLOE2E bounds each request's end-to-end latency.
+	envSLOE2E = "ANVIL_SLO_E2E"
+	// envSLOAttainment is the share of requests that must meet the bounds,
+	// in (0, 1] (unset: 0.9).
+	envSLOAttainment = "ANVIL_SLO_ATTAINMENT"
 )
 
 // WithSLO judges every run against slo (capacity.SLO, capacity/PROTOCOL.md#anvil-go):
@@ -82,7 +82,7 @@ func (s *settings) resolveSLO() error {
 	}
 	if !s.slo.Set() {
 		if s.slo.Attainment != 0 {
-			return fmt.Errorf("anviltest: an SLO attainment (%g) without a bound: set WithSLO or %s, %s or %s", s.slo.Attainment, EnvSLOTTFT, EnvSLOTPOT, EnvSLOE2E)
+			return fmt.Errorf("anviltest: an SLO attainment (%g) without a bound: set WithSLO or %s, %s or %s", s.slo.Attainment, envSLOTTFT, envSLOTPOT, envSLOE2E)
 		}
 		return nil
 	}
@@ -97,7 +97,7 @@ func (s *settings) resolveSLO() error {
 // sloFieldNames pairs each SLO field with its environment variable.
 func sloFieldNames() [][2]string {
 	return [][2]string{
-		{"SLO.TTFT", EnvSLOTTFT}, {"SLO.TPOT", EnvSLOTPOT}, {"SLO.E2E", EnvSLOE2E}, {"SLO.Attainment", EnvSLOAttainment},
+		{"SLO.TTFT", envSLOTTFT}, {"SLO.TPOT", envSLOTPOT}, {"SLO.E2E", envSLOE2E}, {"SLO.Attainment", envSLOAttainment},
 	}
 }
 

@@ -16,25 +16,25 @@ import (
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/artifact"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
-	"github.com/anvilbench/anvil/reporters"
 )
 
 func TestOpenLoopEnvFillsOnlyZeroFields(t *testing.T) {
-	s := newSettings([]Option{WithEnvironment(env{EnvRate: "12.5", EnvArrival: "gamma", EnvBurstiness: "0.5"}.get)})
+	s := newSettings([]Option{WithEnvironment(env{envRate: "12.5", envArrival: "gamma", envBurstiness: "0.5"}.get)})
 	got, err := s.applyWorkloadEnv(capacity.Workload{})
 	require.NoError(t, err)
 	require.Equal(t, 12.5, got.Rate)
-	require.Equal(t, capacity.ArrivalGamma, got.Arrival)
+	require.Equal(t, capacity.ArrivalProcess("gamma"), got.Arrival)
 	require.Equal(t, 0.5, got.Burstiness)
-	got, err = s.applyWorkloadEnv(capacity.Workload{Rate: 3, Arrival: capacity.ArrivalConstant, Burstiness: 2})
+	got, err = s.applyWorkloadEnv(capacity.Workload{Rate: 3, Arrival: "constant", Burstiness: 2})
 	require.NoError(t, err)
-	require.Equal(t, capacity.Workload{Rate: 3, Arrival: capacity.ArrivalConstant, Burstiness: 2}, got, "the Workload's own values win")
+	require.Equal(t, capacity.Workload{Rate: 3, Arrival: "constant", Burstiness: 2}, got, "the Workload's own values win")
 
 	for _, tc := range []struct{ name, value, want string }{
-		{EnvRate, "fast", `ANVIL_RATE="fast": want requests per second in [0.001, 1e+06]`},
-		{EnvRate, "0", `ANVIL_RATE="0": want requests per second`},
-		{EnvArrival, "bursty", `ANVIL_ARRIVAL="bursty": want constant, poisson or gamma`},
-		{EnvBurstiness, "1000", `ANVIL_BURSTINESS="1000": want a gamma shape in [0.01, 100]`},
+		{envRate, "fast", `ANVIL_RATE="fast": want a positive number of requests per second`},
+		{envRate, "0", `ANVIL_RATE="0": want a positive number of requests per second`},
+		{envRate, "2e6", `ANVIL_RATE="2e6": want a positive number of requests per second: capacity: Workload.Rate = 2e+06: must be 0 (closed loop) or in [0.001, 1e+06] requests per second`},
+		{envArrival, "bursty", `ANVIL_ARRIVAL="bursty": want constant, poisson or gamma`},
+		{envBurstiness, "1000", `ANVIL_BURSTINESS="1000": want a positive gamma shape: capacity: Workload.Burstiness = 1000: must be in [0.01, 100]`},
 	} {
 		_, err := newSettings([]Option{WithEnvironment(env{tc.name: tc.value}.get)}).applyWorkloadEnv(capacity.Workload{})
 		var ee *envError
@@ -43,7 +43,7 @@ func TestOpenLoopEnvFillsOnlyZeroFields(t *testing.T) {
 		require.Contains(t, err.Error(), tc.want)
 	}
 	// A combination capacity refuses names the variable that set the field.
-	w, err := newSettings([]Option{WithEnvironment(env{EnvArrival: "poisson"}.get)}).applyWorkloadEnv(capacity.Workload{})
+	w, err := newSettings([]Option{WithEnvironment(env{envArrival: "poisson"}.get)}).applyWorkloadEnv(capacity.Workload{})
 	require.NoError(t, err)
 	_, err = w.Resolved()
 	require.ErrorContains(t, explainFields(err, envFieldNames()...), "Workload.Arrival comes from ANVIL_ARRIVAL")
@@ -51,7 +51,7 @@ func TestOpenLoopEnvFillsOnlyZeroFields(t *testing.T) {
 
 func TestSLOFromOptionsAndEnvironment(t *testing.T) {
 	s := newSettings([]Option{WithSLO(capacity.SLO{TTFT: time.Second}),
-		WithEnvironment(env{EnvSLOTTFT: "5s", EnvSLOE2E: "9s", EnvSLOAttainment: "0.95"}.get)})
+		WithEnvironment(env{envSLOTTFT: "5s", envSLOE2E: "9s", envSLOAttainment: "0.95"}.get)})
 	require.NoError(t, s.resolveSLO())
 	require.Equal(t, capacity.SLO{TTFT: time.Second, E2E: 9 * time.Second, Attainment: 0.95}, s.slo, "the option's bound wins, the environment fills the rest")
 
@@ -63,10 +63,10 @@ func TestSLOFromOptionsAndEnvironment(t *testing.T) {
 		env  env
 		want string
 	}{
-		{env{EnvSLOTTFT: "soon"}, `ANVIL_SLO_TTFT="soon": want a positive duration`},
-		{env{EnvSLOTPOT: "-5ms"}, `ANVIL_SLO_TPOT="-5ms": want a positive duration`},
-		{env{EnvSLOTTFT: "1s", EnvSLOAttainment: "1.5"}, `ANVIL_SLO_ATTAINMENT="1.5": want a share in (0, 1]`},
-		{env{EnvSLOAttainment: "0.9"}, "an SLO attainment (0.9) without a bound"},
+		{env{envSLOTTFT: "soon"}, `ANVIL_SLO_TTFT="soon": want a positive duration`},
+		{env{envSLOTPOT: "-5ms"}, `ANVIL_SLO_TPOT="-5ms": want a positive duration`},
+		{env{envSLOTTFT: "1s", envSLOAttainment: "1.5"}, `ANVIL_SLO_ATTAINMENT="1.5": want a share in (0, 1]`},
+		{env{envSLOAttainment: "0.9"}, "an SLO attainment (0.9) without a bound"},
 	} {
 		err := newSettings([]Option{WithEnvironment(tc.env.get)}).resolveSLO()
 		require.ErrorContains(t, err, tc.want)
@@ -83,8 +83,8 @@ func TestCapacityOpenLoopWithSLO(t *testing.T) {
 	out := t.TempDir()
 	var rep *artifact.Report
 	res := testing.Benchmark(func(b *testing.B) {
-		rep = Capacity(b, capacity.Workload{ContextTokens: 2048, Concurrency: 4, MaxTokens: 256, Rate: 200, Arrival: capacity.ArrivalConstant},
-			WithFakeProfile("fast"), WithOutDir(out), WithSLO(capacity.SLO{E2E: time.Minute}))
+		rep = Capacity(b, capacity.Workload{ContextTokens: 2048, Concurrency: 4, MaxTokens: 256, Rate: 200, Arrival: "constant"},
+			withFakeProfile("fast"), withOutDir(out), WithSLO(capacity.SLO{E2E: time.Minute}))
 	})
 	require.NotNil(t, rep, "the benchmark failed")
 	require.Equal(t, 30, rep.Requests)
@@ -92,14 +92,14 @@ func TestCapacityOpenLoopWithSLO(t *testing.T) {
 	require.Equal(t, "constant", rep.AnvilGo.Arrival.Process)
 	require.Equal(t, 200.0, rep.AnvilGo.Arrival.RateRPS)
 	require.Equal(t, 30, rep.AnvilGo.SLO.MetRequests)
-	require.Equal(t, rep.AnvilGo.SLO.GoodputRPS, res.Extra[reporters.UnitGoodput])
+	require.Equal(t, rep.AnvilGo.SLO.GoodputRPS, res.Extra["goodput-req/s"])
 	benches, _ := filepath.Glob(filepath.Join(out, "*.bench"))
 	require.Len(t, benches, 1)
 	data, err := os.ReadFile(benches[0])
 	require.NoError(t, err)
 	require.Contains(t, string(data), " arrival=constant rate=200 slo-e2e-ms=60000 slo-attainment=0.9\n")
 	require.Contains(t, string(data), " goodput-req/s\n")
-	for _, u := range []string{reporters.UnitSchedTTFTP50, reporters.UnitSchedTTFTP95, reporters.UnitSchedE2EP50} {
+	for _, u := range []string{"sched-ttft-p50-ms", "sched-ttft-p95-ms", "sched-e2e-p50-ms"} {
 		require.Contains(t, res.Extra, u, "an open loop's line carries the scheduled clock")
 		require.Contains(t, string(data), " "+u+" ")
 	}
@@ -110,13 +110,13 @@ func TestCapacityOpenLoopWithSLO(t *testing.T) {
 // requests due at 0, 25, ..., 475 ms.
 func TestCapacityOpenLoopTimeBenchtime(t *testing.T) {
 	clearEnv(t)
-	t.Setenv(EnvRate, "40")
-	t.Setenv(EnvArrival, "constant")
+	t.Setenv(envRate, "40")
+	t.Setenv(envArrival, "constant")
 	setBenchtime(t, "500ms")
 	var rep *artifact.Report
 	testing.Benchmark(func(b *testing.B) {
 		rep = Capacity(b, capacity.Workload{ContextTokens: 2048, Concurrency: 4, MaxTokens: 256},
-			WithFakeProfile("fast"), WithOutDir(t.TempDir()))
+			withFakeProfile("fast"), withOutDir(t.TempDir()))
 	})
 	require.NotNil(t, rep, "the benchmark failed")
 	require.Equal(t, 20, rep.Requests)
@@ -143,9 +143,9 @@ func TestSweepFindsTheKnee(t *testing.T) {
 		var res capacity.SearchResult
 		testing.Benchmark(func(b *testing.B) {
 			res = Sweep(b, capacity.Workload{ContextTokens: 512},
-				capacity.SearchSpec{Kind: capacity.ConcurrencySearch, Max: 16},
+				capacity.SearchSpec{Kind: "concurrency", Max: 16},
 				WithTarget(capacity.Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client(), Engine: "fake", GPU: "none"}),
-				WithOutDir(out), WithProgress(false),
+				withOutDir(out), withProgress(false),
 				WithSLO(capacity.SLO{TTFT: cfg.SlotPrefill + 100*time.Millisecond}))
 		})
 		require.Equal(t, 3.0, res.Best)

@@ -15,48 +15,48 @@ import (
 // over the environment; the environment fills only what the options and the
 // Workload leave empty.
 const (
-	// EnvBaseURL is the OpenAI-compatible API root, e.g.
+	// envBaseURL is the OpenAI-compatible API root, e.g.
 	// http://localhost:8000/v1. Unset: the embedded fake server.
-	EnvBaseURL = "ANVIL_BASE_URL"
-	// EnvModel is the model id sent (unset: the first id of /models).
-	EnvModel = "ANVIL_MODEL"
-	// EnvAPIKeyEnv names the variable that holds the bearer token; the token
+	envBaseURL = "ANVIL_BASE_URL"
+	// envModel is the model id sent (unset: the first id of /models).
+	envModel = "ANVIL_MODEL"
+	// envAPIKeyEnv names the variable that holds the bearer token; the token
 	// itself is never written anywhere.
-	EnvAPIKeyEnv = "ANVIL_API_KEY_ENV"
-	// EnvEngine is the engine identity recorded (e.g. vllm-0.11.0).
-	EnvEngine = "ANVIL_ENGINE"
-	// EnvGPU is the GPU identity recorded (e.g. h100-80gb).
-	EnvGPU = "ANVIL_GPU"
-	// EnvMaxModelLen is the model's context length in tokens (unset: probed).
-	EnvMaxModelLen = "ANVIL_MAX_MODEL_LEN"
-	// EnvOut is the artifact directory used when -artifacts is not set
+	envAPIKeyEnv = "ANVIL_API_KEY_ENV"
+	// envEngine is the engine identity recorded (e.g. vllm-0.11.0).
+	envEngine = "ANVIL_ENGINE"
+	// envGPU is the GPU identity recorded (e.g. h100-80gb).
+	envGPU = "ANVIL_GPU"
+	// envMaxModelLen is the model's context length in tokens (unset: probed).
+	envMaxModelLen = "ANVIL_MAX_MODEL_LEN"
+	// envOut is the artifact directory used when -artifacts is not set
 	// (unset: ./anvil-out in the package directory).
-	EnvOut = "ANVIL_OUT"
-	// EnvWarmup is the number of unmeasured warm-up requests of each run
+	envOut = "ANVIL_OUT"
+	// envWarmup is the number of unmeasured warm-up requests of each run
 	// when the Workload sets none.
-	EnvWarmup = "ANVIL_WARMUP"
-	// EnvTimeout is the per-request timeout (a Go duration such as 5m) when
+	envWarmup = "ANVIL_WARMUP"
+	// envTimeout is the per-request timeout (a Go duration such as 5m) when
 	// the Workload sets none.
-	EnvTimeout = "ANVIL_TIMEOUT"
-	// EnvClockDomainID labels the clock of the run's Unix timestamps when
+	envTimeout = "ANVIL_TIMEOUT"
+	// envClockDomainID labels the clock of the run's Unix timestamps when
 	// the Workload sets none.
-	EnvClockDomainID = "ANVIL_CLOCK_DOMAIN_ID"
-	// EnvConfigurationFingerprint identifies the served configuration
+	envClockDomainID = "ANVIL_CLOCK_DOMAIN_ID"
+	// envConfigurationFingerprint identifies the served configuration
 	// (sha256:<64 hex>) when the Workload sets none.
-	EnvConfigurationFingerprint = "ANVIL_CONFIGURATION_FINGERPRINT"
-	// EnvFakeProfile names the embedded fake server's profile (unset:
-	// DefaultFakeProfile). Ignored when a base URL is configured.
-	EnvFakeProfile = "ANVIL_FAKE_PROFILE"
-	// EnvProgress set to 0 turns the live terminal progress line off.
-	EnvProgress = "ANVIL_PROGRESS"
-	// EnvPromptSizing is the prompt sizing, "reference" or "exact" (see
+	envConfigurationFingerprint = "ANVIL_CONFIGURATION_FINGERPRINT"
+	// envFakeProfile names the embedded fake server's profile (unset:
+	// defaultFakeProfile). Ignored when a base URL is configured.
+	envFakeProfile = "ANVIL_FAKE_PROFILE"
+	// envProgress set to 0 turns the live terminal progress line off.
+	envProgress = "ANVIL_PROGRESS"
+	// envPromptSizing is the prompt sizing, "reference" or "exact" (see
 	// capacity.PromptSizing), when the Workload sets none.
-	EnvPromptSizing = "ANVIL_PROMPT_SIZING"
+	envPromptSizing = "ANVIL_PROMPT_SIZING"
 )
 
-// RunFunc runs one capacity campaign; capacity.Run is the implementation
+// runFunc runs one capacity campaign; capacity.Run is the implementation
 // Capacity uses.
-type RunFunc func(ctx context.Context, t capacity.Target, w capacity.Workload) (*artifact.Report, error)
+type runFunc func(ctx context.Context, t capacity.Target, w capacity.Workload) (*artifact.Report, error)
 
 // An Option configures Capacity. Options apply in order, a later one
 // winning over an earlier one of the same kind; a nil Option does nothing.
@@ -68,8 +68,8 @@ type settings struct {
 	outDir      string
 	fakeProfile string
 	progress    *bool
-	html        *bool // WithHTML; nil: ANVIL_HTML decides
-	run         RunFunc
+	html        *bool // withHTML; nil: ANVIL_HTML decides
+	run         runFunc
 	getenv      func(string) string // WithEnvironment; os.Getenv by default
 	envRead     bool                // env has parsed getenv
 	envCache    environment
@@ -77,7 +77,7 @@ type settings struct {
 	slo         capacity.SLO          // WithSLO, then ANVIL_SLO_*; off when no bound is set
 	probe       *artifact.SearchProbe // the run is this probe of a Sweep
 	conformance conformanceSettings
-	traffic     Traffic // WithTraffic; nil: ANVIL_TRACE or ANVIL_SESSIONS decide
+	traffic     trafficSource // WithTraffic; nil: ANVIL_TRACE or ANVIL_SESSIONS decide
 }
 
 // WithTarget sets the endpoint and its identity. Its non-empty fields win
@@ -87,27 +87,27 @@ func WithTarget(t capacity.Target) Option {
 	return func(s *settings) { s.target = t }
 }
 
-// WithOutDir writes the artifacts into dir instead of the default location
+// withOutDir writes the artifacts into dir instead of the default location
 // (it wins over -artifacts and ANVIL_OUT).
-func WithOutDir(dir string) Option {
+func withOutDir(dir string) Option {
 	return func(s *settings) { s.outDir = dir }
 }
 
-// WithFakeProfile selects the embedded fake server's profile by name (see
+// withFakeProfile selects the embedded fake server's profile by name (see
 // the fakeserver package) for runs without a base URL.
-func WithFakeProfile(name string) Option {
+func withFakeProfile(name string) Option {
 	return func(s *settings) { s.fakeProfile = name }
 }
 
-// WithProgress forces the live progress line on or off. By default it is
+// withProgress forces the live progress line on or off. By default it is
 // shown only when standard error is a terminal.
-func WithProgress(on bool) Option {
+func withProgress(on bool) Option {
 	return func(s *settings) { s.progress = &on }
 }
 
-// WithRunFunc replaces the campaign runner (default capacity.Run), e.g. to
+// withRunFunc replaces the campaign runner (default capacity.Run), e.g. to
 // wrap it with extra instrumentation.
-func WithRunFunc(run RunFunc) Option {
+func withRunFunc(run runFunc) Option {
 	return func(s *settings) { s.run = run }
 }
 
@@ -194,7 +194,7 @@ func (s *settings) applyWorkloadEnv(w capacity.Workload) (capacity.Workload, err
 }
 
 // progressWanted reports whether the live progress line is shown: forced by
-// WithProgress, off with ANVIL_PROGRESS=0 (or any false value of
+// withProgress, off with ANVIL_PROGRESS=0 (or any false value of
 // strconv.ParseBool), else only on a terminal. ANVIL_PROGRESS=1 still
 // draws only on a terminal: captured output never gets the line.
 func (s *settings) progressWanted(stderr *os.File) (bool, error) {
@@ -230,7 +230,7 @@ func benchtimeFieldNames(user capacity.Workload, bt benchtime) [][2]string {
 // explainFields adds to an error of package capacity where a user of go
 // test sets each field it names: pairs maps a field (Target.APIKeyEnv,
 // Workload.Requests, ...) to its environment variable or flag. The fields
-// are read from the *capacity.ConfigError values err holds, never from its
+// are read from the *capacity.FieldError values err holds, never from its
 // text. Values are not repeated: the error already shows them (never a
 // secret), or deliberately hides them.
 func explainFields(err error, pairs ...[2]string) error {
@@ -250,14 +250,14 @@ func explainFields(err error, pairs ...[2]string) error {
 	return fmt.Errorf("%w (%s)", err, strings.Join(names, "; "))
 }
 
-// configFields lists the Field of every *capacity.ConfigError in err's
+// configFields lists the Field of every *capacity.FieldError in err's
 // tree (errors.Join and %w wrapping included), in order.
 func configFields(err error) []string {
 	var fields []string
 	var walk func(error)
 	walk = func(e error) {
 		switch x := e.(type) {
-		case *capacity.ConfigError:
+		case *capacity.FieldError:
 			fields = append(fields, x.Field)
 		case interface{ Unwrap() []error }:
 			for _, e := range x.Unwrap() {

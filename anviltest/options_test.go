@@ -19,8 +19,8 @@ func (e env) get(k string) string { return e[k] }
 
 func TestResolveTargetOptionsWinOverEnvironment(t *testing.T) {
 	e := env{
-		EnvBaseURL: "http://gpu-box:8000/v1", EnvModel: "qwen", EnvAPIKeyEnv: "MY_KEY",
-		EnvEngine: "vllm-0.11", EnvGPU: "h100", EnvMaxModelLen: "131072",
+		envBaseURL: "http://gpu-box:8000/v1", envModel: "qwen", envAPIKeyEnv: "MY_KEY",
+		envEngine: "vllm-0.11", envGPU: "h100", envMaxModelLen: "131072",
 	}
 	s := newSettings([]Option{WithEnvironment(e.get), WithTarget(capacity.Target{Model: "llama", GPU: "b200"})})
 	got, err := s.resolveTarget()
@@ -35,7 +35,7 @@ func TestResolveTargetOptionsWinOverEnvironment(t *testing.T) {
 
 func TestOptionsApplyInOrderAndNilIsSkipped(t *testing.T) {
 	var none Option
-	s := newSettings([]Option{WithOutDir("a"), none, WithFakeProfile("plain"), WithOutDir("b"), nil})
+	s := newSettings([]Option{withOutDir("a"), none, withFakeProfile("plain"), withOutDir("b"), nil})
 	require.Equal(t, "b", s.outDir, "the later option wins")
 	require.Equal(t, "plain", s.fakeProfile)
 	require.NotNil(t, s.run, "the default runner stays")
@@ -45,13 +45,13 @@ func TestEnvironmentErrorsNameVariableValueAndRange(t *testing.T) {
 	for _, tc := range []struct {
 		name, value, want string
 	}{
-		{EnvMaxModelLen, "lots", "ANVIL_MAX_MODEL_LEN=\"lots\": want an integer in 0..1048576"},
-		{EnvMaxModelLen, "-1", "ANVIL_MAX_MODEL_LEN=\"-1\": want an integer in 0..1048576"},
-		{EnvWarmup, "10001", "ANVIL_WARMUP=\"10001\": want an integer in 0..10000"},
-		{EnvTimeout, "2h", "ANVIL_TIMEOUT=\"2h\": want a duration in (0, 1h0m0s]"},
-		{EnvTimeout, "0s", "ANVIL_TIMEOUT=\"0s\": want a duration in (0, 1h0m0s]"},
-		{EnvFakeTimeScale, "0", "ANVIL_FAKE_TIME_SCALE=\"0\": want a number in (0, 1000]"},
-		{EnvFakeDecodeStep, "soon", "ANVIL_FAKE_DECODE_STEP=\"soon\": want a duration in (0, 1m]"},
+		{envMaxModelLen, "lots", "ANVIL_MAX_MODEL_LEN=\"lots\": want an integer: strconv.Atoi"},
+		{envMaxModelLen, "-1", "ANVIL_MAX_MODEL_LEN=\"-1\": want an integer: capacity: Target.MaxModelLen = -1: must be in 0..1048576"},
+		{envWarmup, "10001", "ANVIL_WARMUP=\"10001\": want an integer: capacity: Workload.Warmup = 10001: must be in 0..10000"},
+		{envTimeout, "2h", "ANVIL_TIMEOUT=\"2h\": want a positive duration such as 90s: capacity: Workload.Timeout = 2h0m0s: must be in (0s, 1h0m0s]"},
+		{envTimeout, "0s", "ANVIL_TIMEOUT=\"0s\": want a positive duration such as 90s"},
+		{envFakeTimeScale, "0", "ANVIL_FAKE_TIME_SCALE=\"0\": want a number in (0, 1000]"},
+		{envFakeDecodeStep, "soon", "ANVIL_FAKE_DECODE_STEP=\"soon\": want a duration in (0, 1m]"},
 	} {
 		t.Run(tc.name+"="+tc.value, func(t *testing.T) {
 			s := newSettings([]Option{WithEnvironment(env{tc.name: tc.value}.get)})
@@ -71,8 +71,8 @@ func TestEnvironmentErrorsNameVariableValueAndRange(t *testing.T) {
 }
 
 func TestWorkloadEnvFillsOnlyZeroFields(t *testing.T) {
-	e := env{EnvWarmup: "2", EnvTimeout: "90s", EnvClockDomainID: "lab-1",
-		EnvConfigurationFingerprint: "sha256:" + string(make64('a'))}
+	e := env{envWarmup: "2", envTimeout: "90s", envClockDomainID: "lab-1",
+		envConfigurationFingerprint: "sha256:" + string(make64('a'))}
 	s := newSettings([]Option{WithEnvironment(e.get)})
 	got, err := s.applyWorkloadEnv(capacity.Workload{Timeout: time.Minute})
 	require.NoError(t, err)
@@ -85,7 +85,7 @@ func TestWorkloadEnvFillsOnlyZeroFields(t *testing.T) {
 	tgt, err := s.resolveTarget()
 	require.NoError(t, err)
 	require.Equal(t, "lab-1", tgt.ClockDomainID)
-	require.Equal(t, e[EnvConfigurationFingerprint], tgt.ConfigurationFingerprint)
+	require.Equal(t, e[envConfigurationFingerprint], tgt.ConfigurationFingerprint)
 }
 
 func make64(c byte) []byte {
@@ -100,19 +100,19 @@ func TestFakeConfig(t *testing.T) {
 	s := newSettings([]Option{WithEnvironment(env{}.get)})
 	cfg, name, err := s.fakeConfig()
 	require.NoError(t, err)
-	require.Equal(t, DefaultFakeProfile, name)
-	require.Equal(t, DefaultFakeTimeScale, cfg.TimeScale)
+	require.Equal(t, defaultFakeProfile, name)
+	require.Equal(t, defaultFakeTimeScale, cfg.TimeScale)
 	require.NotZero(t, cfg.ReasoningTokens.Max, "the default profile is a reasoning model")
 
-	s = newSettings([]Option{WithFakeProfile("plain"), WithEnvironment(env{
-		EnvFakeProfile: "fast", EnvFakeTimeScale: "0.5", EnvFakeDecodeStep: "20ms"}.get)})
+	s = newSettings([]Option{withFakeProfile("plain"), WithEnvironment(env{
+		envFakeProfile: "fast", envFakeTimeScale: "0.5", envFakeDecodeStep: "20ms"}.get)})
 	cfg, name, err = s.fakeConfig()
 	require.NoError(t, err)
 	require.Equal(t, "plain", name, "the option wins over ANVIL_FAKE_PROFILE")
 	require.Equal(t, 0.5, cfg.TimeScale)
 	require.Equal(t, 20*time.Millisecond, cfg.DecodeStep)
 
-	s = newSettings([]Option{WithEnvironment(env{EnvFakeProfile: "turbo"}.get)})
+	s = newSettings([]Option{WithEnvironment(env{envFakeProfile: "turbo"}.get)})
 	_, _, err = s.fakeConfig()
 	require.ErrorContains(t, err, `ANVIL_FAKE_PROFILE="turbo"`)
 }
@@ -142,18 +142,18 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	defer tty.Close()
 	require.True(t, wants(t, s, tty))
 	for _, v := range []string{"0", "false"} {
-		off := newSettings([]Option{WithEnvironment(env{EnvProgress: v}.get)})
+		off := newSettings([]Option{WithEnvironment(env{envProgress: v}.get)})
 		require.False(t, wants(t, off, tty), "ANVIL_PROGRESS=%s", v)
 	}
-	on := newSettings([]Option{WithEnvironment(env{EnvProgress: "1"}.get)})
+	on := newSettings([]Option{WithEnvironment(env{envProgress: "1"}.get)})
 	require.True(t, wants(t, on, tty))
 	require.False(t, wants(t, on, w), "ANVIL_PROGRESS=1 never draws into captured output")
 	dumb := newSettings([]Option{WithEnvironment(env{"TERM": "dumb"}.get)})
 	require.False(t, wants(t, dumb, tty))
-	forced := newSettings([]Option{WithProgress(true), WithEnvironment(env{EnvProgress: "maybe"}.get)})
+	forced := newSettings([]Option{withProgress(true), WithEnvironment(env{envProgress: "maybe"}.get)})
 	require.True(t, wants(t, forced, w), "the option wins over the environment")
 
-	bad := newSettings([]Option{WithEnvironment(env{EnvProgress: "maybe"}.get)})
+	bad := newSettings([]Option{WithEnvironment(env{envProgress: "maybe"}.get)})
 	_, err = bad.progressWanted(tty)
 	require.EqualError(t, err, `anviltest: ANVIL_PROGRESS="maybe": want 0 (off) or 1 (on when standard error is a terminal)`)
 }

@@ -52,7 +52,7 @@ func TestServerTextIsLoggedSafely(t *testing.T) {
 	}))
 	defer srv.Close()
 	stdout, err := childEnv(t, "engine", t.TempDir(), t.TempDir(),
-		[]string{EnvBaseURL + "=" + srv.URL + "/v1", EnvEngine + "=e", EnvGPU + "=g"}, "-test.benchtime=2x")
+		[]string{envBaseURL + "=" + srv.URL + "/v1", envEngine + "=e", envGPU + "=g"}, "-test.benchtime=2x")
 	var exit *exec.ExitError
 	require.True(t, errors.As(err, &exit), "the benchmark fails (no request succeeded): %v\n%s", err, stdout)
 	require.Equal(t, rune(-1), terminalControl(stdout), "%q", stdout)

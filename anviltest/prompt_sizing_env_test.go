@@ -18,21 +18,21 @@ func TestPromptSizingEnv(t *testing.T) {
 		want capacity.PromptSizing
 	}{
 		{"", "", ""},
-		{"exact", "", capacity.PromptSizingExact},
-		{"reference", "", capacity.PromptSizingReference},
-		{"exact", capacity.PromptSizingReference, capacity.PromptSizingReference},
+		{"exact", "", "exact"},
+		{"reference", "", "reference"},
+		{"exact", "reference", "reference"},
 	}
 	for _, tt := range tests {
-		s := newSettings([]Option{WithEnvironment(env{EnvPromptSizing: tt.env}.get)})
+		s := newSettings([]Option{WithEnvironment(env{envPromptSizing: tt.env}.get)})
 		got, err := s.applyWorkloadEnv(capacity.Workload{PromptSizing: tt.in})
 		require.NoError(t, err)
 		require.Equal(t, tt.want, got.PromptSizing, "env %q, workload %q", tt.env, tt.in)
 	}
-	s := newSettings([]Option{WithEnvironment(env{EnvPromptSizing: "tokens"}.get)})
+	s := newSettings([]Option{WithEnvironment(env{envPromptSizing: "tokens"}.get)})
 	_, err := s.applyWorkloadEnv(capacity.Workload{})
 	var ee *envError
 	require.ErrorAs(t, err, &ee)
-	require.Equal(t, EnvPromptSizing, ee.name)
+	require.Equal(t, envPromptSizing, ee.name)
 	require.EqualError(t, err, `anviltest: ANVIL_PROMPT_SIZING="tokens": want "reference" or "exact"`)
 }
 
@@ -41,10 +41,10 @@ func TestPromptSizingEnv(t *testing.T) {
 // /tokenize, and every request's prompt is counted as planned.
 func TestCapacityExactSizingEmbeddedFake(t *testing.T) {
 	clearEnv(t)
-	t.Setenv(EnvPromptSizing, "exact")
+	t.Setenv(envPromptSizing, "exact")
 	setBenchtime(t, "4x")
 	res := testing.Benchmark(func(b *testing.B) {
-		r := Capacity(b, capacity.Workload{ContextTokens: 4096, Concurrency: 2, MaxTokens: 32}, WithFakeProfile("fast"), WithOutDir(t.TempDir()))
+		r := Capacity(b, capacity.Workload{ContextTokens: 4096, Concurrency: 2, MaxTokens: 32}, withFakeProfile("fast"), withOutDir(t.TempDir()))
 		require.Equal(b, "exact", r.AnvilGo.PromptSizing.Method)
 		require.Equal(b, "tokenize", *r.AnvilGo.PromptSizing.Source)
 		for _, row := range r.RequestTimings {

@@ -169,6 +169,6 @@ func docEnv(dir string) []string {
 			env = append(env, kv)
 		}
 	}
-	return append(env, EnvOut+"="+filepath.Join(dir, "out"), EnvProgress+"=0",
+	return append(env, envOut+"="+filepath.Join(dir, "out"), envProgress+"=0",
 		"GOPROXY=off", "GOWORK=off", "GOFLAGS=-mod=mod")
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/artifact"
-	"github.com/anvilbench/anvil/reporters"
 )
 
 // The step runner is a deterministic stand-in for capacity.Run: a closed
@@ -34,7 +33,7 @@ const seamEnv = "ANVIL_TEST_SEAM"
 // Concurrency requests at 0, stepE2E, 2*stepE2E, ... while the wave starts
 // before D; otherwise Workload.Requests requests run in waves. Requests
 // whose index is in fail fail with an HTTP 503.
-func stepRun(fail map[int]bool) RunFunc {
+func stepRun(fail map[int]bool) runFunc {
 	return func(ctx context.Context, t capacity.Target, w capacity.Workload) (*artifact.Report, error) {
 		w, err := w.Resolved()
 		if err != nil {
@@ -157,7 +156,7 @@ func interruptRun(ctx context.Context, t capacity.Target, w capacity.Workload) (
 // failed with an HTTP 503, the other sent ones succeeded, and the
 // requests never sent are "cancelled" failures of the v1 document, told
 // apart by anvil_go.run.
-func unsentRun(planned, sent, failSent int, interrupt bool) RunFunc {
+func unsentRun(planned, sent, failSent int, interrupt bool) runFunc {
 	return func(ctx context.Context, t capacity.Target, w capacity.Workload) (*artifact.Report, error) {
 		w, err := w.Resolved()
 		if err != nil {
@@ -214,7 +213,7 @@ func unsentRun(planned, sent, failSent int, interrupt bool) RunFunc {
 // BenchmarkSeam is the child benchmark of the iteration-mode tests: it runs
 // Capacity against the step runner as ANVIL_TEST_SEAM selects.
 func BenchmarkSeam(b *testing.B) {
-	opt := WithRunFunc(stepRun(nil))
+	opt := withRunFunc(stepRun(nil))
 	w := capacity.Workload{ContextTokens: 4096, Concurrency: 2}
 	switch mode := os.Getenv(seamEnv); mode {
 	case "":
@@ -223,26 +222,26 @@ func BenchmarkSeam(b *testing.B) {
 	case "requests":
 		w.Requests = 5
 	case "failures":
-		opt = WithRunFunc(stepRun(map[int]bool{0: true, 3: true}))
+		opt = withRunFunc(stepRun(map[int]bool{0: true, 3: true}))
 	case "allfail":
-		opt = WithRunFunc(stepRun(map[int]bool{0: true, 1: true, 2: true}))
+		opt = withRunFunc(stepRun(map[int]bool{0: true, 1: true, 2: true}))
 	case "interrupt":
-		opt = WithRunFunc(interruptRun)
+		opt = withRunFunc(interruptRun)
 	case "interrupt-unsent":
 		// Ctrl-C after 23 of 400 requests: 15 succeeded, 8 failed.
-		opt = WithRunFunc(unsentRun(400, 23, 8, true))
+		opt = withRunFunc(unsentRun(400, 23, 8, true))
 	case "engine":
 		// The engine itself, against ANVIL_BASE_URL.
 		opt = nil
 	case "stopped-unsent":
 		// A run that stopped by itself after 6 of 10 requests.
-		opt = WithRunFunc(unsentRun(10, 6, 0, false))
+		opt = withRunFunc(unsentRun(10, 6, 0, false))
 	default:
 		b.Fatalf("%s=%q: unknown mode", seamEnv, mode)
 	}
 	r := Capacity(b, w, opt)
 	// b.N is b.Loop's count: every request sent took one iteration.
-	if r == nil || reporters.SentRequests(r) > b.N {
+	if r == nil || r.SentRequests() > b.N {
 		panic(fmt.Sprintf("Capacity returned %v after %d b.Loop iterations", r, b.N))
 	}
 }

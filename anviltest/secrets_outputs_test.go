@@ -67,8 +67,8 @@ func TestCredentialFormsInNoOutput(t *testing.T) {
 
 	out := t.TempDir()
 	stdout, _ := childEnv(t, "engine", t.TempDir(), out, []string{
-		EnvBaseURL + "=" + srv.URL + "/v1", EnvAPIKeyEnv + "=ANVIL_TEST_OUTPUT_KEY", "ANVIL_TEST_OUTPUT_KEY=" + key,
-		EnvHTML + "=1", EnvEngine + "=e", EnvGPU + "=g",
+		envBaseURL + "=" + srv.URL + "/v1", envAPIKeyEnv + "=ANVIL_TEST_OUTPUT_KEY", "ANVIL_TEST_OUTPUT_KEY=" + key,
+		envHTML + "=1", envEngine + "=e", envGPU + "=g",
 	}, "-test.benchtime=6x")
 	require.Contains(t, stdout, "[redacted]", "the failures and the model id quote the echo:\n%s", stdout)
 

@@ -2,11 +2,11 @@ package anviltest
 
 // The server-metrics sampler's variables (capacity/PROTOCOL.md#server-metrics).
 const (
-	// EnvMetricsURL sets Target.MetricsURL: the server's Prometheus
+	// envMetricsURL sets Target.MetricsURL: the server's Prometheus
 	// metrics endpoint, or off for none (unset: /metrics at the base
 	// URL's root, silently absent when the server has none).
-	EnvMetricsURL = "ANVIL_METRICS_URL"
-	// EnvMetricsInterval sets Target.MetricsInterval: the time between
+	envMetricsURL = "ANVIL_METRICS_URL"
+	// envMetricsInterval sets Target.MetricsInterval: the time between
 	// samples (unset: 1s).
-	EnvMetricsInterval = "ANVIL_METRICS_INTERVAL"
+	envMetricsInterval = "ANVIL_METRICS_INTERVAL"
 )

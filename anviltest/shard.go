@@ -13,43 +13,52 @@ import (
 // (capacity.Shard, README "Many machines"). Like the others they fill only
 // what the Workload leaves at zero (a Workload.Shard with Count > 0 wins).
 const (
-	// EnvShard makes the run shard i (0-based) of N: "i/N".
-	EnvShard = "ANVIL_SHARD"
-	// EnvShards makes the run shard i of N, N its value and i the value of
-	// JobCompletionIndex (set on every pod of a Kubernetes Indexed Job).
-	EnvShards = "ANVIL_SHARDS"
-	// EnvStartAt is the common start of the shards, RFC 3339
+	// envShard makes the run shard i (0-based) of N: "i/N".
+	envShard = "ANVIL_SHARD"
+	// envShards makes the run shard i of N, N its value and i the value of
+	// jobCompletionIndex (set on every pod of a Kubernetes Indexed Job).
+	envShards = "ANVIL_SHARDS"
+	// envStartAt is the common start of the shards, RFC 3339
 	// (2027-03-04T05:06:07Z): each shard prepares, waits for it and
 	// starts its measured phase there (capacity.Shard.StartAt).
-	EnvStartAt = "ANVIL_START_AT"
-	// JobCompletionIndex is the variable a Kubernetes Indexed Job sets on
-	// each pod to its index; with EnvShards it is the shard index.
-	JobCompletionIndex = "JOB_COMPLETION_INDEX"
+	envStartAt = "ANVIL_START_AT"
+	// jobCompletionIndex is the variable a Kubernetes Indexed Job sets on
+	// each pod to its index; with envShards it is the shard index.
+	jobCompletionIndex = "JOB_COMPLETION_INDEX"
 )
-
-// shardRange is what ANVIL_SHARD and ANVIL_SHARDS accept for a count.
-var shardRange = fmt.Sprintf("1..%d", capacity.MaxShards)
 
 // parseShard parses ANVIL_SHARD's "i/N".
 func parseShard(e *environment, v string) error {
 	is, ns, ok := strings.Cut(v, "/")
 	i, err1 := strconv.Atoi(is)
 	n, err2 := strconv.Atoi(ns)
-	if !ok || err1 != nil || err2 != nil || n < 1 || n > capacity.MaxShards || i < 0 || i >= n {
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
 		return errNotAllowed
 	}
 	e.shard = capacity.Shard{Index: i, Count: n}
-	return nil
+	return checkShardCount(n)
 }
 
 // parseShards parses ANVIL_SHARDS's count.
 func parseShards(e *environment, v string) error {
 	n, err := strconv.Atoi(v)
-	if err == nil && (n < 1 || n > capacity.MaxShards) {
+	switch {
+	case err != nil:
+	case n < 1:
 		err = errOutOfRange
+	default:
+		err = checkShardCount(n)
 	}
 	e.shards = n
 	return err
+}
+
+// checkShardCount checks a shard count against capacity's bound on
+// Workload.Shard.Count (for a workload with a request and a worker per
+// shard, which the run itself checks).
+func checkShardCount(n int) error {
+	return checkWorkload("Workload.Shard.Count", capacity.Workload{
+		Requests: n, Concurrency: n, Shard: capacity.Shard{Count: n, StartAt: time.Unix(1, 0)}})
 }
 
 // parseStartAt parses ANVIL_START_AT.
@@ -70,13 +79,13 @@ func (s *settings) applyShardEnv(w capacity.Workload) (capacity.Workload, error)
 	sh := e.shard
 	if e.shards > 0 {
 		if sh.Count > 0 {
-			return w, fmt.Errorf("anviltest: %s=%s and %s=%d are both set: set one", EnvShard, s.getenv(EnvShard), EnvShards, e.shards)
+			return w, fmt.Errorf("anviltest: %s=%s and %s=%d are both set: set one", envShard, s.getenv(envShard), envShards, e.shards)
 		}
-		v := s.getenv(JobCompletionIndex)
+		v := s.getenv(jobCompletionIndex)
 		i, err := strconv.Atoi(v)
 		if err != nil || i < 0 || i >= e.shards {
 			return w, fmt.Errorf("anviltest: %s=%d needs %s, the shard index in 0..%d (set on every pod of a Kubernetes Indexed Job), got %q; use %s=i/N elsewhere",
-				EnvShards, e.shards, JobCompletionIndex, e.shards-1, v, EnvShard)
+				envShards, e.shards, jobCompletionIndex, e.shards-1, v, envShard)
 		}
 		sh = capacity.Shard{Index: i, Count: e.shards}
 	}
@@ -85,7 +94,7 @@ func (s *settings) applyShardEnv(w capacity.Workload) (capacity.Workload, error)
 		sh.StartAt = e.startAt
 	}
 	if sh.Count == 0 && !e.startAt.IsZero() {
-		return w, fmt.Errorf("anviltest: %s=%s without %s or %s: the common start is for shards", EnvStartAt, s.getenv(EnvStartAt), EnvShard, EnvShards)
+		return w, fmt.Errorf("anviltest: %s=%s without %s or %s: the common start is for shards", envStartAt, s.getenv(envStartAt), envShard, envShards)
 	}
 	w.Shard = sh
 	return w, nil

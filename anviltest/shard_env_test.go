@@ -25,16 +25,18 @@ func TestShardEnvironment(t *testing.T) {
 		err   string
 	}{
 		{name: "none", env: env{}},
-		{name: "shard", env: env{EnvShard: "1/3", EnvStartAt: "2027-03-04T05:06:07Z"}, want: capacity.Shard{Index: 1, Count: 3, StartAt: at}},
-		{name: "job index", env: env{EnvShards: "4", JobCompletionIndex: "2", EnvStartAt: "2027-03-04T05:06:07Z"}, want: capacity.Shard{Index: 2, Count: 4, StartAt: at}},
-		{name: "workload wins", env: env{EnvShard: "1/3", EnvStartAt: "2027-03-04T05:06:07Z"}, shard: mine, want: mine},
-		{name: "no job index", env: env{EnvShards: "4"}, err: "ANVIL_SHARDS=4 needs JOB_COMPLETION_INDEX, the shard index in 0..3"},
-		{name: "job index out of range", env: env{EnvShards: "4", JobCompletionIndex: "4"}, err: `got "4"`},
-		{name: "both", env: env{EnvShards: "4", EnvShard: "1/4", JobCompletionIndex: "1"}, err: "ANVIL_SHARD=1/4 and ANVIL_SHARDS=4 are both set"},
-		{name: "start without shards", env: env{EnvStartAt: "2027-03-04T05:06:07Z"}, err: "ANVIL_START_AT=2027-03-04T05:06:07Z without ANVIL_SHARD or ANVIL_SHARDS"},
-		{name: "bad shard", env: env{EnvShard: "3/3"}, err: `ANVIL_SHARD="3/3"`},
-		{name: "bad shard count", env: env{EnvShard: "0/0"}, err: "i/N, 0 <= i < N, N in 1..1024"},
-		{name: "bad start", env: env{EnvShard: "0/2", EnvStartAt: "tomorrow"}, err: "an RFC 3339 instant"},
+		{name: "shard", env: env{envShard: "1/3", envStartAt: "2027-03-04T05:06:07Z"}, want: capacity.Shard{Index: 1, Count: 3, StartAt: at}},
+		{name: "job index", env: env{envShards: "4", jobCompletionIndex: "2", envStartAt: "2027-03-04T05:06:07Z"}, want: capacity.Shard{Index: 2, Count: 4, StartAt: at}},
+		{name: "workload wins", env: env{envShard: "1/3", envStartAt: "2027-03-04T05:06:07Z"}, shard: mine, want: mine},
+		{name: "no job index", env: env{envShards: "4"}, err: "ANVIL_SHARDS=4 needs JOB_COMPLETION_INDEX, the shard index in 0..3"},
+		{name: "job index out of range", env: env{envShards: "4", jobCompletionIndex: "4"}, err: `got "4"`},
+		{name: "both", env: env{envShards: "4", envShard: "1/4", jobCompletionIndex: "1"}, err: "ANVIL_SHARD=1/4 and ANVIL_SHARDS=4 are both set"},
+		{name: "start without shards", env: env{envStartAt: "2027-03-04T05:06:07Z"}, err: "ANVIL_START_AT=2027-03-04T05:06:07Z without ANVIL_SHARD or ANVIL_SHARDS"},
+		{name: "bad shard", env: env{envShard: "3/3"}, err: `ANVIL_SHARD="3/3"`},
+		{name: "bad shard count", env: env{envShard: "0/0"}, err: `ANVIL_SHARD="0/0": want i/N, 0 <= i < N`},
+		{name: "shard count over capacity's bound", env: env{envShard: "1/2000"}, err: `ANVIL_SHARD="1/2000": want i/N, 0 <= i < N: capacity: Workload.Shard.Count = 2000: must be in 0..1024`},
+		{name: "shards over capacity's bound", env: env{envShards: "2000", jobCompletionIndex: "1"}, err: `ANVIL_SHARDS="2000": want the shard count, N >= 1 (the index from JOB_COMPLETION_INDEX): capacity: Workload.Shard.Count = 2000: must be in 0..1024`},
+		{name: "bad start", env: env{envShard: "0/2", envStartAt: "tomorrow"}, err: "an RFC 3339 instant"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSettings([]Option{WithEnvironment(tc.env.get)})
@@ -50,7 +52,7 @@ func TestShardEnvironment(t *testing.T) {
 }
 
 // FuzzShardVariable: ANVIL_SHARD either fails or names a shard that
-// exists (0 <= i < N <= capacity.MaxShards), which its canonical form
+// exists (0 <= i < N, a count capacity accepts), which its canonical form
 // "i/N" names again.
 func FuzzShardVariable(f *testing.F) {
 	for _, s := range []string{"0/1", "1/3", "3/3", "-1/2", "1/0", "02/8", " 1/2", "1/2/3", "1024/1025", "+1/2"} {
@@ -62,7 +64,11 @@ func FuzzShardVariable(f *testing.F) {
 			return
 		}
 		sh := e.shard
-		require.True(t, sh.Index >= 0 && sh.Index < sh.Count && sh.Count <= capacity.MaxShards, "%q: %+v", v, sh)
+		require.True(t, sh.Index >= 0 && sh.Index < sh.Count, "%q: %+v", v, sh)
+		withStart := sh
+		withStart.StartAt = time.Unix(1, 0)
+		_, err := capacity.Workload{Requests: sh.Count, Concurrency: sh.Count, Shard: withStart}.Resolved()
+		require.NoError(t, err, "%q: capacity accepts the shard", v)
 		var again environment
 		require.NoError(t, parseShard(&again, fmt.Sprintf("%d/%d", sh.Index, sh.Count)))
 		require.Equal(t, sh, again.shard)

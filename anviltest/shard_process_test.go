@@ -42,7 +42,7 @@ func BenchmarkShardChild(b *testing.B) {
 		b.Skip("run by TestShardProcesses with " + shardChildEnv + " set")
 	}
 	Capacity(b, capacity.Workload{Requests: 24, Concurrency: 8, Seed: shardChildSeed, MaxTokens: 32,
-		ContextTokens: 512, RequestCanaries: true, Rate: 40, Arrival: capacity.ArrivalPoisson})
+		ContextTokens: 512, RequestCanaries: true, Rate: 40, Arrival: "poisson"})
 }
 
 // arrival is one chat request as the recording server saw it.
@@ -60,7 +60,7 @@ type arrivalRecorder struct {
 	seen map[int][]arrival
 }
 
-var canaryIndex = regexp.MustCompile(capacity.CanaryMarkerPrefix + strconv.Itoa(shardChildSeed) + `_(\d+)`)
+var canaryIndex = regexp.MustCompile("ANVIL_REQ_" + strconv.Itoa(shardChildSeed) + `_(\d+)`)
 
 func newArrivalRecorder(t *testing.T) *arrivalRecorder {
 	r := &arrivalRecorder{fake: fakeserver.New(fakeserver.Fast()), seen: map[int][]arrival{}}
@@ -120,12 +120,12 @@ func shardChild(t *testing.T, base, out string, extra ...string) *exec.Cmd {
 	cmd := exec.CommandContext(t.Context(), exe, "-test.run=^$", "-test.bench=^BenchmarkShardChild$", "-test.benchtime=1x")
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "ANVIL_") && !strings.HasPrefix(kv, JobCompletionIndex+"=") {
+		if !strings.HasPrefix(kv, "ANVIL_") && !strings.HasPrefix(kv, jobCompletionIndex+"=") {
 			env = append(env, kv)
 		}
 	}
-	cmd.Env = append(append(env, shardChildEnv+"=1", EnvBaseURL+"="+base, EnvOut+"="+out, EnvProgress+"=0",
-		EnvClockDomainID+"=test-host-clock"), extra...)
+	cmd.Env = append(append(env, shardChildEnv+"=1", envBaseURL+"="+base, envOut+"="+out, envProgress+"=0",
+		envClockDomainID+"=test-host-clock"), extra...)
 	return cmd
 }
 
@@ -181,10 +181,10 @@ func TestShardProcesses(t *testing.T) {
 	for c, n := range counts {
 		for k := range n {
 			shards[c] = append(shards[c], add(servers[c].srv.URL+"/v1", fmt.Sprintf("n%d-shard%d", n, k),
-				EnvShard+"="+fmt.Sprintf("%d/%d", k, n), EnvStartAt+"="+start.Format(time.RFC3339Nano)))
+				envShard+"="+fmt.Sprintf("%d/%d", k, n), envStartAt+"="+start.Format(time.RFC3339Nano)))
 		}
 	}
-	lateRun := add(late.srv.URL+"/v1", "late", EnvShard+"=1/2", EnvStartAt+"="+time.Now().Add(-time.Hour).UTC().Format(time.RFC3339))
+	lateRun := add(late.srv.URL+"/v1", "late", envShard+"=1/2", envStartAt+"="+time.Now().Add(-time.Hour).UTC().Format(time.RFC3339))
 	for _, p := range procs {
 		require.NoError(t, p.cmd.Start())
 	}
@@ -205,7 +205,7 @@ func TestShardProcesses(t *testing.T) {
 	lateRep, err := artifact.Read(bytes.NewReader(lateData))
 	require.NoError(t, err)
 	require.Contains(t, *lateRep.AnvilGo.Run.StopReason, "after Workload.Shard.StartAt")
-	require.Zero(t, reporters.SentRequests(lateRep))
+	require.Zero(t, lateRep.SentRequests())
 	require.Empty(t, late.seen, "a late shard sends nothing")
 
 	_, singleData := readShardArtifact(t, wholeRun.dir)

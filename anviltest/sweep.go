@@ -13,18 +13,18 @@ import (
 
 // Units of the best sub-benchmark of a Sweep.
 const (
-	// UnitBestConcurrency is the highest concurrency that met the SLO.
-	UnitBestConcurrency = "best-conc"
-	// UnitBestRate is the highest request rate that met the SLO.
-	UnitBestRate = "best-req/s"
-	// UnitProbes is the number of probes the search ran.
-	UnitProbes = "probes"
+	// unitBestConcurrency is the highest concurrency that met the SLO.
+	unitBestConcurrency = "best-conc"
+	// unitBestRate is the highest request rate that met the SLO.
+	unitBestRate = "best-req/s"
+	// unitProbes is the number of probes the search ran.
+	unitProbes = "probes"
 )
 
-// SweepBestName is the name of the last sub-benchmark of a Sweep, which
+// sweepBestName is the name of the last sub-benchmark of a Sweep, which
 // carries the search's result. The testing package prints no line for a
 // benchmark that has sub-benchmarks, so the parent's metric lives there.
-const SweepBestName = "best"
+const sweepBestName = "best"
 
 // errProbeNotRun is the error of a probe whose sub-benchmark did not run
 // or failed.
@@ -34,18 +34,19 @@ var errProbeNotRun = errors.New("anviltest: sweep probe did not produce a report
 // as sub-benchmarks of b, one per probe, named conc=8 or rate=12.5, so
 // benchstat shows the latency and goodput curve; each probe is an ordinary
 // Capacity run with its artifacts written, carrying anvil_go.search and
-// anvil_go.slo. A last sub-benchmark, SweepBestName, reports the best
-// value (UnitBestConcurrency or UnitBestRate, and UnitProbes):
+// anvil_go.slo. A last sub-benchmark, "best", reports the best value
+// (best-conc or best-req/s, the highest concurrency or request rate that
+// met the SLO, and probes, the number of probes the search ran):
 //
 //	func BenchmarkKnee(b *testing.B) {
 //		anviltest.Sweep(b, capacity.Workload{ContextTokens: 8192},
-//			capacity.SearchSpec{Kind: capacity.ConcurrencySearch, Max: 64},
+//			capacity.SearchSpec{Kind: "concurrency", Max: 64},
 //			anviltest.WithSLO(capacity.SLO{TTFT: 500 * time.Millisecond}))
 //	}
 //
 // The SLO comes from WithSLO, then ANVIL_SLO_TTFT, ANVIL_SLO_TPOT,
 // ANVIL_SLO_E2E and ANVIL_SLO_ATTAINMENT; Sweep fails without one. Each
-// probe has capacity.ProbeRequests requests: -benchtime Nx raises the
+// probe has the requests capacity.Search gives it: -benchtime Nx raises the
 // count to N when the Workload sets none, a time-based -benchtime only sets
 // each sub-benchmark's minimum length (a probe is sized by count, so that
 // its attainment means the same at every value). Filtering a probe out
@@ -59,7 +60,7 @@ func Sweep(b *testing.B, w capacity.Workload, spec capacity.SearchSpec, opts ...
 		b.Fatal(err)
 	}
 	if !s.slo.Set() {
-		b.Fatalf("anviltest: Sweep needs an SLO: WithSLO, or %s, %s or %s", EnvSLOTTFT, EnvSLOTPOT, EnvSLOE2E)
+		b.Fatalf("anviltest: Sweep needs an SLO: WithSLO, or %s, %s or %s", envSLOTTFT, envSLOTPOT, envSLOE2E)
 	}
 	bt, err := currentBenchtime()
 	if err != nil {
@@ -83,13 +84,13 @@ func Sweep(b *testing.B, w capacity.Workload, spec capacity.SearchSpec, opts ...
 	if err != nil {
 		b.Fatalf("anviltest: sweep: %v", err)
 	}
-	unit := UnitBestConcurrency
-	if res.Kind == capacity.RateSearch {
-		unit = UnitBestRate
+	unit := unitBestConcurrency
+	if res.Kind == "rate" {
+		unit = unitBestRate
 	}
 	b.Logf("sweep %s: best %g (found %t, at max %t, first failing %g) after %d probes, SLO %s",
 		res.Kind, res.Best, res.Found, res.AtMax, res.Failed, len(res.Runs), slo)
-	b.Run(SweepBestName, func(b *testing.B) {
+	b.Run(sweepBestName, func(b *testing.B) {
 		// No work to time: the loop runs out (-benchtime Nx: N empty
 		// iterations; a time-based one: a wait), and ns/op is left out.
 		if !finishLoop(b.Context(), b, bt, &loopGate{b: b}) {
@@ -97,14 +98,14 @@ func Sweep(b *testing.B, w capacity.Workload, spec capacity.SearchSpec, opts ...
 		}
 		b.ReportMetric(0, "ns/op")
 		b.ReportMetric(res.Best, unit)
-		b.ReportMetric(float64(len(res.Runs)), UnitProbes)
+		b.ReportMetric(float64(len(res.Runs)), unitProbes)
 	})
 	return res
 }
 
 // probeName is the sub-benchmark name of a probe: conc=8 or rate=12.5.
 func probeName(p artifact.SearchProbe) string {
-	if p.Kind == string(capacity.RateSearch) {
+	if p.Kind == "rate" {
 		return "rate=" + strconv.FormatFloat(p.Value, 'g', -1, 64)
 	}
 	return "conc=" + strconv.FormatFloat(p.Value, 'f', 0, 64)

@@ -18,58 +18,59 @@ import (
 // variable replaces the synthetic plan of the benchmark that runs
 // (capacity/PROTOCOL.md#traces).
 const (
-	// EnvTrace is the path of a trace file to replay (relative to the
+	// envTrace is the path of a trace file to replay (relative to the
 	// package directory, as go test runs): every row is sent at its
 	// recorded offset, divided by ANVIL_TRACE_SPEEDUP, with its recorded
 	// prompt and output lengths, under the benchmark's Concurrency as the
 	// cap on requests in flight.
-	EnvTrace = "ANVIL_TRACE"
-	// EnvTraceFormat is the trace's format, mooncake, azure or jsonl, when
-	// the file's name does not tell (see trace.FormatOf).
-	EnvTraceFormat = "ANVIL_TRACE_FORMAT"
-	// EnvTraceSpeedUp divides every recorded offset (trace.SpeedUp).
-	EnvTraceSpeedUp = "ANVIL_TRACE_SPEEDUP"
-	// EnvTraceFirst replays the first N rows only (trace.First).
-	EnvTraceFirst = "ANVIL_TRACE_FIRST"
-	// EnvTraceWindow replays the rows recorded in START..END after the
+	envTrace = "ANVIL_TRACE"
+	// envTraceFormat is the trace's format, mooncake, azure or jsonl, when
+	// the file's name does not tell (see trace.Format).
+	envTraceFormat = "ANVIL_TRACE_FORMAT"
+	// envTraceSpeedUp divides every recorded offset (trace.SpeedUp).
+	envTraceSpeedUp = "ANVIL_TRACE_SPEEDUP"
+	// envTraceFirst replays the first N rows only (trace.First).
+	envTraceFirst = "ANVIL_TRACE_FIRST"
+	// envTraceWindow replays the rows recorded in START..END after the
 	// trace's first row (Go durations; END may be left out), starting the
 	// replay at START (trace.Window).
-	EnvTraceWindow = "ANVIL_TRACE_WINDOW"
-	// EnvSessions runs synthetic multi-turn sessions of this spec, its
+	envTraceWindow = "ANVIL_TRACE_WINDOW"
+	// envSessions runs synthetic multi-turn sessions of this spec, its
 	// compact form (session.ParseSpec), e.g.
 	// turns=3,user=200,output=128,think=2s: the benchmark's Concurrency
 	// is the number of concurrent users. "recorded" runs the sessions of
 	// the ANVIL_TRACE file instead (anvil's JSONL with session and turn
 	// keys), each started at its first turn's offset.
-	EnvSessions = "ANVIL_SESSIONS"
-	// EnvSessionsCount is the number of sessions of ANVIL_SESSIONS (unset:
+	envSessions = "ANVIL_SESSIONS"
+	// envSessionsCount is the number of sessions of ANVIL_SESSIONS (unset:
 	// one per user).
-	EnvSessionsCount = "ANVIL_SESSIONS_COUNT"
-	// EnvIgnoreEOS set to 1 sends "ignore_eos": true and "min_tokens" with
+	envSessionsCount = "ANVIL_SESSIONS_COUNT"
+	// envIgnoreEOS set to 1 sends "ignore_eos": true and "min_tokens" with
 	// every request of a trace or of sessions, the vLLM and SGLang fields
 	// that make the model produce its max_tokens; a server that rejects
 	// unknown fields fails every request with it.
-	EnvIgnoreEOS = "ANVIL_IGNORE_EOS"
+	envIgnoreEOS = "ANVIL_IGNORE_EOS"
 )
 
 // recordedSessions is the value of ANVIL_SESSIONS that runs a trace's
 // recorded sessions.
 const recordedSessions = "recorded"
 
-// Traffic is what replaces a benchmark's synthetic plan: a traffic.Replay,
-// a *traffic.Sessions, or any value that sets a Workload's Source and
-// Schedule the same way.
-type Traffic interface {
+// trafficSource is what replaces a benchmark's synthetic plan (WithTraffic).
+type trafficSource interface {
 	Workload(w capacity.Workload) capacity.Workload
 }
 
-// WithTraffic runs t instead of the benchmark's synthetic plan: t's
-// Workload method is given the benchmark's Workload, with its plan's
-// fields (Requests, Duration, Burst, Rate, Arrival, Burstiness,
-// ContextTokens) cleared, so its Concurrency (the cap on requests in
-// flight), MaxTokens, Timeout and the rest still apply. It wins over
-// ANVIL_TRACE and ANVIL_SESSIONS.
-func WithTraffic(t Traffic) Option {
+// WithTraffic runs t instead of the benchmark's synthetic plan: a
+// traffic.Replay, a *traffic.Sessions, or any value whose Workload method
+// sets a Workload's Source and Schedule the same way. t's Workload method
+// is given the benchmark's Workload, with its plan's fields (Requests,
+// Duration, Burst, Rate, Arrival, Burstiness, ContextTokens) cleared, so
+// its Concurrency (the cap on requests in flight), MaxTokens, Timeout and
+// the rest still apply. It wins over ANVIL_TRACE and ANVIL_SESSIONS.
+func WithTraffic(t interface {
+	Workload(w capacity.Workload) capacity.Workload
+}) Option {
 	return func(s *settings) { s.traffic = t }
 }
 
@@ -92,11 +93,10 @@ func parseTracePath(e *environment, v string) error {
 	return nil
 }
 
-// parseTraceFormat parses ANVIL_TRACE_FORMAT (trace.ParseFormat).
+// parseTraceFormat parses ANVIL_TRACE_FORMAT (trace.Format).
 func parseTraceFormat(e *environment, v string) error {
-	f, err := trace.ParseFormat(v)
-	e.traffic.format = f
-	return err
+	e.traffic.format = trace.Format(v)
+	return e.traffic.format.Check()
 }
 
 // parseTraceSpeedUp parses ANVIL_TRACE_SPEEDUP in the range of
@@ -104,7 +104,7 @@ func parseTraceFormat(e *environment, v string) error {
 func parseTraceSpeedUp(e *environment, v string) error {
 	f, err := strconv.ParseFloat(v, 64)
 	if err == nil {
-		err = trace.CheckOptions(trace.SpeedUp(f))
+		err = trace.SpeedUp(f).Check()
 	}
 	e.traffic.speedUp = f
 	return err
@@ -114,7 +114,7 @@ func parseTraceSpeedUp(e *environment, v string) error {
 func parseTraceFirst(e *environment, v string) error {
 	n, err := strconv.Atoi(v)
 	if err == nil {
-		err = trace.CheckOptions(trace.First(n))
+		err = trace.First(n).Check()
 	}
 	e.traffic.first = n
 	return err
@@ -147,8 +147,14 @@ func parseIgnoreEOS(e *environment, v string) error {
 // parseSessionsCount parses ANVIL_SESSIONS_COUNT.
 func parseSessionsCount(e *environment, v string) error {
 	n, err := strconv.Atoi(v)
-	if err == nil && (n < 1 || n > capacity.MaxRequests) {
+	switch {
+	case err != nil:
+	case n < 1:
 		err = errOutOfRange
+	default:
+		// Each session sends at least one request: capacity's bound on
+		// Workload.Requests bounds the sessions too (before any is built).
+		err = checkWorkload("Workload.Requests", capacity.Workload{Requests: n})
 	}
 	e.traffic.sessionsCount = n
 	return err
@@ -170,7 +176,7 @@ func parseWindow(v string) (trace.Window, error) {
 			return w, err
 		}
 	}
-	return w, trace.CheckOptions(w)
+	return w, w.Check()
 }
 
 // applyTraffic replaces w's synthetic plan with the traffic of the
@@ -187,7 +193,7 @@ func (s *settings) applyTraffic(w capacity.Workload) (capacity.Workload, bool, e
 		}
 	}
 	if e.rate != 0 {
-		return w, false, fmt.Errorf("anviltest: %s with a trace or sessions: their own schedule replaces the arrival rate; unset %s", EnvRate, EnvRate)
+		return w, false, fmt.Errorf("anviltest: %s with a trace or sessions: their own schedule replaces the arrival rate; unset %s", envRate, envRate)
 	}
 	w.Requests, w.Duration, w.Burst, w.ContextTokens = 0, 0, 0, 0
 	w.Rate, w.Arrival, w.Burstiness = 0, "", 0
@@ -198,31 +204,31 @@ func (s *settings) applyTraffic(w capacity.Workload) (capacity.Workload, bool, e
 func (et envTraffic) ignoresEOS() bool { return et.ignoreEOS != nil && *et.ignoreEOS }
 
 // resolve builds the traffic the environment asks for; nil for none.
-func (et envTraffic) resolve(w capacity.Workload) (Traffic, error) {
+func (et envTraffic) resolve(w capacity.Workload) (trafficSource, error) {
 	switch {
 	case et.recorded && et.path == "":
-		return nil, fmt.Errorf("anviltest: %s=%s needs %s, the trace whose sessions to run", EnvSessions, recordedSessions, EnvTrace)
+		return nil, fmt.Errorf("anviltest: %s=%s needs %s, the trace whose sessions to run", envSessions, recordedSessions, envTrace)
 	case et.recorded && et.sessionsCount != 0:
-		return nil, fmt.Errorf("anviltest: %s counts synthetic sessions: %s=%s runs every session of the trace", EnvSessionsCount, EnvSessions, recordedSessions)
+		return nil, fmt.Errorf("anviltest: %s counts synthetic sessions: %s=%s runs every session of the trace", envSessionsCount, envSessions, recordedSessions)
 	case et.recorded:
 		return et.readSessions()
 	case et.path != "" && et.sessions != nil:
-		return nil, fmt.Errorf("anviltest: %s and %s are both set: a run replays a trace or runs sessions, not both", EnvTrace, EnvSessions)
+		return nil, fmt.Errorf("anviltest: %s and %s are both set: a run replays a trace or runs sessions, not both", envTrace, envSessions)
 	case et.path == "" && et.ignoreEOS != nil && et.sessions == nil:
-		return nil, fmt.Errorf("anviltest: %s needs %s or %s", EnvIgnoreEOS, EnvTrace, EnvSessions)
+		return nil, fmt.Errorf("anviltest: %s needs %s or %s", envIgnoreEOS, envTrace, envSessions)
 	case et.path == "" && (et.format != "" || et.speedUp != 0 || et.first != 0 || et.window != nil):
-		return nil, fmt.Errorf("anviltest: %s, %s, %s and %s need %s", EnvTraceFormat, EnvTraceSpeedUp, EnvTraceFirst, EnvTraceWindow, EnvTrace)
+		return nil, fmt.Errorf("anviltest: %s, %s, %s and %s need %s", envTraceFormat, envTraceSpeedUp, envTraceFirst, envTraceWindow, envTrace)
 	case et.sessions == nil && et.sessionsCount != 0:
-		return nil, fmt.Errorf("anviltest: %s needs %s", EnvSessionsCount, EnvSessions)
+		return nil, fmt.Errorf("anviltest: %s needs %s", envSessionsCount, envSessions)
 	case et.sessions != nil:
 		users := max(w.Concurrency, 1)
 		n := et.sessionsCount
 		if n == 0 {
 			n = users
 		}
-		sess, err := traffic.Synthetic(*et.sessions, n, traffic.ClosedLoop(users), traffic.SessionOptions{Salt: rand.Text(), IgnoreEOS: et.ignoresEOS()})
+		sess, err := traffic.Synthetic(*et.sessions, n, traffic.SessionOptions{Users: users, Salt: rand.Text(), IgnoreEOS: et.ignoresEOS()})
 		if err != nil {
-			return nil, fmt.Errorf("anviltest: %s: %w", EnvSessions, err)
+			return nil, fmt.Errorf("anviltest: %s: %w", envSessions, err)
 		}
 		return sess, nil
 	case et.path != "":
@@ -235,6 +241,9 @@ func (et envTraffic) resolve(w capacity.Workload) (Traffic, error) {
 // after the read.
 func (et envTraffic) reader() (*trace.Reader, *os.File, error) {
 	var opts []trace.Option
+	if et.format != "" {
+		opts = append(opts, et.format)
+	}
 	if et.speedUp != 0 {
 		opts = append(opts, trace.SpeedUp(et.speedUp))
 	}
@@ -246,9 +255,9 @@ func (et envTraffic) reader() (*trace.Reader, *os.File, error) {
 	}
 	f, err := os.Open(et.path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("anviltest: %s: %w", EnvTrace, err)
+		return nil, nil, fmt.Errorf("anviltest: %s: %w", envTrace, err)
 	}
-	return trace.NewReader(f, et.path, et.format, opts...), f, nil
+	return trace.NewReader(f, et.path, opts...), f, nil
 }
 
 // readReplay reads the trace of ANVIL_TRACE with its options.
@@ -264,10 +273,10 @@ func (et envTraffic) readReplay() (traffic.Replay, error) {
 	}
 	desc, err := r.Description()
 	if err != nil {
-		return traffic.Replay{}, fmt.Errorf("anviltest: %s: %w", EnvTrace, err)
+		return traffic.Replay{}, fmt.Errorf("anviltest: %s: %w", envTrace, err)
 	}
 	if len(recs) == 0 {
-		return traffic.Replay{}, fmt.Errorf("anviltest: %s=%q: no row to replay (file, window or %s)", EnvTrace, et.path, EnvTraceFirst)
+		return traffic.Replay{}, fmt.Errorf("anviltest: %s=%q: no row to replay (file, window or %s)", envTrace, et.path, envTraceFirst)
 	}
 	return traffic.Replay{Records: recs, Description: &desc, Salt: rand.Text(), IgnoreEOS: et.ignoresEOS()}, nil
 }
@@ -281,18 +290,18 @@ func (et envTraffic) readSessions() (*traffic.Sessions, error) {
 	defer f.Close()
 	recorded, err := session.Read(r)
 	if err != nil {
-		return nil, fmt.Errorf("anviltest: %s: %w", EnvTrace, err)
+		return nil, fmt.Errorf("anviltest: %s: %w", envTrace, err)
 	}
 	desc, err := r.Description()
 	if err != nil {
-		return nil, fmt.Errorf("anviltest: %s: %w", EnvTrace, err)
+		return nil, fmt.Errorf("anviltest: %s: %w", envTrace, err)
 	}
 	if len(recorded) == 0 {
-		return nil, fmt.Errorf("anviltest: %s=%q: no session to run (file, window or %s)", EnvTrace, et.path, EnvTraceFirst)
+		return nil, fmt.Errorf("anviltest: %s=%q: no session to run (file, window or %s)", envTrace, et.path, envTraceFirst)
 	}
 	s, err := traffic.Recorded(recorded, traffic.SessionOptions{Salt: rand.Text(), IgnoreEOS: et.ignoresEOS(), Trace: &desc})
 	if err != nil {
-		return nil, fmt.Errorf("anviltest: %s: %w", EnvTrace, err)
+		return nil, fmt.Errorf("anviltest: %s: %w", envTrace, err)
 	}
 	return s, nil
 }

@@ -27,10 +27,10 @@ func runTraffic(t *testing.T, w capacity.Workload, vars env, opts ...Option) *ar
 	t.Helper()
 	clearEnv(t)
 	setBenchtime(t, "1x")
-	vars[EnvFakeTimeScale] = "0.01"
+	vars[envFakeTimeScale] = "0.01"
 	var rep *artifact.Report
 	testing.Benchmark(func(b *testing.B) {
-		rep = Capacity(b, w, append([]Option{WithEnvironment(vars.get), WithOutDir(t.TempDir())}, opts...)...)
+		rep = Capacity(b, w, append([]Option{WithEnvironment(vars.get), withOutDir(t.TempDir())}, opts...)...)
 	})
 	require.NotNil(t, rep, "the benchmark failed")
 	return rep
@@ -49,7 +49,7 @@ func traceRows(t *testing.T, path string, opts ...trace.Option) []trace.Record {
 	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
-	r := trace.NewReader(f, path, trace.Auto, opts...)
+	r := trace.NewReader(f, path, opts...)
 	var recs []trace.Record
 	for r.Scan() {
 		recs = append(recs, r.Record())
@@ -66,7 +66,7 @@ func traceRows(t *testing.T, path string, opts ...trace.Option) []trace.Record {
 // shared blocks.
 func TestTraceReplacesThePlan(t *testing.T) {
 	rep := runTraffic(t, capacity.Workload{ContextTokens: 4096, Concurrency: 64, MaxTokens: 256},
-		env{EnvTrace: mooncakeTrace, EnvTraceSpeedUp: "100", EnvTraceFirst: "120", EnvFakeProfile: "plain"})
+		env{envTrace: mooncakeTrace, envTraceSpeedUp: "100", envTraceFirst: "120", envFakeProfile: "plain"})
 	recs := traceRows(t, mooncakeTrace, trace.First(120))
 	require.Equal(t, 120, rep.Requests)
 	require.Nil(t, rep.ContextTokens)
@@ -108,7 +108,7 @@ func TestTraceReplacesThePlan(t *testing.T) {
 // way, its format told by the file name.
 func TestTraceAzureFromItsCSV(t *testing.T) {
 	rep := runTraffic(t, capacity.Workload{Concurrency: 32},
-		env{EnvTrace: azureTrace, EnvTraceSpeedUp: "1000", EnvTraceFirst: "60", EnvFakeProfile: "fast"})
+		env{envTrace: azureTrace, envTraceSpeedUp: "1000", envTraceFirst: "60", envFakeProfile: "fast"})
 	recs := traceRows(t, azureTrace, trace.First(60))
 	require.Equal(t, 60, rep.Requests)
 	require.Equal(t, "azure", rep.AnvilGo.Workload.Trace.Format)
@@ -123,7 +123,7 @@ func TestTraceAzureFromItsCSV(t *testing.T) {
 // fake's cached tokens per turn, which grow with the history.
 func TestSessionsFromTheEnvironment(t *testing.T) {
 	rep := runTraffic(t, capacity.Workload{Concurrency: 2},
-		env{EnvSessions: "turns=3,user=200,output=24,think=50ms", EnvSessionsCount: "4", EnvFakeProfile: "fast"})
+		env{envSessions: "turns=3,user=200,output=24,think=50ms", envSessionsCount: "4", envFakeProfile: "fast"})
 	require.Equal(t, 12, rep.Requests)
 	require.Zero(t, rep.Failed)
 	w := rep.AnvilGo.Workload
@@ -150,15 +150,15 @@ func TestTrafficErrors(t *testing.T) {
 		vars env
 		want string
 	}{
-		{env{EnvTrace: mooncakeTrace, EnvSessions: "turns=2,user=10,output=8"}, "ANVIL_TRACE and ANVIL_SESSIONS are both set"},
-		{env{EnvTraceSpeedUp: "10"}, "need ANVIL_TRACE"},
-		{env{EnvSessionsCount: "3"}, "ANVIL_SESSIONS_COUNT needs ANVIL_SESSIONS"},
-		{env{EnvTrace: "no-such-trace.jsonl"}, "ANVIL_TRACE: open no-such-trace.jsonl"},
-		{env{EnvTrace: mooncakeTrace, EnvTraceWindow: "10h.."}, "no row to replay"},
-		{env{EnvSessions: "recorded"}, "ANVIL_SESSIONS=recorded needs ANVIL_TRACE"},
-		{env{EnvTrace: "testdata/sessions.jsonl", EnvSessions: "recorded", EnvSessionsCount: "2"}, "ANVIL_SESSIONS_COUNT counts synthetic sessions"},
-		{env{EnvIgnoreEOS: "1"}, "ANVIL_IGNORE_EOS needs ANVIL_TRACE or ANVIL_SESSIONS"},
-		{env{EnvTrace: mooncakeTrace, EnvRate: "5"}, "ANVIL_RATE with a trace or sessions"},
+		{env{envTrace: mooncakeTrace, envSessions: "turns=2,user=10,output=8"}, "ANVIL_TRACE and ANVIL_SESSIONS are both set"},
+		{env{envTraceSpeedUp: "10"}, "need ANVIL_TRACE"},
+		{env{envSessionsCount: "3"}, "ANVIL_SESSIONS_COUNT needs ANVIL_SESSIONS"},
+		{env{envTrace: "no-such-trace.jsonl"}, "ANVIL_TRACE: open no-such-trace.jsonl"},
+		{env{envTrace: mooncakeTrace, envTraceWindow: "10h.."}, "no row to replay"},
+		{env{envSessions: "recorded"}, "ANVIL_SESSIONS=recorded needs ANVIL_TRACE"},
+		{env{envTrace: "testdata/sessions.jsonl", envSessions: "recorded", envSessionsCount: "2"}, "ANVIL_SESSIONS_COUNT counts synthetic sessions"},
+		{env{envIgnoreEOS: "1"}, "ANVIL_IGNORE_EOS needs ANVIL_TRACE or ANVIL_SESSIONS"},
+		{env{envTrace: mooncakeTrace, envRate: "5"}, "ANVIL_RATE with a trace or sessions"},
 	} {
 		s := newSettings([]Option{WithEnvironment(tc.vars.get)})
 		w, err := s.applyWorkloadEnv(capacity.Workload{})
@@ -167,15 +167,15 @@ func TestTrafficErrors(t *testing.T) {
 		require.ErrorContains(t, err, tc.want, "%v", tc.vars)
 	}
 	for name, bad := range map[string]string{
-		EnvTraceSpeedUp: "0", EnvTraceFirst: "0", EnvTraceWindow: "20s..10s", EnvTraceFormat: "parquet",
-		EnvSessions: "turns=0,user=1,output=1", EnvSessionsCount: "0",
+		envTraceSpeedUp: "0", envTraceFirst: "0", envTraceWindow: "20s..10s", envTraceFormat: "parquet",
+		envSessions: "turns=0,user=1,output=1", envSessionsCount: "0",
 	} {
 		_, err := readEnvironment(env{name: bad}.get)
 		var ee *envError
 		require.True(t, errors.As(err, &ee), "%s=%s: %v", name, bad, err)
 		require.Equal(t, name, ee.name)
 	}
-	_, err := readEnvironment(env{EnvTraceSpeedUp: "0"}.get)
+	_, err := readEnvironment(env{envTraceSpeedUp: "0"}.get)
 	require.ErrorContains(t, err, "[0.001, 1e+06]", "the allowed range is named")
 }
 
@@ -183,7 +183,7 @@ func TestTrafficErrors(t *testing.T) {
 // the plan whatever ANVIL_TRACE says.
 func TestWithTrafficWinsOverTheEnvironment(t *testing.T) {
 	called := false
-	s := newSettings([]Option{WithEnvironment(env{EnvTrace: "no-such-trace.jsonl"}.get),
+	s := newSettings([]Option{WithEnvironment(env{envTrace: "no-such-trace.jsonl"}.get),
 		WithTraffic(trafficFunc(func(w capacity.Workload) capacity.Workload {
 			called = true
 			require.Zero(t, w.Requests+w.ContextTokens+w.Burst)
@@ -199,7 +199,7 @@ func TestWithTrafficWinsOverTheEnvironment(t *testing.T) {
 	require.Equal(t, 3, w.Requests)
 }
 
-// trafficFunc adapts a function to a Traffic.
+// trafficFunc adapts a function to the traffic WithTraffic takes.
 type trafficFunc func(capacity.Workload) capacity.Workload
 
 func (f trafficFunc) Workload(w capacity.Workload) capacity.Workload { return f(w) }
@@ -211,7 +211,7 @@ func (f trafficFunc) Workload(w capacity.Workload) capacity.Workload { return f(
 func TestRecordedSessionsFromTheEnvironment(t *testing.T) {
 	const file = "testdata/sessions.jsonl"
 	rep := runTraffic(t, capacity.Workload{Concurrency: 4},
-		env{EnvTrace: file, EnvSessions: "recorded", EnvIgnoreEOS: "1", EnvFakeProfile: "fast"})
+		env{envTrace: file, envSessions: "recorded", envIgnoreEOS: "1", envFakeProfile: "fast"})
 	require.Equal(t, 6, rep.Requests)
 	require.Zero(t, rep.Failed, "%+v", rep.Failures)
 	w := rep.AnvilGo.Workload
@@ -231,9 +231,9 @@ func TestRecordedSessionsFromTheEnvironment(t *testing.T) {
 // ignore_eos and min_tokens; unset, it sends neither.
 func TestIgnoreEOSFromTheEnvironment(t *testing.T) {
 	for _, on := range []bool{true, false} {
-		vars := env{EnvTrace: mooncakeTrace, EnvTraceFirst: "3"}
+		vars := env{envTrace: mooncakeTrace, envTraceFirst: "3"}
 		if on {
-			vars[EnvIgnoreEOS] = "1"
+			vars[envIgnoreEOS] = "1"
 		}
 		e, err := readEnvironment(vars.get)
 		require.NoError(t, err)

@@ -8,8 +8,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
-
-	"github.com/anvilbench/anvil/reporters"
 )
 
 // TestInterruptCountsSentRequests: Ctrl-C after 23 of 400 planned
@@ -46,12 +44,12 @@ func TestInterruptCountsSentRequests(t *testing.T) {
 	require.Equal(t, 23, rs[0].Iters)
 	got := valueMap(rs[0])
 	want := map[string]float64{
-		reporters.UnitNsPerOp: 1200e6 / 23, reporters.UnitFailed: 8, reporters.UnitUnsent: 377,
+		"ns/op": 1200e6 / 23, "failed-req": 8, "unsent-req": 377,
 	}
-	if diff := cmp.Diff(want, pickValues(got, reporters.UnitNsPerOp, reporters.UnitFailed, reporters.UnitUnsent)); diff != "" {
+	if diff := cmp.Diff(want, pickValues(got, "ns/op", "failed-req", "unsent-req")); diff != "" {
 		t.Errorf(".bench (-want +got):\n%s", diff)
 	}
-	require.NotContains(t, got, reporters.UnitOutputThroughput)
+	require.NotContains(t, got, "output-tok/s")
 	require.Equal(t, "false", string(rs[0].GetConfig("eligible")))
 }
 
@@ -70,9 +68,9 @@ func TestStoppedRunLineCountsSentRequests(t *testing.T) {
 	require.Len(t, rs, 1, stdout)
 	require.Equal(t, 10, rs[0].Iters)
 	got := valueMap(rs[0])
-	require.InDelta(t, 300e6/6, got[reporters.UnitNsPerOp], 1e3)
-	require.Equal(t, 0.0, got[reporters.UnitFailed])
-	require.Equal(t, 4.0, got[reporters.UnitUnsent])
+	require.InDelta(t, 300e6/6, got["ns/op"], 1e3)
+	require.Equal(t, 0.0, got["failed-req"])
+	require.Equal(t, 4.0, got["unsent-req"])
 	require.Contains(t, stdout, "step-model: 10 requests planned, 6 sent, 6 succeeded, 0 failed, 4 never sent")
 }
 

@@ -45,32 +45,32 @@ func largestReport(t testing.TB) *artifact.Report {
 		StartedAtUnixNS: seed.StartedAtUnixNS, FinishedAtUnixNS: seed.FinishedAtUnixNS,
 		TimestampPrecision: seed.TimestampPrecision, WallClockMS: 3.6e9, BaseURL: strings.Repeat("h", 2048),
 		Model: seed.Model, Engine: seed.Engine, GPU: seed.GPU,
-		Requests: MaxRequests, Concurrency: MaxConcurrency, MaxTokens: MaxMaxTokens, ContextSeed: 1 << 62,
-		MaxContextTokens: new(MaxContextTokens), ContextDistribution: map[int]int{16000: 2180, 32768: 3840, 65536: 3040, 131072: 890, 262144: 50},
-		SharedPrefixTokens: MaxSharedPrefixTokens, PromptCacheMode: "unique", RequestCanaries: true,
-		ResponseWords: MaxResponseWords, ControlledOutputPolicy: "strict", ServeFlags: seed.ServeFlags,
-		Sampling: seed.Sampling, Failed: MaxRequests, ResponsesReceived: MaxRequests,
+		Requests: maxRequests, Concurrency: maxConcurrency, MaxTokens: maxMaxTokens, ContextSeed: 1 << 62,
+		MaxContextTokens: new(maxContextTokens), ContextDistribution: map[int]int{16000: 2180, 32768: 3840, 65536: 3040, 131072: 890, 262144: 50},
+		SharedPrefixTokens: maxSharedPrefixTokens, PromptCacheMode: "unique", RequestCanaries: true,
+		ResponseWords: maxResponseWords, ControlledOutputPolicy: "strict", ServeFlags: seed.ServeFlags,
+		Sampling: seed.Sampling, Failed: maxRequests, ResponsesReceived: maxRequests,
 		TimingMethodology: seed.TimingMethodology,
 	}
 	msg, truncated := artifact.CutErrorMessage(escapeHeavy())
 	require.False(t, truncated)
 	require.Equal(t, artifact.MaxErrorMessageRunes, utf8.RuneCountInString(msg))
 	row := seed.RequestTimings[0]
-	for i := range MaxRequests {
+	for i := range maxRequests {
 		row := row
 		row.RequestIndex = i
 		row.PlannedContextTokens = 262144
-		row.ControlledOutput = &artifact.ControlledOutputCheck{RequestedWords: MaxResponseWords, ObservedCodeWords: MaxResponseWords - 1,
+		row.ControlledOutput = &artifact.ControlledOutputCheck{RequestedWords: maxResponseWords, ObservedCodeWords: maxResponseWords - 1,
 			ObservedExtraWords: 12345, CaptureComplete: true, ExactAdherence: new(false), Policy: "strict"}
 		r.Failures = append(r.Failures, artifact.Failure{
 			RequestIndex: i, PlannedContextTokens: 262144, FailureClass: artifact.FailureControlledOutput,
-			ErrorType: ErrorTypeControlledOutput, ErrorMessage: msg, ErrorMessageTruncated: true,
+			ErrorType: errorTypeControlledOutput, ErrorMessage: msg, ErrorMessageTruncated: true,
 			ResponseReceived: true, ElapsedMS: 3599999.123456789, HTTPStatus: new(200),
 			ResponseTiming: &row,
 			ResponseMetadata: &artifact.ResponseMetadata{OutputTokenSource: artifact.SourceUsage,
-				ContentChunks: MaxMaxTokens, ReasoningChunks: MaxMaxTokens, FinishReasons: []string{"length"},
-				StreamTerminalObserved: true, Usage: &artifact.Usage{PromptTokens: new(MaxContextTokens),
-					CompletionTokens: new(MaxMaxTokens), TotalTokens: new(MaxContextTokens + MaxMaxTokens)}},
+				ContentChunks: maxMaxTokens, ReasoningChunks: maxMaxTokens, FinishReasons: []string{"length"},
+				StreamTerminalObserved: true, Usage: &artifact.Usage{PromptTokens: new(maxContextTokens),
+					CompletionTokens: new(maxMaxTokens), TotalTokens: new(maxContextTokens + maxMaxTokens)}},
 		})
 	}
 	require.NoError(t, r.Recompute())
@@ -95,7 +95,7 @@ func TestLargestArtifactFitsReader(t *testing.T) {
 	defer f.Close()
 	back, err := artifact.Read(f)
 	require.NoError(t, err)
-	require.Len(t, back.Failures, MaxRequests)
+	require.Len(t, back.Failures, maxRequests)
 	require.Equal(t, r.Failures[9999].ErrorMessage, back.Failures[9999].ErrorMessage)
 	// Full structural comparison of a sample (cmp over all 10000 is slow);
 	// the byte comparison below covers every row.

@@ -46,15 +46,15 @@ func TestStreamedBodyBytes(t *testing.T) {
 		w    Workload
 	}
 	var shapes []shape
-	for _, mode := range []PromptCacheMode{PromptCacheShared, PromptCacheUnique} {
-		for _, prefix := range []int{0, NoSharedPrefix, 1, 17, 500, 20000} {
+	for _, mode := range []PromptCacheMode{promptCacheShared, promptCacheUnique} {
+		for _, prefix := range []int{0, None, 1, 17, 500, 20000} {
 			for _, extra := range []struct {
 				name     string
 				canaries bool
 				words    int
 				omit     bool
 			}{{"plain", false, 0, false}, {"canaries", true, 0, false}, {"one word", false, 1, false}, {"words+canaries", true, 7, false}, {"no nonce", true, 0, true}} {
-				for _, context := range []int{MinContextTokens, 100, 512, 4096, 24000} {
+				for _, context := range []int{minContextTokens, 100, 512, 4096, 24000} {
 					shapes = append(shapes, shape{
 						name: fmt.Sprintf("%s/prefix=%d/%s/ctx=%d", mode, prefix, extra.name, context),
 						w: Workload{Requests: 5, Warmup: 2, ContextTokens: context, PromptCacheMode: mode, SharedPrefixTokens: prefix,
@@ -69,7 +69,7 @@ func TestStreamedBodyBytes(t *testing.T) {
 	require.NoError(t, err)
 	checked := 0
 	for _, s := range shapes {
-		p, err := newPlan(s.w, 1<<20, DefaultMargin, "0123456789abcdef")
+		p, err := newPlan(s.w, 1<<20, defaultMargin, "0123456789abcdef")
 		if err != nil {
 			continue // a context too small for the closing instruction: refused before any body exists
 		}
@@ -131,7 +131,7 @@ func TestStreamedBodyBytes(t *testing.T) {
 // transport's GetBody while a first attempt is still being written), and
 // the body passes iotest's reader checks.
 func TestStreamedBodyReaders(t *testing.T) {
-	p, err := newPlan(Workload{Requests: 2, ContextTokens: 4096, PromptCacheMode: PromptCacheUnique, RequestCanaries: true}, 1<<20, DefaultMargin, "n0nce")
+	p, err := newPlan(Workload{Requests: 2, ContextTokens: 4096, PromptCacheMode: promptCacheUnique, RequestCanaries: true}, 1<<20, defaultMargin, "n0nce")
 	require.NoError(t, err)
 	enc, err := newRequestEncoder(Target{Model: "m"}, Workload{MaxTokens: 64})
 	require.NoError(t, err)
@@ -183,7 +183,7 @@ func TestStreamedBodyRedirected(t *testing.T) {
 				}
 				writeOKStream(w, raw)
 			})
-			rep, err := Run(t.Context(), pipeTarget(t, h), Workload{Requests: 1, ContextTokens: 4096, PromptCacheMode: PromptCacheUnique})
+			rep, err := Run(t.Context(), pipeTarget(t, h), Workload{Requests: 1, ContextTokens: 4096, PromptCacheMode: promptCacheUnique})
 			require.NoError(t, err)
 			require.Empty(t, rep.Failures)
 			require.Len(t, bodies, 2)
@@ -198,9 +198,9 @@ func TestStreamedBodyRedirected(t *testing.T) {
 // replaced AppendPrompt + appendBody, with a few hundred bytes held per
 // request instead of the prompt and its body.
 func BenchmarkStreamedBody(b *testing.B) {
-	for _, mode := range []PromptCacheMode{PromptCacheShared, PromptCacheUnique} {
+	for _, mode := range []PromptCacheMode{promptCacheShared, promptCacheUnique} {
 		b.Run(fmt.Sprintf("ctx=262144/%s", mode), func(b *testing.B) {
-			p, err := newPlan(Workload{Requests: 64, ContextTokens: 262144, PromptCacheMode: mode, RequestCanaries: true}, 1048576, DefaultMargin, "0123456789abcdef")
+			p, err := newPlan(Workload{Requests: 64, ContextTokens: 262144, PromptCacheMode: mode, RequestCanaries: true}, 1048576, defaultMargin, "0123456789abcdef")
 			require.NoError(b, err)
 			enc, err := newRequestEncoder(Target{Model: "m"}, Workload{MaxTokens: 64})
 			require.NoError(b, err)

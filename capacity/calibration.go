@@ -20,49 +20,49 @@ import (
 // A count outside the range is not a count of the prompt: exact sizing
 // fails naming it rather than build a prompt from it.
 const (
-	// MaxCharsPerToken is the most characters per token exact sizing
+	// maxCharsPerToken is the most characters per token exact sizing
 	// believes: of any one count (the chat template's tokens only lower a
 	// count's ratio), and between two counts of prompts far apart. It also
 	// bounds every prompt: no prompt planned at c tokens has more than
-	// MaxCharsPerToken * c characters (maxPromptChars), so no request body
+	// maxCharsPerToken * c characters (maxPromptChars), so no request body
 	// exceeds twice that (JSON escapes at most one character in two of the
 	// filler, a newline) plus the fixed fields.
-	MaxCharsPerToken = 10.0
-	// MinCharsPerToken is the fewest characters per token exact sizing
+	maxCharsPerToken = 10.0
+	// minCharsPerToken is the fewest characters per token exact sizing
 	// believes between two counts of prompts far apart (the difference of
 	// their characters over the difference of their counts, free of the
 	// template's fixed tokens).
-	MinCharsPerToken = 0.5
+	minCharsPerToken = 0.5
 )
 
 // Calibration steps (capacity/PROTOCOL.md#exact-token-sizing).
 const (
-	// CalibrationGrowth is the most a calibration prompt grows, in
+	// calibrationGrowth is the most a calibration prompt grows, in
 	// characters, over the largest prompt counted before it: calibration
 	// starts small and grows geometrically, so that no step can overshoot
 	// the window by much even on a tokenizer far from the first guess.
-	CalibrationGrowth = 4
-	// CalibrationSteps is the most calibration requests spent on one
+	calibrationGrowth = 4
+	// calibrationSteps is the most calibration requests spent on one
 	// representative context before calibration gives up.
-	CalibrationSteps = 8
+	calibrationSteps = 8
 	// calibrationStartShare: the first calibration prompt is sized for
 	// min(context, window / calibrationStartShare) tokens at
-	// PromptCharsPerToken: within the window even at a sixth of the
+	// promptCharsPerToken: within the window even at a sixth of the
 	// reference's ratio.
 	calibrationStartShare = 16
 )
 
-// MaxCalibrationRequests is the most unmeasured calibration requests exact
-// sizing sends without a tokenizer endpoint: CalibrationSteps for each of at
+// maxCalibrationRequests is the most unmeasured calibration requests exact
+// sizing sends without a tokenizer endpoint: calibrationSteps for each of at
 // most three representative planned contexts (the smallest, the median and
 // the largest). In practice the first takes three to five (it grows from a
 // small prompt) and the others one or two. With /tokenize it sends one.
-const MaxCalibrationRequests = 3 * CalibrationSteps
+const maxCalibrationRequests = 3 * calibrationSteps
 
 // maxPromptChars is the bound on the characters of a prompt planned at
-// context tokens (MaxCharsPerToken).
+// context tokens (maxCharsPerToken).
 func maxPromptChars(context int) int {
-	return int(math.Ceil(MaxCharsPerToken * float64(context)))
+	return int(math.Ceil(maxCharsPerToken * float64(context)))
 }
 
 // calibrationTolerance is how far from its planned context c a
@@ -106,16 +106,16 @@ const cutHint = " (a prompt cut to the server's window counts the same whatever 
 
 // checkPoint returns an error when p, a new count by the server, is not
 // believable with the points already believed: a ratio above
-// MaxCharsPerToken, a count that falls while the prompt grows, or a ratio
+// maxCharsPerToken, a count that falls while the prompt grows, or a ratio
 // between p and a point far from it (an eighth of the larger prompt's
-// characters or more) outside [MinCharsPerToken, MaxCharsPerToken].
+// characters or more) outside [minCharsPerToken, maxCharsPerToken].
 func checkPoint(pts []sizePoint, p sizePoint, what string) error {
 	if p.tokens <= 0 {
-		return fmt.Errorf("%w: %s: the server counted %d tokens for a %d-character prompt: want a positive count", ErrPromptSizing, what, p.tokens, p.chars)
+		return fmt.Errorf("%w: %s: the server counted %d tokens for a %d-character prompt: want a positive count", errPromptSizing, what, p.tokens, p.chars)
 	}
-	if r := float64(p.chars) / float64(p.tokens); r > MaxCharsPerToken {
+	if r := float64(p.chars) / float64(p.tokens); r > maxCharsPerToken {
 		return fmt.Errorf("%w: %s: the server counted %d tokens for a %d-character prompt (%.1f characters per token, above the plausible %g): not a count of the prompt",
-			ErrPromptSizing, what, p.tokens, p.chars, r, MaxCharsPerToken)
+			errPromptSizing, what, p.tokens, p.chars, r, maxCharsPerToken)
 	}
 	for _, q := range pts {
 		a, b := q, p // a the shorter prompt
@@ -127,22 +127,22 @@ func checkPoint(pts []sizePoint, p sizePoint, what string) error {
 		}
 		slack := 2 + a.tokens/1000 // one character more may merge tokens
 		if b.tokens+slack < a.tokens {
-			return fmt.Errorf("%w: %s: the count moved the wrong way: %s but %s", ErrPromptSizing, what, a, b)
+			return fmt.Errorf("%w: %s: the count moved the wrong way: %s but %s", errPromptSizing, what, a, b)
 		}
 		dc, dn := b.chars-a.chars, b.tokens-a.tokens
 		if dc*8 < b.chars {
 			continue // too close for a ratio
 		}
 		if dn <= 0 {
-			return fmt.Errorf("%w: %s: the count did not grow with the prompt: %s but %s%s", ErrPromptSizing, what, a, b, cutHint)
+			return fmt.Errorf("%w: %s: the count did not grow with the prompt: %s but %s%s", errPromptSizing, what, a, b, cutHint)
 		}
-		if r := float64(dc) / float64(dn); r < MinCharsPerToken || r > MaxCharsPerToken {
+		if r := float64(dc) / float64(dn); r < minCharsPerToken || r > maxCharsPerToken {
 			hint := ""
-			if r > MaxCharsPerToken {
+			if r > maxCharsPerToken {
 				hint = cutHint
 			}
 			return fmt.Errorf("%w: %s: %s and %s imply %.2f characters per token, outside the plausible %g..%g%s",
-				ErrPromptSizing, what, a, b, r, MinCharsPerToken, MaxCharsPerToken, hint)
+				errPromptSizing, what, a, b, r, minCharsPerToken, maxCharsPerToken, hint)
 		}
 	}
 	return nil
@@ -171,7 +171,7 @@ func (k *calibrator) measure(ctx context.Context, index, chars int) (measured, e
 	chars = max(chars, s.minChars[index])
 	if b := maxPromptChars(s.plan.Contexts[index]); chars > b {
 		return measured{}, fmt.Errorf("%w: a calibration prompt of request %d would have %d characters, above the bound of %d (%g characters per token of its planned %d): the counts so far (%s) are implausible",
-			ErrPromptSizing, index, chars, b, MaxCharsPerToken, s.plan.Contexts[index], pointsText(k.pts))
+			errPromptSizing, index, chars, b, maxCharsPerToken, s.plan.Contexts[index], pointsText(k.pts))
 	}
 	ex, err := s.calibrate(ctx, index, chars)
 	if err != nil {
@@ -182,7 +182,7 @@ func (k *calibrator) measure(ctx context.Context, index, chars int) (measured, e
 		r, ok := refusalOf(ex)
 		if !ok {
 			return measured{}, fmt.Errorf("%w: calibration request for request %d (%d characters): %s: %s (counts so far: %s)",
-				ErrPromptSizing, index, len(s.prompt), ex.class, ex.message, pointsText(k.pts))
+				errPromptSizing, index, len(s.prompt), ex.class, ex.message, pointsText(k.pts))
 		}
 		k.window = min(k.window, r.window)
 		m.tokens, m.refused = r.promptTokens, true
@@ -190,7 +190,7 @@ func (k *calibrator) measure(ctx context.Context, index, chars int) (measured, e
 	}
 	u := ex.stream.usage.prompt
 	if !u.ok || u.v <= 0 {
-		return measured{}, fmt.Errorf("%w: the server has no tokenizer endpoint and its calibration response reported no usage.prompt_tokens: use PromptSizingReference", ErrPromptSizing)
+		return measured{}, fmt.Errorf("%w: the server has no tokenizer endpoint and its calibration response reported no usage.prompt_tokens: use promptSizingReference", errPromptSizing)
 	}
 	m.tokens = int(u.v)
 	m.cut = m.tokens >= nearWindow(s.plan, k.window)
@@ -199,9 +199,9 @@ func (k *calibrator) measure(ctx context.Context, index, chars int) (measured, e
 
 // reach calibrates the representative index until a believed point counts
 // within calibrationTolerance of its planned context, in at most
-// CalibrationSteps requests. The first prompt is small; each next one is
+// calibrationSteps requests. The first prompt is small; each next one is
 // read off the curve through the believed points (charsFor), grown at most
-// CalibrationGrowth-fold over the largest believed prompt, and kept below
+// calibrationGrowth-fold over the largest believed prompt, and kept below
 // the smallest prompt that was cut or refused. A count at or near the
 // window is not believed (the prompt was cut): the next prompt is smaller.
 func (k *calibrator) reach(ctx context.Context, index int) error {
@@ -210,12 +210,12 @@ func (k *calibrator) reach(ctx context.Context, index int) error {
 	tol := calibrationTolerance(c)
 	if near := nearWindow(s.plan, k.window); c >= near {
 		return fmt.Errorf("%w: request %d is planned at %d tokens, at or above %d, the window of %d tokens the server serves less half the plan's free room: no count there is believed (a server that cuts prompts answers its window): plan for the server's window",
-			ErrPromptSizing, index, c, near, k.window)
+			errPromptSizing, index, c, near, k.window)
 	}
 	hi := math.MaxInt // the smallest prompt cut or refused
 	var cuts []string
 	last, sent := -1, 0
-	for step := range CalibrationSteps {
+	for step := range calibrationSteps {
 		guess := k.next(index, c, hi, step)
 		if guess == last {
 			break // no prompt between the points left to try
@@ -240,7 +240,7 @@ func (k *calibrator) reach(ctx context.Context, index int) error {
 			hi = min(hi, m.chars)
 			if c >= nearWindow(s.plan, k.window) {
 				return fmt.Errorf("%w: the server refused a prompt it counted at %d tokens over its window of %d tokens (n_ctx), and request %d is planned at %d, not below %d (that window less half the plan's free room): plan for the server's window",
-					ErrPromptSizing, m.tokens, k.window, index, c, nearWindow(s.plan, k.window))
+					errPromptSizing, m.tokens, k.window, index, c, nearWindow(s.plan, k.window))
 			}
 			continue
 		}
@@ -253,7 +253,7 @@ func (k *calibrator) reach(ctx context.Context, index int) error {
 		why += fmt.Sprintf("; not believed, at or near the window of %d (at or above %d: the prompt was cut): %s", k.window, nearWindow(s.plan, k.window), strings.Join(cuts, ", "))
 	}
 	return fmt.Errorf("%w: calibration of request %d did not count within %d tokens of its planned %d in %d requests: %s",
-		ErrPromptSizing, index, tol, c, sent, why)
+		errPromptSizing, index, tol, c, sent, why)
 }
 
 // next is the budget of the next calibration prompt for planned context c.
@@ -262,9 +262,9 @@ func (k *calibrator) next(index, c, hi, step int) int {
 	var g int
 	if len(k.pts) == 0 {
 		start := min(c, max(k.window/calibrationStartShare, 1))
-		g = int(math.Round(PromptCharsPerToken * float64(start)))
+		g = int(math.Round(promptCharsPerToken * float64(start)))
 		for range step { // every earlier try was cut
-			g /= CalibrationGrowth
+			g /= calibrationGrowth
 		}
 	} else {
 		g = charsFor(k.pts, c)
@@ -272,7 +272,7 @@ func (k *calibrator) next(index, c, hi, step int) int {
 		for _, p := range k.pts {
 			largest = max(largest, p.chars)
 		}
-		g = min(g, CalibrationGrowth*largest)
+		g = min(g, calibrationGrowth*largest)
 	}
 	if g >= hi {
 		below := 0 // the largest believed prompt under hi
@@ -312,7 +312,7 @@ func (s *sizer) checkBounds(learned string) error {
 	for i, c := range s.plan.Contexts {
 		if b := maxPromptChars(c); s.chars[i] > b {
 			return fmt.Errorf("%w: request %d (planned %d tokens) would have %d characters, above the bound of %d (%g characters per token): learned from %s",
-				ErrPromptSizing, i, c, s.chars[i], b, MaxCharsPerToken, learned)
+				errPromptSizing, i, c, s.chars[i], b, maxCharsPerToken, learned)
 		}
 	}
 	return nil

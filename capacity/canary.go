@@ -8,10 +8,10 @@ import (
 	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
-// CanaryMarkerPrefix starts every request canary marker. Any occurrence of
+// canaryMarkerPrefix starts every request canary marker. Any occurrence of
 // it in a response that is not the request's own complete marker counts as
 // a foreign marker.
-const CanaryMarkerPrefix = "ANVIL_REQ_"
+const canaryMarkerPrefix = "ANVIL_REQ_"
 
 // canaryMarker returns the marker of request index (>= 0):
 // ANVIL_REQ_{seed}_{index:05d}, e.g. ANVIL_REQ_1717_00000.
@@ -21,7 +21,7 @@ func canaryMarker(seed int64, index int) string {
 
 // appendCanaryMarker appends the marker of CanaryMarker to dst.
 func appendCanaryMarker(dst []byte, seed int64, index int) []byte {
-	dst = append(dst, CanaryMarkerPrefix...)
+	dst = append(dst, canaryMarkerPrefix...)
 	dst = strconv.AppendInt(dst, seed, 10)
 	dst = append(dst, '_')
 	for p := 10000; p > 1 && index < p; p /= 10 {
@@ -34,14 +34,14 @@ func appendCanaryMarker(dst []byte, seed int64, index int) []byte {
 // a response: the visible content, after leading white space, must begin
 // with marker, and must contain no other ANVIL_REQ_ marker. An occurrence
 // of the marker followed by more digits (another index) or any other text
-// starting with CanaryMarkerPrefix counts as foreign. A truncated capture
+// starting with canaryMarkerPrefix counts as foreign. A truncated capture
 // (complete false) cannot prove the absence of a foreign marker and fails
 // closed.
 func checkCanary(marker, visible string, complete bool) *artifact.CanaryCheck {
 	c := &artifact.CanaryCheck{Marker: marker, CaptureComplete: complete}
 	trimmed := strings.TrimLeftFunc(visible, unicode.IsSpace)
 	c.MarkerAtStart = marker != "" && isMarkerAt(trimmed, 0, marker)
-	total := strings.Count(visible, CanaryMarkerPrefix)
+	total := strings.Count(visible, canaryMarkerPrefix)
 	if marker != "" {
 		for i := 0; ; {
 			j := strings.Index(visible[i:], marker)

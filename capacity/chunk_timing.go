@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
-	"github.com/anvilbench/anvil/capacity/itl"
+	"github.com/anvilbench/anvil/capacity/internal/itl"
 )
 
 // This file measures the gaps between the output chunks of every stream
@@ -126,8 +126,8 @@ func (w Workload) validateChunksAndSizing(v *validator) {
 		v.add("Workload.StallThreshold", w.StallThreshold, "must be 0 (the relative stall rule) or in (0s, Timeout = %v]", w.Timeout)
 	}
 	switch w.PromptSizing {
-	case PromptSizingReference, PromptSizingExact:
+	case promptSizingReference, promptSizingExact:
 	default:
-		v.add("Workload.PromptSizing", w.PromptSizing, "must be %q or %q", PromptSizingReference, PromptSizingExact)
+		v.add("Workload.PromptSizing", w.PromptSizing, "must be %q or %q", promptSizingReference, promptSizingExact)
 	}
 }

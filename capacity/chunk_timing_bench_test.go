@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/anvilbench/anvil/capacity/itl"
+	"github.com/anvilbench/anvil/capacity/internal/itl"
 )
 
 // streamChunks is the length of the streams the chunk benchmarks replay.

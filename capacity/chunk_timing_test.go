@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
-	"github.com/anvilbench/anvil/capacity/itl"
+	"github.com/anvilbench/anvil/capacity/internal/itl"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 
@@ -132,7 +132,7 @@ func TestChunkTimingAgainstFakeTrace(t *testing.T) {
 			tr := traces[i]
 			var s itl.Stream
 			for _, c := range tr.Chunks {
-				if c.Kind == fakeserver.ChunkReasoning || c.Kind == fakeserver.ChunkContent {
+				if c.Kind == "reasoning" || c.Kind == "content" {
 					s.Add(c.Written)
 				}
 			}
@@ -211,7 +211,7 @@ func (s stallingStream) writeChunksOnly(w http.ResponseWriter) {
 }
 
 // TestStallThresholdValidation: the bounds of Workload.StallThreshold and
-// Workload.PromptSizing, as *ConfigError naming the field.
+// Workload.PromptSizing, as *FieldError naming the field.
 func TestStallThresholdValidation(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -226,13 +226,13 @@ func TestStallThresholdValidation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := tt.w.Resolved()
-			var ce *ConfigError
+			var ce *FieldError
 			require.ErrorAs(t, err, &ce)
 			require.Equal(t, tt.field, ce.Field)
 			require.Equal(t, tt.rule, ce.Rule)
 		})
 	}
-	for _, ok := range []Workload{{StallThreshold: time.Second}, {PromptSizing: PromptSizingExact}, {Timeout: time.Second, StallThreshold: time.Second}} {
+	for _, ok := range []Workload{{StallThreshold: time.Second}, {PromptSizing: promptSizingExact}, {Timeout: time.Second, StallThreshold: time.Second}} {
 		_, err := ok.Resolved()
 		require.NoError(t, err)
 	}

@@ -28,7 +28,7 @@ import (
 // advertised Keep-Alive, uvicorn and Node.js; 75 s for nginx).
 const keptAliveCloseWindow = time.Second
 
-// ConnectionRule is an http.RoundTripper that sends requests under the
+// connectionRule is an http.RoundTripper that sends requests under the
 // module's connection rule (capacity/PROTOCOL.md#connection-rule):
 //
 //   - A request is sent again at most once, and only after an attempt on a
@@ -46,38 +46,50 @@ const keptAliveCloseWindow = time.Second
 //     asks for its connection to be closed after it, so each dials its own
 //     inside its timings.
 //
-// The zero value is not usable; use NewConnectionRule. It is safe for
+// The zero value is not usable; use newConnectionRule. It is safe for
 // concurrent use.
-type ConnectionRule struct {
+type connectionRule struct {
 	base http.RoundTripper
 
 	noReuse atomic.Bool
 	closes  atomic.Int64 // kept-alive connections seen closed right after an answer
 }
 
-var _ http.RoundTripper = (*ConnectionRule)(nil)
+var _ http.RoundTripper = (*connectionRule)(nil)
 
-// NewConnectionRule returns the rule over base (http.DefaultTransport when
+// NewConnectionRule returns an http.RoundTripper that sends requests over
+// base (http.DefaultTransport when nil) under the module's connection rule
+// (capacity/PROTOCOL.md#connection-rule), for a client outside a run (a
+// conformance check, a tool); base itself when it already follows the
+// rule, so wrapping twice changes nothing.
+func NewConnectionRule(base http.RoundTripper) http.RoundTripper {
+	if r, ok := base.(*connectionRule); ok {
+		return r
+	}
+	return newConnectionRule(base)
+}
+
+// newConnectionRule returns the rule over base (http.DefaultTransport when
 // nil).
-func NewConnectionRule(base http.RoundTripper) *ConnectionRule {
+func newConnectionRule(base http.RoundTripper) *connectionRule {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &ConnectionRule{base: base}
+	return &connectionRule{base: base}
 }
 
 // KeptAliveClosed returns how many times the server was seen closing a
 // kept-alive connection right after answering on it; from the first one
 // on, no connection is reused.
-func (r *ConnectionRule) KeptAliveClosed() int { return int(r.closes.Load()) }
+func (r *connectionRule) KeptAliveClosed() int { return int(r.closes.Load()) }
 
 // ReuseDisabled reports whether requests are sent without connection
 // reuse (KeptAliveClosed > 0).
-func (r *ConnectionRule) ReuseDisabled() bool { return r.noReuse.Load() }
+func (r *connectionRule) ReuseDisabled() bool { return r.noReuse.Load() }
 
 // CloseIdleConnections closes the idle connections of the base transport
 // when it has any.
-func (r *ConnectionRule) CloseIdleConnections() {
+func (r *connectionRule) CloseIdleConnections() {
 	if c, ok := r.base.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
@@ -85,7 +97,7 @@ func (r *ConnectionRule) CloseIdleConnections() {
 
 // sawKeptAliveClose records one close of a kept-alive connection right
 // after an answer; the first disables reuse and empties the pool.
-func (r *ConnectionRule) sawKeptAliveClose() {
+func (r *connectionRule) sawKeptAliveClose() {
 	if r.closes.Add(1) == 1 {
 		r.noReuse.Store(true)
 		r.CloseIdleConnections()
@@ -104,24 +116,24 @@ func withMeasured(ctx context.Context) context.Context {
 // isMeasured reports whether ctx is a measured request's (withMeasured).
 func isMeasured(ctx context.Context) bool { v, _ := ctx.Value(measuredKey{}).(bool); return v }
 
-// KeptAliveClosedError is the error of a request that met a kept-alive
+// keptAliveClosedError is the error of a request that met a kept-alive
 // connection the server closed without answering, after the whole request
 // had been written: a measured request is not sent again (the server may
 // have processed it). Err is the transport's error.
-type KeptAliveClosedError struct {
+type keptAliveClosedError struct {
 	Err error
 }
 
 // Error says what happened and that the request was not sent again.
-func (e *KeptAliveClosedError) Error() string {
+func (e *keptAliveClosedError) Error() string {
 	return fmt.Sprintf("the server closed the kept-alive connection after the whole request was written, without a response byte (%v): not sent again, since the server may have processed it", e.Err)
 }
 
 // Unwrap returns the transport's error.
-func (e *KeptAliveClosedError) Unwrap() error { return e.Err }
+func (e *keptAliveClosedError) Unwrap() error { return e.Err }
 
 // RoundTrip implements http.RoundTripper under the rule.
-func (r *ConnectionRule) RoundTrip(req *http.Request) (*http.Response, error) {
+func (r *connectionRule) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	for attempt := 0; ; attempt++ {
 		if r.noReuse.Load() && !req.Close {
@@ -149,7 +161,7 @@ func (r *ConnectionRule) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.noteClose(last)
 		if (last.wrote && isMeasured(ctx)) || (req.Body != nil && req.Body != http.NoBody && req.GetBody == nil) {
 			if last.wrote {
-				return nil, &KeptAliveClosedError{Err: err}
+				return nil, &keptAliveClosedError{Err: err}
 			}
 			return nil, err
 		}
@@ -166,7 +178,7 @@ func (r *ConnectionRule) RoundTrip(req *http.Request) (*http.Response, error) {
 // noteClose counts a kept-alive connection found closed under a request
 // when it had been idle for less than keptAliveCloseWindow (a longer idle
 // time is an idle timeout, which is the server's right).
-func (r *ConnectionRule) noteClose(a connAttempt) {
+func (r *connectionRule) noteClose(a connAttempt) {
 	if a.reused && a.idle < keptAliveCloseWindow {
 		r.sawKeptAliveClose()
 	}
@@ -176,12 +188,12 @@ func (r *ConnectionRule) noteClose(a connAttempt) {
 // connection gives: EOF, a reset or a broken pipe, net/http's "server
 // closed idle connection", or another network error.
 func closedWithoutAnswer(err error) bool {
-	var ka *KeptAliveClosedError
+	var ka *keptAliveClosedError
 	if errors.As(err, &ka) {
 		return false
 	}
 	switch transportErrorType(unwrapURLError(err)) {
-	case ErrorTypeEOF, ErrorTypeConnectionReset, ErrorTypeNetwork:
+	case errorTypeEOF, errorTypeConnectionReset, errorTypeNetwork:
 		return true
 	}
 	return false
@@ -274,7 +286,7 @@ func (b *answerBody) Read(p []byte) (int, error) {
 // a request on it, whether the server has already closed it (peerClosed),
 // and then fails that write without writing anything, so the transport
 // sends the request on another connection with nothing lost.
-func (r *ConnectionRule) watchDials(tr *http.Transport) {
+func (r *connectionRule) watchDials(tr *http.Transport) {
 	dial := tr.DialContext
 	if dial == nil {
 		var d net.Dialer
@@ -297,7 +309,7 @@ var errPeerClosed = errors.New("the server closed the kept-alive connection befo
 // server closing it right after an answer.
 type watchedConn struct {
 	net.Conn
-	rule *ConnectionRule
+	rule *connectionRule
 
 	mu         sync.Mutex
 	idleSince  time.Time // an answer was read to its end and no request written since
@@ -366,24 +378,24 @@ func (c *watchedConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
-// withConnectionRule returns hc sending through a ConnectionRule, and the
+// withConnectionRule returns hc sending through a connectionRule, and the
 // rule. own is the transport the run made itself (nil for a
 // Target.HTTPClient), whose connections the rule then also watches.
-func withConnectionRule(hc *http.Client, own *http.Transport) (*http.Client, *ConnectionRule) {
+func withConnectionRule(hc *http.Client, own *http.Transport) (*http.Client, *connectionRule) {
 	if own != nil {
 		// Before the first dial: a transport is never changed in use.
-		rule := NewConnectionRule(own)
+		rule := newConnectionRule(own)
 		rule.watchDials(own)
 		return &http.Client{Transport: rule, CheckRedirect: hc.CheckRedirect, Jar: hc.Jar, Timeout: hc.Timeout}, rule
 	}
-	rule := NewConnectionRule(hc.Transport)
+	rule := newConnectionRule(hc.Transport)
 	return &http.Client{Transport: rule, CheckRedirect: hc.CheckRedirect, Jar: hc.Jar, Timeout: hc.Timeout}, rule
 }
 
-// baseTransport is the transport under a ConnectionRule (rt itself
+// baseTransport is the transport under a connectionRule (rt itself
 // otherwise), for what asks about the transport's own settings.
 func baseTransport(rt http.RoundTripper) http.RoundTripper {
-	if r, ok := rt.(*ConnectionRule); ok {
+	if r, ok := rt.(*connectionRule); ok {
 		return r.base
 	}
 	return rt

@@ -34,10 +34,10 @@ func contextForDraw(u float64) int {
 	return contextBucketTop
 }
 
-// SampleContexts returns the n unclamped contexts the reference draws for
+// sampleContexts returns the n unclamped contexts the reference draws for
 // seed: one draw of Python's random.Random(seed).random() per request, in
 // index order, mapped to the bucket contexts. It returns nil for n <= 0.
-func SampleContexts(seed int64, n int) []int {
+func sampleContexts(seed int64, n int) []int {
 	if n <= 0 {
 		return nil
 	}

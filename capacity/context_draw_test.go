@@ -12,6 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// TestSampleContextsSeed1717: the contexts the reference tool attempts for
+// seed 1717: one draw of Python's random.Random(1717).random() per
+// request, mapped to buckets.
+func TestSampleContextsSeed1717(t *testing.T) {
+	require.Equal(t, []int{65536, 32768, 131072, 16000, 32768, 65536, 32768, 32768}, sampleContexts(1717, 8))
+}
+
 func TestSampleContextsVectors(t *testing.T) {
 	tests := []struct {
 		seed int64
@@ -23,8 +30,8 @@ func TestSampleContextsVectors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.seed), func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, SampleContexts(tt.seed, len(tt.want))); diff != "" {
-				t.Errorf("SampleContexts(%d) (-want +got):\n%s", tt.seed, diff)
+			if diff := cmp.Diff(tt.want, sampleContexts(tt.seed, len(tt.want))); diff != "" {
+				t.Errorf("sampleContexts(%d) (-want +got):\n%s", tt.seed, diff)
 			}
 		})
 	}
@@ -60,8 +67,8 @@ func TestSampleContextsGolden(t *testing.T) {
 					t.Fatalf("draw %d = %v (%#x), want %v (%#x)", i, got, math.Float64bits(got), want, math.Float64bits(want))
 				}
 			}
-			if diff := cmp.Diff(c.Contexts, SampleContexts(c.Seed, c.N)); diff != "" {
-				t.Errorf("SampleContexts (-want +got):\n%s", diff)
+			if diff := cmp.Diff(c.Contexts, sampleContexts(c.Seed, c.N)); diff != "" {
+				t.Errorf("sampleContexts (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -72,12 +79,12 @@ func TestSampleContextsGolden(t *testing.T) {
 }
 
 func TestSampleContextsEdges(t *testing.T) {
-	require.Nil(t, SampleContexts(1, 0))
-	require.Nil(t, SampleContexts(1, -5))
+	require.Nil(t, sampleContexts(1, 0))
+	require.Nil(t, sampleContexts(1, -5))
 	// A seed and its negation draw the same (Python seeds with |seed|).
-	require.Equal(t, SampleContexts(99, 50), SampleContexts(-99, 50))
+	require.Equal(t, sampleContexts(99, 50), sampleContexts(-99, 50))
 	// A prefix of a longer plan is the shorter plan.
-	require.Equal(t, SampleContexts(7, 10), SampleContexts(7, 100)[:10])
+	require.Equal(t, sampleContexts(7, 10), sampleContexts(7, 100)[:10])
 }
 
 func TestContextForDrawBounds(t *testing.T) {
@@ -104,6 +111,6 @@ func TestContextForDrawBounds(t *testing.T) {
 func BenchmarkSampleContexts(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		SampleContexts(1717, MaxRequests)
+		sampleContexts(1717, maxRequests)
 	}
 }

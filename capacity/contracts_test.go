@@ -85,35 +85,35 @@ func TestCheckControlledOutput(t *testing.T) {
 		marker    string
 		want      artifact.ControlledOutputCheck
 	}{
-		{"exact strict", "code code code", true, 3, PolicyStrict, "",
+		{"exact strict", "code code code", true, 3, policyStrict, "",
 			artifact.ControlledOutputCheck{ObservedCodeWords: 3, ExactAdherence: &yes, Passed: true}},
-		{"white space is free", "\n code\tcode  code \n", true, 3, PolicyStrict, "",
+		{"white space is free", "\n code\tcode  code \n", true, 3, policyStrict, "",
 			artifact.ControlledOutputCheck{ObservedCodeWords: 3, ExactAdherence: &yes, Passed: true}},
-		{"too few strict", "code code", true, 3, PolicyStrict, "",
+		{"too few strict", "code code", true, 3, policyStrict, "",
 			artifact.ControlledOutputCheck{ObservedCodeWords: 2, ExactAdherence: &no}},
-		{"too few observe passes", "code code", true, 3, PolicyObserve, "",
+		{"too few observe passes", "code code", true, 3, policyObserve, "",
 			artifact.ControlledOutputCheck{ObservedCodeWords: 2, ExactAdherence: &no, Passed: true}},
-		{"capitalised and punctuated are extra", "Code code, code.", true, 3, PolicyStrict, "",
+		{"capitalised and punctuated are extra", "Code code, code.", true, 3, policyStrict, "",
 			artifact.ControlledOutputCheck{ObservedExtraWords: 3, ExactAdherence: &no}},
-		{"extra words", "Here: code code code", true, 3, PolicyStrict, "",
+		{"extra words", "Here: code code code", true, 3, policyStrict, "",
 			artifact.ControlledOutputCheck{ObservedCodeWords: 3, ObservedExtraWords: 1, ExactAdherence: &no}},
-		{"leading canary marker is not a word", m + " code code", true, 2, PolicyStrict, m,
+		{"leading canary marker is not a word", m + " code code", true, 2, policyStrict, m,
 			artifact.ControlledOutputCheck{ObservedCodeWords: 2, ExactAdherence: &yes, Passed: true}},
-		{"leading marker with punctuation is not a word", m + ", code code", true, 2, PolicyStrict, m,
+		{"leading marker with punctuation is not a word", m + ", code code", true, 2, policyStrict, m,
 			artifact.ControlledOutputCheck{ObservedCodeWords: 2, ExactAdherence: &yes, Passed: true}},
-		{"leading marker with a letter is extra", m + "x code code", true, 2, PolicyStrict, m,
+		{"leading marker with a letter is extra", m + "x code code", true, 2, policyStrict, m,
 			artifact.ControlledOutputCheck{ObservedCodeWords: 2, ObservedExtraWords: 1, ExactAdherence: &no}},
-		{"leading other index is extra", "ANVIL_REQ_7_000012 code code", true, 2, PolicyStrict, m,
+		{"leading other index is extra", "ANVIL_REQ_7_000012 code code", true, 2, policyStrict, m,
 			artifact.ControlledOutputCheck{ObservedCodeWords: 2, ObservedExtraWords: 1, ExactAdherence: &no}},
-		{"marker later is extra", "code " + m + " code", true, 2, PolicyStrict, m,
+		{"marker later is extra", "code " + m + " code", true, 2, policyStrict, m,
 			artifact.ControlledOutputCheck{ObservedCodeWords: 2, ObservedExtraWords: 1, ExactAdherence: &no}},
-		{"marker without canaries is extra", m + " code code", true, 2, PolicyStrict, "",
+		{"marker without canaries is extra", m + " code code", true, 2, policyStrict, "",
 			artifact.ControlledOutputCheck{ObservedCodeWords: 2, ObservedExtraWords: 1, ExactAdherence: &no}},
-		{"truncated strict fails", "code code", false, 2, PolicyStrict, "",
+		{"truncated strict fails", "code code", false, 2, policyStrict, "",
 			artifact.ControlledOutputCheck{ObservedCodeWords: 2}},
-		{"truncated observe is unobservable", "code code", false, 2, PolicyObserve, "",
+		{"truncated observe is unobservable", "code code", false, 2, policyObserve, "",
 			artifact.ControlledOutputCheck{ObservedCodeWords: 2, Passed: true}},
-		{"empty", "", true, 1, PolicyStrict, "",
+		{"empty", "", true, 1, policyStrict, "",
 			artifact.ControlledOutputCheck{ExactAdherence: &no}},
 	}
 	for _, tt := range tests {
@@ -129,18 +129,18 @@ func TestCheckControlledOutput(t *testing.T) {
 
 func TestCapture(t *testing.T) {
 	var c visibleCapture
-	c.Append(strings.Repeat("a", VisibleCaptureLimit-1))
+	c.Append(strings.Repeat("a", visibleCaptureLimit-1))
 	c.Append("")
 	require.False(t, c.Truncated())
 	c.Append("é")
-	require.Equal(t, VisibleCaptureLimit, c.Len())
+	require.Equal(t, visibleCaptureLimit, c.Len())
 	require.False(t, c.Truncated(), "exactly the limit is complete")
 	c.Append("")
 	require.False(t, c.Truncated(), "an empty delta drops nothing")
 	c.Append("b")
 	require.True(t, c.Truncated())
-	require.Equal(t, VisibleCaptureLimit, c.Len())
-	require.Equal(t, strings.Repeat("a", VisibleCaptureLimit-1)+"é", c.String())
+	require.Equal(t, visibleCaptureLimit, c.Len())
+	require.Equal(t, strings.Repeat("a", visibleCaptureLimit-1)+"é", c.String())
 
 	small := visibleCapture{Limit: 3}
 	small.Append("hé")
@@ -179,15 +179,15 @@ func FuzzCheckCanary(f *testing.F) {
 	f.Fuzz(func(t *testing.T, visible string, seed int64, index uint16, complete bool) {
 		m := canaryMarker(seed, int(index))
 		c := checkCanary(m, visible, complete)
-		require.Equal(t, strings.Count(visible, CanaryMarkerPrefix), c.ObservedMarkerCount+c.ForeignMarkerCount)
+		require.Equal(t, strings.Count(visible, canaryMarkerPrefix), c.ObservedMarkerCount+c.ForeignMarkerCount)
 		require.GreaterOrEqual(t, c.ForeignMarkerCount, 0)
 		require.Equal(t, complete && c.MarkerAtStart && c.ForeignMarkerCount == 0, c.Passed)
 		if c.MarkerAtStart {
 			require.GreaterOrEqual(t, c.ObservedMarkerCount, 1)
 		}
 		// The marker followed by text free of markers always passes.
-		clean := strings.ReplaceAll(visible, CanaryMarkerPrefix, "")
-		if !strings.Contains(clean, CanaryMarkerPrefix) && (clean == "" || clean[0] < '0' || clean[0] > '9') {
+		clean := strings.ReplaceAll(visible, canaryMarkerPrefix, "")
+		if !strings.Contains(clean, canaryMarkerPrefix) && (clean == "" || clean[0] < '0' || clean[0] > '9') {
 			ok := checkCanary(m, m+clean, true)
 			require.True(t, ok.Passed, "%q", m+clean)
 		}
@@ -200,14 +200,14 @@ func FuzzCheckControlledOutput(f *testing.F) {
 	f.Add("Code\u00a0code", false, 2, false)
 	f.Add("ANVIL_REQ_0_00000: code", true, 1, true)
 	f.Fuzz(func(t *testing.T, visible string, complete bool, requested int, canary bool) {
-		if requested < 0 || requested > MaxResponseWords {
+		if requested < 0 || requested > maxResponseWords {
 			return
 		}
 		marker := ""
 		if canary {
 			marker = canaryMarker(0, 0)
 		}
-		for _, policy := range []ControlledOutputPolicy{PolicyObserve, PolicyStrict} {
+		for _, policy := range []ControlledOutputPolicy{policyObserve, policyStrict} {
 			c := checkControlledOutput(visible, complete, requested, policy, marker)
 			words := strings.Fields(visible)
 			skipped := 0
@@ -219,7 +219,7 @@ func FuzzCheckControlledOutput(f *testing.F) {
 			if c.ExactAdherence != nil {
 				require.Equal(t, c.ObservedCodeWords == requested && c.ObservedExtraWords == 0, *c.ExactAdherence)
 			}
-			if policy == PolicyStrict {
+			if policy == policyStrict {
 				require.Equal(t, c.ExactAdherence != nil && *c.ExactAdherence, c.Passed)
 			} else {
 				require.True(t, c.Passed)

@@ -7,9 +7,9 @@ import (
 	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
-// ControlledOutputWord is the word a response-words request asks for,
+// controlledOutputWord is the word a response-words request asks for,
 // repeated Workload.ResponseWords times.
-const ControlledOutputWord = "code"
+const controlledOutputWord = "code"
 
 // checkControlledOutput checks the controlled-output contract on the
 // bounded capture of a response. The visible content is split into words at
@@ -19,8 +19,8 @@ const ControlledOutputWord = "code"
 // possibly followed by punctuation (as in "ANVIL_REQ_1_00000,"), is the
 // canary's and is not counted. Adherence is exact when the code words equal
 // requested and there is no extra word; it is unobservable (nil) when the
-// capture is incomplete. Under PolicyObserve the check always passes (it
-// records); under PolicyStrict it passes only on exact adherence, so a
+// capture is incomplete. Under policyObserve the check always passes (it
+// records); under policyStrict it passes only on exact adherence, so a
 // truncated capture fails closed.
 func checkControlledOutput(visible string, complete bool, requested int, policy ControlledOutputPolicy, marker string) *artifact.ControlledOutputCheck {
 	c := &artifact.ControlledOutputCheck{RequestedWords: requested, CaptureComplete: complete, Policy: string(policy)}
@@ -32,7 +32,7 @@ func checkControlledOutput(visible string, complete bool, requested int, policy 
 				continue
 			}
 		}
-		if w == ControlledOutputWord {
+		if w == controlledOutputWord {
 			c.ObservedCodeWords++
 		} else {
 			c.ObservedExtraWords++
@@ -43,7 +43,7 @@ func checkControlledOutput(visible string, complete bool, requested int, policy 
 		c.ExactAdherence = &exact
 	}
 	switch policy {
-	case PolicyStrict:
+	case policyStrict:
 		c.Passed = c.ExactAdherence != nil && *c.ExactAdherence
 	default:
 		c.Passed = true

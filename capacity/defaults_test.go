@@ -11,8 +11,8 @@ import (
 
 // TestZeroWorkloadAgainstTheDefaultFake: the zero Workload against the
 // embedded fake's default profile (reasoning, a few hundred tokens of
-// thought before the answer) succeeds: DefaultMaxTokens leaves room to
-// think. ReferenceMaxTokens, the reference tool's 64, does not, and says
+// thought before the answer) succeeds: defaultMaxTokens leaves room to
+// think. referenceMaxTokens, the reference tool's 64, does not, and says
 // why.
 func TestZeroWorkloadAgainstTheDefaultFake(t *testing.T) {
 	cfg, err := fakeserver.Profile("reasoning")
@@ -23,17 +23,17 @@ func TestZeroWorkloadAgainstTheDefaultFake(t *testing.T) {
 		tg := Target{BaseURL: srv.BaseURL(), HTTPClient: srv.Client()}
 		rep, err := Run(t.Context(), tg, Workload{})
 		require.NoError(t, err)
-		require.Equal(t, DefaultRequests, rep.Requests)
-		require.Equal(t, DefaultRequests, rep.Completed, "failures: %+v", rep.Failures)
+		require.Equal(t, defaultRequests, rep.Requests)
+		require.Equal(t, defaultRequests, rep.Completed, "failures: %+v", rep.Failures)
 		require.True(t, rep.PerformanceEligible)
-		require.Equal(t, DefaultMaxTokens, rep.MaxTokens)
+		require.Equal(t, defaultMaxTokens, rep.MaxTokens)
 
-		ref, err := Run(t.Context(), tg, Workload{Requests: 2, Concurrency: 2, MaxTokens: ReferenceMaxTokens})
+		ref, err := Run(t.Context(), tg, Workload{Requests: 2, Concurrency: 2, MaxTokens: referenceMaxTokens})
 		require.NoError(t, err)
 		require.Zero(t, ref.Completed)
 		require.Len(t, ref.Failures, 2)
 		for _, f := range ref.Failures {
-			require.Equal(t, ErrorTypeNoVisibleContent, f.ErrorType)
+			require.Equal(t, errorTypeNoVisibleContent, f.ErrorType)
 			require.Contains(t, f.ErrorMessage, "raise Workload.MaxTokens")
 		}
 	})

@@ -12,17 +12,16 @@ import (
 // Where a Discovery's model and windows came from
 // (capacity/PROTOCOL.md#context-window).
 const (
-	// SourceModel and SourceMaxModelLen: the Target set it (ANVIL_MODEL,
+	// sourceModel and sourceMaxModelLen: the Target set it (ANVIL_MODEL,
 	// ANVIL_MAX_MODEL_LEN in package anviltest).
-	SourceModel       = "Target.Model"
-	SourceMaxModelLen = "Target.MaxModelLen"
-	// SourceModels: GET {BaseURL}/models.
-	SourceModels = "/models"
-	// SourceProps, SourcePS and SourceShow are llama.cpp's /props and
-	// Ollama's /api/ps and /api/show, at the server root.
-	SourceProps = llamaCppPropsPath
-	SourcePS    = ollamaPSPath
-	SourceShow  = ollamaShowPath
+	sourceModel       = "Target.Model"
+	sourceMaxModelLen = "Target.MaxModelLen"
+	// sourceModels: GET {BaseURL}/models.
+	sourceModels = "/models"
+	// sourcePS and sourceShow are Ollama's /api/ps and /api/show, at the
+	// server root (llama.cpp's /props is llamaCppPropsPath).
+	sourcePS   = ollamaPSPath
+	sourceShow = ollamaShowPath
 )
 
 // Discovery is what Run learns of the model and its context window before
@@ -30,12 +29,14 @@ const (
 type Discovery struct {
 	// Model is the model id sent: Target.Model, else the /models entry's.
 	Model string
-	// ModelSource is SourceModel or SourceModels.
+	// ModelSource is "Target.Model" or "/models".
 	ModelSource string
 	// Window is the window the run plans for (max_context_tokens):
 	// Target.MaxModelLen when set, else the advertised window.
 	Window int
-	// WindowSource is SourceMaxModelLen or the endpoint that advertised it (SourceModels, SourceProps, SourcePS, SourceShow).
+	// WindowSource is "Target.MaxModelLen" or the endpoint that advertised
+	// it: "/models", llama.cpp's "/props", Ollama's "/api/ps" or
+	// "/api/show".
 	WindowSource string
 	// Advertised is the window the server advertised (0: none), from
 	// AdvertisedSource: the first of /models (max_model_len,
@@ -57,7 +58,7 @@ type Discovery struct {
 // exactly as Run does (capacity/PROTOCOL.md#context-window): GET
 // {BaseURL}/models unless t sets both Model and MaxModelLen, then the
 // native endpoints of llama.cpp and Ollama, each step bounded by
-// DefaultTimeout and ctx. With both set it still asks, to compare
+// the default Workload.Timeout (15m) and ctx. With both set it still asks, to compare
 // (Discovery.Note), and a failure is no error. It sends t.Headers and the
 // API key of t.APIKeyEnv, and follows no redirect unless t.HTTPClient does.
 // Errors are those of Run's probe: ErrInvalidConfig for a bad target or
@@ -78,13 +79,13 @@ func Discover(ctx context.Context, t Target) (Discovery, error) {
 		defer tr.CloseIdleConnections()
 		hc = &http.Client{Transport: tr, CheckRedirect: noRedirects}
 	}
-	d, err := discover(ctx, hc, t, key, DefaultTimeout)
+	d, err := discover(ctx, hc, t, key, defaultTimeout)
 	return d, secretsOf(t, key).redactErr(err)
 }
 
 // discover is Discover with the run's client, key and step timeout.
 func discover(ctx context.Context, hc *http.Client, t Target, key string, timeout time.Duration) (Discovery, error) {
-	d := Discovery{Model: t.Model, ModelSource: SourceModel, Window: t.MaxModelLen, WindowSource: SourceMaxModelLen}
+	d := Discovery{Model: t.Model, ModelSource: sourceModel, Window: t.MaxModelLen, WindowSource: sourceMaxModelLen}
 	if t.Model != "" && t.MaxModelLen > 0 {
 		d.TruncationWindow = d.Window
 		return d, nil // nothing asked: the documented way to skip the probe
@@ -95,10 +96,10 @@ func discover(ctx context.Context, hc *http.Client, t Target, key string, timeou
 		return Discovery{}, fmt.Errorf("%w (set Target.Model and Target.MaxModelLen to skip the probe)", err)
 	default:
 		if d.Model == "" {
-			d.Model, d.ModelSource = info.ID, SourceModels
+			d.Model, d.ModelSource = info.ID, sourceModels
 		}
 		if info.MaxModelLen > 0 {
-			d.Advertised, d.AdvertisedSource = info.MaxModelLen, SourceModels
+			d.Advertised, d.AdvertisedSource = info.MaxModelLen, sourceModels
 		}
 	}
 	if d.Advertised == 0 && ctx.Err() == nil {
@@ -117,7 +118,7 @@ func discover(ctx context.Context, hc *http.Client, t Target, key string, timeou
 	}
 	d.TruncationWindow = d.Window
 	if d.Advertised > 0 && d.Advertised != d.Window {
-		served := d.AdvertisedSource != SourceShow
+		served := d.AdvertisedSource != sourceShow
 		if served || d.Advertised < d.Window {
 			d.TruncationWindow = d.Advertised
 		}

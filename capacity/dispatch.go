@@ -17,7 +17,7 @@ type sendBuffers struct {
 // seams are the resolved seams of the measured phase.
 type seams struct {
 	source   Source   // never nil: the plan's synthetic requests by default
-	schedule Schedule // never nil: ClosedLoop or the arrival schedule by default
+	schedule Schedule // never nil: closedLoop or the arrival schedule by default
 	answerer Answerer // source as an Answerer, nil when it is none
 	gates    []Gate   // the observers that are gates
 }

@@ -12,7 +12,7 @@
 // Reading the code, in the order a run goes:
 //
 //   - target.go, workload.go, validate.go: the configuration, its defaults
-//     and bounds, and ConfigError (field, value, rule) for every mistake;
+//     and bounds, and FieldError (field, value, rule) for every mistake;
 //     errors.go holds the sentinel errors.
 //   - run.go: Run. It resolves the configuration, probes the model's context
 //     length (model_probe.go) when it is not given, and builds the plan.
@@ -25,9 +25,9 @@
 //     sizing (Workload.PromptSizing): the server's /tokenize or calibration
 //     requests grown from a small prompt, before the warm-up, choose each
 //     prompt's character budget, within the bounds of what sizing believes
-//     (MaxCharsPerToken); window_refusal.go reads the counts of an
+//     (maxCharsPerToken); window_refusal.go reads the counts of an
 //     over-window refusal; plan_check.go says when counted prompts are off
-//     their plan (MaxPlanDeviation).
+//     their plan (maxPlanDeviation).
 //   - seams.go: the three seams of a run, each an interface with a func
 //     adapter: a Source (what measured request i is: a Request), a
 //     Schedule (when it is due: DueNow, DueAt, DueAfter), Observers (told
@@ -48,7 +48,7 @@
 //     anvil_go.arrival.
 //   - shard.go: one shard of a workload split over several load
 //     generators (Workload.Shard): the shard's requests of the global
-//     plan (index mod Count), its share of the concurrency (ShareOf), the
+//     plan (index mod Count), its share of the concurrency (shareOf), the
 //     wait for the common start, the plan fingerprint and anvil_go.shard,
 //     which artifact.Merge needs.
 //   - slo.go, search.go: SLOs judged on a report (goodput), and the
@@ -76,7 +76,7 @@
 //     checked on it.
 //   - content_encoding.go: gzip and deflate bodies decoded as they arrive.
 //   - connection_rule.go, peer_closed_*.go: the one connection rule of
-//     every client of a run (ConnectionRule): what is sent again and
+//     every client of a run (connectionRule): what is sent again and
 //     when, and a server that closes kept-alive connections after
 //     answering, served without reuse once seen; stale_connection.go: the
 //     httptrace record of each request's attempts (the phases of

@@ -28,7 +28,7 @@ var ErrStoppedEarly = errors.New("capacity: run stopped early: the first request
 // truncated (prompt_truncated). A 401, 403 or 404 before any success
 // stops the run at once, as a refusal, before this rule applies.
 func permanentFailure(f *artifact.Failure) bool {
-	if f.ErrorType == ErrorTypePromptTruncated {
+	if f.ErrorType == errorTypePromptTruncated {
 		return true
 	}
 	if f.HTTPStatus == nil {

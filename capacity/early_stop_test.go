@@ -140,6 +140,6 @@ func TestEarlyStopOnTruncation(t *testing.T) {
 		require.ErrorIs(t, err, ErrStoppedEarly, "%+v", rep.Failures)
 		require.ErrorContains(t, err, "prompt truncated")
 		require.EqualValues(t, earlyStopRequests, seen.Load())
-		require.Equal(t, ErrorTypePromptTruncated, rep.Failures[0].ErrorType)
+		require.Equal(t, errorTypePromptTruncated, rep.Failures[0].ErrorType)
 	})
 }

@@ -14,69 +14,69 @@ import (
 // subset listed in capacity/PROTOCOL.md#failure-classes; this is the only
 // place the words are defined.
 const (
-	// ErrorTypeConnectionRefused: nothing listens at the address.
-	ErrorTypeConnectionRefused = "connection_refused"
-	// ErrorTypeConnectionReset: the peer reset or broke the connection.
-	ErrorTypeConnectionReset = "connection_reset"
-	// ErrorTypeEOF: the connection closed before the response (or, mid-stream,
+	// errorTypeConnectionRefused: nothing listens at the address.
+	errorTypeConnectionRefused = "connection_refused"
+	// errorTypeConnectionReset: the peer reset or broke the connection.
+	errorTypeConnectionReset = "connection_reset"
+	// errorTypeEOF: the connection closed before the response (or, mid-stream,
 	// inside the body).
-	ErrorTypeEOF = "eof"
-	// ErrorTypeDNS: the host name does not resolve.
-	ErrorTypeDNS = "dns"
-	// ErrorTypeTLS: the TLS handshake or certificate check failed.
-	ErrorTypeTLS = "tls"
-	// ErrorTypeTimeout: a limit ran out (Workload.Timeout, or a dial or
+	errorTypeEOF = "eof"
+	// errorTypeDNS: the host name does not resolve.
+	errorTypeDNS = "dns"
+	// errorTypeTLS: the TLS handshake or certificate check failed.
+	errorTypeTLS = "tls"
+	// errorTypeTimeout: a limit ran out (Workload.Timeout, or a dial or
 	// handshake timeout of the transport).
-	ErrorTypeTimeout = "timeout"
-	// ErrorTypeStall: the stream was idle longer than Workload.StallTimeout.
-	ErrorTypeStall = "stall"
-	// ErrorTypeNetwork: any other transport error.
-	ErrorTypeNetwork = "network"
-	// ErrorTypeHTTPStatus: an HTTP status that is not a stream (>= 400 for
+	errorTypeTimeout = "timeout"
+	// errorTypeStall: the stream was idle longer than Workload.StallTimeout.
+	errorTypeStall = "stall"
+	// errorTypeNetwork: any other transport error.
+	errorTypeNetwork = "network"
+	// errorTypeHTTPStatus: an HTTP status that is not a stream (>= 400 for
 	// http_error; 1xx or 3xx for stream_validation_failed).
-	ErrorTypeHTTPStatus = "http_status"
-	// ErrorTypeCancelled: the run was cancelled.
-	ErrorTypeCancelled = "cancelled"
-	// ErrorTypeContentType: the response is not text/event-stream.
-	ErrorTypeContentType = "content_type"
-	// ErrorTypeContentEncoding: a Content-Encoding the client cannot decode.
-	ErrorTypeContentEncoding = "content_encoding"
-	// ErrorTypeEventTooLarge: an event above MaxEventSize.
-	ErrorTypeEventTooLarge = "event_too_large"
-	// ErrorTypeTooManyEvents: more than MaxStreamEvents events.
-	ErrorTypeTooManyEvents = "too_many_events"
-	// ErrorTypeMalformedChunk: event data that is not one JSON object.
-	ErrorTypeMalformedChunk = "malformed_chunk"
-	// ErrorTypeServerError: an error event or error object in the stream.
-	ErrorTypeServerError = "server_error"
-	// ErrorTypeAborted: the stream ended with finish_reason "abort" or
+	errorTypeHTTPStatus = "http_status"
+	// errorTypeCancelled: the run was cancelled.
+	errorTypeCancelled = "cancelled"
+	// errorTypeContentType: the response is not text/event-stream.
+	errorTypeContentType = "content_type"
+	// errorTypeContentEncoding: a Content-Encoding the client cannot decode.
+	errorTypeContentEncoding = "content_encoding"
+	// errorTypeEventTooLarge: an event above MaxEventSize.
+	errorTypeEventTooLarge = "event_too_large"
+	// errorTypeTooManyEvents: more than maxStreamEvents events.
+	errorTypeTooManyEvents = "too_many_events"
+	// errorTypeMalformedChunk: event data that is not one JSON object.
+	errorTypeMalformedChunk = "malformed_chunk"
+	// errorTypeServerError: an error event or error object in the stream.
+	errorTypeServerError = "server_error"
+	// errorTypeAborted: the stream ended with finish_reason "abort" or
 	// "error": the server gave up on the request.
-	ErrorTypeAborted = "aborted"
-	// ErrorTypeContextWindow: the server refused the request as longer
+	errorTypeAborted = "aborted"
+	// errorTypeContextWindow: the server refused the request as longer
 	// than its context window, naming the counts (llama.cpp's
 	// exceed_context_size_error).
-	ErrorTypeContextWindow = "context_window"
-	// ErrorTypeTruncatedEvent: the body ended inside an event.
-	ErrorTypeTruncatedEvent = "truncated_event"
-	// ErrorTypeNoVisibleContent: the stream carried no visible content.
-	ErrorTypeNoVisibleContent = "no_visible_content"
-	// ErrorTypeInvalidTiming: not 0 <= TTFO <= TTFT <= E2E.
-	ErrorTypeInvalidTiming = "invalid_timing"
-	// ErrorTypePromptTruncated: usage shows the server cut the prompt.
-	ErrorTypePromptTruncated = "prompt_truncated"
-	// ErrorTypeInvalidUsage: a usage count that is negative, not an
+	errorTypeContextWindow = "context_window"
+	// errorTypeTruncatedEvent: the body ended inside an event.
+	errorTypeTruncatedEvent = "truncated_event"
+	// errorTypeNoVisibleContent: the stream carried no visible content.
+	errorTypeNoVisibleContent = "no_visible_content"
+	// errorTypeInvalidTiming: not 0 <= TTFO <= TTFT <= E2E.
+	errorTypeInvalidTiming = "invalid_timing"
+	// errorTypePromptTruncated: usage shows the server cut the prompt.
+	errorTypePromptTruncated = "prompt_truncated"
+	// errorTypeInvalidUsage: a usage count that is negative, not an
 	// integer, or impossible for the request.
-	ErrorTypeInvalidUsage = "invalid_usage"
-	// ErrorTypeCanary: the request canary check failed.
-	ErrorTypeCanary = "canary"
-	// ErrorTypeControlledOutput: the strict controlled-output check failed.
-	ErrorTypeControlledOutput = "controlled_output"
-	// ErrorTypePanic: a panic in the benchmark's request worker.
-	ErrorTypePanic = "panic"
+	errorTypeInvalidUsage = "invalid_usage"
+	// errorTypeCanary: the request canary check failed.
+	errorTypeCanary = "canary"
+	// errorTypeControlledOutput: the strict controlled-output check failed.
+	errorTypeControlledOutput = "controlled_output"
+	// errorTypePanic: a panic in the benchmark's request worker.
+	errorTypePanic = "panic"
 )
 
 // transportErrorType names the cause of a transport error (a dial, write or
-// read failure) for error_type; ErrorTypeNetwork when none is recognized.
+// read failure) for error_type; errorTypeNetwork when none is recognized.
 func transportErrorType(err error) string {
 	var (
 		dnsErr   *net.DNSError
@@ -90,18 +90,18 @@ func transportErrorType(err error) string {
 	)
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return ErrorTypeConnectionRefused
+		return errorTypeConnectionRefused
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ECONNABORTED):
-		return ErrorTypeConnectionReset
+		return errorTypeConnectionReset
 	case errors.As(err, &dnsErr):
-		return ErrorTypeDNS
+		return errorTypeDNS
 	case errors.As(err, &recErr), errors.As(err, &alertErr), errors.As(err, &certErr),
 		errors.As(err, &authErr), errors.As(err, &hostErr), errors.As(err, &invErr):
-		return ErrorTypeTLS
+		return errorTypeTLS
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return ErrorTypeEOF
+		return errorTypeEOF
 	case errors.As(err, &netErr) && netErr.Timeout():
-		return ErrorTypeTimeout
+		return errorTypeTimeout
 	}
-	return ErrorTypeNetwork
+	return errorTypeNetwork
 }

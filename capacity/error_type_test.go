@@ -32,16 +32,16 @@ func TestTransportErrorType(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, ErrorTypeConnectionRefused},
-		{&net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, ErrorTypeConnectionReset},
-		{&net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.EPIPE)}, ErrorTypeConnectionReset},
-		{fmt.Errorf("net/http: %w", io.EOF), ErrorTypeEOF},
-		{io.ErrUnexpectedEOF, ErrorTypeEOF},
-		{&net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "nope.invalid", IsNotFound: true}}, ErrorTypeDNS},
-		{x509.UnknownAuthorityError{}, ErrorTypeTLS},
-		{fmt.Errorf("handshake: %w", x509.HostnameError{Host: "h"}), ErrorTypeTLS},
-		{&net.OpError{Op: "dial", Net: "tcp", Err: timeoutErr{}}, ErrorTypeTimeout},
-		{errors.New("something else"), ErrorTypeNetwork},
+		{&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, errorTypeConnectionRefused},
+		{&net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, errorTypeConnectionReset},
+		{&net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.EPIPE)}, errorTypeConnectionReset},
+		{fmt.Errorf("net/http: %w", io.EOF), errorTypeEOF},
+		{io.ErrUnexpectedEOF, errorTypeEOF},
+		{&net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "nope.invalid", IsNotFound: true}}, errorTypeDNS},
+		{x509.UnknownAuthorityError{}, errorTypeTLS},
+		{fmt.Errorf("handshake: %w", x509.HostnameError{Host: "h"}), errorTypeTLS},
+		{&net.OpError{Op: "dial", Net: "tcp", Err: timeoutErr{}}, errorTypeTimeout},
+		{errors.New("something else"), errorTypeNetwork},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want+"/"+tt.err.Error(), func(t *testing.T) {
@@ -73,9 +73,9 @@ func TestRunRequestErrorTypesLoopback(t *testing.T) {
 	tests := []struct {
 		name, base, want string
 	}{
-		{"refused", "http://" + closedAddr + "/v1", ErrorTypeConnectionRefused},
-		{"tls", tlsSrv.URL + "/v1", ErrorTypeTLS},
-		{"closed before the response", reset.URL + "/v1", ErrorTypeEOF},
+		{"refused", "http://" + closedAddr + "/v1", errorTypeConnectionRefused},
+		{"tls", tlsSrv.URL + "/v1", errorTypeTLS},
+		{"closed before the response", reset.URL + "/v1", errorTypeEOF},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

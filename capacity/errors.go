@@ -3,7 +3,7 @@ package capacity
 import "errors"
 
 // The sentinel errors of the package. Callers match the exported ones with
-// errors.Is; a *ConfigError (validate.go) carries the field, value and rule
+// errors.Is; a *FieldError (validate.go) carries the field, value and rule
 // of a configuration mistake.
 
 // ErrInvalidConfig is wrapped by every configuration error of Workload and

@@ -9,7 +9,7 @@ import (
 	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
-// MinPromptTokenFraction is the floor of a response's usage.prompt_tokens as
+// minPromptTokenFraction is the floor of a response's usage.prompt_tokens as
 // a fraction of its request's planned context (planned_context_tokens, the
 // context the prompt was built for after clamping to the prompt budget).
 // A response at or below it fails with stream_validation_failed
@@ -19,14 +19,14 @@ import (
 // window of a longer prompt, which is half of a planned 8,192.)
 //
 // Real tokenizers count the code-like filler within well under a factor of
-// two of the PromptCharsPerToken estimate (the seed's model counted 62,327
+// two of the promptCharsPerToken estimate (the seed's model counted 62,327
 // prompt tokens for a 65,536-token plan, 0.95 of it, and chat-template
 // tokens only add), while a silent truncation to a server's window falls far
 // below: ollama 0.17.4 reported 4,096 prompt tokens for a 57,380-character
 // prompt planned at 19,126 tokens (0.21). The check is fail-closed: it
 // applies whenever usage reports prompt_tokens, including a server that
 // reports 0.
-const MinPromptTokenFraction = 0.5
+const minPromptTokenFraction = 0.5
 
 // finishLength is the finish_reason of a response cut at max_tokens.
 const finishLength = "length"
@@ -50,7 +50,7 @@ func isFailingFinish(reason []byte) bool {
 // responseChecks are the response contracts of a run, applied to every response
 // that streamed visible content.
 type responseChecks struct {
-	// promptFloor enables the MinPromptTokenFraction check (measured
+	// promptFloor enables the minPromptTokenFraction check (measured
 	// requests; warm-up responses are not checked).
 	promptFloor bool
 	canaries    bool
@@ -74,22 +74,22 @@ func (k responseChecks) evaluate(index, planned int, ex *exchange) (*artifact.Ti
 	s := &ex.stream
 	if ex.class == "" && s.contentChunks == 0 {
 		if s.reasoningChunks > 0 && slices.Contains(s.finishReasons, finishLength) {
-			ex.fail(artifact.FailureStreamValidation, ErrorTypeNoVisibleContent, "stream completed without visible content: reasoning used the whole max_tokens budget (%d tokens; finish_reason %q after %d reasoning chunks): raise Workload.MaxTokens or disable thinking (Workload.ThinkingMode)",
+			ex.fail(artifact.FailureStreamValidation, errorTypeNoVisibleContent, "stream completed without visible content: reasoning used the whole max_tokens budget (%d tokens; finish_reason %q after %d reasoning chunks): raise Workload.MaxTokens or disable thinking (Workload.ThinkingMode)",
 				k.maxTokens, finishLength, s.reasoningChunks)
 		} else {
-			ex.fail(artifact.FailureStreamValidation, ErrorTypeNoVisibleContent, "stream completed without visible content (%d reasoning chunks, %d events, [DONE] %t)",
+			ex.fail(artifact.FailureStreamValidation, errorTypeNoVisibleContent, "stream completed without visible content (%d reasoning chunks, %d events, [DONE] %t)",
 				s.reasoningChunks, s.events, s.terminal)
 		}
 	}
 	// Usage is checked (and refused counts cleared) before anything is
 	// derived from it, whatever else failed.
 	if problem := checkUsage(&s.usage, k.maxTokens, s.contentChunks, ex.secrets.scrub); problem != "" {
-		ex.fail(artifact.FailureStreamValidation, ErrorTypeInvalidUsage, "%s", problem)
+		ex.fail(artifact.FailureStreamValidation, errorTypeInvalidUsage, "%s", problem)
 	}
 	if !s.firstContent.IsZero() {
 		row = rowFromExchange(index, planned, ex)
 		if ex.class == "" && !(row.TimeToFirstOutputMS >= 0 && row.TimeToFirstOutputMS <= row.TTFTMS && row.TTFTMS <= row.E2EMS) {
-			ex.fail(artifact.FailureStreamValidation, ErrorTypeInvalidTiming, "invalid timing: want 0 <= time_to_first_output_ms (%v) <= ttft_ms (%v) <= e2e_ms (%v)",
+			ex.fail(artifact.FailureStreamValidation, errorTypeInvalidTiming, "invalid timing: want 0 <= time_to_first_output_ms (%v) <= ttft_ms (%v) <= e2e_ms (%v)",
 				row.TimeToFirstOutputMS, row.TTFTMS, row.E2EMS)
 		}
 	}
@@ -97,7 +97,7 @@ func (k responseChecks) evaluate(index, planned int, ex *exchange) (*artifact.Ti
 		// The artifact's own row check, so that no response can make the
 		// report fail to recompute.
 		if err := row.Check(); err != nil {
-			ex.fail(artifact.FailureStreamValidation, ErrorTypeInvalidTiming, "invalid timing row: %v", err)
+			ex.fail(artifact.FailureStreamValidation, errorTypeInvalidTiming, "invalid timing row: %v", err)
 		}
 	}
 	if ex.class == "" && row != nil && k.promptFloor {
@@ -114,7 +114,7 @@ func (k responseChecks) evaluate(index, planned int, ex *exchange) (*artifact.Ti
 
 // checkPromptTokens fails the exchange as a truncated prompt when usage
 // shows the server did not process the prompt that was planned: prompt
-// tokens at or below MinPromptTokenFraction of the planned context (the
+// tokens at or below minPromptTokenFraction of the planned context (the
 // server dropped part of it), at or above the context window the run
 // planned for (window, max_context_tokens: a server that keeps exactly its
 // window of a longer prompt, as ollama does, reports the window itself), or
@@ -126,16 +126,16 @@ func checkPromptTokens(ex *exchange, planned, window int) {
 		return
 	}
 	p := u.prompt.v
-	floor := MinPromptTokenFraction * float64(planned)
+	floor := minPromptTokenFraction * float64(planned)
 	switch {
 	case float64(p) <= floor:
-		ex.fail(artifact.FailureStreamValidation, ErrorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d is at or below the floor of %g tokens (%g of the planned context of %d tokens): the server dropped part of the prompt",
-			p, floor, MinPromptTokenFraction, planned)
+		ex.fail(artifact.FailureStreamValidation, errorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d is at or below the floor of %g tokens (%g of the planned context of %d tokens): the server dropped part of the prompt",
+			p, floor, minPromptTokenFraction, planned)
 	case window > 0 && p >= int64(window):
-		ex.fail(artifact.FailureStreamValidation, ErrorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d is at or above the context window of %d tokens (max_context_tokens) for a planned context of %d tokens: the server cut the prompt to that window, or its window is larger than the one the run planned for (then set Target.MaxModelLen to it)",
+		ex.fail(artifact.FailureStreamValidation, errorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d is at or above the context window of %d tokens (max_context_tokens) for a planned context of %d tokens: the server cut the prompt to that window, or its window is larger than the one the run planned for (then set Target.MaxModelLen to it)",
 			p, window, planned)
 	case window > 0 && u.completion.ok && p+u.completion.v > int64(window):
-		ex.fail(artifact.FailureStreamValidation, ErrorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d + completion_tokens %d exceed the context window of %d tokens (max_context_tokens): the server does not serve that window (it cut the prompt, or Target.MaxModelLen is not its window)",
+		ex.fail(artifact.FailureStreamValidation, errorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d + completion_tokens %d exceed the context window of %d tokens (max_context_tokens): the server does not serve that window (it cut the prompt, or Target.MaxModelLen is not its window)",
 			p, u.completion.v, window)
 	}
 }
@@ -151,15 +151,15 @@ func (k responseChecks) contracts(index int, ex *exchange, row *artifact.TimingR
 		c := checkCanary(marker, visible, complete)
 		row.RequestCanary = c
 		if !c.Passed {
-			ex.fail(artifact.FailureRequestCanary, ErrorTypeCanary, "request canary %s failed: %s", marker, canaryProblem(c))
+			ex.fail(artifact.FailureRequestCanary, errorTypeCanary, "request canary %s failed: %s", marker, canaryProblem(c))
 		}
 	}
 	if k.words > 0 {
 		c := checkControlledOutput(visible, complete, k.words, k.policy, marker)
 		row.ControlledOutput = c
 		if !c.Passed && ex.class == "" {
-			ex.fail(artifact.FailureControlledOutput, ErrorTypeControlledOutput, "controlled output under policy %s: want exactly %d words %q, observed %d and %d other words (capture complete %t)",
-				k.policy, k.words, ControlledOutputWord, c.ObservedCodeWords, c.ObservedExtraWords, c.CaptureComplete)
+			ex.fail(artifact.FailureControlledOutput, errorTypeControlledOutput, "controlled output under policy %s: want exactly %d words %q, observed %d and %d other words (capture complete %t)",
+				k.policy, k.words, controlledOutputWord, c.ObservedCodeWords, c.ObservedExtraWords, c.CaptureComplete)
 		}
 	}
 }
@@ -177,7 +177,7 @@ func canaryProblem(c *artifact.CanaryCheck) string {
 		p = append(p, fmt.Sprintf("%d peer marker(s)", c.ForeignMarkerCount))
 	}
 	if !c.CaptureComplete {
-		p = append(p, fmt.Sprintf("capture truncated at %d characters", VisibleCaptureLimit))
+		p = append(p, fmt.Sprintf("capture truncated at %d characters", visibleCaptureLimit))
 	}
 	return strings.Join(p, ", ")
 }

@@ -13,7 +13,8 @@ import (
 // run's connection rule by wrapping its transport: a request that meets a
 // kept-alive connection the server closed without answering is sent once
 // more on a fresh one, and a server that closes kept-alive connections
-// right after answering is then served without reuse.
+// right after answering is then served without reuse. Wrapping a
+// transport that already follows the rule returns it unchanged.
 func ExampleNewConnectionRule() {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"tokens":[1,2,3]}`)
@@ -30,6 +31,6 @@ func ExampleNewConnectionRule() {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
-	fmt.Println(string(b), rule.KeptAliveClosed(), rule.ReuseDisabled())
-	// Output: {"tokens":[1,2,3]} 0 false
+	fmt.Println(string(b), capacity.NewConnectionRule(rule) == rule)
+	// Output: {"tokens":[1,2,3]} true
 }

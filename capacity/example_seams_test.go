@@ -27,6 +27,7 @@ func Example_seams() {
 	defer srv.Close()
 
 	trace := replay{{512, 40}, {1024, 48}, {2048, 64}}
+	offsets := []time.Duration{0, 0, 0}
 	var started time.Time
 	obs := capacity.ObserverFunc(func(_ context.Context, at time.Time) func(*artifact.Report) {
 		started = at
@@ -39,7 +40,7 @@ func Example_seams() {
 		capacity.Workload{
 			Requests: len(trace), Concurrency: 3,
 			Source:    trace,
-			Schedule:  capacity.Offsets([]time.Duration{0, 0, 0}),
+			Schedule:  capacity.ScheduleFunc(func(i int) capacity.Due { return capacity.DueAt(offsets[i]) }),
 			Observers: []capacity.Observer{obs},
 		})
 	if err != nil {

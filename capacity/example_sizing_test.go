@@ -16,14 +16,14 @@ import (
 // the stalls.
 func ExampleWorkload_exactSizing() {
 	cfg := fakeserver.Fast()
-	cfg.Tokenizer = fakeserver.TokenizerWords
+	cfg.Tokenizer = "words"
 	cfg.StallEvery, cfg.StallFor, cfg.TokensPerChunk = 5, 200*time.Millisecond, 2
 	srv := fakeserver.New(cfg)
 	defer srv.Close()
 
 	rep, err := capacity.Run(context.Background(),
 		capacity.Target{BaseURL: srv.URL + "/v1", Engine: "fake", GPU: "none"},
-		capacity.Workload{Requests: 4, Concurrency: 4, ContextTokens: 4096, MaxTokens: 32, PromptSizing: capacity.PromptSizingExact})
+		capacity.Workload{Requests: 4, Concurrency: 4, ContextTokens: 4096, MaxTokens: 32, PromptSizing: "exact"})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -7,24 +7,17 @@ import (
 	"github.com/anvilbench/anvil/capacity"
 )
 
-// The contexts the reference tool attempts for seed 1717: one draw of
-// Python's random.Random(1717).random() per request, mapped to buckets.
-func ExampleSampleContexts() {
-	fmt.Println(capacity.SampleContexts(1717, 8))
-	// Output: [65536 32768 131072 16000 32768 65536 32768 32768]
-}
-
-// Resolved fills in the reference defaults; NoSharedPrefix says "none"
-// where the zero value would mean the default.
+// Resolved fills in the reference defaults; None says "none" where the
+// zero value would mean the default, and stays None in the result.
 func ExampleWorkload_Resolved() {
-	w, err := capacity.Workload{Concurrency: 4, SharedPrefixTokens: capacity.NoSharedPrefix}.Resolved()
+	w, err := capacity.Workload{Concurrency: 4, SharedPrefixTokens: capacity.None}.Resolved()
 	fmt.Println(w.Requests, w.Concurrency, w.MaxTokens, w.SharedPrefixTokens, w.Timeout, w.PromptCacheMode, err)
 
 	_, err = capacity.Workload{Concurrency: 20000}.Resolved()
 	fmt.Println(err)
 	fmt.Println(errors.Is(err, capacity.ErrInvalidConfig))
 	// Output:
-	// 60 4 1024 0 15m0s shared <nil>
+	// 60 4 1024 -1 15m0s shared <nil>
 	// capacity: Workload.Concurrency = 20000: must be in 1..16384
 	// true
 }

@@ -162,27 +162,27 @@ func (c *client) send(ctx context.Context, body requestBody, ex *exchange) {
 		refusal, overWindow := parseWindowRefusal(text)
 		switch {
 		case resp.StatusCode >= 400 && overWindow:
-			ex.fail(artifact.FailureHTTPError, ErrorTypeContextWindow, "HTTP %s: the server refused the prompt as longer than its context window: %d prompt tokens for a window of %d tokens (its own counts, n_prompt_tokens and n_ctx; llama.cpp's n_ctx is one slot's: --parallel splits --ctx-size among the slots): %s",
+			ex.fail(artifact.FailureHTTPError, errorTypeContextWindow, "HTTP %s: the server refused the prompt as longer than its context window: %d prompt tokens for a window of %d tokens (its own counts, n_prompt_tokens and n_ctx; llama.cpp's n_ctx is one slot's: --parallel splits --ctx-size among the slots): %s",
 				resp.Status, refusal.promptTokens, refusal.window, text)
 		case resp.StatusCode >= 400:
-			ex.fail(artifact.FailureHTTPError, ErrorTypeHTTPStatus, "HTTP %s: %s", resp.Status, text)
+			ex.fail(artifact.FailureHTTPError, errorTypeHTTPStatus, "HTTP %s: %s", resp.Status, text)
 		case resp.Header.Get("Location") != "":
-			ex.fail(artifact.FailureStreamValidation, ErrorTypeHTTPStatus, "unexpected HTTP status %s for a streamed request: redirected to %s (not followed; set Target.BaseURL to the final URL): %s",
+			ex.fail(artifact.FailureStreamValidation, errorTypeHTTPStatus, "unexpected HTTP status %s for a streamed request: redirected to %s (not followed; set Target.BaseURL to the final URL): %s",
 				resp.Status, serverExcerpt(redactedLocation(resp.Header.Get("Location"))), text)
 		default:
-			ex.fail(artifact.FailureStreamValidation, ErrorTypeHTTPStatus, "unexpected HTTP status %s for a streamed request: %s", resp.Status, text)
+			ex.fail(artifact.FailureStreamValidation, errorTypeHTTPStatus, "unexpected HTTP status %s for a streamed request: %s", resp.Status, text)
 		}
 		return
 	}
 	if encErr != nil {
 		ex.endAt = time.Now()
-		ex.fail(artifact.FailureStreamValidation, ErrorTypeContentEncoding, "%v", encErr)
+		ex.fail(artifact.FailureStreamValidation, errorTypeContentEncoding, "%v", encErr)
 		return
 	}
 	if ct := resp.Header.Get("Content-Type"); !isEventStream(ct) {
 		text := serverExcerpt(readExcerpt(respBody, cancel))
 		ex.endAt = time.Now()
-		ex.fail(artifact.FailureStreamValidation, ErrorTypeContentType, "Content-Type %q is not %s: %s", ct, eventStreamType, text)
+		ex.fail(artifact.FailureStreamValidation, errorTypeContentType, "Content-Type %q is not %s: %s", ct, eventStreamType, text)
 		return
 	}
 
@@ -224,7 +224,7 @@ func (c *client) classifyStream(ctx, reqCtx context.Context, ex *exchange, tb *t
 			err = s.readErr
 		}
 		if de := (*decodingError)(nil); errors.As(err, &de) {
-			ex.fail(artifact.FailureStreamValidation, ErrorTypeContentEncoding, "Content-Encoding %s: the stream does not decode after %d decoded bytes: %v", de.encoding, tb.bytes, de.err)
+			ex.fail(artifact.FailureStreamValidation, errorTypeContentEncoding, "Content-Encoding %s: the stream does not decode after %d decoded bytes: %v", de.encoding, tb.bytes, de.err)
 			return
 		}
 		ex.fail(artifact.FailureStreamValidation, dropType(err), "connection dropped mid-stream (%s) after %d bytes: %v", dropKind(err), tb.bytes, errText(err))
@@ -234,7 +234,7 @@ func (c *client) classifyStream(ctx, reqCtx context.Context, ex *exchange, tb *t
 		// The final event was cut: part of the response is lost. (A lone
 		// "data: [DONE]" without its blank line loses nothing: the stream
 		// is then a stream without [DONE].)
-		ex.fail(artifact.FailureStreamValidation, ErrorTypeTruncatedEvent, "stream ended inside an event: %d bytes after the last complete event", s.trailing)
+		ex.fail(artifact.FailureStreamValidation, errorTypeTruncatedEvent, "stream ended inside an event: %d bytes after the last complete event", s.trailing)
 	}
 }
 
@@ -244,21 +244,21 @@ func (c *client) interrupted(ctx, reqCtx context.Context, ex *exchange) bool {
 	switch context.Cause(reqCtx) {
 	case errTotalTimeout:
 		if !ex.received {
-			ex.fail(artifact.FailureTimeout, ErrorTypeTimeout, "no response headers within Workload.Timeout (%v)", c.timeout)
+			ex.fail(artifact.FailureTimeout, errorTypeTimeout, "no response headers within Workload.Timeout (%v)", c.timeout)
 		} else {
-			ex.fail(artifact.FailureTimeout, ErrorTypeTimeout, "request exceeded Workload.Timeout (%v)", c.timeout)
+			ex.fail(artifact.FailureTimeout, errorTypeTimeout, "request exceeded Workload.Timeout (%v)", c.timeout)
 		}
 		return true
 	case errStallTimeout:
 		if !ex.received {
-			ex.fail(artifact.FailureTimeout, ErrorTypeStall, "no response headers within Workload.StallTimeout (%v)", c.stall)
+			ex.fail(artifact.FailureTimeout, errorTypeStall, "no response headers within Workload.StallTimeout (%v)", c.stall)
 		} else {
-			ex.fail(artifact.FailureTimeout, ErrorTypeStall, "stream idle longer than Workload.StallTimeout (%v)", c.stall)
+			ex.fail(artifact.FailureTimeout, errorTypeStall, "stream idle longer than Workload.StallTimeout (%v)", c.stall)
 		}
 		return true
 	}
 	if ctx.Err() != nil {
-		ex.fail(artifact.FailureCancelled, ErrorTypeCancelled, "run cancelled before the request finished: %v", context.Cause(ctx))
+		ex.fail(artifact.FailureCancelled, errorTypeCancelled, "run cancelled before the request finished: %v", context.Cause(ctx))
 		return true
 	}
 	return false
@@ -270,7 +270,7 @@ func (c *client) failTransport(ctx, reqCtx context.Context, ex *exchange, err er
 		return
 	}
 	inner := unwrapURLError(err)
-	if ka := (*KeptAliveClosedError)(nil); errors.As(inner, &ka) {
+	if ka := (*keptAliveClosedError)(nil); errors.As(inner, &ka) {
 		more := ""
 		if r := c.rule(); r != nil && r.ReuseDisabled() {
 			more = "; the server closes kept-alive connections, so from now on no connection is reused (each request dials inside its timings)"
@@ -293,12 +293,12 @@ func errText(err error) string {
 // a body cut short, else the transport's cause.
 func dropType(err error) string {
 	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return ErrorTypeEOF
+		return errorTypeEOF
 	}
-	if t := transportErrorType(err); t != ErrorTypeNetwork {
+	if t := transportErrorType(err); t != errorTypeNetwork {
 		return t
 	}
-	return ErrorTypeConnectionReset
+	return errorTypeConnectionReset
 }
 
 // dropKind names how a stream read failed.

@@ -41,14 +41,14 @@ func bodyClient(body []byte) *http.Client {
 // request 0, planned at 512 tokens, with the prompt-token floor, canaries
 // and strict controlled output on.
 func exchangeBody(t testing.TB, body []byte) (*exchange, *artifact.TimingRow, *artifact.Failure) {
-	w := Workload{MaxTokens: 64, Timeout: time.Minute, RequestCanaries: true, ResponseWords: 3, ControlledOutputPolicy: PolicyStrict}
+	w := Workload{MaxTokens: 64, Timeout: time.Minute, RequestCanaries: true, ResponseWords: 3, ControlledOutputPolicy: policyStrict}
 	cl, err := newClient(Target{BaseURL: "http://fuzz.invalid/v1", Model: "m"}, w, bodyClient(body), "")
 	require.NoError(t, err)
 	var bb bodyBuffer
 	bb.buf = cl.enc.appendBody(bb.reset(), []byte("prompt"))
 	ex := &exchange{}
 	cl.send(t.Context(), &bb, ex)
-	k := responseChecks{promptFloor: true, canaries: true, seed: 1, words: 3, policy: PolicyStrict, maxTokens: w.MaxTokens, window: 8192}
+	k := responseChecks{promptFloor: true, canaries: true, seed: 1, words: 3, policy: policyStrict, maxTokens: w.MaxTokens, window: 8192}
 	row, f := k.evaluate(0, 512, ex)
 	return ex, row, f
 }
@@ -69,8 +69,8 @@ func FuzzStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		ex, row, fail := exchangeBody(t, body)
 		require.True(t, (row == nil) != (fail == nil), "exactly one outcome")
-		require.LessOrEqual(t, ex.stream.capture.Len(), VisibleCaptureLimit)
-		require.LessOrEqual(t, ex.stream.events, MaxStreamEvents+1)
+		require.LessOrEqual(t, ex.stream.capture.Len(), visibleCaptureLimit)
+		require.LessOrEqual(t, ex.stream.events, maxStreamEvents+1)
 		require.LessOrEqual(t, len(ex.stream.finishReasons), maxFinishReasons)
 		if row != nil {
 			require.Positive(t, row.ContentChunks)
@@ -78,7 +78,7 @@ func FuzzStream(f *testing.F) {
 			require.True(t, row.RequestCanary.Passed)
 			require.True(t, row.ControlledOutput.Passed)
 			if row.PromptTokens != nil {
-				require.GreaterOrEqual(t, float64(*row.PromptTokens), MinPromptTokenFraction*512)
+				require.GreaterOrEqual(t, float64(*row.PromptTokens), minPromptTokenFraction*512)
 			}
 			return
 		}
@@ -152,7 +152,7 @@ func usage(prompt int) string {
 func TestFailureMessageCut(t *testing.T) {
 	long := bytes.Repeat([]byte("é"), 3000)
 	ex := &exchange{received: true, status: 500}
-	ex.fail(artifact.FailureHTTPError, ErrorTypeHTTPStatus, "HTTP 500: %s", long)
+	ex.fail(artifact.FailureHTTPError, errorTypeHTTPStatus, "HTTP 500: %s", long)
 	f := failureFromExchange(3, 512, ex, nil)
 	require.True(t, f.ErrorMessageTruncated)
 	require.Equal(t, artifact.MaxErrorMessageRunes, utf8.RuneCountInString(f.ErrorMessage))

@@ -34,7 +34,7 @@ func TestEnsureFileLimit(t *testing.T) {
 
 	big := int(orig.Max) // needs more than Max files: above the hard limit
 	err := ensureFileLimit(big)
-	var fe *FileLimitError
+	var fe *fileLimitError
 	require.True(t, errors.As(err, &fe))
 	require.Equal(t, big, fe.Concurrency)
 	require.Equal(t, filesNeeded(big), fe.Need)

@@ -6,7 +6,7 @@ import "syscall"
 
 // ensureFileLimit makes sure the process may open filesNeeded(c) files,
 // raising the soft limit as far as that (never lowering it) when the hard
-// limit allows, and returns a *FileLimitError otherwise.
+// limit allows, and returns a *fileLimitError otherwise.
 func ensureFileLimit(c int) error {
 	need := filesNeeded(c)
 	var l syscall.Rlimit
@@ -17,12 +17,12 @@ func ensureFileLimit(c int) error {
 		return nil
 	}
 	if uint64(l.Max) < need {
-		return &FileLimitError{Concurrency: c, Need: need, Soft: uint64(l.Cur), Hard: uint64(l.Max)}
+		return &fileLimitError{Concurrency: c, Need: need, Soft: uint64(l.Cur), Hard: uint64(l.Max)}
 	}
 	soft := l.Cur
 	l.Cur = need
 	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
-		return &FileLimitError{Concurrency: c, Need: need, Soft: uint64(soft), Hard: uint64(l.Max)}
+		return &fileLimitError{Concurrency: c, Need: need, Soft: uint64(soft), Hard: uint64(l.Max)}
 	}
 	return nil
 }

@@ -59,8 +59,8 @@ func checkConfigurationFingerprint(s string) error {
 	if s == "" || fingerprintPattern.MatchString(s) {
 		return nil
 	}
-	return &ConfigError{Field: "Target.ConfigurationFingerprint", Value: s,
-		Rule: fmt.Sprintf("must be %q followed by %d lowercase hex digits", fingerprintPrefix, fingerprintHexDigits)}
+	return badField("Target.ConfigurationFingerprint", s,
+		fmt.Sprintf("must be %q followed by %d lowercase hex digits", fingerprintPrefix, fingerprintHexDigits))
 }
 
 // checkClockDomainID returns nil when s is empty (no clock domain) or 1 to
@@ -70,6 +70,6 @@ func checkClockDomainID(s string) error {
 	if s == "" || clockDomainPattern.MatchString(s) {
 		return nil
 	}
-	return &ConfigError{Field: "Target.ClockDomainID", Value: s,
-		Rule: fmt.Sprintf("must be 1 to %d characters of [%s]", maxClockDomainIDLen, clockDomainChars)}
+	return badField("Target.ClockDomainID", s,
+		fmt.Sprintf("must be 1 to %d characters of [%s]", maxClockDomainIDLen, clockDomainChars))
 }

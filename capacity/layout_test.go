@@ -10,7 +10,7 @@ import (
 // run; each worker builds its prompts into one reused buffer.
 func TestPlanPromptLayout(t *testing.T) {
 	w := Workload{Requests: 3, ContextTokens: 60, SharedPrefixTokens: 25, RequestCanaries: true, Seed: 7}
-	plan, err := newPlan(w, 8192, DefaultMargin, "")
+	plan, err := newPlan(w, 8192, defaultMargin, "")
 	require.NoError(t, err)
 	var buf []byte
 	buf, _ = plan.AppendPrompt(buf[:0], 2)

@@ -63,7 +63,7 @@ func TestParseLlamaCppCaptures(t *testing.T) {
 // Target.MaxModelLen wins over the probe in Run.
 func TestProbeModelFake(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := fakeserver.NewInMemory(fakeserver.Plain())
+		srv := fakeserver.NewInMemory(fakeProfile("plain"))
 		defer srv.Close()
 		tg := Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()}
 		info, err := probeModel(t.Context(), srv.Client(), tg, "")
@@ -75,7 +75,7 @@ func TestProbeModelFake(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 16384, *rep.MaxContextTokens)
 		require.Equal(t, "fake-plain", rep.Model)
-		require.Equal(t, map[int]int{16384 - DefaultMaxTokens - DefaultMargin: 1}, rep.ContextDistribution, "contexts clamp to the prompt budget")
+		require.Equal(t, map[int]int{16384 - defaultMaxTokens - defaultMargin: 1}, rep.ContextDistribution, "contexts clamp to the prompt budget")
 	})
 }
 

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/anvilbench/anvil/capacity/audit"
+	"github.com/anvilbench/anvil/capacity/internal/audit"
+	"github.com/anvilbench/anvil/capacity/internal/field"
 	"github.com/anvilbench/anvil/capacity/servermetrics"
 )
 
@@ -40,9 +41,12 @@ func finishObservers(obs []Observer) {
 
 // validateMetrics checks Target.MetricsURL and Target.MetricsInterval.
 func (t Target) validateMetrics(v *validator) {
-	if t.MetricsInterval != 0 && (t.MetricsInterval < servermetrics.MinInterval || t.MetricsInterval > servermetrics.MaxInterval) {
-		v.add("Target.MetricsInterval", t.MetricsInterval, "must be in %v..%v (0: %v)",
-			servermetrics.MinInterval, servermetrics.MaxInterval, servermetrics.DefaultInterval)
+	if err := (servermetrics.Config{Interval: t.MetricsInterval}).Check(); err != nil {
+		rule := err.Error()
+		if fe, ok := errors.AsType[*field.Error](err); ok {
+			rule = fe.Rule
+		}
+		v.add("Target.MetricsInterval", t.MetricsInterval, "%s", rule)
 	}
 	if t.MetricsURL == "" || t.BaseURL == "" {
 		return
@@ -98,15 +102,16 @@ func builtinObservers(ctx context.Context, t Target, key string, scrub func(stri
 		URL: u, Explicit: t.MetricsURL != "", Interval: t.MetricsInterval,
 		Client: client, Header: header, Scrub: scrub,
 	})
+	_, invalid := errors.AsType[*field.Error](err)
 	switch {
-	case errors.Is(err, servermetrics.ErrInvalidConfig):
+	case invalid:
 		return nil, release, fmt.Errorf("%w: Target.MetricsURL, Target.MetricsInterval: %w", ErrInvalidConfig, err)
 	case err != nil && ctx.Err() != nil:
 		return obs, release, nil // cancelled: the run reports what it did not send
 	case err != nil:
 		return nil, release, err
 	case s != nil:
-		obs = append(obs, servermetrics.Observer{Sampler: s})
+		obs = append(obs, s)
 	}
 	return obs, release, nil
 }

@@ -57,7 +57,7 @@ func TestRunSamplesAPlainServersMetrics(t *testing.T) {
 		sm := rep.AnvilGo.ServerMetrics
 		require.NotNil(t, sm)
 		require.Equal(t, "http://llama.invalid/metrics", sm.Endpoint)
-		require.Equal(t, string(servermetrics.LlamaCpp), *sm.Engine)
+		require.Equal(t, "llamacpp", *sm.Engine)
 		require.Equal(t, 1000.0, sm.IntervalMS)
 		require.GreaterOrEqual(t, sm.Samples, 2, "one at the start, one at the end")
 		names := map[string]bool{}

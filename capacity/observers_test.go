@@ -55,7 +55,7 @@ func TestObserversOnTheSeam(t *testing.T) {
 		}
 		g := m.Checks.GenerationTokens
 		require.Equal(t, artifact.TokensExact, g.Verdict, "%+v", g)
-		require.Equal(t, float64(48*fakeserver.SlotsAnswerTokens), g.ServerIncrease)
+		require.Equal(t, float64(48*cfg.AnswerTokens.Max), g.ServerIncrease)
 		require.Equal(t, 48.0, m.Checks.TTFT.ServerRequests)
 		require.InDelta(t, 0, m.Checks.TTFT.NetworkAndClientMS, 1e-6)
 

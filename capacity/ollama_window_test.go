@@ -83,14 +83,14 @@ func TestExactSizingOllamaTruncation(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				srv := newOllamaServer(t)
 				target := Target{BaseURL: "http://ollama.invalid/v1", HTTPClient: servePipe(t, srv.handler())}
-				rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 4, Concurrency: 1, ContextTokens: ctx, PromptSizing: PromptSizingExact})
+				rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 4, Concurrency: 1, ContextTokens: ctx, PromptSizing: promptSizingExact})
 				require.NoError(t, err)
 				require.Equal(t, 4, rep.Completed, "failures: %+v", rep.Failures)
 				require.Zero(t, srv.cut.Load(), "no prompt was cut")
 				require.LessOrEqual(t, slicesMax(countedErrors(t, rep)), 0.01)
 				require.Nil(t, rep.AnvilGo.PromptSizing.Warning)
 				require.Equal(t, "tiny:latest", rep.Model)
-				require.Equal(t, SourcePS, rep.AnvilGo.ContextWindow.Source)
+				require.Equal(t, sourcePS, rep.AnvilGo.ContextWindow.Source)
 			})
 		})
 	}
@@ -110,12 +110,12 @@ func TestExactSizingStepsBelowACut(t *testing.T) {
 			return tinyTokens(s[:head]) + (len(s)-head)*20/11
 		}
 		target := Target{BaseURL: "http://ollama.invalid/v1", HTTPClient: servePipe(t, srv.handler())}
-		rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 3, Concurrency: 1, ContextTokens: 3400, PromptSizing: PromptSizingExact})
+		rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 3, Concurrency: 1, ContextTokens: 3400, PromptSizing: promptSizingExact})
 		require.NoError(t, err)
 		require.Equal(t, 3, rep.Completed, "failures: %+v", rep.Failures)
 		require.EqualValues(t, 1, srv.cut.Load(), "one calibration prompt was cut, no measured one")
 		require.LessOrEqual(t, slicesMax(countedErrors(t, rep)), 0.01)
-		require.LessOrEqual(t, rep.AnvilGo.PromptSizing.CalibrationRequests, CalibrationSteps)
+		require.LessOrEqual(t, rep.AnvilGo.PromptSizing.CalibrationRequests, calibrationSteps)
 	})
 }
 
@@ -128,16 +128,16 @@ func TestExactSizingBelievesNoCutCount(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := newOllamaServer(t)
 		target := Target{BaseURL: "http://ollama.invalid/v1", MaxModelLen: 16384, HTTPClient: servePipe(t, srv.handler())}
-		w := Workload{MaxTokens: 64, Requests: 2, ContextTokens: 8000, PromptSizing: PromptSizingExact}
+		w := Workload{MaxTokens: 64, Requests: 2, ContextTokens: 8000, PromptSizing: promptSizingExact}
 		_, err := Run(t.Context(), target, w)
-		require.ErrorIs(t, err, ErrPromptSizing)
+		require.ErrorIs(t, err, errPromptSizing)
 		t.Log(err)
 		require.ErrorContains(t, err, "request 0 is planned at 8000 tokens, at or above 3552, the window of 4096 tokens the server serves")
 		require.Zero(t, srv.chats.Load(), "nothing sent")
 
 		target.Model = "tiny"
 		_, err = Run(t.Context(), target, w)
-		require.ErrorIs(t, err, ErrPromptSizing)
+		require.ErrorIs(t, err, errPromptSizing)
 		t.Log(err)
 		require.ErrorContains(t, err, "= 4096 tokens imply")
 		require.ErrorContains(t, err, "cut to the server's window")
@@ -157,16 +157,16 @@ func TestDeclaredWindowAboveAdvertised(t *testing.T) {
 		require.NoError(t, err)
 		cw := rep.AnvilGo.ContextWindow
 		require.Equal(t, 16384, cw.Tokens)
-		require.Equal(t, SourceMaxModelLen, cw.Source)
+		require.Equal(t, sourceMaxModelLen, cw.Source)
 		require.Equal(t, 4096, *cw.Advertised)
-		require.Equal(t, SourcePS, *cw.AdvertisedSource)
+		require.Equal(t, sourcePS, *cw.AdvertisedSource)
 		require.Equal(t, 4096, cw.TruncationWindow)
 		require.NotNil(t, cw.Note)
 		require.Contains(t, *cw.Note, "Target.MaxModelLen 16384 is above the window of 4096 tokens the server advertises (/api/ps)")
 		require.Zero(t, rep.Completed)
 		for _, f := range rep.Failures {
 			require.Equal(t, artifact.FailureStreamValidation, f.FailureClass)
-			require.Equal(t, ErrorTypePromptTruncated, f.ErrorType)
+			require.Equal(t, errorTypePromptTruncated, f.ErrorType)
 			require.Contains(t, f.ErrorMessage, "context window of 4096 tokens")
 		}
 	})
@@ -184,7 +184,7 @@ func TestDeclaredWindowsHideTruncation(t *testing.T) {
 		rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 3, Concurrency: 1, ContextTokens: 8000})
 		require.NoError(t, err)
 		require.Equal(t, 3, rep.Completed, "the cut prompts pass the truncation checks of the declared window")
-		require.Equal(t, artifact.ContextWindow{Tokens: 16384, Source: SourceMaxModelLen, TruncationWindow: 16384}, *rep.AnvilGo.ContextWindow)
+		require.Equal(t, artifact.ContextWindow{Tokens: 16384, Source: sourceMaxModelLen, TruncationWindow: 16384}, *rep.AnvilGo.ContextWindow)
 		w := rep.AnvilGo.PromptSizing.Warning
 		require.NotNil(t, w)
 		require.Contains(t, *w, "at 0.51 x their plan")
@@ -223,13 +223,13 @@ func TestDiscover(t *testing.T) {
 		want Discovery
 	}{
 		{"llama.cpp", Target{BaseURL: "http://llama.invalid/v1", HTTPClient: servePipe(t, llama.handler())},
-			Discovery{Model: "tiny.gguf", ModelSource: SourceModels, Window: 8192, WindowSource: SourceModels,
-				Advertised: 8192, AdvertisedSource: SourceModels, TruncationWindow: 8192}},
+			Discovery{Model: "tiny.gguf", ModelSource: sourceModels, Window: 8192, WindowSource: sourceModels,
+				Advertised: 8192, AdvertisedSource: sourceModels, TruncationWindow: 8192}},
 		{"ollama", Target{BaseURL: "http://ollama.invalid/v1", HTTPClient: servePipe(t, ollama.handler())},
-			Discovery{Model: "tiny:latest", ModelSource: SourceModels, Window: 4096, WindowSource: SourcePS,
-				Advertised: 4096, AdvertisedSource: SourcePS, TruncationWindow: 4096}},
+			Discovery{Model: "tiny:latest", ModelSource: sourceModels, Window: 4096, WindowSource: sourcePS,
+				Advertised: 4096, AdvertisedSource: sourcePS, TruncationWindow: 4096}},
 		{"declared", Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 2048, HTTPClient: servePipe(t, ollama.handler())},
-			Discovery{Model: "tiny", ModelSource: SourceModel, Window: 2048, WindowSource: SourceMaxModelLen, TruncationWindow: 2048}},
+			Discovery{Model: "tiny", ModelSource: sourceModel, Window: 2048, WindowSource: sourceMaxModelLen, TruncationWindow: 2048}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,8 +4,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/anvilbench/anvil/capacity/arrival"
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/arrival"
 )
 
 // timedCampaign reports whether the run is a closed-loop Duration campaign,
@@ -29,10 +29,10 @@ func arrivalOf(f runFacts, results []result, requests int) *artifact.Arrival {
 	w := f.workload
 	a := &artifact.Arrival{Process: string(w.Arrival), RateRPS: w.Rate, Seed: w.Seed, MaxInFlight: w.Concurrency}
 	switch w.Arrival {
-	case ArrivalPoisson:
+	case arrivalPoisson:
 		one := 1.0
 		a.Burstiness = &one
-	case ArrivalGamma:
+	case arrivalGamma:
 		b := w.Burstiness
 		a.Burstiness = &b
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/stretchr/testify/require"
 
-	"github.com/anvilbench/anvil/capacity/arrival"
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/arrival"
 	"github.com/anvilbench/anvil/stats"
 )
 
@@ -89,9 +89,9 @@ func TestOpenLoopArrivals(t *testing.T) {
 		cvLo, cvHi float64
 		wantBurst  *float64
 	}{
-		{ArrivalPoisson, 0, 0.8, 1.25, ptr(1.0)},
-		{ArrivalConstant, 0, 0, 0.15, nil},
-		{ArrivalGamma, 0.25, 1.6, 2.4, ptr(0.25)},
+		{arrivalPoisson, 0, 0.8, 1.25, ptr(1.0)},
+		{arrivalConstant, 0, 0, 0.15, nil},
+		{arrivalGamma, 0.25, 1.6, 2.4, ptr(0.25)},
 	} {
 		t.Run(string(tc.arrival), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -155,7 +155,7 @@ func TestOpenLoopCapped(t *testing.T) {
 		const n = 40
 		h := &arrivalLog{service: 30 * time.Millisecond}
 		rep, err := Run(t.Context(), pipeTarget(t, h), Workload{
-			Requests: n, Concurrency: 2, ContextTokens: 512, Rate: 100, Arrival: ArrivalConstant,
+			Requests: n, Concurrency: 2, ContextTokens: 512, Rate: 100, Arrival: arrivalConstant,
 		})
 		require.NoError(t, err)
 		require.Equal(t, n, rep.Completed)
@@ -186,7 +186,7 @@ func TestOpenLoopDuration(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := &arrivalLog{service: 250 * time.Millisecond}
 		rep, err := Run(t.Context(), pipeTarget(t, h), Workload{
-			Duration: 2 * time.Second, Concurrency: 4, ContextTokens: 512, Rate: 10, Arrival: ArrivalConstant,
+			Duration: 2 * time.Second, Concurrency: 4, ContextTokens: 512, Rate: 10, Arrival: arrivalConstant,
 		})
 		require.NoError(t, err)
 		require.Equal(t, 20, rep.Requests)
@@ -207,7 +207,7 @@ func TestOpenLoopCancel(t *testing.T) {
 		defer cancel()
 		time.AfterFunc(1025*time.Millisecond, cancel)
 		rep, err := Run(ctx, pipeTarget(t, h), Workload{
-			Requests: 40, Concurrency: 8, ContextTokens: 512, Rate: 10, Arrival: ArrivalConstant,
+			Requests: 40, Concurrency: 8, ContextTokens: 512, Rate: 10, Arrival: arrivalConstant,
 		})
 		require.NoError(t, err)
 		require.Equal(t, 40, rep.Requests)
@@ -230,7 +230,7 @@ func TestOpenLoopMaxFailures(t *testing.T) {
 			http.Error(w, "overloaded", http.StatusServiceUnavailable)
 		})
 		rep, err := Run(t.Context(), pipeTarget(t, h), Workload{
-			Requests: 100, Concurrency: 4, ContextTokens: 512, Rate: 1, Arrival: ArrivalConstant, MaxFailures: 3,
+			Requests: 100, Concurrency: 4, ContextTokens: 512, Rate: 1, Arrival: arrivalConstant, MaxFailures: 3,
 		})
 		require.NoError(t, err)
 		require.Equal(t, 3, rep.Requests)
@@ -239,7 +239,7 @@ func TestOpenLoopMaxFailures(t *testing.T) {
 	})
 }
 
-// TestOpenLoopConfig: each bad open-loop field is a ConfigError naming it.
+// TestOpenLoopConfig: each bad open-loop field is a FieldError naming it.
 func TestOpenLoopConfig(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -247,23 +247,23 @@ func TestOpenLoopConfig(t *testing.T) {
 		field string
 	}{
 		{"negative rate", Workload{Rate: -1}, "Workload.Rate"},
-		{"rate below min", Workload{Rate: MinRate / 2}, "Workload.Rate"},
-		{"rate above max", Workload{Rate: MaxRate * 2}, "Workload.Rate"},
+		{"rate below min", Workload{Rate: minRate / 2}, "Workload.Rate"},
+		{"rate above max", Workload{Rate: maxRate * 2}, "Workload.Rate"},
 		{"NaN rate", Workload{Rate: math.NaN()}, "Workload.Rate"},
 		{"infinite rate", Workload{Rate: math.Inf(1)}, "Workload.Rate"},
-		{"arrival without rate", Workload{Arrival: ArrivalPoisson}, "Workload.Arrival"},
+		{"arrival without rate", Workload{Arrival: arrivalPoisson}, "Workload.Arrival"},
 		{"burstiness without rate", Workload{Burstiness: 2}, "Workload.Burstiness"},
 		{"unknown arrival", Workload{Rate: 1, Arrival: "bursty"}, "Workload.Arrival"},
-		{"burstiness with poisson", Workload{Rate: 1, Arrival: ArrivalPoisson, Burstiness: 2}, "Workload.Burstiness"},
-		{"burstiness below min", Workload{Rate: 1, Arrival: ArrivalGamma, Burstiness: MinBurstiness / 2}, "Workload.Burstiness"},
-		{"burstiness above max", Workload{Rate: 1, Burstiness: MaxBurstiness * 2}, "Workload.Burstiness"},
-		{"negative burstiness", Workload{Rate: 1, Arrival: ArrivalGamma, Burstiness: -1}, "Workload.Burstiness"},
+		{"burstiness with poisson", Workload{Rate: 1, Arrival: arrivalPoisson, Burstiness: 2}, "Workload.Burstiness"},
+		{"burstiness below min", Workload{Rate: 1, Arrival: arrivalGamma, Burstiness: minBurstiness / 2}, "Workload.Burstiness"},
+		{"burstiness above max", Workload{Rate: 1, Burstiness: maxBurstiness * 2}, "Workload.Burstiness"},
+		{"negative burstiness", Workload{Rate: 1, Arrival: arrivalGamma, Burstiness: -1}, "Workload.Burstiness"},
 		{"burst with rate", Workload{Rate: 1, Burst: 4}, "Workload.Burst"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.w.Resolved()
 			require.ErrorIs(t, err, ErrInvalidConfig)
-			var ce *ConfigError
+			var ce *FieldError
 			require.True(t, errors.As(err, &ce), "%v", err)
 			require.Equal(t, tc.field, ce.Field, "%v", err)
 		})
@@ -273,10 +273,10 @@ func TestOpenLoopConfig(t *testing.T) {
 		wantArrival  ArrivalProcess
 		wantBurstine float64
 	}{
-		{Workload{Rate: 5}, ArrivalPoisson, 0},
-		{Workload{Rate: 5, Burstiness: 0.5}, ArrivalGamma, 0.5},
-		{Workload{Rate: 5, Arrival: ArrivalGamma}, ArrivalGamma, DefaultBurstiness},
-		{Workload{Rate: 5, Arrival: ArrivalConstant}, ArrivalConstant, 0},
+		{Workload{Rate: 5}, arrivalPoisson, 0},
+		{Workload{Rate: 5, Burstiness: 0.5}, arrivalGamma, 0.5},
+		{Workload{Rate: 5, Arrival: arrivalGamma}, arrivalGamma, defaultBurstiness},
+		{Workload{Rate: 5, Arrival: arrivalConstant}, arrivalConstant, 0},
 		{Workload{}, "", 0},
 	} {
 		got, err := tc.w.Resolved()

@@ -5,66 +5,71 @@ import (
 	"slices"
 	"time"
 
-	"github.com/anvilbench/anvil/capacity/arrival"
+	"github.com/anvilbench/anvil/capacity/internal/arrival"
 )
 
 // Bounds of the open-loop fields of a Workload (capacity/PROTOCOL.md#bounds).
 // They are those of package arrival, which computes the schedule.
 const (
-	// MinRate is the lowest Workload.Rate of an open loop, in requests per second.
-	MinRate = arrival.MinRate
-	// MaxRate is the highest Workload.Rate, in requests per second.
-	MaxRate = arrival.MaxRate
-	// MinBurstiness is the smallest Workload.Burstiness of ArrivalGamma.
-	MinBurstiness = arrival.MinBurstiness
-	// MaxBurstiness is the largest Workload.Burstiness of ArrivalGamma.
-	MaxBurstiness = arrival.MaxBurstiness
-	// DefaultBurstiness is the gamma shape when Workload.Burstiness is 0:
+	// minRate is the lowest Workload.Rate of an open loop, in requests per second.
+	minRate = arrival.MinRate
+	// maxRate is the highest Workload.Rate, in requests per second.
+	maxRate = arrival.MaxRate
+	// minBurstiness is the smallest Workload.Burstiness of arrivalGamma.
+	minBurstiness = arrival.MinBurstiness
+	// maxBurstiness is the largest Workload.Burstiness of arrivalGamma.
+	maxBurstiness = arrival.MaxBurstiness
+	// defaultBurstiness is the gamma shape when Workload.Burstiness is 0:
 	// 1, the shape of the Poisson process (vLLM's default).
-	DefaultBurstiness = 1.0
+	defaultBurstiness = 1.0
 )
 
 // ArrivalProcess names the distribution of the intervals between the due
-// times of an open loop's requests (see package arrival for the math).
+// times of an open loop's requests (capacity/PROTOCOL.md#overview):
+// "constant" spaces requests exactly 1/Rate apart; "poisson" draws
+// exponential intervals of mean 1/Rate, the arrivals of many independent
+// users (coefficient of variation 1); "gamma" draws gamma intervals of
+// mean 1/Rate and shape Workload.Burstiness (coefficient of variation
+// 1/sqrt(Burstiness)), as vLLM's bench serve --burstiness defines them.
 type ArrivalProcess string
 
 // The arrival processes of an open loop; their values are package arrival's
 // names and the anvil_go.arrival.process of the artifact.
 const (
-	// ArrivalConstant spaces requests exactly 1/Rate apart.
-	ArrivalConstant ArrivalProcess = ArrivalProcess(arrival.Constant)
-	// ArrivalPoisson draws exponential intervals of mean 1/Rate: the
+	// arrivalConstant spaces requests exactly 1/Rate apart.
+	arrivalConstant ArrivalProcess = ArrivalProcess(arrival.Constant)
+	// arrivalPoisson draws exponential intervals of mean 1/Rate: the
 	// arrivals of many independent users (coefficient of variation 1).
-	ArrivalPoisson ArrivalProcess = ArrivalProcess(arrival.Poisson)
-	// ArrivalGamma draws gamma intervals of mean 1/Rate and shape
+	arrivalPoisson ArrivalProcess = ArrivalProcess(arrival.Poisson)
+	// arrivalGamma draws gamma intervals of mean 1/Rate and shape
 	// Burstiness (coefficient of variation 1/sqrt(Burstiness)), as vLLM's
 	// bench serve --burstiness defines them.
-	ArrivalGamma ArrivalProcess = ArrivalProcess(arrival.Gamma)
+	arrivalGamma ArrivalProcess = ArrivalProcess(arrival.Gamma)
 )
 
 // arrivalProcesses lists the processes in the order errors name them.
-var arrivalProcesses = [...]ArrivalProcess{ArrivalConstant, ArrivalPoisson, ArrivalGamma}
+var arrivalProcesses = [...]ArrivalProcess{arrivalConstant, arrivalPoisson, arrivalGamma}
 
 // OpenLoop reports whether w is an open loop (Rate > 0).
 func (w Workload) OpenLoop() bool { return w.Rate > 0 }
 
 // withArrivalDefaults fills the open-loop defaults: the process is
-// ArrivalPoisson, or ArrivalGamma when a burstiness is given (a burstiness
+// arrivalPoisson, or arrivalGamma when a burstiness is given (a burstiness
 // means a gamma shape, as in vLLM); a gamma process without a burstiness
-// has DefaultBurstiness. A closed loop keeps its zero values, so that
+// has defaultBurstiness. A closed loop keeps its zero values, so that
 // setting an open-loop field without a Rate is reported.
 func (w Workload) withArrivalDefaults() Workload {
 	if !w.OpenLoop() {
 		return w
 	}
 	if w.Arrival == "" {
-		w.Arrival = ArrivalPoisson
+		w.Arrival = arrivalPoisson
 		if w.Burstiness != 0 {
-			w.Arrival = ArrivalGamma
+			w.Arrival = arrivalGamma
 		}
 	}
-	if w.Arrival == ArrivalGamma && w.Burstiness == 0 {
-		w.Burstiness = DefaultBurstiness
+	if w.Arrival == arrivalGamma && w.Burstiness == 0 {
+		w.Burstiness = defaultBurstiness
 	}
 	return w
 }
@@ -72,8 +77,8 @@ func (w Workload) withArrivalDefaults() Workload {
 // validateArrival checks the open-loop fields of a Workload whose defaults
 // are filled in.
 func (w Workload) validateArrival(v *validator) {
-	if r := w.Rate; math.IsNaN(r) || r < 0 || r > 0 && (r < MinRate || r > MaxRate) || math.IsInf(r, 0) {
-		v.add("Workload.Rate", r, "must be 0 (closed loop) or in [%g, %g] requests per second", float64(MinRate), float64(MaxRate))
+	if r := w.Rate; math.IsNaN(r) || r < 0 || r > 0 && (r < minRate || r > maxRate) || math.IsInf(r, 0) {
+		v.add("Workload.Rate", r, "must be 0 (closed loop) or in [%g, %g] requests per second", float64(minRate), float64(maxRate))
 		return
 	}
 	if !w.OpenLoop() {
@@ -91,19 +96,19 @@ func (w Workload) validateArrival(v *validator) {
 	switch {
 	case !slices.Contains(arrivalProcesses[:], w.Arrival):
 		v.add("Workload.Arrival", w.Arrival, "must be one of %s", joinValues(arrivalProcesses[:]))
-	case w.Arrival == ArrivalGamma:
-		if b := w.Burstiness; !(b >= MinBurstiness && b <= MaxBurstiness) { // NaN fails both
-			v.add("Workload.Burstiness", b, "must be in [%g, %g] (0: %g)", float64(MinBurstiness), float64(MaxBurstiness), DefaultBurstiness)
+	case w.Arrival == arrivalGamma:
+		if b := w.Burstiness; !(b >= minBurstiness && b <= maxBurstiness) { // NaN fails both
+			v.add("Workload.Burstiness", b, "must be in [%g, %g] (0: %g)", float64(minBurstiness), float64(maxBurstiness), defaultBurstiness)
 		}
 	case w.Burstiness != 0:
-		v.add("Workload.Burstiness", w.Burstiness, "needs Arrival %q (it is the gamma shape), not %q", ArrivalGamma, w.Arrival)
+		v.add("Workload.Burstiness", w.Burstiness, "needs Arrival %q (it is the gamma shape), not %q", arrivalGamma, w.Arrival)
 	}
 }
 
 // arrivalSpec is the arrival.Spec of an open-loop Workload.
 func (w Workload) arrivalSpec() arrival.Spec {
 	s := arrival.Spec{Process: arrival.Name(w.Arrival), Rate: w.Rate, Seed: w.Seed}
-	if w.Arrival == ArrivalGamma {
+	if w.Arrival == arrivalGamma {
 		s.Burstiness = w.Burstiness
 	}
 	return s
@@ -120,7 +125,7 @@ func openLoopSchedule(w Workload, p *plan) ([]time.Duration, error) {
 	}
 	offsets, err := arrival.Schedule(w.arrivalSpec(), p.Len())
 	if err != nil {
-		return nil, &ConfigError{Field: "Workload.Rate", Value: w.Rate, Rule: "gives no arrival schedule: " + err.Error()}
+		return nil, badField("Workload.Rate", w.Rate, "gives no arrival schedule: "+err.Error())
 	}
 	if w.Duration > 0 {
 		n, _ := slices.BinarySearch(offsets, w.Duration) // offsets are non-decreasing; the first is 0

@@ -74,22 +74,22 @@ func newNonce() (string, error) {
 func promptBudget(maxModelLen, maxTokens, margin int) (int, error) {
 	b := maxModelLen - maxTokens - margin
 	if maxModelLen <= 0 {
-		return 0, &ConfigError{Field: "Target.MaxModelLen", Value: maxModelLen,
-			Rule: fmt.Sprintf("must be in 1..%d once resolved (explicit or probed from /models)", MaxContextTokens)}
+		return 0, badField("Target.MaxModelLen", maxModelLen,
+			fmt.Sprintf("must be in 1..%d once resolved (explicit or probed from /models)", maxContextTokens))
 	}
 	if b <= 0 {
-		return 0, &ConfigError{Field: "Target.MaxModelLen", Value: maxModelLen,
-			Rule: fmt.Sprintf("leaves a prompt budget of %d tokens after MaxTokens %d and Margin %d; must leave at least 1", b, maxTokens, margin)}
+		return 0, badField("Target.MaxModelLen", maxModelLen,
+			fmt.Sprintf("leaves a prompt budget of %d tokens after MaxTokens %d and Margin %d; must leave at least 1", b, maxTokens, margin))
 	}
 	return b, nil
 }
 
 // newPlan resolves w (see Workload.Resolved) and plans its requests for a
-// model of maxModelLen tokens with margin tokens kept free (a resolved
-// Target.Margin). Fixed contexts skip the draw; sampled contexts come from
-// SampleContexts(w.Seed, w.Requests). Every context is clamped to the prompt
+// model of maxModelLen tokens with margin tokens kept free (the
+// effective margin of a resolved Target, 0 for None). Fixed contexts skip the draw; sampled contexts come from
+// sampleContexts(w.Seed, w.Requests). Every context is clamped to the prompt
 // budget. The sum of the planned contexts may not exceed
-// MaxPlannedPromptTokens; in duration mode the plan instead stops at the
+// maxPlannedPromptTokens; in duration mode the plan instead stops at the
 // longest prefix that fits. nonce is required in unique mode unless
 // w.OmitUniqueNonce is set (see NewNonce) and ignored otherwise. newPlan
 // fails when any planned prompt could not hold its closing instruction.
@@ -98,18 +98,18 @@ func newPlan(w Workload, maxModelLen, margin int, nonce string) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if margin < 0 || margin > MaxMargin {
-		return nil, &ConfigError{Field: "Target.Margin", Value: margin, Rule: fmt.Sprintf("must be in 0..%d once resolved", MaxMargin)}
+	if margin < 0 || margin > maxMargin {
+		return nil, badField("Target.Margin", margin, fmt.Sprintf("must be in 0..%d once resolved", maxMargin))
 	}
-	if maxModelLen > MaxContextTokens {
-		return nil, &ConfigError{Field: "Target.MaxModelLen", Value: maxModelLen, Rule: fmt.Sprintf("must be in 1..%d", MaxContextTokens)}
+	if maxModelLen > maxContextTokens {
+		return nil, badField("Target.MaxModelLen", maxModelLen, fmt.Sprintf("must be in 1..%d", maxContextTokens))
 	}
 	budget, err := promptBudget(maxModelLen, w.MaxTokens, margin)
 	if err != nil {
 		return nil, err
 	}
 	p := &plan{Workload: w, MaxModelLen: maxModelLen, Margin: margin, PromptBudget: budget}
-	if w.PromptCacheMode == PromptCacheUnique && !w.OmitUniqueNonce {
+	if w.PromptCacheMode == promptCacheUnique && !w.OmitUniqueNonce {
 		if !noncePattern.MatchString(nonce) {
 			return nil, fmt.Errorf("%w: unique-mode nonce %q must be 1 to %d characters of [%s] (see NewNonce)", ErrInvalidConfig, nonce, maxNonceLen, nonceChars)
 		}
@@ -122,7 +122,7 @@ func newPlan(w Workload, maxModelLen, margin int, nonce string) (*plan, error) {
 			p.Contexts[i] = min(w.ContextTokens, budget)
 		}
 	} else {
-		p.Contexts = SampleContexts(w.Seed, w.Requests)
+		p.Contexts = sampleContexts(w.Seed, w.Requests)
 		for i, c := range p.Contexts {
 			p.Contexts[i] = min(c, budget)
 		}
@@ -140,26 +140,26 @@ func newPlan(w Workload, maxModelLen, margin int, nonce string) (*plan, error) {
 			break
 		}
 		total += c
-		if total > MaxPlannedPromptTokens {
+		if total > maxPlannedPromptTokens {
 			if w.Duration > 0 {
 				p.Contexts = p.Contexts[:i:i]
 				break
 			}
-			return nil, &ConfigError{Field: "Workload.Requests", Value: w.Requests,
-				Rule: fmt.Sprintf("plans more than %d prompt tokens in all (the first %d requests fit)", MaxPlannedPromptTokens, i)}
+			return nil, badField("Workload.Requests", w.Requests,
+				fmt.Sprintf("plans more than %d prompt tokens in all (the first %d requests fit)", maxPlannedPromptTokens, i))
 		}
 	}
 
 	// The lines every prompt shares, raw and JSON-escaped once per run
 	// (body_stream.go): the shared prefix, or the unique prefix's filler.
 	lines := 0
-	if w.PromptCacheMode == PromptCacheUnique || w.SharedPrefixTokens > 0 {
-		lines = max(promptChars(w.SharedPrefixTokens), 0)
+	if w.PromptCacheMode == promptCacheUnique || w.sharedPrefixTokens() > 0 {
+		lines = max(promptChars(w.sharedPrefixTokens()), 0)
 	}
 	if p.pieces, err = newSharedPieces(lines); err != nil {
 		return nil, err
 	}
-	if w.PromptCacheMode == PromptCacheShared && w.SharedPrefixTokens > 0 {
+	if w.PromptCacheMode == promptCacheShared && w.sharedPrefixTokens() > 0 {
 		p.sharedPrefix = p.pieces.raw
 	}
 	if len(p.Contexts) == 0 {
@@ -182,7 +182,7 @@ func newPlan(w Workload, maxModelLen, margin int, nonce string) (*plan, error) {
 }
 
 // capWarmup holds the warm-up's planned contexts of a run with a Source
-// to MaxPlannedPromptTokens: warm-up request k sends Contexts[k mod n].
+// to maxPlannedPromptTokens: warm-up request k sends Contexts[k mod n].
 func (p *plan) capWarmup() error {
 	total := 0
 	for k := range p.Workload.Warmup {
@@ -190,9 +190,9 @@ func (p *plan) capWarmup() error {
 			return nil
 		}
 		total += p.Contexts[k%len(p.Contexts)]
-		if total > MaxPlannedPromptTokens {
-			return &ConfigError{Field: "Workload.Warmup", Value: p.Workload.Warmup,
-				Rule: fmt.Sprintf("plans more than %d prompt tokens in all (the first %d warm-up requests fit)", MaxPlannedPromptTokens, k)}
+		if total > maxPlannedPromptTokens {
+			return badField("Workload.Warmup", p.Workload.Warmup,
+				fmt.Sprintf("plans more than %d prompt tokens in all (the first %d warm-up requests fit)", maxPlannedPromptTokens, k))
 		}
 	}
 	return nil
@@ -246,17 +246,17 @@ func (p *plan) checkTail(index, context int, warmup bool) error {
 		what = "warm-up request"
 	}
 	if w := p.Workload; w.ContextTokens == 0 || w.ContextTokens > p.PromptBudget {
-		return &ConfigError{Field: "Target.MaxModelLen", Value: p.MaxModelLen,
-			Rule: fmt.Sprintf("leaves a prompt budget of %d tokens (%d characters) after MaxTokens %d and Margin %d; %s %d needs at least %d tokens for its %d-character closing instruction",
-				p.PromptBudget, chars, w.MaxTokens, p.Margin, what, index, need, tail)}
+		return badField("Target.MaxModelLen", p.MaxModelLen,
+			fmt.Sprintf("leaves a prompt budget of %d tokens (%d characters) after MaxTokens %d and Margin %d; %s %d needs at least %d tokens for its %d-character closing instruction",
+				p.PromptBudget, chars, w.MaxTokens, p.Margin, what, index, need, tail))
 	}
-	return &ConfigError{Field: "Workload.ContextTokens", Value: context,
-		Rule: fmt.Sprintf("must be at least %d: a prompt of %d characters cannot hold the %d-character closing instruction of %s %d", need, chars, tail, what, index)}
+	return badField("Workload.ContextTokens", context,
+		fmt.Sprintf("must be at least %d: a prompt of %d characters cannot hold the %d-character closing instruction of %s %d", need, chars, tail, what, index))
 }
 
 // minTokensFor is the smallest context whose prompt holds chars characters.
 func minTokensFor(chars int) int {
-	n := int(math.Ceil(float64(chars) / PromptCharsPerToken))
+	n := int(math.Ceil(float64(chars) / promptCharsPerToken))
 	for promptChars(n) < chars {
 		n++
 	}

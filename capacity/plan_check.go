@@ -7,19 +7,19 @@ import (
 	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
-// MaxPlanDeviation is the share by which the server's count of a measured
+// maxPlanDeviation is the share by which the server's count of a measured
 // prompt may miss its planned context before the run says so
 // (anvil_go.prompt_sizing.warning, the log and the summary): a count
-// below (1 - MaxPlanDeviation) or above (1 + MaxPlanDeviation) times the
+// below (1 - maxPlanDeviation) or above (1 + maxPlanDeviation) times the
 // plan. Reference sizing at 3.0 characters per token lands within a few
 // percent on common tokenizers (the seed artifact's model: -4.9 %); a
 // tokenizer that counts the filler at 1.1 characters per token gives
 // +173 %, a prompt cut to the window far below the plan.
-const MaxPlanDeviation = 0.25
+const maxPlanDeviation = 0.25
 
 // checkPlan sets the plan check of ps from the measured results: how many
 // prompts the server counted, the median of counted / planned, how many
-// missed the plan by more than MaxPlanDeviation, and, when any did, the
+// missed the plan by more than maxPlanDeviation, and, when any did, the
 // warning naming how far and what to do. Prompts counted short of their
 // plan that all count the same are named as what a server cutting prompts
 // to that window answers (Ollama reports its window for any longer
@@ -35,7 +35,7 @@ func checkPlan(ps *artifact.PromptSizing, p *plan, results []result) {
 		}
 		r := float64(*res.promptTokens) / float64(p.Contexts[res.index])
 		ratios = append(ratios, r)
-		if r < 1-MaxPlanDeviation || r > 1+MaxPlanDeviation {
+		if r < 1-maxPlanDeviation || r > 1+maxPlanDeviation {
 			ps.OffPlanRequests++
 			if res.row == nil && res.fail != nil && res.fail.FailureClass == artifact.FailureHTTPError {
 				refused++
@@ -59,7 +59,7 @@ func checkPlan(ps *artifact.PromptSizing, p *plan, results []result) {
 		return
 	}
 	w := fmt.Sprintf("the server counted the prompts at %.2f x their plan (median of %d counted; %d off by more than %.0f%%",
-		median, len(ratios), ps.OffPlanRequests, MaxPlanDeviation*100)
+		median, len(ratios), ps.OffPlanRequests, maxPlanDeviation*100)
 	if refused > 0 {
 		w += fmt.Sprintf(", %d of them refused over the window", refused)
 	}
@@ -68,9 +68,9 @@ func checkPlan(ps *artifact.PromptSizing, p *plan, results []result) {
 		w += fmt.Sprintf("; the %d counted short of their plan all counted exactly %d tokens: a server that cuts prompts to a window of %d answers so (is Target.MaxModelLen above the window it serves?)",
 			len(short), short[0], short[0])
 	}
-	if ps.Method == string(PromptSizingReference) {
+	if ps.Method == string(promptSizingReference) {
 		w += fmt.Sprintf(": its tokenizer does not count this filler at about %.1f characters per token; size the prompts with the server's own counts: exact prompt sizing (Workload.PromptSizing %q; ANVIL_PROMPT_SIZING=exact for go test -bench)",
-			PromptCharsPerToken, PromptSizingExact)
+			promptCharsPerToken, promptSizingExact)
 	} else {
 		w += ": the measured prompts did not count as exact sizing learned (a server that cuts prompts to its window, or counts a request differently from its calibration); see capacity/PROTOCOL.md#exact-token-sizing"
 	}

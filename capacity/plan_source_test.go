@@ -14,18 +14,18 @@ import (
 func TestNewPlanSourceCapsTheWarmupAlone(t *testing.T) {
 	src := SourceFunc(func(int) (Request, error) { return Request{PromptTokens: 1}, nil })
 	w := Workload{Requests: 10000, MaxTokens: 16}
-	_, err := newPlan(w, 1<<20, DefaultMargin, "")
-	var ce *ConfigError
+	_, err := newPlan(w, 1<<20, defaultMargin, "")
+	var ce *FieldError
 	require.True(t, errors.As(err, &ce), "the synthetic plan of 10000 sampled contexts is over the cap: %v", err)
 	require.Equal(t, "Workload.Requests", ce.Field)
 
 	w.Source = src
-	p, err := newPlan(w, 1<<20, DefaultMargin, "")
+	p, err := newPlan(w, 1<<20, defaultMargin, "")
 	require.NoError(t, err)
 	require.Equal(t, 10000, p.Len())
 
 	w.Warmup = 10000
-	_, err = newPlan(w, 1<<20, DefaultMargin, "")
+	_, err = newPlan(w, 1<<20, defaultMargin, "")
 	require.True(t, errors.As(err, &ce), "10000 sampled warm-up requests are over the cap: %v", err)
 	require.Equal(t, "Workload.Warmup", ce.Field)
 }

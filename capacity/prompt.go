@@ -5,11 +5,11 @@ import (
 	"strconv"
 )
 
-// PromptCharsPerToken is the reference's estimate of characters per prompt
+// promptCharsPerToken is the reference's estimate of characters per prompt
 // token: a context of c tokens is filled with int(c * 3.0) characters. (The
 // seed artifact's model produced 62,330 prompt tokens for a 65,536-token
 // plan.)
-const PromptCharsPerToken = 3.0
+const promptCharsPerToken = 3.0
 
 // The pieces of a prompt (capacity/PROTOCOL.md#prompts). Every filler line is
 //
@@ -26,7 +26,7 @@ const (
 )
 
 // promptChars is the number of characters of a prompt sized for tokens.
-func promptChars(tokens int) int { return int(float64(tokens) * PromptCharsPerToken) }
+func promptChars(tokens int) int { return int(float64(tokens) * promptCharsPerToken) }
 
 // appendLines appends lines(offset, n) of capacity/PROTOCOL.md#prompts:
 // line(offset+0, 0) + line(offset+1, 1) + ... until it holds at least n
@@ -65,11 +65,11 @@ func (p *plan) appendTail(dst []byte, index int, warmup bool) []byte {
 	words := p.Workload.ResponseWords
 	switch {
 	case words == 1:
-		dst = append(dst, "reply with exactly 1 word: the lowercase word "+ControlledOutputWord+", and nothing else."...)
+		dst = append(dst, "reply with exactly 1 word: the lowercase word "+controlledOutputWord+", and nothing else."...)
 	case words > 1:
 		dst = append(dst, "reply with exactly "...)
 		dst = strconv.AppendInt(dst, int64(words), 10)
-		dst = append(dst, " words: the lowercase word "+ControlledOutputWord+" repeated "...)
+		dst = append(dst, " words: the lowercase word "+controlledOutputWord+" repeated "...)
 		dst = strconv.AppendInt(dst, int64(words), 10)
 		dst = append(dst, " times, separated by spaces, and nothing else."...)
 	default:
@@ -83,7 +83,7 @@ func (p *plan) appendTail(dst []byte, index int, warmup bool) []byte {
 // and, unless omitted, the run's nonce) followed by filler up to the prefix
 // size, so the very first tokens differ between requests and between runs.
 func (p *plan) appendPrefix(dst []byte, index int, warmup bool) []byte {
-	if p.Workload.PromptCacheMode != PromptCacheUnique {
+	if p.Workload.PromptCacheMode != promptCacheUnique {
 		return append(dst, p.sharedPrefix...)
 	}
 	start := len(dst)
@@ -98,7 +98,7 @@ func (p *plan) appendPrefix(dst []byte, index int, warmup bool) []byte {
 		dst = append(dst, p.Nonce...)
 	}
 	dst = append(dst, '\n')
-	rest := promptChars(p.Workload.SharedPrefixTokens) - (len(dst) - start)
+	rest := promptChars(p.Workload.sharedPrefixTokens()) - (len(dst) - start)
 	return appendLines(dst, 0, max(rest, 0))
 }
 

@@ -16,7 +16,7 @@ import (
 const truncatedTranscript = "ollama-0.17.4-stream-long-prompt-truncated.sse"
 
 // truncatedPlan is the capture's prompt as a plan: the context whose prompt
-// is the capture's 57,380 characters at PromptCharsPerToken.
+// is the capture's 57,380 characters at promptCharsPerToken.
 const truncatedPlan = 19126
 
 // replayTruncated serves the truncated-prompt capture to every request.
@@ -44,7 +44,7 @@ func TestRunTruncatedPromptFails(t *testing.T) {
 		for i, f := range rep.Failures {
 			require.Equal(t, i, f.RequestIndex)
 			require.Equal(t, artifact.FailureStreamValidation, f.FailureClass)
-			require.Equal(t, ErrorTypePromptTruncated, f.ErrorType)
+			require.Equal(t, errorTypePromptTruncated, f.ErrorType)
 			require.Equal(t, fmt.Sprintf("prompt truncated: usage.prompt_tokens 4096 is at or below the floor of 9563 tokens (0.5 of the planned context of %d tokens): the server dropped part of the prompt", truncatedPlan), f.ErrorMessage)
 			require.Equal(t, truncatedPlan, f.PlannedContextTokens)
 			require.True(t, f.ResponseReceived)
@@ -73,7 +73,7 @@ func TestTruncatedPromptFloorUsesClampedPlan(t *testing.T) {
 		tg.MaxModelLen = 8192
 		rep, err := Run(t.Context(), tg, Workload{Requests: 2, Concurrency: 1, ContextTokens: truncatedPlan})
 		require.NoError(t, err)
-		budget := 8192 - DefaultMaxTokens - DefaultMargin
+		budget := 8192 - defaultMaxTokens - defaultMargin
 		require.Empty(t, rep.Failures)
 		require.Len(t, rep.RequestTimings, 2)
 		for _, row := range rep.RequestTimings {
@@ -92,7 +92,7 @@ func TestWarmupSkipsPromptFloor(t *testing.T) {
 		tg.MaxModelLen = 32768
 		w, err := Workload{Requests: 1, Concurrency: 1, ContextTokens: truncatedPlan, Warmup: 1}.Resolved()
 		require.NoError(t, err)
-		plan, err := newPlan(w, tg.MaxModelLen, DefaultMargin, "")
+		plan, err := newPlan(w, tg.MaxModelLen, defaultMargin, "")
 		require.NoError(t, err)
 		cl, err := newClient(tg, w, tg.HTTPClient, "")
 		require.NoError(t, err)
@@ -113,15 +113,15 @@ func TestWarmupSkipsPromptFloor(t *testing.T) {
 func TestFakeTokenizerWithinPromptFloor(t *testing.T) {
 	cfg := fakeserver.Fast()
 	cfg.MaxModelLen = 131072
-	for _, context := range []int{MinContextTokens, 4096, 65536, 131072} {
+	for _, context := range []int{minContextTokens, 4096, 65536, 131072} {
 		for _, prefix := range []struct {
 			name   string
 			tokens int
 			mode   PromptCacheMode
 		}{
-			{"shared prefix", 0, PromptCacheShared},
-			{"no prefix", NoSharedPrefix, PromptCacheShared},
-			{"unique", 0, PromptCacheUnique},
+			{"shared prefix", 0, promptCacheShared},
+			{"no prefix", None, promptCacheShared},
+			{"unique", 0, promptCacheUnique},
 		} {
 			t.Run(fmt.Sprintf("%d %s", context, prefix.name), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
@@ -131,9 +131,9 @@ func TestFakeTokenizerWithinPromptFloor(t *testing.T) {
 					require.Empty(t, rep.Failures)
 					require.Len(t, rep.RequestTimings, 3)
 					for _, row := range rep.RequestTimings {
-						planned := min(context, cfg.MaxModelLen-DefaultMaxTokens-DefaultMargin)
+						planned := min(context, cfg.MaxModelLen-defaultMaxTokens-defaultMargin)
 						require.Equal(t, planned, row.PlannedContextTokens)
-						require.GreaterOrEqual(t, float64(*row.PromptTokens), MinPromptTokenFraction*float64(planned))
+						require.GreaterOrEqual(t, float64(*row.PromptTokens), minPromptTokenFraction*float64(planned))
 					}
 				})
 			})
@@ -156,10 +156,10 @@ func TestRunTruncatedPromptOllamaNumbers(t *testing.T) {
 		context     int
 		message     string // "" for a success
 	}{
-		{"half of a planned 8192", 32768, 0, ReferenceMaxTokens, 8192, "usage.prompt_tokens 4096 is at or below the floor of 4096 tokens (0.5 of the planned context of 8192 tokens)"},
-		{"clamped to the 4096 window", 4096, 0, ReferenceMaxTokens, 8192, "usage.prompt_tokens 4096 is at or above the context window of 4096 tokens (max_context_tokens) for a planned context of 3008 tokens"},
-		{"prompt and completion beyond the window", 4100, NoMargin, 8, 8192, "usage.prompt_tokens 4096 + completion_tokens 8 exceed the context window of 4100 tokens"},
-		{"a window that holds it", 4104, NoMargin, 8, 8192, ""},
+		{"half of a planned 8192", 32768, 0, referenceMaxTokens, 8192, "usage.prompt_tokens 4096 is at or below the floor of 4096 tokens (0.5 of the planned context of 8192 tokens)"},
+		{"clamped to the 4096 window", 4096, 0, referenceMaxTokens, 8192, "usage.prompt_tokens 4096 is at or above the context window of 4096 tokens (max_context_tokens) for a planned context of 3008 tokens"},
+		{"prompt and completion beyond the window", 4100, None, 8, 8192, "usage.prompt_tokens 4096 + completion_tokens 8 exceed the context window of 4100 tokens"},
+		{"a window that holds it", 4104, None, 8, 8192, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -176,7 +176,7 @@ func TestRunTruncatedPromptOllamaNumbers(t *testing.T) {
 				require.Len(t, rep.Failures, 2)
 				require.False(t, rep.PerformanceEligible)
 				for _, f := range rep.Failures {
-					require.Equal(t, ErrorTypePromptTruncated, f.ErrorType)
+					require.Equal(t, errorTypePromptTruncated, f.ErrorType)
 					require.Contains(t, f.ErrorMessage, tt.message)
 				}
 				for _, row := range rep.RequestTimings {

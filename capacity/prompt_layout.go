@@ -48,9 +48,9 @@ func (p *plan) streamPrompt(enc *requestEncoder, label, offset, context, budget 
 	warmup := kind == promptWarmup
 	var header []byte
 	shared := 0 // characters of the shared lines in the prefix
-	if p.Workload.PromptCacheMode == PromptCacheUnique {
+	if p.Workload.PromptCacheMode == promptCacheUnique {
 		header = p.uniqueHeader(nil, label, kind != promptMeasured)
-		shared = max(promptChars(p.Workload.SharedPrefixTokens)-len(header), 0)
+		shared = max(promptChars(p.Workload.sharedPrefixTokens())-len(header), 0)
 	} else {
 		shared = len(p.sharedPrefix)
 	}

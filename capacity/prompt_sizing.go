@@ -11,30 +11,36 @@ import (
 )
 
 // PromptSizing says how a run sizes its prompts to their planned contexts
-// (capacity/PROTOCOL.md#exact-token-sizing).
+// (capacity/PROTOCOL.md#exact-token-sizing): "reference" (the default)
+// sizes every prompt at 3.0 characters per planned token, byte-identical
+// to the reference tool's prompts, counted by each server's tokenizer as
+// it happens to count them; "exact" sizes every prompt so that the server
+// counts its planned context, from the server's POST /tokenize when it
+// has one (exactly), else from unmeasured calibration requests (within
+// 0.2 % of the representative contexts).
 type PromptSizing string
 
 const (
-	// PromptSizingReference sizes every prompt at PromptCharsPerToken
+	// promptSizingReference sizes every prompt at promptCharsPerToken
 	// characters per planned token: byte-identical to the reference tool's
 	// prompts, counted by each server's tokenizer as it happens to count
 	// them (the default).
-	PromptSizingReference PromptSizing = "reference"
-	// PromptSizingExact sizes every prompt so that the server counts its
+	promptSizingReference PromptSizing = "reference"
+	// promptSizingExact sizes every prompt so that the server counts its
 	// planned context: from the server's POST /tokenize when it has one
 	// (exactly), else from unmeasured calibration requests (within 0.2 %
 	// of the representative contexts; see calibration.go).
-	PromptSizingExact PromptSizing = "exact"
+	promptSizingExact PromptSizing = "exact"
 )
 
-// ErrPromptSizing is wrapped by the error Run returns when exact prompt
+// errPromptSizing is wrapped by the error Run returns when exact prompt
 // sizing could not learn the server's tokenizer: no /tokenize endpoint
 // and no calibration request that reported usage.prompt_tokens, a
 // calibration request that failed, counts outside the bounds of what
-// sizing believes (MaxCharsPerToken, MinCharsPerToken; the message names
+// sizing believes (maxCharsPerToken, minCharsPerToken; the message names
 // the counts), a plan beyond the window the server serves, or calibration
-// that did not reach its tolerance in CalibrationSteps requests.
-var ErrPromptSizing = errors.New("capacity: exact prompt sizing failed")
+// that did not reach its tolerance in calibrationSteps requests.
+var errPromptSizing = errors.New("capacity: exact prompt sizing failed")
 
 // Sources of exact sizing, recorded as anvil_go.prompt_sizing.source.
 const (
@@ -155,7 +161,7 @@ func (s *sizer) calibrate(ctx context.Context, index, chars int) (*exchange, err
 	s.cal.send(ctx, &s.body, ex)
 	s.record.calibrationRequests++
 	if ex.class != "" && ctx.Err() != nil {
-		return nil, fmt.Errorf("%w: %w", ErrPromptSizing, context.Cause(ctx))
+		return nil, fmt.Errorf("%w: %w", errPromptSizing, context.Cause(ctx))
 	}
 	return ex, nil
 }
@@ -172,7 +178,7 @@ func (s *sizer) byTokenize(ctx context.Context, tok *tokenizer, window int) erro
 	s.record.source, s.record.tokenizePath = sizingSourceTokenize, tok.path
 	first := s.representatives()[0]
 	c := s.plan.Contexts[first]
-	ratio := min(max(tok.probeRatio, MinCharsPerToken), MaxCharsPerToken)
+	ratio := min(max(tok.probeRatio, minCharsPerToken), maxCharsPerToken)
 	chars, err := s.search(ctx, tok, first, c, ratio)
 	if err != nil {
 		return err
@@ -188,12 +194,12 @@ func (s *sizer) byTokenize(ctx context.Context, tok *tokenizer, window int) erro
 	}
 	if m.cut {
 		return fmt.Errorf("%w: the server counted %d tokens, at its window of %d, for a calibration prompt its tokenizer (%s) counts %d: it cut the prompt, or counts differently; plan for a smaller context",
-			ErrPromptSizing, m.tokens, k.window, tok.path, counted)
+			errPromptSizing, m.tokens, k.window, tok.path, counted)
 	}
 	offset := m.tokens - counted
 	if abs(offset) > max(c/2, 256) {
 		return fmt.Errorf("%w: the server counted %d tokens (usage.prompt_tokens) for a %d-character calibration prompt its tokenizer (%s) counts %d: the two disagree by more than half the planned %d",
-			ErrPromptSizing, m.tokens, m.chars, tok.path, counted, c)
+			errPromptSizing, m.tokens, m.chars, tok.path, counted, c)
 	}
 	if err := checkPoint(nil, sizePoint{m.chars, m.tokens}, fmt.Sprintf("calibration of request %d", first)); err != nil {
 		return err
@@ -233,9 +239,9 @@ func (s *sizer) search(ctx context.Context, tok *tokenizer, index, target int, r
 		if err != nil {
 			return 0, err
 		}
-		if float64(len(s.prompt)) > MaxCharsPerToken*float64(max(n, 1)) && n < target {
+		if float64(len(s.prompt)) > maxCharsPerToken*float64(max(n, 1)) && n < target {
 			return 0, fmt.Errorf("%w: POST %s counted %d tokens for a %d-character prompt (above the plausible %g characters per token): not a count of the prompt",
-				ErrPromptSizing, tok.path, n, len(s.prompt), MaxCharsPerToken)
+				errPromptSizing, tok.path, n, len(s.prompt), maxCharsPerToken)
 		}
 		if d := abs(n - target); d < bestErr || d == bestErr && b < best {
 			best, bestErr = b, d
@@ -293,9 +299,9 @@ func (p *plan) exactCharsPerToken() float64 {
 // sizing the characters of all measured prompts over their planned tokens,
 // or the ratio a SizedSource was given.
 func promptSizingOf(p *plan, results []result) *artifact.PromptSizing {
-	ps := &artifact.PromptSizing{Method: string(PromptSizingReference), CharsPerToken: PromptCharsPerToken}
+	ps := &artifact.PromptSizing{Method: string(promptSizingReference), CharsPerToken: promptCharsPerToken}
 	if p.chars != nil {
-		ps.Method = string(PromptSizingExact)
+		ps.Method = string(promptSizingExact)
 		source := p.sizing.source
 		ps.Source = &source
 		if p.sizing.tokenizePath != "" {

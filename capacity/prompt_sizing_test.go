@@ -160,7 +160,7 @@ func TestExactSizingIndependentServer(t *testing.T) {
 				srv := &tokenizingServer{tokenize: tt.tokenize}
 				target := pipeTarget(t, srv.handler())
 				target.MaxModelLen = 32768
-				w := Workload{Requests: 16, Concurrency: 4, ContextTokens: 16000, PromptSizing: PromptSizingExact}
+				w := Workload{Requests: 16, Concurrency: 4, ContextTokens: 16000, PromptSizing: promptSizingExact}
 				rep, err := Run(t.Context(), target, w)
 				require.NoError(t, err)
 				require.Equal(t, 16, rep.Completed, "failures: %+v", rep.Failures)
@@ -174,7 +174,7 @@ func TestExactSizingIndependentServer(t *testing.T) {
 				}
 				ps := rep.AnvilGo.PromptSizing
 				t.Logf("max relative error %.6f, %d calibration requests, %d /tokenize counts", *ps.MaxRelativeError, ps.CalibrationRequests, srv.tokenizes.Load())
-				require.Equal(t, string(PromptSizingExact), ps.Method)
+				require.Equal(t, string(promptSizingExact), ps.Method)
 				require.Equal(t, tt.source, *ps.Source)
 				require.Equal(t, tt.path, ps.TokenizePath)
 				require.Equal(t, tt.calibration, ps.CalibrationRequests)
@@ -187,11 +187,11 @@ func TestExactSizingIndependentServer(t *testing.T) {
 				}
 
 				ref := w
-				ref.PromptSizing = PromptSizingReference
+				ref.PromptSizing = promptSizingReference
 				rep, err = Run(t.Context(), target, ref)
 				require.NoError(t, err)
 				require.Greater(t, slicesMax(countedErrors(t, rep)), 0.15, "3.0 characters per token falls short of this tokenizer")
-				require.Equal(t, string(PromptSizingReference), rep.AnvilGo.PromptSizing.Method)
+				require.Equal(t, string(promptSizingReference), rep.AnvilGo.PromptSizing.Method)
 				require.Nil(t, rep.AnvilGo.PromptSizing.Source)
 			})
 		})
@@ -212,18 +212,18 @@ func slicesMax(xs []float64) float64 {
 // serves a measured prompt from a calibration request.
 func TestExactSizingFakeWords(t *testing.T) {
 	for _, omit := range []bool{false, true} {
-		for _, mode := range []PromptCacheMode{PromptCacheShared, PromptCacheUnique} {
+		for _, mode := range []PromptCacheMode{promptCacheShared, promptCacheUnique} {
 			t.Run(fmt.Sprintf("omit-tokenize=%t/%s", omit, mode), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					cfg := fakeserver.Fast()
-					cfg.Tokenizer = fakeserver.TokenizerWords
+					cfg.Tokenizer = "words"
 					cfg.Dialect.OmitTokenize = omit
 					cfg.MaxModelLen = 65536
 					srv := fakeserver.NewInMemory(cfg)
 					defer srv.Close()
 					rep, err := Run(t.Context(), Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()},
 						Workload{Requests: 24, Concurrency: 4, Seed: 3, PromptCacheMode: mode, SharedPrefixTokens: 2000,
-							PromptSizing: PromptSizingExact})
+							PromptSizing: promptSizingExact})
 					require.NoError(t, err)
 					synctest.Wait()
 					require.Equal(t, 24, rep.Completed, "failures: %+v", rep.Failures)
@@ -233,7 +233,7 @@ func TestExactSizingFakeWords(t *testing.T) {
 					if omit {
 						require.Equal(t, sizingSourceCalibration, *ps.Source)
 						require.LessOrEqual(t, slicesMax(errs), 0.01)
-						require.LessOrEqual(t, ps.CalibrationRequests, MaxCalibrationRequests)
+						require.LessOrEqual(t, ps.CalibrationRequests, maxCalibrationRequests)
 					} else {
 						require.Equal(t, sizingSourceTokenize, *ps.Source)
 						require.Equal(t, "/tokenize", *ps.TokenizePath)
@@ -251,7 +251,7 @@ func TestExactSizingFakeWords(t *testing.T) {
 						if tr.MaxTokens == 1 {
 							continue // a calibration request
 						}
-						if mode == PromptCacheUnique {
+						if mode == promptCacheUnique {
 							// The first words of the unique header are common to every request.
 							require.LessOrEqual(t, tr.CachedTokens, cfg.BlockTokens, "trace %d: nothing but the header's first block shared in unique mode", tr.Index)
 						} else {
@@ -270,12 +270,12 @@ func TestExactSizingFakeWords(t *testing.T) {
 func TestExactSizingTokenizeSkew(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := fakeserver.Fast()
-		cfg.Tokenizer = fakeserver.TokenizerWords
+		cfg.Tokenizer = "words"
 		cfg.Dialect.TokenizeSkew = 40
 		srv := fakeserver.NewInMemory(cfg)
 		defer srv.Close()
 		rep, err := Run(t.Context(), Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()},
-			Workload{Requests: 4, Concurrency: 2, ContextTokens: 3000, PromptSizing: PromptSizingExact})
+			Workload{Requests: 4, Concurrency: 2, ContextTokens: 3000, PromptSizing: promptSizingExact})
 		require.NoError(t, err)
 		require.Equal(t, 4, rep.Completed, "failures: %+v", rep.Failures)
 		require.Zero(t, slicesMax(countedErrors(t, rep)))
@@ -283,7 +283,7 @@ func TestExactSizingTokenizeSkew(t *testing.T) {
 }
 
 // TestExactSizingFailure: a server without /tokenize whose answers carry
-// no usage cannot be sized; Run fails with ErrPromptSizing before any
+// no usage cannot be sized; Run fails with errPromptSizing before any
 // measured request.
 func TestExactSizingFailure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -298,8 +298,8 @@ func TestExactSizingFailure(t *testing.T) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"}}]}\n\ndata: [DONE]\n\n")
 		})
-		_, err := Run(t.Context(), pipeTarget(t, h), Workload{Requests: 3, ContextTokens: 512, PromptSizing: PromptSizingExact})
-		require.ErrorIs(t, err, ErrPromptSizing)
+		_, err := Run(t.Context(), pipeTarget(t, h), Workload{Requests: 3, ContextTokens: 512, PromptSizing: promptSizingExact})
+		require.ErrorIs(t, err, errPromptSizing)
 		require.ErrorContains(t, err, "no usage.prompt_tokens")
 		require.EqualValues(t, 1, chats.Load(), "one calibration request, no measured one")
 	})
@@ -326,7 +326,7 @@ func TestCharsFor(t *testing.T) {
 func BenchmarkAppendPromptExact(b *testing.B) {
 	for _, ratio := range []float64{2.1, 3.7} {
 		b.Run(fmt.Sprintf("ctx=262144/chars-per-token=%g", ratio), func(b *testing.B) {
-			p, err := newPlan(Workload{Requests: 64, ContextTokens: 262144, RequestCanaries: true}, 1048576, DefaultMargin, "")
+			p, err := newPlan(Workload{Requests: 64, ContextTokens: 262144, RequestCanaries: true}, 1048576, defaultMargin, "")
 			require.NoError(b, err)
 			p.chars = make([]int, p.Len())
 			for i := range p.chars {

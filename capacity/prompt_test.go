@@ -48,7 +48,7 @@ type promptGolden struct {
 
 func sharedOrNone(tokens int) int {
 	if tokens == 0 {
-		return NoSharedPrefix
+		return None
 	}
 	return tokens
 }
@@ -88,16 +88,16 @@ func TestPromptGolden(t *testing.T) {
 func TestPromptShape(t *testing.T) {
 	modes := []Workload{
 		{},
-		{SharedPrefixTokens: NoSharedPrefix},
-		{PromptCacheMode: PromptCacheUnique},
-		{PromptCacheMode: PromptCacheUnique, SharedPrefixTokens: NoSharedPrefix},
+		{SharedPrefixTokens: None},
+		{PromptCacheMode: promptCacheUnique},
+		{PromptCacheMode: promptCacheUnique, SharedPrefixTokens: None},
 		{RequestCanaries: true, Seed: -42},
 		{ResponseWords: 1},
-		{ResponseWords: 300, RequestCanaries: true, ControlledOutputPolicy: PolicyStrict},
+		{ResponseWords: 300, RequestCanaries: true, ControlledOutputPolicy: policyStrict},
 	}
 	for mi, w := range modes {
 		w.Requests, w.ContextTokens = 40, 0
-		p, err := newPlan(w, 262144, DefaultMargin, "0123abcd")
+		p, err := newPlan(w, 262144, defaultMargin, "0123abcd")
 		require.NoError(t, err)
 		var a, b []byte
 		for i := range p.Len() {
@@ -117,13 +117,13 @@ func TestPromptShape(t *testing.T) {
 }
 
 func TestUniquePromptsDiffer(t *testing.T) {
-	w := Workload{Requests: 3, ContextTokens: 20000, PromptCacheMode: PromptCacheUnique}
-	run1, err := newPlan(w, 32768, DefaultMargin, "run1")
+	w := Workload{Requests: 3, ContextTokens: 20000, PromptCacheMode: promptCacheUnique}
+	run1, err := newPlan(w, 32768, defaultMargin, "run1")
 	require.NoError(t, err)
-	run2, err := newPlan(w, 32768, DefaultMargin, "run2")
+	run2, err := newPlan(w, 32768, defaultMargin, "run2")
 	require.NoError(t, err)
 	w.OmitUniqueNonce = true
-	fixed, err := newPlan(w, 32768, DefaultMargin, "ignored")
+	fixed, err := newPlan(w, 32768, defaultMargin, "ignored")
 	require.NoError(t, err)
 	require.Empty(t, fixed.Nonce)
 
@@ -139,7 +139,7 @@ func TestUniquePromptsDiffer(t *testing.T) {
 	require.Equal(t, "# request-specific prefix for request 0", firstLine(f0))
 	require.Equal(t, f0, f0again)
 	// The unique prefix is as long as a shared one would be.
-	shared, err := newPlan(Workload{Requests: 3, ContextTokens: 20000}, 32768, DefaultMargin, "")
+	shared, err := newPlan(Workload{Requests: 3, ContextTokens: 20000}, 32768, defaultMargin, "")
 	require.NoError(t, err)
 	s0, _ := shared.AppendPrompt(nil, 0)
 	require.Equal(t, len(s0), len(p0))
@@ -152,7 +152,7 @@ func firstLine(b []byte) string {
 }
 
 func TestWarmupPrompt(t *testing.T) {
-	p, err := newPlan(Workload{Requests: 4, Warmup: 6, RequestCanaries: true, ContextTokens: 500, SharedPrefixTokens: 100}, 4096, DefaultMargin, "")
+	p, err := newPlan(Workload{Requests: 4, Warmup: 6, RequestCanaries: true, ContextTokens: 500, SharedPrefixTokens: 100}, 4096, defaultMargin, "")
 	require.NoError(t, err)
 	measured := map[string]bool{}
 	for i := range p.Len() {
@@ -165,7 +165,7 @@ func TestWarmupPrompt(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, b, promptChars(500))
 		require.False(t, measured[string(b)])
-		require.NotContains(t, string(b), CanaryMarkerPrefix)
+		require.NotContains(t, string(b), canaryMarkerPrefix)
 		require.True(t, strings.HasSuffix(string(b), fmt.Sprintf("\n# warmup request %d: summarize the above in one line.", k)))
 	}
 	_, err = p.AppendWarmupPrompt(nil, -1)
@@ -208,16 +208,16 @@ func TestPromptExtendedGolden(t *testing.T) {
 		W     Workload
 		Index int
 	}{
-		{"unique-nonce", Workload{PromptCacheMode: PromptCacheUnique, ContextTokens: 100, SharedPrefixTokens: 40, Requests: 3}, 2},
-		{"unique-omit-nonce", Workload{PromptCacheMode: PromptCacheUnique, OmitUniqueNonce: true, ContextTokens: 100, SharedPrefixTokens: 40, Requests: 3}, 1},
-		{"unique-no-prefix", Workload{PromptCacheMode: PromptCacheUnique, ContextTokens: 60, SharedPrefixTokens: NoSharedPrefix, Requests: 1}, 0},
+		{"unique-nonce", Workload{PromptCacheMode: promptCacheUnique, ContextTokens: 100, SharedPrefixTokens: 40, Requests: 3}, 2},
+		{"unique-omit-nonce", Workload{PromptCacheMode: promptCacheUnique, OmitUniqueNonce: true, ContextTokens: 100, SharedPrefixTokens: 40, Requests: 3}, 1},
+		{"unique-no-prefix", Workload{PromptCacheMode: promptCacheUnique, ContextTokens: 60, SharedPrefixTokens: None, Requests: 1}, 0},
 		{"canary", Workload{RequestCanaries: true, Seed: 1717, ContextTokens: 120, SharedPrefixTokens: 30, Requests: 6}, 5},
-		{"words-strict", Workload{ResponseWords: 8, ControlledOutputPolicy: PolicyStrict, ContextTokens: 90, SharedPrefixTokens: NoSharedPrefix, Requests: 2}, 1},
+		{"words-strict", Workload{ResponseWords: 8, ControlledOutputPolicy: policyStrict, ContextTokens: 90, SharedPrefixTokens: None, Requests: 2}, 1},
 		{"canary-words-cut", Workload{RequestCanaries: true, ResponseWords: 3, ContextTokens: 80, SharedPrefixTokens: 200, Requests: 1}, 0},
 	}
 	got := map[string]string{}
 	for _, c := range cases {
-		p, err := newPlan(c.W, 8192, DefaultMargin, "f00dcafe")
+		p, err := newPlan(c.W, 8192, defaultMargin, "f00dcafe")
 		require.NoError(t, err, c.Name)
 		b, err := p.AppendPrompt(nil, c.Index)
 		require.NoError(t, err, c.Name)
@@ -243,27 +243,27 @@ func TestPromptTooSmall(t *testing.T) {
 	// 46-character closing instruction: the plan fails before any request,
 	// naming the model length (the sampled contexts were clamped to the
 	// budget; ContextTokens is not at fault).
-	_, err := newPlan(Workload{Requests: 1}, DefaultMaxTokens+DefaultMargin+10, DefaultMargin, "")
+	_, err := newPlan(Workload{Requests: 1}, defaultMaxTokens+defaultMargin+10, defaultMargin, "")
 	require.ErrorIs(t, err, ErrInvalidConfig)
-	var ce *ConfigError
+	var ce *FieldError
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, "Target.MaxModelLen", ce.Field)
-	require.Equal(t, DefaultMaxTokens+DefaultMargin+10, ce.Value)
+	require.Equal(t, defaultMaxTokens+defaultMargin+10, ce.Value)
 	require.ErrorContains(t, err, "leaves a prompt budget of 10 tokens (30 characters)")
 	require.ErrorContains(t, err, "request 0 needs at least 16 tokens for its 46-character closing instruction")
 
 	// The smallest context named is the smallest that plans.
-	_, err = newPlan(Workload{Requests: 1}, DefaultMaxTokens+DefaultMargin+16, DefaultMargin, "")
+	_, err = newPlan(Workload{Requests: 1}, defaultMaxTokens+defaultMargin+16, defaultMargin, "")
 	require.NoError(t, err)
-	_, err = newPlan(Workload{Requests: 1}, DefaultMaxTokens+DefaultMargin+15, DefaultMargin, "")
+	_, err = newPlan(Workload{Requests: 1}, defaultMaxTokens+defaultMargin+15, defaultMargin, "")
 	require.ErrorContains(t, err, "needs at least 16 tokens")
 }
 
 func BenchmarkAppendPrompt(b *testing.B) {
 	for _, ctx := range []int{16000, 65536, 262144} {
-		for _, mode := range []PromptCacheMode{PromptCacheShared, PromptCacheUnique} {
+		for _, mode := range []PromptCacheMode{promptCacheShared, promptCacheUnique} {
 			b.Run(fmt.Sprintf("ctx=%d/%s", ctx, mode), func(b *testing.B) {
-				p, err := newPlan(Workload{Requests: 64, ContextTokens: ctx, PromptCacheMode: mode, RequestCanaries: true}, 1048576, DefaultMargin, "0123456789abcdef")
+				p, err := newPlan(Workload{Requests: 64, ContextTokens: ctx, PromptCacheMode: mode, RequestCanaries: true}, 1048576, defaultMargin, "0123456789abcdef")
 				require.NoError(b, err)
 				buf, err := p.AppendPrompt(nil, 63)
 				require.NoError(b, err)

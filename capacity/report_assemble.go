@@ -90,14 +90,14 @@ func assemble(f runFacts) (*artifact.Report, error) {
 		MaxContextTokens:       &f.plan.MaxModelLen,
 		ContextSeed:            w.Seed,
 		ContextDistribution:    make(map[int]int),
-		SharedPrefixTokens:     w.SharedPrefixTokens,
+		SharedPrefixTokens:     w.sharedPrefixTokens(),
 		PromptCacheMode:        string(w.PromptCacheMode),
 		RequestCanaries:        w.RequestCanaries,
 		ResponseWords:          w.ResponseWords,
 		ControlledOutputPolicy: string(w.ControlledOutputPolicy),
 		ServeFlags: artifact.ServeFlags{
 			ThinkingMode:      string(w.ThinkingMode),
-			NoThinking:        w.ThinkingMode == ThinkingDisabled,
+			NoThinking:        w.ThinkingMode == thinkingDisabled,
 			ReasoningEffort:   optional(string(w.ReasoningEffort)),
 			SharedPrefixBurst: w.Burst > 0,
 		},
@@ -140,7 +140,7 @@ func assemble(f runFacts) (*artifact.Report, error) {
 			RequestIndex:         i,
 			PlannedContextTokens: f.plan.Contexts[i],
 			FailureClass:         artifact.FailureCancelled,
-			ErrorType:            ErrorTypeCancelled,
+			ErrorType:            errorTypeCancelled,
 			ErrorMessage:         "run cancelled before the request was sent",
 		})
 	}
@@ -173,12 +173,12 @@ func samplingField(v *float64) artifact.SamplingField {
 	return artifact.SamplingField{Requested: &req, Sent: true, EffectiveRequest: &eff}
 }
 
-// temperatureField records the temperature: always sent, DefaultTemperature
+// temperatureField records the temperature: always sent, defaultTemperature
 // when none was requested.
 func temperatureField(v *float64) artifact.SamplingField {
 	if v != nil {
 		return samplingField(v)
 	}
-	eff := DefaultTemperature
+	eff := defaultTemperature
 	return artifact.SamplingField{Sent: true, EffectiveRequest: &eff}
 }

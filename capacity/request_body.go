@@ -19,17 +19,17 @@ type requestEncoder struct {
 	tail []byte // ,"role":"user"}], then the remaining fields, sorted
 }
 
-// DefaultTemperature is the temperature sent when Workload.Temperature is
+// defaultTemperature is the temperature sent when Workload.Temperature is
 // nil: 0.0, as the reference tool's capacity client sends on every request,
 // so that both tools' requests (and greedy outputs) are the same.
-const DefaultTemperature = 0.0
+const defaultTemperature = 0.0
 
-// defaultTemperatureJSON is DefaultTemperature written as the reference
+// defaultTemperatureJSON is defaultTemperature written as the reference
 // writes it (Python's 0.0, where Go's encoder would write 0).
 const defaultTemperatureJSON = json.Number("0.0")
 
 // bodyFields returns the request fields other than messages: model,
-// max_tokens, stream, stream_options, temperature (DefaultTemperature unless
+// max_tokens, stream, stream_options, temperature (defaultTemperature unless
 // set), top_p when set, the
 // thinking control (chat_template_kwargs or reasoning_effort, never both)
 // and Target.ExtraBody (whose keys never collide with these: validation
@@ -54,9 +54,9 @@ func bodyFields(t Target, w Workload) map[string]any {
 	switch {
 	case w.ReasoningEffort != "":
 		f["reasoning_effort"] = string(w.ReasoningEffort)
-	case w.ThinkingMode == ThinkingEnabled:
+	case w.ThinkingMode == thinkingEnabled:
 		f["chat_template_kwargs"] = map[string]bool{"enable_thinking": true}
-	case w.ThinkingMode == ThinkingDisabled:
+	case w.ThinkingMode == thinkingDisabled:
 		f["chat_template_kwargs"] = map[string]bool{"enable_thinking": false}
 	}
 	return f

@@ -43,7 +43,7 @@ func (rc *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestRequestBody(t *testing.T) {
 	base := map[string]any{
 		"model":          "m",
-		"max_tokens":     float64(DefaultMaxTokens),
+		"max_tokens":     float64(defaultMaxTokens),
 		"stream":         true,
 		"stream_options": map[string]any{"include_usage": true},
 		"ignore_eos":     true,
@@ -65,13 +65,13 @@ func TestRequestBody(t *testing.T) {
 		flags artifact.ServeFlags
 	}{
 		{"defaults", Workload{}, with("temperature", 0.0), artifact.ServeFlags{ThinkingMode: "default"}},
-		{"the reference's max_tokens", Workload{MaxTokens: ReferenceMaxTokens}, with("temperature", 0.0, "max_tokens", 64.0), artifact.ServeFlags{ThinkingMode: "default"}},
+		{"the reference's max_tokens", Workload{MaxTokens: referenceMaxTokens}, with("temperature", 0.0, "max_tokens", 64.0), artifact.ServeFlags{ThinkingMode: "default"}},
 		{"explicit temperature 0", Workload{Temperature: new(0.0)}, with("temperature", 0.0), artifact.ServeFlags{ThinkingMode: "default"}},
 		{"sampling", Workload{Temperature: new(0.9), TopP: new(0.95)}, with("temperature", 0.9, "top_p", 0.95), artifact.ServeFlags{ThinkingMode: "default"}},
-		{"thinking enabled", Workload{ThinkingMode: ThinkingEnabled}, with("temperature", 0.0, "chat_template_kwargs", map[string]any{"enable_thinking": true}), artifact.ServeFlags{ThinkingMode: "enabled"}},
-		{"thinking disabled", Workload{ThinkingMode: ThinkingDisabled}, with("temperature", 0.0, "chat_template_kwargs", map[string]any{"enable_thinking": false}), artifact.ServeFlags{ThinkingMode: "disabled", NoThinking: true}},
-		{"thinking unsupported", Workload{ThinkingMode: ThinkingUnsupported}, with("temperature", 0.0), artifact.ServeFlags{ThinkingMode: "unsupported"}},
-		{"reasoning effort", Workload{ReasoningEffort: ReasoningHigh}, with("temperature", 0.0, "reasoning_effort", "high"), artifact.ServeFlags{ThinkingMode: "default", ReasoningEffort: new("high")}},
+		{"thinking enabled", Workload{ThinkingMode: thinkingEnabled}, with("temperature", 0.0, "chat_template_kwargs", map[string]any{"enable_thinking": true}), artifact.ServeFlags{ThinkingMode: "enabled"}},
+		{"thinking disabled", Workload{ThinkingMode: thinkingDisabled}, with("temperature", 0.0, "chat_template_kwargs", map[string]any{"enable_thinking": false}), artifact.ServeFlags{ThinkingMode: "disabled", NoThinking: true}},
+		{"thinking unsupported", Workload{ThinkingMode: thinkingUnsupported}, with("temperature", 0.0), artifact.ServeFlags{ThinkingMode: "unsupported"}},
+		{"reasoning effort", Workload{ReasoningEffort: reasoningHigh}, with("temperature", 0.0, "reasoning_effort", "high"), artifact.ServeFlags{ThinkingMode: "default", ReasoningEffort: new("high")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,7 +91,7 @@ func TestRequestBody(t *testing.T) {
 				msgs := rc.body["messages"].([]any)
 				delete(rc.body, "messages")
 				require.Empty(t, cmp.Diff(tt.want, rc.body))
-				plan, err := newPlan(w, 8192, DefaultMargin, "")
+				plan, err := newPlan(w, 8192, defaultMargin, "")
 				require.NoError(t, err)
 				prompt, err := plan.AppendPrompt(nil, 0)
 				require.NoError(t, err)
@@ -109,7 +109,7 @@ func TestRequestBody(t *testing.T) {
 				require.Equal(t, tt.flags.ReasoningEffort, sf.ReasoningEffort)
 				require.True(t, rep.Sampling.Temperature.Sent, "temperature is always sent, as the reference does")
 				require.Equal(t, w.Temperature, rep.Sampling.Temperature.Requested)
-				wantTemp := new(DefaultTemperature)
+				wantTemp := new(defaultTemperature)
 				if w.Temperature != nil {
 					wantTemp = w.Temperature
 				}
@@ -202,7 +202,7 @@ func TestDefaultTemperatureBytes(t *testing.T) {
 func BenchmarkAppendBody(b *testing.B) {
 	enc, err := newRequestEncoder(Target{Model: "m", ExtraBody: map[string]any{"ignore_eos": true}}, Workload{MaxTokens: 64, Temperature: new(0.9)})
 	require.NoError(b, err)
-	plan, err := newPlan(Workload{Requests: 1, ContextTokens: 65536}, 131072, DefaultMargin, "")
+	plan, err := newPlan(Workload{Requests: 1, ContextTokens: 65536}, 131072, defaultMargin, "")
 	require.NoError(b, err)
 	prompt, err := plan.AppendPrompt(nil, 0)
 	require.NoError(b, err)

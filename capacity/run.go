@@ -57,12 +57,12 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 		return nil, err
 	}
 	sh := w.Shard
-	concurrency := w.Concurrency // a shard's share of it (ShareOf)
+	concurrency := w.Concurrency // a shard's share of it (shareOf)
 	if sh.Count > 0 {
 		if err := shardNeedsClock(t); err != nil {
 			return nil, err
 		}
-		concurrency = ShareOf(w.Concurrency, sh.Index, sh.Count)
+		concurrency = shareOf(w.Concurrency, sh.Index, sh.Count)
 	}
 	if err := ensureFileLimit(concurrency); err != nil {
 		return nil, err
@@ -90,7 +90,7 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 		return nil, err
 	}
 	nonce := ""
-	if w.PromptCacheMode == PromptCacheUnique && !w.OmitUniqueNonce {
+	if w.PromptCacheMode == promptCacheUnique && !w.OmitUniqueNonce {
 		if nonce, err = newNonce(); err != nil {
 			return nil, err
 		}
@@ -98,7 +98,7 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 			nonce = shardNonce(sh, w.Seed)
 		}
 	}
-	plan, err := newPlan(w, maxModelLen, t.Margin, nonce)
+	plan, err := newPlan(w, maxModelLen, t.margin(), nonce)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 	if err != nil {
 		return nil, err
 	}
-	if w.PromptSizing == PromptSizingExact {
+	if w.PromptSizing == promptSizingExact {
 		if err := sizePrompts(ctx, plan, t, cl, disc.TruncationWindow); err != nil {
 			return nil, err
 		}

@@ -21,7 +21,7 @@ import (
 // the canary marker each answer began with.
 func tracesByIndex(t testing.TB, srv *fakeserver.Server, seed int64) map[int]fakeserver.Trace {
 	t.Helper()
-	prefix := CanaryMarkerPrefix + strconv.FormatInt(seed, 10) + "_"
+	prefix := canaryMarkerPrefix + strconv.FormatInt(seed, 10) + "_"
 	out := make(map[int]fakeserver.Trace)
 	for _, tr := range srv.Traces() {
 		require.True(t, tr.Done(), "trace %d is final", tr.Index)
@@ -37,7 +37,7 @@ func tracesByIndex(t testing.TB, srv *fakeserver.Server, seed int64) map[int]fak
 }
 
 // countChunks counts the trace's chunks of one kind.
-func countChunks(tr fakeserver.Trace, kind fakeserver.ChunkKind) int {
+func countChunks(tr fakeserver.Trace, kind string) int {
 	n := 0
 	for _, c := range tr.Chunks {
 		if c.Kind == kind {
@@ -61,7 +61,7 @@ func reportJSON(t *testing.T, r *artifact.Report) string {
 // and token and chunk counts equal what the server sent.
 func TestRunExactUnderFakeTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := fakeserver.NewInMemory(fakeserver.Reasoning())
+		srv := fakeserver.NewInMemory(fakeProfile("reasoning"))
 		defer srv.Close()
 		const seed = 1717
 		rep, err := Run(t.Context(),
@@ -81,7 +81,7 @@ func TestRunExactUnderFakeTime(t *testing.T) {
 
 		traces := tracesByIndex(t, srv, seed)
 		require.Len(t, traces, 60)
-		plan, err := newPlan(Workload{Requests: 60, Seed: seed, MaxTokens: 1024}, 262144, DefaultMargin, "")
+		plan, err := newPlan(Workload{Requests: 60, Seed: seed, MaxTokens: 1024}, 262144, defaultMargin, "")
 		require.NoError(t, err)
 		require.Equal(t, plan.ContextDistribution(), rep.ContextDistribution, "the seeded plan, whatever the scheduling")
 		var ratios []float64
@@ -93,8 +93,8 @@ func TestRunExactUnderFakeTime(t *testing.T) {
 			require.Equal(t, monoMS(tr.Last), row.E2EMS, "request %d E2E", i)
 			require.Equal(t, tr.CompletionTokens, *row.OutputTokens, "request %d completion tokens", i)
 			require.Equal(t, tr.PromptTokens, *row.PromptTokens, "request %d prompt tokens", i)
-			require.Equal(t, countChunks(tr, fakeserver.ChunkContent), row.ContentChunks)
-			require.Equal(t, countChunks(tr, fakeserver.ChunkReasoning), row.ReasoningChunks)
+			require.Equal(t, countChunks(tr, "content"), row.ContentChunks)
+			require.Equal(t, countChunks(tr, "reasoning"), row.ReasoningChunks)
 			require.Equal(t, artifact.SourceUsage, row.OutputTokenSource)
 			require.True(t, row.RequestCanary.Passed)
 			require.Equal(t, plan.Contexts[i], row.PlannedContextTokens)
@@ -135,7 +135,7 @@ func TestReportKeySets(t *testing.T) {
 
 	synctest.Test(t, func(t *testing.T) {
 		cfg := fakeserver.Fast()
-		cfg.Faults.ByIndex = map[int]fakeserver.Fault{1: fakeserver.FaultOmitMarker, 2: fakeserver.FaultHTTP503}
+		cfg.Faults.ByIndex = map[int]fakeserver.Fault{1: "omit_marker", 2: "http_503"}
 		rep, err := runFake(t, cfg, Workload{Requests: 4, Concurrency: 1, RequestCanaries: true, Temperature: new(0.7)})
 		require.NoError(t, err)
 		var doc struct {

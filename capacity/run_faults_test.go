@@ -48,31 +48,31 @@ func TestRunFaultOutcomes(t *testing.T) {
 		received bool
 		slow     bool // skipped with -short (the unit tests cover it)
 	}{
-		{fault: fakeserver.FaultHTTP429, errType: ErrorTypeHTTPStatus, class: artifact.FailureHTTPError, status: 429, received: true, message: "HTTP 429 Too Many Requests: {"},
-		{fault: fakeserver.FaultHTTP500, errType: ErrorTypeHTTPStatus, class: artifact.FailureHTTPError, status: 500, received: true, message: "The server had an error"},
-		{fault: fakeserver.FaultHTTP503, errType: ErrorTypeHTTPStatus, class: artifact.FailureHTTPError, status: 503, received: true, message: "HTTP 503"},
-		{fault: fakeserver.FaultHTTP400, errType: ErrorTypeHTTPStatus, class: artifact.FailureHTTPError, status: 400, received: true, message: "invalid_request_error"},
-		{fault: fakeserver.FaultDrop, errType: ErrorTypeEOF, class: artifact.FailureStreamValidation, status: 200, received: true, message: "connection dropped mid-stream (unexpected EOF)"},
-		{fault: fakeserver.FaultStall, w: Workload{StallTimeout: 5 * time.Second}, errType: ErrorTypeStall, class: artifact.FailureTimeout, status: 200, received: true, message: "stream idle longer than Workload.StallTimeout (5s)"},
-		{fault: fakeserver.FaultSlowHeaders, w: Workload{StallTimeout: 5 * time.Second}, errType: ErrorTypeStall, class: artifact.FailureTimeout, message: "no response headers within Workload.StallTimeout (5s)"},
-		{fault: fakeserver.FaultSlowHeaders, w: Workload{Timeout: 10 * time.Second}, errType: ErrorTypeTimeout, class: artifact.FailureTimeout, message: "no response headers within Workload.Timeout (10s)"},
-		{fault: fakeserver.FaultEndless, w: Workload{Timeout: 10 * time.Second}, errType: ErrorTypeTimeout, class: artifact.FailureTimeout, status: 200, received: true, message: "request exceeded Workload.Timeout (10s)"},
-		{fault: fakeserver.FaultEndless, errType: ErrorTypeTooManyEvents, class: artifact.FailureStreamValidation, status: 200, received: true, message: "more chunks than any max_tokens allows", slow: true},
-		{fault: fakeserver.FaultMalformedJSON, errType: ErrorTypeMalformedChunk, class: artifact.FailureStreamValidation, status: 200, received: true, message: "malformed JSON chunk"},
-		{fault: fakeserver.FaultStreamError, errType: ErrorTypeServerError, class: artifact.FailureStreamValidation, status: 200, received: true, message: "in-stream error object"},
-		{fault: fakeserver.FaultOversized, errType: ErrorTypeEventTooLarge, class: artifact.FailureStreamValidation, status: 200, received: true, message: "event larger than MaxEventSize"},
-		{fault: fakeserver.FaultReasoningOnly, errType: ErrorTypeNoVisibleContent, class: artifact.FailureStreamValidation, status: 200, received: true, message: "stream completed without visible content"},
-		{fault: fakeserver.FaultEmptyBody, errType: ErrorTypeNoVisibleContent, class: artifact.FailureStreamValidation, status: 200, received: true, message: "stream completed without visible content"},
-		{fault: fakeserver.FaultWrongContentType, errType: ErrorTypeContentType, class: artifact.FailureStreamValidation, status: 200, received: true, message: `Content-Type "application/json" is not text/event-stream`},
-		{fault: fakeserver.FaultOmitMarker, w: Workload{RequestCanaries: true}, errType: ErrorTypeCanary, class: artifact.FailureRequestCanary, status: 200, received: true, message: "marker missing"},
-		{fault: fakeserver.FaultLateMarker, w: Workload{RequestCanaries: true}, errType: ErrorTypeCanary, class: artifact.FailureRequestCanary, status: 200, received: true, message: "marker not at the start"},
-		{fault: fakeserver.FaultForeignMarker, w: Workload{RequestCanaries: true}, errType: ErrorTypeCanary, class: artifact.FailureRequestCanary, status: 200, received: true, message: "peer marker"},
-		{fault: fakeserver.FaultExtraWords, w: Workload{ResponseWords: 5, ControlledOutputPolicy: PolicyStrict}, errType: ErrorTypeControlledOutput, class: artifact.FailureControlledOutput, status: 200, received: true, message: "want exactly 5 words \"code\""},
+		{fault: "http_429", errType: errorTypeHTTPStatus, class: artifact.FailureHTTPError, status: 429, received: true, message: "HTTP 429 Too Many Requests: {"},
+		{fault: "http_500", errType: errorTypeHTTPStatus, class: artifact.FailureHTTPError, status: 500, received: true, message: "The server had an error"},
+		{fault: "http_503", errType: errorTypeHTTPStatus, class: artifact.FailureHTTPError, status: 503, received: true, message: "HTTP 503"},
+		{fault: "http_400", errType: errorTypeHTTPStatus, class: artifact.FailureHTTPError, status: 400, received: true, message: "invalid_request_error"},
+		{fault: "drop", errType: errorTypeEOF, class: artifact.FailureStreamValidation, status: 200, received: true, message: "connection dropped mid-stream (unexpected EOF)"},
+		{fault: "stall", w: Workload{StallTimeout: 5 * time.Second}, errType: errorTypeStall, class: artifact.FailureTimeout, status: 200, received: true, message: "stream idle longer than Workload.StallTimeout (5s)"},
+		{fault: "slow_headers", w: Workload{StallTimeout: 5 * time.Second}, errType: errorTypeStall, class: artifact.FailureTimeout, message: "no response headers within Workload.StallTimeout (5s)"},
+		{fault: "slow_headers", w: Workload{Timeout: 10 * time.Second}, errType: errorTypeTimeout, class: artifact.FailureTimeout, message: "no response headers within Workload.Timeout (10s)"},
+		{fault: "endless", w: Workload{Timeout: 10 * time.Second}, errType: errorTypeTimeout, class: artifact.FailureTimeout, status: 200, received: true, message: "request exceeded Workload.Timeout (10s)"},
+		{fault: "endless", errType: errorTypeTooManyEvents, class: artifact.FailureStreamValidation, status: 200, received: true, message: "more chunks than any max_tokens allows", slow: true},
+		{fault: "malformed_json", errType: errorTypeMalformedChunk, class: artifact.FailureStreamValidation, status: 200, received: true, message: "malformed JSON chunk"},
+		{fault: "stream_error", errType: errorTypeServerError, class: artifact.FailureStreamValidation, status: 200, received: true, message: "in-stream error object"},
+		{fault: "oversized_event", errType: errorTypeEventTooLarge, class: artifact.FailureStreamValidation, status: 200, received: true, message: "event larger than MaxEventSize"},
+		{fault: "reasoning_only", errType: errorTypeNoVisibleContent, class: artifact.FailureStreamValidation, status: 200, received: true, message: "stream completed without visible content"},
+		{fault: "empty_body", errType: errorTypeNoVisibleContent, class: artifact.FailureStreamValidation, status: 200, received: true, message: "stream completed without visible content"},
+		{fault: "wrong_content_type", errType: errorTypeContentType, class: artifact.FailureStreamValidation, status: 200, received: true, message: `Content-Type "application/json" is not text/event-stream`},
+		{fault: "omit_marker", w: Workload{RequestCanaries: true}, errType: errorTypeCanary, class: artifact.FailureRequestCanary, status: 200, received: true, message: "marker missing"},
+		{fault: "late_marker", w: Workload{RequestCanaries: true}, errType: errorTypeCanary, class: artifact.FailureRequestCanary, status: 200, received: true, message: "marker not at the start"},
+		{fault: "foreign_marker", w: Workload{RequestCanaries: true}, errType: errorTypeCanary, class: artifact.FailureRequestCanary, status: 200, received: true, message: "peer marker"},
+		{fault: "extra_words", w: Workload{ResponseWords: 5, ControlledOutputPolicy: policyStrict}, errType: errorTypeControlledOutput, class: artifact.FailureControlledOutput, status: 200, received: true, message: "want exactly 5 words \"code\""},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.fault)+"/"+string(tt.class), func(t *testing.T) {
 			if tt.slow && testing.Short() {
-				t.Skip("streams MaxStreamEvents events")
+				t.Skip("streams maxStreamEvents events")
 			}
 			synctest.Test(t, func(t *testing.T) {
 				w := tt.w
@@ -107,7 +107,7 @@ func TestRunFaultOutcomes(t *testing.T) {
 // extra words stays a sample, its adherence recorded as not exact.
 func TestRunDisobedienceObserved(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rep, err := runFake(t, faultAt(1, fakeserver.FaultExtraWords), Workload{Requests: 3, Concurrency: 1, ResponseWords: 5, RequestCanaries: true})
+		rep, err := runFake(t, faultAt(1, "extra_words"), Workload{Requests: 3, Concurrency: 1, ResponseWords: 5, RequestCanaries: true})
 		require.NoError(t, err)
 		require.Empty(t, rep.Failures)
 		require.Equal(t, 3, rep.Metrics.ControlledOutputSamples)
@@ -116,7 +116,7 @@ func TestRunDisobedienceObserved(t *testing.T) {
 		co := rep.RequestTimings[1].ControlledOutput
 		require.False(t, *co.ExactAdherence)
 		require.True(t, co.Passed)
-		require.Equal(t, 2, co.ObservedExtraWords, "%q", fakeserver.ExtraWords)
+		require.Equal(t, 2, co.ObservedExtraWords, "%q", " and more")
 	})
 }
 
@@ -129,13 +129,13 @@ func TestRunDialects(t *testing.T) {
 		source    artifact.OutputTokenSource
 		reasoning bool
 	}{
-		{"vllm", fakeserver.DialectVLLM(), artifact.SourceUsage, true},
-		{"ollama", fakeserver.DialectOllama(), artifact.SourceUsage, true},
-		{"mock-llm", fakeserver.DialectMockLLM(), artifact.SourceContentChunks, true},
-		{"usage in last choice", fakeserver.Dialect{Usage: fakeserver.UsageInLastChoice}, artifact.SourceUsage, true},
+		{"vllm", fakeDialect("vllm"), artifact.SourceUsage, true},
+		{"ollama", fakeDialect("ollama"), artifact.SourceUsage, true},
+		{"mock-llm", fakeDialect("mock-llm"), artifact.SourceContentChunks, true},
+		{"usage in last choice", fakeserver.Dialect{Usage: "last-choice"}, artifact.SourceUsage, true},
 		{"no done", fakeserver.Dialect{OmitDone: true}, artifact.SourceUsage, true},
 		{"crlf, keep-alive, finish chunk", fakeserver.Dialect{CRLF: true, KeepAlive: 5 * time.Millisecond, FinishChunk: true, EscapeHTML: true}, artifact.SourceUsage, true},
-		{"role in first delta, reasoning field", fakeserver.Dialect{Role: fakeserver.RoleInFirstDelta, ReasoningField: "reasoning"}, artifact.SourceUsage, true},
+		{"role in first delta, reasoning field", fakeserver.Dialect{Role: "first", ReasoningField: "reasoning"}, artifact.SourceUsage, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -173,7 +173,7 @@ func TestRunKeepAliveIsNotAStall(t *testing.T) {
 	for _, keepAlive := range []time.Duration{0, time.Second} {
 		t.Run(fmt.Sprintf("keep-alive=%v", keepAlive), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				cfg := fakeserver.Reasoning()
+				cfg := fakeProfile("reasoning")
 				cfg.Dialect.KeepAlive = keepAlive
 				rep, err := runFake(t, cfg, Workload{Requests: 1, MaxTokens: 1024, ContextTokens: 65536, StallTimeout: 5 * time.Second})
 				require.NoError(t, err)

@@ -90,7 +90,7 @@ func runReplay(t *testing.T, h http.Handler, w Workload, probe bool) (*artifact.
 }
 
 // transcriptContext is the planned context of the replayed successes: the
-// ollama captures answered a 100-token prompt, within MinPromptTokenFraction
+// ollama captures answered a 100-token prompt, within minPromptTokenFraction
 // of this plan.
 const transcriptContext = 128
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
-	"github.com/anvilbench/anvil/capacity/itl"
+	"github.com/anvilbench/anvil/capacity/internal/itl"
 )
 
 // maxPanicStack bounds the stack trace kept in a runner_error message.
@@ -222,7 +222,7 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer,
 			msg, cut := artifact.CutErrorMessage(r.cl.secrets.scrub(fmt.Sprintf("panic in the request worker: %v\n%s", p, stack)))
 			res = result{index: i, fail: &artifact.Failure{
 				RequestIndex: i, PlannedContextTokens: planned, FailureClass: artifact.FailureRunnerError,
-				ErrorType: ErrorTypePanic, ErrorMessage: msg, ErrorMessageTruncated: cut,
+				ErrorType: errorTypePanic, ErrorMessage: msg, ErrorMessageTruncated: cut,
 				ElapsedMS: monoMS(time.Since(start)),
 			}, clock: clock}
 		}

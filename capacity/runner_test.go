@@ -24,7 +24,7 @@ import (
 
 // writeOKStream answers a chat request with a minimal valid stream: one
 // content chunk, usage, [DONE]. Its usage counts the prompt at exactly
-// PromptCharsPerToken characters per token (a tokenizer that agrees with the
+// promptCharsPerToken characters per token (a tokenizer that agrees with the
 // plan's estimate) and 3 completion tokens.
 func writeOKStream(w http.ResponseWriter, rawRequest []byte) {
 	var req struct {
@@ -35,7 +35,7 @@ func writeOKStream(w http.ResponseWriter, rawRequest []byte) {
 	_ = json.Unmarshal(rawRequest, &req)
 	prompt := 0
 	for _, m := range req.Messages {
-		prompt += int(float64(len(m.Content)) / PromptCharsPerToken)
+		prompt += int(float64(len(m.Content)) / promptCharsPerToken)
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	_, _ = fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"}}]}\n\n"+
@@ -103,7 +103,7 @@ func TestRunClosedLoop(t *testing.T) {
 // no goroutine outlives Run (the bubble would deadlock otherwise).
 func TestRunCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := fakeserver.NewInMemory(fakeserver.Reasoning())
+		srv := fakeserver.NewInMemory(fakeProfile("reasoning"))
 		defer srv.Close()
 		ctx, cancel := context.WithCancel(t.Context())
 		const cancelAfter = 20 * time.Second
@@ -218,7 +218,7 @@ func TestRunRequestError(t *testing.T) {
 	require.Len(t, rep.Failures, 2)
 	for _, f := range rep.Failures {
 		require.Equal(t, artifact.FailureRequestError, f.FailureClass)
-		require.Equal(t, ErrorTypeConnectionRefused, f.ErrorType)
+		require.Equal(t, errorTypeConnectionRefused, f.ErrorType)
 		require.Contains(t, f.ErrorMessage, "connection refused")
 		require.NotContains(t, f.ErrorMessage, "pw")
 		require.False(t, f.ResponseReceived)
@@ -232,7 +232,7 @@ func TestRunRequestError(t *testing.T) {
 func TestRunMaxFailures(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := fakeserver.Fast()
-		cfg.Faults.Probability = map[fakeserver.Fault]float64{fakeserver.FaultHTTP500: 1}
+		cfg.Faults.Probability = map[fakeserver.Fault]float64{"http_500": 1}
 		rep, err := runFake(t, cfg, Workload{Requests: 50, Concurrency: 1, MaxFailures: 3})
 		require.NoError(t, err)
 		require.Equal(t, 3, rep.Requests)
@@ -320,7 +320,7 @@ func TestRunUniqueNonce(t *testing.T) {
 		return rc.body["messages"].([]any)[0].(map[string]any)["content"].(string)
 	}
 	synctest.Test(t, func(t *testing.T) {
-		w := Workload{Requests: 1, ContextTokens: 2048, PromptCacheMode: PromptCacheUnique, SharedPrefixTokens: 256}
+		w := Workload{Requests: 1, ContextTokens: 2048, PromptCacheMode: promptCacheUnique, SharedPrefixTokens: 256}
 		require.NotEqual(t, firstPrompt(t, w), firstPrompt(t, w), "a nonce per run")
 		w.OmitUniqueNonce = true
 		require.Equal(t, firstPrompt(t, w), firstPrompt(t, w), "reproducible without the nonce")

@@ -34,8 +34,9 @@ type Request struct {
 	// engine builds the prompt for when Messages is nil (clamped to the
 	// prompt budget left by MaxTokens), the planned_context_tokens of the
 	// request's row either way, and the base of the truncation check
-	// (MinPromptTokenFraction). 0 with Messages: no plan (the floor is not
-	// checked).
+	// (usage.prompt_tokens at least half of it,
+	// capacity/PROTOCOL.md#stream_validation_failed). 0 with Messages: no
+	// plan (the floor is not checked).
 	PromptTokens int
 	// PrefixBlocks, with Messages nil, opens the planned prompt with one
 	// block of BlockTokens tokens per id (each >= 0), in order (a Mooncake
@@ -49,7 +50,7 @@ type Request struct {
 	// BlockTokens is the size of every prefix block in tokens, > 0 with
 	// PrefixBlocks.
 	BlockTokens int
-	// MaxTokens is the request's max_tokens, 1..MaxMaxTokens; 0 sends the
+	// MaxTokens is the request's max_tokens, 1..65536; 0 sends the
 	// workload's (Workload.MaxTokens).
 	MaxTokens int
 	// Body holds extra request body fields of this request, merged over
@@ -86,7 +87,7 @@ func (f SourceFunc) Request(i int) (Request, error) { return f(i) }
 // Run calls Answer once for every measured request that was sent, before
 // the request counts as ended for the Schedule (so a request due after it
 // sees the answer), with the visible content the capture kept (at most
-// VisibleCaptureLimit characters; truncated says some was dropped) and
+// 8192 characters; truncated says some was dropped) and
 // whether the request succeeded. Calls of Answer and Request never overlap.
 type Answerer interface {
 	Source
@@ -95,7 +96,7 @@ type Answerer interface {
 
 // A SizedSource is a Source that writes its own prompts
 // (Request.Messages) at a number of characters per token, as a trace
-// replay does. With PromptSizingExact, Run learns the server's
+// replay does. With PromptSizing "exact", Run learns the server's
 // characters per token before the warm-up (from its tokenizer endpoint or
 // calibration requests, see capacity/PROTOCOL.md#exact-token-sizing) and
 // sends the requests of SizedAt(charsPerToken) instead: one ratio for the
@@ -152,13 +153,13 @@ type ScheduleFunc func(i int) Due
 // Due implements Schedule.
 func (f ScheduleFunc) Due(i int) Due { return f(i) }
 
-// ClosedLoop is the Schedule of the closed loop: every request DueNow.
-func ClosedLoop() Schedule { return ScheduleFunc(func(int) Due { return DueNow() }) }
+// closedLoop is the Schedule of the closed loop: every request DueNow.
+func closedLoop() Schedule { return ScheduleFunc(func(int) Due { return DueNow() }) }
 
-// Offsets is the Schedule of due offsets from the start of the measured
+// offsetSchedule is the Schedule of due offsets from the start of the measured
 // phase (an arrival schedule, a trace's timestamps); an index past the end
 // is due at the last offset.
-func Offsets(offsets []time.Duration) Schedule {
+func offsetSchedule(offsets []time.Duration) Schedule {
 	return ScheduleFunc(func(i int) Due {
 		if len(offsets) == 0 {
 			return DueNow()
@@ -207,8 +208,8 @@ func (w Workload) validateSeams(v *validator) {
 	if w.Schedule != nil && w.Rate > 0 {
 		v.add("Workload.Schedule", "set", "must be nil with Rate > 0 (Rate is the arrival schedule)")
 	}
-	if _, sized := w.Source.(SizedSource); w.Source != nil && !sized && w.PromptSizing == PromptSizingExact {
-		v.add("Workload.Source", "set", "must be nil or a SizedSource with PromptSizing %q (exact sizing sizes the synthetic plan's prompts)", PromptSizingExact)
+	if _, sized := w.Source.(SizedSource); w.Source != nil && !sized && w.PromptSizing == promptSizingExact {
+		v.add("Workload.Source", "set", "must be nil or a SizedSource with PromptSizing %q (exact sizing sizes the synthetic plan's prompts)", promptSizingExact)
 	}
 }
 
@@ -216,12 +217,12 @@ func (w Workload) validateSeams(v *validator) {
 // synthetic plan's requests and the closed loop or the arrival schedule
 // (offsets, nil for a closed loop).
 func seamsOf(w Workload, p *plan, offsets []time.Duration) seams {
-	s := seams{source: planSource{p}, schedule: ClosedLoop()}
+	s := seams{source: planSource{p}, schedule: closedLoop()}
 	switch {
 	case w.Schedule != nil:
 		s.schedule = w.Schedule
 	case offsets != nil:
-		s.schedule = Offsets(offsets)
+		s.schedule = offsetSchedule(offsets)
 	}
 	if w.Source != nil {
 		s.source = w.Source

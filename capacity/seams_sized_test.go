@@ -27,7 +27,7 @@ func (s sizedSource) SizedAt(r float64) Source {
 func (s sizedSource) Request(i int) (Request, error) {
 	ratio := s.ratio
 	if ratio == 0 {
-		ratio = PromptCharsPerToken
+		ratio = promptCharsPerToken
 	}
 	n := int(float64(s.planned[i]) * ratio)
 	text := strings.Repeat(fmt.Sprintf("line %d of the request's own text\n", i), n/20+1)[:n]
@@ -50,7 +50,7 @@ func TestSizedSourceExactSizing(t *testing.T) {
 				var given []float64
 				src := sizedSource{planned: []int{3000, 5000, 7000, 4000}, given: &given}
 				rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 4, Concurrency: 2, ContextTokens: 4000,
-					PromptSizing: PromptSizingExact, Source: src})
+					PromptSizing: promptSizingExact, Source: src})
 				require.NoError(t, err)
 				require.Equal(t, 4, rep.Completed, "failures: %+v", rep.Failures)
 				require.Zero(t, srv.refused.Load())
@@ -63,6 +63,6 @@ func TestSizedSourceExactSizing(t *testing.T) {
 			})
 		})
 	}
-	_, err := Workload{PromptSizing: PromptSizingExact, Source: sizedSource{planned: []int{1}, given: new([]float64)}}.Resolved()
+	_, err := Workload{PromptSizing: promptSizingExact, Source: sizedSource{planned: []int{1}, given: new([]float64)}}.Resolved()
 	require.NoError(t, err, "a SizedSource is sized")
 }

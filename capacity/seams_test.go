@@ -57,7 +57,7 @@ func (s *answeringServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	last := ""
 	for _, m := range body.Messages {
 		seen.Messages = append(seen.Messages, Message{Role: m.Role, Content: m.Content})
-		prompt += int(float64(len(m.Content)) / PromptCharsPerToken)
+		prompt += int(float64(len(m.Content)) / promptCharsPerToken)
 		if m.Role == "user" {
 			last = m.Content
 		}
@@ -259,9 +259,9 @@ func TestScheduleErrors(t *testing.T) {
 		require.ErrorContains(t, err, "request 0 is due after request 0")
 		require.NotNil(t, rep)
 	})
-	_, err := Workload{Rate: 5, Schedule: ClosedLoop()}.Resolved()
+	_, err := Workload{Rate: 5, Schedule: closedLoop()}.Resolved()
 	require.ErrorContains(t, err, "Workload.Schedule")
-	_, err = Workload{PromptSizing: PromptSizingExact, Source: SourceFunc(func(int) (Request, error) { return Request{}, nil })}.Resolved()
+	_, err = Workload{PromptSizing: promptSizingExact, Source: SourceFunc(func(int) (Request, error) { return Request{}, nil })}.Resolved()
 	require.ErrorContains(t, err, "Workload.Source")
 }
 

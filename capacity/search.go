@@ -8,38 +8,36 @@ import (
 	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
-// SearchKind is what an SLO search varies, the value of anvil_go.search.kind.
-type SearchKind string
-
-// The kinds of SLO search.
+// The kinds of SLO search (SearchSpec.Kind), the values of
+// anvil_go.search.kind.
 const (
-	// ConcurrencySearch varies Workload.Concurrency over integers.
-	ConcurrencySearch SearchKind = "concurrency"
-	// RateSearch varies Workload.Rate, the open-loop request rate.
-	RateSearch SearchKind = "rate"
+	// concurrencySearch varies Workload.Concurrency over integers.
+	concurrencySearch = "concurrency"
+	// rateSearch varies Workload.Rate, the open-loop request rate.
+	rateSearch = "rate"
 )
 
 // Search defaults.
 const (
-	// DefaultRatePrecision is the relative precision of a rate search when
+	// defaultRatePrecision is the relative precision of a rate search when
 	// SearchSpec.Precision is 0: it stops once the failing rate is within
 	// 5% above the passing one.
-	DefaultRatePrecision = 0.05
-	// DefaultRateStartDivisor sets the first rate probed when
+	defaultRatePrecision = 0.05
+	// defaultRateStartDivisor sets the first rate probed when
 	// SearchSpec.Start is 0: Max / 16, four doublings below Max.
-	DefaultRateStartDivisor = 16
-	// ProbeMissAllowance is the number of requests k that each probe may
-	// let miss the SLO and still pass; see ProbeRequests.
-	ProbeMissAllowance = 10
+	defaultRateStartDivisor = 16
+	// probeMissAllowance is the number of requests k that each probe may
+	// let miss the SLO and still pass; see probeRequests.
+	probeMissAllowance = 10
 )
 
-// ProbeRequests is the number of measured requests of each probe of a
+// probeRequests is the number of measured requests of each probe of a
 // search for w and slo:
 //
-//	N = max(R, ceil(k / (1 - a)))   (at most MaxRequests)
+//	N = max(R, ceil(k / (1 - a)))   (at most maxRequests)
 //
-// where R is w.Requests (0: DefaultRequests), a the SLO's attainment and k
-// = ProbeMissAllowance. A probe passes when at most floor((1-a)N) of its N
+// where R is w.Requests (0: defaultRequests), a the SLO's attainment and k
+// = probeMissAllowance. A probe passes when at most floor((1-a)N) of its N
 // requests miss the SLO; below 1/(1-a) requests that allowance is 0 and an
 // attainment of 0.9 would degenerate into "every request meets it", so
 // the run would judge a different objective. With N >= k/(1-a) a passing
@@ -48,20 +46,20 @@ const (
 // (1-a)·sqrt(a/k), is below a third of the allowed miss share 1-a: one
 // unlucky request does not flip a probe. At a = 1 no allowance exists and
 // N is R.
-func ProbeRequests(w Workload, slo SLO) (int, error) {
+func probeRequests(w Workload, slo SLO) (int, error) {
 	slo, err := slo.Resolved()
 	if err != nil {
 		return 0, err
 	}
 	n := w.Requests
 	if n == 0 {
-		n = DefaultRequests
+		n = defaultRequests
 	}
 	if slo.Attainment < 1 {
 		// The tolerance absorbs the rounding of 1 - a (1 - 0.9 is
 		// 0.09999999999999998), so a = 0.9 gives 100, not 101.
-		need := int(math.Ceil(ProbeMissAllowance/(1-slo.Attainment) - 1e-6))
-		n = max(n, min(need, MaxRequests))
+		need := int(math.Ceil(probeMissAllowance/(1-slo.Attainment) - 1e-6))
+		n = max(n, min(need, maxRequests))
 	}
 	return n, nil
 }
@@ -94,24 +92,25 @@ func RunProber(t Target) Prober {
 
 // SearchSpec says what a search varies and within which bounds.
 type SearchSpec struct {
-	// Kind is ConcurrencySearch or RateSearch.
-	Kind SearchKind
-	// Max is the largest value probed: an integer in 1..MaxConcurrency
-	// for concurrency, a rate in [MinRate, MaxRate] for a rate.
+	// Kind is what the search varies: "concurrency" (Workload.Concurrency,
+	// over integers) or "rate" (Workload.Rate, the open-loop request rate).
+	Kind string
+	// Max is the largest value probed: an integer in 1..16384 for
+	// concurrency, a rate in [0.001, 1e6] requests per second for a rate.
 	Max float64
 	// Start is the first value probed, in (0, Max] (0: 1 for concurrency,
-	// Max/DefaultRateStartDivisor, at least MinRate, for a rate); an
-	// integer for concurrency.
+	// Max/16, at least 0.001, for a rate); an integer for concurrency.
 	Start float64
 	// Precision is the relative precision of a rate search, in (0, 1)
-	// (0: DefaultRatePrecision); it must be 0 for concurrency.
+	// (0: 0.05, the failing rate within 5% above the passing one); it must
+	// be 0 for concurrency.
 	Precision float64
 }
 
 // SearchResult is the outcome of an SLO search.
 type SearchResult struct {
-	// Kind is what was searched.
-	Kind SearchKind
+	// Kind is what was searched, "concurrency" or "rate".
+	Kind string
 	// Best is the highest probed value whose run met the SLO (an integer
 	// for concurrency); 0 when no probe passed.
 	Best float64
@@ -128,25 +127,12 @@ type SearchResult struct {
 	Runs []*artifact.Report
 }
 
-// SearchConcurrency finds the highest concurrency in 1..max at which runs
-// of w against t meet slo (see Search).
-func SearchConcurrency(ctx context.Context, t Target, w Workload, slo SLO, max int) (SearchResult, error) {
-	return Search(ctx, RunProber(t), w, slo, SearchSpec{Kind: ConcurrencySearch, Max: float64(max)})
-}
-
-// SearchRate finds, within DefaultRatePrecision, the highest open-loop rate
-// up to maxRate at which runs of w against t meet slo (see Search):
-// DistServe's goodput.
-func SearchRate(ctx context.Context, t Target, w Workload, slo SLO, maxRate float64) (SearchResult, error) {
-	return Search(ctx, RunProber(t), w, slo, SearchSpec{Kind: RateSearch, Max: maxRate})
-}
-
 // Search finds the highest value of the field s names at which a run of w
 // meets slo, probing with p (capacity/PROTOCOL.md#anvil-go, "search"):
 //
 //  1. grow: probe Start, then double (up to Max) while probes pass; if
 //     Start fails, halve instead until a probe passes (or the value drops
-//     below 1 request in flight, or MinRate);
+//     below 1 request in flight, or 0.001 requests per second);
 //  2. bisect between the highest passing and the lowest failing value:
 //     for concurrency until they are adjacent integers, so Best is exact;
 //     for a rate until the failing rate is within Precision of the passing
@@ -154,12 +140,16 @@ func SearchRate(ctx context.Context, t Target, w Workload, slo SLO, maxRate floa
 //
 // The search assumes that meeting the SLO is monotone in the value (more
 // load, worse latency); each value is probed once. Every probe runs w with
-// the value set (Concurrency, or Rate) and ProbeRequests requests; a rate
-// search whose w leaves Concurrency at 0 caps the requests in flight at
-// MaxConcurrency, so the client's cap does not bind before the server's.
+// the value set (Concurrency, or Rate) and N = max(R, ceil(10 / (1 - a)))
+// requests (at most 10000), where R is w.Requests (0: 60) and a the SLO's
+// attainment: 100 at a = 0.9, so that a passing probe may hold up to 10
+// misses and one unlucky request does not flip it (the math is at
+// probeRequests; at a = 1, N is R). A rate search whose w leaves
+// Concurrency at 0 caps the requests in flight at 16384, so the client's
+// cap does not bind before the server's.
 // w.Duration and w.Burst must be 0: probes are sized by count.
 //
-// The error is a *ConfigError for a bad spec, SLO or workload (checked
+// The error is a *FieldError for a bad spec, SLO or workload (checked
 // before the first probe), the error of a probe, or ctx's error when the
 // search was cancelled; the result then holds the probes run so far.
 func Search(ctx context.Context, p Prober, w Workload, slo SLO, s SearchSpec) (SearchResult, error) {
@@ -176,7 +166,7 @@ func Search(ctx context.Context, p Prober, w Workload, slo SLO, s SearchSpec) (S
 	}
 	probe := func(v float64) (bool, error) {
 		pw := w
-		if s.Kind == ConcurrencySearch {
+		if s.Kind == concurrencySearch {
 			pw.Concurrency = int(v)
 		} else {
 			pw.Rate = v
@@ -261,12 +251,12 @@ func (r SearchResult) finish(lo, hi float64, s SearchSpec) SearchResult {
 func (s SearchSpec) resolved() (SearchSpec, error) {
 	var v validator
 	switch s.Kind {
-	case ConcurrencySearch:
+	case concurrencySearch:
 		if s.Start == 0 {
 			s.Start = 1
 		}
-		if s.Max != math.Trunc(s.Max) || s.Max < 1 || s.Max > MaxConcurrency {
-			v.add("SearchSpec.Max", s.Max, "must be an integer in 1..%d for a concurrency search", MaxConcurrency)
+		if s.Max != math.Trunc(s.Max) || s.Max < 1 || s.Max > maxConcurrency {
+			v.add("SearchSpec.Max", s.Max, "must be an integer in 1..%d for a concurrency search", maxConcurrency)
 		}
 		if s.Start != math.Trunc(s.Start) || s.Start < 1 || s.Start > s.Max {
 			v.add("SearchSpec.Start", s.Start, "must be an integer in 1..Max = %g (0: 1)", s.Max)
@@ -274,25 +264,25 @@ func (s SearchSpec) resolved() (SearchSpec, error) {
 		if s.Precision != 0 {
 			v.add("SearchSpec.Precision", s.Precision, "must be 0 for a concurrency search (it ends at an exact integer)")
 		}
-	case RateSearch:
-		if !(s.Max >= MinRate && s.Max <= MaxRate) {
-			v.add("SearchSpec.Max", s.Max, "must be a rate in [%g, %g] requests per second", float64(MinRate), float64(MaxRate))
+	case rateSearch:
+		if !(s.Max >= minRate && s.Max <= maxRate) {
+			v.add("SearchSpec.Max", s.Max, "must be a rate in [%g, %g] requests per second", float64(minRate), float64(maxRate))
 			break
 		}
 		if s.Start == 0 {
-			s.Start = math.Max(s.Max/DefaultRateStartDivisor, MinRate)
+			s.Start = math.Max(s.Max/defaultRateStartDivisor, minRate)
 		}
 		if s.Precision == 0 {
-			s.Precision = DefaultRatePrecision
+			s.Precision = defaultRatePrecision
 		}
-		if !(s.Start >= MinRate && s.Start <= s.Max) {
-			v.add("SearchSpec.Start", s.Start, "must be a rate in [%g, Max = %g] (0: Max/%d)", float64(MinRate), s.Max, DefaultRateStartDivisor)
+		if !(s.Start >= minRate && s.Start <= s.Max) {
+			v.add("SearchSpec.Start", s.Start, "must be a rate in [%g, Max = %g] (0: Max/%d)", float64(minRate), s.Max, defaultRateStartDivisor)
 		}
 		if !(s.Precision > 0 && s.Precision < 1) {
-			v.add("SearchSpec.Precision", s.Precision, "must be in (0, 1) (0: %g)", DefaultRatePrecision)
+			v.add("SearchSpec.Precision", s.Precision, "must be in (0, 1) (0: %g)", defaultRatePrecision)
 		}
 	default:
-		v.add("SearchSpec.Kind", s.Kind, "must be %q or %q", ConcurrencySearch, RateSearch)
+		v.add("SearchSpec.Kind", s.Kind, "must be %q or %q", concurrencySearch, rateSearch)
 	}
 	return s, v.err()
 }
@@ -300,10 +290,10 @@ func (s SearchSpec) resolved() (SearchSpec, error) {
 // half is the next value below a failing hi while nothing passed; 0 when
 // the bottom of the range failed.
 func (s SearchSpec) half(hi float64) float64 {
-	if s.Kind == ConcurrencySearch {
+	if s.Kind == concurrencySearch {
 		return math.Floor(hi / 2)
 	}
-	if hi/2 < MinRate {
+	if hi/2 < minRate {
 		return 0
 	}
 	return hi / 2
@@ -311,7 +301,7 @@ func (s SearchSpec) half(hi float64) float64 {
 
 // close reports whether the bracket [lo, hi) is as narrow as s asks.
 func (s SearchSpec) close(lo, hi float64) bool {
-	if s.Kind == ConcurrencySearch {
+	if s.Kind == concurrencySearch {
 		return hi-lo <= 1
 	}
 	return hi-lo <= s.Precision*lo
@@ -319,7 +309,7 @@ func (s SearchSpec) close(lo, hi float64) bool {
 
 // mid is the value probed inside the bracket.
 func (s SearchSpec) mid(lo, hi float64) float64 {
-	if s.Kind == ConcurrencySearch {
+	if s.Kind == concurrencySearch {
 		return math.Floor((lo + hi) / 2)
 	}
 	return (lo + hi) / 2
@@ -329,7 +319,7 @@ func (s SearchSpec) mid(lo, hi float64) float64 {
 func probeWorkload(w Workload, slo SLO, s SearchSpec) (Workload, error) {
 	var v validator
 	if w.Duration != 0 {
-		v.add("Workload.Duration", w.Duration, "must be 0 in a search: each probe is sized by its request count (see ProbeRequests)")
+		v.add("Workload.Duration", w.Duration, "must be 0 in a search: each probe is sized by its request count (see probeRequests)")
 	}
 	if w.Burst != 0 {
 		v.add("Workload.Burst", w.Burst, "must be 0 in a search")
@@ -337,19 +327,19 @@ func probeWorkload(w Workload, slo SLO, s SearchSpec) (Workload, error) {
 	if w.Shard.Count != 0 {
 		v.add("Workload.Shard.Count", w.Shard.Count, "must be 0 in a search: every probe would need a common start of its own")
 	}
-	if s.Kind == RateSearch && w.Concurrency == 0 {
-		w.Concurrency = MaxConcurrency
+	if s.Kind == rateSearch && w.Concurrency == 0 {
+		w.Concurrency = maxConcurrency
 	}
 	if err := v.err(); err != nil {
 		return w, err
 	}
-	n, err := ProbeRequests(w, slo)
+	n, err := probeRequests(w, slo)
 	if err != nil {
 		return w, err
 	}
 	w.Requests = n
 	first := w
-	if s.Kind == ConcurrencySearch {
+	if s.Kind == concurrencySearch {
 		first.Concurrency = int(s.Start)
 	} else {
 		first.Rate = s.Start

@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/anvilbench/anvil/capacity/arrival"
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/arrival"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 
@@ -21,7 +21,7 @@ type probeLog struct {
 	Passed bool
 }
 
-func probesOf(t *testing.T, res SearchResult, kind SearchKind) []probeLog {
+func probesOf(t *testing.T, res SearchResult, kind string) []probeLog {
 	t.Helper()
 	out := make([]probeLog, len(res.Runs))
 	for i, r := range res.Runs {
@@ -48,22 +48,22 @@ func TestSearchConcurrencyKnee(t *testing.T) {
 		srv := fakeserver.NewInMemory(cfg)
 		defer srv.Close()
 		slo := SLO{TTFT: cfg.SlotPrefill + 100*time.Millisecond}
-		res, err := SearchConcurrency(t.Context(),
-			Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()},
-			Workload{ContextTokens: 512}, slo, 64)
+		res, err := Search(t.Context(),
+			RunProber(Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()}),
+			Workload{ContextTokens: 512}, slo, SearchSpec{Kind: "concurrency", Max: 64})
 		require.NoError(t, err)
 		require.Equal(t, 6.0, res.Best)
 		require.Equal(t, 7.0, res.Failed)
 		require.True(t, res.Found)
 		require.False(t, res.AtMax)
 		want := []probeLog{{1, true}, {2, true}, {4, true}, {8, false}, {6, true}, {7, false}}
-		if diff := cmp.Diff(want, probesOf(t, res, ConcurrencySearch)); diff != "" {
+		if diff := cmp.Diff(want, probesOf(t, res, concurrencySearch)); diff != "" {
 			t.Fatalf("probes (-want +got):\n%s", diff)
 		}
 		for _, r := range res.Runs {
-			require.Equal(t, 100, r.Requests, "ProbeRequests at attainment 0.9")
+			require.Equal(t, 100, r.Requests, "probeRequests at attainment 0.9")
 			require.Equal(t, int(r.AnvilGo.Search.Value), r.Concurrency)
-			require.Equal(t, LatencyClockSent, r.AnvilGo.SLO.LatencyClock)
+			require.Equal(t, latencyClockSent, r.AnvilGo.SLO.LatencyClock)
 		}
 		require.Equal(t, 100, res.Runs[4].AnvilGo.SLO.MetRequests, "at the knee every TTFT is the prefill")
 	})
@@ -106,23 +106,23 @@ func TestSearchRateBand(t *testing.T) {
 		srv := fakeserver.NewInMemory(cfg)
 		defer srv.Close()
 		slo := SLO{TTFT: cfg.SlotPrefill + service}
-		w := Workload{ContextTokens: 512, Requests: 400, Seed: 3, Arrival: ArrivalPoisson}
-		res, err := SearchRate(t.Context(), Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()}, w, slo, 40)
+		w := Workload{ContextTokens: 512, Requests: 400, Seed: 3, Arrival: arrivalPoisson}
+		res, err := Search(t.Context(), RunProber(Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()}), w, slo, SearchSpec{Kind: "rate", Max: 40})
 		require.NoError(t, err)
 		t.Logf("best rate %.3f/s (ρ = %.3f), first failing %.3f/s, %d probes", res.Best, res.Best*service.Seconds(), res.Failed, len(res.Runs))
 		require.True(t, res.Found)
 		require.GreaterOrEqual(t, res.Best, 0.30/1.05/service.Seconds())
 		require.LessOrEqual(t, res.Best, 0.51/service.Seconds())
-		require.LessOrEqual(t, res.Failed-res.Best, DefaultRatePrecision*res.Best, "bisected to the precision")
+		require.LessOrEqual(t, res.Failed-res.Best, defaultRatePrecision*res.Best, "bisected to the precision")
 		for i, r := range res.Runs {
 			v := r.AnvilGo.Search.Value
 			offsets, err := arrival.Schedule(arrival.Spec{Process: arrival.Poisson, Rate: v, Seed: 3}, 400)
 			require.NoError(t, err)
 			require.Equal(t, mdOneMet(offsets, service, service), r.AnvilGo.SLO.MetRequests, "probe %d at %g/s", i, v)
-			require.Equal(t, LatencyClockScheduled, r.AnvilGo.SLO.LatencyClock)
-			require.Equal(t, MaxConcurrency, r.AnvilGo.Arrival.MaxInFlight)
+			require.Equal(t, latencyClockScheduled, r.AnvilGo.SLO.LatencyClock)
+			require.Equal(t, maxConcurrency, r.AnvilGo.Arrival.MaxInFlight)
 		}
-		require.Equal(t, 40.0/DefaultRateStartDivisor, res.Runs[0].AnvilGo.Search.Value)
+		require.Equal(t, 40.0/defaultRateStartDivisor, res.Runs[0].AnvilGo.Search.Value)
 	})
 }
 
@@ -154,13 +154,13 @@ func TestSearchPaths(t *testing.T) {
 		atMax  bool
 		values []float64
 	}{
-		{"concurrency at max", SearchSpec{Kind: ConcurrencySearch, Max: 5}, 100, 5, true, []float64{1, 2, 4, 5}},
-		{"concurrency none", SearchSpec{Kind: ConcurrencySearch, Max: 5}, 0, 0, false, []float64{1}},
-		{"concurrency shrink", SearchSpec{Kind: ConcurrencySearch, Max: 64, Start: 16}, 5, 5, false, []float64{16, 8, 4, 6, 5}},
-		{"concurrency 1", SearchSpec{Kind: ConcurrencySearch, Max: 64}, 1, 1, false, []float64{1, 2}},
-		{"rate bisect", SearchSpec{Kind: RateSearch, Max: 100, Start: 10, Precision: 0.1}, 33, 32.5, false, []float64{10, 20, 40, 30, 35, 32.5}},
-		{"rate shrink", SearchSpec{Kind: RateSearch, Max: 100, Start: 8, Precision: 0.25}, 3, 3, false, []float64{8, 4, 2, 3, 3.5}},
-		{"rate at max", SearchSpec{Kind: RateSearch, Max: 10}, 50, 10, true, []float64{0.625, 1.25, 2.5, 5, 10}},
+		{"concurrency at max", SearchSpec{Kind: concurrencySearch, Max: 5}, 100, 5, true, []float64{1, 2, 4, 5}},
+		{"concurrency none", SearchSpec{Kind: concurrencySearch, Max: 5}, 0, 0, false, []float64{1}},
+		{"concurrency shrink", SearchSpec{Kind: concurrencySearch, Max: 64, Start: 16}, 5, 5, false, []float64{16, 8, 4, 6, 5}},
+		{"concurrency 1", SearchSpec{Kind: concurrencySearch, Max: 64}, 1, 1, false, []float64{1, 2}},
+		{"rate bisect", SearchSpec{Kind: rateSearch, Max: 100, Start: 10, Precision: 0.1}, 33, 32.5, false, []float64{10, 20, 40, 30, 35, 32.5}},
+		{"rate shrink", SearchSpec{Kind: rateSearch, Max: 100, Start: 8, Precision: 0.25}, 3, 3, false, []float64{8, 4, 2, 3, 3.5}},
+		{"rate at max", SearchSpec{Kind: rateSearch, Max: 10}, 50, 10, true, []float64{0.625, 1.25, 2.5, 5, 10}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &scriptedProber{knee: tc.knee}
@@ -181,7 +181,7 @@ func TestSearchPaths(t *testing.T) {
 	}
 }
 
-// TestSearchInvalid: spec, SLO and workload problems are ConfigErrors
+// TestSearchInvalid: spec, SLO and workload problems are FieldErrors
 // before any probe runs.
 func TestSearchInvalid(t *testing.T) {
 	slo := SLO{TTFT: time.Second}
@@ -193,22 +193,22 @@ func TestSearchInvalid(t *testing.T) {
 		field string
 	}{
 		{"kind", Workload{}, slo, SearchSpec{Kind: "latency", Max: 4}, "SearchSpec.Kind"},
-		{"concurrency max", Workload{}, slo, SearchSpec{Kind: ConcurrencySearch, Max: 0}, "SearchSpec.Max"},
-		{"fractional max", Workload{}, slo, SearchSpec{Kind: ConcurrencySearch, Max: 2.5}, "SearchSpec.Max"},
-		{"start above max", Workload{}, slo, SearchSpec{Kind: ConcurrencySearch, Max: 4, Start: 8}, "SearchSpec.Start"},
-		{"precision for concurrency", Workload{}, slo, SearchSpec{Kind: ConcurrencySearch, Max: 4, Precision: 0.1}, "SearchSpec.Precision"},
-		{"rate max", Workload{}, slo, SearchSpec{Kind: RateSearch, Max: MaxRate * 2}, "SearchSpec.Max"},
-		{"rate precision", Workload{}, slo, SearchSpec{Kind: RateSearch, Max: 10, Precision: 1}, "SearchSpec.Precision"},
-		{"no slo", Workload{}, SLO{}, SearchSpec{Kind: RateSearch, Max: 10}, "SLO.TTFT"},
-		{"duration", Workload{Duration: time.Second}, slo, SearchSpec{Kind: RateSearch, Max: 10}, "Workload.Duration"},
-		{"burst", Workload{Burst: 2}, slo, SearchSpec{Kind: ConcurrencySearch, Max: 4}, "Workload.Burst"},
-		{"shard", Workload{Shard: Shard{Count: 2, StartAt: time.Unix(1, 0)}}, slo, SearchSpec{Kind: ConcurrencySearch, Max: 4}, "Workload.Shard.Count"},
-		{"bad workload", Workload{MaxTokens: -1}, slo, SearchSpec{Kind: ConcurrencySearch, Max: 4}, "Workload.MaxTokens"},
+		{"concurrency max", Workload{}, slo, SearchSpec{Kind: concurrencySearch, Max: 0}, "SearchSpec.Max"},
+		{"fractional max", Workload{}, slo, SearchSpec{Kind: concurrencySearch, Max: 2.5}, "SearchSpec.Max"},
+		{"start above max", Workload{}, slo, SearchSpec{Kind: concurrencySearch, Max: 4, Start: 8}, "SearchSpec.Start"},
+		{"precision for concurrency", Workload{}, slo, SearchSpec{Kind: concurrencySearch, Max: 4, Precision: 0.1}, "SearchSpec.Precision"},
+		{"rate max", Workload{}, slo, SearchSpec{Kind: rateSearch, Max: maxRate * 2}, "SearchSpec.Max"},
+		{"rate precision", Workload{}, slo, SearchSpec{Kind: rateSearch, Max: 10, Precision: 1}, "SearchSpec.Precision"},
+		{"no slo", Workload{}, SLO{}, SearchSpec{Kind: rateSearch, Max: 10}, "SLO.TTFT"},
+		{"duration", Workload{Duration: time.Second}, slo, SearchSpec{Kind: rateSearch, Max: 10}, "Workload.Duration"},
+		{"burst", Workload{Burst: 2}, slo, SearchSpec{Kind: concurrencySearch, Max: 4}, "Workload.Burst"},
+		{"shard", Workload{Shard: Shard{Count: 2, StartAt: time.Unix(1, 0)}}, slo, SearchSpec{Kind: concurrencySearch, Max: 4}, "Workload.Shard.Count"},
+		{"bad workload", Workload{MaxTokens: -1}, slo, SearchSpec{Kind: concurrencySearch, Max: 4}, "Workload.MaxTokens"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &scriptedProber{knee: 1}
 			_, err := Search(t.Context(), p, tc.w, tc.slo, tc.spec)
-			var ce *ConfigError
+			var ce *FieldError
 			require.True(t, errors.As(err, &ce), "%v", err)
 			require.Equal(t, tc.field, ce.Field, "%v", err)
 			require.Empty(t, p.seen, "no probe ran")
@@ -224,9 +224,9 @@ func TestProbeRequests(t *testing.T) {
 		want       int
 	}{
 		{0, 0, 100}, {0, 0.9, 100}, {250, 0.9, 250}, {0, 0.5, 60}, {0, 0.99, 1000},
-		{0, 0.999, MaxRequests}, {0, 1, 60}, {30, 1, 30}, {0, 0.95, 200},
+		{0, 0.999, maxRequests}, {0, 1, 60}, {30, 1, 30}, {0, 0.95, 200},
 	} {
-		got, err := ProbeRequests(Workload{Requests: tc.requests}, SLO{TTFT: time.Second, Attainment: tc.attainment})
+		got, err := probeRequests(Workload{Requests: tc.requests}, SLO{TTFT: time.Second, Attainment: tc.attainment})
 		require.NoError(t, err)
 		require.Equal(t, tc.want, got, "requests %d attainment %g", tc.requests, tc.attainment)
 	}
@@ -244,7 +244,7 @@ func TestSearchProbeError(t *testing.T) {
 		}
 		return &artifact.Report{Requests: 1, WallClockMS: 1, RequestTimings: []artifact.TimingRow{{}}}, nil
 	})
-	res, err := Search(t.Context(), p, Workload{}, SLO{TTFT: time.Second}, SearchSpec{Kind: ConcurrencySearch, Max: 8})
+	res, err := Search(t.Context(), p, Workload{}, SLO{TTFT: time.Second}, SearchSpec{Kind: concurrencySearch, Max: 8})
 	require.ErrorIs(t, err, boom)
 	require.Len(t, res.Runs, 1)
 	require.Equal(t, 1.0, res.Best)

@@ -313,7 +313,7 @@ func hexDigit(c rune) int {
 
 // redactedError is an error returned by Run: its text is scrubbed of the
 // run's credentials, and it still matches what it wraps with errors.Is and
-// errors.As (ErrInvalidConfig, ErrEndpointRefused, a *ConfigError).
+// errors.As (ErrInvalidConfig, ErrEndpointRefused, a *FieldError).
 type redactedError struct {
 	err error
 	msg string

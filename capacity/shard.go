@@ -19,8 +19,8 @@ import (
 // starting their measured phase at one instant of a shared wall clock.
 // artifact.Merge makes one artifact of the shards' artifacts.
 
-// MaxShards is the largest Shard.Count.
-const MaxShards = 1024
+// maxShards is the largest Shard.Count.
+const maxShards = 1024
 
 // ErrShardLate is wrapped by the error of a shard that was ready (warm-up
 // and connection warm-up done) after Shard.StartAt: it sends nothing, since
@@ -39,12 +39,12 @@ var ErrShardLate = errors.New("capacity: the shard was ready after its common st
 // schedule. The Concurrency (the workers of a closed loop, the in-flight
 // cap of an open loop) is split as evenly as possible: every shard gets
 // Concurrency / Count, and the first Concurrency mod Count shards one more
-// (ShareOf). The warm-up and the connection warm-up run on every shard
+// (the shares of 8 over 3 shards are 3, 3 and 2). The warm-up and the connection warm-up run on every shard
 // before the start.
 type Shard struct {
 	// Index is this shard, 0..Count-1.
 	Index int
-	// Count is the number of shards, 0 (no shard) or 1..MaxShards, at most
+	// Count is the number of shards, 0 (no shard) or 1..1024, at most
 	// Workload.Concurrency and Workload.Requests (every shard has a worker
 	// and a request).
 	Count int
@@ -56,12 +56,12 @@ type Shard struct {
 	StartAt time.Time
 }
 
-// ShareOf is the share of concurrency of shard index of count:
+// shareOf is the share of concurrency of shard index of count:
 // concurrency / count, plus one for the first concurrency mod count shards.
 // The shares of all shards add up to concurrency. A count below 1 is a
 // whole run (concurrency itself), and an index outside 0..count-1 no shard
 // (0).
-func ShareOf(concurrency, index, count int) int {
+func shareOf(concurrency, index, count int) int {
 	switch {
 	case count < 1:
 		return concurrency
@@ -88,7 +88,7 @@ func (w Workload) validateShard(v *validator) {
 		}
 		return
 	}
-	v.intRange("Workload.Shard.Count", s.Count, 0, min(MaxShards, w.Concurrency, w.Requests))
+	v.intRange("Workload.Shard.Count", s.Count, 0, min(maxShards, w.Concurrency, w.Requests))
 	v.intRange("Workload.Shard.Index", s.Index, 0, s.Count-1)
 	if s.StartAt.IsZero() {
 		v.add("Workload.Shard.StartAt", "zero", "must be set with Workload.Shard.Count: the common start of every shard")
@@ -108,7 +108,7 @@ func shardNeedsClock(t Target) error {
 	if t.ClockDomainID != "" {
 		return nil
 	}
-	return &ConfigError{Field: "Target.ClockDomainID", Value: "", Rule: "must be set with Workload.Shard: shards merge only on one declared clock domain (the machines' shared NTP or chrony service)"}
+	return badField("Target.ClockDomainID", "", "must be set with Workload.Shard: shards merge only on one declared clock domain (the machines' shared NTP or chrony service)")
 }
 
 // indexes are the measured request indexes of the shard in a plan of n

@@ -20,7 +20,7 @@ import (
 // shardWorkload is the seeded open loop the shard tests split.
 func shardWorkload() Workload {
 	return Workload{Requests: 24, Concurrency: 8, Seed: 11, MaxTokens: 64, RequestCanaries: true,
-		ContextTokens: 1024, Rate: 40, PromptCacheMode: PromptCacheUnique}
+		ContextTokens: 1024, Rate: 40, PromptCacheMode: promptCacheUnique}
 }
 
 // runShards runs n shards of w at once, in the calling bubble, against one
@@ -57,7 +57,7 @@ func TestShardsAreTheWholeRun(t *testing.T) {
 				whole := fakeserver.NewInMemory(fakeserver.Fast())
 				defer whole.Close()
 				w := shardWorkload()
-				w.PromptCacheMode = PromptCacheShared // the fake's prefix cache then serves every run alike
+				w.PromptCacheMode = promptCacheShared // the fake's prefix cache then serves every run alike
 				single, err := Run(t.Context(), target(whole), w)
 				require.NoError(t, err)
 
@@ -76,8 +76,8 @@ func TestShardsAreTheWholeRun(t *testing.T) {
 					require.Equal(t, at.UnixNano(), sh.StartAtUnixNS)
 					require.Equal(t, at.UnixNano(), rep.StartedAtUnixNS, "offsets are from the common start")
 					require.Equal(t, reps[0].AnvilGo.Shard.PlanFingerprint, sh.PlanFingerprint, "one global plan")
-					require.Equal(t, ShareOf(8, k, n), rep.Concurrency)
-					require.Equal(t, ShareOf(8, k, n), rep.AnvilGo.Arrival.MaxInFlight)
+					require.Equal(t, shareOf(8, k, n), rep.Concurrency)
+					require.Equal(t, shareOf(8, k, n), rep.AnvilGo.Arrival.MaxInFlight)
 					require.NotNil(t, rep.AnvilGo.ChunkTiming.Distribution, "the merge needs the gaps")
 					for _, d := range rep.AnvilGo.Requests {
 						require.Equal(t, k, d.RequestIndex%n, "shard %d measured request %d", k, d.RequestIndex)
@@ -218,7 +218,7 @@ func TestShardWaitsForTheStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := &arrivalLog{}
 		at := time.Now().Add(90 * time.Second)
-		w := Workload{Requests: 4, Concurrency: 2, ContextTokens: 512, Rate: 10, Arrival: ArrivalConstant,
+		w := Workload{Requests: 4, Concurrency: 2, ContextTokens: 512, Rate: 10, Arrival: arrivalConstant,
 			Shard: Shard{Index: 1, Count: 2, StartAt: at}}
 		rep, err := Run(t.Context(), clockedPipeTarget(t, h), w)
 		require.NoError(t, err)
@@ -291,11 +291,11 @@ func TestShardValidation(t *testing.T) {
 		{Shard{StartAt: at}, nil, `Workload.Shard.StartAt = "2027-03-04T05:06:07Z": must be zero without Workload.Shard.Count`},
 		{Shard{Count: 3, StartAt: at}, func(w *Workload) { w.Concurrency = 2 }, "Workload.Shard.Count = 3: must be in 0..2"},
 		{Shard{Count: 3, StartAt: at}, func(w *Workload) { w.Requests = 2 }, "Workload.Shard.Count = 3: must be in 0..2"},
-		{Shard{Count: MaxShards + 1, StartAt: at}, func(w *Workload) { w.Concurrency, w.Requests = MaxConcurrency, MaxRequests }, fmt.Sprintf("must be in 0..%d", MaxShards)},
+		{Shard{Count: maxShards + 1, StartAt: at}, func(w *Workload) { w.Concurrency, w.Requests = maxConcurrency, maxRequests }, fmt.Sprintf("must be in 0..%d", maxShards)},
 		{Shard{Index: 3, Count: 3, StartAt: at}, nil, "Workload.Shard.Index = 3: must be in 0..2"},
 		{Shard{Index: -1, Count: 3, StartAt: at}, nil, "Workload.Shard.Index = -1: must be in 0..2"},
 		{Shard{Count: 3}, nil, `Workload.Shard.StartAt = "zero": must be set with Workload.Shard.Count`},
-		{Shard{Count: 3, StartAt: at}, func(w *Workload) { w.Schedule = ClosedLoop() }, "Workload.Schedule = \"set\": must be nil with Workload.Shard"},
+		{Shard{Count: 3, StartAt: at}, func(w *Workload) { w.Schedule = closedLoop() }, "Workload.Schedule = \"set\": must be nil with Workload.Shard"},
 		{Shard{Count: 3, StartAt: at}, func(w *Workload) {
 			w.Source = SourceFunc(func(int) (Request, error) { return Request{}, nil })
 		}, "Workload.Source = \"set\": must be nil with Workload.Shard"},
@@ -321,25 +321,27 @@ func TestShareOf(t *testing.T) {
 		var shares []int
 		sum := 0
 		for k := range tc.count {
-			s := ShareOf(tc.concurrency, k, tc.count)
+			s := shareOf(tc.concurrency, k, tc.count)
 			shares, sum = append(shares, s), sum+s
 		}
 		require.Equal(t, tc.concurrency, sum, "%v", shares)
 		require.True(t, slices.IsSortedFunc(shares, func(a, b int) int { return b - a }), "%v", shares)
 		require.LessOrEqual(t, shares[0]-shares[len(shares)-1], 1, "%v", shares)
 	}
-	require.Equal(t, 7, ShareOf(7, 0, 0), "no shard count: the whole run")
-	require.Zero(t, ShareOf(7, 3, 3), "no such shard")
+	require.Equal(t, 7, shareOf(7, 0, 0), "no shard count: the whole run")
+	require.Zero(t, shareOf(7, 3, 3), "no such shard")
 }
 
-// ExampleShard splits a workload of concurrency 20 over 3 load
-// generators.
-func ExampleShard() {
+// TestShareOfTwentyOverThree splits a workload of concurrency 20 over 3
+// load generators.
+func TestShareOfTwentyOverThree(t *testing.T) {
+	var got []string
 	for k := range 3 {
-		fmt.Printf("shard %d: %d workers, requests %d, %d, ...\n", k, ShareOf(20, k, 3), k, k+3)
+		got = append(got, fmt.Sprintf("shard %d: %d workers, requests %d, %d, ...", k, shareOf(20, k, 3), k, k+3))
 	}
-	// Output:
-	// shard 0: 7 workers, requests 0, 3, ...
-	// shard 1: 7 workers, requests 1, 4, ...
-	// shard 2: 6 workers, requests 2, 5, ...
+	require.Equal(t, []string{
+		"shard 0: 7 workers, requests 0, 3, ...",
+		"shard 1: 7 workers, requests 1, 4, ...",
+		"shard 2: 6 workers, requests 2, 5, ...",
+	}, got)
 }

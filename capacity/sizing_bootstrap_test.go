@@ -35,14 +35,14 @@ func TestExactSizingLlamaCppColdStart(t *testing.T) {
 				srv := newLlamaCppServer(t)
 				srv.noTokenize = noTokenize
 				target := Target{BaseURL: "http://llama.invalid/v1", HTTPClient: servePipe(t, srv.handler())}
-				rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 8, Concurrency: 2, ContextTokens: 7000, PromptSizing: PromptSizingExact})
+				rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 8, Concurrency: 2, ContextTokens: 7000, PromptSizing: promptSizingExact})
 				require.NoError(t, err)
 				require.Equal(t, 8, rep.Completed, "failures: %+v", rep.Failures)
 				require.Zero(t, srv.refused.Load(), "no request was refused over the window")
 				require.Equal(t, "tiny.gguf", rep.Model)
 				cw := rep.AnvilGo.ContextWindow
-				require.Equal(t, artifact.ContextWindow{Tokens: 8192, Source: SourceModels, Advertised: new(8192),
-					AdvertisedSource: new(SourceModels), TruncationWindow: 8192}, *cw)
+				require.Equal(t, artifact.ContextWindow{Tokens: 8192, Source: sourceModels, Advertised: new(8192),
+					AdvertisedSource: new(sourceModels), TruncationWindow: 8192}, *cw)
 
 				ps := rep.AnvilGo.PromptSizing
 				errs := countedErrors(t, rep)
@@ -50,7 +50,7 @@ func TestExactSizingLlamaCppColdStart(t *testing.T) {
 				if noTokenize {
 					require.Equal(t, sizingSourceCalibration, *ps.Source)
 					require.LessOrEqual(t, slicesMax(errs), 0.01)
-					require.LessOrEqual(t, ps.CalibrationRequests, CalibrationSteps)
+					require.LessOrEqual(t, ps.CalibrationRequests, calibrationSteps)
 				} else {
 					require.Equal(t, sizingSourceTokenize, *ps.Source)
 					require.Equal(t, "/tokenize (after /apply-template)", *ps.TokenizePath)
@@ -187,7 +187,7 @@ func (s *lyingUsageServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // TestCalibrationBoundsLyingUsage is the regression test of the crash
 // (issue 18 item 1): servers whose usage.prompt_tokens lies during
-// calibration make exact sizing fail with ErrPromptSizing naming the
+// calibration make exact sizing fail with errPromptSizing naming the
 // counts, before any measured request, and no body they receive exceeds
 // the documented bound for the 65,536-token plan.
 func TestCalibrationBoundsLyingUsage(t *testing.T) {
@@ -209,13 +209,13 @@ func TestCalibrationBoundsLyingUsage(t *testing.T) {
 				srv := &lyingUsageServer{usage: tt.usage, tokenize: tt.tokenize}
 				target := pipeTarget(t, srv)
 				target.MaxModelLen = 131072
-				_, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 4, ContextTokens: 65536, PromptSizing: PromptSizingExact})
-				require.ErrorIs(t, err, ErrPromptSizing)
+				_, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 4, ContextTokens: 65536, PromptSizing: promptSizingExact})
+				require.ErrorIs(t, err, errPromptSizing)
 				t.Log(err)
 				require.ErrorContains(t, err, tt.want)
 				require.ErrorContains(t, err, "tokens")
 				require.LessOrEqual(t, srv.largestBody.Load(), int64(bodyBound(65536)))
-				require.LessOrEqual(t, srv.chats.Load(), int32(MaxCalibrationRequests), "calibration requests only")
+				require.LessOrEqual(t, srv.chats.Load(), int32(maxCalibrationRequests), "calibration requests only")
 			})
 		})
 	}
@@ -243,7 +243,7 @@ func TestCheckPoint(t *testing.T) {
 			require.NoError(t, err, "%v", tt.p)
 			continue
 		}
-		require.ErrorIs(t, err, ErrPromptSizing)
+		require.ErrorIs(t, err, errPromptSizing)
 		require.ErrorContains(t, err, tt.want, "%v", tt.p)
 	}
 }
@@ -260,8 +260,8 @@ func TestCalibrationLearnsFromARefusal(t *testing.T) {
 		srv := newLlamaCppServer(t)
 		srv.noTokenize, srv.window = true, 4096
 		target := Target{BaseURL: "http://llama.invalid/v1", HTTPClient: servePipe(t, srv.handler())}
-		_, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 3, ContextTokens: 7000, PromptSizing: PromptSizingExact})
-		require.ErrorIs(t, err, ErrPromptSizing)
+		_, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 3, ContextTokens: 7000, PromptSizing: promptSizingExact})
+		require.ErrorIs(t, err, errPromptSizing)
 		t.Log(err)
 		require.ErrorContains(t, err, "counted at 5605 tokens over its window of 4096 tokens (n_ctx), and request 0 is planned at 7000, not below 3552")
 		require.EqualValues(t, 1, srv.refused.Load())

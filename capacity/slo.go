@@ -9,27 +9,27 @@ import (
 	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
-// DefaultAttainment is the share of requests that must meet an SLO when
+// defaultAttainment is the share of requests that must meet an SLO when
 // SLO.Attainment is 0.
-const DefaultAttainment = 0.9
+const defaultAttainment = 0.9
 
 // The clocks an SLO's latencies are read on, the values of
 // anvil_go.slo.latency_clock.
 const (
-	// LatencyClockScheduled: TTFT and E2E from each request's scheduled
+	// latencyClockScheduled: TTFT and E2E from each request's scheduled
 	// time (anvil_go.requests[].scheduled_ttft_ms and scheduled_e2e_ms), for
 	// open-loop runs: a request that waited for the in-flight cap is charged
 	// for the wait, as the user who arrived then would be.
-	LatencyClockScheduled = "scheduled"
-	// LatencyClockSent: TTFT and E2E of the v1 timing rows, from t0, for
+	latencyClockScheduled = "scheduled"
+	// latencyClockSent: TTFT and E2E of the v1 timing rows, from t0, for
 	// closed-loop runs (whose requests are due when they are sent).
-	LatencyClockSent = "sent"
+	latencyClockSent = "sent"
 )
 
-// ErrNotEvaluable is wrapped by the errors of SLO.Evaluate for a report it
+// errNotEvaluable is wrapped by the errors of SLO.Evaluate for a report it
 // cannot judge (no requests, no wall time, an open-loop report without its
 // per-request scheduled clock).
-var ErrNotEvaluable = errors.New("capacity: report cannot be evaluated against an SLO")
+var errNotEvaluable = errors.New("capacity: report cannot be evaluated against an SLO")
 
 // SLO is a service-level objective on per-request latencies, with the
 // per-request definition of DistServe (Zhong et al., OSDI 2024), which
@@ -46,7 +46,7 @@ var ErrNotEvaluable = errors.New("capacity: report cannot be evaluated against a
 //     wall time (wall_clock_ms, drain included): the rate of useful work.
 //
 // DistServe's own "goodput" is the highest request rate whose run meets
-// the SLO; that is what SearchRate finds. A zero bound is unset; at least
+// the SLO; that is what a rate Search finds. A zero bound is unset; at least
 // one must be set.
 type SLO struct {
 	// TTFT bounds the time to the first visible content; 0: unset.
@@ -56,7 +56,7 @@ type SLO struct {
 	// E2E bounds the time to the end of the stream; 0: unset.
 	E2E time.Duration
 	// Attainment is the share of requests that must meet the bounds,
-	// (0, 1] (0: DefaultAttainment).
+	// (0, 1] (0: 0.9).
 	Attainment float64
 }
 
@@ -64,10 +64,10 @@ type SLO struct {
 func (s SLO) Set() bool { return s.TTFT != 0 || s.TPOT != 0 || s.E2E != 0 }
 
 // Resolved returns s with its default attainment, or an error wrapping
-// ErrInvalidConfig (each problem a *ConfigError naming the field).
+// ErrInvalidConfig (each problem a *FieldError naming the field).
 func (s SLO) Resolved() (SLO, error) {
 	if s.Attainment == 0 {
-		s.Attainment = DefaultAttainment
+		s.Attainment = defaultAttainment
 	}
 	var v validator
 	for _, b := range []struct {
@@ -82,7 +82,7 @@ func (s SLO) Resolved() (SLO, error) {
 		v.add("SLO.TTFT", s.TTFT, "at least one of TTFT, TPOT and E2E must be set")
 	}
 	if !(s.Attainment > 0 && s.Attainment <= 1) { // NaN fails both
-		v.add("SLO.Attainment", s.Attainment, "must be in (0, 1] (0: %g)", DefaultAttainment)
+		v.add("SLO.Attainment", s.Attainment, "must be in (0, 1] (0: %g)", defaultAttainment)
 	}
 	if err := v.err(); err != nil {
 		return SLO{}, err
@@ -103,38 +103,40 @@ func (s SLO) String() string {
 	}
 	a := s.Attainment
 	if a == 0 {
-		a = DefaultAttainment
+		a = defaultAttainment
 	}
 	return out + fmt.Sprintf("attain=%g", a)
 }
 
 // Evaluate judges report r against s and returns the anvil_go.slo object;
 // it does not change r. Open-loop runs (anvil_go.arrival present) are read
-// on the scheduled clock, closed-loop runs on the sent clock (see the
-// LatencyClock constants); TPOT is the row's tpot_ms on both. A request
-// meets a bound equal to its latency. The error is a *ConfigError for an
-// invalid s, or wraps ErrNotEvaluable.
+// on the scheduled clock, closed-loop runs on the sent clock
+// (anvil_go.slo.latency_clock "scheduled" or "sent"); TPOT is the row's tpot_ms on both. A request
+// meets a bound equal to its latency. The error is a *FieldError for an
+// invalid s; a report it cannot judge (no requests, no wall time, an
+// open-loop report without its per-request scheduled clock) is an error
+// too.
 func (s SLO) Evaluate(r *artifact.Report) (artifact.SLOResult, error) {
 	s, err := s.Resolved()
 	if err != nil {
 		return artifact.SLOResult{}, err
 	}
 	if r == nil {
-		return artifact.SLOResult{}, fmt.Errorf("%w: nil report", ErrNotEvaluable)
+		return artifact.SLOResult{}, fmt.Errorf("%w: nil report", errNotEvaluable)
 	}
 	if r.Requests <= 0 {
-		return artifact.SLOResult{}, fmt.Errorf("%w: requests = %d: must be >= 1", ErrNotEvaluable, r.Requests)
+		return artifact.SLOResult{}, fmt.Errorf("%w: requests = %d: must be >= 1", errNotEvaluable, r.Requests)
 	}
 	if !(r.WallClockMS > 0) || math.IsInf(r.WallClockMS, 0) {
-		return artifact.SLOResult{}, fmt.Errorf("%w: wall_clock_ms = %v: must be a finite number > 0", ErrNotEvaluable, r.WallClockMS)
+		return artifact.SLOResult{}, fmt.Errorf("%w: wall_clock_ms = %v: must be a finite number > 0", errNotEvaluable, r.WallClockMS)
 	}
 	res := artifact.SLOResult{
 		TTFTMS: boundMS(s.TTFT), TPOTMS: boundMS(s.TPOT), E2EMS: boundMS(s.E2E),
-		Attainment: s.Attainment, LatencyClock: LatencyClockSent,
+		Attainment: s.Attainment, LatencyClock: latencyClockSent,
 	}
 	scheduled := r.AnvilGo != nil && r.AnvilGo.Arrival != nil
 	if scheduled {
-		res.LatencyClock = LatencyClockScheduled
+		res.LatencyClock = latencyClockScheduled
 	}
 	for i := range r.RequestTimings {
 		row := &r.RequestTimings[i]
@@ -142,7 +144,7 @@ func (s SLO) Evaluate(r *artifact.Report) (artifact.SLOResult, error) {
 		if scheduled {
 			d := r.AnvilGo.Request(row.RequestIndex)
 			if d == nil || d.Outcome != artifact.OutcomeSuccess {
-				return artifact.SLOResult{}, fmt.Errorf("%w: open-loop request %d has no successful anvil_go.requests entry (its scheduled clock)", ErrNotEvaluable, row.RequestIndex)
+				return artifact.SLOResult{}, fmt.Errorf("%w: open-loop request %d has no successful anvil_go.requests entry (its scheduled clock)", errNotEvaluable, row.RequestIndex)
 			}
 			ttft, e2e = d.ScheduledTTFTMS, d.ScheduledE2EMS
 		}

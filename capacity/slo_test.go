@@ -54,7 +54,7 @@ func TestSLOEvaluate(t *testing.T) {
 			want := artifact.SLOResult{
 				TTFTMS: boundMS(tc.slo.TTFT), TPOTMS: boundMS(tc.slo.TPOT), E2EMS: boundMS(tc.slo.E2E),
 				Attainment: s.Attainment, MetRequests: tc.met, Attained: float64(tc.met) / 5,
-				Passed: tc.passed, GoodputRPS: float64(tc.met) / 2, LatencyClock: LatencyClockSent,
+				Passed: tc.passed, GoodputRPS: float64(tc.met) / 2, LatencyClock: latencyClockSent,
 			}
 			if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(artifact.SLOResult{})); diff != "" {
 				t.Fatalf("(-want +got):\n%s", diff)
@@ -77,12 +77,12 @@ func TestSLOEvaluateScheduledClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := &arrivalLog{service: 30 * time.Millisecond}
 		rep, err := Run(t.Context(), pipeTarget(t, h), Workload{
-			Requests: 40, Concurrency: 2, ContextTokens: 512, Rate: 100, Arrival: ArrivalConstant,
+			Requests: 40, Concurrency: 2, ContextTokens: 512, Rate: 100, Arrival: arrivalConstant,
 		})
 		require.NoError(t, err)
 		res, err := SLO{E2E: 45 * time.Millisecond}.Apply(rep)
 		require.NoError(t, err)
-		require.Equal(t, LatencyClockScheduled, res.LatencyClock)
+		require.Equal(t, latencyClockScheduled, res.LatencyClock)
 		require.Equal(t, 4, res.MetRequests)
 		require.Equal(t, 0.1, res.Attained)
 		require.False(t, res.Passed)
@@ -93,13 +93,13 @@ func TestSLOEvaluateScheduledClock(t *testing.T) {
 		require.NoError(t, err)
 		res, err = SLO{E2E: 45 * time.Millisecond}.Evaluate(closed)
 		require.NoError(t, err)
-		require.Equal(t, LatencyClockSent, res.LatencyClock)
+		require.Equal(t, latencyClockSent, res.LatencyClock)
 		require.Equal(t, 40, res.MetRequests, "a closed loop has no queue: every request meets 45 ms")
 	})
 }
 
-// TestSLOInvalid: bad SLOs are ConfigErrors naming the field; reports that
-// cannot be judged wrap ErrNotEvaluable.
+// TestSLOInvalid: bad SLOs are FieldErrors naming the field; reports that
+// cannot be judged wrap errNotEvaluable.
 func TestSLOInvalid(t *testing.T) {
 	for _, tc := range []struct {
 		slo   SLO
@@ -115,7 +115,7 @@ func TestSLOInvalid(t *testing.T) {
 	} {
 		_, err := tc.slo.Evaluate(sloReport())
 		require.ErrorIs(t, err, ErrInvalidConfig)
-		var ce *ConfigError
+		var ce *FieldError
 		require.True(t, errors.As(err, &ce))
 		require.Equal(t, tc.field, ce.Field, "%v", err)
 	}
@@ -128,7 +128,7 @@ func TestSLOInvalid(t *testing.T) {
 			AnvilGo: &artifact.Extension{Arrival: &artifact.Arrival{Process: "poisson"}}},
 	} {
 		_, err := ok.Evaluate(r)
-		require.ErrorIs(t, err, ErrNotEvaluable, name)
+		require.ErrorIs(t, err, errNotEvaluable, name)
 	}
 	require.Equal(t, "ttft<=200ms,e2e<=2s,attain=0.9", SLO{TTFT: 200 * time.Millisecond, E2E: 2 * time.Second}.String())
 }

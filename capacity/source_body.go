@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/anvilbench/anvil/capacity/trace/blocktext"
+	"github.com/anvilbench/anvil/capacity/internal/blocktext"
 )
 
 // errorTypeSourceRequest is the error_type of a runner_error row whose
@@ -49,8 +49,8 @@ func (b *sourceBodies) build(i int, req Request) (sourceBody, error) {
 	if maxTokens == 0 {
 		maxTokens = b.w.MaxTokens
 	}
-	if maxTokens < 1 || maxTokens > MaxMaxTokens {
-		return sourceBody{}, fmt.Errorf("capacity: Workload.Source: request %d: MaxTokens %d must be 0 (the workload's) or in 1..%d", i, req.MaxTokens, MaxMaxTokens)
+	if maxTokens < 1 || maxTokens > maxMaxTokens {
+		return sourceBody{}, fmt.Errorf("capacity: Workload.Source: request %d: MaxTokens %d must be 0 (the workload's) or in 1..%d", i, req.MaxTokens, maxMaxTokens)
 	}
 	fields := bodyFields(b.target, b.w)
 	fields["max_tokens"] = maxTokens

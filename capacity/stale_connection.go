@@ -200,7 +200,7 @@ func connectionsOf(r *runner) *artifact.Connections {
 
 // rule is the connection rule the client's requests go through, nil when
 // its HTTP client has none (a client made for a test).
-func (c *client) rule() *ConnectionRule {
-	r, _ := c.hc.Transport.(*ConnectionRule)
+func (c *client) rule() *connectionRule {
+	r, _ := c.hc.Transport.(*connectionRule)
 	return r
 }

@@ -119,7 +119,7 @@ func TestHeldThenClosedIsNotHidden(t *testing.T) {
 				f := rep.Failures[0]
 				require.Equal(t, 1, f.RequestIndex)
 				require.Equal(t, artifact.FailureRequestError, f.FailureClass)
-				require.Equal(t, ErrorTypeEOF, f.ErrorType)
+				require.Equal(t, errorTypeEOF, f.ErrorType)
 				require.Equal(t, monoMS(hold), f.ElapsedMS, "the wait is the request's")
 				require.Contains(t, f.ErrorMessage, "not sent again")
 				require.Contains(t, f.ErrorMessage, "no connection is reused")
@@ -270,7 +270,7 @@ func TestNoRetryOnFreshOrAnswered(t *testing.T) {
 		require.Len(t, rep.Failures, 2)
 		for _, f := range rep.Failures {
 			require.Equal(t, artifact.FailureRequestError, f.FailureClass)
-			require.Equal(t, ErrorTypeEOF, f.ErrorType)
+			require.Equal(t, errorTypeEOF, f.ErrorType)
 		}
 		require.Zero(t, rep.AnvilGo.Connections.Retried)
 		require.Zero(t, rep.AnvilGo.Connections.KeptAliveClosed)

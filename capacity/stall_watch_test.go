@@ -33,7 +33,7 @@ func TestStallWatchExact(t *testing.T) {
 		require.Len(t, rep.Failures, 1)
 		f := rep.Failures[0]
 		require.Equal(t, artifact.FailureTimeout, f.FailureClass)
-		require.Equal(t, ErrorTypeStall, f.ErrorType)
+		require.Equal(t, errorTypeStall, f.ErrorType)
 		require.Equal(t, monoMS(5*gap+limit), f.ElapsedMS, "last byte at 150 ms, cancelled 50 ms later")
 	})
 }

@@ -53,7 +53,7 @@ func TestReadStreamRealCaptures(t *testing.T) {
 		{file: "llamacpp-b10573-unknown-model.sse", want: captureStream{events: 11, content: 8, finish: []string{"length"},
 			terminal: true, timings: llamaTimings(70, 1, 5.529, 8, 1.585)}},
 		{file: "llamacpp-b10573-stream-output-parse-error.sse", want: captureStream{events: 3, content: 1,
-			invalidType: ErrorTypeServerError, invalid: "does not match the expected peg-native format"}},
+			invalidType: errorTypeServerError, invalid: "does not match the expected peg-native format"}},
 		// Its final "data: [DONE]" has no blank line after it (the spec's
 		// heredoc): not an event, and nothing is lost (trailingDone).
 		{file: "vllm-unknown-stream-continuous-usage-from-discourse-discourse-ai.sse", want: captureStream{events: 28, content: 25,
@@ -119,11 +119,11 @@ func TestRunServerEndsInFailure(t *testing.T) {
 		errType    string
 		message    string
 	}{
-		{"vllm abort", vllm + ".sse", finish("stop", "abort"), ErrorTypeAborted, `finish_reason "abort"`},
-		{"sglang error", sglang + ".sse", func(b []byte) []byte { return endEvent(finish("length", "error")(b)) }, ErrorTypeAborted, `finish_reason "error"`},
+		{"vllm abort", vllm + ".sse", finish("stop", "abort"), errorTypeAborted, `finish_reason "abort"`},
+		{"sglang error", sglang + ".sse", func(b []byte) []byte { return endEvent(finish("length", "error")(b)) }, errorTypeAborted, `finish_reason "error"`},
 		{"vllm error object", vllm + ".sse", func([]byte) []byte {
 			return []byte(`data: {"object":"error","message":"The model does not support this request.","type":"BadRequestError","param":null,"code":400}` + "\n\n")
-		}, ErrorTypeServerError, "in-stream error object: The model does not support this request."},
+		}, errorTypeServerError, "in-stream error object: The model does not support this request."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -158,7 +158,7 @@ func TestRunOverWindowRefusal(t *testing.T) {
 		require.Len(t, rep.Failures, 2)
 		f := rep.Failures[0]
 		require.Equal(t, artifact.FailureHTTPError, f.FailureClass)
-		require.Equal(t, ErrorTypeContextWindow, f.ErrorType)
+		require.Equal(t, errorTypeContextWindow, f.ErrorType)
 		require.Equal(t, 400, *f.HTTPStatus)
 		require.Contains(t, f.ErrorMessage, "HTTP 400 Bad Request: the server refused the prompt as longer than its context window: 44722 prompt tokens for a window of 8192 tokens")
 	})

@@ -12,7 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/anvilbench/anvil/capacity/internal/chunk"
-	"github.com/anvilbench/anvil/capacity/itl"
+	"github.com/anvilbench/anvil/capacity/internal/itl"
 	"github.com/anvilbench/anvil/capacity/sse"
 )
 
@@ -23,12 +23,12 @@ import (
 // default (64 KiB) is not relied upon.
 const MaxEventSize = 256 << 10
 
-// MaxStreamEvents is the most SSE events one response may carry: two per
+// maxStreamEvents is the most SSE events one response may carry: two per
 // token of the largest MaxTokens (a token may arrive as a reasoning and a
 // content delta) plus room for role, finish, usage and keep-alive events.
 // A stream with more cannot be a response to any allowed max_tokens and
 // fails with stream_validation_failed.
-const MaxStreamEvents = 2*MaxMaxTokens + 1024
+const maxStreamEvents = 2*maxMaxTokens + 1024
 
 // maxFinishReasons bounds the finish reasons kept for a failure's metadata.
 const maxFinishReasons = 8
@@ -113,13 +113,13 @@ func readStream(body *trackedBody, res *streamResult) {
 		if res.events == 1 {
 			res.firstEvent = at
 		}
-		if res.events > MaxStreamEvents {
-			res.invalidType = ErrorTypeTooManyEvents
-			res.invalid = fmt.Sprintf("more than MaxStreamEvents (%d) events: more chunks than any max_tokens allows", MaxStreamEvents)
+		if res.events > maxStreamEvents {
+			res.invalidType = errorTypeTooManyEvents
+			res.invalid = fmt.Sprintf("more than maxStreamEvents (%d) events: more chunks than any max_tokens allows", maxStreamEvents)
 			return
 		}
 		if string(ev.Type) == sseErrorEvent {
-			res.invalidType = ErrorTypeServerError
+			res.invalidType = errorTypeServerError
 			res.invalid = "in-stream error event: " + serverExcerpt(string(ev.Data))
 			return
 		}
@@ -132,19 +132,19 @@ func readStream(body *trackedBody, res *streamResult) {
 		}
 		c, err := dec.decode(ev.Data)
 		if err != nil {
-			res.invalidType = ErrorTypeMalformedChunk
+			res.invalidType = errorTypeMalformedChunk
 			res.invalid = fmt.Sprintf("malformed JSON chunk (event %d): %v: %s", res.events, err, serverExcerpt(string(ev.Data)))
 			return
 		}
 		if c.HasError() {
-			res.invalidType = ErrorTypeServerError
+			res.invalidType = errorTypeServerError
 			res.invalid = "in-stream error object: " + serverExcerpt(string(c.Error))
 			return
 		}
 		if c.IsErrorObject() {
 			// vLLM and SGLang: {"object":"error","message":...,"type":...}
 			// in place of a chunk.
-			res.invalidType = ErrorTypeServerError
+			res.invalidType = errorTypeServerError
 			if c.Message.NonEmpty() {
 				res.invalid = "in-stream error object: " + serverExcerpt(string(c.Message.Bytes))
 			} else {
@@ -157,7 +157,7 @@ func readStream(body *trackedBody, res *streamResult) {
 	if err := events.Err(); err != nil {
 		res.readErr = err
 		if errors.Is(err, bufio.ErrTooLong) {
-			res.invalidType = ErrorTypeEventTooLarge
+			res.invalidType = errorTypeEventTooLarge
 			res.invalid = fmt.Sprintf("event larger than MaxEventSize (%d bytes)", MaxEventSize)
 		}
 		return
@@ -239,7 +239,7 @@ func (res *streamResult) finish(reason []byte) {
 		res.finishReasons = append(res.finishReasons, fr)
 	}
 	if res.invalid == "" && isFailingFinish(reason) {
-		res.invalidType = ErrorTypeAborted
+		res.invalidType = errorTypeAborted
 		res.invalid = fmt.Sprintf("the server ended the response with finish_reason %q: it aborted or failed the request (vLLM \"abort\", SGLang \"error\"), so the response is not a complete answer",
 			serverExcerpt(string(reason)))
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/anvilbench/anvil/capacity/itl"
+	"github.com/anvilbench/anvil/capacity/internal/itl"
 )
 
 // vllmStream renders a stream of n content chunks shaped as vLLM writes

@@ -124,7 +124,7 @@ func TestReadStreamViolations(t *testing.T) {
 		{"cut object", content + "data: {\"choices\":[\n\n", "malformed JSON chunk (event 2): unexpected EOF"},
 		{"in-stream error", content + `data: {"error":{"message":"out of memory","code":500}}` + "\n\n", "in-stream error object: {\"message\":\"out of memory\""},
 		{"error event", content + "event: error\ndata: overloaded\n\n", "in-stream error event: overloaded"},
-		{"too many events", strings.Repeat("data: {}\n\n", MaxStreamEvents+1), "more than MaxStreamEvents"},
+		{"too many events", strings.Repeat("data: {}\n\n", maxStreamEvents+1), "more than maxStreamEvents"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -162,7 +162,7 @@ func TestReadStreamCaptureBounded(t *testing.T) {
 	}
 	res, _ := readAll(t, strings.NewReader(b.String()+"data: [DONE]\n\n"))
 	require.Equal(t, 300, res.contentChunks)
-	require.Equal(t, VisibleCaptureLimit, res.capture.Len())
+	require.Equal(t, visibleCaptureLimit, res.capture.Len())
 	require.True(t, res.capture.Truncated())
 }
 

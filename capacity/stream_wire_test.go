@@ -70,8 +70,8 @@ func TestRunWireForms(t *testing.T) {
 		{name: "[DONE] without its blank line", body: strings.TrimSuffix(good, "\n")},
 		{name: "event of exactly MaxEventSize", body: atLimit},
 		{name: "gzip flushed a byte at a time", body: good, gzip: true},
-		{name: "event one byte over MaxEventSize", body: overLimit, class: artifact.FailureStreamValidation, errType: ErrorTypeEventTooLarge},
-		{name: "trailing bytes", body: wireStream(wireEvents[:3], ": ", "\n") + `data: {"choices"`, class: artifact.FailureStreamValidation, errType: ErrorTypeTruncatedEvent},
+		{name: "event one byte over MaxEventSize", body: overLimit, class: artifact.FailureStreamValidation, errType: errorTypeEventTooLarge},
+		{name: "trailing bytes", body: wireStream(wireEvents[:3], ": ", "\n") + `data: {"choices"`, class: artifact.FailureStreamValidation, errType: errorTypeTruncatedEvent},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -141,7 +141,7 @@ func TestRunBodyDiesMidEvent(t *testing.T) {
 			require.Len(t, rep.Failures, 1)
 			f := rep.Failures[0]
 			require.Equal(t, artifact.FailureStreamValidation, f.FailureClass, f.ErrorMessage)
-			require.Equal(t, ErrorTypeEOF, f.ErrorType, f.ErrorMessage)
+			require.Equal(t, errorTypeEOF, f.ErrorType, f.ErrorMessage)
 			require.Contains(t, f.ErrorMessage, "connection dropped mid-stream")
 		})
 	}

@@ -14,16 +14,12 @@ import (
 
 // Bounds and defaults of a Target (capacity/PROTOCOL.md#bounds).
 const (
-	// DefaultMargin is the number of tokens kept free between the prompt
+	// defaultMargin is the number of tokens kept free between the prompt
 	// budget and the model's context when Target.Margin is 0.
-	DefaultMargin = 1024
-	// MaxMargin is the largest Target.Margin.
-	MaxMargin = 1048576
+	defaultMargin = 1024
+	// maxMargin is the largest Target.Margin.
+	maxMargin = 1048576
 )
-
-// NoMargin, as Target.Margin, asks for no safety margin at all (an explicit
-// 0; the zero value means DefaultMargin).
-const NoMargin = -1
 
 // Target describes the endpoint a capacity run measures and the identity
 // recorded with it. Resolved validates it and fills in defaults.
@@ -31,7 +27,7 @@ type Target struct {
 	// BaseURL is the OpenAI-compatible API root as users write it, usually
 	// ending in /v1 (e.g. "http://localhost:8000/v1"); requests go to
 	// BaseURL + "/chat/completions". http or https, no query or fragment.
-	// The artifact records it without userinfo (see RedactBaseURL).
+	// The artifact records it without userinfo, query or fragment.
 	BaseURL string
 	// Model is the model id sent; empty means the id reported by
 	// BaseURL + "/models" (the first entry).
@@ -53,12 +49,12 @@ type Target struct {
 	// ConfigurationFingerprint identifies the served configuration:
 	// "sha256:" + 64 lowercase hex digits (empty: null). See Fingerprint.
 	ConfigurationFingerprint string
-	// MaxModelLen is the model's context length in tokens, 0..MaxContextTokens
+	// MaxModelLen is the model's context length in tokens, 0..1048576
 	// (0: probed from BaseURL + "/models"). An explicit value wins.
 	MaxModelLen int
 	// Margin is kept free below MaxModelLen: the prompt budget is
-	// MaxModelLen - MaxTokens - Margin. 0..MaxMargin (0: DefaultMargin;
-	// NoMargin for none).
+	// MaxModelLen - MaxTokens - Margin. 0..1048576 (0: 1024; None for
+	// none).
 	Margin int
 	// HTTPClient sends the requests; nil means a client on a clone of
 	// http.DefaultTransport (keeping proxy settings and HTTP/2) with idle
@@ -82,35 +78,35 @@ type Target struct {
 	// an http or https URL is that endpoint, which must answer;
 	// servermetrics.Off ("off") samples nothing.
 	MetricsURL string
-	// MetricsInterval is the time between samples,
-	// servermetrics.MinInterval..MaxInterval (0:
-	// servermetrics.DefaultInterval, 1s).
+	// MetricsInterval is the time between samples, 10ms..1h (0: 1s;
+	// servermetrics.Config.Interval).
 	MetricsInterval time.Duration
-
-	resolved bool
 }
 
 // Resolved returns t with defaults filled in (Margin, a BaseURL without a
 // trailing slash, private copies of Headers and ExtraBody), or an error
-// wrapping ErrInvalidConfig naming each bad field. In the result NoMargin has
-// become 0; resolving it again validates it and changes nothing.
+// wrapping ErrInvalidConfig naming each bad field. A zero Margin becomes
+// the default 1024 and None stays None, so resolving the result again
+// validates it and changes nothing.
 func (t Target) Resolved() (Target, error) {
-	if !t.resolved {
-		switch t.Margin {
-		case 0:
-			t.Margin = DefaultMargin
-		case NoMargin:
-			t.Margin = 0
-		}
-		t.BaseURL = strings.TrimRight(t.BaseURL, "/")
-		t.Headers = t.Headers.Clone()
-		t.ExtraBody = maps.Clone(t.ExtraBody)
+	if t.Margin == 0 {
+		t.Margin = defaultMargin
 	}
+	t.BaseURL = strings.TrimRight(t.BaseURL, "/")
+	t.Headers = t.Headers.Clone()
+	t.ExtraBody = maps.Clone(t.ExtraBody)
 	if err := t.validate(); err != nil {
 		return Target{}, err
 	}
-	t.resolved = true
 	return t, nil
+}
+
+// margin is the margin of a resolved Target in tokens: 0 for None.
+func (t Target) margin() int {
+	if t.Margin == None {
+		return 0
+	}
+	return t.Margin
 }
 
 // ChatCompletionsURL is the streaming endpoint: BaseURL + "/chat/completions".
@@ -142,12 +138,12 @@ func (t Target) apiKey() (string, error) {
 	}
 	v, ok := os.LookupEnv(t.APIKeyEnv)
 	if !ok || v == "" {
-		return "", &ConfigError{Field: "Target.APIKeyEnv", Value: t.APIKeyEnv,
-			Rule: "names an environment variable that is unset or empty"}
+		return "", badField("Target.APIKeyEnv", t.APIKeyEnv,
+			"names an environment variable that is unset or empty")
 	}
 	if hasControlByte(v) {
-		return "", &ConfigError{Field: "Target.APIKeyEnv", Value: t.APIKeyEnv,
-			Rule: "names an environment variable whose value holds a control character such as a trailing newline, which HTTP refuses in the Authorization header (the value is not shown)"}
+		return "", badField("Target.APIKeyEnv", t.APIKeyEnv,
+			"names an environment variable whose value holds a control character such as a trailing newline, which HTTP refuses in the Authorization header (the value is not shown)")
 	}
 	return v, nil
 }

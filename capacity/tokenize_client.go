@@ -35,7 +35,7 @@ const idempotencyKey = "Idempotency-Key"
 const applyTemplatePath = "/apply-template"
 
 // maxTokenizeAnswer bounds the bytes read of a /tokenize answer: a token
-// id list for the largest prompt (MaxContextTokens ids of up to 7 digits
+// id list for the largest prompt (maxContextTokens ids of up to 7 digits
 // and a comma) fits.
 const maxTokenizeAnswer = 16 << 20
 
@@ -143,7 +143,7 @@ func (tk *tokenizer) count(ctx context.Context, prompt []byte) (int, error) {
 			Prompt *string `json:"prompt"`
 		}
 		if err := json.Unmarshal(raw, &a); err != nil || a.Prompt == nil {
-			return 0, fmt.Errorf("%w: POST %s: the answer has no string \"prompt\": %s", ErrPromptSizing, applyTemplatePath, serverExcerpt(tk.cl.secrets.scrub(string(raw))))
+			return 0, fmt.Errorf("%w: POST %s: the answer has no string \"prompt\": %s", errPromptSizing, applyTemplatePath, serverExcerpt(tk.cl.secrets.scrub(string(raw))))
 		}
 		body = append(jsonstr.Append([]byte(`{"content":`), []byte(*a.Prompt), jsonstr.Go), `,"add_special":true}`...)
 	}
@@ -153,17 +153,17 @@ func (tk *tokenizer) count(ctx context.Context, prompt []byte) (int, error) {
 	}
 	var a tokenizeAnswer
 	if err := json.Unmarshal(raw, &a); err != nil {
-		return 0, fmt.Errorf("%w: POST %s: the answer is not JSON: %s", ErrPromptSizing, tk.path, tk.cl.secrets.scrub(err.Error()))
+		return 0, fmt.Errorf("%w: POST %s: the answer is not JSON: %s", errPromptSizing, tk.path, tk.cl.secrets.scrub(err.Error()))
 	}
 	switch {
 	case a.Count != nil && *a.Count >= 0:
 		return *a.Count, nil
 	case a.Count != nil:
-		return 0, fmt.Errorf("%w: POST %s: \"count\" = %d: want a count >= 0", ErrPromptSizing, tk.path, *a.Count)
+		return 0, fmt.Errorf("%w: POST %s: \"count\" = %d: want a count >= 0", errPromptSizing, tk.path, *a.Count)
 	case a.Tokens != nil:
 		return len(a.Tokens), nil
 	}
-	return 0, fmt.Errorf("%w: POST %s: the answer has neither \"count\" nor \"tokens\": %s", ErrPromptSizing, tk.path, serverExcerpt(tk.cl.secrets.scrub(string(raw))))
+	return 0, fmt.Errorf("%w: POST %s: the answer has neither \"count\" nor \"tokens\": %s", errPromptSizing, tk.path, serverExcerpt(tk.cl.secrets.scrub(string(raw))))
 }
 
 // post sends body to rawURL with the run's headers and returns a 200
@@ -187,12 +187,12 @@ func (tk *tokenizer) post(ctx context.Context, rawURL string, body []byte) ([]by
 	path := req.URL.Path
 	resp, err := tk.cl.hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: POST %s: %s", ErrPromptSizing, path, tk.cl.secrets.scrub(unwrapURLError(err).Error()))
+		return nil, fmt.Errorf("%w: POST %s: %s", errPromptSizing, path, tk.cl.secrets.scrub(unwrapURLError(err).Error()))
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenizeAnswer))
 	if err != nil {
-		return nil, fmt.Errorf("%w: POST %s: reading the answer: %s", ErrPromptSizing, path, tk.cl.secrets.scrub(err.Error()))
+		return nil, fmt.Errorf("%w: POST %s: reading the answer: %s", errPromptSizing, path, tk.cl.secrets.scrub(err.Error()))
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, &tokenizeStatusError{path: path, status: resp.StatusCode}
@@ -230,7 +230,7 @@ func discoverTokenizer(ctx context.Context, cl *client, t Target, w Workload) (*
 			}
 			n, err := tk.count(ctx, tokenizeProbe)
 			if ctx.Err() != nil {
-				return nil, fmt.Errorf("%w: %w", ErrPromptSizing, context.Cause(ctx))
+				return nil, fmt.Errorf("%w: %w", errPromptSizing, context.Cause(ctx))
 			}
 			if err == nil && n > 0 {
 				tk.probeRatio = float64(len(tokenizeProbe)) / float64(n)

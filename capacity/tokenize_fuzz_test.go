@@ -22,13 +22,13 @@ func FuzzTokenizeAnswer(f *testing.F) {
 			target := pipeTarget(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				_, _ = w.Write([]byte(answer))
 			}))
-			cl, err := newClient(target, Workload{Timeout: DefaultTimeout}, target.HTTPClient, "")
+			cl, err := newClient(target, Workload{Timeout: defaultTimeout}, target.HTTPClient, "")
 			require.NoError(t, err)
 			tk, err := newTokenizer(cl, "http://pipe.invalid/tokenize", shapeContent, target, Workload{})
 			require.NoError(t, err)
 			n, err := tk.count(t.Context(), []byte("def helper_0():"))
 			if err != nil {
-				require.ErrorIs(t, err, ErrPromptSizing)
+				require.ErrorIs(t, err, errPromptSizing)
 				return
 			}
 			require.GreaterOrEqual(t, n, 0)

@@ -15,7 +15,7 @@ import (
 // TestTokenizeAnswerExcerptLeaksNoPrefix: a /tokenize that, after
 // answering discovery, sends an answer without a count that echoes the
 // request's credential so that it straddles the excerpt's cut. Run fails
-// with ErrPromptSizing, and no part of the credential is in the error:
+// with errPromptSizing, and no part of the credential is in the error:
 // the answer is scrubbed whole before it is cut.
 func TestTokenizeAnswerExcerptLeaksNoPrefix(t *testing.T) {
 	const token = "PLANTEDTOK-5c1e9a"
@@ -27,8 +27,8 @@ func TestTokenizeAnswerExcerptLeaksNoPrefix(t *testing.T) {
 		})
 		tgt := pipeTarget(t, h)
 		tgt.Headers = http.Header{"X-Session": {token}}
-		_, err := Run(t.Context(), tgt, Workload{Requests: 2, ContextTokens: 512, PromptSizing: PromptSizingExact})
-		require.ErrorIs(t, err, ErrPromptSizing)
+		_, err := Run(t.Context(), tgt, Workload{Requests: 2, ContextTokens: 512, PromptSizing: promptSizingExact})
+		require.ErrorIs(t, err, errPromptSizing)
 		require.ErrorContains(t, err, `neither "count" nor "tokens"`)
 		require.NotContains(t, err.Error(), token[:9], "a prefix of the credential survived the cut")
 	})
@@ -39,8 +39,8 @@ func TestTokenizeAnswerExcerptLeaksNoPrefix(t *testing.T) {
 func TestTokenizeNegativeCount(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := tokenizeServer(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `{"count":-5}`) })
-		_, err := Run(t.Context(), pipeTarget(t, h), Workload{Requests: 2, ContextTokens: 512, PromptSizing: PromptSizingExact})
-		require.ErrorIs(t, err, ErrPromptSizing)
+		_, err := Run(t.Context(), pipeTarget(t, h), Workload{Requests: 2, ContextTokens: 512, PromptSizing: promptSizingExact})
+		require.ErrorIs(t, err, errPromptSizing)
 		require.ErrorContains(t, err, `"count" = -5: want a count >= 0`)
 	})
 }

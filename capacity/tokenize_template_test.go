@@ -30,7 +30,7 @@ func TestTemplateTokenizerBodies(t *testing.T) {
 				_, _ = io.WriteString(w, `{"tokens":[1,2,3,4,5,6,7]}`)
 			}
 		}))
-		cl, err := newClient(target, Workload{Timeout: DefaultTimeout}, target.HTTPClient, "")
+		cl, err := newClient(target, Workload{Timeout: defaultTimeout}, target.HTTPClient, "")
 		require.NoError(t, err)
 		tk, err := newTokenizer(cl, "http://pipe.invalid/tokenize", shapeTemplate, target, Workload{})
 		require.NoError(t, err)
@@ -46,7 +46,7 @@ func TestTemplateTokenizerBodies(t *testing.T) {
 }
 
 // FuzzApplyTemplateAnswer: whatever /apply-template answers, the templated
-// count is a count or an ErrPromptSizing error, never a panic.
+// count is a count or an errPromptSizing error, never a panic.
 func FuzzApplyTemplateAnswer(f *testing.F) {
 	for _, s := range []string{`{"prompt":"x"}`, `{"prompt":null}`, `{"prompt":7}`, `[]`, `not json`, ``, `{"prompt":"\u0000\ud800"}`} {
 		f.Add(s)
@@ -60,13 +60,13 @@ func FuzzApplyTemplateAnswer(f *testing.F) {
 				}
 				_, _ = io.WriteString(w, `{"tokens":[1]}`)
 			}))
-			cl, err := newClient(target, Workload{Timeout: DefaultTimeout}, target.HTTPClient, "")
+			cl, err := newClient(target, Workload{Timeout: defaultTimeout}, target.HTTPClient, "")
 			require.NoError(t, err)
 			tk, err := newTokenizer(cl, "http://pipe.invalid/tokenize", shapeTemplate, target, Workload{})
 			require.NoError(t, err)
 			n, err := tk.count(t.Context(), []byte("def helper_0():"))
 			if err != nil {
-				require.ErrorIs(t, err, ErrPromptSizing)
+				require.ErrorIs(t, err, errPromptSizing)
 				return
 			}
 			require.Equal(t, 1, n)
@@ -97,7 +97,7 @@ func TestTokenizerSurvivesClosedKeepAlive(t *testing.T) {
 	defer srv.Close()
 	target := Target{BaseURL: srv.URL + "/v1", Model: "m", MaxModelLen: 8192}
 	hc := &http.Client{Transport: newTransport(1)}
-	cl, err := newClient(target, Workload{Timeout: DefaultTimeout}, hc, "")
+	cl, err := newClient(target, Workload{Timeout: defaultTimeout}, hc, "")
 	require.NoError(t, err)
 	tk, err := newTokenizer(cl, srv.URL+"/tokenize", shapeContent, target, Workload{})
 	require.NoError(t, err)

@@ -5,14 +5,14 @@ import (
 	"strings"
 )
 
-// CompletionTokensTolerance is how many completion tokens above max_tokens
+// completionTokensTolerance is how many completion tokens above max_tokens
 // a response may report before its usage is impossible. Engines stop at
 // max_tokens, but some count the end-of-sequence token on top of it, and a
 // speculative-decoding step may accept several draft tokens at once before
 // the limit is applied; a server further past the limit ignored it (or
 // reports a count that is not the response's), and its timings are not a
 // response to the request that was sent.
-const CompletionTokensTolerance = 16
+const completionTokensTolerance = 16
 
 // Usage is input, not truth: a server's counts become row fields, run sums
 // and rates only after checkUsage accepted them.
@@ -21,7 +21,7 @@ const CompletionTokensTolerance = 16
 //   - every count present (prompt_tokens, completion_tokens, total_tokens,
 //     prompt_tokens_details.cached_tokens) is an integer >= 0 that fits an
 //     int64 (null and absent are "not reported", never a failure);
-//   - completion_tokens <= max_tokens + CompletionTokensTolerance;
+//   - completion_tokens <= max_tokens + completionTokensTolerance;
 //   - completion_tokens >= 1 when visible content streamed (a chunk of
 //     content is at least one generated token);
 //   - cached_tokens <= prompt_tokens when both are reported.
@@ -62,9 +62,9 @@ func checkUsage(u *usageSeen, maxTokens, contentChunks int, scrub func(string) s
 	count("completion_tokens", &u.completion)
 	count("total_tokens", &u.total)
 	count("prompt_tokens_details.cached_tokens", &u.cachedToks)
-	if limit := int64(maxTokens) + CompletionTokensTolerance; u.completion.ok && u.completion.v > limit {
-		problems = append(problems, fmt.Sprintf("usage.completion_tokens is %d, above max_tokens %d + %d (CompletionTokensTolerance): the server did not stop at max_tokens or miscounts",
-			u.completion.v, maxTokens, CompletionTokensTolerance))
+	if limit := int64(maxTokens) + completionTokensTolerance; u.completion.ok && u.completion.v > limit {
+		problems = append(problems, fmt.Sprintf("usage.completion_tokens is %d, above max_tokens %d + %d (completionTokensTolerance): the server did not stop at max_tokens or miscounts",
+			u.completion.v, maxTokens, completionTokensTolerance))
 		u.completion = wireInt{}
 	}
 	if u.completion.ok && u.completion.v == 0 && contentChunks > 0 {

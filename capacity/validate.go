@@ -8,40 +8,29 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/anvilbench/anvil/capacity/internal/field"
 )
 
-// ConfigError is one invalid configuration field. Its message reads
-// "capacity: Workload.Concurrency = 0: must be in 1..256".
-type ConfigError struct {
-	// Field is the qualified field name, e.g. "Workload.Concurrency".
-	Field string
-	// Value is the offending value (never a secret).
-	Value any
-	// Rule says what is allowed.
-	Rule string
+// FieldError is the module's one error type for a bad input value: a
+// field of a Workload, Target, SLO or SearchSpec here, a trace row's column
+// or an arrival spec in the packages that read them. Its message names the
+// package, the field, the value and what is allowed:
+//
+//	capacity: Workload.Concurrency = 0: must be in 1..256
+//
+// Every FieldError of package capacity has Pkg "capacity" and Kind
+// ErrInvalidConfig, so errors.Is(err, ErrInvalidConfig) holds for it.
+type FieldError = field.Error
+
+// badField is the FieldError of a configuration field: rule says what is
+// allowed, as a phrase ("must be in 1..256").
+func badField(name string, value any, rule string) *FieldError {
+	return &FieldError{Pkg: "capacity", Field: name, Value: value, Rule: rule, Kind: ErrInvalidConfig}
 }
-
-var _ error = (*ConfigError)(nil)
-
-// Error implements error.
-func (e *ConfigError) Error() string {
-	v := e.Value
-	if x, ok := v.(*float64); ok && x != nil {
-		v = *x
-	}
-	format := "capacity: %s = %v: %s"
-	if reflect.ValueOf(v).Kind() == reflect.String { // string and the named string types
-		format = "capacity: %s = %q: %s"
-	}
-	return fmt.Sprintf(format, e.Field, v, e.Rule)
-}
-
-// Unwrap makes every ConfigError match ErrInvalidConfig.
-func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
 
 // Patterns of the Target fields that name things.
 var (
@@ -66,8 +55,8 @@ var reservedBodyFields = map[string]string{
 // The values Workload.ThinkingMode and Workload.ReasoningEffort may take
 // (capacity/PROTOCOL.md#artifact-keys, serve_flags), in the order errors list them.
 var (
-	thinkingModes    = [...]ThinkingMode{ThinkingDefault, ThinkingEnabled, ThinkingDisabled, ThinkingUnsupported}
-	reasoningEfforts = [...]ReasoningEffort{ReasoningNone, ReasoningMinimal, ReasoningLow, ReasoningMedium, ReasoningHigh, ReasoningXHigh, ReasoningMax}
+	thinkingModes    = [...]ThinkingMode{thinkingDefault, thinkingEnabled, thinkingDisabled, thinkingUnsupported}
+	reasoningEfforts = [...]ReasoningEffort{reasoningNone, reasoningMinimal, reasoningLow, reasoningMedium, reasoningHigh, reasoningXHigh, reasoningMax}
 )
 
 // joinValues lists allowed values for an error: "a, b, c".
@@ -83,7 +72,7 @@ func joinValues[S ~string](vs []S) string {
 type validator struct{ errs []error }
 
 func (v *validator) add(field string, value any, rule string, args ...any) {
-	v.errs = append(v.errs, &ConfigError{Field: field, Value: value, Rule: fmt.Sprintf(rule, args...)})
+	v.errs = append(v.errs, badField(field, value, fmt.Sprintf(rule, args...)))
 }
 
 func (v *validator) intRange(field string, value, lo, hi int) {
@@ -92,7 +81,7 @@ func (v *validator) intRange(field string, value, lo, hi int) {
 	}
 }
 
-// check records err, a *ConfigError or nil.
+// check records err, a *FieldError or nil.
 func (v *validator) check(err error) {
 	if err != nil {
 		v.errs = append(v.errs, err)
@@ -117,26 +106,28 @@ func clientWrittenHeader(name string) string {
 
 // timeoutValid reports whether Workload.Timeout is in its range, the
 // bound of the other limits.
-func (w Workload) timeoutValid() bool { return w.Timeout > 0 && w.Timeout <= MaxTimeout }
+func (w Workload) timeoutValid() bool { return w.Timeout > 0 && w.Timeout <= maxTimeout }
 
 // validate checks every bound of a Workload whose defaults are filled in.
 func (w Workload) validate() error {
 	var v validator
-	v.intRange("Workload.Requests", w.Requests, 1, MaxRequests)
-	v.intRange("Workload.Concurrency", w.Concurrency, 1, MaxConcurrency)
-	v.intRange("Workload.Burst", w.Burst, 0, MaxBurst)
-	if w.ContextTokens != 0 && (w.ContextTokens < MinContextTokens || w.ContextTokens > MaxContextTokens) {
-		v.add("Workload.ContextTokens", w.ContextTokens, "must be 0 (sampled) or in %d..%d", MinContextTokens, MaxContextTokens)
+	v.intRange("Workload.Requests", w.Requests, 1, maxRequests)
+	v.intRange("Workload.Concurrency", w.Concurrency, 1, maxConcurrency)
+	v.intRange("Workload.Burst", w.Burst, 0, maxBurst)
+	if w.ContextTokens != 0 && (w.ContextTokens < minContextTokens || w.ContextTokens > maxContextTokens) {
+		v.add("Workload.ContextTokens", w.ContextTokens, "must be 0 (sampled) or in %d..%d", minContextTokens, maxContextTokens)
 	}
-	v.intRange("Workload.MaxTokens", w.MaxTokens, 1, MaxMaxTokens)
-	v.intRange("Workload.SharedPrefixTokens", w.SharedPrefixTokens, 0, MaxSharedPrefixTokens)
-	v.intRange("Workload.ResponseWords", w.ResponseWords, 0, MaxResponseWords)
-	v.intRange("Workload.Warmup", w.Warmup, 0, MaxRequests)
-	v.intRange("Workload.MaxFailures", w.MaxFailures, 0, MaxRequests)
+	v.intRange("Workload.MaxTokens", w.MaxTokens, 1, maxMaxTokens)
+	if s := w.SharedPrefixTokens; s != None && (s < 0 || s > maxSharedPrefixTokens) {
+		v.add("Workload.SharedPrefixTokens", s, "must be in 0..%d (0: %d) or None (%d: no shared prefix)", maxSharedPrefixTokens, defaultSharedPrefixTokens, None)
+	}
+	v.intRange("Workload.ResponseWords", w.ResponseWords, 0, maxResponseWords)
+	v.intRange("Workload.Warmup", w.Warmup, 0, maxRequests)
+	v.intRange("Workload.MaxFailures", w.MaxFailures, 0, maxRequests)
 	w.validateSeams(&v)
 	w.validateShard(&v)
 	if !w.timeoutValid() {
-		v.add("Workload.Timeout", w.Timeout, "must be in (0s, %v]", MaxTimeout)
+		v.add("Workload.Timeout", w.Timeout, "must be in (0s, %v]", maxTimeout)
 	}
 	// The limits bounded by Timeout are checked against a valid one only, so
 	// that a bad Timeout is reported once, as the root cause; StallTimeout
@@ -147,32 +138,32 @@ func (w Workload) validate() error {
 	case !w.timeoutValid() && w.StallTimeout != w.Timeout && w.StallTimeout < 0:
 		v.add("Workload.StallTimeout", w.StallTimeout, "must be in (0s, Timeout]")
 	}
-	if w.Duration < 0 || w.Duration > MaxDuration {
-		v.add("Workload.Duration", w.Duration, "must be in 0s..%v", MaxDuration)
+	if w.Duration < 0 || w.Duration > maxDuration {
+		v.add("Workload.Duration", w.Duration, "must be in 0s..%v", maxDuration)
 	}
-	if w.ContextTokens > 0 && w.Requests >= 1 && w.Requests*w.ContextTokens > MaxPlannedPromptTokens {
+	if w.ContextTokens > 0 && w.Requests >= 1 && w.Requests*w.ContextTokens > maxPlannedPromptTokens {
 		v.add("Workload.Requests", w.Requests, "times ContextTokens = %d must be at most %d planned prompt tokens (at most %d requests)",
-			w.ContextTokens, MaxPlannedPromptTokens, MaxPlannedPromptTokens/w.ContextTokens)
+			w.ContextTokens, maxPlannedPromptTokens, maxPlannedPromptTokens/w.ContextTokens)
 	}
 	switch w.PromptCacheMode {
-	case PromptCacheShared, PromptCacheUnique:
+	case promptCacheShared, promptCacheUnique:
 	default:
-		v.add("Workload.PromptCacheMode", w.PromptCacheMode, "must be %q or %q", PromptCacheShared, PromptCacheUnique)
+		v.add("Workload.PromptCacheMode", w.PromptCacheMode, "must be %q or %q", promptCacheShared, promptCacheUnique)
 	}
-	if w.OmitUniqueNonce && w.PromptCacheMode != PromptCacheUnique {
-		v.add("Workload.OmitUniqueNonce", true, "needs PromptCacheMode %q", PromptCacheUnique)
+	if w.OmitUniqueNonce && w.PromptCacheMode != promptCacheUnique {
+		v.add("Workload.OmitUniqueNonce", true, "needs PromptCacheMode %q", promptCacheUnique)
 	}
 	switch w.ControlledOutputPolicy {
-	case PolicyObserve:
-	case PolicyStrict:
+	case policyObserve:
+	case policyStrict:
 		if w.ResponseWords <= 0 {
 			v.add("Workload.ControlledOutputPolicy", w.ControlledOutputPolicy, "needs ResponseWords > 0")
 		}
 	default:
-		v.add("Workload.ControlledOutputPolicy", w.ControlledOutputPolicy, "must be %q or %q", PolicyObserve, PolicyStrict)
+		v.add("Workload.ControlledOutputPolicy", w.ControlledOutputPolicy, "must be %q or %q", policyObserve, policyStrict)
 	}
-	if w.RequestCanaries && w.MaxTokens < MinCanaryMaxTokens {
-		v.add("Workload.MaxTokens", w.MaxTokens, "must be at least %d with RequestCanaries", MinCanaryMaxTokens)
+	if w.RequestCanaries && w.MaxTokens < minCanaryMaxTokens {
+		v.add("Workload.MaxTokens", w.MaxTokens, "must be at least %d with RequestCanaries", minCanaryMaxTokens)
 	}
 	if w.Burst > 0 {
 		if w.Requests != w.Burst {
@@ -181,17 +172,17 @@ func (w Workload) validate() error {
 		if w.Concurrency != w.Burst {
 			v.add("Workload.Concurrency", w.Concurrency, "must equal Burst = %d (or be 0)", w.Burst)
 		}
-		if w.SharedPrefixTokens == 0 {
-			v.add("Workload.SharedPrefixTokens", w.SharedPrefixTokens, "must be in 1..%d with Burst (a burst uses the shared prefix)", MaxSharedPrefixTokens)
+		if w.SharedPrefixTokens == None {
+			v.add("Workload.SharedPrefixTokens", w.SharedPrefixTokens, "must not be None with Burst (a burst uses the shared prefix)")
 		}
-		if w.PromptCacheMode != PromptCacheShared {
-			v.add("Workload.PromptCacheMode", w.PromptCacheMode, "must be %q with Burst (a burst uses the shared prefix)", PromptCacheShared)
+		if w.PromptCacheMode != promptCacheShared {
+			v.add("Workload.PromptCacheMode", w.PromptCacheMode, "must be %q with Burst (a burst uses the shared prefix)", promptCacheShared)
 		}
 	}
 	switch {
 	case !slices.Contains(thinkingModes[:], w.ThinkingMode):
 		v.add("Workload.ThinkingMode", w.ThinkingMode, "must be one of %s", joinValues(thinkingModes[:]))
-	case w.ThinkingMode != ThinkingDefault && w.ReasoningEffort != "":
+	case w.ThinkingMode != thinkingDefault && w.ReasoningEffort != "":
 		v.add("Workload.ReasoningEffort", w.ReasoningEffort, "may not be combined with ThinkingMode %q (use one thinking control)", w.ThinkingMode)
 	}
 	if w.ReasoningEffort != "" && !slices.Contains(reasoningEfforts[:], w.ReasoningEffort) {
@@ -223,10 +214,12 @@ func (t Target) validate() error {
 		strings.Contains(t.BaseURL, "#") { // url.Parse drops an empty fragment; the paths appended after it would not be sent
 		v.add("Target.BaseURL", displayURL(t.BaseURL), "must be an http or https URL with a host and no query or fragment")
 	}
-	v.intRange("Target.MaxModelLen", t.MaxModelLen, 0, MaxContextTokens)
+	v.intRange("Target.MaxModelLen", t.MaxModelLen, 0, maxContextTokens)
 	v.check(checkClockDomainID(t.ClockDomainID))
 	v.check(checkConfigurationFingerprint(t.ConfigurationFingerprint))
-	v.intRange("Target.Margin", t.Margin, 0, MaxMargin)
+	if m := t.Margin; m != None && (m < 0 || m > maxMargin) {
+		v.add("Target.Margin", m, "must be in 0..%d (0: %d) or None (%d: no margin)", maxMargin, defaultMargin, None)
+	}
 	t.validateMetrics(&v)
 	if t.APIKeyEnv != "" && !envNamePattern.MatchString(t.APIKeyEnv) {
 		v.add("Target.APIKeyEnv", t.APIKeyEnv, "must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)")

@@ -18,28 +18,85 @@ func TestWorkloadDefaults(t *testing.T) {
 	got, err := Workload{}.Resolved()
 	require.NoError(t, err)
 	want := Workload{
-		Requests: DefaultRequests, Concurrency: DefaultConcurrency, MaxTokens: DefaultMaxTokens,
-		SharedPrefixTokens: DefaultSharedPrefixTokens, PromptCacheMode: PromptCacheShared,
-		ControlledOutputPolicy: PolicyObserve, ThinkingMode: ThinkingDefault,
-		Timeout: DefaultTimeout, StallTimeout: DefaultTimeout, PromptSizing: PromptSizingReference, resolved: true,
+		Requests: defaultRequests, Concurrency: defaultConcurrency, MaxTokens: defaultMaxTokens,
+		SharedPrefixTokens: defaultSharedPrefixTokens, PromptCacheMode: promptCacheShared,
+		ControlledOutputPolicy: policyObserve, ThinkingMode: thinkingDefault,
+		Timeout: defaultTimeout, StallTimeout: defaultTimeout, PromptSizing: promptSizingReference,
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(Workload{}), cmpopts.IgnoreFields(Workload{}, "Progress")); diff != "" {
 		t.Fatalf("Resolved() (-want +got):\n%s", diff)
 	}
-	require.Equal(t, 60, DefaultRequests)
-	require.Equal(t, 20, DefaultConcurrency)
-	require.Equal(t, 8000, DefaultSharedPrefixTokens)
-	require.Equal(t, 1024, DefaultMaxTokens)
-	require.Equal(t, 64, ReferenceMaxTokens, "the reference tool's default")
-	require.Equal(t, 900*time.Second, DefaultTimeout)
+	require.Equal(t, 60, defaultRequests)
+	require.Equal(t, 20, defaultConcurrency)
+	require.Equal(t, 8000, defaultSharedPrefixTokens)
+	require.Equal(t, 1024, defaultMaxTokens)
+	require.Equal(t, 64, referenceMaxTokens, "the reference tool's default")
+	require.Equal(t, 900*time.Second, defaultTimeout)
 
-	// Resolving a resolved workload changes nothing: an explicit 0 stays 0.
-	none, err := Workload{SharedPrefixTokens: NoSharedPrefix}.Resolved()
+	// None stays None; the effective prefix is none.
+	none, err := Workload{SharedPrefixTokens: None}.Resolved()
 	require.NoError(t, err)
-	require.Equal(t, 0, none.SharedPrefixTokens)
-	again, err := none.Resolved()
+	require.Equal(t, None, none.SharedPrefixTokens)
+	require.Equal(t, 0, none.sharedPrefixTokens())
+	require.Equal(t, defaultSharedPrefixTokens, got.sharedPrefixTokens())
+}
+
+// TestResolvedIdempotent: resolving a resolved Workload or Target gives it
+// back unchanged, for zero values (the defaults), None and explicit values
+// alike: resolution never rewrites a field into a value that means
+// something else when resolved again.
+func TestResolvedIdempotent(t *testing.T) {
+	workloads := []Workload{
+		{},
+		{SharedPrefixTokens: None},
+		{SharedPrefixTokens: 1},
+		{SharedPrefixTokens: maxSharedPrefixTokens, PromptCacheMode: promptCacheUnique},
+		{PromptCacheMode: promptCacheUnique, SharedPrefixTokens: None, ContextTokens: 64},
+		{Burst: 8},
+		{Duration: time.Minute},
+		{Duration: time.Minute, ContextTokens: 65536},
+		{Timeout: 30 * time.Second},
+		{Rate: 5},
+		{Rate: 5, Burstiness: 0.5},
+		{Requests: 7, Concurrency: 3, MaxTokens: 16, RequestCanaries: true, ResponseWords: 4, ControlledOutputPolicy: policyStrict},
+	}
+	ignore := cmpopts.IgnoreFields(Workload{}, "Progress")
+	for i, w := range workloads {
+		once, err := w.Resolved()
+		require.NoError(t, err, "workload %d", i)
+		twice, err := once.Resolved()
+		require.NoError(t, err, "workload %d", i)
+		if diff := cmp.Diff(once, twice, ignore); diff != "" {
+			t.Errorf("workload %d %+v: resolved twice differs from once (-once +twice):\n%s", i, w, diff)
+		}
+		require.Equal(t, once.sharedPrefixTokens(), twice.sharedPrefixTokens(), "workload %d", i)
+	}
+
+	const base = "http://h/v1/"
+	targets := []Target{
+		{BaseURL: base},
+		{BaseURL: base, Margin: None},
+		{BaseURL: base, Margin: 1},
+		{BaseURL: base, Margin: maxMargin, MaxModelLen: 8192},
+		{BaseURL: base, Headers: http.Header{"X-Tenant": {"a"}}, ExtraBody: map[string]any{"ignore_eos": true}},
+	}
+	for i, tg := range targets {
+		once, err := tg.Resolved()
+		require.NoError(t, err, "target %d", i)
+		twice, err := once.Resolved()
+		require.NoError(t, err, "target %d", i)
+		if diff := cmp.Diff(once, twice, cmpopts.IgnoreFields(Target{}, "HTTPClient")); diff != "" {
+			t.Errorf("target %d: resolved twice differs from once (-once +twice):\n%s", i, diff)
+		}
+		require.Equal(t, once.margin(), twice.margin(), "target %d", i)
+	}
+	none, err := Target{BaseURL: base, Margin: None}.Resolved()
 	require.NoError(t, err)
-	require.Equal(t, 0, again.SharedPrefixTokens)
+	require.Equal(t, None, none.Margin, "None stays None")
+	require.Equal(t, 0, none.margin(), "and keeps no margin")
+	def, err := Target{BaseURL: base}.Resolved()
+	require.NoError(t, err)
+	require.Equal(t, defaultMargin, def.margin())
 }
 
 func TestWorkloadDerivedDefaults(t *testing.T) {
@@ -51,7 +108,7 @@ func TestWorkloadDerivedDefaults(t *testing.T) {
 		{"burst fills requests and concurrency", Workload{Burst: 16},
 			func(w Workload) bool { return w.Requests == 16 && w.Concurrency == 16 && w.SharedPrefixTokens == 8000 }},
 		{"duration defaults requests to the maximum", Workload{Duration: time.Minute},
-			func(w Workload) bool { return w.Requests == MaxRequests }},
+			func(w Workload) bool { return w.Requests == maxRequests }},
 		{"duration with a fixed context keeps within the aggregate cap", Workload{Duration: time.Minute, ContextTokens: 65536},
 			func(w Workload) bool { return w.Requests == 1024 }},
 		{"stall timeout defaults to the timeout", Workload{Timeout: 30 * time.Second},
@@ -73,14 +130,14 @@ func TestWorkloadBounds(t *testing.T) {
 		wantErr string // "" means valid
 	}{
 		{"requests min", Workload{Requests: 1}, ""},
-		{"requests max", Workload{Requests: MaxRequests, ContextTokens: 6000}, ""},
+		{"requests max", Workload{Requests: maxRequests, ContextTokens: 6000}, ""},
 		{"requests negative", Workload{Requests: -1}, "Workload.Requests = -1: must be in 1..10000"},
 		{"requests over", Workload{Requests: 10001}, "Workload.Requests = 10001: must be in 1..10000"},
 		{"concurrency max", Workload{Concurrency: 256}, ""},
 		{"concurrency over", Workload{Concurrency: 16385}, "Workload.Concurrency = 16385: must be in 1..16384"},
 		{"concurrency above the reference", Workload{Concurrency: 257}, ""},
 		{"concurrency negative", Workload{Concurrency: -3}, "Workload.Concurrency = -3: must be in 1..16384"},
-		{"burst max", Workload{Burst: MaxBurst}, ""},
+		{"burst max", Workload{Burst: maxBurst}, ""},
 		{"burst over", Workload{Burst: 10001}, "Workload.Burst = 10001: must be in 0..10000"},
 		{"burst negative", Workload{Burst: -1}, "Workload.Burst = -1: must be in 0..10000"},
 		{"context min", Workload{ContextTokens: 32}, ""},
@@ -95,8 +152,8 @@ func TestWorkloadBounds(t *testing.T) {
 		{"max tokens over", Workload{MaxTokens: 65537}, "Workload.MaxTokens = 65537: must be in 1..65536"},
 		{"max tokens negative", Workload{MaxTokens: -1}, "Workload.MaxTokens = -1: must be in 1..65536"},
 		{"shared prefix max", Workload{SharedPrefixTokens: 262144}, ""},
-		{"shared prefix over", Workload{SharedPrefixTokens: 262145}, "Workload.SharedPrefixTokens = 262145: must be in 0..262144"},
-		{"shared prefix below sentinel", Workload{SharedPrefixTokens: -2}, "Workload.SharedPrefixTokens = -2: must be in 0..262144"},
+		{"shared prefix over", Workload{SharedPrefixTokens: 262145}, "Workload.SharedPrefixTokens = 262145: must be in 0..262144 (0: 8000) or None (-1: no shared prefix)"},
+		{"shared prefix below sentinel", Workload{SharedPrefixTokens: -2}, "Workload.SharedPrefixTokens = -2: must be in 0..262144 (0: 8000) or None (-1: no shared prefix)"},
 		{"response words max", Workload{ResponseWords: 65536}, ""},
 		{"response words over", Workload{ResponseWords: 65537}, "Workload.ResponseWords = 65537: must be in 0..65536"},
 		{"response words negative", Workload{ResponseWords: -1}, "Workload.ResponseWords = -1: must be in 0..65536"},
@@ -109,26 +166,26 @@ func TestWorkloadBounds(t *testing.T) {
 		{"stall timeout negative", Workload{StallTimeout: -1}, "Workload.StallTimeout = -1ns"},
 		{"duration negative", Workload{Duration: -time.Second}, "Workload.Duration = -1s: must be in 0s..24h0m0s"},
 		{"duration over", Workload{Duration: 25 * time.Hour}, "Workload.Duration = 25h0m0s: must be in 0s..24h0m0s"},
-		{"cache mode unique", Workload{PromptCacheMode: PromptCacheUnique}, ""},
+		{"cache mode unique", Workload{PromptCacheMode: promptCacheUnique}, ""},
 		{"cache mode bad", Workload{PromptCacheMode: "none"}, `Workload.PromptCacheMode = "none": must be "shared" or "unique"`},
 		{"omit nonce outside unique", Workload{OmitUniqueNonce: true}, `Workload.OmitUniqueNonce = true: needs PromptCacheMode "unique"`},
 		{"policy bad", Workload{ControlledOutputPolicy: "lenient"}, `Workload.ControlledOutputPolicy = "lenient": must be "observe" or "strict"`},
-		{"strict needs words", Workload{ControlledOutputPolicy: PolicyStrict}, `Workload.ControlledOutputPolicy = "strict": needs ResponseWords > 0`},
-		{"strict with words", Workload{ControlledOutputPolicy: PolicyStrict, ResponseWords: 4}, ""},
+		{"strict needs words", Workload{ControlledOutputPolicy: policyStrict}, `Workload.ControlledOutputPolicy = "strict": needs ResponseWords > 0`},
+		{"strict with words", Workload{ControlledOutputPolicy: policyStrict, ResponseWords: 4}, ""},
 		{"canaries need 16 tokens", Workload{RequestCanaries: true, MaxTokens: 15}, "Workload.MaxTokens = 15: must be at least 16 with RequestCanaries"},
 		{"canaries with default tokens", Workload{RequestCanaries: true}, ""},
 		{"burst requests mismatch", Workload{Burst: 8, Requests: 9}, "Workload.Requests = 9: must equal Burst = 8 (or be 0)"},
 		{"burst concurrency mismatch", Workload{Burst: 8, Concurrency: 4}, "Workload.Concurrency = 4: must equal Burst = 8 (or be 0)"},
-		{"burst without prefix", Workload{Burst: 8, SharedPrefixTokens: NoSharedPrefix}, "Workload.SharedPrefixTokens = 0: must be in 1..262144 with Burst"},
-		{"burst in unique mode", Workload{Burst: 8, PromptCacheMode: PromptCacheUnique}, `Workload.PromptCacheMode = "unique": must be "shared" with Burst`},
-		{"effort with default thinking", Workload{ReasoningEffort: ReasoningLow}, ""},
-		{"unsupported thinking alone", Workload{ThinkingMode: ThinkingUnsupported}, ""},
-		{"effort with unsupported", Workload{ThinkingMode: ThinkingUnsupported, ReasoningEffort: ReasoningLow}, `Workload.ReasoningEffort = "low": may not be combined with ThinkingMode "unsupported"`},
+		{"burst without prefix", Workload{Burst: 8, SharedPrefixTokens: None}, "Workload.SharedPrefixTokens = -1: must not be None with Burst (a burst uses the shared prefix)"},
+		{"burst in unique mode", Workload{Burst: 8, PromptCacheMode: promptCacheUnique}, `Workload.PromptCacheMode = "unique": must be "shared" with Burst`},
+		{"effort with default thinking", Workload{ReasoningEffort: reasoningLow}, ""},
+		{"unsupported thinking alone", Workload{ThinkingMode: thinkingUnsupported}, ""},
+		{"effort with unsupported", Workload{ThinkingMode: thinkingUnsupported, ReasoningEffort: reasoningLow}, `Workload.ReasoningEffort = "low": may not be combined with ThinkingMode "unsupported"`},
 		{"thinking bad", Workload{ThinkingMode: "on"}, `Workload.ThinkingMode = "on": must be one of default, enabled, disabled, unsupported`},
-		{"effort with enabled", Workload{ThinkingMode: ThinkingEnabled, ReasoningEffort: ReasoningHigh}, `Workload.ReasoningEffort = "high": may not be combined with ThinkingMode "enabled"`},
-		{"effort with disabled", Workload{ThinkingMode: ThinkingDisabled, ReasoningEffort: ReasoningNone}, `Workload.ReasoningEffort = "none": may not be combined with ThinkingMode "disabled"`},
+		{"effort with enabled", Workload{ThinkingMode: thinkingEnabled, ReasoningEffort: reasoningHigh}, `Workload.ReasoningEffort = "high": may not be combined with ThinkingMode "enabled"`},
+		{"effort with disabled", Workload{ThinkingMode: thinkingDisabled, ReasoningEffort: reasoningNone}, `Workload.ReasoningEffort = "none": may not be combined with ThinkingMode "disabled"`},
 		{"effort bad", Workload{ReasoningEffort: "extreme"}, `Workload.ReasoningEffort = "extreme": must be empty or one of none, minimal, low, medium, high, xhigh, max`},
-		{"effort max", Workload{ReasoningEffort: ReasoningMax}, ""},
+		{"effort max", Workload{ReasoningEffort: reasoningMax}, ""},
 		{"temperature zero", Workload{Temperature: new(0.0)}, ""},
 		{"temperature negative", Workload{Temperature: new(-0.5)}, "Workload.Temperature = -0.5: must be finite and >= 0"},
 		{"temperature NaN", Workload{Temperature: new(math.NaN())}, "Workload.Temperature = NaN"},
@@ -146,7 +203,7 @@ func TestWorkloadBounds(t *testing.T) {
 			}
 			require.Error(t, err)
 			require.ErrorIs(t, err, ErrInvalidConfig)
-			var ce *ConfigError
+			var ce *FieldError
 			require.ErrorAs(t, err, &ce)
 			require.True(t, strings.HasPrefix(ce.Field, "Workload."), ce.Field)
 			require.Contains(t, err.Error(), "capacity: "+tt.wantErr)
@@ -170,7 +227,7 @@ func TestConfigErrorValue(t *testing.T) {
 		{true, "capacity: F = true: rule"},
 	}
 	for _, tt := range tests {
-		require.EqualError(t, &ConfigError{Field: "F", Value: tt.value, Rule: "rule"}, tt.want)
+		require.EqualError(t, badField("F", tt.value, "rule"), tt.want)
 	}
 }
 
@@ -178,7 +235,7 @@ func TestWorkloadReportsEveryProblem(t *testing.T) {
 	_, err := Workload{Requests: -1, Concurrency: 99999, TopP: new(2.0)}.Resolved()
 	var fields []string
 	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-		var ce *ConfigError
+		var ce *FieldError
 		require.True(t, errors.As(e, &ce))
 		fields = append(fields, ce.Field)
 	}
@@ -189,17 +246,18 @@ func TestTargetResolved(t *testing.T) {
 	got, err := Target{BaseURL: "http://localhost:8000/v1/", Headers: map[string][]string{"x-tenant": {"a"}}}.Resolved()
 	require.NoError(t, err)
 	require.Equal(t, "http://localhost:8000/v1", got.BaseURL)
-	require.Equal(t, DefaultMargin, got.Margin)
+	require.Equal(t, defaultMargin, got.Margin)
 	require.Equal(t, "http://localhost:8000/v1/chat/completions", got.ChatCompletionsURL())
 	require.Equal(t, "http://localhost:8000/v1/models", got.ModelsURL())
 	require.Equal(t, []string{"X-Tenant"}, got.HeaderNames())
 
-	none, err := Target{BaseURL: "https://h/v1", Margin: NoMargin}.Resolved()
+	none, err := Target{BaseURL: "https://h/v1", Margin: None}.Resolved()
 	require.NoError(t, err)
-	require.Equal(t, 0, none.Margin)
+	require.Equal(t, None, none.Margin)
+	require.Equal(t, 0, none.margin())
 	again, err := none.Resolved()
 	require.NoError(t, err)
-	require.Equal(t, 0, again.Margin)
+	require.Equal(t, None, again.Margin)
 
 	// Resolved copies Headers and ExtraBody: later edits by the caller do
 	// not reach a running benchmark.
@@ -239,9 +297,9 @@ func TestTargetBounds(t *testing.T) {
 		{"max model len max", Target{BaseURL: ok, MaxModelLen: 1048576}, ""},
 		{"max model len over", Target{BaseURL: ok, MaxModelLen: 1048577}, "Target.MaxModelLen = 1048577: must be in 0..1048576"},
 		{"max model len negative", Target{BaseURL: ok, MaxModelLen: -1}, "Target.MaxModelLen = -1: must be in 0..1048576"},
-		{"margin max", Target{BaseURL: ok, Margin: MaxMargin}, ""},
-		{"margin over", Target{BaseURL: ok, Margin: MaxMargin + 1}, "Target.Margin = 1048577: must be in 0..1048576"},
-		{"margin below sentinel", Target{BaseURL: ok, Margin: -2}, "Target.Margin = -2: must be in 0..1048576"},
+		{"margin max", Target{BaseURL: ok, Margin: maxMargin}, ""},
+		{"margin over", Target{BaseURL: ok, Margin: maxMargin + 1}, "Target.Margin = 1048577: must be in 0..1048576 (0: 1024) or None (-1: no margin)"},
+		{"margin below sentinel", Target{BaseURL: ok, Margin: -2}, "Target.Margin = -2: must be in 0..1048576 (0: 1024) or None (-1: no margin)"},
 		{"clock domain ok", Target{BaseURL: ok, ClockDomainID: "lab-a.rack_2"}, ""},
 		{"clock domain 64", Target{BaseURL: ok, ClockDomainID: strings.Repeat("a", 64)}, ""},
 		{"clock domain 65", Target{BaseURL: ok, ClockDomainID: strings.Repeat("a", 65)}, "Target.ClockDomainID = \"aaaa"},

@@ -5,18 +5,18 @@ import (
 	"unicode/utf8"
 )
 
-// VisibleCaptureLimit is the number of characters (Unicode code points) of
+// visibleCaptureLimit is the number of characters (Unicode code points) of
 // a response's visible content kept for the request-canary and
 // controlled-output checks (capacity/PROTOCOL.md#timings). Content beyond it is
 // counted as truncation, not stored, so memory stays bounded whatever the
 // server sends.
-const VisibleCaptureLimit = 8192
+const visibleCaptureLimit = 8192
 
 // visibleCapture is a bounded capture of a response's visible content. The zero
-// value keeps VisibleCaptureLimit characters; it is not safe for concurrent
+// value keeps visibleCaptureLimit characters; it is not safe for concurrent
 // use (one capture belongs to one stream).
 type visibleCapture struct {
-	// Limit is the number of characters kept; 0 means VisibleCaptureLimit.
+	// Limit is the number of characters kept; 0 means visibleCaptureLimit.
 	Limit int
 
 	buf       strings.Builder
@@ -34,7 +34,7 @@ func (c *visibleCapture) Append(s string) {
 	}
 	limit := c.Limit
 	if limit <= 0 {
-		limit = VisibleCaptureLimit
+		limit = visibleCaptureLimit
 	}
 	room := limit - c.runes
 	if room <= 0 {

@@ -2,121 +2,132 @@ package capacity
 
 import "time"
 
-// Reference defaults and bounds of a Workload (capacity/PROTOCOL.md#bounds). Each is
-// defined once here; validation, documentation and the runner use these names.
+// Reference defaults and bounds of a Workload (capacity/PROTOCOL.md#bounds,
+// which states their values for users). Each is defined once here;
+// validation and the runner use these names.
 const (
-	// DefaultRequests is the number of measured requests when Workload.Requests is 0.
-	DefaultRequests = 60
-	// MaxRequests is the largest Workload.Requests.
-	MaxRequests = 10000
-	// DefaultConcurrency is the number of requests in flight when Workload.Concurrency is 0.
-	DefaultConcurrency = 20
-	// MaxConcurrency is the largest Workload.Concurrency. The reference tool
-	// stops at ReferenceMaxConcurrency; a run above it is still a v1
-	// artifact. Run checks the open-file limit first (one connection per
-	// request in flight, and as many again being torn down).
-	MaxConcurrency = 16384
-	// ReferenceMaxConcurrency is the reference tool's largest concurrency.
-	ReferenceMaxConcurrency = 256
-	// MaxBurst is the largest Workload.Burst: a burst sends all its
-	// requests at once, so it is bounded by MaxRequests too.
-	MaxBurst = min(MaxConcurrency, MaxRequests)
-	// DefaultSharedPrefixTokens is the estimated token length of the shared
+	// defaultRequests is the number of measured requests when Workload.Requests is 0.
+	defaultRequests = 60
+	// maxRequests is the largest Workload.Requests.
+	maxRequests = 10000
+	// defaultConcurrency is the number of requests in flight when Workload.Concurrency is 0.
+	defaultConcurrency = 20
+	// maxConcurrency is the largest Workload.Concurrency. The reference tool
+	// stops at 256; a run above it is still a v1 artifact. Run checks the
+	// open-file limit first (one connection per request in flight, and as
+	// many again being torn down).
+	maxConcurrency = 16384
+	// maxBurst is the largest Workload.Burst: a burst sends all its
+	// requests at once, so it is bounded by maxRequests too.
+	maxBurst = min(maxConcurrency, maxRequests)
+	// defaultSharedPrefixTokens is the estimated token length of the shared
 	// prefix when Workload.SharedPrefixTokens is 0.
-	DefaultSharedPrefixTokens = 8000
-	// MaxSharedPrefixTokens is the largest Workload.SharedPrefixTokens.
-	MaxSharedPrefixTokens = 262144
-	// MinContextTokens is the smallest fixed Workload.ContextTokens.
-	MinContextTokens = 32
-	// MaxContextTokens is the largest fixed Workload.ContextTokens and the
+	defaultSharedPrefixTokens = 8000
+	// maxSharedPrefixTokens is the largest Workload.SharedPrefixTokens.
+	maxSharedPrefixTokens = 262144
+	// minContextTokens is the smallest fixed Workload.ContextTokens.
+	minContextTokens = 32
+	// maxContextTokens is the largest fixed Workload.ContextTokens and the
 	// largest Target.MaxModelLen.
-	MaxContextTokens = 1048576
-	// DefaultMaxTokens is the completion limit sent when Workload.MaxTokens
+	maxContextTokens = 1048576
+	// defaultMaxTokens is the completion limit sent when Workload.MaxTokens
 	// is 0: room for a reasoning model to think before its answer (the
 	// embedded fake's default profile thinks for a few hundred tokens).
 	// It is not the reference tool's default; set MaxTokens to
-	// ReferenceMaxTokens for the reference's request bytes.
-	DefaultMaxTokens = 1024
-	// ReferenceMaxTokens is the reference tool's default max_tokens: a
-	// Workload with MaxTokens = ReferenceMaxTokens and the other fields
+	// referenceMaxTokens for the reference's request bytes.
+	defaultMaxTokens = 1024
+	// referenceMaxTokens is the reference tool's default max_tokens: a
+	// Workload with MaxTokens = referenceMaxTokens and the other fields
 	// zero sends the reference's requests byte for byte. A reasoning
 	// model may spend all of it thinking, and the request then fails
 	// without visible content.
-	ReferenceMaxTokens = 64
-	// MaxMaxTokens is the largest Workload.MaxTokens.
-	MaxMaxTokens = 65536
-	// MinCanaryMaxTokens is the smallest Workload.MaxTokens that leaves room
+	referenceMaxTokens = 64
+	// maxMaxTokens is the largest Workload.MaxTokens.
+	maxMaxTokens = 65536
+	// minCanaryMaxTokens is the smallest Workload.MaxTokens that leaves room
 	// for a request canary marker in the answer.
-	MinCanaryMaxTokens = 16
-	// MaxResponseWords is the largest Workload.ResponseWords.
-	MaxResponseWords = 65536
-	// DefaultTimeout is the per-request limit when Workload.Timeout is 0.
-	DefaultTimeout = 900 * time.Second
-	// MaxTimeout is the largest Workload.Timeout.
-	MaxTimeout = 3600 * time.Second
-	// MaxDuration is the longest Workload.Duration campaign.
-	MaxDuration = 24 * time.Hour
-	// MaxPlannedPromptTokens caps the sum of the planned contexts of a run
+	minCanaryMaxTokens = 16
+	// maxResponseWords is the largest Workload.ResponseWords.
+	maxResponseWords = 65536
+	// defaultTimeout is the per-request limit when Workload.Timeout is 0.
+	defaultTimeout = 900 * time.Second
+	// maxTimeout is the largest Workload.Timeout.
+	maxTimeout = 3600 * time.Second
+	// maxDuration is the longest Workload.Duration campaign.
+	maxDuration = 24 * time.Hour
+	// maxPlannedPromptTokens caps the sum of the planned contexts of a run
 	// (requests x context for a fixed context).
-	MaxPlannedPromptTokens = 67108864
+	maxPlannedPromptTokens = 67108864
 )
 
-// NoSharedPrefix, as Workload.SharedPrefixTokens, asks for no shared prefix
-// at all (an explicit 0; the zero value means DefaultSharedPrefixTokens).
-const NoSharedPrefix = -1
+// None, as a field where 0 means the default, asks for none:
+// Workload.SharedPrefixTokens = None sends no shared prefix, Target.Margin =
+// None keeps no margin below the context window. Resolved keeps None as it
+// is (it means the same when resolved again).
+const None = -1
 
 // PromptCacheMode says whether the prompts of a run share a prefix the
-// server may cache.
+// server may cache: "shared" (the default) gives every request the same
+// prefix, "unique" gives every request its own, which defeats prefix
+// caching.
 type PromptCacheMode string
 
 const (
-	// PromptCacheShared gives every request the same prefix (the default).
-	PromptCacheShared PromptCacheMode = "shared"
-	// PromptCacheUnique gives every request its own prefix, which defeats
+	// promptCacheShared gives every request the same prefix (the default).
+	promptCacheShared PromptCacheMode = "shared"
+	// promptCacheUnique gives every request its own prefix, which defeats
 	// prefix caching.
-	PromptCacheUnique PromptCacheMode = "unique"
+	promptCacheUnique PromptCacheMode = "unique"
 )
 
 // ControlledOutputPolicy says what a response that does not follow the
-// response-words instruction exactly becomes.
+// response-words instruction exactly becomes: "observe" (the default)
+// records adherence without failing the request, "strict" fails every
+// response that is not exactly the requested words, including responses
+// whose capture was truncated.
 type ControlledOutputPolicy string
 
 const (
-	// PolicyObserve records adherence without failing the request (the default).
-	PolicyObserve ControlledOutputPolicy = "observe"
-	// PolicyStrict fails every response that is not exactly the requested
+	// policyObserve records adherence without failing the request (the default).
+	policyObserve ControlledOutputPolicy = "observe"
+	// policyStrict fails every response that is not exactly the requested
 	// words, including responses whose capture was truncated.
-	PolicyStrict ControlledOutputPolicy = "strict"
+	policyStrict ControlledOutputPolicy = "strict"
 )
 
-// ThinkingMode is the chat-template thinking switch sent to the server.
+// ThinkingMode is the chat-template thinking switch sent to the server:
+// "default" sends no thinking control (the default), "enabled" and
+// "disabled" send chat_template_kwargs {"enable_thinking": true} or
+// false, and "unsupported" records that the model has no thinking switch
+// (nothing is sent).
 type ThinkingMode string
 
 const (
-	// ThinkingDefault sends no thinking control (the default).
-	ThinkingDefault ThinkingMode = "default"
-	// ThinkingEnabled sends chat_template_kwargs {"enable_thinking": true}.
-	ThinkingEnabled ThinkingMode = "enabled"
-	// ThinkingDisabled sends chat_template_kwargs {"enable_thinking": false}.
-	ThinkingDisabled ThinkingMode = "disabled"
-	// ThinkingUnsupported records that the model has no thinking switch;
+	// thinkingDefault sends no thinking control (the default).
+	thinkingDefault ThinkingMode = "default"
+	// thinkingEnabled sends chat_template_kwargs {"enable_thinking": true}.
+	thinkingEnabled ThinkingMode = "enabled"
+	// thinkingDisabled sends chat_template_kwargs {"enable_thinking": false}.
+	thinkingDisabled ThinkingMode = "disabled"
+	// thinkingUnsupported records that the model has no thinking switch;
 	// nothing is sent.
-	ThinkingUnsupported ThinkingMode = "unsupported"
+	thinkingUnsupported ThinkingMode = "unsupported"
 )
 
-// ReasoningEffort is the top-level reasoning_effort request field. The empty
-// value sends nothing (recorded as null).
+// ReasoningEffort is the top-level reasoning_effort request field: "none",
+// "minimal", "low", "medium", "high", "xhigh" or "max". The empty value
+// sends nothing (recorded as null).
 type ReasoningEffort string
 
 // The reasoning efforts the artifact may record.
 const (
-	ReasoningNone    ReasoningEffort = "none"
-	ReasoningMinimal ReasoningEffort = "minimal"
-	ReasoningLow     ReasoningEffort = "low"
-	ReasoningMedium  ReasoningEffort = "medium"
-	ReasoningHigh    ReasoningEffort = "high"
-	ReasoningXHigh   ReasoningEffort = "xhigh"
-	ReasoningMax     ReasoningEffort = "max"
+	reasoningNone    ReasoningEffort = "none"
+	reasoningMinimal ReasoningEffort = "minimal"
+	reasoningLow     ReasoningEffort = "low"
+	reasoningMedium  ReasoningEffort = "medium"
+	reasoningHigh    ReasoningEffort = "high"
+	reasoningXHigh   ReasoningEffort = "xhigh"
+	reasoningMax     ReasoningEffort = "max"
 )
 
 // Progress is a snapshot of a running campaign passed to Workload.Progress.
@@ -143,60 +154,62 @@ type Progress struct {
 // reference tool's default workload; Resolved fills in every default and
 // validates every bound, and a resolved Workload holds effective values only.
 type Workload struct {
-	// Requests is the number of measured requests, 1..MaxRequests
-	// (0: DefaultRequests; with Burst, Burst; with Duration, the largest
-	// count within MaxRequests and MaxPlannedPromptTokens).
+	// Requests is the number of measured requests, 1..10000 (0: 60; with
+	// Burst, Burst; with Duration, the largest count within 10000 and
+	// 67108864 planned prompt tokens).
 	Requests int
-	// Concurrency is the number of requests kept in flight, 1..MaxConcurrency
-	// (0: DefaultConcurrency; with Burst, Burst). In an open loop (Rate > 0)
+	// Concurrency is the number of requests kept in flight, 1..16384
+	// (0: 20; with Burst, Burst; the reference tool stops at 256). In an open loop (Rate > 0)
 	// it is the cap on requests in flight: requests leave at their
 	// scheduled times, and one due while Concurrency are outstanding waits.
 	Concurrency int
 	// Burst, when > 0, sends Burst requests at once: Requests = Concurrency =
 	// Burst, the shared prefix is used (serve_flags.shared_prefix_burst).
-	// 0..MaxBurst; 0 means no burst.
+	// 0..10000; 0 means no burst.
 	Burst int
 	// ContextTokens is the planned prompt size of every request, 0 or
-	// MinContextTokens..MaxContextTokens. 0 samples one context per request
-	// from the seeded bucket distribution (see SampleContexts).
+	// 32..1048576. 0 samples one context per request from the seeded
+	// bucket distribution of the reference tool
+	// (capacity/PROTOCOL.md#context-sampling).
 	ContextTokens int
 	// Seed seeds the sampled contexts and names the canary markers (default 0,
 	// as in the reference).
 	Seed int64
-	// MaxTokens is the max_tokens sent, 1..MaxMaxTokens (0: DefaultMaxTokens).
+	// MaxTokens is the max_tokens sent, 1..65536 (0: 1024, room for a
+	// reasoning model to think before its answer). The reference tool
+	// sends 64: a Workload with MaxTokens 64 and the other fields zero
+	// sends the reference's requests byte for byte.
 	MaxTokens int
 	// SharedPrefixTokens is the estimated token length of the shared prefix,
-	// 0..MaxSharedPrefixTokens (0: DefaultSharedPrefixTokens; NoSharedPrefix
-	// for none). In unique mode it sizes the request-specific prefix.
+	// 0..262144 (0: 8000; None for none). In unique mode it sizes the request-specific prefix.
 	SharedPrefixTokens int
-	// PromptCacheMode is shared or unique (empty: PromptCacheShared).
+	// PromptCacheMode is "shared" or "unique" (empty: "shared").
 	PromptCacheMode PromptCacheMode
 	// OmitUniqueNonce leaves the per-run nonce out of unique-mode prefixes,
 	// so runs with the same seed send the same prompts (and may hit a prefix
 	// cache warmed by an earlier run). Only meaningful in unique mode.
 	OmitUniqueNonce bool
 	// RequestCanaries asks every response to begin with its own marker
-	// ANVIL_REQ_{seed}_{index:05d} and checks it; needs MaxTokens >=
-	// MinCanaryMaxTokens.
+	// ANVIL_REQ_{seed}_{index:05d} and checks it; needs MaxTokens >= 16.
 	RequestCanaries bool
 	// ResponseWords, when > 0, asks for exactly that many words "code" and
-	// records adherence, 0..MaxResponseWords.
+	// records adherence, 0..65536.
 	ResponseWords int
-	// ControlledOutputPolicy is observe or strict (empty: PolicyObserve);
+	// ControlledOutputPolicy is "observe" or "strict" (empty: "observe");
 	// strict needs ResponseWords > 0.
 	ControlledOutputPolicy ControlledOutputPolicy
 	// Temperature, when non-nil, is sent as temperature (finite, >= 0);
-	// nil sends DefaultTemperature (0.0), as the reference tool does.
+	// nil sends 0.0, as the reference tool does.
 	Temperature *float64
 	// TopP, when non-nil, is sent as top_p (in (0, 1]).
 	TopP *float64
-	// ThinkingMode is the chat-template thinking switch (empty: ThinkingDefault).
+	// ThinkingMode is the chat-template thinking switch (empty: "default").
 	ThinkingMode ThinkingMode
 	// ReasoningEffort, when set, is sent as reasoning_effort; it may not be
-	// combined with an explicit ThinkingMode (only with ThinkingDefault).
+	// combined with an explicit ThinkingMode (only with "default").
 	ReasoningEffort ReasoningEffort
 	// Timeout bounds each request from t0 to the end of its stream,
-	// (0, MaxTimeout] (0: DefaultTimeout).
+	// (0, 1h] (0: 15m).
 	Timeout time.Duration
 	// StallTimeout bounds how long a request may receive nothing at all:
 	// from t0 to the response headers, then between two reads of the
@@ -207,16 +220,16 @@ type Workload struct {
 	// "timeout". (0, Timeout] (0: Timeout, i.e. no separate limit).
 	StallTimeout time.Duration
 	// Warmup is the number of requests sent before the measured ones and left
-	// out of the report, 0..MaxRequests.
+	// out of the report, 0..10000.
 	Warmup int
 	// MaxFailures stops dispatching after that many failed measured requests,
-	// 0..MaxRequests (0: never stop early).
+	// 0..10000 (0: never stop early).
 	MaxFailures int
 	// Duration, when > 0, is the campaign length: no measured request is
 	// dispatched after Duration has elapsed and in-flight requests finish.
 	// Requests is then an upper bound on dispatch, and with sampled contexts
 	// the plan stops at the longest prefix of requests whose planned contexts
-	// fit MaxPlannedPromptTokens. 0..MaxDuration.
+	// fit 67108864 tokens. 0..24h.
 	Duration time.Duration
 	// Progress, when non-nil, is called by the runner as the run advances,
 	// from one goroutine at a time; it must return quickly.
@@ -227,7 +240,7 @@ type Workload struct {
 	// stream's median gap, itl.DefaultStallFloor). 0 or in (0, Timeout].
 	StallThreshold time.Duration
 	// PromptSizing says how prompts are sized to their planned contexts
-	// (empty: PromptSizingReference). See PromptSizing.
+	// (empty: "reference"). See PromptSizing.
 	PromptSizing PromptSizing
 	// Rate, when > 0, makes the run an open loop (capacity/PROTOCOL.md#overview):
 	// the measured requests are due at the offsets of an arrival schedule
@@ -240,14 +253,15 @@ type Workload struct {
 	// latencies. With Duration, the schedule holds the requests due before
 	// Duration (at most Requests), all of which are sent. Warm-up requests
 	// run as a closed loop before the schedule starts. 0 (the closed loop)
-	// or MinRate..MaxRate.
+	// or 0.001..1e6 requests per second.
 	Rate float64
-	// Arrival is the arrival process of an open loop (empty: ArrivalPoisson,
-	// or ArrivalGamma when Burstiness is set). Only with Rate > 0.
+	// Arrival is the arrival process of an open loop (empty: "poisson", or
+	// "gamma" when Burstiness is set). Only with Rate > 0. See
+	// ArrivalProcess.
 	Arrival ArrivalProcess
-	// Burstiness is the gamma shape of ArrivalGamma, MinBurstiness..MaxBurstiness
-	// (0: DefaultBurstiness): below 1 burstier than Poisson, above 1
-	// smoother. Only with ArrivalGamma.
+	// Burstiness is the gamma shape of the "gamma" process, 0.01..100
+	// (0: 1): below 1 burstier than Poisson, above 1 smoother. Only with
+	// "gamma".
 	Burstiness float64
 	// KeepGoing sends every planned request even when the first ones all
 	// fail for a reason that will not change, which otherwise stops the
@@ -258,8 +272,8 @@ type Workload struct {
 	// Source, when non-nil, says what each of the Requests measured
 	// requests is, instead of the synthetic plan of ContextTokens,
 	// SharedPrefixTokens and the other prompt fields (a trace, sessions);
-	// see Source. Warm-up requests still follow those fields. Not with
-	// PromptSizingExact.
+	// see Source. Warm-up requests still follow those fields. With
+	// PromptSizing "exact", only a SizedSource.
 	Source Source
 	// Schedule, when non-nil, says when each measured request is due,
 	// instead of the closed loop or Rate's arrival schedule; Concurrency
@@ -273,24 +287,27 @@ type Workload struct {
 	// Shard, when its Count is > 0, makes the run one shard of the
 	// workload, starting at a common instant (see Shard).
 	Shard Shard
-
-	resolved bool
 }
 
 // Resolved returns w with every default filled in, or an error wrapping
-// ErrInvalidConfig (each problem a *ConfigError naming the field, the value
-// and the allowed range). In the result NoSharedPrefix has become 0 and every
-// field holds its effective value; resolving it again validates it and
-// changes nothing.
+// ErrInvalidConfig (each problem a *FieldError naming the field, the value
+// and the allowed range). A zero field becomes its default and None stays
+// None, so resolving the result again validates it and changes nothing.
 func (w Workload) Resolved() (Workload, error) {
-	if !w.resolved {
-		w = w.withDefaults()
-	}
+	w = w.withDefaults()
 	if err := w.validate(); err != nil {
 		return Workload{}, err
 	}
-	w.resolved = true
 	return w, nil
+}
+
+// sharedPrefixTokens is the shared prefix length of a resolved Workload in
+// tokens: 0 for None.
+func (w Workload) sharedPrefixTokens() int {
+	if w.SharedPrefixTokens == None {
+		return 0
+	}
+	return w.SharedPrefixTokens
 }
 
 // withDefaults replaces zero values by the reference defaults, in the order
@@ -307,43 +324,40 @@ func (w Workload) withDefaults() Workload {
 	if w.Requests == 0 {
 		if w.Duration > 0 {
 			// An upper bound on dispatch: as many as the bounds allow.
-			w.Requests = MaxRequests
+			w.Requests = maxRequests
 			if w.ContextTokens > 0 {
-				w.Requests = min(MaxRequests, MaxPlannedPromptTokens/w.ContextTokens)
+				w.Requests = min(maxRequests, maxPlannedPromptTokens/w.ContextTokens)
 			}
 		} else {
-			w.Requests = DefaultRequests
+			w.Requests = defaultRequests
 		}
 	}
 	if w.Concurrency == 0 {
-		w.Concurrency = DefaultConcurrency
+		w.Concurrency = defaultConcurrency
 	}
 	if w.MaxTokens == 0 {
-		w.MaxTokens = DefaultMaxTokens
+		w.MaxTokens = defaultMaxTokens
 	}
-	switch w.SharedPrefixTokens {
-	case 0:
-		w.SharedPrefixTokens = DefaultSharedPrefixTokens
-	case NoSharedPrefix:
-		w.SharedPrefixTokens = 0
+	if w.SharedPrefixTokens == 0 {
+		w.SharedPrefixTokens = defaultSharedPrefixTokens
 	}
 	if w.PromptCacheMode == "" {
-		w.PromptCacheMode = PromptCacheShared
+		w.PromptCacheMode = promptCacheShared
 	}
 	if w.ControlledOutputPolicy == "" {
-		w.ControlledOutputPolicy = PolicyObserve
+		w.ControlledOutputPolicy = policyObserve
 	}
 	if w.ThinkingMode == "" {
-		w.ThinkingMode = ThinkingDefault
+		w.ThinkingMode = thinkingDefault
 	}
 	if w.Timeout == 0 {
-		w.Timeout = DefaultTimeout
+		w.Timeout = defaultTimeout
 	}
 	if w.StallTimeout == 0 {
 		w.StallTimeout = w.Timeout
 	}
 	if w.PromptSizing == "" {
-		w.PromptSizing = PromptSizingReference
+		w.PromptSizing = promptSizingReference
 	}
 	return w.withArrivalDefaults()
 }

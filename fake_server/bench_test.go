@@ -1,4 +1,4 @@
-package fakeserver_test
+package fakeserver
 
 import (
 	"bytes"
@@ -10,8 +10,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 
 // benchRequest streams one request over a real loopback socket and returns
@@ -55,9 +53,9 @@ func benchBody(b *testing.B, maxTokens int) []byte {
 // schedule (written - scheduled), reported as mean and p99 in µs per chunk.
 // Four streams run at once with 2 ms decode steps.
 func BenchmarkTimingAccuracy(b *testing.B) {
-	cfg := fakeserver.Fast()
+	cfg := Fast()
 	cfg.DecodeStep = 2 * time.Millisecond
-	srv := fakeserver.New(cfg)
+	srv := New(cfg)
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
 	defer client.CloseIdleConnections()
@@ -73,7 +71,7 @@ func BenchmarkTimingAccuracy(b *testing.B) {
 	var lags []float64
 	for _, tr := range srv.Traces() {
 		for _, c := range tr.Chunks {
-			if c.Kind == fakeserver.ChunkReasoning || c.Kind == fakeserver.ChunkContent {
+			if c.Kind == chunkReasoning || c.Kind == chunkContent {
 				lags = append(lags, float64(c.Written-c.Scheduled)/float64(time.Microsecond))
 			}
 		}
@@ -98,10 +96,10 @@ func BenchmarkTimingAccuracy(b *testing.B) {
 func BenchmarkConcurrency(b *testing.B) {
 	for _, c := range []int{1, 2, 4, 8, 16} {
 		b.Run(fmt.Sprintf("streams=%d", c), func(b *testing.B) {
-			cfg := fakeserver.Reasoning()
+			cfg := reasoningProfile()
 			cfg.TimeScale = 0.1
-			cfg.ReasoningTokens = fakeserver.Range{Min: 40, Max: 60}
-			srv := fakeserver.New(cfg)
+			cfg.ReasoningTokens = Range{Min: 40, Max: 60}
+			srv := New(cfg)
 			defer srv.Close()
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
 			defer client.CloseIdleConnections()

@@ -1,21 +1,20 @@
-package fakeserver_test
+package fakeserver
 
 import (
 	"testing"
 	"testing/synctest"
 	"time"
 
-	fakeserver "github.com/anvilbench/anvil/fake_server"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // outputChunks returns the trace's reasoning and content chunks.
-func outputChunks(tr fakeserver.Trace) []fakeserver.Chunk {
-	var out []fakeserver.Chunk
+func outputChunks(tr Trace) []Chunk {
+	var out []Chunk
 	for _, c := range tr.Chunks {
-		if c.Kind == fakeserver.ChunkReasoning || c.Kind == fakeserver.ChunkContent {
+		if c.Kind == chunkReasoning || c.Kind == chunkContent {
 			out = append(out, c)
 		}
 	}
@@ -42,7 +41,7 @@ func TestPeriodicStalls(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				cfg := exact() // 995 µs of prefill, then one token per 1 ms step, 5 tokens
 				cfg.StallEvery, cfg.StallFor, cfg.TimeScale = tc.every, tc.stall, tc.scale
-				srv := fakeserver.NewInMemory(cfg)
+				srv := NewInMemory(cfg)
 				defer srv.Close()
 				stamps := stampedPost(t, srv, streamBody(stringOf(995), 64))
 				synctest.Wait()
@@ -94,23 +93,23 @@ func TestTokensPerChunk(t *testing.T) {
 	for _, tc := range []struct {
 		name            string
 		size            int
-		spec            fakeserver.Range
+		spec            Range
 		reasoning, free int
 		tokens          []int
 		kinds           string
 	}{
-		{"plain steps", 3, fakeserver.Range{Min: 1, Max: 1}, 0, 7, []int{3, 3, 1}, "ccc"},
-		{"speculative steps", 3, fakeserver.Range{Min: 1, Max: 7}, 0, 12, []int{3, 3, 3, 3}, "cccc"},
-		{"reasoning then content", 2, fakeserver.Range{Min: 1, Max: 3}, 5, 5, []int{2, 2, 1, 2, 2, 1}, "rrrccc"},
-		{"zero: one chunk per step", 0, fakeserver.Range{Min: 1, Max: 1}, 0, 3, []int{1, 1, 1}, "ccc"},
+		{"plain steps", 3, Range{Min: 1, Max: 1}, 0, 7, []int{3, 3, 1}, "ccc"},
+		{"speculative steps", 3, Range{Min: 1, Max: 7}, 0, 12, []int{3, 3, 3, 3}, "cccc"},
+		{"reasoning then content", 2, Range{Min: 1, Max: 3}, 5, 5, []int{2, 2, 1, 2, 2, 1}, "rrrccc"},
+		{"zero: one chunk per step", 0, Range{Min: 1, Max: 1}, 0, 3, []int{1, 1, 1}, "ccc"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				cfg := exact()
 				cfg.TokensPerChunk, cfg.SpecTokens = tc.size, tc.spec
-				cfg.ReasoningTokens = fakeserver.Range{Min: tc.reasoning, Max: tc.reasoning}
-				cfg.AnswerTokens = fakeserver.Range{Min: tc.free, Max: tc.free}
-				srv := fakeserver.NewInMemory(cfg)
+				cfg.ReasoningTokens = Range{Min: tc.reasoning, Max: tc.reasoning}
+				cfg.AnswerTokens = Range{Min: tc.free, Max: tc.free}
+				srv := NewInMemory(cfg)
 				defer srv.Close()
 				_, body, err := post(t, srv, streamBody("hello", 64), nil)
 				require.NoError(t, err)

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// SeedCharsPerToken is the tokenizer approximation of the default profiles:
+// seedCharsPerToken is the tokenizer approximation of the profiles:
 // characters of prompt text per prompt token. It is derived from the seed
 // artifact (testdata/seed-capacity-v4-reasoning.json): a 65,536-token plan
 // built at 3.0 characters per token is 196,608 characters of code-like
@@ -16,15 +16,15 @@ import (
 // 3.155 characters per token once the chat template's tokens are removed.
 // A client that sizes prompts at 3.0 therefore sees fewer prompt tokens than
 // it planned, as it would against the real engine.
-const SeedCharsPerToken = 3.155
+const seedCharsPerToken = 3.155
 
-// DefaultMaxTraces is the Config.MaxTraces of the profiles: enough for any
+// defaultMaxTraces is the Config.MaxTraces of the profiles: enough for any
 // test, bounded for a long-running server.
-const DefaultMaxTraces = 10000
+const defaultMaxTraces = 10000
 
-// SeedTemplateTokens is the number of tokens the default profiles add to
+// seedTemplateTokens is the number of tokens the profiles add to
 // every chat request for the chat template (role headers and turn markers).
-const SeedTemplateTokens = 9
+const seedTemplateTokens = 9
 
 // Range is an inclusive range of counts. A request draws one value uniformly
 // from [Min, Max] with its own seeded generator. The zero Range means zero.
@@ -44,11 +44,14 @@ func (r Range) check(field string, min int) check {
 }
 
 // Config configures a Server: the simulated model, the engine's timing
-// model, the wire dialect and the faults. Build one with Fast, Reasoning,
-// Plain or Profile and adjust fields; zero values of the engine's required
-// fields (CharsPerToken, PrefillTokensPerSecond, DecodeStep, MaxSeqs,
-// MaxBatchTokens, MaxModelLen, BlockTokens, TimeScale, SpecTokens, Model)
-// take the Fast profile's values, and zero Ranges mean "none".
+// model, the wire dialect and the faults. Start from Fast, Profile or Slots
+// and adjust fields, or write one by hand: the zero value of a field means
+// its default. The engine's required fields (CharsPerToken,
+// PrefillTokensPerSecond, DecodeStep, MaxSeqs, MaxBatchTokens, MaxModelLen,
+// BlockTokens, TimeScale, SpecTokens, Model) default to the Fast profile's
+// values, the string-named modes (Tokenizer, Dialect.Usage, Dialect.Role,
+// Dialect.Gzip) to the first name their documentation lists, the
+// FaultPlan's knobs as documented there, and zero Ranges mean "none".
 type Config struct {
 	// Model is the only model id served; other ids get a 404 model_not_found.
 	// An empty model field in a request means this model.
@@ -57,10 +60,32 @@ type Config struct {
 	// enforced as prompt tokens + max tokens.
 	MaxModelLen int
 
-	// Tokenizer is the rule that counts prompt tokens: TokenizerChars (the
-	// default) or TokenizerWords.
-	Tokenizer Tokenizer
-	// CharsPerToken is TokenizerChars' ratio: a text of n characters
+	// Tokenizer names the rule that counts prompt tokens. Every count the
+	// server reports or enforces uses it: usage.prompt_tokens (plus
+	// TemplateTokens), the context-length check, the prefix cache's blocks
+	// and /tokenize.
+	//
+	// "chars" (the default, empty) counts a text of n characters (Unicode
+	// code points) as ceil(n / CharsPerToken) tokens: a fixed ratio a
+	// client could learn from one request.
+	//
+	// "words" counts by character class, so the characters per token
+	// depend on the text and no fixed ratio predicts it (CharsPerToken is
+	// not used). A text is cut into maximal runs; each run costs:
+	//
+	//   - letters (unicode.IsLetter, with the combining marks that follow
+	//     one): ceil(n / 4) tokens for a run of n code points;
+	//   - a decimal digit (unicode.IsDigit): 1 token each, so "12" is 2;
+	//   - whitespace (unicode.IsSpace): 1 token per maximal run, so
+	//     "\n    " is 1;
+	//   - any other character (punctuation, symbols, "_"): 1 token each.
+	//
+	// The line "def helper_12():\n    return compute(12)  # routine
+	// specialist context\n" (70 characters) is 33 tokens, 2.1 characters
+	// per token; with 4-digit numbers it is 74 characters in 37 tokens,
+	// 2.0 per token.
+	Tokenizer string
+	// CharsPerToken is the "chars" tokenizer's ratio: a text of n characters
 	// (Unicode code points) is ceil(n / CharsPerToken) tokens.
 	CharsPerToken float64
 	// TemplateTokens are added to every chat prompt for the chat template.
@@ -147,7 +172,7 @@ type Config struct {
 	Faults FaultPlan
 
 	// MaxTraces bounds the traces kept: the last MaxTraces requests' (0 keeps
-	// all). The profiles keep DefaultMaxTraces, so a long-running server
+	// all). The profiles keep 10,000, so a long-running server
 	// stays bounded.
 	MaxTraces int
 
@@ -159,26 +184,30 @@ type Config struct {
 // shared returns the knobs every profile has in common: the seed's
 // tokenizer approximation and chat template, 8,192-token prefill chunks,
 // 16-token cache blocks in a 1,048,576-token prefix cache, real time, seed
-// 1, DefaultMaxTraces traces and the default fault knobs (no fault is
+// 1, defaultMaxTraces traces and the default fault knobs (no fault is
 // chosen).
 func shared(model string, maxModelLen int) Config {
 	return Config{
 		Model:          model,
 		MaxModelLen:    maxModelLen,
-		CharsPerToken:  SeedCharsPerToken,
-		TemplateTokens: SeedTemplateTokens,
+		CharsPerToken:  seedCharsPerToken,
+		TemplateTokens: seedTemplateTokens,
 		MaxBatchTokens: 8192,
 		BlockTokens:    16,
 		CacheTokens:    1 << 20,
 		TimeScale:      1,
 		Seed:           1,
-		MaxTraces:      DefaultMaxTraces,
+		MaxTraces:      defaultMaxTraces,
 		Faults:         defaultFaults(),
 	}
 }
 
-// Fast returns the profile for tests: a fast model with a few reasoning
-// tokens, two-token speculative steps and a 32k window.
+// Fast returns the profile for tests, Profile("fast"): a fast model
+// (fake-fast) with a few reasoning tokens, two-token speculative steps and
+// a 32k window. Every profile counts prompt tokens at 3.155 characters per
+// token plus 9 chat template tokens, as the seed artifact's model did
+// (testdata/seed-capacity-v4-reasoning.json), keeps the last 10,000
+// traces and has a 1,048,576-token prefix cache in 16-token blocks.
 func Fast() Config {
 	c := shared("fake-fast", 32768)
 	c.PrefillTokensPerSecond = 1_000_000
@@ -189,11 +218,11 @@ func Fast() Config {
 	return c
 }
 
-// Reasoning returns a profile like the seed artifact's reasoning model
+// reasoningProfile is Profile("reasoning"): like the seed artifact's reasoning model
 // (qwen3-class with speculative decoding on one GPU): prefill 7,800 tok/s,
 // 17 ms decode steps accepting 1 to 7 tokens (about 235 tok/s per stream
 // alone), a few hundred reasoning tokens, a 262,144-token window.
-func Reasoning() Config {
+func reasoningProfile() Config {
 	c := shared("fake-reasoning", 262144)
 	c.PrefillTokensPerSecond = 7800
 	c.DecodeStep, c.DecodeStepPerSeq = 17*time.Millisecond, 3*time.Millisecond
@@ -203,10 +232,10 @@ func Reasoning() Config {
 	return c
 }
 
-// Plain returns a non-reasoning profile: an 8B-class model without
+// plainProfile is Profile("plain"): a non-reasoning 8B-class model without
 // speculative decoding, prefill 12,000 tok/s, about 90 tok/s per stream
 // alone, a 131,072-token window.
-func Plain() Config {
+func plainProfile() Config {
 	c := shared("fake-plain", 131072)
 	c.PrefillTokensPerSecond = 12000
 	c.DecodeStep, c.DecodeStepPerSeq = 11*time.Millisecond, time.Millisecond
@@ -218,8 +247,8 @@ func Plain() Config {
 
 var profiles = map[string]func() Config{
 	"fast":      Fast,
-	"reasoning": Reasoning,
-	"plain":     Plain,
+	"reasoning": reasoningProfile,
+	"plain":     plainProfile,
 }
 
 // ProfileNames lists the names Profile accepts, sorted.
@@ -232,7 +261,19 @@ func ProfileNames() []string {
 	return names
 }
 
-// Profile returns the named profile: "fast", "reasoning" or "plain".
+// Profile returns the named profile, the Config of a simulated model:
+//
+//	fast       Fast: the profile for tests
+//	reasoning  like the seed artifact's reasoning model (qwen3-class with
+//	           speculative decoding on one GPU): fake-reasoning, prefill
+//	           7,800 tok/s, 17 ms decode steps accepting 1 to 7 tokens (about
+//	           235 tok/s per stream alone), a few hundred reasoning tokens, a
+//	           262,144-token window
+//	plain      a non-reasoning 8B-class model without speculative decoding:
+//	           fake-plain, prefill 12,000 tok/s, about 90 tok/s per stream
+//	           alone, a 131,072-token window
+//
+// Another name is a *ConfigError with Field "Profile".
 func Profile(name string) (Config, error) {
 	f, ok := profiles[name]
 	if !ok {
@@ -246,7 +287,8 @@ func (c Config) withDefaults() Config {
 	d := Fast()
 	c.Model = cmp.Or(c.Model, d.Model)
 	c.MaxModelLen = cmp.Or(c.MaxModelLen, d.MaxModelLen)
-	c.Tokenizer = cmp.Or(c.Tokenizer, TokenizerChars)
+	c.Tokenizer = cmp.Or(c.Tokenizer, tokenizerChars)
+	c.Dialect = c.Dialect.withDefaults()
 	c.CharsPerToken = cmp.Or(c.CharsPerToken, d.CharsPerToken)
 	c.PrefillTokensPerSecond = cmp.Or(c.PrefillTokensPerSecond, d.PrefillTokensPerSecond)
 	c.MaxBatchTokens = cmp.Or(c.MaxBatchTokens, d.MaxBatchTokens)
@@ -267,7 +309,7 @@ func (c Config) Validate() error {
 	finite := func(x float64) bool { return !math.IsInf(x, 0) }
 	err := firstInvalid(
 		check{"MaxModelLen", c.MaxModelLen, c.MaxModelLen >= 1, ">= 1"},
-		check{"Tokenizer", string(c.Tokenizer), c.Tokenizer == TokenizerChars || c.Tokenizer == TokenizerWords,
+		check{"Tokenizer", c.Tokenizer, oneOf(c.Tokenizer, tokenizerChars, tokenizerWords),
 			"chars or words"},
 		// The comparisons are written so that NaN fails them.
 		check{"CharsPerToken", c.CharsPerToken, c.CharsPerToken >= 0.5 && c.CharsPerToken <= 64, "0.5..64"},

@@ -1,4 +1,4 @@
-package fakeserver_test
+package fakeserver
 
 import (
 	"bytes"
@@ -14,7 +14,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	fakeserver "github.com/anvilbench/anvil/fake_server"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 )
@@ -22,11 +21,11 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // small is a compact deterministic config for golden transcripts.
-func small() fakeserver.Config {
-	c := fakeserver.Fast()
-	c.ReasoningTokens = fakeserver.Range{Min: 3, Max: 3}
-	c.AnswerTokens = fakeserver.Range{Min: 4, Max: 4}
-	c.SpecTokens = fakeserver.Range{Min: 1, Max: 2}
+func small() Config {
+	c := Fast()
+	c.ReasoningTokens = Range{Min: 3, Max: 3}
+	c.AnswerTokens = Range{Min: 4, Max: 4}
+	c.SpecTokens = Range{Min: 1, Max: 2}
 	c.Seed = 7
 	return c
 }
@@ -40,7 +39,7 @@ const goldenPrompt = "def helper_0():\n    return compute(0)  # routine speciali
 func transcript(resp *http.Response, body []byte) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "HTTP %d\n", resp.StatusCode)
-	for _, k := range []string{"Content-Type", "Retry-After", fakeserver.RequestIDHeader} {
+	for _, k := range []string{"Content-Type", "Retry-After", RequestIDHeader} {
 		if v := resp.Header.Get(k); v != "" {
 			fmt.Fprintf(&b, "%s: %s\n", k, v)
 		}
@@ -66,7 +65,7 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 // traceJSON is a trace as the golden file holds it.
-func traceJSON(t *testing.T, tr fakeserver.Trace) []byte {
+func traceJSON(t *testing.T, tr Trace) []byte {
 	b, err := json.MarshalIndent(tr, "", "  ")
 	require.NoError(t, err)
 	return append(b, '\n')
@@ -77,26 +76,26 @@ func traceJSON(t *testing.T, tr fakeserver.Trace) []byte {
 func TestDialectGoldens(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		dialect func(*fakeserver.Dialect)
+		dialect func(*Dialect)
 		body    func(*chatBody)
 	}{
-		{name: "vllm", dialect: func(d *fakeserver.Dialect) { *d = fakeserver.DialectVLLM() }},
+		{name: "vllm", dialect: func(d *Dialect) { *d = dialectVLLM() }},
 		{name: "zero"},
-		{name: "ollama", dialect: func(d *fakeserver.Dialect) { *d = fakeserver.DialectOllama() }},
-		{name: "mock-llm", dialect: func(d *fakeserver.Dialect) { *d = fakeserver.DialectMockLLM() }},
-		{name: "reasoning-field", dialect: func(d *fakeserver.Dialect) { d.ReasoningField = "reasoning" }},
-		{name: "usage-last-choice", dialect: func(d *fakeserver.Dialect) { d.Usage = fakeserver.UsageInLastChoice }},
-		{name: "usage-omitted", dialect: func(d *fakeserver.Dialect) { d.Usage = fakeserver.UsageOmitted }},
+		{name: "ollama", dialect: func(d *Dialect) { *d = dialectOllama() }},
+		{name: "mock-llm", dialect: func(d *Dialect) { *d = dialectMockLLM() }},
+		{name: "reasoning-field", dialect: func(d *Dialect) { d.ReasoningField = "reasoning" }},
+		{name: "usage-last-choice", dialect: func(d *Dialect) { d.Usage = usageLastChoice }},
+		{name: "usage-omitted", dialect: func(d *Dialect) { d.Usage = usageNone }},
 		{name: "usage-not-requested", body: func(b *chatBody) { b.StreamOptions = nil }},
-		{name: "omit-done", dialect: func(d *fakeserver.Dialect) { d.OmitDone = true }},
-		{name: "crlf", dialect: func(d *fakeserver.Dialect) { d.CRLF = true }},
-		{name: "finish-chunk", dialect: func(d *fakeserver.Dialect) { d.FinishChunk = true }},
-		{name: "role-every-delta", dialect: func(d *fakeserver.Dialect) { d.Role = fakeserver.RoleInEveryDelta }},
-		{name: "event-fields", dialect: func(d *fakeserver.Dialect) { d.EventName, d.EventIDs, d.SplitData = "message", true, true }},
-		{name: "keep-alive", dialect: func(d *fakeserver.Dialect) { d.KeepAlive = 100 * time.Microsecond }},
+		{name: "omit-done", dialect: func(d *Dialect) { d.OmitDone = true }},
+		{name: "crlf", dialect: func(d *Dialect) { d.CRLF = true }},
+		{name: "finish-chunk", dialect: func(d *Dialect) { d.FinishChunk = true }},
+		{name: "role-every-delta", dialect: func(d *Dialect) { d.Role = roleEvery }},
+		{name: "event-fields", dialect: func(d *Dialect) { d.EventName, d.EventIDs, d.SplitData = "message", true, true }},
+		{name: "keep-alive", dialect: func(d *Dialect) { d.KeepAlive = 100 * time.Microsecond }},
 		{name: "no-thinking", body: func(b *chatBody) { b.Kwargs = map[string]any{"enable_thinking": false} }},
 		{name: "non-stream", body: func(b *chatBody) { b.Stream, b.StreamOptions = false, nil }},
-		{name: "non-stream-ollama", dialect: func(d *fakeserver.Dialect) { *d = fakeserver.DialectOllama() },
+		{name: "non-stream-ollama", dialect: func(d *Dialect) { *d = dialectOllama() },
 			body: func(b *chatBody) { b.Stream, b.StreamOptions = false, nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,13 +107,13 @@ func TestDialectGoldens(t *testing.T) {
 				if tc.name == "keep-alive" {
 					cfg.PrefillTokensPerSecond = 100_000 // 52 prompt tokens: 520µs of silence
 				}
-				srv := fakeserver.NewInMemory(cfg)
+				srv := NewInMemory(cfg)
 				defer srv.Close()
 				body := streamBody(goldenPrompt, 64)
 				if tc.body != nil {
 					tc.body(&body)
 				}
-				resp, data, err := post(t, srv, body, map[string]string{fakeserver.RequestIDHeader: "golden-" + tc.name})
+				resp, data, err := post(t, srv, body, map[string]string{RequestIDHeader: "golden-" + tc.name})
 				require.NoError(t, err)
 				golden(t, tc.name+".sse", transcript(resp, data))
 				synctest.Wait()
@@ -149,12 +148,12 @@ func TestErrorGoldens(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				srv := fakeserver.NewInMemory(small())
+				srv := NewInMemory(small())
 				defer srv.Close()
 				req, err := http.NewRequest(tc.method, srv.URL+tc.path, strings.NewReader(tc.body))
 				require.NoError(t, err)
 				if tc.name == "bad-fault-header" {
-					req.Header.Set(fakeserver.FaultHeader, "no_such_fault")
+					req.Header.Set(FaultHeader, "no_such_fault")
 				}
 				resp, err := srv.Client().Do(req)
 				require.NoError(t, err)

@@ -1,69 +1,56 @@
 package fakeserver
 
-import "time"
-
-// UsageMode says where a stream carries usage when the request asked for it
-// with stream_options.include_usage.
-type UsageMode int
-
-const (
-	// UsageFinalChunk sends usage in a last chunk with "choices": [] (vLLM,
-	// SGLang, OpenAI, ollama).
-	UsageFinalChunk UsageMode = iota
-	// UsageInLastChoice puts usage inside the chunk with the finish_reason.
-	UsageInLastChoice
-	// UsageOmitted never sends usage, even when asked (mock servers, some
-	// routers).
-	UsageOmitted
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"time"
 )
 
-// RoleMode says where the assistant role appears in a stream.
-type RoleMode int
-
+// The values of Dialect.Usage, Dialect.Role and Dialect.Gzip, as
+// documented on those fields; the empty string is the first of each.
 const (
-	// RoleOnlyChunk sends a first chunk whose delta is
-	// {"role":"assistant","content":""} (vLLM), just before the first token.
-	RoleOnlyChunk RoleMode = iota
-	// RoleInFirstDelta puts "role" after "content" in the first token's delta
-	// (the @dwmkerr/mock-llm capture).
-	RoleInFirstDelta
-	// RoleInEveryDelta starts every delta with "role":"assistant" and always
-	// carries "content", possibly empty (the ollama capture).
-	RoleInEveryDelta
+	usageFinal      = "final"
+	usageLastChoice = "last-choice"
+	usageNone       = "none"
+
+	roleChunk = "chunk"
+	roleFirst = "first"
+	roleEvery = "every"
+
+	gzipOff        = "off"
+	gzipIfAccepted = "if-accepted"
+	gzipAlways     = "always"
 )
 
-// GzipMode says when a stream is gzip-compressed.
-type GzipMode int
-
-const (
-	// GzipOff never compresses.
-	GzipOff GzipMode = iota
-	// GzipIfAccepted compresses a stream when the request's Accept-Encoding
-	// allows gzip (a "gzip" or "*" entry whose q is not 0).
-	GzipIfAccepted
-	// GzipAlways compresses every stream, even when the client asked for
-	// identity or sent no Accept-Encoding (a misconfigured proxy).
-	GzipAlways
-)
-
-// DefaultContentType is the Content-Type of a stream when the Dialect names
+// defaultContentType is the Content-Type of a stream when the Dialect names
 // none.
-const DefaultContentType = "text/event-stream; charset=utf-8"
+const defaultContentType = "text/event-stream; charset=utf-8"
 
 // Dialect is the set of wire details that differ between serving engines.
-// The zero Dialect is vLLM's format without "logprobs".
+// The zero Dialect is vLLM's format without "logprobs" and "stop_reason";
+// DialectByName returns the presets of the engines the repository has
+// captures of.
 type Dialect struct {
 	// ReasoningField is the delta field carrying reasoning text:
 	// "reasoning_content" (the default) or "reasoning".
 	ReasoningField string
-	// Usage places the usage object; usage is only sent when the request
-	// set stream_options.include_usage (non-streamed responses always have it
-	// unless UsageOmitted).
-	Usage UsageMode
+	// Usage places the usage object of a stream when the request set
+	// stream_options.include_usage: "final" (the default, empty) sends it
+	// in a last chunk with "choices": [] (vLLM, SGLang, OpenAI, ollama);
+	// "last-choice" puts it inside the chunk with the finish_reason; "none"
+	// never sends usage, even when asked, nor in a non-streamed response
+	// (mock servers, some routers), which otherwise always has it.
+	Usage string
 	// OmitDone leaves out the terminal "data: [DONE]".
 	OmitDone bool
-	// Role places the assistant role.
-	Role RoleMode
+	// Role places the assistant role: "chunk" (the default, empty) sends a
+	// first chunk whose delta is {"role":"assistant","content":""} (vLLM),
+	// just before the first token; "first" puts "role" after "content" in
+	// the first token's delta (the @dwmkerr/mock-llm capture); "every"
+	// starts every delta with "role":"assistant" and always carries
+	// "content", possibly empty (the ollama capture).
+	Role string
 	// FinishChunk sends the finish_reason in a separate chunk with an empty
 	// delta (ollama) instead of on the last token's chunk (vLLM).
 	FinishChunk bool
@@ -82,10 +69,11 @@ type Dialect struct {
 	// CRLF ends SSE lines with "\r\n" instead of "\n".
 	CRLF bool
 	// KeepAlive, when positive, writes the SSE comment ": keep-alive" after
-	// that much silence of the engine (queueing, prefill). A FaultStall
+	// that much silence of the engine (queueing, prefill). A stall fault's
 	// pause stays silent, so a client's stall detection can see it.
 	KeepAlive time.Duration
-	// ContentType of a stream; empty means DefaultContentType.
+	// ContentType of a stream; empty means
+	// "text/event-stream; charset=utf-8".
 	ContentType string
 	// EventName, when set, precedes every data line with "event: NAME".
 	EventName string
@@ -100,7 +88,7 @@ type Dialect struct {
 	// ThinkTags sends reasoning inside the content, as "<think>" + reasoning
 	// + "</think>" (DeepSeek-R1 style servers without a reasoning parser),
 	// instead of in ReasoningField. The tags add no tokens; the Trace still
-	// records the reasoning chunks as ChunkReasoning.
+	// records the reasoning chunks as Chunk.Kind "reasoning".
 	ThinkTags bool
 	// TruncatePrompt silently keeps the last MaxModelLen tokens of a longer
 	// prompt (as ollama does with its context size): usage.prompt_tokens
@@ -110,7 +98,7 @@ type Dialect struct {
 	TruncatePrompt bool
 	// HTMLErrors answers every bad request (invalid JSON, unknown model,
 	// malformed messages, context too long, bad max_tokens, unknown fault
-	// header) with 500 and an HTML page (HTMLErrorBody) instead of a 4xx
+	// header) with 500 and an nginx-like HTML page instead of a 4xx
 	// OpenAI JSON error, as a misbehaving gateway does.
 	HTMLErrors bool
 	// TokenizeSkew is added to every /tokenize count (never below 0), so
@@ -126,27 +114,31 @@ type Dialect struct {
 	// has context_length = MaxModelLen.
 	ServeOllamaPS bool
 	// ServeOllamaShow serves ollama's POST /api/show, whose model_info has
-	// "<arch>.context_length" = MaxModelLen (arch is OllamaArch).
+	// "<arch>.context_length" = MaxModelLen (arch is "fake").
 	ServeOllamaShow bool
-	// Gzip compresses streams (GzipIfAccepted, GzipAlways) with
-	// Content-Encoding: gzip, flushing the compressor after every event so
-	// the stream stays live. Trace.Chunks count uncompressed bytes.
-	// Non-streamed bodies and errors are never compressed.
-	Gzip GzipMode
+	// Gzip says when a stream is compressed with Content-Encoding: gzip:
+	// "off" (the default, empty) never; "if-accepted" when the request's
+	// Accept-Encoding allows gzip (a "gzip" or "*" entry whose q is not 0);
+	// "always" for every stream, even when the client asked for identity
+	// or sent no Accept-Encoding (a misconfigured proxy). The compressor is
+	// flushed after every event so the stream stays live; Trace.Chunks
+	// count uncompressed bytes. Non-streamed bodies and errors are never
+	// compressed.
+	Gzip string
 	// SplitData writes each JSON chunk over two "data:" lines, cut after
 	// its first top-level comma; SSE joins them with a newline, which JSON
 	// reads as whitespace.
 	SplitData bool
 }
 
-// DialectVLLM is vLLM's OpenAI server format.
-func DialectVLLM() Dialect { return Dialect{NullLogprobs: true, StopReason: true} }
+// dialectVLLM is vLLM's OpenAI server format.
+func dialectVLLM() Dialect { return Dialect{NullLogprobs: true, StopReason: true} }
 
-// DialectOllama is ollama 0.17's /v1 format, as in the repository's testdata/transcripts.
-func DialectOllama() Dialect {
+// dialectOllama is ollama 0.17's /v1 format, as in the repository's testdata/transcripts.
+func dialectOllama() Dialect {
 	return Dialect{
 		ReasoningField:    "reasoning",
-		Role:              RoleInEveryDelta,
+		Role:              roleEvery,
 		FinishChunk:       true,
 		OmitCachedTokens:  true,
 		SystemFingerprint: "fp_ollama",
@@ -155,23 +147,34 @@ func DialectOllama() Dialect {
 	}
 }
 
-// DialectMockLLM is the @dwmkerr/mock-llm format: no usage, role in the
+// dialectMockLLM is the @dwmkerr/mock-llm format: no usage, role in the
 // first delta, finish_reason on the last content chunk.
-func DialectMockLLM() Dialect {
+func dialectMockLLM() Dialect {
 	return Dialect{
-		Usage:       UsageOmitted,
-		Role:        RoleInFirstDelta,
+		Usage:       usageNone,
+		Role:        roleFirst,
 		ContentType: "text/event-stream",
 	}
 }
 
 var dialects = map[string]func() Dialect{
-	"vllm":     DialectVLLM,
-	"ollama":   DialectOllama,
-	"mock-llm": DialectMockLLM,
+	"vllm":     dialectVLLM,
+	"ollama":   dialectOllama,
+	"mock-llm": dialectMockLLM,
 }
 
-// DialectByName returns "vllm", "ollama" or "mock-llm".
+// DialectByName returns the named dialect preset:
+//
+//	vllm      vLLM's OpenAI server: "logprobs":null and "stop_reason":null
+//	          in every choice
+//	ollama    ollama 0.17's /v1, as in the repository's testdata/transcripts:
+//	          the "reasoning" field, the role in every delta, a separate
+//	          finish chunk, no cached tokens, system_fingerprint
+//	          "fp_ollama", HTML-escaped JSON, Content-Type text/event-stream
+//	mock-llm  @dwmkerr/mock-llm: no usage, the role in the first delta,
+//	          finish_reason on the last content chunk
+//
+// Another name is a *ConfigError with Field "Dialect".
 func DialectByName(name string) (Dialect, error) {
 	f, ok := dialects[name]
 	if !ok {
@@ -180,17 +183,32 @@ func DialectByName(name string) (Dialect, error) {
 	return f(), nil
 }
 
+// DialectNames lists the names DialectByName accepts, sorted.
+func DialectNames() []string { return slices.Sorted(maps.Keys(dialects)) }
+
 func (d Dialect) validate() error {
 	rf := d.ReasoningField
 	return firstInvalid(
 		check{"Dialect.ReasoningField", rf, rf == "" || rf == "reasoning_content" || rf == "reasoning",
 			"reasoning_content or reasoning"},
-		check{"Dialect.Usage", int(d.Usage), d.Usage >= UsageFinalChunk && d.Usage <= UsageOmitted, "0..2"},
-		check{"Dialect.Role", int(d.Role), d.Role >= RoleOnlyChunk && d.Role <= RoleInEveryDelta, "0..2"},
+		check{"Dialect.Usage", d.Usage, oneOf(d.Usage, usageFinal, usageLastChoice, usageNone),
+			"final, last-choice or none"},
+		check{"Dialect.Role", d.Role, oneOf(d.Role, roleChunk, roleFirst, roleEvery), "chunk, first or every"},
 		check{"Dialect.KeepAlive", d.KeepAlive, d.KeepAlive >= 0, ">= 0"},
-		check{"Dialect.Gzip", d.Gzip, d.Gzip >= GzipOff && d.Gzip <= GzipAlways, "0..2"},
+		check{"Dialect.Gzip", d.Gzip, oneOf(d.Gzip, gzipOff, gzipIfAccepted, gzipAlways), "off, if-accepted or always"},
 	)
 }
+
+// withDefaults spells out the defaults of the empty mode fields.
+func (d Dialect) withDefaults() Dialect {
+	d.Usage = cmp.Or(d.Usage, usageFinal)
+	d.Role = cmp.Or(d.Role, roleChunk)
+	d.Gzip = cmp.Or(d.Gzip, gzipOff)
+	return d
+}
+
+// oneOf reports whether s is one of the names.
+func oneOf(s string, names ...string) bool { return slices.Contains(names, s) }
 
 func (d *Dialect) reasoningField() string {
 	if d.ReasoningField == "" {
@@ -201,7 +219,7 @@ func (d *Dialect) reasoningField() string {
 
 func (d *Dialect) contentType() string {
 	if d.ContentType == "" {
-		return DefaultContentType
+		return defaultContentType
 	}
 	return d.ContentType
 }

@@ -1,4 +1,4 @@
-package fakeserver_test
+package fakeserver
 
 import (
 	"bufio"
@@ -11,7 +11,6 @@ import (
 	"testing"
 	"testing/synctest"
 
-	fakeserver "github.com/anvilbench/anvil/fake_server"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 )
@@ -201,13 +200,13 @@ type exception struct {
 func TestDialectPresetsMatchCaptures(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
-		dialect    func() fakeserver.Dialect
+		dialect    func() Dialect
 		capture    string
 		exceptions []exception
 	}{
 		{
 			name:    "vllm",
-			dialect: fakeserver.DialectVLLM,
+			dialect: dialectVLLM,
 			// The complete vLLM stream (role chunk to [DONE]) with
 			// include_usage and without continuous_usage_stats, which the
 			// fake does not implement.
@@ -228,11 +227,11 @@ func TestDialectPresetsMatchCaptures(t *testing.T) {
 				// sends "text/event-stream; charset=utf-8", the fake's
 				// default.
 				name:  "content-type-not-captured",
-				apply: func(w *wireShape) { w.ContentType = fakeserver.DefaultContentType },
+				apply: func(w *wireShape) { w.ContentType = defaultContentType },
 			}},
 		},
-		{name: "ollama", dialect: fakeserver.DialectOllama, capture: "ollama-0.17.4-stream-usage.sse"},
-		{name: "mock-llm", dialect: fakeserver.DialectMockLLM, capture: "mock-llm-0.1.29-stream.sse"},
+		{name: "ollama", dialect: dialectOllama, capture: "ollama-0.17.4-stream-usage.sse"},
+		{name: "mock-llm", dialect: dialectMockLLM, capture: "mock-llm-0.1.29-stream.sse"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ct, body := readCapture(t, tc.capture)
@@ -256,9 +255,9 @@ func TestDialectPresetsMatchCaptures(t *testing.T) {
 			}
 			synctest.Test(t, func(t *testing.T) {
 				cfg := small()
-				cfg.ReasoningTokens = fakeserver.Range{} // the captures have no reasoning
+				cfg.ReasoningTokens = Range{} // the captures have no reasoning
 				cfg.Dialect = tc.dialect()
-				srv := fakeserver.NewInMemory(cfg)
+				srv := NewInMemory(cfg)
 				defer srv.Close()
 				resp, data, err := post(t, srv, streamBody(goldenPrompt, 64), nil)
 				require.NoError(t, err)

@@ -4,9 +4,9 @@
 // ground truth of what it sent.
 //
 // It is a simulation, not a sleep loop. A tokenizer approximation counts
-// prompt tokens: by default SeedCharsPerToken characters per token (not the
-// 3.0 a client may assume); TokenizerWords counts by character class, so
-// no fixed ratio predicts it. One engine goroutine runs batch steps: running
+// prompt tokens: by default 3.155 characters per token, as the seed
+// artifact's model counted (not the 3.0 a client may assume); Config.Tokenizer
+// "words" counts by character class, so no fixed ratio predicts it. One engine goroutine runs batch steps: running
 // sequences prefill their uncached prompt tokens at PrefillTokensPerSecond
 // (chunked by MaxBatchTokens) or decode; a decode step lasts longer the more
 // sequences decode, so aggregate throughput rises with concurrency while each
@@ -25,10 +25,15 @@
 // independent slots whose time to first token is known exactly for every
 // queue position.
 //
-// The fake follows the benchmark's instructions as a good model does (see
-// MarkerPattern, ExactlyPattern): an answer asked to begin with an
-// ANVIL_REQ_ marker begins with it, and "exactly N" words "code" gets exactly
-// that. Faults (FaultHeader, FaultPlan) make it misbehave per request:
+// The fake follows the benchmark's instructions as a good model does,
+// recognised anywhere in the prompt's user text: the last match of
+// `ANVIL_REQ_(\d+)_(\d{5})` is the request's canary marker, and the answer
+// begins with it; "exactly N" (the last match of
+// `(?i)\bexactly\s+(\d{1,6})\b`, N >= 1) in a prompt that also contains the
+// word "code" (`(?i)\bcode\b`) asks for exactly N lowercase words "code",
+// and the answer is then the marker (if any) followed by N times " code",
+// nothing else. Faults (Fault, FaultPlan, FaultHeader) make it misbehave
+// per request:
 // HTTP errors, drops, stalls, malformed or oversized events, endless
 // streams, decoding past max_tokens, inconsistent usage totals,
 // reasoning-only answers, disobedience. Dialect selects the wire details
@@ -64,7 +69,7 @@
 //	                           404 model_not_found, 400 context_length_exceeded
 //	                           ("This model's maximum context length is N tokens.
 //	                           However, you requested M tokens ..."), 400 bad body;
-//	                           500 HTMLErrorBody instead with Dialect.HTMLErrors
+//	                           500 and an HTML page instead with Dialect.HTMLErrors
 //	POST /tokenize             {"prompt"} or {"messages"} (vLLM): answers
 //	                           {"count","max_model_len","tokens"}, messages
 //	                           counted as usage.prompt_tokens counts them;
@@ -87,7 +92,7 @@
 // chat_template_kwargs.enable_thinking (false: no reasoning),
 // reasoning_effort ("none": no reasoning). Request headers: FaultHeader
 // picks a fault, RequestIDHeader is recorded and echoed, Accept-Encoding
-// decides Dialect.Gzip's GzipIfAccepted. Config.IdleTimeout closes idle
+// decides Dialect.Gzip "if-accepted". Config.IdleTimeout closes idle
 // keep-alive connections.
 //
 // Server.Trace returns what the server scheduled and wrote for each request,

@@ -34,12 +34,12 @@ func writeError(w http.ResponseWriter, status int, msg, typ, param, code string)
 	_, _ = w.Write(b.Bytes())
 }
 
-// HTMLErrorBody is the page Dialect.HTMLErrors answers a bad request with,
+// htmlErrorBody is the page Dialect.HTMLErrors answers a bad request with,
 // status 500, Content-Type text/html.
-const HTMLErrorBody = "<html>\n<head><title>500 Internal Server Error</title></head>\n<body>\n<center><h1>500 Internal Server Error</h1></center>\n<hr><center>fakeserver</center>\n</body>\n</html>\n"
+const htmlErrorBody = "<html>\n<head><title>500 Internal Server Error</title></head>\n<body>\n<center><h1>500 Internal Server Error</h1></center>\n<hr><center>fakeserver</center>\n</body>\n</html>\n"
 
 // badRequest answers a request the server refuses: an OpenAI-style JSON
-// error with status, or with Dialect.HTMLErrors a 500 HTMLErrorBody. It
+// error with status, or with Dialect.HTMLErrors a 500 htmlErrorBody. It
 // returns the status written.
 func (s *Server) badRequest(w http.ResponseWriter, status int, msg, typ, param, code string) int {
 	if !s.cfg.Dialect.HTMLErrors {
@@ -47,9 +47,9 @@ func (s *Server) badRequest(w http.ResponseWriter, status int, msg, typ, param, 
 		return status
 	}
 	w.Header().Set("Content-Type", "text/html")
-	w.Header().Set("Content-Length", strconv.Itoa(len(HTMLErrorBody)))
+	w.Header().Set("Content-Length", strconv.Itoa(len(htmlErrorBody)))
 	w.WriteHeader(http.StatusInternalServerError)
-	_, _ = io.WriteString(w, HTMLErrorBody)
+	_, _ = io.WriteString(w, htmlErrorBody)
 	return http.StatusInternalServerError
 }
 
@@ -87,10 +87,10 @@ func (s *Server) serveProps(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// OllamaArch is the architecture name of the model ollama's endpoints
+// ollamaArch is the architecture name of the model ollama's endpoints
 // describe: POST /api/show reports the context length as
 // model_info["fake.context_length"].
-const OllamaArch = "fake"
+const ollamaArch = "fake"
 
 // serveOllamaPS answers ollama's GET /api/ps when Dialect.ServeOllamaPS is
 // set: {"models": [{"name", "model", "context_length": MaxModelLen, ...}]}.
@@ -101,14 +101,14 @@ func (s *Server) serveOllamaPS(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, map[string]any{"models": []any{map[string]any{
 		"name": s.cfg.Model, "model": s.cfg.Model, "size": 0, "digest": "", "size_vram": 0,
-		"details":        map[string]any{"format": "gguf", "family": OllamaArch},
+		"details":        map[string]any{"format": "gguf", "family": ollamaArch},
 		"context_length": s.cfg.MaxModelLen,
 	}}})
 }
 
 // serveOllamaShow answers ollama's POST /api/show {"model"} (or {"name"})
 // when Dialect.ServeOllamaShow is set: {"model_info":
-// {"general.architecture": OllamaArch, "<arch>.context_length":
+// {"general.architecture": ollamaArch, "<arch>.context_length":
 // MaxModelLen}, ...}; an unknown model gets ollama's 404
 // {"error": "model 'X' not found"}.
 func (s *Server) serveOllamaShow(w http.ResponseWriter, r *http.Request) {
@@ -134,8 +134,8 @@ func (s *Server) serveOllamaShow(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, map[string]any{
 		"modelfile": "", "parameters": "", "template": "",
-		"details":      map[string]any{"format": "gguf", "family": OllamaArch},
-		"model_info":   map[string]any{"general.architecture": OllamaArch, OllamaArch + ".context_length": s.cfg.MaxModelLen},
+		"details":      map[string]any{"format": "gguf", "family": ollamaArch},
+		"model_info":   map[string]any{"general.architecture": ollamaArch, ollamaArch + ".context_length": s.cfg.MaxModelLen},
 		"capabilities": []string{"completion"},
 	})
 }

@@ -4,7 +4,9 @@ import "fmt"
 
 // ConfigError is the error of an invalid Config, Dialect or FaultPlan field
 // (and of an unknown profile, dialect or fault name). Callers match it with
-// errors.As and read Field to know which knob is wrong.
+// errors.As and read Field to know which knob is wrong. It is the fake's
+// own type, not the module's capacity.FieldError: the fake shares no code
+// with the client it checks, so a bug in one cannot hide in the other.
 type ConfigError struct {
 	// Field is the Go path of the field from Config: "MaxSeqs",
 	// "Dialect.KeepAlive", "Faults.Stall"; a map entry adds its key in

@@ -12,7 +12,11 @@ import (
 // after one answered request nothing runs or waits and the generation
 // counter holds the tokens it produced.
 func Example_metrics() {
-	srv := fakeserver.New(fakeserver.Plain())
+	cfg, err := fakeserver.Profile("plain")
+	if err != nil {
+		panic(err)
+	}
+	srv := fakeserver.New(cfg)
 	defer srv.Close()
 	body := `{"stream":false,"max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`
 	resp, err := srv.Client().Post(srv.BaseURL()+"/chat/completions", "application/json", strings.NewReader(body))
@@ -21,7 +25,7 @@ func Example_metrics() {
 	}
 	resp.Body.Close()
 
-	resp, err = srv.Client().Get(srv.URL + fakeserver.MetricsPath)
+	resp, err = srv.Client().Get(srv.URL + "/metrics")
 	if err != nil {
 		panic(err)
 	}

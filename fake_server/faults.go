@@ -12,91 +12,101 @@ import (
 	"time"
 )
 
-// Fault is a misbehaviour the server applies to one request. The names are
-// also the values of the FaultHeader request header and the -fault flags of
-// the binary. Every failure class of the protocol reference
-// (capacity/PROTOCOL.md, section "Failure classes") has one.
+// Fault is a misbehaviour the server applies to one request, named by its
+// string. The same names are the values of the FaultHeader request header
+// and of the binary's -fault-at and -fault-prob flags; ParseFault checks
+// one and Faults lists them all. Config.Validate rejects an unknown name in
+// a FaultPlan. Every failure class of the protocol reference
+// (capacity/PROTOCOL.md, section "Failure classes") has one. The empty Fault
+// is no fault.
+//
+// HTTP faults answer at once without running the model:
+//
+//	http_429            429 with Retry-After (FaultPlan.RetryAfter) and a rate-limit JSON body
+//	http_500            500 with a JSON error body
+//	http_503            503 with a JSON error body
+//	http_400            400 with a JSON error body
+//
+// Stream faults happen after FaultPlan.After output chunks (drop, stall,
+// malformed_json, stream_error, oversized_event) or change the stream:
+//
+//	drop                aborts the connection mid-stream (the client reads an
+//	                    unexpected EOF: the chunked body never terminates)
+//	stall               stops sending for FaultPlan.Stall, then goes on; silent,
+//	                    even with Dialect.KeepAlive
+//	slow_headers        waits FaultPlan.SlowHeaders before the response headers
+//	malformed_json      sends one data event whose JSON is cut short, then goes on
+//	stream_error        sends an in-stream {"error": ...} object and ends the
+//	                    stream (with [DONE] unless the dialect omits it), as vLLM does
+//	oversized_event     sends one content event of FaultPlan.OversizeBytes
+//	                    characters, then goes on
+//	endless             keeps decoding past max_tokens (content " more") and never
+//	                    ends until the client goes away or the Server closes
+//	ignore_max_tokens   decodes exactly twice the request's max_tokens (the answer
+//	                    padded with " more"), capped by the context window, then
+//	                    ends with finish_reason "stop"; without max_tokens it
+//	                    changes nothing
+//	usage_total_mismatch  reports usage whose total_tokens is prompt_tokens alone
+//	reasoning_only      answers with reasoning and no content at all
+//	wrong_content_type  streams a normal body labelled "application/json" (a
+//	                    non-streamed body: "text/plain")
+//	empty_body          answers 200 text/event-stream with an empty body
+//
+// Disobedience faults change the answer's text and keep the stream well
+// formed:
+//
+//	omit_marker         leaves the requested ANVIL_REQ_ marker out
+//	foreign_marker      begins the answer with another request's marker (same
+//	                    seed, index + 1)
+//	late_marker         writes "Answer:" before the requested marker, so the
+//	                    marker is present but not at the start
+//	extra_words         appends " and more" to the answer (to a controlled
+//	                    "exactly N" answer: words that are not "code")
 type Fault string
 
-// The faults. HTTP faults answer at once without running the model; stream
-// faults happen after FaultPlan.After output chunks; the disobedience faults
-// change the answer's text and keep the stream well formed.
+// The faults, as documented on Fault.
 const (
-	// FaultNone is no fault.
-	FaultNone Fault = ""
-	// FaultHTTP429 answers 429 with Retry-After and a rate-limit JSON body.
-	FaultHTTP429 Fault = "http_429"
-	// FaultHTTP500 answers 500 with a JSON error body.
-	FaultHTTP500 Fault = "http_500"
-	// FaultHTTP503 answers 503 with a JSON error body.
-	FaultHTTP503 Fault = "http_503"
-	// FaultHTTP400 answers 400 with a JSON error body.
-	FaultHTTP400 Fault = "http_400"
-	// FaultDrop aborts the connection mid-stream (the client reads an
-	// unexpected EOF: the chunked body never terminates).
-	FaultDrop Fault = "drop"
-	// FaultStall stops sending for FaultPlan.Stall mid-stream, then goes on.
-	FaultStall Fault = "stall"
-	// FaultSlowHeaders waits FaultPlan.SlowHeaders before the response
-	// headers.
-	FaultSlowHeaders Fault = "slow_headers"
-	// FaultMalformedJSON sends one data event whose JSON is cut short, then
-	// goes on.
-	FaultMalformedJSON Fault = "malformed_json"
-	// FaultStreamError sends an in-stream {"error": ...} object and ends the
-	// stream (with [DONE] unless the dialect omits it), as vLLM does.
-	FaultStreamError Fault = "stream_error"
-	// FaultOversized sends one content event of FaultPlan.OversizeBytes
-	// characters, then goes on.
-	FaultOversized Fault = "oversized_event"
-	// FaultEndless keeps decoding past max_tokens (content " more") and never
-	// ends the response until the client goes away or the Server closes.
-	FaultEndless Fault = "endless"
-	// FaultIgnoreMaxTokens decodes past the request's max_tokens: exactly
-	// twice max_tokens tokens (the answer padded with " more"), capped by
-	// the context window, then ends normally with finish_reason "stop"
-	// (FaultEndless never ends). Without max_tokens it changes nothing.
-	FaultIgnoreMaxTokens Fault = "ignore_max_tokens"
-	// FaultUsageTotal reports usage whose total_tokens is prompt_tokens
-	// alone, not prompt_tokens + completion_tokens.
-	FaultUsageTotal Fault = "usage_total_mismatch"
-	// FaultReasoningOnly answers with reasoning and no content at all.
-	FaultReasoningOnly Fault = "reasoning_only"
-	// FaultWrongContentType streams a normal body labelled
-	// "application/json" (a non-streamed body: "text/plain").
-	FaultWrongContentType Fault = "wrong_content_type"
-	// FaultEmptyBody answers 200 text/event-stream with an empty body.
-	FaultEmptyBody Fault = "empty_body"
-	// FaultOmitMarker leaves the requested ANVIL_REQ_ marker out.
-	FaultOmitMarker Fault = "omit_marker"
-	// FaultForeignMarker begins the answer with another request's marker
-	// (same seed, index + 1).
-	FaultForeignMarker Fault = "foreign_marker"
-	// FaultLateMarker puts LateMarkerPrefix before the requested marker, so
-	// the marker is present but not at the start.
-	FaultLateMarker Fault = "late_marker"
-	// FaultExtraWords appends ExtraWords to the answer (to a controlled
-	// "exactly N" answer: words that are not "code").
-	FaultExtraWords Fault = "extra_words"
+	faultNone             Fault = ""
+	faultHTTP429          Fault = "http_429"
+	faultHTTP500          Fault = "http_500"
+	faultHTTP503          Fault = "http_503"
+	faultHTTP400          Fault = "http_400"
+	faultDrop             Fault = "drop"
+	faultStall            Fault = "stall"
+	faultSlowHeaders      Fault = "slow_headers"
+	faultMalformedJSON    Fault = "malformed_json"
+	faultStreamError      Fault = "stream_error"
+	faultOversized        Fault = "oversized_event"
+	faultEndless          Fault = "endless"
+	faultIgnoreMaxTokens  Fault = "ignore_max_tokens"
+	faultUsageTotal       Fault = "usage_total_mismatch"
+	faultReasoningOnly    Fault = "reasoning_only"
+	faultWrongContentType Fault = "wrong_content_type"
+	faultEmptyBody        Fault = "empty_body"
+	faultOmitMarker       Fault = "omit_marker"
+	faultForeignMarker    Fault = "foreign_marker"
+	faultLateMarker       Fault = "late_marker"
+	faultExtraWords       Fault = "extra_words"
 )
 
 // FaultHeader is the request header naming the fault to apply to that
-// request (one Fault value); it wins over FaultPlan.ByIndex and
-// FaultPlan.Probability.
+// request (one Fault name); it wins over FaultPlan.ByIndex and
+// FaultPlan.Probability. An unknown name is a bad request.
 const FaultHeader = "X-Fake-Fault"
 
 // RequestIDHeader is recorded in each request's Trace (Trace.RequestID) and
 // echoed in the response, so a client can correlate its observations with
-// the server's ground truth.
+// the server's ground truth (Server.TraceByRequestID).
 const RequestIDHeader = "X-Request-Id"
 
-// ExtraWords is what FaultExtraWords appends to an answer.
-const ExtraWords = " and more"
+// extraWords is what the extra_words fault appends to an answer.
+const extraWords = " and more"
 
-// LateMarkerPrefix is what FaultLateMarker writes before the marker.
-const LateMarkerPrefix = "Answer:"
+// lateMarkerPrefix is what the late_marker fault writes before the marker.
+const lateMarkerPrefix = "Answer:"
 
-// Faults lists every Fault except FaultNone, sorted.
+// Faults lists every fault name, sorted (the empty Fault, no fault, is not
+// listed).
 func Faults() []Fault {
 	fs := make([]Fault, 0, len(faultSet))
 	for f := range faultSet {
@@ -107,18 +117,20 @@ func Faults() []Fault {
 }
 
 var faultSet = map[Fault]bool{
-	FaultHTTP429: true, FaultHTTP500: true, FaultHTTP503: true, FaultHTTP400: true,
-	FaultDrop: true, FaultStall: true, FaultSlowHeaders: true, FaultMalformedJSON: true,
-	FaultStreamError: true, FaultOversized: true, FaultEndless: true,
-	FaultIgnoreMaxTokens: true, FaultUsageTotal: true,
-	FaultReasoningOnly: true, FaultWrongContentType: true, FaultEmptyBody: true,
-	FaultOmitMarker: true, FaultForeignMarker: true, FaultLateMarker: true, FaultExtraWords: true,
+	faultHTTP429: true, faultHTTP500: true, faultHTTP503: true, faultHTTP400: true,
+	faultDrop: true, faultStall: true, faultSlowHeaders: true, faultMalformedJSON: true,
+	faultStreamError: true, faultOversized: true, faultEndless: true,
+	faultIgnoreMaxTokens: true, faultUsageTotal: true,
+	faultReasoningOnly: true, faultWrongContentType: true, faultEmptyBody: true,
+	faultOmitMarker: true, faultForeignMarker: true, faultLateMarker: true, faultExtraWords: true,
 }
 
-// ParseFault checks a fault name.
+// ParseFault returns the Fault named s (surrounding space removed): one of
+// Faults, or "" for no fault. Any other name is a *ConfigError with Field
+// "Fault" whose Want lists the names.
 func ParseFault(s string) (Fault, error) {
 	f := Fault(strings.TrimSpace(s))
-	if f == FaultNone || faultSet[f] {
+	if f == faultNone || faultSet[f] {
 		return f, nil
 	}
 	return "", &ConfigError{Field: "Fault", Value: s, Want: fmt.Sprintf("one of %v", Faults())}
@@ -141,12 +153,12 @@ type FaultPlan struct {
 	After int
 	// RetryAfter is the 429's Retry-After in whole seconds; zero means 1.
 	RetryAfter int
-	// Stall is how long FaultStall pauses; SlowHeaders how long
-	// FaultSlowHeaders waits. Zero means 30 s each (simulated, so scaled by
+	// Stall is how long the stall fault pauses; SlowHeaders how long
+	// slow_headers waits. Zero means 30 s each (simulated, so scaled by
 	// TimeScale).
 	Stall       time.Duration
 	SlowHeaders time.Duration
-	// OversizeBytes is the size of FaultOversized's content; zero means
+	// OversizeBytes is the size of oversized_event's content; zero means
 	// 1 MiB.
 	OversizeBytes int
 }
@@ -171,7 +183,7 @@ func (p FaultPlan) withDefaults() FaultPlan {
 // validate checks the plan's entries in sorted key order, so the error
 // reported for several bad entries is always the same.
 func (p FaultPlan) validate() error {
-	known := func(f Fault) bool { return f == FaultNone || faultSet[f] }
+	known := func(f Fault) bool { return f == faultNone || faultSet[f] }
 	want := fmt.Sprintf("one of %v", Faults())
 	for _, i := range slices.Sorted(maps.Keys(p.ByIndex)) {
 		f := p.ByIndex[i]
@@ -183,7 +195,7 @@ func (p FaultPlan) validate() error {
 	for _, f := range slices.Sorted(maps.Keys(p.Probability)) {
 		pr := p.Probability[f]
 		err := firstInvalid(
-			check{"Faults.Probability", string(f), f != FaultNone && faultSet[f], "keys " + want},
+			check{"Faults.Probability", string(f), f != faultNone && faultSet[f], "keys " + want},
 			check{fmt.Sprintf("Faults.Probability[%s]", f), pr, pr >= 0 && pr <= 1, "0..1"}, // NaN fails too
 		)
 		if err != nil {
@@ -211,7 +223,7 @@ func (p *FaultPlan) choose(r *http.Request, index int, rng *rand.Rand) (Fault, e
 		return f, nil
 	}
 	if len(p.Probability) == 0 {
-		return FaultNone, nil
+		return faultNone, nil
 	}
 	keys := make([]Fault, 0, len(p.Probability))
 	for f := range p.Probability {
@@ -225,7 +237,7 @@ func (p *FaultPlan) choose(r *http.Request, index int, rng *rand.Rand) (Fault, e
 			return f, nil
 		}
 	}
-	return FaultNone, nil
+	return faultNone, nil
 }
 
 // httpFault is the status, extra headers and error of an HTTP fault.
@@ -237,16 +249,16 @@ type httpFault struct {
 }
 
 var httpFaults = map[Fault]httpFault{
-	FaultHTTP429: {http.StatusTooManyRequests, "Rate limit reached for requests. Please retry after the time given in Retry-After.", "rate_limit_error", "rate_limit_exceeded"},
-	FaultHTTP500: {http.StatusInternalServerError, "The server had an error while processing your request.", "server_error", ""},
-	FaultHTTP503: {http.StatusServiceUnavailable, "The server is overloaded or not ready yet.", "server_error", ""},
-	FaultHTTP400: {http.StatusBadRequest, "Simulated bad request: the fake server rejected this request.", "invalid_request_error", ""},
+	faultHTTP429: {http.StatusTooManyRequests, "Rate limit reached for requests. Please retry after the time given in Retry-After.", "rate_limit_error", "rate_limit_exceeded"},
+	faultHTTP500: {http.StatusInternalServerError, "The server had an error while processing your request.", "server_error", ""},
+	faultHTTP503: {http.StatusServiceUnavailable, "The server is overloaded or not ready yet.", "server_error", ""},
+	faultHTTP400: {http.StatusBadRequest, "Simulated bad request: the fake server rejected this request.", "invalid_request_error", ""},
 }
 
 // midStream reports whether f fires after FaultPlan.After chunks.
 func (f Fault) midStream() bool {
 	switch f {
-	case FaultDrop, FaultStall, FaultMalformedJSON, FaultStreamError, FaultOversized:
+	case faultDrop, faultStall, faultMalformedJSON, faultStreamError, faultOversized:
 		return true
 	}
 	return false

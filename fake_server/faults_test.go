@@ -1,4 +1,4 @@
-package fakeserver_test
+package fakeserver
 
 import (
 	"bytes"
@@ -7,18 +7,18 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	fakeserver "github.com/anvilbench/anvil/fake_server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // faultConfig is small() with a 64 KiB oversized event to keep tests fast.
-func faultConfig() fakeserver.Config {
+func faultConfig() Config {
 	c := small()
 	c.Faults.OversizeBytes = 64 << 10
 	return c
@@ -27,29 +27,29 @@ func faultConfig() fakeserver.Config {
 // TestFaults checks each fault's observable behaviour, as a client sees it
 // and as the trace records it.
 func TestFaults(t *testing.T) {
-	tested := []fakeserver.Fault{fakeserver.FaultEndless}
+	tested := []Fault{faultEndless}
 	for _, tc := range []struct {
-		fault fakeserver.Fault
-		check func(t *testing.T, resp *http.Response, body []byte, readErr error, elapsed time.Duration, tr fakeserver.Trace)
+		fault Fault
+		check func(t *testing.T, resp *http.Response, body []byte, readErr error, elapsed time.Duration, tr Trace)
 	}{
-		{fakeserver.FaultHTTP429, func(t *testing.T, resp *http.Response, body []byte, _ error, _ time.Duration, tr fakeserver.Trace) {
+		{faultHTTP429, func(t *testing.T, resp *http.Response, body []byte, _ error, _ time.Duration, tr Trace) {
 			assert.Equal(t, 429, resp.StatusCode)
 			assert.Equal(t, "1", resp.Header.Get("Retry-After"))
 			assertErrorBody(t, body, "rate_limit_error")
-			assert.Equal(t, fakeserver.EndRejected, tr.End)
+			assert.Equal(t, endRejected, tr.End)
 		}},
-		{fakeserver.FaultHTTP500, statusCheck(500, "server_error")},
-		{fakeserver.FaultHTTP503, statusCheck(503, "server_error")},
-		{fakeserver.FaultHTTP400, statusCheck(400, "invalid_request_error")},
-		{fakeserver.FaultDrop, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr fakeserver.Trace) {
+		{faultHTTP500, statusCheck(500, "server_error")},
+		{faultHTTP503, statusCheck(503, "server_error")},
+		{faultHTTP400, statusCheck(400, "invalid_request_error")},
+		{faultDrop, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
 			require.ErrorIs(t, readErr, io.ErrUnexpectedEOF)
 			d := decode(body)
 			assert.False(t, d.done)
 			assert.Empty(t, d.finish)
-			assert.Equal(t, fakeserver.EndDropped, tr.End)
+			assert.Equal(t, endDropped, tr.End)
 			assert.Len(t, tr.Chunks, 3, "role chunk + 2 output chunks before the drop")
 		}},
-		{fakeserver.FaultStall, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr fakeserver.Trace) {
+		{faultStall, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
 			require.NoError(t, readErr)
 			assert.True(t, decode(body).done)
 			// chunks[2] is the second output chunk; the next is written
@@ -58,21 +58,21 @@ func TestFaults(t *testing.T) {
 			assert.Equal(t, 30*time.Second, gap)
 			assert.Less(t, tr.Chunks[3].Scheduled, tr.Chunks[3].Written)
 		}},
-		{fakeserver.FaultSlowHeaders, func(t *testing.T, resp *http.Response, body []byte, readErr error, elapsed time.Duration, tr fakeserver.Trace) {
+		{faultSlowHeaders, func(t *testing.T, resp *http.Response, body []byte, readErr error, elapsed time.Duration, tr Trace) {
 			require.NoError(t, readErr)
 			assert.Equal(t, 200, resp.StatusCode)
 			assert.Equal(t, 30*time.Second, tr.Headers)
 			assert.GreaterOrEqual(t, elapsed, 30*time.Second)
 			assert.True(t, decode(body).done)
 		}},
-		{fakeserver.FaultMalformedJSON, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, _ fakeserver.Trace) {
+		{faultMalformedJSON, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, _ Trace) {
 			require.NoError(t, readErr)
 			d := decode(body)
 			require.Len(t, d.bad, 1)
 			assert.False(t, json.Valid([]byte(d.bad[0])))
 			assert.True(t, d.done)
 		}},
-		{fakeserver.FaultStreamError, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, _ fakeserver.Trace) {
+		{faultStreamError, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, _ Trace) {
 			require.NoError(t, readErr)
 			d := decode(body)
 			require.Len(t, d.bad, 1)
@@ -80,16 +80,16 @@ func TestFaults(t *testing.T) {
 			assert.Empty(t, d.finish)
 			assert.True(t, d.done)
 		}},
-		{fakeserver.FaultOversized, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr fakeserver.Trace) {
+		{faultOversized, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
 			require.NoError(t, readErr)
 			big := 0
 			for _, data := range sseData(body) {
 				big = max(big, len(data))
 			}
 			assert.Greater(t, big, 64<<10)
-			assert.Equal(t, fakeserver.ChunkOversized, tr.Chunks[3].Kind)
+			assert.Equal(t, chunkOversized, tr.Chunks[3].Kind)
 		}},
-		{fakeserver.FaultIgnoreMaxTokens, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr fakeserver.Trace) {
+		{faultIgnoreMaxTokens, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
 			require.NoError(t, readErr)
 			d := decode(body)
 			assert.Equal(t, "stop", d.finish, "ends normally")
@@ -98,14 +98,14 @@ func TestFaults(t *testing.T) {
 			assert.Equal(t, 128, tr.CompletionTokens)
 			assert.Equal(t, 64, tr.MaxTokens)
 		}},
-		{fakeserver.FaultUsageTotal, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr fakeserver.Trace) {
+		{faultUsageTotal, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
 			require.NoError(t, readErr)
 			u := decode(body).usage.Usage
 			assert.Positive(t, u.CompletionTokens)
 			assert.Equal(t, u.PromptTokens, u.TotalTokens, "total_tokens leaves the completion out")
 			assert.Equal(t, tr.CompletionTokens, u.CompletionTokens)
 		}},
-		{fakeserver.FaultReasoningOnly, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr fakeserver.Trace) {
+		{faultReasoningOnly, func(t *testing.T, _ *http.Response, body []byte, readErr error, _ time.Duration, tr Trace) {
 			require.NoError(t, readErr)
 			d := decode(body)
 			assert.Empty(t, d.content)
@@ -114,39 +114,39 @@ func TestFaults(t *testing.T) {
 			assert.Equal(t, 0, tr.ContentTokens)
 			assert.Equal(t, int64(-1), int64(tr.FirstContent))
 		}},
-		{fakeserver.FaultWrongContentType, func(t *testing.T, resp *http.Response, body []byte, readErr error, _ time.Duration, _ fakeserver.Trace) {
+		{faultWrongContentType, func(t *testing.T, resp *http.Response, body []byte, readErr error, _ time.Duration, _ Trace) {
 			require.NoError(t, readErr)
 			assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 			assert.True(t, decode(body).done)
 		}},
-		{fakeserver.FaultEmptyBody, func(t *testing.T, resp *http.Response, body []byte, readErr error, _ time.Duration, _ fakeserver.Trace) {
+		{faultEmptyBody, func(t *testing.T, resp *http.Response, body []byte, readErr error, _ time.Duration, _ Trace) {
 			require.NoError(t, readErr)
 			assert.Equal(t, 200, resp.StatusCode)
-			assert.Equal(t, fakeserver.DefaultContentType, resp.Header.Get("Content-Type"))
+			assert.Equal(t, defaultContentType, resp.Header.Get("Content-Type"))
 			assert.Empty(t, body)
 		}},
-		{fakeserver.FaultOmitMarker, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, tr fakeserver.Trace) {
+		{faultOmitMarker, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, tr Trace) {
 			assert.Equal(t, "code code code", decode(body).content)
 			assert.Empty(t, tr.Marker)
 		}},
-		{fakeserver.FaultForeignMarker, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, _ fakeserver.Trace) {
+		{faultForeignMarker, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, _ Trace) {
 			assert.Equal(t, "ANVIL_REQ_1717_00005 code code code", decode(body).content)
 		}},
-		{fakeserver.FaultLateMarker, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, tr fakeserver.Trace) {
+		{faultLateMarker, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, tr Trace) {
 			assert.Equal(t, "Answer: ANVIL_REQ_1717_00004 code code code", decode(body).content)
 			assert.Equal(t, "ANVIL_REQ_1717_00004", tr.Marker)
 		}},
-		{fakeserver.FaultExtraWords, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, _ fakeserver.Trace) {
+		{faultExtraWords, func(t *testing.T, _ *http.Response, body []byte, _ error, _ time.Duration, _ Trace) {
 			assert.Equal(t, "ANVIL_REQ_1717_00004 code code code and more", decode(body).content)
 		}},
 	} {
 		tested = append(tested, tc.fault)
 		t.Run(string(tc.fault), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				srv := fakeserver.NewInMemory(faultConfig())
+				srv := NewInMemory(faultConfig())
 				defer srv.Close()
 				start := time.Now()
-				resp, body, err := post(t, srv, streamBody(goldenPrompt, 64), map[string]string{fakeserver.FaultHeader: string(tc.fault)})
+				resp, body, err := post(t, srv, streamBody(goldenPrompt, 64), map[string]string{FaultHeader: string(tc.fault)})
 				elapsed := time.Since(start)
 				synctest.Wait()
 				tr, ok := srv.Trace(0)
@@ -157,11 +157,11 @@ func TestFaults(t *testing.T) {
 			})
 		})
 	}
-	assert.ElementsMatch(t, fakeserver.Faults(), tested, "every fault has its case (endless: TestFaultEndless)")
+	assert.ElementsMatch(t, Faults(), tested, "every fault has its case (endless: TestFaultEndless)")
 }
 
-func statusCheck(status int, typ string) func(*testing.T, *http.Response, []byte, error, time.Duration, fakeserver.Trace) {
-	return func(t *testing.T, resp *http.Response, body []byte, _ error, _ time.Duration, tr fakeserver.Trace) {
+func statusCheck(status int, typ string) func(*testing.T, *http.Response, []byte, error, time.Duration, Trace) {
+	return func(t *testing.T, resp *http.Response, body []byte, _ error, _ time.Duration, tr Trace) {
 		assert.Equal(t, status, resp.StatusCode)
 		assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 		assertErrorBody(t, body, typ)
@@ -184,20 +184,20 @@ func assertErrorBody(t *testing.T, body []byte, typ string) {
 }
 
 // TestStallIsSilentWithKeepAlive: keep-alive comments cover queueing and
-// prefill, never a FaultStall pause, which stays 30 s of silence.
+// prefill, never a faultStall pause, which stays 30 s of silence.
 func TestStallIsSilentWithKeepAlive(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := faultConfig()
 		cfg.Dialect.KeepAlive = time.Second
 		cfg.PrefillTokensPerSecond = 20 // 52 prompt tokens: 2.6 s of prefill
-		srv := fakeserver.NewInMemory(cfg)
+		srv := NewInMemory(cfg)
 		defer srv.Close()
-		_, body, err := post(t, srv, streamBody(goldenPrompt, 64), map[string]string{fakeserver.FaultHeader: string(fakeserver.FaultStall)})
+		_, body, err := post(t, srv, streamBody(goldenPrompt, 64), map[string]string{FaultHeader: string(faultStall)})
 		require.NoError(t, err)
 		require.True(t, decode(body).done)
 		synctest.Wait()
 		tr, _ := srv.Trace(0)
-		var kinds []fakeserver.ChunkKind
+		var kinds []string
 		var gap time.Duration
 		for i, c := range tr.Chunks {
 			kinds = append(kinds, c.Kind)
@@ -205,10 +205,10 @@ func TestStallIsSilentWithKeepAlive(t *testing.T) {
 				gap = max(gap, c.Written-tr.Chunks[i-1].Written)
 			}
 		}
-		require.Equal(t, []fakeserver.ChunkKind{fakeserver.ChunkComment, fakeserver.ChunkComment}, kinds[:2],
+		require.Equal(t, []string{chunkComment, chunkComment}, kinds[:2],
 			"keep-alives during the prefill")
 		assert.Equal(t, 30*time.Second, gap, "the stall is the longest silence and has no keep-alive")
-		assert.NotContains(t, kinds[3:], fakeserver.ChunkComment)
+		assert.NotContains(t, kinds[3:], chunkComment)
 	})
 }
 
@@ -216,14 +216,14 @@ func TestStallIsSilentWithKeepAlive(t *testing.T) {
 // the server notices and records it.
 func TestFaultEndless(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := fakeserver.NewInMemory(faultConfig())
+		srv := NewInMemory(faultConfig())
 		defer srv.Close()
 		ctx, cancel := context.WithCancel(context.Background())
 		b, err := json.Marshal(streamBody(goldenPrompt, 16))
 		require.NoError(t, err)
 		req, err := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/chat/completions", bytes.NewReader(b))
 		require.NoError(t, err)
-		req.Header.Set(fakeserver.FaultHeader, string(fakeserver.FaultEndless))
+		req.Header.Set(FaultHeader, string(faultEndless))
 		resp, err := srv.Client().Do(req)
 		require.NoError(t, err)
 		buf := make([]byte, 64<<10)
@@ -239,7 +239,7 @@ func TestFaultEndless(t *testing.T) {
 		resp.Body.Close()
 		synctest.Wait()
 		tr, _ := srv.Trace(0)
-		assert.Equal(t, fakeserver.EndClientGone, tr.End)
+		assert.Equal(t, endClientGone, tr.End)
 		assert.Greater(t, tr.CompletionTokens, 16+40)
 		assert.NotContains(t, string(got), "[DONE]")
 	})
@@ -248,15 +248,15 @@ func TestFaultEndless(t *testing.T) {
 // TestFaultSelection checks ByIndex, header precedence and seeded
 // probabilities (the same faults for the same seed, whatever the server).
 func TestFaultSelection(t *testing.T) {
-	run := func(cfg fakeserver.Config, n int, hdr map[int]string) []fakeserver.Fault {
-		var got []fakeserver.Fault
+	run := func(cfg Config, n int, hdr map[int]string) []Fault {
+		var got []Fault
 		synctest.Test(t, func(t *testing.T) {
-			srv := fakeserver.NewInMemory(cfg)
+			srv := NewInMemory(cfg)
 			defer srv.Close()
 			for i := range n {
 				h := map[string]string{}
 				if f, ok := hdr[i]; ok {
-					h[fakeserver.FaultHeader] = f
+					h[FaultHeader] = f
 				}
 				_, _, _ = post(t, srv, streamBody("hi", 8), h)
 			}
@@ -268,19 +268,35 @@ func TestFaultSelection(t *testing.T) {
 		return got
 	}
 	cfg := faultConfig()
-	cfg.Faults.ByIndex = map[int]fakeserver.Fault{1: fakeserver.FaultHTTP503, 2: fakeserver.FaultDrop}
-	assert.Equal(t, []fakeserver.Fault{"", fakeserver.FaultHTTP503, fakeserver.FaultHTTP429},
-		run(cfg, 3, map[int]string{2: string(fakeserver.FaultHTTP429)}))
+	cfg.Faults.ByIndex = map[int]Fault{1: faultHTTP503, 2: faultDrop}
+	assert.Equal(t, []Fault{"", faultHTTP503, faultHTTP429},
+		run(cfg, 3, map[int]string{2: string(faultHTTP429)}))
 
 	cfg = faultConfig()
-	cfg.Faults.Probability = map[fakeserver.Fault]float64{fakeserver.FaultHTTP500: 0.25, fakeserver.FaultHTTP429: 0.25}
+	cfg.Faults.Probability = map[Fault]float64{faultHTTP500: 0.25, faultHTTP429: 0.25}
 	a, b := run(cfg, 40, nil), run(cfg, 40, nil)
 	assert.Equal(t, a, b)
-	count := map[fakeserver.Fault]int{}
+	count := map[Fault]int{}
 	for _, f := range a {
 		count[f]++
 	}
 	assert.Len(t, count, 3, "both faults and clean requests occur: %v", count)
 	cfg.Seed++
 	assert.NotEqual(t, a, run(cfg, 40, nil), "another seed draws other faults")
+}
+
+// TestFaultDocListsEveryFault: the Fault type's documentation, where a user
+// learns the names, describes every fault Faults lists and no other.
+func TestFaultDocListsEveryFault(t *testing.T) {
+	src, err := os.ReadFile("faults.go")
+	require.NoError(t, err)
+	doc, _, ok := strings.Cut(string(src), "\ntype Fault string")
+	require.True(t, ok)
+	var documented []Fault
+	for _, line := range strings.Split(doc, "\n") {
+		if rest, ok := strings.CutPrefix(line, "//\t"); ok && rest != "" && rest[0] != ' ' {
+			documented = append(documented, Fault(strings.Fields(rest)[0]))
+		}
+	}
+	assert.ElementsMatch(t, Faults(), documented)
 }

@@ -1,4 +1,4 @@
-package fakeserver_test
+package fakeserver
 
 import (
 	"encoding/json"
@@ -8,8 +8,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"unicode/utf8"
-
-	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 
 // FuzzChatRequest: any request body gets a well-formed answer: 200 with a
@@ -23,9 +21,9 @@ func FuzzChatRequest(f *testing.F) {
 	f.Add(`[`)
 	f.Fuzz(func(t *testing.T, body string) {
 		synctest.Test(t, func(t *testing.T) {
-			cfg := fakeserver.Fast()
+			cfg := Fast()
 			cfg.MaxModelLen = 512
-			srv := fakeserver.NewInMemory(cfg)
+			srv := NewInMemory(cfg)
 			defer srv.Close()
 			resp, err := srv.Client().Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
 			if err != nil {
@@ -74,8 +72,8 @@ func FuzzWordsTokenizer(f *testing.F) {
 	f.Add("e\u0301te 日本語", 2)
 	f.Add("", 0)
 	f.Add("a\xffb\xc3", 1)
-	cfg := fakeserver.Fast()
-	cfg.Tokenizer = fakeserver.TokenizerWords
+	cfg := Fast()
+	cfg.Tokenizer = tokenizerWords
 	f.Fuzz(func(t *testing.T, text string, cut int) {
 		n := cfg.CountTokens(text)
 		if runes := utf8.RuneCountInString(text); n > runes || (runes > 0 && n == 0) {

@@ -32,7 +32,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /tokenize", s.serveTokenize)
 	mux.HandleFunc("POST /v1/tokenize", s.serveTokenize)
 	mux.HandleFunc("GET /fake/trace", s.serveTrace)
-	mux.HandleFunc("GET "+MetricsPath, s.serveMetrics)
+	mux.HandleFunc("GET "+metricsPath, s.serveMetrics)
 	mux.HandleFunc("GET /props", s.serveProps)
 	mux.HandleFunc("GET /api/ps", s.serveOllamaPS)
 	mux.HandleFunc("POST /api/show", s.serveOllamaShow)
@@ -154,7 +154,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	if st.tr.RequestID != "" {
 		w.Header().Set(RequestIDHeader, st.tr.RequestID)
 	}
-	defer func() { s.traces.put(st.tr) }() // also runs when FaultDrop panics
+	defer func() { s.traces.put(st.tr) }() // also runs when faultDrop panics
 	s.traces.put(st.tr)
 
 	frng := rand.New(rand.NewPCG(s.cfg.Seed^faultSalt, uint64(idx)))
@@ -165,19 +165,19 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	}
 	st.tr.Fault = fault
 	if hf, ok := httpFaults[fault]; ok {
-		if fault == FaultHTTP429 {
+		if fault == faultHTTP429 {
 			w.Header().Set("Retry-After", strconv.Itoa(s.cfg.Faults.RetryAfter))
 		}
 		writeError(w, hf.status, hf.message, hf.typ, "", hf.code)
-		st.tr.Status, st.tr.End = hf.status, EndRejected
+		st.tr.Status, st.tr.End = hf.status, endRejected
 		return
 	}
 	if !s.admitRequest(w, r, st) {
 		return
 	}
 	st.fault = fault
-	if fault == FaultSlowHeaders && !s.sleep(r, s.cfg.scaled(s.cfg.Faults.SlowHeaders)) {
-		st.tr.End = EndClientGone
+	if fault == faultSlowHeaders && !s.sleep(r, s.cfg.scaled(s.cfg.Faults.SlowHeaders)) {
+		st.tr.End = endClientGone
 		return
 	}
 	if st.req.Stream {
@@ -190,7 +190,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 // reject answers a bad request (see badRequest) and records it.
 func (s *Server) reject(w http.ResponseWriter, st *reqState, status int, msg, typ, param, code string) {
 	st.tr.Status = s.badRequest(w, status, msg, typ, param, code)
-	st.tr.End = EndRejected
+	st.tr.End = endRejected
 }
 
 // admitRequest parses and validates the request, fills the trace and the
@@ -321,11 +321,11 @@ func finishTrace(tr *Trace, sq *seq, plan *outputPlan) {
 
 // complete answers a non-streamed request.
 func (s *Server) complete(w http.ResponseWriter, r *http.Request, st *reqState) string {
-	if st.fault == FaultEmptyBody {
+	if st.fault == faultEmptyBody {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		st.tr.Status = http.StatusOK
-		return EndComplete
+		return endComplete
 	}
 	sq := s.submit(st)
 	var last time.Duration
@@ -334,7 +334,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, st *reqState) 
 		case <-sq.notify:
 		case <-r.Context().Done():
 			sq.cancelled.Store(true)
-			return EndClientGone
+			return endClientGone
 		}
 		var outs []stepOut
 		outs, final = sq.take()
@@ -342,8 +342,8 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, st *reqState) 
 			last = outs[len(outs)-1].at
 		}
 	}
-	if st.fault == FaultDrop {
-		st.tr.End = EndDropped
+	if st.fault == faultDrop {
+		st.tr.End = endDropped
 		panic(http.ErrAbortHandler)
 	}
 	finishTrace(st.tr, sq, sq.plan)
@@ -358,22 +358,22 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, st *reqState) 
 		}
 	}
 	if s.cfg.Dialect.ThinkTags && reasoning.Len() > 0 {
-		c := ThinkOpen + reasoning.String() + ThinkClose + content.String()
+		c := thinkOpen + reasoning.String() + thinkClose + content.String()
 		reasoning.Reset()
 		content.Reset()
 		content.WriteString(c)
 	}
 	st.tr.CompletionTokens = len(sq.plan.tokens)
 	var u *usage
-	if s.cfg.Dialect.Usage != UsageOmitted {
+	if s.cfg.Dialect.Usage != usageNone {
 		u = &usage{Prompt: st.tr.PromptTokens, Completion: st.tr.CompletionTokens, Cached: st.tr.CachedTokens, Reasoning: st.tr.ReasoningTokens,
-			BadTotal: st.fault == FaultUsageTotal}
+			BadTotal: st.fault == faultUsageTotal}
 	}
 	rend := newRenderer(&s.cfg.Dialect)
 	h := s.header(st, "chat.completion")
 	body := rend.completion(&h, reasoning.String(), content.String(), sq.plan.finish, u)
 	ct := "application/json"
-	if st.fault == FaultWrongContentType {
+	if st.fault == faultWrongContentType {
 		ct = "text/plain; charset=utf-8"
 	}
 	w.Header().Set("Content-Type", ct)
@@ -381,18 +381,18 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, st *reqState) 
 	w.WriteHeader(http.StatusOK)
 	st.tr.Status = http.StatusOK
 	if _, err := w.Write(body); err != nil {
-		return EndClientGone
+		return endClientGone
 	}
 	at := time.Since(st.arrived)
 	st.tr.Headers = at
-	st.tr.wrote(Chunk{Kind: ChunkBody, Tokens: st.tr.CompletionTokens, Bytes: len(body), Scheduled: last, Written: at})
+	st.tr.wrote(Chunk{Kind: chunkBody, Tokens: st.tr.CompletionTokens, Bytes: len(body), Scheduled: last, Written: at})
 	if st.tr.ContentTokens > 0 {
 		st.tr.FirstContent = at
 	}
 	if st.tr.ReasoningTokens > 0 {
 		st.tr.FirstReasoning = at
 	}
-	return EndComplete
+	return endComplete
 }
 
 // header is the identity of st's response.

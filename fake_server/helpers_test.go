@@ -1,4 +1,4 @@
-package fakeserver_test
+package fakeserver
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	fakeserver "github.com/anvilbench/anvil/fake_server"
 	"github.com/stretchr/testify/require"
 )
 
@@ -39,7 +38,7 @@ func streamBody(prompt string, maxTokens int) chatBody {
 
 // post sends body to the chat endpoint with extra headers and returns the
 // response with its whole body read (and any read error).
-func post(t *testing.T, srv *fakeserver.Server, body chatBody, hdr map[string]string) (*http.Response, []byte, error) {
+func post(t *testing.T, srv *Server, body chatBody, hdr map[string]string) (*http.Response, []byte, error) {
 	t.Helper()
 	b, err := json.Marshal(body)
 	require.NoError(t, err)

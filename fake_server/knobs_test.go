@@ -1,4 +1,4 @@
-package fakeserver_test
+package fakeserver
 
 import (
 	"bufio"
@@ -12,7 +12,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	fakeserver "github.com/anvilbench/anvil/fake_server"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,7 +24,7 @@ func TestOmitFinishReason(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			cfg := small()
 			cfg.Dialect.OmitFinishReason, cfg.Dialect.FinishChunk = true, finishChunk
-			srv := fakeserver.NewInMemory(cfg)
+			srv := NewInMemory(cfg)
 			defer srv.Close()
 			_, body, err := post(t, srv, streamBody(goldenPrompt, 64), nil)
 			require.NoError(t, err)
@@ -49,14 +48,14 @@ func TestThinkTags(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := small()
 		cfg.Dialect.ThinkTags = true
-		srv := fakeserver.NewInMemory(cfg)
+		srv := NewInMemory(cfg)
 		defer srv.Close()
 		_, body, err := post(t, srv, streamBody(goldenPrompt, 64), nil)
 		require.NoError(t, err)
 		d := decode(body)
 		assert.Empty(t, d.reasoning)
-		require.True(t, strings.HasPrefix(d.content, fakeserver.ThinkOpen), d.content)
-		thought, answer, ok := strings.Cut(strings.TrimPrefix(d.content, fakeserver.ThinkOpen), fakeserver.ThinkClose)
+		require.True(t, strings.HasPrefix(d.content, thinkOpen), d.content)
+		thought, answer, ok := strings.Cut(strings.TrimPrefix(d.content, thinkOpen), thinkClose)
 		require.True(t, ok, d.content)
 		assert.Equal(t, "ANVIL_REQ_1717_00004 code code code", answer)
 		assert.NotEmpty(t, thought)
@@ -71,13 +70,13 @@ func TestThinkTags(t *testing.T) {
 		}
 		require.NoError(t, json.Unmarshal(body, &c))
 		content, _ := c.Choices[0].Message["content"].(string)
-		assert.True(t, strings.HasPrefix(content, fakeserver.ThinkOpen), content)
-		assert.True(t, strings.HasSuffix(content, fakeserver.ThinkClose+answer), content)
+		assert.True(t, strings.HasPrefix(content, thinkOpen), content)
+		assert.True(t, strings.HasSuffix(content, thinkClose+answer), content)
 		assert.NotContains(t, c.Choices[0].Message, "reasoning_content")
 		synctest.Wait()
 		tr, _ := srv.Trace(0)
 		assert.Equal(t, 3, tr.ReasoningTokens)
-		assert.Equal(t, fakeserver.ChunkReasoning, outputChunks(tr)[0].Kind)
+		assert.Equal(t, chunkReasoning, outputChunks(tr)[0].Kind)
 	})
 }
 
@@ -90,7 +89,7 @@ func TestTruncatePrompt(t *testing.T) {
 			cfg := exact() // one character per token
 			cfg.MaxModelLen = 500
 			cfg.Dialect.TruncatePrompt = truncate
-			srv := fakeserver.NewInMemory(cfg)
+			srv := NewInMemory(cfg)
 			defer srv.Close()
 			resp, body, err := post(t, srv, streamBody(strings.Repeat("y", 800), 16), nil)
 			require.NoError(t, err)
@@ -131,7 +130,7 @@ func TestBadRequests(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				cfg := small()
 				cfg.Dialect.HTMLErrors = html
-				srv := fakeserver.NewInMemory(cfg)
+				srv := NewInMemory(cfg)
 				defer srv.Close()
 				start := time.Now()
 				resp, err := srv.Client().Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(tc.body))
@@ -143,7 +142,7 @@ func TestBadRequests(t *testing.T) {
 				if html {
 					assert.Equal(t, http.StatusInternalServerError, resp.StatusCode, tc.name)
 					assert.Equal(t, "text/html", resp.Header.Get("Content-Type"))
-					assert.Equal(t, fakeserver.HTMLErrorBody, string(body))
+					assert.Equal(t, htmlErrorBody, string(body))
 					return
 				}
 				assert.Equal(t, tc.status, resp.StatusCode, tc.name)
@@ -160,7 +159,7 @@ func TestTokenizeSkew(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			cfg := small()
 			cfg.Dialect.TokenizeSkew = skew
-			srv := fakeserver.NewInMemory(cfg)
+			srv := NewInMemory(cfg)
 			defer srv.Close()
 			m := `[{"role":"user","content":"` + strings.Repeat("word ", 30) + `"}]`
 			_, body, err := post(t, srv, streamBody(strings.Repeat("word ", 30), 8), nil)
@@ -194,9 +193,9 @@ func TestTemperatureZeroIsDeterministic(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				cfg := fakeserver.Fast() // 8 to 16 reasoning and answer tokens drawn per request
+				cfg := Fast() // 8 to 16 reasoning and answer tokens drawn per request
 				cfg.Nondeterministic = tc.nondet
-				srv := fakeserver.NewInMemory(cfg)
+				srv := NewInMemory(cfg)
 				defer srv.Close()
 				var texts []string
 				for range 2 {
@@ -216,7 +215,7 @@ func TestTemperatureZeroIsDeterministic(t *testing.T) {
 }
 
 // get fetches path and returns the status and body.
-func get(t *testing.T, srv *fakeserver.Server, method, path, body string) (int, []byte) {
+func get(t *testing.T, srv *Server, method, path, body string) (int, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
 	require.NoError(t, err)
@@ -237,30 +236,30 @@ func TestContextLengthEndpoints(t *testing.T) {
 	show := route{"POST", "/api/show", `{"model":"fake-fast"}`}
 	for _, tc := range []struct {
 		name string
-		edit func(*fakeserver.Dialect)
+		edit func(*Dialect)
 		r    route
 		want any
 	}{
-		{"props", func(d *fakeserver.Dialect) { d.ServeProps = true }, props,
+		{"props", func(d *Dialect) { d.ServeProps = true }, props,
 			map[string]any{"default_generation_settings": map[string]any{"n_ctx": 32768.0, "model": "fake-fast"},
 				"total_slots": 16.0, "model_path": "fake-fast.gguf", "build_info": "fakeserver"}},
-		{"api/ps", func(d *fakeserver.Dialect) { d.ServeOllamaPS = true }, ps,
+		{"api/ps", func(d *Dialect) { d.ServeOllamaPS = true }, ps,
 			map[string]any{"models": []any{map[string]any{"name": "fake-fast", "model": "fake-fast", "size": 0.0, "digest": "", "size_vram": 0.0,
 				"details": map[string]any{"format": "gguf", "family": "fake"}, "context_length": 32768.0}}}},
-		{"api/show", func(d *fakeserver.Dialect) { d.ServeOllamaShow = true }, show,
+		{"api/show", func(d *Dialect) { d.ServeOllamaShow = true }, show,
 			map[string]any{"modelfile": "", "parameters": "", "template": "", "capabilities": []any{"completion"},
 				"details":    map[string]any{"format": "gguf", "family": "fake"},
 				"model_info": map[string]any{"general.architecture": "fake", "fake.context_length": 32768.0}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				srv := fakeserver.NewInMemory(fakeserver.Fast())
+				srv := NewInMemory(Fast())
 				status, _ := get(t, srv, tc.r.method, tc.r.path, tc.r.body)
 				assert.Equal(t, http.StatusNotFound, status, "off by default")
 				srv.Close()
-				cfg := fakeserver.Fast()
+				cfg := Fast()
 				tc.edit(&cfg.Dialect)
-				srv = fakeserver.NewInMemory(cfg)
+				srv = NewInMemory(cfg)
 				defer srv.Close()
 				status, body := get(t, srv, tc.r.method, tc.r.path, tc.r.body)
 				require.Equal(t, http.StatusOK, status, "%s", body)
@@ -273,9 +272,9 @@ func TestContextLengthEndpoints(t *testing.T) {
 		})
 	}
 	synctest.Test(t, func(t *testing.T) {
-		cfg := fakeserver.Fast()
+		cfg := Fast()
 		cfg.Dialect.ServeOllamaShow = true
-		srv := fakeserver.NewInMemory(cfg)
+		srv := NewInMemory(cfg)
 		defer srv.Close()
 		status, body := get(t, srv, "POST", "/api/show", `{"name":"llama3"}`)
 		assert.Equal(t, http.StatusNotFound, status)
@@ -288,9 +287,9 @@ func TestContextLengthEndpoints(t *testing.T) {
 func TestModelsWithoutContextLength(t *testing.T) {
 	for _, omit := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
-			cfg := fakeserver.Fast()
+			cfg := Fast()
 			cfg.Dialect.OmitModelLen = omit
-			srv := fakeserver.NewInMemory(cfg)
+			srv := NewInMemory(cfg)
 			defer srv.Close()
 			status, body := get(t, srv, "GET", "/v1/models", "")
 			require.Equal(t, http.StatusOK, status)
@@ -305,28 +304,28 @@ func TestModelsWithoutContextLength(t *testing.T) {
 }
 
 // TestGzip: a gzip stream is compressed only when the dialect says so and
-// (for GzipIfAccepted) the client allows it, and each event can be read
+// (for gzipIfAccepted) the client allows it, and each event can be read
 // as soon as it is written.
 func TestGzip(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		mode   fakeserver.GzipMode
+		mode   string
 		accept string
 		gz     bool
 	}{
-		{"off", fakeserver.GzipOff, "gzip", false},
-		{"if accepted, accepted", fakeserver.GzipIfAccepted, "br, gzip;q=0.8", true},
-		{"if accepted, any", fakeserver.GzipIfAccepted, "*", true},
-		{"if accepted, refused", fakeserver.GzipIfAccepted, "gzip;q=0, identity", false},
-		{"if accepted, none", fakeserver.GzipIfAccepted, "", false},
-		{"always, identity asked", fakeserver.GzipAlways, "identity", true},
+		{"off", gzipOff, "gzip", false},
+		{"if accepted, accepted", gzipIfAccepted, "br, gzip;q=0.8", true},
+		{"if accepted, any", gzipIfAccepted, "*", true},
+		{"if accepted, refused", gzipIfAccepted, "gzip;q=0, identity", false},
+		{"if accepted, none", gzipIfAccepted, "", false},
+		{"always, identity asked", gzipAlways, "identity", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				cfg := exact()
 				cfg.DecodeStep = time.Second
 				cfg.Dialect.Gzip = tc.mode
-				srv := fakeserver.NewInMemory(cfg)
+				srv := NewInMemory(cfg)
 				defer srv.Close()
 				b, err := json.Marshal(streamBody("hello", 64))
 				require.NoError(t, err)
@@ -367,9 +366,9 @@ func TestGzip(t *testing.T) {
 // Config.IdleTimeout, so the next request dials a new one.
 func TestIdleTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cfg := fakeserver.Fast()
+		cfg := Fast()
 		cfg.IdleTimeout = 10 * time.Second
-		srv := fakeserver.NewInMemory(cfg)
+		srv := NewInMemory(cfg)
 		defer srv.Close()
 		reused := func() bool {
 			var got bool

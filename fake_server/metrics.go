@@ -35,12 +35,12 @@ import (
 // Times are those the engine scheduled (Trace.PrefillDone for the first
 // token), on the server's clock, TimeScale applied.
 
-// MetricsPath is where the fake serves its Prometheus metrics.
-const MetricsPath = "/metrics"
+// metricsPath is where the fake serves its Prometheus metrics.
+const metricsPath = "/metrics"
 
-// MetricsEngineLabel is the engine label of every family, as vLLM V1
+// metricsEngineLabel is the engine label of every family, as vLLM V1
 // labels the metrics of its engine core 0.
-const MetricsEngineLabel = "0"
+const metricsEngineLabel = "0"
 
 // ttftBuckets and e2eBuckets are vLLM V1's bucket bounds, in seconds.
 var (
@@ -170,7 +170,7 @@ func (s *Server) serveMetrics(w http.ResponseWriter, _ *http.Request) {
 	}
 	created := float64(v.created.UnixNano()) / 1e9
 	var b strings.Builder
-	m := metricsWriter{b: &b, labels: fmt.Sprintf(`engine="%s",model_name="%s"`, MetricsEngineLabel, escapeLabel(s.cfg.Model))}
+	m := metricsWriter{b: &b, labels: fmt.Sprintf(`engine="%s",model_name="%s"`, metricsEngineLabel, escapeLabel(s.cfg.Model))}
 	m.family("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", float64(v.running))
 	m.family("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", float64(v.waiting))
 	m.family("vllm:gpu_cache_usage_perc", "gauge", "GPU KV-cache usage. 1 means 100 percent usage.DEPRECATED: Use vllm:kv_cache_usage_perc instead.", kv)

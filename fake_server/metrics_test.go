@@ -1,4 +1,4 @@
-package fakeserver_test
+package fakeserver
 
 import (
 	"bufio"
@@ -10,7 +10,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	fakeserver "github.com/anvilbench/anvil/fake_server"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -20,9 +19,9 @@ import (
 
 // scrape GETs the fake's /metrics and parses it with the Prometheus text
 // parser, which also checks that the fake writes the format.
-func scrape(t *testing.T, srv *fakeserver.Server) map[string]*dto.MetricFamily {
+func scrape(t *testing.T, srv *Server) map[string]*dto.MetricFamily {
 	t.Helper()
-	resp, err := srv.Client().Get(srv.URL + fakeserver.MetricsPath)
+	resp, err := srv.Client().Get(srv.URL + metricsPath)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -45,7 +44,7 @@ func value(t *testing.T, fams map[string]*dto.MetricFamily, name string) float64
 	for _, l := range m.GetLabel() {
 		labels[l.GetName()] = l.GetValue()
 	}
-	require.Equal(t, fakeserver.MetricsEngineLabel, labels["engine"], name)
+	require.Equal(t, metricsEngineLabel, labels["engine"], name)
 	require.NotEmpty(t, labels["model_name"], name)
 	if f.GetType() == dto.MetricType_COUNTER {
 		return m.GetCounter().GetValue()
@@ -55,7 +54,7 @@ func value(t *testing.T, fams map[string]*dto.MetricFamily, name string) float64
 
 // drive runs workers closed-loop clients of n streamed requests each and
 // returns the sum of the usage completion tokens they were served.
-func drive(t *testing.T, srv *fakeserver.Server, workers, n int) int {
+func drive(t *testing.T, srv *Server, workers, n int) int {
 	t.Helper()
 	body := `{"stream":true,"stream_options":{"include_usage":true},"max_tokens":64,"messages":[{"role":"user","content":"hello there"}]}`
 	var mu sync.Mutex
@@ -96,9 +95,9 @@ func drive(t *testing.T, srv *fakeserver.Server, workers, n int) int {
 func TestMetricsSlotsExact(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const slots, workers, perWorker, service = 4, 8, 6, 100 * time.Millisecond
-		cfg, err := fakeserver.Slots(slots, service)
+		cfg, err := Slots(slots, service)
 		require.NoError(t, err)
-		srv := fakeserver.NewInMemory(cfg)
+		srv := NewInMemory(cfg)
 		defer srv.Close()
 		idle := scrape(t, srv)
 		require.Zero(t, value(t, idle, "vllm:num_requests_running"))
@@ -143,14 +142,14 @@ func TestMetricsSlotsExact(t *testing.T) {
 				// 4 sequences hold their prompts and up to a whole answer each.
 				capacity := float64(cfg.KVCacheTokens())
 				require.GreaterOrEqual(t, r.kv, float64(4*prompt)/capacity, "at %v", r.at)
-				require.LessOrEqual(t, r.kv, float64(4*(prompt+fakeserver.SlotsAnswerTokens))/capacity, "at %v", r.at)
+				require.LessOrEqual(t, r.kv, float64(4*(prompt+slotsAnswerTokens))/capacity, "at %v", r.at)
 			}
 		}
 		require.Equal(t, int(steady/(37*time.Millisecond)), n)
 
 		end := scrape(t, srv)
 		require.Equal(t, float64(served), value(t, end, "vllm:generation_tokens_total"))
-		require.Equal(t, float64(workers*perWorker*fakeserver.SlotsAnswerTokens), float64(served))
+		require.Equal(t, float64(workers*perWorker*slotsAnswerTokens), float64(served))
 		require.Equal(t, float64(workers*perWorker), value(t, end, "vllm:request_success_total"))
 		require.Zero(t, value(t, end, "vllm:num_requests_running"))
 		require.Zero(t, value(t, end, "vllm:num_requests_waiting"))
@@ -177,7 +176,7 @@ func TestMetricsSlotsExact(t *testing.T) {
 // traces record: every prompt token queried, the cached ones hit.
 func TestMetricsPrefixCache(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := fakeserver.NewInMemory(fakeserver.Fast())
+		srv := NewInMemory(Fast())
 		defer srv.Close()
 		prompt := strings.Repeat("the same long prompt ", 100)
 		for range 2 {

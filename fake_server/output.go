@@ -18,14 +18,14 @@ type token struct {
 	text string
 }
 
-// ThinkOpen and ThinkClose enclose the reasoning Dialect.ThinkTags sends
+// thinkOpen and thinkClose enclose the reasoning Dialect.ThinkTags sends
 // inside the content.
 const (
-	ThinkOpen  = "<think>"
-	ThinkClose = "</think>"
+	thinkOpen  = "<think>"
+	thinkClose = "</think>"
 )
 
-// endlessText is the token FaultEndless and ignore_eos decode after the
+// endlessText is the token faultEndless and ignore_eos decode after the
 // planned answer.
 const endlessText = " more"
 
@@ -46,7 +46,7 @@ type outputPlan struct {
 	tokens    []token
 	reasoning int    // reasoning tokens in tokens
 	finish    string // "stop" or "length"
-	endless   bool   // decode past tokens forever (FaultEndless)
+	endless   bool   // decode past tokens forever (faultEndless)
 	marker    string // the marker the answer begins with, "" if none
 }
 
@@ -75,7 +75,7 @@ type planInput struct {
 func planOutput(pi planInput, rng *rand.Rand) *outputPlan {
 	p := &outputPlan{finish: "stop"}
 	r := pi.reasoning
-	if pi.fault == FaultReasoningOnly {
+	if pi.fault == faultReasoningOnly {
 		r = max(r, 16)
 	}
 	for i := range r {
@@ -86,7 +86,7 @@ func planOutput(pi planInput, rng *rand.Rand) *outputPlan {
 		p.tokens = append(p.tokens, token{kindReasoning, w})
 	}
 	p.reasoning = r
-	if pi.fault != FaultReasoningOnly {
+	if pi.fault != faultReasoningOnly {
 		p.tokens = append(p.tokens, answerTokens(pi, p)...)
 	}
 	if pi.ignoreEOS {
@@ -94,7 +94,7 @@ func planOutput(pi planInput, rng *rand.Rand) *outputPlan {
 			p.tokens = append(p.tokens, token{kindContent, endlessText})
 		}
 	}
-	if pi.fault == FaultIgnoreMaxTokens && pi.limited {
+	if pi.fault == faultIgnoreMaxTokens && pi.limited {
 		n := min(2*pi.budget, pi.window)
 		for len(p.tokens) < n {
 			p.tokens = append(p.tokens, token{kindContent, endlessText})
@@ -110,7 +110,7 @@ func planOutput(pi planInput, rng *rand.Rand) *outputPlan {
 	} else if pi.ignoreEOS {
 		p.finish = "length"
 	}
-	p.endless = pi.fault == FaultEndless
+	p.endless = pi.fault == faultEndless
 	p.reasoning = min(p.reasoning, len(p.tokens))
 	return p
 }
@@ -125,14 +125,14 @@ func answerTokens(pi planInput, p *outputPlan) []token {
 		add(w)
 	}
 	switch {
-	case pi.in.marker == "" || pi.fault == FaultOmitMarker:
-	case pi.fault == FaultForeignMarker:
+	case pi.in.marker == "" || pi.fault == faultOmitMarker:
+	case pi.fault == faultForeignMarker:
 		p.marker = pi.in.foreignMarker()
 	default:
 		p.marker = pi.in.marker
 	}
-	if p.marker != "" && pi.fault == FaultLateMarker {
-		add(LateMarkerPrefix + " ")
+	if p.marker != "" && pi.fault == faultLateMarker {
+		add(lateMarkerPrefix + " ")
 	}
 	for i := 0; i < len(p.marker); i += markerPieceLen {
 		add(p.marker[i:min(i+markerPieceLen, len(p.marker))])
@@ -147,8 +147,8 @@ func answerTokens(pi planInput, p *outputPlan) []token {
 			word(answerWords[i%len(answerWords)])
 		}
 	}
-	if pi.fault == FaultExtraWords {
-		for _, w := range strings.Fields(ExtraWords) {
+	if pi.fault == faultExtraWords {
+		for _, w := range strings.Fields(extraWords) {
 			word(w)
 		}
 	}

@@ -12,24 +12,24 @@ import (
 // The instructions the fake follows, recognised anywhere in the prompt's
 // user text:
 //
-//   - MarkerPattern: the last match is the request's canary marker, and the
-//     answer begins with it (unless FaultOmitMarker or FaultForeignMarker).
-//   - ExactlyPattern together with CodeWordPattern: "exactly N" (N >= 1, the
+//   - markerPattern: the last match is the request's canary marker, and the
+//     answer begins with it (unless faultOmitMarker or faultForeignMarker).
+//   - exactlyPattern together with codeWordPattern: "exactly N" (N >= 1, the
 //     last such phrase) anywhere in a prompt that also contains the word
 //     "code" asks for exactly N lowercase words "code"; the answer is then
 //     the marker (if any) followed by N times " code", nothing else. The
 //     surrounding sentence does not matter: "Answer with exactly 8 words: the
 //     word code repeated" and "reply `code` exactly 8 times" both count.
 const (
-	MarkerPattern   = `ANVIL_REQ_(\d+)_(\d{5})`
-	ExactlyPattern  = `(?i)\bexactly\s+(\d{1,6})\b`
-	CodeWordPattern = `(?i)\bcode\b`
+	markerPattern   = `ANVIL_REQ_(\d+)_(\d{5})`
+	exactlyPattern  = `(?i)\bexactly\s+(\d{1,6})\b`
+	codeWordPattern = `(?i)\bcode\b`
 )
 
 var (
-	markerRE   = regexp.MustCompile(MarkerPattern)
-	exactlyRE  = regexp.MustCompile(ExactlyPattern)
-	codeWordRE = regexp.MustCompile(CodeWordPattern)
+	markerRE   = regexp.MustCompile(markerPattern)
+	exactlyRE  = regexp.MustCompile(exactlyPattern)
+	codeWordRE = regexp.MustCompile(codeWordPattern)
 )
 
 // instructions are what the prompt asks of the answer.

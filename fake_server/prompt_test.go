@@ -55,12 +55,12 @@ func TestPlanFollowsAndDisobeys(t *testing.T) {
 		fault Fault
 		want  string
 	}{
-		{FaultNone, "ANVIL_REQ_7_99999 code code code"},
-		{FaultOmitMarker, "code code code"},
-		{FaultForeignMarker, "ANVIL_REQ_7_00000 code code code"},
-		{FaultExtraWords, "ANVIL_REQ_7_99999 code code code and more"},
-		{FaultLateMarker, "Answer: ANVIL_REQ_7_99999 code code code"},
-		{FaultReasoningOnly, ""},
+		{faultNone, "ANVIL_REQ_7_99999 code code code"},
+		{faultOmitMarker, "code code code"},
+		{faultForeignMarker, "ANVIL_REQ_7_00000 code code code"},
+		{faultExtraWords, "ANVIL_REQ_7_99999 code code code and more"},
+		{faultLateMarker, "Answer: ANVIL_REQ_7_99999 code code code"},
+		{faultReasoningOnly, ""},
 	} {
 		p := planOutput(planInput{in: in, reasoning: 4, answer: 10, budget: 100, fault: tc.fault}, rand.New(rand.NewPCG(1, 2)))
 		if got := answerText(p); got != tc.want {
@@ -84,7 +84,7 @@ func TestCountTokens(t *testing.T) {
 		{"", 3.155, 0},
 		{"abc", 3.155, 1},
 		{"abcd", 3.155, 2},
-		{strings.Repeat("x", 196608), SeedCharsPerToken, 62317},
+		{strings.Repeat("x", 196608), seedCharsPerToken, 62317},
 		{"héllo", 1, 5}, // code points, not bytes
 	} {
 		if got := countTokens(tc.text, tc.cpt); got != tc.want {
@@ -94,7 +94,7 @@ func TestCountTokens(t *testing.T) {
 }
 
 // FuzzParseInstructions: any prompt parses without panicking, a found marker
-// matches MarkerPattern, the plan honours the budget, and the answer obeys:
+// matches markerPattern, the plan honours the budget, and the answer obeys:
 // it begins with the marker and, under an "exactly N" instruction, is the
 // marker and N words "code" and nothing else (cut short only by the budget).
 func FuzzParseInstructions(f *testing.F) {
@@ -104,7 +104,7 @@ func FuzzParseInstructions(f *testing.F) {
 	f.Fuzz(func(t *testing.T, prompt string, budget int) {
 		in := parseInstructions(prompt)
 		if in.marker != "" && !markerRE.MatchString(in.marker) {
-			t.Fatalf("marker %q does not match %s", in.marker, MarkerPattern)
+			t.Fatalf("marker %q does not match %s", in.marker, markerPattern)
 		}
 		budget = 1 + int(uint(budget)%200)
 		p := planOutput(planInput{in: in, reasoning: 3, answer: 5, budget: budget}, rand.New(rand.NewPCG(1, 1)))
@@ -128,7 +128,7 @@ func FuzzParseInstructions(f *testing.F) {
 // (after the template's), and the cache blocks end inside the text, on
 // token boundaries, invalid UTF-8 included.
 func TestTokenPieces(t *testing.T) {
-	for _, tok := range []Tokenizer{TokenizerChars, TokenizerWords} {
+	for _, tok := range []string{tokenizerChars, tokenizerWords} {
 		cfg := Fast()
 		cfg.Tokenizer, cfg.BlockTokens = tok, 2
 		cfg = cfg.withDefaults()
@@ -144,7 +144,7 @@ func TestTokenPieces(t *testing.T) {
 				}
 			}
 			ends := cfg.blockEnds(text)
-			if len(ends) != n/2 && tok == TokenizerWords {
+			if len(ends) != n/2 && tok == tokenizerWords {
 				t.Errorf("%s %q: %d blocks of 2 tokens for %d tokens", tok, text, len(ends), n)
 			}
 			for i, e := range ends {

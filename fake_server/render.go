@@ -9,7 +9,7 @@ import (
 // usage is the token accounting of one response.
 type usage struct {
 	Prompt, Completion, Cached, Reasoning int
-	BadTotal                              bool // FaultUsageTotal: total_tokens = Prompt
+	BadTotal                              bool // faultUsageTotal: total_tokens = Prompt
 }
 
 // header identifies the response a chunk belongs to.
@@ -125,12 +125,12 @@ func (r *renderer) chunk(h *header, dl *delta) []byte {
 		b = append(b, `":`...)
 	}
 	switch {
-	case r.d.Role == RoleInEveryDelta:
+	case r.d.Role == roleEvery:
 		field("role")
 		b = append(b, `"assistant"`...)
 		field("content")
 		b = r.str(b, dl.Content)
-	case r.d.Role == RoleOnlyChunk && dl.Role:
+	case r.d.Role == roleChunk && dl.Role:
 		field("role")
 		b = append(b, `"assistant"`...)
 		field("content")

@@ -74,10 +74,10 @@ func TestRenderMatchesCaptures(t *testing.T) {
 		file    string
 		dialect Dialect
 	}{
-		{"ollama-0.17.4-stream-usage.sse", DialectOllama()},
-		{"ollama-0.17.4-stream-nousage.sse", DialectOllama()},
-		{"ollama-0.17.4-stream-long-prompt-truncated.sse", DialectOllama()},
-		{"mock-llm-0.1.29-stream.sse", DialectMockLLM()},
+		{"ollama-0.17.4-stream-usage.sse", dialectOllama()},
+		{"ollama-0.17.4-stream-nousage.sse", dialectOllama()},
+		{"ollama-0.17.4-stream-long-prompt-truncated.sse", dialectOllama()},
+		{"mock-llm-0.1.29-stream.sse", dialectMockLLM()},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join("..", "testdata", "transcripts", tc.file))
@@ -94,7 +94,7 @@ func TestRenderNonStreamMatchesCapture(t *testing.T) {
 	require.NoError(t, err)
 	var c captured
 	require.NoError(t, json.Unmarshal(raw, &c))
-	d := DialectOllama()
+	d := dialectOllama()
 	h := header{ID: c.ID, Object: c.Object, Created: c.Created, Model: c.Model}
 	got := newRenderer(&d).completion(&h, "", c.Choices[0].Message.Content, *c.Choices[0].FinishReason,
 		&usage{Prompt: c.Usage.Prompt, Completion: c.Usage.Completion})
@@ -106,7 +106,7 @@ func TestRenderNonStreamMatchesCapture(t *testing.T) {
 // BenchmarkRenderChunk measures framing one content chunk, the server's
 // per-chunk cost.
 func BenchmarkRenderChunk(b *testing.B) {
-	d := DialectVLLM()
+	d := dialectVLLM()
 	r := newRenderer(&d)
 	h := header{ID: "chatcmpl-0123456789abcdef", Object: "chat.completion.chunk", Created: 946684800, Model: "fake-reasoning"}
 	dl := delta{Content: " code code code", HasText: true}

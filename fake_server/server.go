@@ -10,17 +10,18 @@ import (
 	"sync/atomic"
 )
 
-// InMemoryURL is the URL of a server started with StartInMemory. Only the
+// inMemoryURL is the URL of a server started with StartInMemory. Only the
 // Server's Client can reach it.
-const InMemoryURL = "http://fakeserver.invalid"
+const inMemoryURL = "http://fakeserver.invalid"
 
 // Server is a simulated OpenAI-compatible serving engine, started and closed
 // like an httptest.Server. It always serves an in-memory transport (see
 // Client); Start also serves a real loopback socket at URL. All methods are
 // safe for concurrent use; one Server may be shared by parallel tests.
 type Server struct {
-	// URL is the base URL, "http://127.0.0.1:port" or InMemoryURL, without
-	// the "/v1" suffix.
+	// URL is the base URL without the "/v1" suffix:
+	// "http://127.0.0.1:port", or "http://fakeserver.invalid" after
+	// StartInMemory.
 	URL string
 	// Listener, when set before Start, is served instead of a new listener
 	// on Config.Addr.
@@ -91,10 +92,11 @@ func (s *Server) Start() {
 }
 
 // StartInMemory serves only the in-memory transport: no socket, no goroutine
-// outside the caller's testing/synctest bubble. URL becomes InMemoryURL.
+// outside the caller's testing/synctest bubble. URL becomes
+// "http://fakeserver.invalid", which only Client reaches.
 func (s *Server) StartInMemory() {
 	s.start()
-	s.URL = InMemoryURL
+	s.URL = inMemoryURL
 }
 
 func (s *Server) start() {
@@ -188,7 +190,7 @@ func (l *pipeListener) dial(ctx context.Context) (net.Conn, error) {
 	case l.conns <- server:
 		return client, nil
 	case <-l.done:
-		return nil, fmt.Errorf("fakeserver: dial %s: %w", InMemoryURL, net.ErrClosed)
+		return nil, fmt.Errorf("fakeserver: dial %s: %w", inMemoryURL, net.ErrClosed)
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}

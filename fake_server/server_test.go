@@ -1,4 +1,4 @@
-package fakeserver_test
+package fakeserver
 
 import (
 	"encoding/json"
@@ -10,7 +10,6 @@ import (
 	"testing"
 	"testing/synctest"
 
-	fakeserver "github.com/anvilbench/anvil/fake_server"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,7 +19,7 @@ import (
 // completion, then the trace endpoint, whose JSON equals Server.Trace.
 func TestLoopback(t *testing.T) {
 	t.Parallel()
-	srv := fakeserver.New(fakeserver.Fast())
+	srv := New(Fast())
 	defer srv.Close()
 	require.True(t, strings.HasPrefix(srv.URL, "http://127.0.0.1:"), srv.URL)
 
@@ -28,7 +27,7 @@ func TestLoopback(t *testing.T) {
 	req, err := http.NewRequest("POST", srv.BaseURL()+"/chat/completions",
 		strings.NewReader(`{"stream":true,"messages":[{"role":"user","content":"exactly 2 words code"}]}`))
 	require.NoError(t, err)
-	req.Header.Set(fakeserver.RequestIDHeader, "loop-1")
+	req.Header.Set(RequestIDHeader, "loop-1")
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	body, err := io.ReadAll(resp.Body)
@@ -47,7 +46,7 @@ func TestLoopback(t *testing.T) {
 		return resp.StatusCode, b
 	}
 	// The handler records its end just after the last write; poll briefly.
-	var tr fakeserver.Trace
+	var tr Trace
 	for tr.End == "" {
 		status, b := get("/fake/trace?request_id=loop-1")
 		require.Equal(t, 200, status, "%s", b)
@@ -60,7 +59,7 @@ func TestLoopback(t *testing.T) {
 	}
 	status, b := get("/fake/trace")
 	require.Equal(t, 200, status)
-	var all []fakeserver.Trace
+	var all []Trace
 	require.NoError(t, json.Unmarshal(b, &all))
 	assert.Len(t, all, 1)
 	status, _ = get("/fake/trace?index=7")
@@ -73,7 +72,7 @@ func TestLoopback(t *testing.T) {
 // both transports; every request gets its own complete trace.
 func TestParallelClients(t *testing.T) {
 	t.Parallel()
-	srv := fakeserver.New(fakeserver.Fast())
+	srv := New(Fast())
 	defer srv.Close()
 	var wg sync.WaitGroup
 	for i := range 12 {
@@ -99,7 +98,7 @@ func TestParallelClients(t *testing.T) {
 	require.Len(t, traces, 12)
 	for i, tr := range traces {
 		assert.Equal(t, i, tr.Index)
-		assert.Equal(t, fakeserver.EndComplete, tr.End)
+		assert.Equal(t, endComplete, tr.End)
 		assert.Positive(t, tr.CompletionTokens)
 	}
 }
@@ -108,11 +107,11 @@ func TestParallelClients(t *testing.T) {
 // synctest bubble, leaving no goroutine behind.
 func TestCloseEndsStreams(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := fakeserver.NewInMemory(fakeserver.Fast())
+		srv := NewInMemory(Fast())
 		req, err := http.NewRequest("POST", srv.URL+"/v1/chat/completions",
 			strings.NewReader(`{"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
 		require.NoError(t, err)
-		req.Header.Set(fakeserver.FaultHeader, string(fakeserver.FaultEndless))
+		req.Header.Set(FaultHeader, string(faultEndless))
 		resp, err := srv.Client().Do(req)
 		require.NoError(t, err)
 		buf := make([]byte, 1024)
@@ -123,7 +122,7 @@ func TestCloseEndsStreams(t *testing.T) {
 		assert.Error(t, err, "the stream was cut, not finished")
 		resp.Body.Close()
 		tr, _ := srv.Trace(0)
-		assert.Equal(t, fakeserver.EndClientGone, tr.End)
+		assert.Equal(t, endClientGone, tr.End)
 		// A closed server refuses new connections.
 		_, err = srv.Client().Get(srv.URL + "/v1/models")
 		assert.Error(t, err)
@@ -133,12 +132,12 @@ func TestCloseEndsStreams(t *testing.T) {
 // TestMaxTraces keeps only the last requests' traces.
 func TestMaxTraces(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cfg := fakeserver.Fast()
+		cfg := Fast()
 		cfg.MaxTraces = 2
-		srv := fakeserver.NewInMemory(cfg)
+		srv := NewInMemory(cfg)
 		defer srv.Close()
 		for i := range 5 {
-			_, _, err := post(t, srv, streamBody("hi", 4), map[string]string{fakeserver.RequestIDHeader: fmt.Sprint("r", i)})
+			_, _, err := post(t, srv, streamBody("hi", 4), map[string]string{RequestIDHeader: fmt.Sprint("r", i)})
 			require.NoError(t, err)
 		}
 		synctest.Wait()

@@ -1,4 +1,4 @@
-package fakeserver_test
+package fakeserver
 
 import (
 	"bufio"
@@ -11,7 +11,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	fakeserver "github.com/anvilbench/anvil/fake_server"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,21 +19,21 @@ import (
 // exact is a config with round numbers: one character per token, no
 // template tokens, 1,000 prompt tokens prefill in 1 ms, 1 ms decode steps of
 // one token, 2 reasoning tokens, 3-token free answers.
-func exact() fakeserver.Config {
-	c := fakeserver.Fast()
+func exact() Config {
+	c := Fast()
 	c.CharsPerToken = 1
 	c.TemplateTokens = 0
 	c.PrefillTokensPerSecond = 1_000_000
 	c.DecodeStep = time.Millisecond
-	c.SpecTokens = fakeserver.Range{Min: 1, Max: 1}
-	c.ReasoningTokens = fakeserver.Range{Min: 2, Max: 2}
-	c.AnswerTokens = fakeserver.Range{Min: 3, Max: 3}
+	c.SpecTokens = Range{Min: 1, Max: 1}
+	c.ReasoningTokens = Range{Min: 2, Max: 2}
+	c.AnswerTokens = Range{Min: 3, Max: 3}
 	return c
 }
 
 // stampedPost streams a request and stamps every SSE data event with the
 // (fake) time since the request was sent.
-func stampedPost(t *testing.T, srv *fakeserver.Server, body chatBody) []time.Duration {
+func stampedPost(t *testing.T, srv *Server, body chatBody) []time.Duration {
 	t.Helper()
 	b, err := json.Marshal(body)
 	require.NoError(t, err)
@@ -61,7 +60,7 @@ func stampedPost(t *testing.T, srv *fakeserver.Server, body chatBody) []time.Dur
 // prefill 1 ms, then one token per 1 ms step.
 func TestTimelineExact(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := fakeserver.NewInMemory(exact())
+		srv := NewInMemory(exact())
 		defer srv.Close()
 		// "user\n" + 995 characters + "\n": 995 prompt tokens, 0.995 ms of prefill.
 		stamps := stampedPost(t, srv, streamBody(strings.Repeat("y", 995), 64))
@@ -88,13 +87,11 @@ func TestTimelineExact(t *testing.T) {
 	})
 }
 
-func ms(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
-
 // TestPrefixCacheReported: a repeated prompt hits the cache for all its full
 // 16-token blocks, usage reports it, and prefill covers only the rest.
 func TestPrefixCacheReported(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := fakeserver.NewInMemory(exact())
+		srv := NewInMemory(exact())
 		defer srv.Close()
 		prompt := strings.Repeat("z", 1000) // "user\n"+1000+"\n" = 1006 bytes: 62 blocks
 		var cached []int
@@ -134,7 +131,7 @@ func TestTokenBudget(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				srv := fakeserver.NewInMemory(exact())
+				srv := NewInMemory(exact())
 				defer srv.Close()
 				body := `{"messages":[{"role":"user","content":"hello"}],"stream":true,"stream_options":{"include_usage":true},` + tc.body + `}`
 				resp, err := srv.Client().Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
@@ -159,9 +156,9 @@ func TestDeterministic(t *testing.T) {
 	run := func(seed uint64) string {
 		var out string
 		synctest.Test(t, func(t *testing.T) {
-			cfg := fakeserver.Fast()
+			cfg := Fast()
 			cfg.Seed = seed
-			srv := fakeserver.NewInMemory(cfg)
+			srv := NewInMemory(cfg)
 			defer srv.Close()
 			for range 3 {
 				_, body, err := post(t, srv, streamBody("summarize the code", 64), nil)
@@ -182,7 +179,7 @@ func TestDeterministic(t *testing.T) {
 // hundred reasoning tokens before a marker-first answer.
 func TestSeedLikeRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := fakeserver.NewInMemory(fakeserver.Reasoning())
+		srv := NewInMemory(reasoningProfile())
 		defer srv.Close()
 		tail := "\n# request 0: summarize the above in one line. Begin your answer with ANVIL_REQ_1717_00000."
 		var b strings.Builder
@@ -214,13 +211,13 @@ func TestSeedLikeRequest(t *testing.T) {
 // usage; X-Request-Id is echoed and recorded.
 func TestNonStreamAndHeaders(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := fakeserver.NewInMemory(exact())
+		srv := NewInMemory(exact())
 		defer srv.Close()
 		body := streamBody("Reply with exactly 4 words: code", 64)
 		body.Stream, body.StreamOptions = false, nil
-		resp, data, err := post(t, srv, body, map[string]string{fakeserver.RequestIDHeader: "req-42"})
+		resp, data, err := post(t, srv, body, map[string]string{RequestIDHeader: "req-42"})
 		require.NoError(t, err)
-		assert.Equal(t, "req-42", resp.Header.Get(fakeserver.RequestIDHeader))
+		assert.Equal(t, "req-42", resp.Header.Get(RequestIDHeader))
 		var c struct {
 			Choices []struct {
 				Message struct{ Content, ReasoningContent string } `json:"message"`

@@ -5,18 +5,18 @@ import (
 	"time"
 )
 
-// SlotsAnswerTokens is the answer length of the Slots profile: every free
+// slotsAnswerTokens is the answer length of the Slots profile: every free
 // answer is exactly this many tokens, the first at the end of the prefill,
 // each further one after a decode step.
-const SlotsAnswerTokens = 16
+const slotsAnswerTokens = 16
 
 // Slots returns a profile with an exact concurrency knee: n independent
-// slots (Config.SlotPrefill), no reasoning, free answers of exactly
-// SlotsAnswerTokens tokens, one token per decode step, so each request
-// holds its slot for exactly service:
+// slots (Config.SlotPrefill), no reasoning, free answers of exactly A = 16
+// tokens (AnswerTokens {16, 16}), one token per decode step, so each
+// request holds its slot for exactly service:
 //
-//	DecodeStep  = service / (2 * (SlotsAnswerTokens - 1))
-//	SlotPrefill = service - (SlotsAnswerTokens - 1) * DecodeStep
+//	DecodeStep  = service / (2 * (A - 1))
+//	SlotPrefill = service - (A - 1) * DecodeStep
 //
 // (the prefill is half the service time, plus the rounding remainder). The
 // time to first token is exactly SlotPrefill, whatever the prompt length
@@ -30,11 +30,10 @@ const SlotsAnswerTokens = 16
 // With n requests at once every TTFT is SlotPrefill; with n+1 one request
 // waits a whole service time more. The answer is longer (so the service
 // time too) only when the prompt asks for "exactly N" words or its marker
-// needs more than SlotsAnswerTokens-1 tokens, or shorter when max_tokens
-// is below SlotsAnswerTokens. n < 1 or a service shorter than
-// 2*(SlotsAnswerTokens-1) ns is a *ConfigError.
+// needs more than A-1 tokens, or shorter when max_tokens is below A.
+// n < 1 or a service shorter than 2*(A-1) ns is a *ConfigError.
 func Slots(n int, service time.Duration) (Config, error) {
-	steps := SlotsAnswerTokens - 1
+	steps := slotsAnswerTokens - 1
 	if err := firstInvalid(
 		check{"Slots n", n, n >= 1, ">= 1"},
 		check{"Slots service", service, service >= time.Duration(2*steps), fmt.Sprintf(">= %v", time.Duration(2*steps))},
@@ -47,7 +46,7 @@ func Slots(n int, service time.Duration) (Config, error) {
 	c.DecodeStep = service / time.Duration(2*steps)
 	c.SlotPrefill = service - time.Duration(steps)*c.DecodeStep
 	c.SpecTokens = Range{1, 1}
-	c.AnswerTokens = Range{SlotsAnswerTokens, SlotsAnswerTokens}
+	c.AnswerTokens = Range{slotsAnswerTokens, slotsAnswerTokens}
 	return c, nil
 }
 

@@ -1,4 +1,4 @@
-package fakeserver_test
+package fakeserver
 
 import (
 	"bufio"
@@ -12,7 +12,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	fakeserver "github.com/anvilbench/anvil/fake_server"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,7 +25,7 @@ type timing struct {
 
 // concurrent sends c identical streamed requests at the same instant and
 // measures each one's time to first content and time to the end.
-func concurrent(t *testing.T, srv *fakeserver.Server, c int, body string) []timing {
+func concurrent(t *testing.T, srv *Server, c int, body string) []timing {
 	t.Helper()
 	out := make([]timing, c)
 	var wg sync.WaitGroup
@@ -72,17 +71,17 @@ func TestSlotsKnee(t *testing.T) {
 	for _, c := range []int{1, n - 1, n, n + 1, 2*n + 1} {
 		t.Run(fmt.Sprint("concurrency ", c), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				cfg, err := fakeserver.Slots(n, service)
+				cfg, err := Slots(n, service)
 				require.NoError(t, err)
 				require.Equal(t, prefill, cfg.SlotPrefill)
 				require.Equal(t, 10*time.Millisecond, cfg.DecodeStep)
-				srv := fakeserver.NewInMemory(cfg)
+				srv := NewInMemory(cfg)
 				defer srv.Close()
 				got := concurrent(t, srv, c, `{"stream":true,"stream_options":{"include_usage":true},"max_tokens":64,"messages":[{"role":"user","content":"`+strings.Repeat("long prompt ", 200)+`"}]}`)
 				var want []timing
 				for k := range c {
 					wait := time.Duration(k/n) * service
-					want = append(want, timing{ttft: wait + prefill, end: wait + service, tokens: fakeserver.SlotsAnswerTokens})
+					want = append(want, timing{ttft: wait + prefill, end: wait + service, tokens: slotsAnswerTokens})
 				}
 				slices.SortFunc(got, func(a, b timing) int { return int(a.ttft - b.ttft) })
 				if diff := cmp.Diff(want, got, cmp.AllowUnexported(timing{})); diff != "" {
@@ -107,9 +106,9 @@ func TestSlotsKnee(t *testing.T) {
 // prompt length or the prefix cache.
 func TestSlotsIndependentOfPrompt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cfg, err := fakeserver.Slots(1, 30*time.Millisecond)
+		cfg, err := Slots(1, 30*time.Millisecond)
 		require.NoError(t, err)
-		srv := fakeserver.NewInMemory(cfg)
+		srv := NewInMemory(cfg)
 		defer srv.Close()
 		for _, words := range []int{1, 1000, 1000} { // the third is a cache hit
 			got := concurrent(t, srv, 1, `{"stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"`+strings.Repeat("x ", words)+`"}]}`)
@@ -131,8 +130,8 @@ func TestSlotsInvalid(t *testing.T) {
 		{0, time.Second, "fakeserver: Slots n = 0: want >= 1"},
 		{2, 29, "fakeserver: Slots service = 29ns: want >= 30ns"},
 	} {
-		_, err := fakeserver.Slots(tc.n, tc.service)
-		var ce *fakeserver.ConfigError
+		_, err := Slots(tc.n, tc.service)
+		var ce *ConfigError
 		require.True(t, errors.As(err, &ce), "%v", err)
 		assert.Equal(t, tc.want, err.Error())
 	}

@@ -20,7 +20,7 @@ type streamWriter struct {
 
 // write sends b, flushes it and records the chunk; scheduled < 0 means
 // "scheduled when written".
-func (sw *streamWriter) write(kind ChunkKind, tokens int, scheduled time.Duration, b []byte) bool {
+func (sw *streamWriter) write(kind string, tokens int, scheduled time.Duration, b []byte) bool {
 	if sw.gz != nil {
 		if _, err := sw.gz.Write(b); err != nil || sw.gz.Flush() != nil {
 			return false
@@ -39,7 +39,7 @@ func (sw *streamWriter) write(kind ChunkKind, tokens int, scheduled time.Duratio
 	return true
 }
 
-func (sw *streamWriter) chunk(kind ChunkKind, tokens int, at time.Duration, dl *delta) bool {
+func (sw *streamWriter) chunk(kind string, tokens int, at time.Duration, dl *delta) bool {
 	return sw.write(kind, tokens, at, sw.rend.event(sw.rend.chunk(&sw.h, dl)))
 }
 
@@ -49,12 +49,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 	sw := &streamWriter{w: w, rc: http.NewResponseController(w), st: st, rend: newRenderer(d),
 		h: s.header(st, "chat.completion.chunk")}
 	ct := d.contentType()
-	if st.fault == FaultWrongContentType {
+	if st.fault == faultWrongContentType {
 		ct = "application/json"
 	}
 	w.Header().Set("Content-Type", ct)
 	w.Header().Set("Cache-Control", "no-cache")
-	if d.Gzip == GzipAlways || d.Gzip == GzipIfAccepted && acceptsGzip(r.Header.Get("Accept-Encoding")) {
+	if d.Gzip == gzipAlways || d.Gzip == gzipIfAccepted && acceptsGzip(r.Header.Get("Accept-Encoding")) {
 		w.Header().Set("Content-Encoding", "gzip")
 		w.Header().Add("Vary", "Accept-Encoding")
 		sw.gz = gzip.NewWriter(w)
@@ -67,11 +67,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 	w.WriteHeader(http.StatusOK)
 	st.tr.Status = http.StatusOK
 	if sw.rc.Flush() != nil {
-		return EndClientGone
+		return endClientGone
 	}
 	st.tr.Headers = time.Since(st.arrived)
-	if st.fault == FaultEmptyBody {
-		return EndComplete
+	if st.fault == faultEmptyBody {
+		return endComplete
 	}
 	sq := s.submit(st)
 	plan := sq.plan
@@ -85,10 +85,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 		defer ka.Stop()
 		keepAlive = ka.C
 	}
-	includeUsage := st.tr.IncludeUsage && d.Usage != UsageOmitted
+	includeUsage := st.tr.IncludeUsage && d.Usage != usageNone
 	u := func() *usage {
 		return &usage{Prompt: st.tr.PromptTokens, Completion: st.tr.CompletionTokens, Cached: sq.cachedTokens(), Reasoning: st.tr.ReasoningTokens,
-			BadTotal: st.fault == FaultUsageTotal}
+			BadTotal: st.fault == faultUsageTotal}
 	}
 	chunks, fired := 0, false
 	ck := chunker{plan: plan, size: s.cfg.TokensPerChunk}
@@ -98,13 +98,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 		select {
 		case <-sq.notify:
 		case <-keepAlive:
-			if !sw.write(ChunkComment, 0, -1, sw.rend.comment("keep-alive")) {
-				return EndClientGone
+			if !sw.write(chunkComment, 0, -1, sw.rend.comment("keep-alive")) {
+				return endClientGone
 			}
 			ka.Reset(d.KeepAlive)
 			continue
 		case <-r.Context().Done():
-			return EndClientGone
+			return endClientGone
 		}
 		outs, final := sq.take()
 		gs := ck.feed(outs, final)
@@ -113,42 +113,42 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 				stalled += s.cfg.scaled(s.cfg.StallFor)
 			}
 			if d := time.Until(st.arrived.Add(g.at + stalled)); stalled > 0 && d > 0 && !s.sleep(r, d) {
-				return EndClientGone
+				return endClientGone
 			}
-			if d.Role == RoleOnlyChunk && chunks == 0 {
-				if !sw.chunk(ChunkRole, 0, g.at, &delta{Role: true}) {
-					return EndClientGone
+			if d.Role == roleChunk && chunks == 0 {
+				if !sw.chunk(chunkRole, 0, g.at, &delta{Role: true}) {
+					return endClientGone
 				}
 			}
 			last := final && i == len(gs)-1
-			dl := delta{Role: chunks == 0 && d.Role == RoleInFirstDelta}
-			kind := ChunkContent
+			dl := delta{Role: chunks == 0 && d.Role == roleFirst}
+			kind := chunkContent
 			switch {
 			case g.kind == kindReasoning && d.ThinkTags:
-				dl.Content, dl.HasText, kind = g.text, true, ChunkReasoning
+				dl.Content, dl.HasText, kind = g.text, true, chunkReasoning
 				if !thinking {
-					dl.Content, thinking = ThinkOpen+g.text, true
+					dl.Content, thinking = thinkOpen+g.text, true
 				}
 				st.tr.ReasoningTokens += g.tokens
 			case g.kind == kindReasoning:
-				dl.Reasoning, kind = g.text, ChunkReasoning
+				dl.Reasoning, kind = g.text, chunkReasoning
 				st.tr.ReasoningTokens += g.tokens
 			default:
 				dl.Content, dl.HasText = g.text, true
 				if thinking {
-					dl.Content, thinking = ThinkClose+g.text, false
+					dl.Content, thinking = thinkClose+g.text, false
 				}
 				st.tr.ContentTokens += g.tokens
 			}
 			st.tr.CompletionTokens += g.tokens
 			if last && !d.FinishChunk {
 				dl.Finish = plan.finish
-				if includeUsage && d.Usage == UsageInLastChoice {
+				if includeUsage && d.Usage == usageLastChoice {
 					dl.Usage = u()
 				}
 			}
 			if !sw.chunk(kind, g.tokens, g.at, &dl) {
-				return EndClientGone
+				return endClientGone
 			}
 			chunks++
 			if st.fault.midStream() && !fired && (chunks >= s.cfg.Faults.After || last) {
@@ -166,22 +166,22 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 		}
 		if d.FinishChunk {
 			dl := delta{HasText: true, Finish: plan.finish}
-			if includeUsage && d.Usage == UsageInLastChoice {
+			if includeUsage && d.Usage == usageLastChoice {
 				dl.Usage = u()
 			}
-			if !sw.chunk(ChunkFinish, 0, -1, &dl) {
-				return EndClientGone
+			if !sw.chunk(chunkFinish, 0, -1, &dl) {
+				return endClientGone
 			}
 		}
-		if includeUsage && d.Usage == UsageFinalChunk {
-			if !sw.write(ChunkUsage, 0, -1, sw.rend.event(sw.rend.usageChunk(&sw.h, u()))) {
-				return EndClientGone
+		if includeUsage && d.Usage == usageFinal {
+			if !sw.write(chunkUsage, 0, -1, sw.rend.event(sw.rend.usageChunk(&sw.h, u()))) {
+				return endClientGone
 			}
 		}
-		if !d.OmitDone && !sw.write(ChunkDone, 0, -1, sw.rend.event([]byte("[DONE]"))) {
-			return EndClientGone
+		if !d.OmitDone && !sw.write(chunkDone, 0, -1, sw.rend.event([]byte("[DONE]"))) {
+			return endClientGone
 		}
-		return EndComplete
+		return endComplete
 	}
 }
 
@@ -215,39 +215,39 @@ func (sq *seq) cachedTokens() int {
 	return sq.cached
 }
 
-// streamErrorBody is FaultStreamError's in-stream error object.
+// streamErrorBody is faultStreamError's in-stream error object.
 const streamErrorBody = `{"error":{"message":"Simulated engine failure during generation.","type":"server_error","param":null,"code":500}}`
 
 // midStreamFault applies a mid-stream fault; stop reports that the stream
 // ends with end.
 func (s *Server) midStreamFault(sw *streamWriter, r *http.Request) (end string, stop bool) {
 	switch sw.st.fault {
-	case FaultDrop:
-		sw.st.tr.End = EndDropped
+	case faultDrop:
+		sw.st.tr.End = endDropped
 		s.traces.put(sw.st.tr)
 		panic(http.ErrAbortHandler)
-	case FaultStall:
+	case faultStall:
 		if !s.sleep(r, s.cfg.scaled(s.cfg.Faults.Stall)) {
-			return EndClientGone, true
+			return endClientGone, true
 		}
-	case FaultMalformedJSON:
+	case faultMalformedJSON:
 		b := sw.rend.chunk(&sw.h, &delta{Content: "x"})
-		if !sw.write(ChunkMalformed, 0, -1, sw.rend.event(b[:len(b)/2])) {
-			return EndClientGone, true
+		if !sw.write(chunkMalformed, 0, -1, sw.rend.event(b[:len(b)/2])) {
+			return endClientGone, true
 		}
-	case FaultOversized:
+	case faultOversized:
 		big := strings.Repeat("x", s.cfg.Faults.OversizeBytes)
-		if !sw.chunk(ChunkOversized, 0, -1, &delta{Content: big}) {
-			return EndClientGone, true
+		if !sw.chunk(chunkOversized, 0, -1, &delta{Content: big}) {
+			return endClientGone, true
 		}
-	case FaultStreamError:
-		if !sw.write(ChunkError, 0, -1, sw.rend.event([]byte(streamErrorBody))) {
-			return EndClientGone, true
+	case faultStreamError:
+		if !sw.write(chunkError, 0, -1, sw.rend.event([]byte(streamErrorBody))) {
+			return endClientGone, true
 		}
-		if !s.cfg.Dialect.OmitDone && !sw.write(ChunkDone, 0, -1, sw.rend.event([]byte("[DONE]"))) {
-			return EndClientGone, true
+		if !s.cfg.Dialect.OmitDone && !sw.write(chunkDone, 0, -1, sw.rend.event([]byte("[DONE]"))) {
+			return endClientGone, true
 		}
-		return EndComplete, true
+		return endComplete, true
 	}
 	return "", false
 }

@@ -7,49 +7,24 @@ import (
 	"unicode/utf8"
 )
 
-// Tokenizer names the rule that counts prompt tokens. Every count the
-// server reports or enforces uses it: usage.prompt_tokens (plus the chat
-// template's Config.TemplateTokens), the context-length check, the prefix
-// cache's blocks and /tokenize.
-type Tokenizer string
-
-// The tokenizers.
+// The values of Config.Tokenizer, as documented there.
 const (
-	// TokenizerChars counts a text of n characters (Unicode code points) as
-	// ceil(n / Config.CharsPerToken) tokens: a fixed ratio a client could
-	// learn from one request. It is the default (the empty Tokenizer).
-	TokenizerChars Tokenizer = "chars"
-	// TokenizerWords counts by character class, so the characters per
-	// token depend on the text and no fixed ratio predicts it. A text is
-	// cut into maximal runs; each run costs:
-	//
-	//   - letters (unicode.IsLetter, with the combining marks that follow
-	//     one): ceil(n / WordsLetterRun) tokens for a run of n code points;
-	//   - a decimal digit (unicode.IsDigit): 1 token each, so "12" is 2;
-	//   - whitespace (unicode.IsSpace): 1 token per maximal run, so
-	//     "\n    " is 1;
-	//   - any other character (punctuation, symbols, "_"): 1 token each.
-	//
-	// The line "def helper_12():\n    return compute(12)  # routine
-	// specialist context\n" (70 characters) is 33 tokens, 2.1 characters
-	// per token; with 4-digit numbers it is 74 characters in 37 tokens,
-	// 2.0 per token.
-	// Config.CharsPerToken is not used.
-	TokenizerWords Tokenizer = "words"
+	tokenizerChars = "chars"
+	tokenizerWords = "words"
 )
 
-// WordsLetterRun is the number of letters TokenizerWords counts as one
-// token: a run of n letters is ceil(n / WordsLetterRun) tokens.
-const WordsLetterRun = 4
+// wordsLetterRun is the number of letters the words tokenizer counts as one
+// token: a run of n letters is ceil(n / wordsLetterRun) tokens.
+const wordsLetterRun = 4
 
 // vocabSize is the number of ordinary token ids, qwen-sized; the template
 // tokens use the two ids after them (qwen's <|im_start|> and <|im_end|>).
 const vocabSize = 151643
 
-// tokenizer returns c's Tokenizer, the empty one meaning TokenizerChars.
-func (c *Config) tokenizer() Tokenizer {
+// tokenizer returns c's Tokenizer, the empty one meaning "chars".
+func (c *Config) tokenizer() string {
 	if c.Tokenizer == "" {
-		return TokenizerChars
+		return tokenizerChars
 	}
 	return c.Tokenizer
 }
@@ -62,13 +37,13 @@ func (c Config) CountTokens(text string) int {
 }
 
 func (c *Config) countTokens(text string) int {
-	if c.tokenizer() == TokenizerWords {
+	if c.tokenizer() == tokenizerWords {
 		return len(wordPieces(text))
 	}
 	return countTokens(text, c.CharsPerToken)
 }
 
-// countTokens is TokenizerChars: ceil(code points / cpt).
+// countTokens is tokenizerChars: ceil(code points / cpt).
 func countTokens(text string, cpt float64) int {
 	n := utf8.RuneCountInString(text)
 	if n == 0 {
@@ -77,7 +52,7 @@ func countTokens(text string, cpt float64) int {
 	return int(math.Ceil(float64(n) / cpt))
 }
 
-// runeClass is a character class of TokenizerWords.
+// runeClass is a character class of tokenizerWords.
 type runeClass uint8
 
 const (
@@ -99,7 +74,7 @@ func classOf(r rune) runeClass {
 	return classOther
 }
 
-// wordPieces cuts text into TokenizerWords tokens and returns the byte
+// wordPieces cuts text into tokenizerWords tokens and returns the byte
 // offset just past each one.
 func wordPieces(text string) []int {
 	var ends []int
@@ -113,7 +88,7 @@ func wordPieces(text string) []int {
 			cl = classLetter // a combining mark stays with its letter
 		}
 		switch {
-		case cl == classLetter && prev == classLetter && letters < WordsLetterRun:
+		case cl == classLetter && prev == classLetter && letters < wordsLetterRun:
 			letters++
 			ends[len(ends)-1] = i
 		case cl == classSpace && prev == classSpace:
@@ -131,7 +106,7 @@ func wordPieces(text string) []int {
 // of blockTokens tokens of text.
 func (c *Config) blockEnds(text string) []int {
 	var ends []int
-	if c.tokenizer() == TokenizerWords {
+	if c.tokenizer() == tokenizerWords {
 		pieces := wordPieces(text)
 		for k := c.BlockTokens; k <= len(pieces); k += c.BlockTokens {
 			ends = append(ends, pieces[k-1])
@@ -151,7 +126,7 @@ func (c *Config) blockEnds(text string) []int {
 // token's text (so equal pieces get equal ids).
 func (c *Config) tokenIDs(text string, n int) []int {
 	var pieces []string
-	if c.tokenizer() == TokenizerWords {
+	if c.tokenizer() == tokenizerWords {
 		start := 0
 		for _, end := range wordPieces(text) {
 			pieces = append(pieces, text[start:end])

@@ -1,4 +1,4 @@
-package fakeserver_test
+package fakeserver
 
 import (
 	"encoding/json"
@@ -9,15 +9,14 @@ import (
 	"testing"
 	"testing/synctest"
 
-	fakeserver "github.com/anvilbench/anvil/fake_server"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func words() fakeserver.Config {
+func words() Config {
 	c := small()
-	c.Tokenizer = fakeserver.TokenizerWords
+	c.Tokenizer = tokenizerWords
 	return c
 }
 
@@ -67,14 +66,14 @@ func TestTokenizerWordsHasNoFixedRatio(t *testing.T) {
 	}
 	short, long := ratio(0, 100), ratio(100000, 100) // 1-2 digit and 6-digit numbers
 	for _, r := range []float64{short, long} {
-		assert.Less(t, r, 0.75*fakeserver.SeedCharsPerToken, "far below the seed ratio")
+		assert.Less(t, r, 0.75*seedCharsPerToken, "far below the seed ratio")
 		assert.Less(t, r, 0.75*3.0, "far below 3 characters per token")
 	}
 	assert.Greater(t, short/long, 1.08, "more digits, fewer characters per token: %.3f vs %.3f", short, long)
 }
 
 // tokenizeCount posts body to path and decodes the answer.
-func tokenizeCount(t *testing.T, srv *fakeserver.Server, path, body string) (int, map[string]json.RawMessage) {
+func tokenizeCount(t *testing.T, srv *Server, path, body string) (int, map[string]json.RawMessage) {
 	t.Helper()
 	resp, err := srv.Client().Post(srv.URL+path, "application/json", strings.NewReader(body))
 	require.NoError(t, err)
@@ -101,13 +100,13 @@ func TestTokenizeEqualsUsage(t *testing.T) {
 		"system + user": `[{"role":"system","content":"You are terse."},{"role":"user","content":"Summarize 12 lines, exactly."}]`,
 		"text parts":    `[{"role":"user","content":[{"type":"text","text":"part one, "},{"type":"text","text":"part 2"}]}]`,
 	}
-	for _, tok := range []fakeserver.Tokenizer{fakeserver.TokenizerChars, fakeserver.TokenizerWords} {
+	for _, tok := range []string{tokenizerChars, tokenizerWords} {
 		for name, m := range msgs {
 			t.Run(string(tok)+"/"+name, func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					cfg := small()
 					cfg.Tokenizer = tok
-					srv := fakeserver.NewInMemory(cfg)
+					srv := NewInMemory(cfg)
 					defer srv.Close()
 					resp, err := srv.Client().Post(srv.URL+"/v1/chat/completions", "application/json",
 						strings.NewReader(`{"stream":true,"stream_options":{"include_usage":true},"max_tokens":8,"messages":`+m+`}`))
@@ -141,7 +140,7 @@ func TestTokenizeEqualsUsage(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				cfg := small()
 				cfg.Tokenizer = tok
-				srv := fakeserver.NewInMemory(cfg)
+				srv := NewInMemory(cfg)
 				defer srv.Close()
 				text := long.String()
 				want := cfg.CountTokens(text)
@@ -180,7 +179,7 @@ func TestTokenizeOmitted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := small()
 		cfg.Dialect.OmitTokenize = true
-		srv := fakeserver.NewInMemory(cfg)
+		srv := NewInMemory(cfg)
 		defer srv.Close()
 		for _, path := range []string{"/tokenize", "/v1/tokenize"} {
 			status, _ := tokenizeCount(t, srv, path, `{"prompt":"hi"}`)
@@ -195,7 +194,7 @@ func TestWordsTokenizerLimitsAndCache(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := words()
 		cfg.MaxModelLen = 100
-		srv := fakeserver.NewInMemory(cfg)
+		srv := NewInMemory(cfg)
 		defer srv.Close()
 		// 50 digits: 16 tokens at 3.155 characters per token, 50 in words.
 		digits := strings.Repeat("1234567890", 5)

@@ -8,22 +8,19 @@ import (
 	"time"
 )
 
-// ChunkKind names what one written piece of a response was.
-type ChunkKind string
-
-// The chunk kinds of a Trace.
+// The kinds of a Chunk, as documented on Chunk.Kind.
 const (
-	ChunkRole      ChunkKind = "role"      // role-only first chunk
-	ChunkReasoning ChunkKind = "reasoning" // reasoning delta
-	ChunkContent   ChunkKind = "content"   // content delta
-	ChunkFinish    ChunkKind = "finish"    // empty delta with finish_reason
-	ChunkUsage     ChunkKind = "usage"     // "choices": [] usage chunk
-	ChunkDone      ChunkKind = "done"      // data: [DONE]
-	ChunkComment   ChunkKind = "comment"   // SSE keep-alive comment
-	ChunkError     ChunkKind = "error"     // in-stream {"error": ...}
-	ChunkMalformed ChunkKind = "malformed" // cut-short JSON (FaultMalformedJSON)
-	ChunkOversized ChunkKind = "oversized" // FaultOversized's event
-	ChunkBody      ChunkKind = "body"      // a whole non-streamed body
+	chunkRole      = "role"
+	chunkReasoning = "reasoning"
+	chunkContent   = "content"
+	chunkFinish    = "finish"
+	chunkUsage     = "usage"
+	chunkDone      = "done"
+	chunkComment   = "comment"
+	chunkError     = "error"
+	chunkMalformed = "malformed"
+	chunkOversized = "oversized"
+	chunkBody      = "body"
 )
 
 // Chunk is one write of a response. Offsets are durations since the request
@@ -32,19 +29,26 @@ const (
 // tokens; Written is when the write and flush of the chunk returned (over
 // net.Pipe, when the client had read it).
 type Chunk struct {
-	Kind      ChunkKind     `json:"kind"`         // what was written
+	// Kind is what was written: "role" (the role-only first chunk),
+	// "reasoning" or "content" (a delta of that text), "finish" (an empty
+	// delta with the finish_reason), "usage" (the "choices": [] usage
+	// chunk), "done" (data: [DONE]), "comment" (an SSE keep-alive comment),
+	// "error" (an in-stream {"error": ...}), "malformed" (the malformed_json
+	// fault's cut-short JSON), "oversized" (the oversized_event fault's
+	// event) or "body" (a whole non-streamed body).
+	Kind      string        `json:"kind"`
 	Tokens    int           `json:"tokens"`       // output tokens it carried (0 for framing)
 	Bytes     int           `json:"bytes"`        // bytes written, SSE framing included
 	Scheduled time.Duration `json:"scheduled_ns"` // when the engine produced its tokens
 	Written   time.Duration `json:"written_ns"`   // when its write and flush returned
 }
 
-// The ends a Trace records.
+// The ends a Trace records, as documented on Trace.End.
 const (
-	EndComplete   = "complete"    // the response was written in full
-	EndClientGone = "client_gone" // the client went away (or Close) first
-	EndDropped    = "dropped"     // FaultDrop aborted the connection
-	EndRejected   = "rejected"    // an error status was answered
+	endComplete   = "complete"    // the response was written in full
+	endClientGone = "client_gone" // the client went away (or Close) first
+	endDropped    = "dropped"     // the drop fault aborted the connection
+	endRejected   = "rejected"    // an error status was answered
 )
 
 // Trace is the ground truth of one chat completion request: what the server
@@ -57,7 +61,7 @@ type Trace struct {
 	Model        string `json:"model"`           // the model served (the request's, or Config.Model)
 	Stream       bool   `json:"stream"`          // the request asked for a stream
 	IncludeUsage bool   `json:"include_usage"`   // stream_options.include_usage was true
-	Fault        Fault  `json:"fault,omitempty"` // the fault applied, FaultNone if none
+	Fault        Fault  `json:"fault,omitempty"` // the fault applied, "" if none
 	Status       int    `json:"status"`          // HTTP status answered (0 before the headers)
 
 	PromptTokens     int    `json:"prompt_tokens"`              // prompt tokens, chat template included
@@ -69,7 +73,7 @@ type Trace struct {
 	MaxTokens        int    `json:"max_tokens"`                 // the completion budget in effect
 	FinishReason     string `json:"finish_reason,omitempty"`    // "stop" or "length"
 	// Marker is the ANVIL_REQ_ marker the answer carries ("" if none; after
-	// LateMarkerPrefix under FaultLateMarker);
+	// "Answer:" under the late_marker fault);
 	// Words the N of an "exactly N" instruction (0 if none).
 	Marker string `json:"marker,omitempty"`
 	Words  int    `json:"words,omitempty"`
@@ -88,8 +92,10 @@ type Trace struct {
 
 	// Chunks are the response's writes in order.
 	Chunks []Chunk `json:"chunks"`
-	// End is one of EndComplete, EndClientGone, EndDropped, EndRejected;
-	// empty while the handler still runs.
+	// End is how the handler ended: "complete" (the response was written
+	// in full), "client_gone" (the client went away, or Close, first),
+	// "dropped" (the drop fault aborted the connection) or "rejected" (an
+	// error status was answered); empty while the handler still runs.
 	End string `json:"end,omitempty"`
 }
 
@@ -103,9 +109,9 @@ func newTrace(index int) *Trace {
 // wrote records a chunk written now.
 func (t *Trace) wrote(c Chunk) {
 	switch {
-	case c.Kind == ChunkReasoning && t.FirstReasoning < 0:
+	case c.Kind == chunkReasoning && t.FirstReasoning < 0:
 		t.FirstReasoning = c.Written
-	case (c.Kind == ChunkContent || c.Kind == ChunkOversized) && t.FirstContent < 0:
+	case (c.Kind == chunkContent || c.Kind == chunkOversized) && t.FirstContent < 0:
 		t.FirstContent = c.Written
 	}
 	t.Last = c.Written

@@ -1,7 +1,11 @@
 // Package reporters presents capacity reports: the Go benchmark format for
-// benchstat (WriteBenchfmt, BenchValues and the stable Unit* names) and the
-// console summary (WriteSummary). Reporters are plain functions of an
-// *artifact.Report; package artifact reads and writes the JSON file.
+// benchstat (WriteBenchfmt, NewBenchWriter and BenchResult, whose units are
+// a small stable set listed in package anviltest), the console summary
+// (WriteSummary), the log lines of a finished run (RunLog), the HTML report
+// (WriteHTML) and the comparison of two sets of runs (Compare,
+// WriteComparison). Reporters are plain functions of an *artifact.Report;
+// package artifact reads and writes the JSON file and states the facts of
+// a report (sent, failed, eligible) as its methods.
 package reporters
 
 import (
@@ -21,71 +25,71 @@ import (
 // written as NaN. Latency units are medians (p50) over the successful
 // requests unless the name says otherwise.
 const (
-	// UnitNsPerOp is the run's wall time (drain included) per measured
+	// unitNsPerOp is the run's wall time (drain included) per measured
 	// request sent: wall_clock_ms * 1e6 / SentRequests.
-	UnitNsPerOp = "ns/op"
-	// UnitTTFTP50 is ttft_p50_ms: time to the first visible content.
-	UnitTTFTP50 = "ttft-p50-ms"
-	// UnitTTFTP95 is ttft_p95_ms.
-	UnitTTFTP95 = "ttft-p95-ms"
-	// UnitTTFOP50 is time_to_first_output_p50_ms: time to the first
+	unitNsPerOp = "ns/op"
+	// unitTTFTP50 is ttft_p50_ms: time to the first visible content.
+	unitTTFTP50 = "ttft-p50-ms"
+	// unitTTFTP95 is ttft_p95_ms.
+	unitTTFTP95 = "ttft-p95-ms"
+	// unitTTFOP50 is time_to_first_output_p50_ms: time to the first
 	// reasoning or content output.
-	UnitTTFOP50 = "ttfo-p50-ms"
-	// UnitTPOT is tpot_p50_ms (legacy artifacts:
+	unitTTFOP50 = "ttfo-p50-ms"
+	// unitTPOT is tpot_p50_ms (legacy artifacts:
 	// mean_inter_token_latency_ms_p50): generation time per decode token.
-	UnitTPOT = "tpot-ms"
-	// UnitDecode is decode_tok_s_p50: per-request decode rate.
-	UnitDecode = "decode-tok/s"
-	// UnitPrefill is effective_prefill_tok_s_p50: prompt tokens per second
+	unitTPOT = "tpot-ms"
+	// unitDecode is decode_tok_s_p50: per-request decode rate.
+	unitDecode = "decode-tok/s"
+	// unitPrefill is effective_prefill_tok_s_p50: prompt tokens per second
 	// of time to first output (queueing and cached tokens included).
-	UnitPrefill = "prefill-tok/s"
-	// UnitE2EP50 is e2e_p50_ms: request start to end of stream.
-	UnitE2EP50 = "e2e-p50-ms"
-	// UnitOutputThroughput is throughput_tok_s: output tokens per wall
+	unitPrefill = "prefill-tok/s"
+	// unitE2EP50 is e2e_p50_ms: request start to end of stream.
+	unitE2EP50 = "e2e-p50-ms"
+	// unitOutputThroughput is throughput_tok_s: output tokens per wall
 	// second of the whole run; only for performance-eligible runs (see
 	// Eligible), never for a run with a failure.
-	UnitOutputThroughput = "output-tok/s"
-	// UnitCacheHit is prefix_cache_hit_avg as a percentage.
-	UnitCacheHit = "cache-hit-%"
-	// UnitFailed is the number of requests sent that failed (excluded from
+	unitOutputThroughput = "output-tok/s"
+	// unitCacheHit is prefix_cache_hit_avg as a percentage.
+	unitCacheHit = "cache-hit-%"
+	// unitFailed is the number of requests sent that failed (excluded from
 	// every latency): SentFailedRequests. Requests never sent are
-	// UnitUnsent.
-	UnitFailed = "failed-req"
-	// UnitITLP99 is anvil_go.chunk_timing.itl_ms.p99: the 99th percentile
+	// unitUnsent.
+	unitFailed = "failed-req"
+	// unitITLP99 is anvil_go.chunk_timing.itl_ms.p99: the 99th percentile
 	// of the gaps between output chunks over all successful requests.
-	UnitITLP99 = "itl-p99-ms"
-	// UnitTokensPerChunk is anvil_go.chunk_timing.tokens_per_chunk_mean:
+	unitITLP99 = "itl-p99-ms"
+	// unitTokensPerChunk is anvil_go.chunk_timing.tokens_per_chunk_mean:
 	// usage completion tokens per output chunk.
-	UnitTokensPerChunk = "tokens/chunk"
-	// UnitGoodput is anvil_go.slo.goodput_rps: requests meeting the run's
+	unitTokensPerChunk = "tokens/chunk"
+	// unitGoodput is anvil_go.slo.goodput_rps: requests meeting the run's
 	// SLO per wall second. Written only for runs evaluated against an SLO.
-	UnitGoodput = "goodput-req/s"
+	unitGoodput = "goodput-req/s"
 )
 
 // unitMeta is the benchfmt unit metadata written once per file.
 var unitMeta = []struct{ unit, key, value string }{
-	{UnitTTFTP50, "better", "lower"},
-	{UnitTTFTP95, "better", "lower"},
-	{UnitTTFOP50, "better", "lower"},
-	{UnitTPOT, "better", "lower"},
-	{UnitDecode, "better", "higher"},
-	{UnitPrefill, "better", "higher"},
-	{UnitE2EP50, "better", "lower"},
-	{UnitOutputThroughput, "better", "higher"},
-	{UnitCacheHit, "better", "higher"},
-	{UnitFailed, "better", "lower"},
-	{UnitITLP99, "better", "lower"},
-	{UnitTokensPerChunk, "better", "higher"},
+	{unitTTFTP50, "better", "lower"},
+	{unitTTFTP95, "better", "lower"},
+	{unitTTFOP50, "better", "lower"},
+	{unitTPOT, "better", "lower"},
+	{unitDecode, "better", "higher"},
+	{unitPrefill, "better", "higher"},
+	{unitE2EP50, "better", "lower"},
+	{unitOutputThroughput, "better", "higher"},
+	{unitCacheHit, "better", "higher"},
+	{unitFailed, "better", "lower"},
+	{unitITLP99, "better", "lower"},
+	{unitTokensPerChunk, "better", "higher"},
 	// A failure count is a count, not a noisy measurement.
-	{UnitFailed, "assume", "exact"},
-	{UnitUnsent, "better", "lower"},
-	{UnitUnsent, "assume", "exact"},
+	{unitFailed, "assume", "exact"},
+	{unitUnsent, "better", "lower"},
+	{unitUnsent, "assume", "exact"},
 }
 
-// BenchValues returns the benchmark values of r in the stable unit order,
+// benchValues returns the benchmark values of r in the stable unit order,
 // leaving out every null statistic. Legacy artifacts yield the subset they
 // carry.
-func BenchValues(r *artifact.Report) []benchfmt.Value {
+func benchValues(r *artifact.Report) []benchfmt.Value {
 	var vs []benchfmt.Value
 	add := func(unit string, v *float64) {
 		if v != nil && !isNaNOrInf(*v) {
@@ -93,59 +97,49 @@ func BenchValues(r *artifact.Report) []benchfmt.Value {
 		}
 	}
 	m := &r.Metrics
-	if sent := SentRequests(r); sent > 0 && r.WallClockMS > 0 {
+	if sent := r.SentRequests(); sent > 0 && r.WallClockMS > 0 {
 		ns := r.WallClockMS * 1e6 / float64(sent)
-		add(UnitNsPerOp, &ns)
+		add(unitNsPerOp, &ns)
 	}
-	add(UnitTTFTP50, m.TTFT.P50)
-	add(UnitTTFTP95, m.TTFT.P95)
-	add(UnitTTFOP50, m.TimeToFirstOutput.P50)
+	add(unitTTFTP50, m.TTFT.P50)
+	add(unitTTFTP95, m.TTFT.P95)
+	add(unitTTFOP50, m.TimeToFirstOutput.P50)
 	if m.TPOT.P50 != nil {
-		add(UnitTPOT, m.TPOT.P50)
+		add(unitTPOT, m.TPOT.P50)
 	} else {
-		add(UnitTPOT, m.MeanInterTokenLatencyMS.P50)
+		add(unitTPOT, m.MeanInterTokenLatencyMS.P50)
 	}
-	add(UnitDecode, m.DecodeTokS.P50)
-	add(UnitPrefill, m.EffectivePrefillTokS.P50)
-	add(UnitE2EP50, m.E2E.P50)
-	add(UnitOutputThroughput, throughputReported(r))
+	add(unitDecode, m.DecodeTokS.P50)
+	add(unitPrefill, m.EffectivePrefillTokS.P50)
+	add(unitE2EP50, m.E2E.P50)
+	add(unitOutputThroughput, throughputReported(r))
 	if m.PrefixCacheHitAvg != nil {
 		pct := *m.PrefixCacheHitAvg * 100
-		add(UnitCacheHit, &pct)
+		add(unitCacheHit, &pct)
 	}
-	failed := float64(SentFailedRequests(r))
-	add(UnitFailed, &failed)
-	if unsent := float64(UnsentRequests(r)); unsent > 0 {
-		add(UnitUnsent, &unsent)
+	failed := float64(r.SentFailedRequests())
+	add(unitFailed, &failed)
+	if unsent := float64(r.UnsentRequests()); unsent > 0 {
+		add(unitUnsent, &unsent)
 	}
 	if ct := chunkTiming(r); ct != nil {
-		add(UnitITLP99, &ct.ITLMS.P99)
-		add(UnitTokensPerChunk, ct.TokensPerChunkMean)
+		add(unitITLP99, &ct.ITLMS.P99)
+		add(unitTokensPerChunk, ct.TokensPerChunkMean)
 	}
 	if sc := scheduledOf(r); sc != nil {
-		add(UnitSchedTTFTP50, quantile(sc.ttft, .5))
-		add(UnitSchedTTFTP95, quantile(sc.ttft, .95))
-		add(UnitSchedE2EP50, quantile(sc.e2e, .5))
+		add(unitSchedTTFTP50, quantile(sc.ttft, .5))
+		add(unitSchedTTFTP95, quantile(sc.ttft, .95))
+		add(unitSchedE2EP50, quantile(sc.e2e, .5))
 	}
 	if slo := sloOf(r); slo != nil {
-		add(UnitGoodput, &slo.GoodputRPS)
+		add(unitGoodput, &slo.GoodputRPS)
 	}
 	return vs
 }
 
-// FailedRequests is the number of requests of r that are not latency
-// samples: Failed, or for legacy artifacts that record no failures,
-// requests minus completed.
-func FailedRequests(r *artifact.Report) int {
-	if r.Failed > 0 || len(r.Failures) > 0 {
-		return max(r.Failed, len(r.Failures))
-	}
-	return max(r.Requests-r.Completed, 0)
-}
-
 func isNaNOrInf(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 
-// BenchName is the benchmark name WriteBenchfmt gives r: the name go test
+// benchName is the benchmark name WriteBenchfmt gives r: the name go test
 // printed for the benchmark that made the run (anvil_go.run.benchmark,
 // recorded by anviltest), so that a converted artifact and the go test
 // line of the same run share one benchstat row; else, or when the recorded
@@ -155,7 +149,7 @@ func isNaNOrInf(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 // /rate=<requests per second>; a trace replay is
 // BenchmarkCapacity/trace=<file>/conc=<concurrency>, sessions
 // BenchmarkCapacity/sessions=<spec>/conc=<concurrency>.
-func BenchName(r *artifact.Report) string {
+func benchName(r *artifact.Report) string {
 	if run := runSummary(r); run != nil && run.Benchmark != nil && validBenchName(*run.Benchmark) {
 		return *run.Benchmark
 	}
@@ -235,52 +229,50 @@ func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) 
 // must match for two results to be compared; per-run values (run ids,
 // dates, base URLs) would split every benchstat table and are never written.
 const (
-	ConfigModel    = "model"    // the served model id
-	ConfigEngine   = "engine"   // the serving engine, as recorded
-	ConfigGPU      = "gpu"      // the accelerator, as recorded
-	ConfigProtocol = "protocol" // measurement_protocol
-	ConfigWorkload = "workload" // WorkloadIdentity
-	// ConfigEligible is performance_eligible ("true" or "false"): a run in
+	configModel    = "model"    // the served model id
+	configEngine   = "engine"   // the serving engine, as recorded
+	configGPU      = "gpu"      // the accelerator, as recorded
+	configProtocol = "protocol" // measurement_protocol
+	configWorkload = "workload" // workloadIdentity
+	// configEligible is performance_eligible ("true" or "false"): a run in
 	// which a request failed or was cancelled lands in its own benchstat
 	// table instead of mixing with complete runs (`benchstat -ignore
 	// eligible` compares them anyway). Legacy artifacts, which do not
 	// record it, get the value Eligible derives from their counts.
-	ConfigEligible = "eligible"
-	// ConfigAudit is the client's self-audit verdict ("ok" or "suspect";
+	configEligible = "eligible"
+	// configAudit is the client's self-audit verdict ("ok" or "suspect";
 	// empty for an artifact without one): a run whose client may have
 	// distorted its own timings lands in its own benchstat table, never
 	// mixed silently with clean runs.
-	ConfigAudit = "audit"
+	configAudit = "audit"
 )
 
-// BenchConfig returns the file-level configuration of r in key order
+// benchConfig returns the file-level configuration of r in key order
 // model, engine, gpu, protocol, workload, eligible, audit. Every key is written;
 // an unknown (null or empty) value is written empty, which in benchfmt
 // clears the key, so a file concatenated after another never inherits
 // the other's identity. Values are one line, made Printable.
-func BenchConfig(r *artifact.Report) []benchfmt.Config {
+func benchConfig(r *artifact.Report) []benchfmt.Config {
 	cs := make([]benchfmt.Config, 0, 7)
 	add := func(key, value string) {
-		// A configuration value is one line.
-		value = Printable(strings.Join(strings.Fields(value), " "))
-		cs = append(cs, benchfmt.Config{Key: key, Value: []byte(value), File: true})
+		cs = append(cs, benchfmt.Config{Key: key, Value: []byte(configValue(value)), File: true})
 	}
-	add(ConfigModel, r.Model)
-	add(ConfigEngine, deref(r.Engine))
-	add(ConfigGPU, deref(r.GPU))
-	add(ConfigProtocol, r.MeasurementProtocol)
-	add(ConfigWorkload, WorkloadIdentity(r))
-	eligible, _ := Eligible(r)
-	add(ConfigEligible, strconv.FormatBool(eligible))
+	add(configModel, r.Model)
+	add(configEngine, deref(r.Engine))
+	add(configGPU, deref(r.GPU))
+	add(configProtocol, r.MeasurementProtocol)
+	add(configWorkload, workloadIdentity(r))
+	eligible, _ := r.Eligible()
+	add(configEligible, strconv.FormatBool(eligible))
 	verdict := ""
 	if a := auditOf(r); a != nil {
 		verdict = a.Verdict
 	}
-	add(ConfigAudit, verdict)
+	add(configAudit, verdict)
 	return cs
 }
 
-// WorkloadIdentity summarizes the workload fields of r that must match for
+// workloadIdentity summarizes the workload fields of r that must match for
 // two runs to be comparable (capacity/PROTOCOL.md#comparing, less the request count, which
 // a time-based run does not fix): context, served context, concurrency, max
 // tokens, burst, prompt cache mode, shared prefix, thinking, response words
@@ -291,7 +283,7 @@ func BenchConfig(r *artifact.Report) []benchfmt.Config {
 // against an SLO its bounds and attainment (goodput means nothing across
 // different SLOs). Fields a legacy artifact lacks are left out; a closed-loop
 // run without an SLO has none of the open-loop parts.
-func WorkloadIdentity(r *artifact.Report) string {
+func workloadIdentity(r *artifact.Report) string {
 	var parts []string
 	add := func(k, v string) { parts = append(parts, k+"="+v) }
 	if r.ContextTokens != nil {

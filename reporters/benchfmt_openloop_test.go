@@ -47,7 +47,7 @@ func TestBenchfmtOpenLoop(t *testing.T) {
 		benchConfigMap(p.results[1])["workload"])
 	require.Contains(t, benchConfigMap(p.results[2])["workload"], "arrival=gamma rate=12.5 burstiness=0.25 ")
 	require.Equal(t, benchConfigMap(p.results[0]), benchConfigMap(p.results[3]), "the closed loop's identity is restored")
-	require.NotContains(t, benchValueMap(p.results[0]), UnitGoodput)
-	require.Equal(t, 0.0070774, benchValueMap(p.results[1])[UnitGoodput])
-	require.Equal(t, 1, p.units.GetBetter(UnitGoodput))
+	require.NotContains(t, benchValueMap(p.results[0]), unitGoodput)
+	require.Equal(t, 0.0070774, benchValueMap(p.results[1])[unitGoodput])
+	require.Equal(t, 1, p.units.GetBetter(unitGoodput))
 }

@@ -83,17 +83,17 @@ func TestWriteBenchfmtSeedGolden(t *testing.T) {
 	require.Equal(t, 6, res.Iters, "iterations are the measured requests")
 	m := seed.Metrics
 	want := map[string]float64{
-		UnitNsPerOp:          seed.WallClockMS * 1e6 / 6,
-		UnitTTFTP50:          *m.TTFT.P50,
-		UnitTTFTP95:          *m.TTFT.P95,
-		UnitTTFOP50:          *m.TimeToFirstOutput.P50,
-		UnitTPOT:             *m.TPOT.P50,
-		UnitDecode:           *m.DecodeTokS.P50,
-		UnitPrefill:          *m.EffectivePrefillTokS.P50,
-		UnitE2EP50:           *m.E2E.P50,
-		UnitOutputThroughput: *m.ThroughputTokS,
-		UnitCacheHit:         *m.PrefixCacheHitAvg * 100,
-		UnitFailed:           0,
+		unitNsPerOp:          seed.WallClockMS * 1e6 / 6,
+		unitTTFTP50:          *m.TTFT.P50,
+		unitTTFTP95:          *m.TTFT.P95,
+		unitTTFOP50:          *m.TimeToFirstOutput.P50,
+		unitTPOT:             *m.TPOT.P50,
+		unitDecode:           *m.DecodeTokS.P50,
+		unitPrefill:          *m.EffectivePrefillTokS.P50,
+		unitE2EP50:           *m.E2E.P50,
+		unitOutputThroughput: *m.ThroughputTokS,
+		unitCacheHit:         *m.PrefixCacheHitAvg * 100,
+		unitFailed:           0,
 	}
 	if diff := cmp.Diff(want, benchValueMap(res)); diff != "" {
 		t.Errorf("values (-want +got):\n%s", diff)
@@ -106,9 +106,9 @@ func TestWriteBenchfmtSeedGolden(t *testing.T) {
 		"workload": "ctx=65536 served-ctx=262144 conc=1 max-tokens=8192 cache=unique prefix=0 thinking=default canaries=true",
 		"eligible": "true",
 	}, benchConfigMap(res))
-	require.Equal(t, 1, p.units.GetBetter(UnitDecode))
-	require.Equal(t, -1, p.units.GetBetter(UnitTTFTP50))
-	require.Equal(t, "exact", p.units.Get(UnitFailed, "assume").Value)
+	require.Equal(t, 1, p.units.GetBetter(unitDecode))
+	require.Equal(t, -1, p.units.GetBetter(unitTTFTP50))
+	require.Equal(t, "exact", p.units.Get(unitFailed, "assume").Value)
 }
 
 func benchConfigMap(r *benchfmt.Result) map[string]string {
@@ -123,14 +123,14 @@ func benchConfigMap(r *benchfmt.Result) map[string]string {
 
 func TestBenchValuesOmitNullsAndKeepFailuresVisible(t *testing.T) {
 	r := &artifact.Report{Requests: 4, Completed: 0, Failed: 4, WallClockMS: 800}
-	got := BenchValues(r)
+	got := benchValues(r)
 	require.Equal(t, []benchfmt.Value{
-		{Value: 2e8, Unit: UnitNsPerOp},
-		{Value: 4, Unit: UnitFailed},
+		{Value: 2e8, Unit: unitNsPerOp},
+		{Value: 4, Unit: unitFailed},
 	}, got, "every latency is null: only the wall time and the failure count remain")
 
 	legacy := &artifact.Report{Requests: 10, Completed: 8}
-	require.Equal(t, []benchfmt.Value{{Value: 2, Unit: UnitFailed}}, BenchValues(legacy),
+	require.Equal(t, []benchfmt.Value{{Value: 2, Unit: unitFailed}}, benchValues(legacy),
 		"legacy artifacts without failures count requests minus completed")
 }
 
@@ -212,12 +212,12 @@ func TestCorpusConvertsCleanly(t *testing.T) {
 	p := parseBench(t, buf.Bytes())
 	require.Empty(t, p.errs)
 	require.Len(t, p.results, len(reports))
-	allowed := map[string]bool{ConfigModel: true, ConfigEngine: true, ConfigGPU: true, ConfigProtocol: true, ConfigWorkload: true, ConfigEligible: true}
+	allowed := map[string]bool{configModel: true, configEngine: true, configGPU: true, configProtocol: true, configWorkload: true, configEligible: true}
 	withTTFT := 0
 	for i, res := range p.results {
 		vs := benchValueMap(res)
-		require.Contains(t, vs, UnitFailed, "result %d", i)
-		if _, ok := vs[UnitTTFTP50]; ok {
+		require.Contains(t, vs, unitFailed, "result %d", i)
+		if _, ok := vs[unitTTFTP50]; ok {
 			withTTFT++
 		}
 		for k := range benchConfigMap(res) {

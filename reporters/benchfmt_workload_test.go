@@ -24,28 +24,28 @@ func TestBenchfmtNamesTracesAndSessions(t *testing.T) {
 	sessions.AnvilGo.Workload = &artifact.Workload{Kind: artifact.WorkloadSessions, Sessions: &artifact.SessionsWorkload{
 		Spec: new("turns=3,user=200,output=128,think=2s,think_dist=fixed,seed=0"), Sessions: 4, Users: new(2)}}
 
-	require.Equal(t, "BenchmarkCapacity/trace=my_trace.jsonl/conc=1", BenchName(replay))
-	require.Equal(t, "BenchmarkCapacity/sessions=turns=3,user=200,output=128,think=2s,think_dist=fixed,seed=0/conc=1", BenchName(sessions))
-	id := WorkloadIdentity(replay)
+	require.Equal(t, "BenchmarkCapacity/trace=my_trace.jsonl/conc=1", benchName(replay))
+	require.Equal(t, "BenchmarkCapacity/sessions=turns=3,user=200,output=128,think=2s,think_dist=fixed,seed=0/conc=1", benchName(sessions))
+	id := workloadIdentity(replay)
 	for _, part := range []string{"trace=my_trace.jsonl", "trace-sha256=" + strings.Repeat("ab", 32), "trace-format=jsonl",
 		"trace-rows=40", "speed-up=10", "window-ms=1000..61000", "first=40"} {
 		require.Contains(t, strings.Fields(id), part, id)
 	}
-	require.Contains(t, strings.Fields(WorkloadIdentity(sessions)), "sessions=turns=3,user=200,output=128,think=2s,think_dist=fixed,seed=0")
-	require.Contains(t, strings.Fields(WorkloadIdentity(sessions)), "users=2")
+	require.Contains(t, strings.Fields(workloadIdentity(sessions)), "sessions=turns=3,user=200,output=128,think=2s,think_dist=fixed,seed=0")
+	require.Contains(t, strings.Fields(workloadIdentity(sessions)), "users=2")
 
 	other := loadReport(t, seedPath)
 	other.AnvilGo = &artifact.Extension{Version: artifact.ExtensionVersion}
 	other.AnvilGo.Workload = &artifact.Workload{Kind: artifact.WorkloadTrace, Trace: &artifact.TraceWorkload{
 		File: "my trace.jsonl", Format: "jsonl", SHA256: strings.Repeat("cd", 32), Rows: 40, SpeedUp: 10}}
-	require.NotEqual(t, WorkloadIdentity(replay), WorkloadIdentity(other), "another trace of the same name is another workload")
+	require.NotEqual(t, workloadIdentity(replay), workloadIdentity(other), "another trace of the same name is another workload")
 
 	var buf bytes.Buffer
 	require.NoError(t, WriteBenchfmt(&buf, replay, sessions))
 	p := parseBench(t, buf.Bytes())
 	require.Empty(t, p.errs)
 	require.Len(t, p.results, 2)
-	require.Equal(t, BenchName(replay), "Benchmark"+string(p.results[0].Name))
-	require.Equal(t, BenchName(sessions), "Benchmark"+string(p.results[1].Name))
-	require.Equal(t, WorkloadIdentity(replay), benchConfigMap(p.results[0])[ConfigWorkload])
+	require.Equal(t, benchName(replay), "Benchmark"+string(p.results[0].Name))
+	require.Equal(t, benchName(sessions), "Benchmark"+string(p.results[1].Name))
+	require.Equal(t, workloadIdentity(replay), benchConfigMap(p.results[0])[configWorkload])
 }

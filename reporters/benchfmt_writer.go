@@ -10,29 +10,44 @@ import (
 	"golang.org/x/perf/benchfmt"
 )
 
-// BenchResult converts r into one benchfmt result named name (empty:
-// BenchName(r)), with the identity configuration of BenchConfig and
-// iteration count = SentRequests (at least 1).
+// BenchResult converts r into one benchfmt result named name, the result a
+// BenchWriter writes:
+//   - Name: name, or when empty the name go test printed for the benchmark
+//     that made the run (anvil_go.run.benchmark), else one derived from
+//     the workload, BenchmarkCapacity/ctx=<context>/conc=<concurrency>
+//     (/rate=<rate> for an open loop; trace=<file> or sessions=<spec> in
+//     place of ctx for recorded traffic);
+//   - Config: the run's identity, the keys model, engine, gpu, protocol,
+//     workload (the fields that must match for two runs to be compared,
+//     capacity/PROTOCOL.md#comparing), eligible (Report.Eligible) and audit
+//     (the client's self-audit verdict), every key written, an unknown
+//     value empty;
+//   - Iters: the requests sent (Report.SentRequests), at least 1;
+//   - Values: the run's metrics in their stable units (ns/op, ttft-p50-ms,
+//     ..., listed in package anviltest), a null statistic left out, never
+//     NaN; output-tok/s only for an eligible run.
+//
+// Every value is one Printable line.
 func BenchResult(r *artifact.Report, name string) (*benchfmt.Result, error) {
 	if r == nil {
 		return nil, fmt.Errorf("reporters: nil report")
 	}
 	if name == "" {
-		name = BenchName(r)
+		name = benchName(r)
 	}
 	if !validBenchName(name) {
 		return nil, fmt.Errorf("reporters: benchmark name %q: want Benchmark... without spaces or control characters", name)
 	}
-	iters := SentRequests(r)
+	iters := r.SentRequests()
 	if iters <= 0 {
 		iters = 1
 	}
 	return &benchfmt.Result{
-		Config: BenchConfig(r),
+		Config: benchConfig(r),
 		// benchfmt names leave out the "Benchmark" prefix; Writer adds it.
 		Name:   benchfmt.Name(strings.TrimPrefix(name, "Benchmark")),
 		Iters:  iters,
-		Values: BenchValues(r),
+		Values: benchValues(r),
 	}, nil
 }
 
@@ -48,10 +63,10 @@ type BenchWriter struct {
 // goodput, an open loop's scheduled clock): each comes before the first
 // result that carries its unit, so files of other runs stay as they were.
 var lateMeta = []struct{ unit, key, value string }{
-	{UnitGoodput, "better", "higher"},
-	{UnitSchedTTFTP50, "better", "lower"},
-	{UnitSchedTTFTP95, "better", "lower"},
-	{UnitSchedE2EP50, "better", "lower"},
+	{unitGoodput, "better", "higher"},
+	{unitSchedTTFTP50, "better", "lower"},
+	{unitSchedTTFTP95, "better", "lower"},
+	{unitSchedE2EP50, "better", "lower"},
 }
 
 // NewBenchWriter returns a BenchWriter writing to w.
@@ -72,7 +87,8 @@ func (bw *BenchWriter) writeMeta(unit, key, value string) error {
 	return nil
 }
 
-// Write writes r as one result named name (empty: BenchName(r)).
+// Write writes r as one result named name (empty: the name BenchResult
+// gives r).
 func (bw *BenchWriter) Write(r *artifact.Report, name string) error {
 	res, err := BenchResult(r, name)
 	if err != nil {
@@ -103,7 +119,8 @@ func (bw *BenchWriter) Write(r *artifact.Report, name string) error {
 
 // WriteBenchfmt writes reports to w in the Go benchmark format read by
 // benchstat: unit metadata, then per report its identity configuration
-// (written only when it changes) and one result line named by BenchName.
+// (written only when it changes) and one result line named as BenchResult
+// names it.
 func WriteBenchfmt(w io.Writer, reports ...*artifact.Report) error {
 	bw := NewBenchWriter(w)
 	for i, r := range reports {

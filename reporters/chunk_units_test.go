@@ -15,13 +15,13 @@ import (
 func TestChunkTimingUnits(t *testing.T) {
 	units := func(r *artifact.Report) map[string]float64 {
 		m := map[string]float64{}
-		for _, v := range BenchValues(r) {
+		for _, v := range benchValues(r) {
 			m[v.Unit] = v.Value
 		}
 		return m
 	}
 	r := loadReport(t, seedPath)
-	require.NotContains(t, units(r), UnitITLP99, "the seed has no anvil_go")
+	require.NotContains(t, units(r), unitITLP99, "the seed has no anvil_go")
 	var buf bytes.Buffer
 	require.NoError(t, WriteSummary(&buf, r))
 	require.NotContains(t, buf.String(), "ITL")
@@ -30,15 +30,15 @@ func TestChunkTimingUnits(t *testing.T) {
 		ITLMS: artifact.Quantiles{P50: 4, P90: 4, P99: 80, P999: 80, Max: 80}, Gaps: 1584, Exact: true, Stalls: 144,
 	}}
 	got := units(r)
-	require.Equal(t, 80.0, got[UnitITLP99])
-	require.NotContains(t, got, UnitTokensPerChunk, "null without usage")
+	require.Equal(t, 80.0, got[unitITLP99])
+	require.NotContains(t, got, unitTokensPerChunk, "null without usage")
 	tpc := 2.0
 	r.AnvilGo.ChunkTiming.TokensPerChunkMean = &tpc
 	got = units(r)
-	require.Equal(t, 2.0, got[UnitTokensPerChunk])
-	vs := BenchValues(r)
-	require.Equal(t, UnitTokensPerChunk, vs[len(vs)-1].Unit, "appended after the v1 units")
-	require.Equal(t, UnitITLP99, vs[len(vs)-2].Unit)
+	require.Equal(t, 2.0, got[unitTokensPerChunk])
+	vs := benchValues(r)
+	require.Equal(t, unitTokensPerChunk, vs[len(vs)-1].Unit, "appended after the v1 units")
+	require.Equal(t, unitITLP99, vs[len(vs)-2].Unit)
 
 	buf.Reset()
 	require.NoError(t, WriteSummary(&buf, r))

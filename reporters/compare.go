@@ -20,26 +20,26 @@ import (
 // the median over its runs, the delta the relative change of the medians.
 // With at least two runs a side, the change is tested as benchstat does:
 // a Mann-Whitney U test over the per-run values (benchmath.AssumeNothing),
-// significant when p < Alpha.
+// significant when p < 0.05 (benchstat's level).
 type Comparison struct {
 	OldRuns, NewRuns int
 	// Workload is the identity every run shares, key by key.
-	Workload []IdentityValue
+	Workload []identityValue
 	// Unrecorded lists identity keys no run records: artifacts of a
 	// generation that predates them, compared as they are.
 	Unrecorded []string
 	// Provenance lists the setup keys whose values are not the same in
 	// every run (run ids always are).
-	Provenance []ProvenanceDiff
+	Provenance []provenanceDiff
 	Metrics    []MetricDelta
 }
 
-// IdentityValue is one identity key and its value as JSON.
-type IdentityValue struct{ Key, Value string }
+// identityValue is one identity key and its value as JSON.
+type identityValue struct{ Key, Value string }
 
-// ProvenanceDiff is a setup key with its value per run ("absent" when a
+// provenanceDiff is a setup key with its value per run ("absent" when a
 // run lacks it).
-type ProvenanceDiff struct {
+type provenanceDiff struct {
 	Key      string
 	Old, New []string
 }
@@ -58,9 +58,9 @@ type MetricDelta struct {
 	// DeltaPct is (NewCenter/OldCenter - 1) * 100; NaN when undefined.
 	DeltaPct float64
 	// Tested says whether a significance test ran: it needs
-	// MinRunsForSignificance recorded values on each side.
+	// two recorded values on each side.
 	Tested bool
-	// P is the test's p-value and Significant whether P < Alpha.
+	// P is the test's p-value and Significant whether P < 0.05.
 	P           float64
 	Significant bool
 	// Note explains an untested metric or warns about a weak test.
@@ -69,10 +69,10 @@ type MetricDelta struct {
 
 // Significance parameters.
 const (
-	// Alpha is the significance level of the comparison, benchstat's.
-	Alpha = 0.05
-	// MinRunsForSignificance is the fewest runs per side a test needs.
-	MinRunsForSignificance = 2
+	// alpha is the significance level of the comparison, benchstat's.
+	alpha = 0.05
+	// minRunsForSignificance is the fewest runs per side a test needs.
+	minRunsForSignificance = 2
 )
 
 // compareRun is one run as Compare sees it.
@@ -123,7 +123,7 @@ func compareRuns(old, new []compareRun) (Comparison, error) {
 
 // provenanceDiffs lists the setup keys whose value is not one value over
 // all runs.
-func provenanceDiffs(old, new []compareRun) []ProvenanceDiff {
+func provenanceDiffs(old, new []compareRun) []provenanceDiff {
 	provs := [2][]map[string]string{}
 	keys := map[string]bool{}
 	for s, runs := range [2][]compareRun{old, new} {
@@ -135,9 +135,9 @@ func provenanceDiffs(old, new []compareRun) []ProvenanceDiff {
 			}
 		}
 	}
-	var out []ProvenanceDiff
+	var out []provenanceDiff
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		d := ProvenanceDiff{Key: k}
+		d := provenanceDiff{Key: k}
 		seen := map[string]bool{}
 		for s := range provs {
 			for _, p := range provs[s] {
@@ -191,14 +191,14 @@ func compareMetric(key, name, unit, better string, old, new []compareRun) Metric
 	switch {
 	case len(rec[0]) == 0 || len(rec[1]) == 0:
 		d.Note = "not recorded on one or both sides"
-	case len(rec[0]) < MinRunsForSignificance || len(rec[1]) < MinRunsForSignificance:
-		d.Note = fmt.Sprintf("significance needs >= %d runs per side", MinRunsForSignificance)
+	case len(rec[0]) < minRunsForSignificance || len(rec[1]) < minRunsForSignificance:
+		d.Note = fmt.Sprintf("significance needs >= %d runs per side", minRunsForSignificance)
 	default:
 		th := benchmath.DefaultThresholds
-		th.CompareAlpha = Alpha
+		th.CompareAlpha = alpha
 		cmp := benchmath.AssumeNothing.Compare(benchmath.NewSample(slices.Clone(rec[0]), &th),
 			benchmath.NewSample(slices.Clone(rec[1]), &th))
-		d.Tested, d.P, d.Significant = true, cmp.P, cmp.P < Alpha
+		d.Tested, d.P, d.Significant = true, cmp.P, cmp.P < alpha
 		var notes []string
 		for _, w := range cmp.Warnings {
 			notes = append(notes, w.Error())

@@ -13,9 +13,9 @@ import (
 // keys of the artifact (what was sent), the rules their values follow, and
 // the keys that only describe the setup under test (provenance).
 
-// KeyDiff is one workload identity key on which two runs disagree, or that
+// keyDiff is one workload identity key on which two runs disagree, or that
 // one of them lacks or records in a malformed way.
-type KeyDiff struct {
+type keyDiff struct {
 	// Key is the artifact key as a dotted path ("serve_flags.thinking_mode").
 	Key string
 	// Values are the two runs' values as JSON, or "absent".
@@ -31,7 +31,7 @@ type NotComparableError struct {
 	// Sides names the two runs or sides compared: {"old", "new"}, or two
 	// runs of one side ({"old run 1", "old run 2"}).
 	Sides [2]string
-	Diffs []KeyDiff
+	Diffs []keyDiff
 }
 
 var _ error = (*NotComparableError)(nil)
@@ -52,7 +52,7 @@ func (e *NotComparableError) Error() string {
 	return b.String()
 }
 
-// absent is how a KeyDiff shows a key the artifact does not have.
+// absent is how a keyDiff shows a key the artifact does not have.
 const absent = "absent"
 
 // checkFunc returns "" when v is a valid value of its key, else the rule
@@ -353,9 +353,9 @@ func canonical(v any) string {
 
 // identityResult is the outcome of matching two runs.
 type identityResult struct {
-	shared     []IdentityValue // keys both record, equal
+	shared     []identityValue // keys both record, equal
 	unrecorded []string        // identity keys neither records
-	diffs      []KeyDiff
+	diffs      []keyDiff
 }
 
 // matchIdentity compares the identity of two runs, named by sides.
@@ -381,22 +381,22 @@ func matchIdentity(a, b map[string]any, sides [2]string) identityResult {
 			if pa {
 				missing = sides[1]
 			}
-			res.diffs = append(res.diffs, KeyDiff{k.path, vals, "absent in " + missing})
+			res.diffs = append(res.diffs, keyDiff{k.path, vals, "absent in " + missing})
 			continue
 		}
 		bad := false
 		for i, v := range []any{va, vb} {
 			if why := k.check(v); why != "" {
-				res.diffs = append(res.diffs, KeyDiff{k.path, vals, "malformed in " + sides[i] + ": " + why})
+				res.diffs = append(res.diffs, keyDiff{k.path, vals, "malformed in " + sides[i] + ": " + why})
 				bad = true
 			}
 		}
 		switch {
 		case bad:
 		case vals[0] != vals[1]:
-			res.diffs = append(res.diffs, KeyDiff{k.path, vals, "differs"})
+			res.diffs = append(res.diffs, keyDiff{k.path, vals, "differs"})
 		default:
-			res.shared = append(res.shared, IdentityValue{k.path, vals[0]})
+			res.shared = append(res.shared, identityValue{k.path, vals[0]})
 		}
 	}
 	return res

@@ -168,7 +168,7 @@ func TestIdentityDiffNamesBothValues(t *testing.T) {
 	set(new, "context_tokens", n("32768"), false)
 	set(new, "concurrency", nil, true)
 	res := matchIdentity(old, new, sideName)
-	want := []KeyDiff{
+	want := []keyDiff{
 		{Key: "context_tokens", Values: [2]string{"65536", "32768"}, Problem: "differs"},
 		{Key: "concurrency", Values: [2]string{"1", "absent"}, Problem: "absent in new"},
 	}
@@ -256,7 +256,7 @@ func TestCompareSeedAgainstChangedContext(t *testing.T) {
 	_, err = Compare([]*artifact.Report{loadReport(t, seedPath)}, []*artifact.Report{r})
 	var nc *NotComparableError
 	require.True(t, errors.As(err, &nc), "%v", err)
-	require.Equal(t, []KeyDiff{{"context_tokens", [2]string{"65536", "32768"}, "differs"}}, nc.Diffs)
+	require.Equal(t, []keyDiff{{"context_tokens", [2]string{"65536", "32768"}, "differs"}}, nc.Diffs)
 }
 
 // TestCompareWithinSide: the runs of one side must be one workload too.

@@ -27,17 +27,17 @@ func TestCorpusEligibilityIsDerived(t *testing.T) {
 		require.Len(t, p.results, 1)
 		complete := r.Requests > 0 && r.Completed == r.Requests && len(r.Failures) == 0
 		cfg, vs := benchConfigMap(p.results[0]), benchValueMap(p.results[0])
-		_, throughput := vs[UnitOutputThroughput]
+		_, throughput := vs[unitOutputThroughput]
 		if complete {
-			require.Equal(t, "true", cfg[ConfigEligible], path)
+			require.Equal(t, "true", cfg[configEligible], path)
 			require.Equal(t, r.Metrics.ThroughputTokS != nil, throughput, path)
 			continue
 		}
 		partial[filepath.Base(path)] = true
-		require.Equal(t, "false", cfg[ConfigEligible], path)
+		require.Equal(t, "false", cfg[configEligible], path)
 		require.False(t, throughput, "%s: a run with failures reports no throughput", path)
 		require.NotNil(t, r.Metrics.ThroughputTokS, "%s records one", path)
-		require.Equal(t, float64(r.Requests-r.Completed), vs[UnitFailed], path)
+		require.Equal(t, float64(r.Requests-r.Completed), vs[unitFailed], path)
 	}
 	require.Len(t, partial, 11)
 	require.True(t, partial["deepseek-v4-flash-0731-capacity-32k-c1.json"], "1 of 12 completed")
@@ -67,19 +67,19 @@ func TestEligible(t *testing.T) {
 			r, err := artifact.Read(bytes.NewReader(data))
 			require.NoError(t, err)
 			require.False(t, r.Has("performance_eligible"))
-			eligible, recorded := Eligible(r)
+			eligible, recorded := r.Eligible()
 			require.Equal(t, tc.eligible, eligible)
 			require.Equal(t, tc.recorded, recorded)
 		})
 	}
 	// A recorded true is checked against the counts.
 	r := loadReport(t, seedPath)
-	ok, recorded := Eligible(r)
+	ok, recorded := r.Eligible()
 	require.True(t, ok)
 	require.True(t, recorded)
 	r.Failed, r.Failures = 1, []artifact.Failure{{RequestIndex: 6}}
 	r.Requests = 7
-	ok, _ = Eligible(r)
+	ok, _ = r.Eligible()
 	require.False(t, ok, "performance_eligible true beside a failure is not believed")
 	require.Nil(t, throughputReported(r))
 }

@@ -9,11 +9,11 @@ import (
 // This file writes the HTML page around the charts: run headers, sections,
 // the summary table, and the page's CSS.
 
-// ContentSecurityPolicy is the policy the page declares in a meta tag: it
+// contentSecurityPolicy is the policy the page declares in a meta tag: it
 // may load nothing (no script, font, frame or connection), style only from
 // its own inline CSS and images only from data: URLs. A browser enforcing
 // it shows that the page needs nothing from anywhere.
-const ContentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+const contentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 // pageCSS is the page's style: screen and print.
 const pageCSS = `
@@ -63,7 +63,7 @@ func writePage(w io.Writer, views []runView) error {
 <meta name="viewport" content="width=device-width, initial-scale=1"/>
 <title>%s</title><style>%s</style></head><body>
 <h1>%s</h1>
-`, esc(ContentSecurityPolicy), esc(title), pageCSS, esc(title))
+`, esc(contentSecurityPolicy), esc(title), pageCSS, esc(title))
 
 	b.WriteString(`<section id="runs"><h2>Runs</h2><div class="runs">`)
 	for i := range views {
@@ -197,9 +197,9 @@ func writeSummaryTable(b *strings.Builder, views []runView) {
 	b.WriteString("</tbody></table></section>\n")
 }
 
-// MaxFailureRows is the most failures the failure table lists per run;
+// maxFailureRows is the most failures the failure table lists per run;
 // the timeline's hover titles carry every one.
-const MaxFailureRows = 50
+const maxFailureRows = 50
 
 // writeFailureTable lists the failed requests with their messages.
 func writeFailureTable(b *strings.Builder, views []runView) {
@@ -217,7 +217,7 @@ func writeFailureTable(b *strings.Builder, views []runView) {
 			if !q.failed() {
 				continue
 			}
-			if shown == MaxFailureRows {
+			if shown == maxFailureRows {
 				fmt.Fprintf(b, `<tr><td>%s</td><td></td><td class="l" colspan="2">… %d more failures</td></tr>`, esc(views[i].Label), views[i].Failed-shown)
 				break
 			}

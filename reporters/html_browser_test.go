@@ -111,7 +111,7 @@ func TestBrowserRendersReport(t *testing.T) {
 func TestBrowserLogsBlockedLoads(t *testing.T) {
 	bin := chromium(t)
 	page := filepath.Join(t.TempDir(), "bad.html")
-	bad := `<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="` + ContentSecurityPolicy +
+	bad := `<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="` + contentSecurityPolicy +
 		`"/></head><body><img src="http://127.0.0.1:9/x.png"/><script>boom()</script></body></html>`
 	require.NoError(t, os.WriteFile(page, []byte(bad), 0o644))
 	_, logs := headless(t, bin, page, "--dump-dom")

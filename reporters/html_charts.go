@@ -14,27 +14,27 @@ import (
 // Aggregation limits: above them the page draws what the eye can tell, not
 // every request, so 10,000 requests stay a page of a few hundred kilobytes.
 const (
-	// MaxCDFPoints is the most steps one CDF series draws. A series of n
-	// samples draws k = min(n, MaxCDFPoints) steps: step j (1..k) rises to
+	// maxCDFPoints is the most steps one CDF series draws. A series of n
+	// samples draws k = min(n, maxCDFPoints) steps: step j (1..k) rises to
 	// j/k at the nearest-rank quantile sample[ceil(j*n/k)-1]. With k = n
 	// that is the exact empirical CDF; otherwise the curve is never more
 	// than 1/k of the height away from it, under a pixel for the charts'
 	// 220-pixel plots.
-	MaxCDFPoints = 300
-	// ScatterCellPx is the thinning cell of the scatter: of the points of
-	// one run that fall in the same ScatterCellPx×ScatterCellPx pixel
+	maxCDFPoints = 300
+	// scatterCellPx is the thinning cell of the scatter: of the points of
+	// one run that fall in the same scatterCellPx×scatterCellPx pixel
 	// square, one is drawn (the markers are larger than the cell).
-	ScatterCellPx = 3
-	// ScatterMaxTitles is the most scatter points given their own hover
+	scatterCellPx = 3
+	// scatterMaxTitles is the most scatter points given their own hover
 	// title; above it the series title says how many were drawn.
-	ScatterMaxTitles = 1000
-	// TimelineMaxRows is the most rows of the request timeline. Up to it
+	scatterMaxTitles = 1000
+	// timelineMaxRows is the most rows of the request timeline. Up to it
 	// every request is one bar; above it consecutive requests (in send
 	// order, or by index without send offsets) are grouped g = ceil(n /
-	// TimelineMaxRows) to a row, drawn at the group's median send, first
+	// timelineMaxRows) to a row, drawn at the group's median send, first
 	// output, first content and end, with its failures as a mark at the
 	// end of the row whose length is proportional to their share.
-	TimelineMaxRows = 300
+	timelineMaxRows = 300
 )
 
 // Chart sizes in pixels.
@@ -165,7 +165,7 @@ func writeCDF(b *strings.Builder, id, name, long, unit string, series []cdfSerie
 			continue
 		}
 		labels, styles = append(labels, s.label), append(styles, s.style)
-		k := min(n, MaxCDFPoints)
+		k := min(n, maxCDFPoints)
 		fmt.Fprintf(b, `<g class="series" data-series="%s"><title>%s: %s CDF, %d samples`, esc(s.label), esc(s.label), esc(name), n)
 		if k < n {
 			fmt.Fprintf(b, " (drawn as %d quantile steps)", k)
@@ -191,7 +191,7 @@ func writeCDF(b *strings.Builder, id, name, long, unit string, series []cdfSerie
 }
 
 // writeScatter draws TTFT against prompt tokens, one marker shape and
-// colour per run, thinned to one point per ScatterCellPx cell per run.
+// colour per run, thinned to one point per scatterCellPx cell per run.
 func writeScatter(b *strings.Builder, views []runView) bool {
 	type pt struct {
 		x, y float64
@@ -238,13 +238,13 @@ func writeScatter(b *strings.Builder, views []runView) bool {
 		drawn := 0
 		for _, p := range ps {
 			x, y := c.x.px(p.x), c.y.px(p.y)
-			cell := [2]int{int(x / ScatterCellPx), int(y / ScatterCellPx)}
+			cell := [2]int{int(x / scatterCellPx), int(y / scatterCellPx)}
 			if seen[cell] {
 				continue
 			}
 			seen[cell] = true
 			drawn++
-			if len(ps) <= ScatterMaxTitles {
+			if len(ps) <= scatterMaxTitles {
 				fmt.Fprintf(&body, `<g><title>%s request %d: %s prompt tokens, TTFT %s ms</title>`,
 					esc(views[i].Label), p.idx, fmtNum(p.x), fmtNum(p.y))
 				marker(&body, st.Marker, x, y, 3.5, st.Color)
@@ -273,7 +273,7 @@ type timelineRow struct {
 }
 
 // timelineRows orders the requests of v (by send offset, else by index)
-// and groups them into at most TimelineMaxRows rows.
+// and groups them into at most timelineMaxRows rows.
 func timelineRows(v *runView) ([]timelineRow, int) {
 	reqs := slices.Clone(v.Requests)
 	switch {
@@ -282,7 +282,7 @@ func timelineRows(v *runView) ([]timelineRow, int) {
 	case v.Offsets:
 		slices.SortStableFunc(reqs, func(a, b requestView) int { return compareFloat(a.Start, b.Start) })
 	}
-	g := max(1, (len(reqs)+TimelineMaxRows-1)/TimelineMaxRows)
+	g := max(1, (len(reqs)+timelineMaxRows-1)/timelineMaxRows)
 	var rows []timelineRow
 	for lo := 0; lo < len(reqs); lo += g {
 		grp := reqs[lo:min(lo+g, len(reqs))]

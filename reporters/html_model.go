@@ -19,7 +19,7 @@ type runView struct {
 	WallMS     float64 // NaN when not recorded
 	Identity   []viewField
 	Eligible   string      // "yes", "no" or "not recorded"
-	Audit      string      // AuditLine: the client's self-audit, "" without one
+	Audit      string      // auditLine: the client's self-audit, "" without one
 	Suspect    bool        // the audit's verdict is suspect
 	Server     *serverView // the server's gauges (html_server.go); nil without
 	Planned    int         // planned requests

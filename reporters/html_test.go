@@ -197,10 +197,10 @@ func TestWriteHTMLAxesAndText(t *testing.T) {
 	require.Contains(t, legacy, "performance eligible</dt><dd class=\"\">not recorded")
 }
 
-// TestCDFIsDownsampled: a series of 10,000 samples draws MaxCDFPoints
+// TestCDFIsDownsampled: a series of 10,000 samples draws maxCDFPoints
 // steps; a small one draws one step per sample.
 func TestCDFIsDownsampled(t *testing.T) {
-	for _, tc := range []struct{ n, steps int }{{7, 7}, {MaxCDFPoints, MaxCDFPoints}, {10000, MaxCDFPoints}} {
+	for _, tc := range []struct{ n, steps int }{{7, 7}, {maxCDFPoints, maxCDFPoints}, {10000, maxCDFPoints}} {
 		vals := make([]float64, tc.n)
 		for i := range vals {
 			vals[i] = float64(i)
@@ -222,10 +222,10 @@ func TestNearestRank(t *testing.T) {
 	require.Equal(t, 10.0, nearestRank(s, 1))
 }
 
-// TestTimelineGroupsLargeRuns: above TimelineMaxRows requests the timeline
-// draws at most TimelineMaxRows rows of medians.
+// TestTimelineGroupsLargeRuns: above timelineMaxRows requests the timeline
+// draws at most timelineMaxRows rows of medians.
 func TestTimelineGroupsLargeRuns(t *testing.T) {
-	for _, tc := range []struct{ n, rows, group int }{{10, 10, 1}, {TimelineMaxRows, TimelineMaxRows, 1}, {1000, 250, 4}, {10000, 295, 34}} {
+	for _, tc := range []struct{ n, rows, group int }{{10, 10, 1}, {timelineMaxRows, timelineMaxRows, 1}, {1000, 250, 4}, {10000, 295, 34}} {
 		v, err := viewOf(syntheticRun(t, tc.n, 8, 3))
 		require.NoError(t, err)
 		rows, g := timelineRows(&v)

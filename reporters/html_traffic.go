@@ -9,12 +9,12 @@ import (
 
 // This file draws what a trace replay and sessions add to a run
 // (anvil_go.workload): for a replay, the load the trace offered over time
-// (requests/s and prompt tokens/s in TrafficBinMS bins of the scheduled
+// (requests/s and prompt tokens/s in trafficBinMS bins of the scheduled
 // time) above the TTFT of the requests over the same time axis; for
 // sessions, TTFT and the cached share of the prompt by turn.
 
-// TrafficBinMS is the width of an offered-load bin: 1 s.
-const TrafficBinMS = 1000
+// trafficBinMS is the width of an offered-load bin: 1 s.
+const trafficBinMS = 1000
 
 // trafficText is the run header's line of a replay or sessions.
 func trafficText(t *trafficView) string {
@@ -56,7 +56,7 @@ func writeTrafficSection(b *strings.Builder, views []runView) {
 	b.WriteString("</section>\n")
 }
 
-// loadBin is one TrafficBinMS bin of a replay's scheduled time.
+// loadBin is one trafficBinMS bin of a replay's scheduled time.
 type loadBin struct {
 	requests, promptTokens float64
 	ttft                   []float64 // the successful requests scheduled in it
@@ -71,7 +71,7 @@ func loadBins(v *runView) []loadBin {
 		if !known(q.Scheduled) {
 			continue
 		}
-		k := int(math.Max(q.Scheduled, 0) / TrafficBinMS)
+		k := int(math.Max(q.Scheduled, 0) / trafficBinMS)
 		for len(bins) <= k {
 			bins = append(bins, loadBin{})
 		}
@@ -122,8 +122,8 @@ func writeOfferedLoad(b *strings.Builder, i int, v *runView) {
 			esc(v.Label), esc(v.Label), esc(unit), fmtNum(peak), d.String(), st.Color, st.Dash)
 		c.end()
 	}
-	steps("rps", "requests/s", func(l loadBin) float64 { return l.requests * 1000 / TrafficBinMS })
-	steps("tps", "prompt tokens/s", func(l loadBin) float64 { return l.promptTokens * 1000 / TrafficBinMS })
+	steps("rps", "requests/s", func(l loadBin) float64 { return l.requests * 1000 / trafficBinMS })
+	steps("tps", "prompt tokens/s", func(l loadBin) float64 { return l.promptTokens * 1000 / trafficBinMS })
 
 	yhi := 0.0
 	n := 0

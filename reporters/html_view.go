@@ -111,7 +111,7 @@ func compareRunOf(r *artifact.Report) (compareRun, error) {
 	if tpot == nil {
 		tpot = m.MeanInterTokenLatencyMS.P50
 	}
-	failed := float64(FailedRequests(r))
+	failed := float64(r.FailedRequests())
 	values := map[string]*float64{
 		"ttft_p50": m.TTFT.P50, "ttft_p95": m.TTFT.P95, "ttft_p99": m.TTFT.P99,
 		"ttfo_p50": m.TimeToFirstOutput.P50, "tpot_p50": tpot, "e2e_p50": m.E2E.P50,
@@ -127,7 +127,7 @@ func viewOf(r *artifact.Report) (runView, error) {
 	v := runView{
 		RunID: r.RunID, Model: r.Model, Engine: deref(r.Engine), GPU: deref(r.GPU),
 		Protocol: r.MeasurementProtocol, StartedAt: r.StartedAt, WallMS: math.NaN(),
-		Planned: r.Requests, Succeeded: r.Completed, Failed: SentFailedRequests(r), Unsent: UnsentRequests(r),
+		Planned: r.Requests, Succeeded: r.Completed, Failed: r.SentFailedRequests(), Unsent: r.UnsentRequests(),
 		Throughput: ptrOrNaN(throughputReported(r)), Ext: ext,
 		Eligible: "not recorded",
 	}
@@ -137,7 +137,7 @@ func viewOf(r *artifact.Report) (runView, error) {
 	if r.Has("performance_eligible") {
 		v.Eligible = map[bool]string{true: "yes", false: "no"}[r.PerformanceEligible]
 	}
-	v.Audit, v.Suspect = AuditLine(r), Suspect(r)
+	v.Audit, v.Suspect = auditLine(r), suspect(r)
 	if r.AnvilGo != nil {
 		v.Server = serverViewOf(r.AnvilGo.ServerMetrics)
 	}
@@ -147,7 +147,7 @@ func viewOf(r *artifact.Report) (runView, error) {
 		v.SchedTTFT = sc.ttft
 	}
 	counts := map[string]int{}
-	for _, f := range SentFailures(r) {
+	for _, f := range r.SentFailures() {
 		counts[failureClassOf(*f)]++
 	}
 	if len(r.Failures) == 0 && v.Failed > 0 {

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity"
-	"github.com/anvilbench/anvil/reporters"
 )
 
 // TestEngineNeverSentCountsAgree: a closed and an open loop cancelled
@@ -32,19 +31,19 @@ func TestEngineNeverSentCountsAgree(t *testing.T) {
 		}()
 		w := capacity.Workload{Requests: 40, Concurrency: 2, ContextTokens: 512, Rate: rate}
 		if rate > 0 {
-			w.Arrival = capacity.ArrivalConstant
+			w.Arrival = "constant"
 		}
 		rep, _ := capacity.Run(ctx, capacity.Target{BaseURL: srv.URL + "/v1", Model: "m", MaxModelLen: 8192}, w)
 		cancel()
 		srv.Close()
 		require.NotNil(t, rep)
 		sum := 0
-		for _, n := range reporters.SentFailureClasses(rep) {
+		for _, n := range rep.SentFailureClasses() {
 			sum += n
 		}
-		require.Equal(t, reporters.SentFailedRequests(rep), sum, "rate %v: classes %v, sent %d, unsent %d", rate,
-			reporters.SentFailureClasses(rep), reporters.SentRequests(rep), reporters.UnsentRequests(rep))
+		require.Equal(t, rep.SentFailedRequests(), sum, "rate %v: classes %v, sent %d, unsent %d", rate,
+			rep.SentFailureClasses(), rep.SentRequests(), rep.UnsentRequests())
 		require.Equal(t, 40, rep.Requests)
-		require.Positive(t, reporters.UnsentRequests(rep))
+		require.Positive(t, rep.UnsentRequests())
 	}
 }

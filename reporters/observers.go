@@ -20,17 +20,17 @@ func auditOf(r *artifact.Report) *artifact.Audit {
 	return r.AnvilGo.Audit
 }
 
-// Suspect reports whether r's client audited itself suspect: its timings
+// suspect reports whether r's client audited itself suspect: its timings
 // may be the client's, not the server's.
-func Suspect(r *artifact.Report) bool {
+func suspect(r *artifact.Report) bool {
 	a := auditOf(r)
 	return a != nil && a.Verdict == artifact.AuditSuspect
 }
 
-// AuditLine is the audit's verdict in one line: "client audit ok (...)"
+// auditLine is the audit's verdict in one line: "client audit ok (...)"
 // with the scheduler latency, GC pauses and CPU share it judged, or
 // "client audit SUSPECT: " and the reasons; "" without an audit.
-func AuditLine(r *artifact.Report) string {
+func auditLine(r *artifact.Report) string {
 	a := auditOf(r)
 	if a == nil {
 		return ""
@@ -46,11 +46,11 @@ func AuditLine(r *artifact.Report) string {
 		Printable(a.Verdict), num(a.SchedLatencyP99MS), num(a.SchedLatencyMaxMS), a.GCPauses, num(a.GCPauseMaxMS), cpu, a.GOMAXPROCS)
 }
 
-// CrossCheckLines are the server-metrics cross-checks, one line each: the
+// crossCheckLines are the server-metrics cross-checks, one line each: the
 // server's generation-token counter against the run's usage, and the
 // server's mean TTFT against the client's with their difference (the
 // network and the client); nil without server metrics.
-func CrossCheckLines(r *artifact.Report) []string {
+func crossCheckLines(r *artifact.Report) []string {
 	if r.AnvilGo == nil || r.AnvilGo.ServerMetrics == nil {
 		return nil
 	}

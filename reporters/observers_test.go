@@ -39,7 +39,7 @@ func TestBenchfmtAuditKey(t *testing.T) {
 	var got []string
 	for rd.Scan() {
 		if res, ok := rd.Result().(*benchfmt.Result); ok {
-			got = append(got, string(res.GetConfig(ConfigAudit)))
+			got = append(got, string(res.GetConfig(configAudit)))
 		}
 	}
 	require.NoError(t, rd.Err())

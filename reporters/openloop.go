@@ -16,12 +16,12 @@ import (
 // anvil_go.requests[].scheduled_ttft_ms and scheduled_e2e_ms over the
 // successful requests; written only for open-loop runs that record them.
 const (
-	// UnitSchedTTFTP50 is the median scheduled_ttft_ms.
-	UnitSchedTTFTP50 = "sched-ttft-p50-ms"
-	// UnitSchedTTFTP95 is the p95 of scheduled_ttft_ms.
-	UnitSchedTTFTP95 = "sched-ttft-p95-ms"
-	// UnitSchedE2EP50 is the median scheduled_e2e_ms.
-	UnitSchedE2EP50 = "sched-e2e-p50-ms"
+	// unitSchedTTFTP50 is the median scheduled_ttft_ms.
+	unitSchedTTFTP50 = "sched-ttft-p50-ms"
+	// unitSchedTTFTP95 is the p95 of scheduled_ttft_ms.
+	unitSchedTTFTP95 = "sched-ttft-p95-ms"
+	// unitSchedE2EP50 is the median scheduled_e2e_ms.
+	unitSchedE2EP50 = "sched-e2e-p50-ms"
 )
 
 // scheduledClock holds the scheduled-clock latencies of an open-loop run,
@@ -72,46 +72,6 @@ func quantile(sorted []float64, p float64) *float64 {
 }
 
 func isFinite(v float64) bool { return !isNaNOrInf(v) }
-
-// SentFailures returns the failure rows of the requests r sent. The v1
-// document also records every planned request the run never sent as a
-// "cancelled" failure (capacity/PROTOCOL.md#cancelled); those are no
-// failure of the server and are left out, told apart by
-// anvil_go.requests (outcome never_sent). Without it every row is kept
-// (such an artifact does not tell a planned request from a sent one).
-func SentFailures(r *artifact.Report) []*artifact.Failure {
-	never := map[int]bool{}
-	if r.AnvilGo != nil {
-		for _, d := range r.AnvilGo.Requests {
-			if d.Outcome == artifact.OutcomeNeverSent {
-				never[d.RequestIndex] = true
-			}
-		}
-	}
-	out := make([]*artifact.Failure, 0, len(r.Failures))
-	for i := range r.Failures {
-		if !never[r.Failures[i].RequestIndex] {
-			out = append(out, &r.Failures[i])
-		}
-	}
-	return out
-}
-
-// SentFailureClasses counts the failures of the requests r sent by failure
-// class (the error type for a row without one, "-" for neither), never-sent
-// requests left out (see SentFailedRequests), so that the counts sum to the
-// failed requests a benchmark line and its log report.
-func SentFailureClasses(r *artifact.Report) map[string]int {
-	counts := map[string]int{}
-	for _, f := range SentFailures(r) {
-		c := string(f.FailureClass)
-		if c == "" {
-			c = orDash(f.ErrorType)
-		}
-		counts[c]++
-	}
-	return counts
-}
 
 // scheduledSummaries are the page's summary rows of an open loop's
 // scheduled clock (none for a closed loop).

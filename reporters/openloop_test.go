@@ -52,15 +52,15 @@ func TestScheduledClockUnits(t *testing.T) {
 	// scheduled TTFT of requests 0..4: sent - due + 150 with sends 0, 50,
 	// 300, 300, 600 and due 0, 50, 100, 150, 200: 150 150 350 300 550.
 	vals := map[string]float64{}
-	for _, v := range BenchValues(r) {
+	for _, v := range benchValues(r) {
 		vals[v.Unit] = v.Value
 	}
-	require.Equal(t, 300.0, vals[UnitSchedTTFTP50], "the 3rd of 150 150 300 350 550")
-	require.Equal(t, 550.0, vals[UnitSchedTTFTP95])
-	require.Equal(t, 450.0, vals[UnitSchedE2EP50], "the 3rd of 300 300 450 500 700")
+	require.Equal(t, 300.0, vals[unitSchedTTFTP50], "the 3rd of 150 150 300 350 550")
+	require.Equal(t, 550.0, vals[unitSchedTTFTP95])
+	require.Equal(t, 450.0, vals[unitSchedE2EP50], "the 3rd of 300 300 450 500 700")
 
 	closed := syntheticRun(t, 5, 2, 3)
-	for _, v := range BenchValues(closed) {
+	for _, v := range benchValues(closed) {
 		require.NotContains(t, v.Unit, "sched-")
 	}
 	var buf bytes.Buffer
@@ -69,7 +69,7 @@ func TestScheduledClockUnits(t *testing.T) {
 	require.Equal(t, 1, strings.Count(buf.String(), "Unit sched-ttft-p95-ms better=lower"))
 	p := parseBench(t, buf.Bytes())
 	require.Empty(t, p.errs)
-	require.Equal(t, -1, p.units.GetBetter(UnitSchedTTFTP95))
+	require.Equal(t, -1, p.units.GetBetter(unitSchedTTFTP95))
 }
 
 // TestWorkloadIdentityPromptSizing: exact sizing is part of the identity,
@@ -77,12 +77,12 @@ func TestScheduledClockUnits(t *testing.T) {
 // reference sizing, like every artifact without the member, is implicit.
 func TestWorkloadIdentityPromptSizing(t *testing.T) {
 	r := syntheticRun(t, 3, 1, 1)
-	ref := WorkloadIdentity(r)
+	ref := workloadIdentity(r)
 	require.NotContains(t, ref, "sizing")
 	r.AnvilGo = &artifact.Extension{Version: artifact.ExtensionVersion, PromptSizing: &artifact.PromptSizing{Method: "reference", CharsPerToken: 3}}
-	require.Equal(t, ref, WorkloadIdentity(r))
+	require.Equal(t, ref, workloadIdentity(r))
 	r.AnvilGo.PromptSizing.Method = "exact"
-	require.Equal(t, ref+" sizing=exact", WorkloadIdentity(r))
+	require.Equal(t, ref+" sizing=exact", workloadIdentity(r))
 }
 
 // interruptedRun is a run of 10 planned requests, 6 sent (3 succeeded, 2
@@ -121,10 +121,10 @@ func interruptedRun(t *testing.T) *artifact.Report {
 // are counted apart.
 func TestNeverSentAreNotFailures(t *testing.T) {
 	r := interruptedRun(t)
-	classes := SentFailureClasses(r)
+	classes := r.SentFailureClasses()
 	require.Equal(t, map[string]int{"http_error": 2, "cancelled": 1}, classes)
-	require.Equal(t, 3, SentFailedRequests(r))
-	require.Equal(t, 4, UnsentRequests(r))
+	require.Equal(t, 3, r.SentFailedRequests())
+	require.Equal(t, 4, r.UnsentRequests())
 
 	var sum bytes.Buffer
 	require.NoError(t, WriteSummary(&sum, r))
@@ -139,7 +139,7 @@ func TestNeverSentAreNotFailures(t *testing.T) {
 	require.Contains(t, page, "cancelled 1, http_error 2")
 
 	r.AnvilGo = nil // no per-request outcomes: every row counts
-	require.Equal(t, map[string]int{"http_error": 2, "cancelled": 5}, SentFailureClasses(r))
+	require.Equal(t, map[string]int{"http_error": 2, "cancelled": 5}, r.SentFailureClasses())
 }
 
 // TestOpenLoopHeaderAndSummary: the page header and the console summary

@@ -52,9 +52,9 @@ func TestBenchfmtIsSafeAndValid(t *testing.T) {
 	require.Empty(t, p.errs)
 	require.Len(t, p.results, 1, "the forged line is no result:\n%s", out)
 	cfg := benchConfigMap(p.results[0])
-	require.Equal(t, `modelx\x1b[2J\x00\u009b31m\u202eevil BenchmarkForged 1 1 ns/op \xff`, cfg[ConfigModel],
+	require.Equal(t, `modelx\x1b[2J\x00\u009b31m\u202eevil BenchmarkForged 1 1 ns/op \xff`, cfg[configModel],
 		"one line: whitespace runs become one space, then controls are escaped")
-	require.Contains(t, cfg[ConfigWorkload], `thinking=thinkx\x1b[2J`)
+	require.Contains(t, cfg[configWorkload], `thinking=thinkx\x1b[2J`)
 
 	_, err := BenchResult(hostileReport(t), "BenchmarkX/\x1b[2J")
 	require.ErrorContains(t, err, "control characters")

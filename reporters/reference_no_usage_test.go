@@ -22,9 +22,9 @@ func TestWriteBenchfmtReferenceNoUsage(t *testing.T) {
 	res := p.results[0]
 	require.Equal(t, 4, res.Iters)
 	values := benchValueMap(res)
-	require.Equal(t, *rep.Metrics.TTFT.P50, values[UnitTTFTP50])
-	require.Equal(t, *rep.Metrics.E2E.P50, values[UnitE2EP50])
-	for _, unit := range []string{UnitOutputThroughput, UnitTPOT, UnitDecode, UnitPrefill} {
+	require.Equal(t, *rep.Metrics.TTFT.P50, values[unitTTFTP50])
+	require.Equal(t, *rep.Metrics.E2E.P50, values[unitE2EP50])
+	for _, unit := range []string{unitOutputThroughput, unitTPOT, unitDecode, unitPrefill} {
 		require.NotContains(t, values, unit, "no usage, no %s", unit)
 	}
 }

@@ -6,22 +6,22 @@ import (
 	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
-// PromptPlanWarning is what the run said about prompts counted off their
+// promptPlanWarning is what the run said about prompts counted off their
 // plan (anvil_go.prompt_sizing.warning, capacity/PROTOCOL.md#anvil-go):
 // how far off, and what to do. It is "" when the artifact records none.
 // The text is the artifact's, made Printable.
-func PromptPlanWarning(r *artifact.Report) string {
+func promptPlanWarning(r *artifact.Report) string {
 	if r == nil || r.AnvilGo == nil || r.AnvilGo.PromptSizing == nil || r.AnvilGo.PromptSizing.Warning == nil {
 		return ""
 	}
 	return Printable(*r.AnvilGo.PromptSizing.Warning)
 }
 
-// ContextWindowNote says which window the run planned for and where it
+// contextWindowNote says which window the run planned for and where it
 // came from (anvil_go.context_window), with the advertised window and the
 // note naming a disagreement when there is one; "" when the artifact does
 // not record it.
-func ContextWindowNote(r *artifact.Report) string {
+func contextWindowNote(r *artifact.Report) string {
 	if r == nil || r.AnvilGo == nil || r.AnvilGo.ContextWindow == nil {
 		return ""
 	}

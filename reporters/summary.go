@@ -51,10 +51,10 @@ var summaryStats = []artifact.Statistic{
 // legacy artifacts summarize too. The p99 column is marked descriptive when
 // the samples are too few for a tail estimate.
 //
-// Eligibility a legacy artifact does not record is derived (Eligible) and
-// marked so; throughput is shown only for an eligible run. The canary and
-// controlled-output counts cover every checked response, the failed ones
-// included. Every string read from the artifact is printed through
+// Eligibility a legacy artifact does not record is derived
+// (artifact.Report.Eligible) and marked so; throughput is shown only for an
+// eligible run. The canary and controlled-output counts cover every
+// checked response, the failed ones included. Every string read from the artifact is printed through
 // Printable.
 func WriteSummary(w io.Writer, r *artifact.Report) error {
 	if r == nil {
@@ -70,22 +70,22 @@ func WriteSummary(w io.Writer, r *artifact.Report) error {
 	p("run %s  %s .. %s  wall %s ms\n", orDash(r.RunID), orDash(r.StartedAt), orDash(r.FinishedAt), num(wall))
 	p("model %s  engine %s  gpu %s  protocol %s\n", orDash(r.Model), orDash(deref(r.Engine)),
 		orDash(deref(r.GPU)), orDash(r.MeasurementProtocol))
-	p("workload %s\n", WorkloadIdentity(r))
-	ok, recorded := Eligible(r)
+	p("workload %s\n", workloadIdentity(r))
+	ok, recorded := r.Eligible()
 	eligible := strconv.FormatBool(ok)
 	if !recorded {
 		eligible += " (derived: not recorded)"
 	}
-	if unsent := UnsentRequests(r); unsent > 0 {
+	if unsent := r.UnsentRequests(); unsent > 0 {
 		// The v1 document counts the never-sent requests as cancelled
 		// failures; the server never saw them.
-		p("requests %d  sent %d  succeeded %d  failed %d  never sent %d", r.Requests, SentRequests(r), r.Completed,
-			SentFailedRequests(r), unsent)
+		p("requests %d  sent %d  succeeded %d  failed %d  never sent %d", r.Requests, r.SentRequests(), r.Completed,
+			r.SentFailedRequests(), unsent)
 	} else {
-		p("requests %d  succeeded %d  failed %d", r.Requests, r.Completed, FailedRequests(r))
+		p("requests %d  succeeded %d  failed %d", r.Requests, r.Completed, r.FailedRequests())
 	}
 	p("  performance eligible %s\n", eligible)
-	if line := AuditLine(r); line != "" {
+	if line := auditLine(r); line != "" {
 		p("%s\n", line)
 	}
 	if classes := failureClasses(r); classes != "" {
@@ -100,10 +100,10 @@ func WriteSummary(w io.Writer, r *artifact.Report) error {
 			num(quantile(sc.e2e, .5)), num(quantile(sc.e2e, .95)), num(quantile(sc.e2e, .99)),
 			num(quantile(sc.queue, .5)), num(quantile(sc.queue, .95)), num(quantile(sc.queue, 1)))
 	}
-	if note := ContextWindowNote(r); note != "" {
+	if note := contextWindowNote(r); note != "" {
 		p("%s\n", note)
 	}
-	if w := PromptPlanWarning(r); w != "" {
+	if w := promptPlanWarning(r); w != "" {
 		p("prompts off plan: %s\n", w)
 	}
 	p("\n")
@@ -158,7 +158,7 @@ func WriteSummary(w io.Writer, r *artifact.Report) error {
 		p("prefix cache hit %.1f%%\n", *m.PrefixCacheHitAvg*100)
 	}
 	writeChecks(&buf, r)
-	for _, line := range CrossCheckLines(r) {
+	for _, line := range crossCheckLines(r) {
 		p("%s\n", line)
 	}
 	_, err := w.Write([]byte(PrintableLines(buf.String())))
@@ -168,7 +168,7 @@ func WriteSummary(w io.Writer, r *artifact.Report) error {
 // failureClasses formats the failure count per class of the requests
 // sent (SentFailureClasses), sorted by class.
 func failureClasses(r *artifact.Report) string {
-	counts := SentFailureClasses(r)
+	counts := r.SentFailureClasses()
 	keys := make([]string, 0, len(counts))
 	for k := range counts {
 		keys = append(keys, k)

@@ -362,20 +362,20 @@ func TestLlamaCppCaptured(t *testing.T) {
 				t.Logf("%s: %s: %s %q", n, got[n].Outcome, got[n].Reason, got[n].Notes)
 			}
 			want := map[string]Outcome{
-				CheckModels: Pass, CheckStreamFraming: Pass, CheckUsage: Pass, CheckMaxTokens: Pass, CheckFinishReason: Pass,
-				CheckContent: Pass, CheckReasoningSeparation: Skip, CheckPromptTokens: Pass, CheckPrefixCache: Pass,
-				CheckBadRequest: Fail, CheckIsolation: Skip, CheckDeterminism: Pass,
+				nameModels: Pass, nameStreamFraming: Pass, nameUsage: Pass, nameMaxTokens: Pass, nameFinishReason: Pass,
+				nameContent: Pass, nameReasoningSeparation: Skip, namePromptTokens: Pass, namePrefixCache: Pass,
+				nameBadRequest: Fail, nameIsolation: Skip, nameDeterminism: Pass,
 			}
 			for n, o := range want {
 				require.Equal(t, o, got[n].Outcome, "%s: %s %q", n, got[n].Reason, got[n].Notes)
 			}
-			require.Equal(t, `lists "tiny.gguf", `+tc.window, got[CheckModels].Reason)
-			notes := strings.Join(got[CheckPromptTokens].Notes, "\n")
+			require.Equal(t, `lists "tiny.gguf", `+tc.window, got[nameModels].Reason)
+			notes := strings.Join(got[namePromptTokens].Notes, "\n")
 			require.Contains(t, notes, "POST /apply-template then POST /tokenize (content, add_special) agrees")
 			require.Contains(t, notes, "/tokenize: a count of 0 for a non-empty prompt is no count")
 			require.Contains(t, notes, "refused: HTTP 400")
 			require.Contains(t, notes, "exceed_context_size_error")
-			bad := got[CheckBadRequest].Reason
+			bad := got[nameBadRequest].Reason
 			require.Contains(t, bad, "invalid JSON: HTTP 500, want a 4xx")
 			require.Contains(t, bad, "unknown model: HTTP 200, want a 4xx, answered with a stream")
 			require.NotContains(t, bad, "malformed messages", "llama.cpp refuses malformed messages rightly")
@@ -396,16 +396,16 @@ func TestOllamaCaptured(t *testing.T) {
 		t.Logf("%s: %s: %s %q", n, got[n].Outcome, got[n].Reason, got[n].Notes)
 	}
 	want := map[string]Outcome{
-		CheckModels: Pass, CheckStreamFraming: Pass, CheckUsage: Pass, CheckMaxTokens: Pass, CheckFinishReason: Pass,
-		CheckContent: Pass, CheckReasoningSeparation: Skip, CheckPromptTokens: Fail, CheckPrefixCache: Skip,
-		CheckBadRequest: Pass, CheckIsolation: Skip, CheckDeterminism: Pass,
+		nameModels: Pass, nameStreamFraming: Pass, nameUsage: Pass, nameMaxTokens: Pass, nameFinishReason: Pass,
+		nameContent: Pass, nameReasoningSeparation: Skip, namePromptTokens: Fail, namePrefixCache: Skip,
+		nameBadRequest: Pass, nameIsolation: Skip, nameDeterminism: Pass,
 	}
 	for n, o := range want {
 		require.Equal(t, o, got[n].Outcome, "%s: %s %q", n, got[n].Reason, got[n].Notes)
 	}
-	require.Equal(t, `lists "tiny:latest", context window 4096 advertised by GET /api/ps`, got[CheckModels].Reason)
-	require.Contains(t, got[CheckPromptTokens].Reason, "for a window of 4096 was accepted (usage.prompt_tokens 4096): silently truncated")
-	require.Contains(t, strings.Join(got[CheckModels].Notes, "\n"), "GET /props: HTTP 404", "the discovery says what it tried")
+	require.Equal(t, `lists "tiny:latest", context window 4096 advertised by GET /api/ps`, got[nameModels].Reason)
+	require.Contains(t, got[namePromptTokens].Reason, "for a window of 4096 was accepted (usage.prompt_tokens 4096): silently truncated")
+	require.Contains(t, strings.Join(got[nameModels].Notes, "\n"), "GET /props: HTTP 404", "the discovery says what it tried")
 }
 
 // TestWindowDeclaredDisagrees: a declared window that disagrees with the

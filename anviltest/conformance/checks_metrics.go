@@ -34,10 +34,10 @@ func (p *prober) checkMetrics(ctx context.Context) Verdict {
 	if err != nil {
 		return verdict(Fail, p.scrub(err.Error()))
 	}
-	switch r.Outcome {
-	case servermetrics.ProbeAbsent:
+	switch {
+	case !r.Answered:
 		return verdict(Skip, fmt.Sprintf("no metrics endpoint at %s: %s", r.Endpoint, r.Detail))
-	case servermetrics.ProbeNotText:
+	case !r.Text:
 		return verdict(Fail, fmt.Sprintf("%s answered, but not in the Prometheus text format: %s", r.Endpoint, r.Detail))
 	}
 	var notes []string

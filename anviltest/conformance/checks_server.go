@@ -41,7 +41,7 @@ func (p *prober) checkModels(context.Context) Verdict {
 	return verdict(Pass, fmt.Sprintf("lists %q, context window %d advertised by %s", p.model, p.win.advertisedN, p.win.advertisedFrom), notes...)
 }
 
-// errorCase is one bad request of CheckBadRequest.
+// errorCase is one bad request of nameBadRequest.
 type errorCase struct {
 	name string
 	body []byte
@@ -57,7 +57,7 @@ func (p *prober) checkBadRequest(ctx context.Context) Verdict {
 	}
 	var notes, problems []string
 	for _, c := range cases {
-		h, err := p.do(ctx, http.MethodPost, p.base+"/chat/completions", c.body, http.Header{"Accept": {eventStreamType}}, ErrorDeadline)
+		h, err := p.do(ctx, http.MethodPost, p.base+"/chat/completions", c.body, http.Header{"Accept": {eventStreamType}}, errorDeadline)
 		if err != nil {
 			problems = append(problems, c.name+": "+err.Error())
 			continue
@@ -106,7 +106,7 @@ func openAIError(h *httpSeen) string {
 	return strings.Join(problems, ", ")
 }
 
-// prefixCacheTokens is the estimated size of the prefix CheckPrefixCache
+// prefixCacheTokens is the estimated size of the prefix namePrefixCache
 // repeats: many cache blocks of any engine (vLLM 16, SGLang 1, llama.cpp
 // 256 tokens).
 const prefixCacheTokens = 2048

@@ -12,7 +12,7 @@ import (
 	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
-// overWindowFactor sizes the over-long prompt of CheckPromptTokens: this
+// overWindowFactor sizes the over-long prompt of namePromptTokens: this
 // many times the window, at capacity's estimate of 3 characters per token.
 // Tokenizers count code-like text at well under 6 characters per token, so
 // the prompt is longer than the window for any of them.
@@ -54,7 +54,8 @@ func (p *prober) checkPromptTokens(ctx context.Context) Verdict {
 
 	// A prompt longer than the window.
 	win := p.win.n
-	if win <= 0 || win > capacity.MaxContextTokens {
+	// A window capacity.Run would refuse (beyond its largest) is none.
+	if _, err := (capacity.Target{BaseURL: "http://window.invalid", MaxModelLen: win}).Resolved(); win <= 0 || err != nil {
 		skipped = append(skipped, "no context window known (the server advertises none where capacity.Run looks, see models; Target.MaxModelLen or ANVIL_MAX_MODEL_LEN declares one): the over-long prompt is not tried")
 	} else {
 		long := "Conformance run " + p.nonce + ": this prompt is longer than the context window. " + filler(overWindowFactor*win)
@@ -176,7 +177,7 @@ func (p *prober) count(ctx context.Context, path string, body []byte) (n int, wh
 	return n, ""
 }
 
-// The capacity run of CheckIsolation: a few concurrent requests with
+// The capacity run of nameIsolation: a few concurrent requests with
 // canary markers, short prompts, room for a reasoning model to think
 // before the marker.
 const (
@@ -199,23 +200,25 @@ func (p *prober) checkIsolation(ctx context.Context) Verdict {
 	if t.MaxModelLen == 0 {
 		t.MaxModelLen = isolationWindow
 	}
-	t.Margin = capacity.NoMargin
+	t.Margin = capacity.None
 	// The answer budget fits the window with the prompt (a small window
 	// gets a smaller budget, never below what a marker needs).
 	maxTokens := min(answerBudget, t.MaxModelLen-2*isolationContext)
-	if maxTokens < capacity.MinCanaryMaxTokens {
-		return verdict(Skip, fmt.Sprintf("a context window of %d tokens (%s) leaves no room for %d-token prompts with canary answers", t.MaxModelLen, p.win.from, isolationContext))
-	}
 	w := capacity.Workload{
 		Requests:           isolationRequests,
 		Concurrency:        isolationConcurrency,
 		ContextTokens:      isolationContext,
-		SharedPrefixTokens: capacity.NoSharedPrefix,
-		PromptCacheMode:    capacity.PromptCacheUnique,
+		SharedPrefixTokens: capacity.None,
+		PromptCacheMode:    "unique",
 		MaxTokens:          maxTokens,
 		RequestCanaries:    true,
 		Seed:               int64(p.nonceNumber()),
 		Timeout:            p.timeout,
+	}
+	// Too small a window leaves no answer budget a canary marker fits in
+	// (capacity's bound on MaxTokens with RequestCanaries).
+	if _, err := w.Resolved(); err != nil {
+		return verdict(Skip, fmt.Sprintf("a context window of %d tokens (%s) leaves no room for %d-token prompts with canary answers: %v", t.MaxModelLen, p.win.from, isolationContext, err))
 	}
 	rep, err := p.run(ctx, t, w)
 	if errors.Is(err, capacity.ErrInvalidConfig) {

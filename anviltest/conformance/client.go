@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // maxBodyExcerpt bounds the bytes of a non-stream answer the checks read.
@@ -41,7 +42,7 @@ type prober struct {
 	timeout time.Duration
 	nonce   string
 	target  capacity.Target
-	run     RunFunc
+	run     func(ctx context.Context, t capacity.Target, w capacity.Workload) (*artifact.Report, error)
 	extra   map[string]any
 
 	baseOnce     sync.Once
@@ -88,11 +89,9 @@ func newProber(ctx context.Context, c Config) (*prober, error) {
 	// that closes every connection it answered on (llama.cpp's
 	// llama-server) is served without reuse instead of failing checks at
 	// random.
-	if _, ok := p.hc.Transport.(*capacity.ConnectionRule); !ok {
-		hc := *p.hc
-		hc.Transport = capacity.NewConnectionRule(hc.Transport)
-		p.hc = &hc
-	}
+	hc := *p.hc
+	hc.Transport = capacity.NewConnectionRule(hc.Transport) // unchanged when it already follows the rule
+	p.hc = &hc
 	var b [6]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
 	p.nonce = hex.EncodeToString(b[:])

@@ -73,7 +73,7 @@ func TestServerClosingKeptAliveConnections(t *testing.T) {
 	base := closingServer(t)
 	for range 3 { // the closes race the next request: a few rounds
 		got := suiteAt(t, Config{Target: capacity.Target{BaseURL: base, Model: "m", MetricsURL: "off"}, Timeout: 10 * time.Second})
-		for _, n := range []string{CheckStreamFraming, CheckUsage, CheckFinishReason, CheckContent, CheckDeterminism} {
+		for _, n := range []string{nameStreamFraming, nameUsage, nameFinishReason, nameContent, nameDeterminism} {
 			require.Equal(t, Pass, got[n].Outcome, "%s: %s %q", n, got[n].Reason, got[n].Notes)
 		}
 		for n, v := range got {

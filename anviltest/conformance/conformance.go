@@ -33,65 +33,65 @@ import (
 // the name of its subtest (go test -run Conformance/usage runs one) and of
 // its row in the verdict files.
 const (
-	// CheckModels: GET /models answers a model list that names the model
+	// nameModels: GET /models answers a model list that names the model
 	// used, and the server advertises the model's context window where
 	// capacity.Run looks for it (the /models entry, llama.cpp's /props,
 	// ollama's /api/ps and /api/show); SKIP when it advertises none.
-	CheckModels = "models"
-	// CheckStreamFraming: a streamed chat completion answers 200 with
+	nameModels = "models"
+	// nameStreamFraming: a streamed chat completion answers 200 with
 	// Content-Type text/event-stream, uncompressed when the request asked
 	// for identity, carries its chunks as JSON "data:" events with no error
 	// object, and ends with the terminal "data: [DONE]" and nothing after.
-	CheckStreamFraming = "stream_framing"
-	// CheckUsage: with stream_options.include_usage a usage object arrives
+	nameStreamFraming = "stream_framing"
+	// nameUsage: with stream_options.include_usage a usage object arrives
 	// with prompt_tokens, completion_tokens and total_tokens equal to their
 	// sum.
-	CheckUsage = "usage"
-	// CheckMaxTokens: an answer asked to be long is cut at max_tokens (and
+	nameUsage = "usage"
+	// nameMaxTokens: an answer asked to be long is cut at max_tokens (and
 	// at max_completion_tokens): at most that many completion tokens
 	// (usage, else the output chunks as a lower bound) and finish_reason
 	// "length".
-	CheckMaxTokens = "max_tokens"
-	// CheckFinishReason: the last chunk with choices carries a finish_reason
+	nameMaxTokens = "max_tokens"
+	// nameFinishReason: the last chunk with choices carries a finish_reason
 	// of the OpenAI set (stop, length, tool_calls, content_filter,
 	// function_call).
-	CheckFinishReason = "finish_reason"
-	// CheckContent: a short question gets visible content in
+	nameFinishReason = "finish_reason"
+	// nameContent: a short question gets visible content in
 	// delta.content; SKIP when the token budget ended inside the reasoning.
-	CheckContent = "content"
-	// CheckReasoningSeparation: reasoning arrives in reasoning_content or
+	nameContent = "content"
+	// nameReasoningSeparation: reasoning arrives in reasoning_content or
 	// reasoning, never as <think> text inside content; SKIP for a model that
 	// does not reason.
-	CheckReasoningSeparation = "reasoning_separation"
-	// CheckPromptTokens: usage.prompt_tokens agrees with the server's own
+	nameReasoningSeparation = "reasoning_separation"
+	// namePromptTokens: usage.prompt_tokens agrees with the server's own
 	// positive count of the same messages (POST /tokenize in vLLM's and
 	// SGLang's messages form, or llama.cpp's POST /apply-template then
 	// /tokenize with add_special) when the server has one, and a prompt
 	// longer than the context window is refused with an error, not
 	// silently truncated; SKIP when neither can be tried.
-	CheckPromptTokens = "prompt_tokens"
-	// CheckPrefixCache: a repeated long prefix reports cached tokens in
+	namePromptTokens = "prompt_tokens"
+	// namePrefixCache: a repeated long prefix reports cached tokens in
 	// usage.prompt_tokens_details.cached_tokens; SKIP when the server never
 	// reports them.
-	CheckPrefixCache = "prefix_cache"
-	// CheckBadRequest: invalid JSON, an unknown model and a malformed
+	namePrefixCache = "prefix_cache"
+	// nameBadRequest: invalid JSON, an unknown model and a malformed
 	// messages field each get a 4xx with an OpenAI-style {"error": {...}}
-	// JSON body within ErrorDeadline, never a stream or a 5xx.
-	CheckBadRequest = "bad_request"
-	// CheckIsolation: concurrent requests asked to begin with their own
+	// JSON body within errorDeadline (10 s), never a stream or a 5xx.
+	nameBadRequest = "bad_request"
+	// nameIsolation: concurrent requests asked to begin with their own
 	// canary marker never see another request's marker (a capacity run with
 	// Workload.RequestCanaries); SKIP when the model does not echo its
 	// marker, which proves nothing either way.
-	CheckIsolation = "isolation"
-	// CheckDeterminism: the same request at temperature 0 twice gives the
+	nameIsolation = "isolation"
+	// nameDeterminism: the same request at temperature 0 twice gives the
 	// same output; SKIP with the first difference when it does not
 	// (informative: many engines are not deterministic across batches).
-	CheckDeterminism = "determinism"
-	// CheckMetrics: the server's Prometheus metrics endpoint
+	nameDeterminism = "determinism"
+	// nameMetrics: the server's Prometheus metrics endpoint
 	// (Target.MetricsURL, else /metrics at the base URL's root) answers
 	// in the text format; the verdict names the engine whose names it has
 	// and the curated series it lacks. SKIP when there is none.
-	CheckMetrics = "metrics"
+	nameMetrics = "metrics"
 )
 
 // Checks lists the check names in the order a run takes them.
@@ -132,17 +132,13 @@ type Verdict struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// ErrorDeadline is how long a server may take to refuse a bad request
-// (CheckBadRequest): an error needs no model work, so it is answered
+// errorDeadline is how long a server may take to refuse a bad request
+// (nameBadRequest): an error needs no model work, so it is answered
 // promptly or not at all.
-const ErrorDeadline = 10 * time.Second
+const errorDeadline = 10 * time.Second
 
-// DefaultTimeout bounds each request of the suite when Config.Timeout is 0.
-const DefaultTimeout = 2 * time.Minute
-
-// RunFunc runs a capacity benchmark, as capacity.Run does (CheckIsolation
-// runs a short one).
-type RunFunc func(ctx context.Context, t capacity.Target, w capacity.Workload) (*artifact.Report, error)
+// defaultTimeout bounds each request of the suite when Config.Timeout is 0.
+const defaultTimeout = 2 * time.Minute
 
 // Config is what a Suite needs.
 type Config struct {
@@ -153,18 +149,20 @@ type Config struct {
 	// APIKey is the bearer token, the value of the variable
 	// Target.APIKeyEnv names ("" sends none).
 	APIKey string
-	// Timeout bounds each request; 0 means DefaultTimeout.
+	// Timeout bounds each request; 0 means 2 minutes.
 	Timeout time.Duration
-	// Run runs CheckIsolation's capacity benchmark; nil means capacity.Run.
-	Run RunFunc
+	// Run runs the isolation check's capacity benchmark, a short one, as
+	// capacity.Run does; nil means capacity.Run.
+	Run func(ctx context.Context, t capacity.Target, w capacity.Workload) (*artifact.Report, error)
 	// Required names checks whose SKIP is a FAIL (the deployment must offer
-	// the feature), e.g. CheckPrefixCache for one that must cache
-	// prefixes. Names are those of Checks.
+	// the feature), e.g. "prefix_cache" for one that must cache
+	// prefixes. Names are those of Checks; an unknown one is an error of
+	// New.
 	Required []string
 }
 
-// UnknownCheckError is a check name that is not one of Checks.
-type UnknownCheckError struct {
+// unknownCheckError is a check name that is not one of Checks.
+type unknownCheckError struct {
 	// Option is where the name was given ("Config.Required").
 	Option string
 	// Name is the unknown name.
@@ -172,7 +170,7 @@ type UnknownCheckError struct {
 }
 
 // Error names the option, the name and the check names allowed.
-func (e *UnknownCheckError) Error() string {
+func (e *unknownCheckError) Error() string {
 	return fmt.Sprintf("conformance: %s(%q): want one of %s", e.Option, e.Name, strings.Join(Checks(), ", "))
 }
 
@@ -184,19 +182,19 @@ type Suite struct {
 }
 
 // New resolves the target, asks GET /models once for the model to send and
-// the context window where capacity.Run looks for it (see CheckModels),
+// the context window where capacity.Run looks for it (see the models check),
 // and draws the run's nonce, which makes every prompt of the run new to the
-// server's caches. A failed /models answer is no error: CheckModels judges
+// server's caches. A failed /models answer is no error: the models check judges
 // it. The error is for a configuration that cannot be run (the target, a
 // name in Required).
 func New(ctx context.Context, c Config) (*Suite, error) {
 	for _, n := range c.Required {
 		if !slices.Contains(Checks(), n) {
-			return nil, &UnknownCheckError{Option: "Config.Required", Name: n}
+			return nil, &unknownCheckError{Option: "Config.Required", Name: n}
 		}
 	}
 	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
+		c.Timeout = defaultTimeout
 	}
 	if c.Run == nil {
 		c.Run = capacity.Run
@@ -217,7 +215,7 @@ func (s *Suite) Check(ctx context.Context, name string) Verdict {
 			return s.apply(s.p.runCheck(ctx, c))
 		}
 	}
-	return Verdict{Check: s.p.safe(name), Outcome: Fail, Reason: (&UnknownCheckError{Option: "Suite.Check", Name: s.p.safe(name)}).Error()}
+	return Verdict{Check: s.p.safe(name), Outcome: Fail, Reason: (&unknownCheckError{Option: "Suite.Check", Name: s.p.safe(name)}).Error()}
 }
 
 // apply turns the SKIP of a required check into a FAIL.
@@ -246,18 +244,18 @@ type check struct {
 // checkTable is the suite in order.
 func checkTable() []check {
 	return []check{
-		{CheckModels, (*prober).checkModels},
-		{CheckStreamFraming, (*prober).checkStreamFraming},
-		{CheckUsage, (*prober).checkUsage},
-		{CheckMaxTokens, (*prober).checkMaxTokens},
-		{CheckFinishReason, (*prober).checkFinishReason},
-		{CheckContent, (*prober).checkContent},
-		{CheckReasoningSeparation, (*prober).checkReasoningSeparation},
-		{CheckPromptTokens, (*prober).checkPromptTokens},
-		{CheckPrefixCache, (*prober).checkPrefixCache},
-		{CheckBadRequest, (*prober).checkBadRequest},
-		{CheckIsolation, (*prober).checkIsolation},
-		{CheckDeterminism, (*prober).checkDeterminism},
-		{CheckMetrics, (*prober).checkMetrics},
+		{nameModels, (*prober).checkModels},
+		{nameStreamFraming, (*prober).checkStreamFraming},
+		{nameUsage, (*prober).checkUsage},
+		{nameMaxTokens, (*prober).checkMaxTokens},
+		{nameFinishReason, (*prober).checkFinishReason},
+		{nameContent, (*prober).checkContent},
+		{nameReasoningSeparation, (*prober).checkReasoningSeparation},
+		{namePromptTokens, (*prober).checkPromptTokens},
+		{namePrefixCache, (*prober).checkPrefixCache},
+		{nameBadRequest, (*prober).checkBadRequest},
+		{nameIsolation, (*prober).checkIsolation},
+		{nameDeterminism, (*prober).checkDeterminism},
+		{nameMetrics, (*prober).checkMetrics},
 	}
 }

@@ -35,7 +35,7 @@ func fullDisk(t *testing.T) string {
 // would then break whatever reads the directory).
 func TestConformanceFilesOnAFullDisk(t *testing.T) {
 	dir := fullDisk(t)
-	_, err := sampleReport().WriteFiles(dir)
+	_, _, err := sampleReport().WriteFiles(dir)
 	require.Error(t, err)
 	left, err := filepath.Glob(filepath.Join(dir, "*conformance*"))
 	require.NoError(t, err)

@@ -30,7 +30,7 @@ func ExampleSuite() {
 	if err != nil {
 		panic(err)
 	}
-	for _, name := range []string{conformance.CheckModels, conformance.CheckBadRequest} {
+	for _, name := range []string{"models", "bad_request"} {
 		v := s.Check(ctx, name)
 		fmt.Printf("%s: %s: %s\n", v.Check, v.Outcome, v.Reason)
 	}
@@ -46,8 +46,8 @@ func ExampleReport_WriteMarkdown() {
 		Model:     "qwen3-8b",
 		StartedAt: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC),
 		Verdicts: []conformance.Verdict{
-			{Check: conformance.CheckUsage, Outcome: conformance.Fail, Reason: "no usage object, although the request set stream_options.include_usage"},
-			{Check: conformance.CheckDeterminism, Outcome: conformance.Skip, Reason: "temperature 0 twice gave different outputs"},
+			{Check: "usage", Outcome: conformance.Fail, Reason: "no usage object, although the request set stream_options.include_usage"},
+			{Check: "determinism", Outcome: conformance.Skip, Reason: "temperature 0 twice gave different outputs"},
 		},
 	}
 	if err := rep.WriteMarkdown(os.Stdout); err != nil {

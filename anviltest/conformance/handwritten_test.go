@@ -99,17 +99,17 @@ func TestConformanceHandwritten(t *testing.T) {
 		want map[string]Outcome
 	}{
 		{"well behaved", handServer{}, map[string]Outcome{
-			CheckModels: Pass, CheckStreamFraming: Pass, CheckUsage: Pass, CheckFinishReason: Pass, CheckContent: Pass,
-			CheckMaxTokens: Skip, CheckReasoningSeparation: Skip, CheckPromptTokens: Pass, CheckPrefixCache: Skip,
-			CheckBadRequest: Pass, CheckIsolation: Skip, CheckDeterminism: Pass,
+			nameModels: Pass, nameStreamFraming: Pass, nameUsage: Pass, nameFinishReason: Pass, nameContent: Pass,
+			nameMaxTokens: Skip, nameReasoningSeparation: Skip, namePromptTokens: Pass, namePrefixCache: Skip,
+			nameBadRequest: Pass, nameIsolation: Skip, nameDeterminism: Pass,
 		}},
 		{"no /models", handServer{modelsStatus: http.StatusNotFound}, map[string]Outcome{
-			CheckModels: Fail, CheckStreamFraming: Pass,
+			nameModels: Fail, nameStreamFraming: Pass,
 		}},
-		{"data after [DONE]", handServer{afterDone: true}, map[string]Outcome{CheckStreamFraming: Fail, CheckUsage: Pass}},
-		{"unknown finish_reason", handServer{finish: "eos"}, map[string]Outcome{CheckFinishReason: Fail, CheckStreamFraming: Pass}},
-		{"over-long prompt refused in the stream", handServer{refuseInStream: true}, map[string]Outcome{CheckPromptTokens: Pass}},
-		{"string errors", handServer{stringErrors: true}, map[string]Outcome{CheckBadRequest: Fail, CheckPromptTokens: Pass}},
+		{"data after [DONE]", handServer{afterDone: true}, map[string]Outcome{nameStreamFraming: Fail, nameUsage: Pass}},
+		{"unknown finish_reason", handServer{finish: "eos"}, map[string]Outcome{nameFinishReason: Fail, nameStreamFraming: Pass}},
+		{"over-long prompt refused in the stream", handServer{refuseInStream: true}, map[string]Outcome{namePromptTokens: Pass}},
+		{"string errors", handServer{stringErrors: true}, map[string]Outcome{nameBadRequest: Fail, namePromptTokens: Pass}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.srv.handWindow = 1000

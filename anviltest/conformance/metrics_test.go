@@ -67,7 +67,7 @@ func TestMetricsCheck(t *testing.T) {
 			}
 			s, err := New(t.Context(), Config{Target: tg, Timeout: 10 * time.Second})
 			require.NoError(t, err)
-			v := s.Check(t.Context(), CheckMetrics)
+			v := s.Check(t.Context(), nameMetrics)
 			require.Equal(t, tc.outcome, v.Outcome, "%s %q", v.Reason, v.Notes)
 			require.Contains(t, v.Reason, tc.reason)
 			require.NotContains(t, v.Reason, "metrics-secret")

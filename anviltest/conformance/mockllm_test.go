@@ -35,19 +35,19 @@ func TestMockLLMConformance(t *testing.T) {
 	// no marker at the start of an answer; an unknown model is served and a
 	// malformed request gets {"error": "SyntaxError", ...} or a 500.
 	want := map[string]Outcome{
-		CheckModels:              Skip,
-		CheckStreamFraming:       Pass,
-		CheckUsage:               Fail,
-		CheckMaxTokens:           Fail,
-		CheckFinishReason:        Pass,
-		CheckContent:             Pass,
-		CheckReasoningSeparation: Skip,
-		CheckPromptTokens:        Skip,
-		CheckPrefixCache:         Skip,
-		CheckBadRequest:          Fail,
-		CheckIsolation:           Skip,
-		CheckDeterminism:         Pass,
-		CheckMetrics:             Skip,
+		nameModels:              Skip,
+		nameStreamFraming:       Pass,
+		nameUsage:               Fail,
+		nameMaxTokens:           Fail,
+		nameFinishReason:        Pass,
+		nameContent:             Pass,
+		nameReasoningSeparation: Skip,
+		namePromptTokens:        Skip,
+		namePrefixCache:         Skip,
+		nameBadRequest:          Fail,
+		nameIsolation:           Skip,
+		nameDeterminism:         Pass,
+		nameMetrics:             Skip,
 	}
 	checkVerdicts(t, got, want)
 }
@@ -57,7 +57,7 @@ func TestMockLLMConformance(t *testing.T) {
 func TestMockLLMCapacity(t *testing.T) {
 	base := mockLLMURL(t)
 	rep, err := capacity.Run(t.Context(), capacity.Target{BaseURL: base, MaxModelLen: 8192},
-		capacity.Workload{Requests: 4, Concurrency: 2, ContextTokens: 64, SharedPrefixTokens: capacity.NoSharedPrefix,
+		capacity.Workload{Requests: 4, Concurrency: 2, ContextTokens: 64, SharedPrefixTokens: capacity.None,
 			MaxTokens: 16, Timeout: 30 * time.Second})
 	require.NoError(t, err)
 	require.Equal(t, 4, rep.Completed, "failures: %v", rep.Failures)

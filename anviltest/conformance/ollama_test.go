@@ -41,7 +41,7 @@ func TestOllamaCapacity(t *testing.T) {
 	base := ollamaURL(t)
 	rep, err := capacity.Run(t.Context(), capacity.Target{BaseURL: base, Model: "tiny:latest", Engine: "ollama-0.17.4", GPU: "none"},
 		capacity.Workload{Requests: 8, Concurrency: 2, ContextTokens: 1000, MaxTokens: 16,
-			PromptSizing: capacity.PromptSizingExact, Timeout: 2 * time.Minute})
+			PromptSizing: "exact", Timeout: 2 * time.Minute})
 	require.NoError(t, err)
 	require.Equal(t, 8, rep.Completed, "failures: %v", rep.Failures)
 	require.True(t, rep.PerformanceEligible)
@@ -71,17 +71,17 @@ func TestOllamaCapacity(t *testing.T) {
 //     marker; prefix_cache SKIPs: no cached_tokens in usage; metrics
 //     SKIPs: no /metrics; reasoning_separation SKIPs: no reasoning.
 var ollamaVerdicts = map[string]Outcome{
-	CheckModels:              Pass,
-	CheckStreamFraming:       Pass,
-	CheckUsage:               Pass,
-	CheckMaxTokens:           Fail,
-	CheckFinishReason:        Pass,
-	CheckContent:             Pass,
-	CheckReasoningSeparation: Skip,
-	CheckPromptTokens:        Fail,
-	CheckPrefixCache:         Skip,
-	CheckBadRequest:          Pass,
-	CheckIsolation:           Skip,
-	CheckDeterminism:         Pass,
-	CheckMetrics:             Skip,
+	nameModels:              Pass,
+	nameStreamFraming:       Pass,
+	nameUsage:               Pass,
+	nameMaxTokens:           Fail,
+	nameFinishReason:        Pass,
+	nameContent:             Pass,
+	nameReasoningSeparation: Skip,
+	namePromptTokens:        Fail,
+	namePrefixCache:         Skip,
+	nameBadRequest:          Pass,
+	nameIsolation:           Skip,
+	nameDeterminism:         Pass,
+	nameMetrics:             Skip,
 }

@@ -15,8 +15,8 @@ import (
 	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
-// Schema names the format of the JSON verdict file.
-const Schema = "anvil-go.conformance/v1"
+// schema names the format of the JSON verdict file.
+const schema = "anvil-go.conformance/v1"
 
 // Report is the verdicts of one run of the suite, as written to
 // conformance.<start>.json:
@@ -72,7 +72,7 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 		StartedAt string          `json:"started_at"`
 		Counts    map[Outcome]int `json:"counts"`
 		Verdicts  []Verdict       `json:"verdicts"`
-	}{Schema, r.BaseURL, r.Model, r.StartedAt.UTC().Format(time.RFC3339), r.Counts(), vs})
+	}{schema, r.BaseURL, r.Model, r.StartedAt.UTC().Format(time.RFC3339), r.Counts(), vs})
 }
 
 // WriteMarkdown writes the verdicts as a Markdown table, one row per check
@@ -105,14 +105,6 @@ func mdCell(s string) string {
 	return b.String()
 }
 
-// Paths are the two verdict files of a run.
-type Paths struct {
-	// JSON is the path of conformance.<start>.json.
-	JSON string
-	// Markdown is the path of conformance.<start>.md.
-	Markdown string
-}
-
 // stampLayout names a run's files by its start time to the nanosecond, as
 // anviltest names its artifacts.
 const stampLayout = "20060102T150405.000000000Z"
@@ -124,17 +116,17 @@ const maxNameSuffix = 1000
 // WriteFiles writes conformance.<start>.json and .md into dir through the
 // module's one atomic writer (package artifact): the JSON file appears
 // complete under a new name (a "-2", "-3", ... suffix when taken), then the
-// Markdown file beside it. A failure leaves neither file behind, never an
-// empty or partial one.
-func (r *Report) WriteFiles(dir string) (Paths, error) {
+// Markdown file beside it, and their paths are returned. A failure leaves
+// neither file behind, never an empty or partial one.
+func (r *Report) WriteFiles(dir string) (jsonPath, markdownPath string, err error) {
 	js, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
-		return Paths{}, err
+		return "", "", err
 	}
 	js = append(js, '\n')
 	var md bytes.Buffer
 	if err := r.WriteMarkdown(&md); err != nil {
-		return Paths{}, err
+		return "", "", err
 	}
 	bytesOf := func(b []byte) func(io.Writer) error {
 		return func(w io.Writer) error { _, err := w.Write(b); return err }
@@ -145,19 +137,19 @@ func (r *Report) WriteFiles(dir string) (Paths, error) {
 		if i > 1 {
 			s = fmt.Sprintf("%s-%d", stem, i)
 		}
-		p := Paths{JSON: filepath.Join(dir, s+".json"), Markdown: filepath.Join(dir, s+".md")}
-		err := artifact.CreateFileFunc(p.JSON, bytesOf(js))
+		pj, pm := filepath.Join(dir, s+".json"), filepath.Join(dir, s+".md")
+		err := artifact.CreateFileFunc(pj, bytesOf(js))
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
-			return Paths{}, fmt.Errorf("conformance: %w", err)
+			return "", "", fmt.Errorf("conformance: %w", err)
 		}
-		if err := artifact.WriteFileFunc(p.Markdown, bytesOf(md.Bytes())); err != nil {
-			os.Remove(p.JSON)
-			return Paths{}, fmt.Errorf("conformance: %w", err)
+		if err := artifact.WriteFileFunc(pm, bytesOf(md.Bytes())); err != nil {
+			os.Remove(pj)
+			return "", "", fmt.Errorf("conformance: %w", err)
 		}
-		return p, nil
+		return pj, pm, nil
 	}
-	return Paths{}, fmt.Errorf("conformance: no free name for %q in %s", stem, dir)
+	return "", "", fmt.Errorf("conformance: no free name for %q in %s", stem, dir)
 }

@@ -23,9 +23,9 @@ func sampleReport() *Report {
 		Model:     "some|model",
 		StartedAt: time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC),
 		Verdicts: []Verdict{
-			{Check: CheckModels, Outcome: Skip, Reason: "no context length"},
-			{Check: CheckUsage, Outcome: Fail, Reason: "total_tokens 5 != 2 + 4", Notes: []string{"usage {...}"}},
-			{Check: CheckBadRequest, Outcome: Pass, Reason: `a <b> [link](x) | pipe \ back`},
+			{Check: nameModels, Outcome: Skip, Reason: "no context length"},
+			{Check: nameUsage, Outcome: Fail, Reason: "total_tokens 5 != 2 + 4", Notes: []string{"usage {...}"}},
+			{Check: nameBadRequest, Outcome: Pass, Reason: `a <b> [link](x) | pipe \ back`},
 		},
 	}
 }
@@ -34,13 +34,13 @@ func sampleReport() *Report {
 func TestReportGolden(t *testing.T) {
 	dir := t.TempDir()
 	r := sampleReport()
-	p, err := r.WriteFiles(dir)
+	pj, pm, err := r.WriteFiles(dir)
 	require.NoError(t, err)
-	p2, err := r.WriteFiles(dir)
+	pj2, _, err := r.WriteFiles(dir)
 	require.NoError(t, err)
-	require.NotEqual(t, p.JSON, p2.JSON, "a second run of the same start claims another name")
-	require.True(t, strings.HasSuffix(p2.JSON, "-2.json"), p2.JSON)
-	for _, f := range []struct{ got, golden string }{{p.JSON, "report.json"}, {p.Markdown, "report.md"}} {
+	require.NotEqual(t, pj, pj2, "a second run of the same start claims another name")
+	require.True(t, strings.HasSuffix(pj2, "-2.json"), pj2)
+	for _, f := range []struct{ got, golden string }{{pj, "report.json"}, {pm, "report.md"}} {
 		got, err := os.ReadFile(f.got)
 		require.NoError(t, err)
 		golden := filepath.Join("testdata", f.golden)
@@ -61,7 +61,7 @@ func TestReportGolden(t *testing.T) {
 		Counts   map[Outcome]int `json:"counts"`
 		Verdicts []Verdict       `json:"verdicts"`
 	}
-	b, err := os.ReadFile(p.JSON)
+	b, err := os.ReadFile(pj)
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &back))
 	require.Equal(t, map[Outcome]int{Pass: 1, Fail: 1, Skip: 1}, back.Counts)
@@ -85,25 +85,25 @@ func TestSafeText(t *testing.T) {
 }
 
 // TestRequired: a name of Config.Required that is no check is refused
-// with an *UnknownCheckError; a required check's SKIP is a FAIL, any other
+// with an *unknownCheckError; a required check's SKIP is a FAIL, any other
 // verdict is left alone.
 func TestRequired(t *testing.T) {
-	_, err := New(t.Context(), Config{Target: capacity.Target{BaseURL: "http://127.0.0.1:1/v1"}, Required: []string{CheckUsage, "usgae"}})
-	var uc *UnknownCheckError
+	_, err := New(t.Context(), Config{Target: capacity.Target{BaseURL: "http://127.0.0.1:1/v1"}, Required: []string{nameUsage, "usgae"}})
+	var uc *unknownCheckError
 	require.ErrorAs(t, err, &uc)
-	require.Equal(t, UnknownCheckError{Option: "Config.Required", Name: "usgae"}, *uc)
+	require.Equal(t, unknownCheckError{Option: "Config.Required", Name: "usgae"}, *uc)
 
-	s, err := New(t.Context(), Config{Target: capacity.Target{BaseURL: "http://127.0.0.1:1/v1"}, Required: []string{CheckPrefixCache}})
+	s, err := New(t.Context(), Config{Target: capacity.Target{BaseURL: "http://127.0.0.1:1/v1"}, Required: []string{namePrefixCache}})
 	require.NoError(t, err, "an unreachable server is judged, not refused")
 	v := s.Check(t.Context(), "usgae")
 	require.Equal(t, Fail, v.Outcome)
 	require.Contains(t, v.Reason, `Suite.Check("usgae"): want one of models, stream_framing`)
-	v = s.Check(t.Context(), CheckModels)
+	v = s.Check(t.Context(), nameModels)
 	require.Equal(t, Fail, v.Outcome)
 	require.Contains(t, v.Reason, "GET /models failed")
 
-	got := s.apply(Verdict{Check: CheckPrefixCache, Outcome: Skip, Reason: "never reported"})
-	require.Equal(t, Verdict{Check: CheckPrefixCache, Outcome: Fail, Reason: "required, but skipped: never reported"}, got)
-	other := Verdict{Check: CheckDeterminism, Outcome: Skip, Reason: "differs"}
+	got := s.apply(Verdict{Check: namePrefixCache, Outcome: Skip, Reason: "never reported"})
+	require.Equal(t, Verdict{Check: namePrefixCache, Outcome: Fail, Reason: "required, but skipped: never reported"}, got)
+	other := Verdict{Check: nameDeterminism, Outcome: Skip, Reason: "differs"}
 	require.Equal(t, other, s.apply(other))
 }

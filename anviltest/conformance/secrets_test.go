@@ -140,7 +140,7 @@ func TestEveryOutputScrubbed(t *testing.T) {
 	defer ts.Close()
 	s, err := New(t.Context(), Config{
 		Target: capacity.Target{BaseURL: ts.URL + "/v1", Headers: http.Header{"X-Jwt": {plantedHeader}}},
-		APIKey: plantedKey, Timeout: 30 * time.Second, Required: []string{CheckDeterminism},
+		APIKey: plantedKey, Timeout: 30 * time.Second, Required: []string{nameDeterminism},
 	})
 	require.NoError(t, err)
 	require.Contains(t, s.p.model, plantedKey, "the suite sends the model id as listed")
@@ -148,7 +148,7 @@ func TestEveryOutputScrubbed(t *testing.T) {
 	for _, n := range Checks() {
 		rep.Verdicts = append(rep.Verdicts, s.Check(t.Context(), n))
 	}
-	det, _ := rep.Verdict(CheckDeterminism)
+	det, _ := rep.Verdict(nameDeterminism)
 	require.Equal(t, Fail, det.Outcome, "required and different outputs: %s", det.Reason)
 	require.Contains(t, det.Reason, "[redacted]", "the window quoted reaches the key: the test tests the cut")
 
@@ -161,11 +161,11 @@ func TestEveryOutputScrubbed(t *testing.T) {
 	t.Run("report model", func(t *testing.T) {
 		require.Equal(t, "model [redacted] [redacted]", rep.Model)
 	})
-	paths, err := rep.WriteFiles(t.TempDir())
+	pj, pm, err := rep.WriteFiles(t.TempDir())
 	require.NoError(t, err)
 	for _, f := range []struct{ name, path, model string }{
-		{"json", paths.JSON, `"model": "model [redacted] [redacted]"`},
-		{"markdown", paths.Markdown, `# Conformance of model \[redacted\] \[redacted\] at`},
+		{"json", pj, `"model": "model [redacted] [redacted]"`},
+		{"markdown", pm, `# Conformance of model \[redacted\] \[redacted\] at`},
 	} {
 		t.Run(f.name, func(t *testing.T) {
 			b, err := os.ReadFile(f.path)

@@ -15,8 +15,8 @@ import (
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 
-// The embedded fake's settings anviltest.Conformance runs against
-// (anviltest.DefaultFakeProfile, anviltest.DefaultFakeTimeScale).
+// The embedded fake's settings anviltest.Conformance runs against (its
+// default profile and time scale).
 const (
 	fakeProfile   = "reasoning"
 	fakeTimeScale = 0.05
@@ -109,66 +109,70 @@ func always(f fakeserver.Fault) func(*fakeserver.Config) {
 // knobs is the self-test table: each knob must fail exactly its checks and
 // skip exactly its skips; everything else passes. A knob that breaks every
 // stream the capacity client reads (wrong Content-Type, unrequested gzip,
-// malformed JSON) also skips CheckIsolation: the capacity run rejects each
+// malformed JSON) also skips nameIsolation: the capacity run rejects each
 // response before its canary is checked, so isolation is not proven.
 func knobs() []knob {
+	ollama, err := fakeserver.DialectByName("ollama")
+	if err != nil {
+		panic(err)
+	}
 	return []knob{
 		{name: "fast profile", config: func(*fakeserver.Config) {}},
 		{name: "GET /models lists another model", wrap: func(rt http.RoundTripper) http.RoundTripper { return modelsListing{rt} },
-			wantFail: []string{CheckModels}},
+			wantFail: []string{nameModels}},
 		{name: "GET /metrics answers HTML", wrap: func(rt http.RoundTripper) http.RoundTripper { return metricsPage{rt} },
-			wantFail: []string{CheckMetrics}},
+			wantFail: []string{nameMetrics}},
 		{name: "Dialect.OmitModelLen", config: func(c *fakeserver.Config) { c.Dialect.OmitModelLen = true },
-			wantSkip: []string{CheckModels}},
+			wantSkip: []string{nameModels}},
 		{name: "Dialect.OmitModelLen, models required", config: func(c *fakeserver.Config) { c.Dialect.OmitModelLen = true },
-			required: []string{CheckModels}, wantFail: []string{CheckModels}},
-		{name: "FaultWrongContentType", config: always(fakeserver.FaultWrongContentType),
-			wantFail: []string{CheckStreamFraming}, wantSkip: []string{CheckIsolation}},
+			required: []string{nameModels}, wantFail: []string{nameModels}},
+		{name: "fault wrong_content_type", config: always("wrong_content_type"),
+			wantFail: []string{nameStreamFraming}, wantSkip: []string{nameIsolation}},
 		{name: "Dialect.OmitDone", config: func(c *fakeserver.Config) { c.Dialect.OmitDone = true },
-			wantFail: []string{CheckStreamFraming}},
+			wantFail: []string{nameStreamFraming}},
 		// capacity decodes the unasked-for gzip, so isolation still runs.
-		{name: "Dialect.Gzip always", config: func(c *fakeserver.Config) { c.Dialect.Gzip = fakeserver.GzipAlways },
-			wantFail: []string{CheckStreamFraming}},
-		{name: "FaultMalformedJSON", config: always(fakeserver.FaultMalformedJSON),
-			wantFail: []string{CheckStreamFraming}, wantSkip: []string{CheckIsolation}},
-		{name: "Dialect.Usage omitted", config: func(c *fakeserver.Config) { c.Dialect.Usage = fakeserver.UsageOmitted },
-			wantFail: []string{CheckUsage}, wantSkip: []string{CheckPrefixCache}},
-		{name: "Dialect.Usage in the last choice", config: func(c *fakeserver.Config) { c.Dialect.Usage = fakeserver.UsageInLastChoice }},
-		{name: "FaultUsageTotal", config: always(fakeserver.FaultUsageTotal),
-			wantFail: []string{CheckUsage}},
+		{name: "Dialect.Gzip always", config: func(c *fakeserver.Config) { c.Dialect.Gzip = "always" },
+			wantFail: []string{nameStreamFraming}},
+		{name: "fault malformed_json", config: always("malformed_json"),
+			wantFail: []string{nameStreamFraming}, wantSkip: []string{nameIsolation}},
+		{name: "Dialect.Usage omitted", config: func(c *fakeserver.Config) { c.Dialect.Usage = "none" },
+			wantFail: []string{nameUsage}, wantSkip: []string{namePrefixCache}},
+		{name: "Dialect.Usage in the last choice", config: func(c *fakeserver.Config) { c.Dialect.Usage = "last-choice" }},
+		{name: "fault usage_total_mismatch", config: always("usage_total_mismatch"),
+			wantFail: []string{nameUsage}},
 		// capacity refuses completion tokens beyond max_tokens, so no
 		// isolation request succeeds.
-		{name: "FaultIgnoreMaxTokens", config: always(fakeserver.FaultIgnoreMaxTokens),
-			wantFail: []string{CheckMaxTokens}, wantSkip: []string{CheckIsolation}},
+		{name: "fault ignore_max_tokens", config: always("ignore_max_tokens"),
+			wantFail: []string{nameMaxTokens}, wantSkip: []string{nameIsolation}},
 		{name: "Dialect.OmitFinishReason", config: func(c *fakeserver.Config) { c.Dialect.OmitFinishReason = true },
-			wantFail: []string{CheckFinishReason}},
-		{name: "FaultReasoningOnly", config: always(fakeserver.FaultReasoningOnly),
-			wantFail: []string{CheckContent}, wantSkip: []string{CheckIsolation}},
+			wantFail: []string{nameFinishReason}},
+		{name: "fault reasoning_only", config: always("reasoning_only"),
+			wantFail: []string{nameContent}, wantSkip: []string{nameIsolation}},
 		{name: "Dialect.ThinkTags", config: func(c *fakeserver.Config) { c.Dialect.ThinkTags = true },
-			wantFail: []string{CheckReasoningSeparation}, wantSkip: []string{CheckIsolation}},
+			wantFail: []string{nameReasoningSeparation}, wantSkip: []string{nameIsolation}},
 		{name: "plain profile (no reasoning)", config: func(c *fakeserver.Config) { c.ReasoningTokens = fakeserver.Range{} },
-			wantSkip: []string{CheckReasoningSeparation}},
+			wantSkip: []string{nameReasoningSeparation}},
 		{name: "Dialect.TruncatePrompt", config: func(c *fakeserver.Config) { c.Dialect.TruncatePrompt = true },
-			wantFail: []string{CheckPromptTokens}},
+			wantFail: []string{namePromptTokens}},
 		{name: "Dialect.TokenizeSkew", config: func(c *fakeserver.Config) { c.Dialect.TokenizeSkew = 3 },
-			wantFail: []string{CheckPromptTokens}},
+			wantFail: []string{namePromptTokens}},
 		{name: "Dialect.OmitTokenize", config: func(c *fakeserver.Config) { c.Dialect.OmitTokenize = true }},
 		{name: "Dialect.OmitCachedTokens", config: func(c *fakeserver.Config) { c.Dialect.OmitCachedTokens = true },
-			wantSkip: []string{CheckPrefixCache}},
+			wantSkip: []string{namePrefixCache}},
 		{name: "no prefix cache", config: func(c *fakeserver.Config) { c.CacheTokens = 0 },
-			wantFail: []string{CheckPrefixCache}},
+			wantFail: []string{namePrefixCache}},
 		{name: "Dialect.HTMLErrors", config: func(c *fakeserver.Config) { c.Dialect.HTMLErrors = true },
-			wantFail: []string{CheckBadRequest}},
-		{name: "FaultForeignMarker", config: always(fakeserver.FaultForeignMarker),
-			wantFail: []string{CheckIsolation}},
-		{name: "FaultOmitMarker", config: always(fakeserver.FaultOmitMarker),
-			wantSkip: []string{CheckIsolation}},
+			wantFail: []string{nameBadRequest}},
+		{name: "fault foreign_marker", config: always("foreign_marker"),
+			wantFail: []string{nameIsolation}},
+		{name: "fault omit_marker", config: always("omit_marker"),
+			wantSkip: []string{nameIsolation}},
 		{name: "Config.Nondeterministic", config: func(c *fakeserver.Config) { c.Nondeterministic = true },
-			wantSkip: []string{CheckDeterminism}},
+			wantSkip: []string{nameDeterminism}},
 		{name: "Config.Nondeterministic, determinism required", config: func(c *fakeserver.Config) { c.Nondeterministic = true },
-			required: []string{CheckDeterminism}, wantFail: []string{CheckDeterminism}},
-		{name: "ollama dialect", config: func(c *fakeserver.Config) { c.Dialect = fakeserver.DialectOllama() },
-			wantSkip: []string{CheckPrefixCache}},
+			required: []string{nameDeterminism}, wantFail: []string{nameDeterminism}},
+		{name: "ollama dialect", config: func(c *fakeserver.Config) { c.Dialect = ollama },
+			wantSkip: []string{namePrefixCache}},
 	}
 }
 

@@ -123,7 +123,7 @@ func fmtInt(n *int) string {
 
 // stream sends one chat completion and reads its stream whatever the
 // Content-Type says (a mislabelled stream is still read, so that only
-// CheckStreamFraming fails for the label). A gzip body is decoded. The
+// nameStreamFraming fails for the label). A gzip body is decoded. The
 // error is for a request that got no answer at all.
 func (p *prober) stream(ctx context.Context, body []byte, hdr http.Header) (*streamSeen, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)

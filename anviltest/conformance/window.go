@@ -97,9 +97,9 @@ func parseModelList(body []byte) (entries []modelEntry, ok bool) {
 // does: declared (Target.MaxModelLen) when positive, else the /models entry
 // of the model (max_model_len, max_context_length, context_length, then
 // llama.cpp's meta.n_ctx), else llama.cpp's GET /props, else ollama's GET
-// /api/ps, else ollama's POST /api/show, each asked within ErrorDeadline
+// /api/ps, else ollama's POST /api/show, each asked within errorDeadline
 // (they need no model work). The server's own advertisement is looked for
-// even when a window is declared, so that CheckModels judges it and a
+// even when a window is declared, so that nameModels judges it and a
 // disagreement is named; the window is then the one a truncation shows at,
 // as capacity's truncation window: the advertised one when the server
 // serves it, else (ollama's /api/show) the smaller of the two.
@@ -151,7 +151,7 @@ func (p *prober) askNative(ctx context.Context, notes *[]string) (int, string) {
 		{http.MethodGet, ollamaPSPath, nil, parseOllamaPS},
 		{http.MethodPost, ollamaShowPath, show, parseOllamaShow},
 	} {
-		h, err := p.do(ctx, s.method, p.root()+s.path, s.body, http.Header{"Accept": {"application/json"}}, min(p.timeout, ErrorDeadline))
+		h, err := p.do(ctx, s.method, p.root()+s.path, s.body, http.Header{"Accept": {"application/json"}}, min(p.timeout, errorDeadline))
 		switch {
 		case err != nil:
 			*notes = append(*notes, fmt.Sprintf("%s %s: %v", s.method, s.path, err))

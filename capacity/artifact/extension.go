@@ -196,8 +196,8 @@ type PromptSizing struct {
 	// planned over those requests; nil when none.
 	CountedOverPlanned *float64
 	// OffPlanRequests is "off_plan_requests": counted requests whose count
-	// misses the plan by more than the documented share
-	// (capacity.MaxPlanDeviation).
+	// misses the plan by more than the documented share, 0.25
+	// (capacity/PROTOCOL.md#exact-token-sizing).
 	OffPlanRequests int
 	// Warning is "warning": what the run says when OffPlanRequests > 0 (how
 	// far the prompts were from their plan, and what to do); nil otherwise.

@@ -3,7 +3,7 @@ package artifact
 // This file holds the anvil_go members written by the run's observers: the
 // server's own metrics sampled during the measured phase
 // (package capacity/servermetrics) and the client's self-audit (package
-// capacity/audit). Both are documented key by key in
+// capacity/internal/audit). Both are documented key by key in
 // capacity/PROTOCOL.md#anvil-go.
 
 // Verdicts of ServerMetrics' generation-token cross-check.

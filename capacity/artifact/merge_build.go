@@ -8,8 +8,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/anvilbench/anvil/capacity/arrival"
-	"github.com/anvilbench/anvil/capacity/itl"
+	"github.com/anvilbench/anvil/capacity/internal/arrival"
+	"github.com/anvilbench/anvil/capacity/internal/itl"
 )
 
 // build assembles the merged artifact of checked shards, sorted by index.

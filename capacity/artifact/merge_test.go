@@ -17,7 +17,7 @@ import (
 
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/artifact"
-	"github.com/anvilbench/anvil/capacity/itl"
+	"github.com/anvilbench/anvil/capacity/internal/itl"
 	"github.com/anvilbench/anvil/capacity/servermetrics"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
@@ -60,7 +60,7 @@ func runSingle(t *testing.T) singleRun {
 
 // tracesByIndex maps the measured requests' traces by request index.
 func tracesByIndex(t *testing.T, srv *fakeserver.Server, seed int64) map[int]fakeserver.Trace {
-	prefix := capacity.CanaryMarkerPrefix + strconv.FormatInt(seed, 10) + "_"
+	prefix := "ANVIL_REQ_" + strconv.FormatInt(seed, 10) + "_"
 	out := make(map[int]fakeserver.Trace)
 	for _, tr := range srv.Traces() {
 		if !strings.HasPrefix(tr.Marker, prefix) {
@@ -83,7 +83,7 @@ func chunkRun(t *testing.T, traces map[int]fakeserver.Trace, indexes []int) *itl
 		tr := traces[i]
 		var s itl.Stream
 		for _, c := range tr.Chunks {
-			if c.Kind == fakeserver.ChunkReasoning || c.Kind == fakeserver.ChunkContent {
+			if c.Kind == "reasoning" || c.Kind == "content" {
 				s.Add(c.Written)
 			}
 		}

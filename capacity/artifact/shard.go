@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/anvilbench/anvil/capacity/itl"
+	"github.com/anvilbench/anvil/capacity/internal/itl"
 )
 
 // This file holds the anvil_go members of a workload split over several

@@ -7,8 +7,8 @@ import (
 	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
-// RunFacts are what the run itself measured, for the cross-checks.
-type RunFacts struct {
+// runFacts are what the run itself measured, for the cross-checks.
+type runFacts struct {
 	// CompletionTokens is the sum of usage.completion_tokens over the
 	// measured requests whose responses reported usage.
 	CompletionTokens int
@@ -31,7 +31,7 @@ type RunFacts struct {
 	ClientFirstTokenMeanMS *float64
 }
 
-// Check computes the cross-checks of a finished member against the run's
+// check computes the cross-checks of a finished member against the run's
 // facts (the rules are in capacity/PROTOCOL.md#anvil-go). A check whose
 // inputs the endpoint lacks is nil; nil when neither can be made.
 //
@@ -42,11 +42,11 @@ type RunFacts struct {
 // TTFT: the increase of the histogram's _sum over that of its _count is
 // the server's mean time to first token; the client's mean minus it is
 // what the network and the client add.
-func Check(m *artifact.ServerMetrics, f RunFacts) *artifact.ServerChecks {
+func check(m *artifact.ServerMetrics, f runFacts) *artifact.ServerChecks {
 	if m == nil || m.Engine == nil {
 		return nil
 	}
-	spec := specOf(Engine(*m.Engine))
+	spec := specOf(engineName(*m.Engine))
 	if spec == nil {
 		return nil
 	}
@@ -83,7 +83,7 @@ func counterOf(m *artifact.ServerMetrics, name string) (inc float64, resets int,
 	return inc, resets, first, ok
 }
 
-func tokenCheck(m *artifact.ServerMetrics, counter string, f RunFacts) *artifact.TokenCheck {
+func tokenCheck(m *artifact.ServerMetrics, counter string, f runFacts) *artifact.TokenCheck {
 	inc, resets, first, ok := counterOf(m, counter)
 	if !ok {
 		return nil
@@ -107,14 +107,14 @@ func ttftCheck(m *artifact.ServerMetrics, hist string, clientMS float64) *artifa
 		NetworkAndClientMS: clientMS - server}
 }
 
-// FactsOf reads the cross-checks' facts from a run's report: the usage
+// factsOf reads the cross-checks' facts from a run's report: the usage
 // completion tokens of its timing rows and of the failures whose response
 // still carried usage; as unreported, the requests sent
 // (anvil_go.run.sent_requests, else every row and failure) less those;
 // max_tokens; wall_clock_ms as the phase's duration; the mean
 // time_to_first_output_ms of the timing rows.
-func FactsOf(r *artifact.Report) RunFacts {
-	f := RunFacts{MaxTokens: r.MaxTokens, DurationMS: r.WallClockMS}
+func factsOf(r *artifact.Report) runFacts {
+	f := runFacts{MaxTokens: r.MaxTokens, DurationMS: r.WallClockMS}
 	tokens, reported := r.CompletionTokens()
 	f.CompletionTokens = tokens
 	ttfo := 0.0

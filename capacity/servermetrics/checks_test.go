@@ -10,7 +10,7 @@ import (
 // counterSeries is a counter series of one label set with the given
 // increase, first sampled at first ms.
 func counterSeries(name string, first, inc float64, resets int) artifact.MetricSeries {
-	return artifact.MetricSeries{Name: name, Type: TypeCounter, Labels: map[string]string{}, SamplesPerPoint: 1,
+	return artifact.MetricSeries{Name: name, Type: typeCounter, Labels: map[string]string{}, SamplesPerPoint: 1,
 		OffsetsMS: []float64{first, first + 1000}, Values: []float64{0, inc}, Increase: new(inc), Resets: new(resets)}
 }
 
@@ -20,34 +20,34 @@ func TestCheckGenerationTokens(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		series    []artifact.MetricSeries
-		facts     RunFacts
+		facts     runFacts
 		verdict   string
 		allowance float64
 		reason    string
 	}{
 		{"exact", []artifact.MetricSeries{counterSeries(gen, 2, 5000, 0)},
-			RunFacts{CompletionTokens: 5000, MaxTokens: 64, DurationMS: 10000}, artifact.TokensExact, 0, ""},
+			runFacts{CompletionTokens: 5000, MaxTokens: 64, DurationMS: 10000}, artifact.TokensExact, 0, ""},
 		{"two engine cores summed", []artifact.MetricSeries{counterSeries(gen, 2, 3000, 0), counterSeries(gen, 3, 2000, 0)},
-			RunFacts{CompletionTokens: 5000, DurationMS: 10000}, artifact.TokensExact, 0, ""},
+			runFacts{CompletionTokens: 5000, DurationMS: 10000}, artifact.TokensExact, 0, ""},
 		{"baseline sampled late explains a shortfall", []artifact.MetricSeries{counterSeries(gen, 100, 4960, 0)},
-			RunFacts{CompletionTokens: 5000, DurationMS: 10000}, artifact.TokensAgree, 50, ""},
+			runFacts{CompletionTokens: 5000, DurationMS: 10000}, artifact.TokensAgree, 50, ""},
 		{"a larger shortfall is named", []artifact.MetricSeries{counterSeries(gen, 100, 4000, 0)},
-			RunFacts{CompletionTokens: 5000, DurationMS: 10000}, artifact.TokensMismatch, 50, "1000 tokens fewer"},
+			runFacts{CompletionTokens: 5000, DurationMS: 10000}, artifact.TokensMismatch, 50, "1000 tokens fewer"},
 		{"unreported requests explain a surplus", []artifact.MetricSeries{counterSeries(gen, 1, 5100, 0)},
-			RunFacts{CompletionTokens: 5000, UnreportedRequests: 2, MaxTokens: 64, DurationMS: 10000}, artifact.TokensAgree, 128, ""},
+			runFacts{CompletionTokens: 5000, UnreportedRequests: 2, MaxTokens: 64, DurationMS: 10000}, artifact.TokensAgree, 128, ""},
 		{"another client", []artifact.MetricSeries{counterSeries(gen, 1, 9000, 0)},
-			RunFacts{CompletionTokens: 5000, UnreportedRequests: 2, MaxTokens: 64, DurationMS: 10000}, artifact.TokensMismatch, 128, "another client was using the server"},
+			runFacts{CompletionTokens: 5000, UnreportedRequests: 2, MaxTokens: 64, DurationMS: 10000}, artifact.TokensMismatch, 128, "another client was using the server"},
 		{"reset", []artifact.MetricSeries{counterSeries(gen, 1, 5000, 1)},
-			RunFacts{CompletionTokens: 5000, DurationMS: 10000}, artifact.TokensMismatch, 0, "reset 1 times"},
+			runFacts{CompletionTokens: 5000, DurationMS: 10000}, artifact.TokensMismatch, 0, "reset 1 times"},
 		{"a shard sees every shard's tokens: no mismatch", []artifact.MetricSeries{counterSeries(gen, 1, 15000, 0)},
-			RunFacts{CompletionTokens: 5000, MaxTokens: 64, DurationMS: 10000, ShardIndex: 1, ShardCount: 3}, "shard", 0,
+			runFacts{CompletionTokens: 5000, MaxTokens: 64, DurationMS: 10000, ShardIndex: 1, ShardCount: 3}, "shard", 0,
 			"shard 1 of 3: the server's counter counts every shard's tokens, this shard's responses only its own; the merge of all 3 shards checks them together"},
 		{"a shard of one is the whole run", []artifact.MetricSeries{counterSeries(gen, 1, 5000, 0)},
-			RunFacts{CompletionTokens: 5000, DurationMS: 10000, ShardIndex: 0, ShardCount: 1}, artifact.TokensExact, 0, ""},
+			runFacts{CompletionTokens: 5000, DurationMS: 10000, ShardIndex: 0, ShardCount: 1}, artifact.TokensExact, 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &artifact.ServerMetrics{Engine: new("vllm"), Series: tc.series}
-			c := Check(m, tc.facts)
+			c := check(m, tc.facts)
 			require.NotNil(t, c)
 			require.Nil(t, c.TTFT, "no histogram, no client TTFT")
 			g := c.GenerationTokens
@@ -73,15 +73,15 @@ func TestCheckTTFT(t *testing.T) {
 	m := &artifact.ServerMetrics{Engine: new("sglang"), Series: []artifact.MetricSeries{
 		counterSeries(h+"_sum", 0, 2.5, 0), counterSeries(h+"_count", 0, 20, 0),
 	}}
-	c := Check(m, RunFacts{ClientFirstTokenMeanMS: new(128.0)})
+	c := check(m, runFacts{ClientFirstTokenMeanMS: new(128.0)})
 	require.NotNil(t, c)
 	require.Nil(t, c.GenerationTokens)
 	require.Equal(t, &artifact.TTFTCheck{Histogram: h, ServerRequests: 20, ServerMeanMS: 125, ClientMeanMS: 128, NetworkAndClientMS: 3}, c.TTFT)
 
-	require.Nil(t, Check(m, RunFacts{}), "no client mean, no generation counter: nothing to check")
-	require.Nil(t, Check(&artifact.ServerMetrics{Engine: new("tgi")}, RunFacts{ClientFirstTokenMeanMS: new(1.0)}))
-	require.Nil(t, Check(&artifact.ServerMetrics{}, RunFacts{}), "no engine recognised")
-	require.Nil(t, Check(nil, RunFacts{}))
+	require.Nil(t, check(m, runFacts{}), "no client mean, no generation counter: nothing to check")
+	require.Nil(t, check(&artifact.ServerMetrics{Engine: new("tgi")}, runFacts{ClientFirstTokenMeanMS: new(1.0)}))
+	require.Nil(t, check(&artifact.ServerMetrics{}, runFacts{}), "no engine recognised")
+	require.Nil(t, check(nil, runFacts{}))
 }
 
 // TestFactsOf: the facts of a report with a usage row, a row without
@@ -100,18 +100,18 @@ func TestFactsOf(t *testing.T) {
 		},
 		AnvilGo: &artifact.Extension{Run: &artifact.RunSummary{SentRequests: 4, NeverSentRequests: 1}},
 	}
-	require.Equal(t, RunFacts{CompletionTokens: 104, UnreportedRequests: 2, MaxTokens: 64, DurationMS: 1500,
-		ClientFirstTokenMeanMS: new(200.0)}, FactsOf(r))
+	require.Equal(t, runFacts{CompletionTokens: 104, UnreportedRequests: 2, MaxTokens: 64, DurationMS: 1500,
+		ClientFirstTokenMeanMS: new(200.0)}, factsOf(r))
 	r.AnvilGo = nil
-	require.Equal(t, 3, FactsOf(r).UnreportedRequests, "without anvil_go every row and failure counts as sent")
-	require.Nil(t, FactsOf(&artifact.Report{}).ClientFirstTokenMeanMS)
+	require.Equal(t, 3, factsOf(r).UnreportedRequests, "without anvil_go every row and failure counts as sent")
+	require.Nil(t, factsOf(&artifact.Report{}).ClientFirstTokenMeanMS)
 }
 
-// TestFactsOfShard: FactsOf reads the run's shard.
+// TestFactsOfShard: factsOf reads the run's shard.
 func TestFactsOfShard(t *testing.T) {
 	rep := &artifact.Report{AnvilGo: &artifact.Extension{Shard: &artifact.Shard{Index: 2, Count: 4}}}
-	f := FactsOf(rep)
+	f := factsOf(rep)
 	require.Equal(t, 2, f.ShardIndex)
 	require.Equal(t, 4, f.ShardCount)
-	require.Zero(t, FactsOf(&artifact.Report{}).ShardCount, "not a shard")
+	require.Zero(t, factsOf(&artifact.Report{}).ShardCount, "not a shard")
 }

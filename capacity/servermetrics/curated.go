@@ -2,22 +2,22 @@ package servermetrics
 
 import "strings"
 
-// Engine names the serving engine whose metric names an endpoint has, as
+// engineName names the serving engine whose metric names an endpoint has, as
 // recorded in anvil_go.server_metrics.engine.
-type Engine string
+type engineName string
 
 // The engines whose metrics are curated, each recognised by the prefix of
 // its family names.
 const (
-	VLLM     Engine = "vllm"     // prefix "vllm:"
-	SGLang   Engine = "sglang"   // prefix "sglang:"
-	LlamaCpp Engine = "llamacpp" // prefix "llamacpp:" (llama-server --metrics)
-	TGI      Engine = "tgi"      // prefix "tgi_"
+	engineVLLM     engineName = "vllm"     // prefix "vllm:"
+	engineSGLang   engineName = "sglang"   // prefix "sglang:"
+	engineLlamaCpp engineName = "llamacpp" // prefix "llamacpp:" (llama-server --metrics)
+	engineTGI      engineName = "tgi"      // prefix "tgi_"
 )
 
 // engineSpec is what the sampler knows of one engine's names.
 type engineSpec struct {
-	engine Engine
+	engine engineName
 	prefix string
 	// curated are the family names kept, as the text format exposes them
 	// (counters with their _total suffix; a histogram by its family name,
@@ -42,7 +42,7 @@ type engineSpec struct {
 // deferred for want of one, the KV cache's used share and the token
 // counters. TGI: the queue and the current batch.
 var engines = []engineSpec{
-	{engine: VLLM, prefix: "vllm:", curated: []string{
+	{engine: engineVLLM, prefix: "vllm:", curated: []string{
 		"vllm:num_requests_running",
 		"vllm:num_requests_waiting",
 		"vllm:kv_cache_usage_perc",
@@ -56,7 +56,7 @@ var engines = []engineSpec{
 		"vllm:prefix_cache_hits_total",
 		"vllm:gpu_prefix_cache_hit_rate",
 	}, generationTokens: "vllm:generation_tokens_total", ttft: "vllm:time_to_first_token_seconds"},
-	{engine: SGLang, prefix: "sglang:", curated: []string{
+	{engine: engineSGLang, prefix: "sglang:", curated: []string{
 		"sglang:num_running_reqs",
 		"sglang:num_queue_reqs",
 		"sglang:token_usage",
@@ -66,7 +66,7 @@ var engines = []engineSpec{
 		"sglang:time_to_first_token_seconds",
 		"sglang:e2e_request_latency_seconds",
 	}, generationTokens: "sglang:generation_tokens_total", ttft: "sglang:time_to_first_token_seconds"},
-	{engine: LlamaCpp, prefix: "llamacpp:", curated: []string{
+	{engine: engineLlamaCpp, prefix: "llamacpp:", curated: []string{
 		"llamacpp:requests_processing",
 		"llamacpp:requests_deferred",
 		"llamacpp:kv_cache_usage_ratio",
@@ -74,14 +74,14 @@ var engines = []engineSpec{
 		"llamacpp:prompt_tokens_cached_total",
 		"llamacpp:tokens_predicted_total",
 	}, generationTokens: "llamacpp:tokens_predicted_total"},
-	{engine: TGI, prefix: "tgi_", curated: []string{
+	{engine: engineTGI, prefix: "tgi_", curated: []string{
 		"tgi_queue_size",
 		"tgi_batch_current_size",
 	}},
 }
 
 // specOf returns the spec of engine e, or nil.
-func specOf(e Engine) *engineSpec {
+func specOf(e engineName) *engineSpec {
 	for i := range engines {
 		if engines[i].engine == e {
 			return &engines[i]
@@ -91,7 +91,7 @@ func specOf(e Engine) *engineSpec {
 }
 
 // engineOf returns the engine whose prefix name has, or "".
-func engineOf(name string) Engine {
+func engineOf(name string) engineName {
 	for _, s := range engines {
 		if strings.HasPrefix(name, s.prefix) {
 			return s.engine

@@ -10,25 +10,28 @@
 //
 //	u, err := servermetrics.EndpointURL(baseURL, override) // override: a URL, "off" or ""
 //	s, err := servermetrics.Discover(ctx, servermetrics.Config{URL: u, Explicit: override != "", Scrub: redact})
-//	...                         // nil s: nothing to sample
-//	s.Start(ctx, runStart)      // the measured phase starts
-//	m := s.Stop()               // it ended: anvil_go.server_metrics
-//	m.Checks = servermetrics.Check(m, servermetrics.FactsOf(report))
+//	...                           // nil s: nothing to sample
+//	end := s.Start(ctx, runStart) // the measured phase starts
+//	end(report)                   // it ended: report's anvil_go.server_metrics, with its checks
 //
-// Observer wraps a Sampler in the shape of capacity.Observer (its Start
-// returns the end hook that stops it, computes the checks from the report
-// and sets the member), so a run can take it as one of its observers.
+// A *Sampler has the shape of capacity.Observer (its Start returns the end
+// hook that stops it, computes the checks from the report and sets the
+// member), so a run takes it as one of its observers. Users configure it
+// through capacity.Target (MetricsURL, MetricsInterval); the conformance
+// suite's metrics check is Probe.
 //
 // Discover is silent (a nil Sampler) when the server has no endpoint. The
 // Sampler GETs the endpoint on its own goroutine and connection, every
 // interval, each GET under its own timeout; failures are counted, never
-// returned. Parse reads the text format with the format's own parser
-// (github.com/prometheus/common/expfmt) and keeps each engine's curated
-// families (curated.go), recognised by their names' prefix, plus any the
-// user names. The member is bounded (series.go): 240
-// points per series, downsampled keeping the max, 64 series, and
-// under 2 MiB in all. Check holds the server's counters to the
-// run's own measurements (checks.go).
+// returned. The text format is read with the format's own parser
+// (github.com/prometheus/common/expfmt, parse.go), keeping each engine's
+// curated families (curated.go), recognised by their names' prefix, plus
+// any the user names. The member is bounded (series.go): 240 points per
+// series, downsampled keeping the max, 64 series, and under 2 MiB in all.
+// The cross-checks hold the server's counters to the run's own
+// measurements (checks.go). A bad Config is a *field.Error
+// (capacity.FieldError) naming the field; Config.Check reports it before
+// anything is sent.
 //
 // The package imports package artifact, never package capacity.
 package servermetrics

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/anvilbench/anvil/capacity/internal/field"
 )
 
 // Off, as the override of EndpointURL (ANVIL_METRICS_URL=off, say),
@@ -15,9 +17,15 @@ const Off = "off"
 // (with --metrics) and TGI serve, at the server's root.
 const defaultPath = "/metrics"
 
-// ErrInvalidConfig is wrapped by every error about a bad Config or URL; the
-// message names the field, its value and what is allowed.
-var ErrInvalidConfig = errors.New("servermetrics: invalid configuration")
+// errInvalidConfig is the Kind of every error about a bad Config or URL,
+// a *field.Error (capacity.FieldError) naming the field, its value and
+// what is allowed.
+var errInvalidConfig = errors.New("servermetrics: invalid configuration")
+
+// configError is the *field.Error of a bad Config field or URL.
+func configError(name string, value any, rule string, err error) *field.Error {
+	return &field.Error{Pkg: "servermetrics", Field: name, Value: value, Rule: rule, Kind: errInvalidConfig, Err: err}
+}
 
 // EndpointURL returns the metrics endpoint of a run against baseURL (the
 // OpenAI-compatible root, usually ending in /v1): override when set (an
@@ -25,8 +33,8 @@ var ErrInvalidConfig = errors.New("servermetrics: invalid configuration")
 // server's root: baseURL without a trailing "/v1", as the engine's other
 // native endpoints (/tokenize, /props) are found, so
 // "http://gpu-box:8000/v1" gives "http://gpu-box:8000/metrics". The
-// result may hold baseURL's userinfo (it is what the GET uses); Endpoint
-// is the form to record.
+// result may hold baseURL's userinfo (it is what the GET uses); the
+// artifact records it without (see Sampler).
 func EndpointURL(baseURL, override string) (string, error) {
 	switch {
 	case strings.EqualFold(override, Off):
@@ -46,25 +54,25 @@ func EndpointURL(baseURL, override string) (string, error) {
 
 // checkURL parses raw as an http or https URL with a host; the error never
 // repeats raw, which may hold credentials.
-func checkURL(field, raw string) (*url.URL, error) {
+func checkURL(name, raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err // url.Error repeats the input
 		}
-		return nil, fmt.Errorf("%w: metrics %s does not parse: %v", ErrInvalidConfig, field, err)
+		return nil, configError("metrics "+name, nil, "must parse", err)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%w: metrics %s: want an http or https URL with a host, or %q", ErrInvalidConfig, field, Off)
+		return nil, configError("metrics "+name, nil, fmt.Sprintf("must be an http or https URL with a host, or %q", Off), nil)
 	}
 	return u, nil
 }
 
-// Endpoint returns the form of the metrics URL the artifact records:
+// recordedEndpoint returns the form of the metrics URL the artifact records:
 // without userinfo, query or fragment, then passed through scrub (the
 // run's redactor, which removes every credential it knows; nil for none).
-func Endpoint(raw string, scrub func(string) string) string {
+func recordedEndpoint(raw string, scrub func(string) string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "[unparsable URL]"

@@ -1,53 +1,71 @@
 package servermetrics_test
 
 import (
+	"context"
 	"fmt"
-	"strings"
+	"net/http"
+	"net/http/httptest"
+	"time"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/servermetrics"
 )
 
-// Parse keeps an engine's curated families, with their labels; histograms
-// as _sum and _count, *_created families never.
-func ExampleParse() {
-	body := `# TYPE vllm:num_requests_waiting gauge
+// vllmMetrics is a small /metrics body with vLLM's names.
+const vllmMetrics = `# TYPE vllm:num_requests_waiting gauge
 vllm:num_requests_waiting{engine="0"} 4.0
-# TYPE vllm:time_to_first_token_seconds histogram
-vllm:time_to_first_token_seconds_bucket{engine="0",le="+Inf"} 8.0
-vllm:time_to_first_token_seconds_count{engine="0"} 8.0
-vllm:time_to_first_token_seconds_sum{engine="0"} 0.8
-# TYPE vllm:time_to_first_token_seconds_created gauge
-vllm:time_to_first_token_seconds_created{engine="0"} 1.7e+09
-# TYPE python_info gauge
-python_info{version="3.12.3"} 1.0
+# TYPE vllm:generation_tokens_total counter
+vllm:generation_tokens_total{engine="0"} 120.0
 `
-	sc, err := servermetrics.Parse(strings.NewReader(body), nil)
+
+// The metrics endpoint is /metrics at the server's root, unless the user
+// names one or turns it off.
+func ExampleEndpointURL() {
+	for _, override := range []string{"", "http://gpu-box:9090/prom", servermetrics.Off} {
+		u, err := servermetrics.EndpointURL("http://gpu-box:8000/v1", override)
+		fmt.Printf("%q %v\n", u, err)
+	}
+	// Output:
+	// "http://gpu-box:8000/metrics" <nil>
+	// "http://gpu-box:9090/prom" <nil>
+	// "" <nil>
+}
+
+// Probe GETs the endpoint once: whether it answers, in the text format,
+// with which engine's names.
+func ExampleProbe() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		fmt.Fprint(w, vllmMetrics)
+	}))
+	defer srv.Close()
+	r, err := servermetrics.Probe(context.Background(), servermetrics.Config{URL: srv.URL + "/metrics"})
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println("engine:", sc.Engine)
-	for _, s := range sc.Samples {
-		fmt.Println(s.Name, s.Type, s.Labels, s.Value)
-	}
+	fmt.Println(r.Answered, r.Text, r.Engine, r.Families, r.Curated)
 	// Output:
-	// engine: vllm
-	// vllm:num_requests_waiting gauge map[engine:0] 4
-	// vllm:time_to_first_token_seconds_count counter map[engine:0] 8
-	// vllm:time_to_first_token_seconds_sum counter map[engine:0] 0.8
+	// true true vllm 2 [vllm:generation_tokens_total vllm:num_requests_waiting]
 }
 
-// Check holds the server's generation-token counter to the run's usage.
-func ExampleCheck() {
-	inc := 5100.0
-	m := &artifact.ServerMetrics{Engine: new("vllm"), Series: []artifact.MetricSeries{{
-		Name: "vllm:generation_tokens_total", Type: servermetrics.TypeCounter,
-		OffsetsMS: []float64{0.4, 10000}, Values: []float64{0, inc}, Increase: &inc, Resets: new(0),
-	}}}
-	c := servermetrics.Check(m, servermetrics.RunFacts{CompletionTokens: 5000, MaxTokens: 64, DurationMS: 10000})
-	fmt.Println(c.GenerationTokens.Verdict, c.GenerationTokens.Difference)
-	fmt.Println(*c.GenerationTokens.Reason)
+// A discovered Sampler is one of a run's observers: Start at the
+// measured phase's start, and its end hook writes
+// anvil_go.server_metrics into the report.
+func ExampleSampler() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, vllmMetrics)
+	}))
+	defer srv.Close()
+	s, err := servermetrics.Discover(context.Background(), servermetrics.Config{URL: srv.URL + "/metrics", Interval: time.Hour})
+	if err != nil {
+		panic(err)
+	}
+	s.Prime(context.Background()) // the first sample, before the phase's clock
+	end := s.Start(context.Background(), time.Now())
+	rep := &artifact.Report{MaxTokens: 64}
+	end(rep) // the phase ended: a last sample
+	m := rep.AnvilGo.ServerMetrics
+	fmt.Println(*m.Engine, m.Samples, m.Failed, len(m.Series))
 	// Output:
-	// mismatch 100
-	// the server generated 100 tokens more than the run's responses reported (allowance 0): another client was using the server, or requests the run gave up on kept decoding
+	// vllm 2 0 2
 }

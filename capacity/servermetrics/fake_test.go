@@ -1,4 +1,4 @@
-package servermetrics_test
+package servermetrics
 
 import (
 	"bufio"
@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
-	"github.com/anvilbench/anvil/capacity/servermetrics"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -96,15 +95,15 @@ func TestSamplerAgainstFake(t *testing.T) {
 		require.NoError(t, err)
 		srv := fakeserver.NewInMemory(cfg)
 		defer srv.Close()
-		u, err := servermetrics.EndpointURL(srv.BaseURL(), "")
+		u, err := EndpointURL(srv.BaseURL(), "")
 		require.NoError(t, err)
 		// The sampler's own connection: a transport of its own on the
 		// fake's in-memory dialer.
 		own := &http.Client{Transport: srv.Client().Transport.(*http.Transport).Clone()}
-		s, err := servermetrics.Discover(t.Context(), servermetrics.Config{URL: u, Interval: 37 * time.Millisecond, Client: own})
+		s, err := Discover(t.Context(), Config{URL: u, Interval: 37 * time.Millisecond, Client: own})
 		require.NoError(t, err)
 		require.NotNil(t, s)
-		require.Equal(t, servermetrics.VLLM, s.Engine())
+		require.Equal(t, string(engineVLLM), s.Engine())
 
 		start := time.Now()
 		s.Start(t.Context(), start)
@@ -127,11 +126,11 @@ func TestSamplerAgainstFake(t *testing.T) {
 			require.Equal(t, int(steady/37), n, name)
 		}
 
-		m.Checks = servermetrics.Check(m, servermetrics.RunFacts{CompletionTokens: tokens, MaxTokens: 64,
+		m.Checks = check(m, runFacts{CompletionTokens: tokens, MaxTokens: 64,
 			DurationMS: duration, ClientFirstTokenMeanMS: &ttftMS})
 		g := m.Checks.GenerationTokens
 		require.Equal(t, artifact.TokensExact, g.Verdict, "%+v", g)
-		require.Equal(t, float64(workers*perWorker*fakeserver.SlotsAnswerTokens), g.ServerIncrease)
+		require.Equal(t, float64(workers*perWorker*cfg.AnswerTokens.Max), g.ServerIncrease)
 		tt := m.Checks.TTFT
 		require.Equal(t, float64(workers*perWorker), tt.ServerRequests)
 		require.InDelta(t, 0, tt.NetworkAndClientMS, 1e-6, "%+v", tt)
@@ -147,7 +146,7 @@ func TestSamplerNamesAnotherClient(t *testing.T) {
 		srv := fakeserver.NewInMemory(cfg)
 		defer srv.Close()
 		own := &http.Client{Transport: srv.Client().Transport.(*http.Transport).Clone()}
-		s, err := servermetrics.Discover(t.Context(), servermetrics.Config{URL: srv.URL + "/metrics", Interval: 37 * time.Millisecond, Client: own})
+		s, err := Discover(t.Context(), Config{URL: srv.URL + "/metrics", Interval: 37 * time.Millisecond, Client: own})
 		require.NoError(t, err)
 		start := time.Now()
 		s.Start(t.Context(), start)
@@ -160,7 +159,7 @@ func TestSamplerNamesAnotherClient(t *testing.T) {
 		tokens, _ := run(t, srv, 4, 4)
 		<-done
 		m := s.Stop()
-		c := servermetrics.Check(m, servermetrics.RunFacts{CompletionTokens: tokens, MaxTokens: 64,
+		c := check(m, runFacts{CompletionTokens: tokens, MaxTokens: 64,
 			DurationMS: float64(time.Since(start)) / float64(time.Millisecond)})
 		g := c.GenerationTokens
 		require.Equal(t, artifact.TokensMismatch, g.Verdict)

@@ -23,7 +23,7 @@ func FuzzParse(f *testing.F) {
 	f.Add("# TYPE vllm:x_created gauge\nvllm:x_created 1\n# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\"} NaN\n")
 	f.Add("# TYPE vllm:e2e_request_latency_seconds histogram\nvllm:e2e_request_latency_seconds_bucket{le=\"+Inf\"} 3\nvllm:e2e_request_latency_seconds_sum 1.5\nvllm:e2e_request_latency_seconds_count 3\n")
 	f.Fuzz(func(t *testing.T, body string) {
-		sc, err := Parse(strings.NewReader(body), []string{"user_named"})
+		sc, err := parse(strings.NewReader(body), []string{"user_named"})
 		if err != nil {
 			return
 		}
@@ -33,7 +33,7 @@ func FuzzParse(f *testing.F) {
 			require.True(t, sel.keeps(s.Family), s.Family)
 			require.False(t, strings.HasSuffix(s.Family, createdSuffix))
 			require.True(t, s.Name == s.Family || s.Name == s.Family+"_sum" || s.Name == s.Family+"_count", s.Name)
-			require.Contains(t, []string{TypeGauge, TypeCounter}, s.Type)
+			require.Contains(t, []string{typeGauge, typeCounter}, s.Type)
 			require.NotNil(t, s.Labels)
 			if i > 0 {
 				require.Less(t, prev, s.key(), "sorted, each series once")

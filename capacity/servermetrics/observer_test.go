@@ -17,7 +17,7 @@ func TestObserver(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, err := Discover(t.Context(), Config{URL: "http://h/metrics", Client: handlerClient(&counterServer{})})
 		require.NoError(t, err)
-		end := Observer{Sampler: s}.Start(t.Context(), time.Now())
+		end := s.Start(t.Context(), time.Now())
 		time.Sleep(1500 * time.Millisecond)
 		rep := &artifact.Report{MaxTokens: 64, WallClockMS: 1500, RequestTimings: []artifact.TimingRow{
 			{OutputTokens: new(12), TimeToFirstOutputMS: 5}, {OutputTokens: new(8), TimeToFirstOutputMS: 7},
@@ -29,5 +29,7 @@ func TestObserver(t *testing.T) {
 		require.Equal(t, artifact.TokensExact, m.Checks.GenerationTokens.Verdict, "the counter rose by 20: 110, 120, 130")
 		require.Nil(t, m.Checks.TTFT, "no histogram on this server")
 	})
-	require.Nil(t, Observer{}.Start(context.Background(), time.Now()), "no sampler, nothing to end")
+	var none *Sampler
+	require.Nil(t, none.Start(context.Background(), time.Now()), "no sampler, nothing to end")
+	none.Prime(context.Background()) // nothing to prime
 }

@@ -16,16 +16,16 @@ import (
 
 // Sample types, as MetricSeries.Type records them.
 const (
-	// TypeGauge: a value that goes up and down (a Prometheus gauge, or an
+	// typeGauge: a value that goes up and down (a Prometheus gauge, or an
 	// untyped sample).
-	TypeGauge = "gauge"
-	// TypeCounter: a value that only rises until the server restarts (a
+	typeGauge = "gauge"
+	// typeCounter: a value that only rises until the server restarts (a
 	// counter, or the _sum and _count of a histogram or summary).
-	TypeCounter = "counter"
+	typeCounter = "counter"
 )
 
-// Sample is one value of a kept series in one scrape.
-type Sample struct {
+// metricSample is one value of a kept series in one scrape.
+type metricSample struct {
 	// Name is the sample name: the family name, or for a histogram or
 	// summary family its name + "_sum" or + "_count".
 	Name string
@@ -37,7 +37,7 @@ type Sample struct {
 }
 
 // key identifies the series of s: its name and its labels, sorted.
-func (s *Sample) key() string {
+func (s *metricSample) key() string {
 	var b strings.Builder
 	b.WriteString(s.Name)
 	for _, k := range slices.Sorted(maps.Keys(s.Labels)) {
@@ -49,20 +49,20 @@ func (s *Sample) key() string {
 	return b.String()
 }
 
-// Scrape is one parsed /metrics body.
-type Scrape struct {
+// scrapeResult is one parsed /metrics body.
+type scrapeResult struct {
 	// Engine is the engine with the most families of its prefix in the
 	// body; "" when no family has an engine's prefix.
-	Engine Engine
+	Engine engineName
 	// Families is the number of metric families in the body (*_created
 	// ones excluded).
 	Families int
 	// Samples are the samples of the kept families (an engine's curated
 	// set and the names asked for), sorted by name then labels.
-	Samples []Sample
+	Samples []metricSample
 }
 
-// Parse reads a body in the Prometheus text format (version 0.0.4, as
+// parse reads a body in the Prometheus text format (version 0.0.4, as
 // vLLM, SGLang, llama.cpp and TGI serve it) with the format's own parser,
 // github.com/prometheus/common/expfmt, and returns the samples of every
 // engine's curated families plus the families named in extra. A family
@@ -70,20 +70,20 @@ type Scrape struct {
 // exposes beside each counter and histogram) is never a metric. Labels are
 // kept; of a histogram only _sum and _count are kept (its buckets are not),
 // of a summary the same. The error is the parser's, naming the line.
-func Parse(r io.Reader, extra []string) (Scrape, error) {
+func parse(r io.Reader, extra []string) (scrapeResult, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(r)
 	if err != nil {
-		return Scrape{}, fmt.Errorf("servermetrics: the body is not the Prometheus text format: %w", err)
+		return scrapeResult{}, fmt.Errorf("servermetrics: the body is not the Prometheus text format: %w", err)
 	}
 	return collect(fams, newSelection(extra)), nil
 }
 
 // collect picks the kept samples out of parsed families.
-func collect(fams map[string]*dto.MetricFamily, sel selection) Scrape {
-	var sc Scrape
-	perEngine := map[Engine]int{}
-	byKey := map[string]Sample{}
+func collect(fams map[string]*dto.MetricFamily, sel selection) scrapeResult {
+	var sc scrapeResult
+	perEngine := map[engineName]int{}
+	byKey := map[string]metricSample{}
 	for name, f := range fams {
 		if strings.HasSuffix(name, createdSuffix) {
 			continue
@@ -108,36 +108,36 @@ func collect(fams map[string]*dto.MetricFamily, sel selection) Scrape {
 		}
 	}
 	sc.Samples = slices.Collect(maps.Values(byKey))
-	slices.SortFunc(sc.Samples, func(a, b Sample) int { return cmp.Compare(a.key(), b.key()) })
+	slices.SortFunc(sc.Samples, func(a, b metricSample) int { return cmp.Compare(a.key(), b.key()) })
 	return sc
 }
 
 // samplesOf returns the kept samples of one metric of family name.
-func samplesOf(name string, typ dto.MetricType, m *dto.Metric) []Sample {
+func samplesOf(name string, typ dto.MetricType, m *dto.Metric) []metricSample {
 	labels := make(map[string]string, len(m.GetLabel()))
 	for _, l := range m.GetLabel() {
 		labels[l.GetName()] = l.GetValue()
 	}
-	one := func(suffix, t string, v float64) Sample {
-		return Sample{Name: name + suffix, Family: name, Type: t, Labels: labels, Value: v}
+	one := func(suffix, t string, v float64) metricSample {
+		return metricSample{Name: name + suffix, Family: name, Type: t, Labels: labels, Value: v}
 	}
 	switch typ {
 	case dto.MetricType_COUNTER:
-		return []Sample{one("", TypeCounter, m.GetCounter().GetValue())}
+		return []metricSample{one("", typeCounter, m.GetCounter().GetValue())}
 	case dto.MetricType_GAUGE:
-		return []Sample{one("", TypeGauge, m.GetGauge().GetValue())}
+		return []metricSample{one("", typeGauge, m.GetGauge().GetValue())}
 	case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
 		h := m.GetHistogram()
-		return []Sample{one("_count", TypeCounter, float64(h.GetSampleCount())), one("_sum", TypeCounter, h.GetSampleSum())}
+		return []metricSample{one("_count", typeCounter, float64(h.GetSampleCount())), one("_sum", typeCounter, h.GetSampleSum())}
 	case dto.MetricType_SUMMARY:
 		s := m.GetSummary()
-		return []Sample{one("_count", TypeCounter, float64(s.GetSampleCount())), one("_sum", TypeCounter, s.GetSampleSum())}
+		return []metricSample{one("_count", typeCounter, float64(s.GetSampleCount())), one("_sum", typeCounter, s.GetSampleSum())}
 	default: // untyped
-		return []Sample{one("", TypeGauge, m.GetUntyped().GetValue())}
+		return []metricSample{one("", typeGauge, m.GetUntyped().GetValue())}
 	}
 }
 
-// parseBytes is Parse on a body in memory.
-func parseBytes(body []byte, extra []string) (Scrape, error) {
-	return Parse(bytes.NewReader(body), extra)
+// parseBytes is parse on a body in memory.
+func parseBytes(body []byte, extra []string) (scrapeResult, error) {
+	return parse(bytes.NewReader(body), extra)
 }

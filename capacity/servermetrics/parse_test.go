@@ -11,7 +11,7 @@ import (
 )
 
 // values returns name{labels} -> value of a scrape, for comparisons.
-func values(sc Scrape) map[string]float64 {
+func values(sc scrapeResult) map[string]float64 {
 	out := map[string]float64{}
 	for _, s := range sc.Samples {
 		out[s.key()] = s.Value
@@ -33,18 +33,18 @@ func TestParseCaptures(t *testing.T) {
 	const sglModel = "\x00model_name=meta-llama/Llama-3.1-8B-Instruct"
 	for _, tc := range []struct {
 		file     string
-		engine   Engine
+		engine   engineName
 		families int
 		want     map[string]float64
 	}{
-		{"llamacpp-b10573-metrics.txt", LlamaCpp, 15, map[string]float64{
+		{"llamacpp-b10573-metrics.txt", engineLlamaCpp, 15, map[string]float64{
 			"llamacpp:prompt_tokens_total":        75,
 			"llamacpp:prompt_tokens_cached_total": 280,
 			"llamacpp:tokens_predicted_total":     35,
 			"llamacpp:requests_processing":        0,
 			"llamacpp:requests_deferred":          0,
 		}},
-		{"vllm-fork-0.6.3dev-metrics-idle-from-FerranAgulloLopez-vLLMBatchingMemoryGap.txt", VLLM, 15, map[string]float64{
+		{"vllm-fork-0.6.3dev-metrics-idle-from-FerranAgulloLopez-vLLMBatchingMemoryGap.txt", engineVLLM, 15, map[string]float64{
 			"vllm:num_preemptions_total" + vllmModel:     0,
 			"vllm:prompt_tokens_total" + vllmModel:       0,
 			"vllm:generation_tokens_total" + vllmModel:   0,
@@ -53,7 +53,7 @@ func TestParseCaptures(t *testing.T) {
 			"vllm:gpu_cache_usage_perc" + vllmModel:      0,
 			"vllm:gpu_prefix_cache_hit_rate" + vllmModel: -1,
 		}},
-		{"sglang-unknown-metrics-docs-example-from-sgl-project-sglang.txt", SGLang, 12, map[string]float64{
+		{"sglang-unknown-metrics-docs-example-from-sgl-project-sglang.txt", engineSGLang, 12, map[string]float64{
 			"sglang:prompt_tokens_total" + sglModel:               8.128902e+06,
 			"sglang:generation_tokens_total" + sglModel:           7.557572e+06,
 			"sglang:token_usage" + sglModel:                       0.28,
@@ -67,7 +67,7 @@ func TestParseCaptures(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			sc, err := Parse(strings.NewReader(string(readCapture(t, tc.file))), nil)
+			sc, err := parse(strings.NewReader(string(readCapture(t, tc.file))), nil)
 			require.NoError(t, err)
 			require.Equal(t, tc.engine, sc.Engine)
 			require.Equal(t, tc.families, sc.Families)
@@ -118,9 +118,9 @@ vllm:time_to_first_token_seconds_sum{engine="0",model_name="Qwen/Qwen3-8B"} 0.5
 # TYPE vllm:time_to_first_token_seconds_created gauge
 vllm:time_to_first_token_seconds_created{engine="0",model_name="Qwen/Qwen3-8B"} 1.7640000e+09
 `
-	sc, err := Parse(strings.NewReader(body), []string{"process_resident_memory_bytes", "vllm:generation_tokens_created"})
+	sc, err := parse(strings.NewReader(body), []string{"process_resident_memory_bytes", "vllm:generation_tokens_created"})
 	require.NoError(t, err)
-	require.Equal(t, VLLM, sc.Engine)
+	require.Equal(t, engineVLLM, sc.Engine)
 	require.Equal(t, 9, sc.Families, "the *_created families are not counted")
 	l := "\x00engine=0\x00model_name=Qwen/Qwen3-8B"
 	require.Empty(t, cmp.Diff(map[string]float64{
@@ -136,9 +136,9 @@ vllm:time_to_first_token_seconds_created{engine="0",model_name="Qwen/Qwen3-8B"} 
 	for _, s := range sc.Samples {
 		switch s.Name {
 		case "vllm:generation_tokens_total", "vllm:time_to_first_token_seconds_count", "vllm:time_to_first_token_seconds_sum":
-			require.Equal(t, TypeCounter, s.Type, s.Name)
+			require.Equal(t, typeCounter, s.Type, s.Name)
 		default:
-			require.Equal(t, TypeGauge, s.Type, s.Name)
+			require.Equal(t, typeGauge, s.Type, s.Name)
 		}
 	}
 }
@@ -146,9 +146,9 @@ vllm:time_to_first_token_seconds_created{engine="0",model_name="Qwen/Qwen3-8B"} 
 // TestParseTGI: TGI's unprefixed-by-colon names are recognised.
 func TestParseTGI(t *testing.T) {
 	body := "# TYPE tgi_queue_size gauge\ntgi_queue_size 7\n# TYPE tgi_batch_current_size gauge\ntgi_batch_current_size 32\n# TYPE tgi_request_count counter\ntgi_request_count 100\n"
-	sc, err := Parse(strings.NewReader(body), nil)
+	sc, err := parse(strings.NewReader(body), nil)
 	require.NoError(t, err)
-	require.Equal(t, TGI, sc.Engine)
+	require.Equal(t, engineTGI, sc.Engine)
 	require.Equal(t, map[string]float64{"tgi_queue_size": 7, "tgi_batch_current_size": 32}, values(sc))
 }
 
@@ -160,11 +160,11 @@ func TestParseRefused(t *testing.T) {
 		"# TYPE x counter\nx{a=\"1\" 3\n",
 		"# TYPE x counter\nx not-a-number\n",
 	} {
-		_, err := Parse(strings.NewReader(body), nil)
+		_, err := parse(strings.NewReader(body), nil)
 		require.Error(t, err, body)
 		require.ErrorContains(t, err, "line")
 	}
-	sc, err := Parse(strings.NewReader(""), nil)
+	sc, err := parse(strings.NewReader(""), nil)
 	require.NoError(t, err, "an empty body is a server with no metric yet")
-	require.Equal(t, Scrape{}, sc)
+	require.Equal(t, scrapeResult{}, sc)
 }

@@ -6,26 +6,22 @@ import (
 	"slices"
 )
 
-// Outcomes of Probe, for the conformance suite's metrics check.
-const (
-	// ProbeAbsent: no metrics endpoint answered (no answer, or a status
-	// other than 200): the check does not apply (SKIP).
-	ProbeAbsent = "absent"
-	// ProbeOK: the body is the Prometheus text format.
-	ProbeOK = "ok"
-	// ProbeNotText: the endpoint answered 200 with a body that is not the
-	// text format (or too large): a metrics endpoint no scraper can read.
-	ProbeNotText = "not_text"
-)
-
-// ProbeResult is what Probe learned of a metrics endpoint.
+// ProbeResult is what Probe learned of a metrics endpoint. Answered and
+// Text say which of three outcomes it was: no endpoint (not Answered: no
+// answer, or a status other than 200; the conformance check does not
+// apply), an endpoint no scraper can read (Answered, not Text: a body
+// that is not the text format, or too large), or a readable one (Text).
 type ProbeResult struct {
 	Endpoint string // the URL, as the artifact would record it
-	Outcome  string // ProbeAbsent, ProbeOK or ProbeNotText
-	// Detail is the failure, scrubbed; "" for ProbeOK.
+	// Answered says the endpoint answered 200.
+	Answered bool
+	// Text says the body is the Prometheus text format (Answered too).
+	Text bool
+	// Detail is the failure, scrubbed; "" when Text.
 	Detail string
-	// Engine is the engine whose names the body has; "" when none.
-	Engine Engine
+	// Engine is the engine whose names the body has ("vllm", "sglang",
+	// "llamacpp", "tgi"); "" when none.
+	Engine string
 	// Families counts the body's metric families (*_created excluded).
 	Families int
 	// Curated and Missing are the engine's curated families the body has
@@ -44,22 +40,20 @@ func Probe(ctx context.Context, cfg Config) (ProbeResult, error) {
 	if err != nil {
 		return ProbeResult{}, err
 	}
-	s := &Sampler{cfg: cfg, endpoint: Endpoint(cfg.URL, cfg.Scrub)}
+	s := &Sampler{cfg: cfg, endpoint: recordedEndpoint(cfg.URL, cfg.Scrub)}
 	r := ProbeResult{Endpoint: s.endpoint}
 	body, err := s.fetch(ctx)
 	if err != nil {
-		r.Outcome, r.Detail = ProbeAbsent, cfg.Scrub(err.Error())
-		if errors.Is(err, errBodyTooLarge) {
-			r.Outcome = ProbeNotText
-		}
+		r.Detail = cfg.Scrub(err.Error())
+		r.Answered = errors.Is(err, errBodyTooLarge)
 		return r, nil
 	}
 	sc, err := parseBytes(body, nil)
 	if err != nil {
-		r.Outcome, r.Detail = ProbeNotText, cfg.Scrub(err.Error())
+		r.Answered, r.Detail = true, cfg.Scrub(err.Error())
 		return r, nil
 	}
-	r.Outcome, r.Engine, r.Families = ProbeOK, sc.Engine, sc.Families
+	r.Answered, r.Text, r.Engine, r.Families = true, true, string(sc.Engine), sc.Families
 	if spec := specOf(sc.Engine); spec != nil {
 		have := map[string]bool{}
 		for _, smp := range sc.Samples {

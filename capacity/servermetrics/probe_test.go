@@ -35,32 +35,35 @@ func TestProbe(t *testing.T) {
 		return r
 	}
 	r := probe("/llama/metrics")
-	require.Equal(t, ProbeOK, r.Outcome)
-	require.Equal(t, LlamaCpp, r.Engine)
+	require.True(t, r.Answered && r.Text)
+	require.Equal(t, string(engineLlamaCpp), r.Engine)
 	require.Equal(t, 15, r.Families)
 	require.Equal(t, []string{"llamacpp:prompt_tokens_cached_total", "llamacpp:prompt_tokens_total", "llamacpp:requests_deferred",
 		"llamacpp:requests_processing", "llamacpp:tokens_predicted_total"}, r.Curated)
 	require.Equal(t, []string{"llamacpp:kv_cache_usage_ratio"}, r.Missing, "b10573 has no KV-cache gauge")
 
 	r = probe("/sglang/metrics")
-	require.Equal(t, ProbeOK, r.Outcome)
-	require.Equal(t, SGLang, r.Engine)
+	require.True(t, r.Answered && r.Text)
+	require.Equal(t, string(engineSGLang), r.Engine)
 	require.Len(t, r.Curated, 8)
 	require.Empty(t, r.Missing)
 
 	r = probe("/none/metrics")
-	require.Equal(t, ProbeAbsent, r.Outcome)
+	require.False(t, r.Answered)
+	require.False(t, r.Text)
 	require.Contains(t, r.Detail, "status 404")
 
 	r = probe("/html/metrics")
-	require.Equal(t, ProbeNotText, r.Outcome)
+	require.True(t, r.Answered)
+	require.False(t, r.Text)
 	require.Contains(t, r.Detail, "not the Prometheus text format")
 	require.Empty(t, r.Engine)
 
 	r = probe("/big/metrics")
-	require.Equal(t, ProbeNotText, r.Outcome)
+	require.True(t, r.Answered)
+	require.False(t, r.Text)
 	require.Contains(t, r.Detail, "body over")
 
 	_, err := Probe(t.Context(), Config{URL: "gpu-box/metrics"})
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorIs(t, err, errInvalidConfig)
 }

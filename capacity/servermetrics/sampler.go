@@ -16,16 +16,16 @@ import (
 
 // Bounds and defaults of a Config.
 const (
-	// DefaultInterval is the time between samples when Config.Interval is 0.
-	DefaultInterval = time.Second
-	// MinInterval and MaxInterval bound Config.Interval.
-	MinInterval = 10 * time.Millisecond
-	MaxInterval = time.Hour
+	// defaultInterval is the time between samples when Config.Interval is 0.
+	defaultInterval = time.Second
+	// minInterval and maxInterval bound Config.Interval.
+	minInterval = 10 * time.Millisecond
+	maxInterval = time.Hour
 	// maxBodyBytes bounds a /metrics body; a longer one is a failed sample.
 	maxBodyBytes = 8 << 20
 )
 
-// acceptHeader asks for the text format 0.0.4, which Parse reads, rather
+// acceptHeader asks for the text format 0.0.4, which parse reads, rather
 // than OpenMetrics, which prometheus_client serves when asked.
 const acceptHeader = "text/plain;version=0.0.4;q=1.0,*/*;q=0.1"
 
@@ -41,7 +41,7 @@ type Config struct {
 	// that does not answer, instead of being silently absent.
 	Explicit bool
 	// Interval is the time between samples, 10ms..1h (0:
-	// DefaultInterval).
+	// 1s).
 	Interval time.Duration
 	// Timeout limits one sample's GET, body included: (0, Interval/2]
 	// (0: Interval/4), so a slow endpoint never piles samples up.
@@ -63,20 +63,29 @@ type Config struct {
 	own bool // Client is the sampler's own: Stop closes its connection
 }
 
-// resolved returns c with defaults filled in, or an error wrapping
-// ErrInvalidConfig naming the field.
+// Check returns the error Discover and Probe would report for c's
+// Interval and Timeout (the URL is checked by EndpointURL), or nil: a
+// *field.Error (capacity.FieldError) naming the field, its value and
+// the allowed range.
+func (c Config) Check() error {
+	_, err := c.resolved()
+	return err
+}
+
+// resolved returns c with defaults filled in, or a *field.Error naming
+// the field.
 func (c Config) resolved() (Config, error) {
 	if c.Interval == 0 {
-		c.Interval = DefaultInterval
+		c.Interval = defaultInterval
 	}
-	if c.Interval < MinInterval || c.Interval > MaxInterval {
-		return c, fmt.Errorf("%w: Interval %v: want %v..%v (0: %v)", ErrInvalidConfig, c.Interval, MinInterval, MaxInterval, DefaultInterval)
+	if c.Interval < minInterval || c.Interval > maxInterval {
+		return c, configError("Config.Interval", c.Interval, fmt.Sprintf("must be in %v..%v (0: %v)", minInterval, maxInterval, defaultInterval), nil)
 	}
 	if c.Timeout == 0 {
 		c.Timeout = c.Interval / 4
 	}
 	if c.Timeout < 0 || c.Timeout > c.Interval/2 {
-		return c, fmt.Errorf("%w: Timeout %v: want (0, Interval/2 = %v] (0: Interval/4)", ErrInvalidConfig, c.Timeout, c.Interval/2)
+		return c, configError("Config.Timeout", c.Timeout, fmt.Sprintf("must be in (0, Interval/2 = %v] (0: Interval/4)", c.Interval/2), nil)
 	}
 	if c.Scrub == nil {
 		c.Scrub = func(s string) string { return s }
@@ -98,10 +107,10 @@ func (c Config) resolved() (Config, error) {
 type Sampler struct {
 	cfg      Config
 	endpoint string
-	engine   Engine // as discovered; read by Engine, never written after
-	seen     Engine // the first engine the samples showed (the loop's)
+	engine   engineName // as discovered; read by Engine, never written after
+	seen     engineName // the first engine the samples showed (the loop's)
 
-	primed *Scrape // Prime's sample: the first point, at offset 0
+	primed *scrapeResult // Prime's sample: the first point, at offset 0
 
 	start  time.Time
 	cancel context.CancelFunc
@@ -118,7 +127,7 @@ type Sampler struct {
 // server has no metrics endpoint (no answer, a status other than 200, a
 // body that is not the text format) and the URL was not Explicit; with an
 // Explicit URL that last case is an error wrapping ErrNoEndpoint. A bad
-// Config is an error wrapping ErrInvalidConfig.
+// Config is a *field.Error (capacity.FieldError) naming the field.
 func Discover(ctx context.Context, cfg Config) (*Sampler, error) {
 	if cfg.URL == "" || strings.EqualFold(cfg.URL, Off) {
 		return nil, nil
@@ -130,7 +139,7 @@ func Discover(ctx context.Context, cfg Config) (*Sampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sampler{cfg: cfg, endpoint: Endpoint(cfg.URL, cfg.Scrub)}
+	s := &Sampler{cfg: cfg, endpoint: recordedEndpoint(cfg.URL, cfg.Scrub)}
 	sc, err := s.scrape(ctx)
 	if err != nil {
 		if cfg.Explicit {
@@ -144,7 +153,7 @@ func Discover(ctx context.Context, cfg Config) (*Sampler, error) {
 
 // Engine returns the engine whose names the endpoint had when discovered,
 // or "".
-func (s *Sampler) Engine() Engine { return s.engine }
+func (s *Sampler) Engine() string { return string(s.engine) }
 
 // Prime takes the sample the phase starts from, on the caller's
 // goroutine, when nothing is in flight yet (after the warm-up, before the
@@ -152,8 +161,12 @@ func (s *Sampler) Engine() Engine { return s.engine }
 // at once, so the counters' increases start exactly where the phase does,
 // not where the sampling goroutine first ran (after the first requests
 // may have produced tokens). A failed Prime is counted as a failed sample
-// and Start samples at once as before. Call it at most once, before Start.
+// and Start samples at once as before. Call it at most once, before Start;
+// on a nil Sampler it does nothing.
 func (s *Sampler) Prime(ctx context.Context) {
+	if s == nil {
+		return
+	}
 	sc, err := s.scrape(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -168,7 +181,28 @@ func (s *Sampler) Prime(ctx context.Context) {
 // Start starts sampling: a sample at once, then one every interval, until
 // ctx is done or Stop. Offsets are measured from runStart, the run's
 // monotonic start (the reading its offsets are taken from). Call it once.
-func (s *Sampler) Start(ctx context.Context, runStart time.Time) {
+//
+// Its shape is capacity.Observer's, so a *Sampler is one of a run's
+// observers (this package never imports capacity): the end hook it
+// returns stops the sampler, computes the cross-checks from the report
+// and sets rep.AnvilGo.ServerMetrics. A nil Sampler observes nothing.
+func (s *Sampler) Start(ctx context.Context, runStart time.Time) func(rep *artifact.Report) {
+	if s == nil {
+		return nil
+	}
+	s.begin(ctx, runStart)
+	return func(rep *artifact.Report) {
+		m := s.Stop()
+		m.Checks = check(m, factsOf(rep))
+		if rep.AnvilGo == nil {
+			rep.AnvilGo = &artifact.Extension{Version: artifact.ExtensionVersion}
+		}
+		rep.AnvilGo.ServerMetrics = m
+	}
+}
+
+// begin starts the sampling goroutine.
+func (s *Sampler) begin(ctx context.Context, runStart time.Time) {
 	s.start, s.st, s.done = runStart, newStore(), make(chan struct{})
 	if p := s.primed; p != nil {
 		s.ok++
@@ -215,10 +249,10 @@ func (s *Sampler) sample(ctx context.Context) {
 }
 
 // scrape GETs and parses the endpoint within the timeout.
-func (s *Sampler) scrape(ctx context.Context) (Scrape, error) {
+func (s *Sampler) scrape(ctx context.Context) (scrapeResult, error) {
 	body, err := s.fetch(ctx)
 	if err != nil {
-		return Scrape{}, err
+		return scrapeResult{}, err
 	}
 	return parseBytes(body, s.cfg.Series)
 }

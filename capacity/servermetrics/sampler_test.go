@@ -74,7 +74,7 @@ func TestSamplerClock(t *testing.T) {
 		s, err := Discover(t.Context(), cfg)
 		require.NoError(t, err)
 		require.NotNil(t, s)
-		require.Equal(t, VLLM, s.Engine())
+		require.Equal(t, string(engineVLLM), s.Engine())
 		time.Sleep(5 * time.Second) // warm-up: not sampled
 		runStart := time.Now()
 		s.Start(t.Context(), runStart)
@@ -86,10 +86,10 @@ func TestSamplerClock(t *testing.T) {
 			Endpoint: "http://gpu-box:8000/metrics", Engine: new("vllm"), IntervalMS: 1000, TimeoutMS: 250,
 			Samples: 5, MaxPointsPerSeries: maxPointsPerSeries,
 			Series: []artifact.MetricSeries{
-				{Name: "vllm:generation_tokens_total", Type: TypeCounter, Labels: labels, SamplesPerPoint: 1,
+				{Name: "vllm:generation_tokens_total", Type: typeCounter, Labels: labels, SamplesPerPoint: 1,
 					OffsetsMS: []float64{0, 1000, 2000, 3000, 3500}, Values: []float64{110, 120, 130, 140, 150},
 					Increase: new(40.0), Resets: new(0)},
-				{Name: "vllm:num_requests_running", Type: TypeGauge, Labels: labels, SamplesPerPoint: 1,
+				{Name: "vllm:num_requests_running", Type: typeGauge, Labels: labels, SamplesPerPoint: 1,
 					OffsetsMS: []float64{0, 1000, 2000, 3000, 3500}, Values: []float64{1, 2, 3, 4, 5}},
 			},
 		}
@@ -194,18 +194,20 @@ func TestConfigBounds(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{Config{Interval: time.Millisecond}, "Interval 1ms: want 10ms..1h0m0s"},
-		{Config{Interval: 2 * time.Hour}, "Interval 2h0m0s"},
-		{Config{Interval: time.Second, Timeout: 600 * time.Millisecond}, "Timeout 600ms: want (0, Interval/2 = 500ms]"},
-		{Config{Timeout: -time.Second}, "Timeout -1s"},
+		{Config{Interval: time.Millisecond}, "servermetrics: Config.Interval = 1ms: must be in 10ms..1h0m0s (0: 1s)"},
+		{Config{Interval: 2 * time.Hour}, "servermetrics: Config.Interval = 2h0m0s: must be in 10ms..1h0m0s (0: 1s)"},
+		{Config{Interval: time.Second, Timeout: 600 * time.Millisecond}, "servermetrics: Config.Timeout = 600ms: must be in (0, Interval/2 = 500ms] (0: Interval/4)"},
+		{Config{Timeout: -time.Second}, "servermetrics: Config.Timeout = -1s: must be in (0, Interval/2 = 500ms] (0: Interval/4)"},
 	} {
 		tc.cfg.URL = "http://h/metrics"
 		_, err := Discover(context.Background(), tc.cfg)
-		require.ErrorIs(t, err, ErrInvalidConfig)
-		require.ErrorContains(t, err, tc.want)
+		require.ErrorIs(t, err, errInvalidConfig)
+		require.EqualError(t, err, tc.want)
+		require.Equal(t, err, tc.cfg.Check(), "Check reports what Discover does")
 	}
+	require.NoError(t, Config{}.Check(), "the defaults")
 	_, err := Discover(context.Background(), Config{URL: "ftp://h/metrics"})
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorIs(t, err, errInvalidConfig)
 }
 
 // TestEndpointURL: the default is /metrics at the server's root; an
@@ -225,9 +227,9 @@ func TestEndpointURL(t *testing.T) {
 		require.Equal(t, tc.want, got, tc)
 	}
 	_, err := EndpointURL("http://h/v1", "gpu-box:9090")
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorIs(t, err, errInvalidConfig)
 	_, err = EndpointURL("::", "")
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorIs(t, err, errInvalidConfig)
 }
 
 // TestOwnClient: without Config.Client the sampler has a client of its

@@ -125,7 +125,7 @@ func (s *series) member() artifact.MetricSeries {
 	if m.OffsetsMS == nil {
 		m.OffsetsMS, m.Values = []float64{}, []float64{}
 	}
-	if s.typ == TypeCounter {
+	if s.typ == typeCounter {
 		m.Increase, m.Resets = new(s.increase), new(s.resets)
 	}
 	return m
@@ -141,7 +141,7 @@ type store struct {
 func newStore() *store { return &store{byKey: map[string]*series{}, dropped: map[string]bool{}} }
 
 // add records the samples of one scrape taken at offset at (ms).
-func (st *store) add(at float64, samples []Sample) {
+func (st *store) add(at float64, samples []metricSample) {
 	at = math.Round(at/offsetResolutionMS) * offsetResolutionMS
 	for i := range samples {
 		smp := &samples[i]
@@ -189,7 +189,7 @@ func (st *store) members() []artifact.MetricSeries {
 func (st *store) increase(name string) (float64, int) {
 	sum, n := 0.0, 0
 	for _, s := range st.byKey {
-		if s.name == name && s.typ == TypeCounter && s.n > 0 {
+		if s.name == name && s.typ == typeCounter && s.n > 0 {
 			sum += s.increase
 			n++
 		}

@@ -15,7 +15,7 @@ import (
 // the max of samples_per_point samples, and a counter's increase and
 // resets come from every sample.
 func TestSeriesDownsampleKeepsMax(t *testing.T) {
-	g := &series{name: "q", typ: TypeGauge}
+	g := &series{name: "q", typ: typeGauge}
 	const n = 10 * maxPointsPerSeries
 	for i := range n {
 		v := float64(i % 7)
@@ -42,7 +42,7 @@ func TestSeriesDownsampleKeepsMax(t *testing.T) {
 	}
 	require.Nil(t, m.Increase)
 
-	c := &series{name: "c_total", typ: TypeCounter}
+	c := &series{name: "c_total", typ: typeCounter}
 	for i := range n {
 		c.add(float64(i), float64(i%1000)) // resets at each 1000
 	}
@@ -56,16 +56,16 @@ func TestSeriesDownsampleKeepsMax(t *testing.T) {
 // drop a series (counted once); long values are cut; NaN is skipped.
 func TestStoreBounds(t *testing.T) {
 	st := newStore()
-	var smp []Sample
+	var smp []metricSample
 	for i := range maxSeries + 5 {
-		smp = append(smp, Sample{Name: "g", Type: TypeGauge, Labels: map[string]string{"i": string(rune('A' + i))}, Value: 1})
+		smp = append(smp, metricSample{Name: "g", Type: typeGauge, Labels: map[string]string{"i": string(rune('A' + i))}, Value: 1})
 	}
 	many := map[string]string{}
 	for i := range maxLabels + 1 {
 		many[string(rune('a'+i))] = "v"
 	}
-	smp = append(smp, Sample{Name: "h", Type: TypeGauge, Labels: many, Value: 1},
-		Sample{Name: "n", Type: TypeGauge, Labels: map[string]string{}, Value: math.NaN()})
+	smp = append(smp, metricSample{Name: "h", Type: typeGauge, Labels: many, Value: 1},
+		metricSample{Name: "n", Type: typeGauge, Labels: map[string]string{}, Value: math.NaN()})
 	st.add(0, smp)
 	st.add(1000, smp)
 	require.Len(t, st.byKey, maxSeries)
@@ -101,7 +101,7 @@ func TestMemberSizeBound(t *testing.T) {
 			TTFT:             &artifact.TTFTCheck{Histogram: strings.Repeat("h", 64)},
 		}}
 	for i := range maxSeries {
-		s := artifact.MetricSeries{Name: strings.Repeat("n", 100) + string(rune('A'+i)), Type: TypeCounter, Labels: labels,
+		s := artifact.MetricSeries{Name: strings.Repeat("n", 100) + string(rune('A'+i)), Type: typeCounter, Labels: labels,
 			SamplesPerPoint: 1 << 40, Increase: new(-1.2345678901234567e-300), Resets: new(1 << 40)}
 		for range maxPointsPerSeries {
 			s.OffsetsMS = append(s.OffsetsMS, -1.2345678901234567e+300)

@@ -22,8 +22,8 @@
 //
 // # Think times
 //
-// A Fixed think time is Spec.Think before every turn after the first. An
-// Exp think time is Spec.Think times an exponential draw of mean 1 from a
+// A fixed think time is Spec.Think before every turn after the first. An
+// exponential one (Spec.ThinkExp) is Spec.Think times an exponential draw of mean 1 from a
 // generator seeded with (Spec.Seed, session, turn): the same spec gives
 // the same think times on every platform and whatever order the sessions
 // run in. For recorded sessions the think time is the row's think_ms.

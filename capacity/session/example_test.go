@@ -27,5 +27,5 @@ func ExampleParseSpec() {
 	// turn 1: planned prompt 200 tokens, think 0s before it
 	// turn 2: planned prompt 528 tokens, think 4.737858231s before it
 	// turn 3: planned prompt 856 tokens, think 185.877439ms before it
-	// output = 0: must be in [1, 1000000] tokens
+	// session: output = 0: must be in [1, 1000000] tokens
 }

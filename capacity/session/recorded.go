@@ -2,6 +2,9 @@ package session
 
 import (
 	"fmt"
+	"strconv"
+
+	"github.com/anvilbench/anvil/capacity/internal/field"
 
 	"github.com/anvilbench/anvil/capacity/trace"
 )
@@ -19,7 +22,7 @@ type Recorded struct {
 // Read reads the sessions of a trace in anvil's JSONL format (the rows'
 // session and turn keys), ordered by their first turn's row. A session's
 // rows must come as turns 1, 2, 3... in the file (which is in time
-// order); a turn out of sequence is a *trace.FieldError naming its line.
+// order); a turn out of sequence is a *field.Error naming its line.
 // A row without a session is a session of one turn. A turn without
 // user_tokens gets UserTokens = PromptTokens on turn 1, and later
 // PromptTokens minus the previous turn's PromptTokens and OutputTokens,
@@ -46,8 +49,8 @@ func Read(r *trace.Reader) ([]Recorded, error) {
 		}
 		s := &out[i]
 		if want := len(s.Turns) + 1; rec.Turn != want {
-			return nil, &trace.FieldError{File: r.Name(), Line: rec.Line, Field: "turn", Value: rec.Turn,
-				Want: fmt.Sprintf("%d, the next turn of session %q", want, rec.Session)}
+			return nil, &field.Error{Pkg: pkg, Kind: errInvalid, Where: r.Name() + ":" + strconv.Itoa(rec.Line), Field: "turn", Value: rec.Turn,
+				Rule: "must be " + fmt.Sprintf("%d, the next turn of session %q", want, rec.Session)}
 		}
 		if rec.UserTokens == 0 {
 			rec.UserTokens = rec.PromptTokens
@@ -55,8 +58,8 @@ func Read(r *trace.Reader) ([]Recorded, error) {
 				prev := s.Turns[n-1]
 				history := prev.PromptTokens + prev.OutputTokens
 				if rec.PromptTokens <= history {
-					return nil, &trace.FieldError{File: r.Name(), Line: rec.Line, Field: "prompt_tokens", Value: rec.PromptTokens,
-						Want: fmt.Sprintf("above %d, the previous turn's prompt_tokens + output_tokens (line %d), or give user_tokens",
+					return nil, &field.Error{Pkg: pkg, Kind: errInvalid, Where: r.Name() + ":" + strconv.Itoa(rec.Line), Field: "prompt_tokens", Value: rec.PromptTokens,
+						Rule: "must be " + fmt.Sprintf("above %d, the previous turn's prompt_tokens + output_tokens (line %d), or give user_tokens",
 							history, prev.Line)}
 				}
 				rec.UserTokens = rec.PromptTokens - history

@@ -13,7 +13,7 @@ import (
 )
 
 func read(text string) ([]session.Recorded, error) {
-	return session.Read(trace.NewReader(strings.NewReader(text), "logs.jsonl", trace.JSONL))
+	return session.Read(trace.NewReader(strings.NewReader(text), "logs.jsonl", trace.Format("jsonl")))
 }
 
 // TestRead groups interleaved rows by session, in the order of their
@@ -47,15 +47,15 @@ func TestRead(t *testing.T) {
 func TestReadErrors(t *testing.T) {
 	tests := []struct{ text, want string }{
 		{`{"offset_ms": 0, "prompt_tokens": 3, "output_tokens": 1, "session": "a", "turn": 2}`,
-			`logs.jsonl:1: turn = 2: must be 1, the next turn of session "a"`},
+			`session: logs.jsonl:1: turn = 2: must be 1, the next turn of session "a"`},
 		{`{"offset_ms": 0, "prompt_tokens": 3, "output_tokens": 1, "session": "a", "turn": 1}` + "\n" +
 			`{"offset_ms": 0, "prompt_tokens": 3, "output_tokens": 1, "session": "a", "turn": 1}`,
-			`logs.jsonl:2: turn = 1: must be 2, the next turn of session "a"`},
+			`session: logs.jsonl:2: turn = 1: must be 2, the next turn of session "a"`},
 		{`{"offset_ms": 0, "prompt_tokens": 300, "output_tokens": 50, "session": "a", "turn": 1}` + "\n" +
 			`{"offset_ms": 5, "prompt_tokens": 350, "output_tokens": 1, "session": "a", "turn": 2}`,
-			`logs.jsonl:2: prompt_tokens = 350: must be above 350, the previous turn's prompt_tokens + output_tokens (line 1), or give user_tokens`},
+			`session: logs.jsonl:2: prompt_tokens = 350: must be above 350, the previous turn's prompt_tokens + output_tokens (line 1), or give user_tokens`},
 		{`{"offset_ms": 0, "prompt_tokens": 0, "output_tokens": 1}`,
-			`logs.jsonl:1: prompt_tokens = "0": must be an integer in [1, 10000000]`},
+			`trace: logs.jsonl:1: prompt_tokens = "0": must be an integer in [1, 10000000]`},
 	}
 	for _, tc := range tests {
 		_, err := read(tc.text)

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -8,9 +9,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/anvilbench/anvil/capacity/arrival"
+	"github.com/anvilbench/anvil/capacity/internal/arrival"
+	"github.com/anvilbench/anvil/capacity/internal/field"
 	"github.com/anvilbench/anvil/capacity/trace"
 )
+
+// pkg is the prefix of the package's messages.
+const pkg = "session"
+
+// errInvalid is the Kind of every error about a bad spec or session.
+var errInvalid = errors.New("session: invalid input")
 
 // Bounds of a Spec.
 const (
@@ -18,33 +26,9 @@ const (
 	maxTurns = 1000
 	// maxMessageTokens is the longest user message or answer of a turn.
 	maxMessageTokens = 1_000_000
-	// maxThink is the longest think time (the mean, for Exp).
+	// maxThink is the longest think time (the mean, with ThinkExp).
 	maxThink = time.Hour
 )
-
-// Dist is the distribution of the think times. The zero value is Fixed.
-type Dist int
-
-// The think-time distributions.
-const (
-	// Fixed: every think time is Spec.Think.
-	Fixed Dist = iota
-	// Exp: think times are exponential with mean Spec.Think, drawn per
-	// session and turn from Spec.Seed (see Spec.ThinkTime).
-	Exp
-)
-
-// String returns the distribution's name in the compact form: "fixed"
-// or "exp".
-func (d Dist) String() string {
-	switch d {
-	case Fixed:
-		return "fixed"
-	case Exp:
-		return "exp"
-	}
-	return "Dist(" + strconv.Itoa(int(d)) + ")"
-}
 
 // Spec is a synthetic session workload: every session has Turns turns;
 // turn k's messages are the k-1 earlier user messages and the assistant's
@@ -60,37 +44,37 @@ type Spec struct {
 	UserTokens int
 	// OutputTokens is each turn's max_tokens, in [1, 1000000].
 	OutputTokens int
-	// Think is the think time, or its mean for Exp: in [0, 1h],
-	// above 0 for Exp.
+	// Think is the think time, or its mean with ThinkExp: in [0, 1h],
+	// above 0 with ThinkExp.
 	Think time.Duration
-	// ThinkDist is Fixed (the zero value) or Exp.
-	ThinkDist Dist
-	// Seed selects the think-time draws of Exp. Every value is valid.
+	// ThinkExp draws exponential think times of mean Think per session
+	// and turn from Seed (see ThinkTime; think_dist=exp in the compact
+	// form); false, every think time is Think (think_dist=fixed).
+	ThinkExp bool
+	// Seed selects the think-time draws of ThinkExp. Every value is valid.
 	Seed uint64
 }
 
-// Validate returns the *trace.FieldError of the first invalid field, or
+// Validate returns the *field.Error of the first invalid field, or
 // nil. The last turn's planned prompt (see PlannedPrompt) must be at most
 // trace.MaxTokens.
 func (s Spec) Validate() error {
 	switch {
 	case s.Turns < 1 || s.Turns > maxTurns:
-		return &trace.FieldError{Field: "turns", Value: s.Turns, Want: fmt.Sprintf("in [1, %d]", maxTurns)}
+		return &field.Error{Pkg: pkg, Kind: errInvalid, Field: "turns", Value: s.Turns, Rule: "must be " + fmt.Sprintf("in [1, %d]", maxTurns)}
 	case s.UserTokens < 1 || s.UserTokens > maxMessageTokens:
-		return &trace.FieldError{Field: "user", Value: s.UserTokens, Want: fmt.Sprintf("in [1, %d] tokens", maxMessageTokens)}
+		return &field.Error{Pkg: pkg, Kind: errInvalid, Field: "user", Value: s.UserTokens, Rule: "must be " + fmt.Sprintf("in [1, %d] tokens", maxMessageTokens)}
 	case s.OutputTokens < 1 || s.OutputTokens > maxMessageTokens:
-		return &trace.FieldError{Field: "output", Value: s.OutputTokens, Want: fmt.Sprintf("in [1, %d] tokens", maxMessageTokens)}
+		return &field.Error{Pkg: pkg, Kind: errInvalid, Field: "output", Value: s.OutputTokens, Rule: "must be " + fmt.Sprintf("in [1, %d] tokens", maxMessageTokens)}
 	case s.Think < 0 || s.Think > maxThink:
-		return &trace.FieldError{Field: "think", Value: s.Think, Want: fmt.Sprintf("in [0s, %v]", maxThink)}
-	case s.ThinkDist != Fixed && s.ThinkDist != Exp:
-		return &trace.FieldError{Field: "think_dist", Value: s.ThinkDist.String(), Want: `"fixed" or "exp"`}
-	case s.ThinkDist == Exp && s.Think == 0:
-		return &trace.FieldError{Field: "think", Value: s.Think, Want: "above 0s with think_dist=exp (it is the mean)"}
+		return &field.Error{Pkg: pkg, Kind: errInvalid, Field: "think", Value: s.Think, Rule: "must be " + fmt.Sprintf("in [0s, %v]", maxThink)}
+	case s.ThinkExp && s.Think == 0:
+		return &field.Error{Pkg: pkg, Kind: errInvalid, Field: "think", Value: s.Think, Rule: "must be above 0s with think_dist=exp (it is the mean)"}
 	}
 	if p := s.PlannedPrompt(s.Turns); p > trace.MaxTokens {
 		most := (trace.MaxTokens + s.OutputTokens) / (s.UserTokens + s.OutputTokens)
-		return &trace.FieldError{Field: "turns", Value: s.Turns,
-			Want: fmt.Sprintf("at most %d with user=%d and output=%d (the last turn's prompt would be %d tokens, over %d)",
+		return &field.Error{Pkg: pkg, Kind: errInvalid, Field: "turns", Value: s.Turns,
+			Rule: "must be " + fmt.Sprintf("at most %d with user=%d and output=%d (the last turn's prompt would be %d tokens, over %d)",
 				most, s.UserTokens, s.OutputTokens, p, trace.MaxTokens)}
 	}
 	return nil
@@ -105,7 +89,7 @@ func (s Spec) PlannedPrompt(k int) int {
 }
 
 // ThinkTime is the think time before turn (2-based: turn 1 has none, and
-// gets 0) of session i: Think for Fixed; for Exp, Think times an
+// gets 0) of session i: Think; with ThinkExp, Think times an
 // exponential draw of mean 1 (arrival.PoissonProcess, the same on every
 // platform) from a PCG generator seeded with Seed and (i, turn), so each
 // draw depends on nothing but the spec, the session and the turn, not on
@@ -115,7 +99,7 @@ func (s Spec) ThinkTime(i, turn int) time.Duration {
 	if turn < 2 {
 		return 0
 	}
-	if s.ThinkDist != Exp {
+	if !s.ThinkExp {
 		return s.Think
 	}
 	r := rand.New(rand.NewPCG(s.Seed, uint64(i)<<32^uint64(turn)^thinkStream))
@@ -131,8 +115,12 @@ const thinkStream = 0x7468696e6b696e67
 // order: "turns=3,user=200,output=128,think=2s,think_dist=exp,seed=0".
 // ParseSpec reads it back to the same Spec.
 func (s Spec) String() string {
-	return fmt.Sprintf("turns=%d,user=%d,output=%d,think=%v,think_dist=%v,seed=%d",
-		s.Turns, s.UserTokens, s.OutputTokens, s.Think, s.ThinkDist, s.Seed)
+	dist := "fixed"
+	if s.ThinkExp {
+		dist = "exp"
+	}
+	return fmt.Sprintf("turns=%d,user=%d,output=%d,think=%v,think_dist=%s,seed=%d",
+		s.Turns, s.UserTokens, s.OutputTokens, s.Think, dist, s.Seed)
 }
 
 // specKeys are the keys of the compact form, in String's order.
@@ -151,7 +139,7 @@ var specKeys = []string{"turns", "user", "output", "think", "think_dist", "seed"
 //
 // For example "turns=3,user=200,output=128,think=2s,think_dist=exp". A
 // missing, repeated or unknown key, a value that does not parse, or a
-// spec that fails Validate, is a *trace.FieldError naming the key.
+// spec that fails Validate, is a *field.Error naming the key.
 func ParseSpec(str string) (Spec, error) {
 	var s Spec
 	seen := map[string]bool{}
@@ -159,11 +147,11 @@ func ParseSpec(str string) (Spec, error) {
 		key, value, ok := strings.Cut(strings.TrimSpace(part), "=")
 		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
 		if !ok {
-			return Spec{}, &trace.FieldError{Field: "spec", Value: part,
-				Want: "comma-separated key=value pairs with the keys " + strings.Join(specKeys, ", ")}
+			return Spec{}, &field.Error{Pkg: pkg, Kind: errInvalid, Field: "spec", Value: part,
+				Rule: "must be comma-separated key=value pairs with the keys " + strings.Join(specKeys, ", ")}
 		}
 		if seen[key] {
-			return Spec{}, &trace.FieldError{Field: key, Value: value, Want: "given once"}
+			return Spec{}, &field.Error{Pkg: pkg, Kind: errInvalid, Field: key, Value: value, Rule: "must be given once"}
 		}
 		seen[key] = true
 		var err error
@@ -179,16 +167,16 @@ func ParseSpec(str string) (Spec, error) {
 		case "think_dist":
 			switch value {
 			case "fixed":
-				s.ThinkDist = Fixed
+				s.ThinkExp = false
 			case "exp":
-				s.ThinkDist = Exp
+				s.ThinkExp = true
 			default:
-				return Spec{}, &trace.FieldError{Field: key, Value: value, Want: `"fixed" or "exp"`}
+				return Spec{}, &field.Error{Pkg: pkg, Kind: errInvalid, Field: key, Value: value, Rule: "must be " + `"fixed" or "exp"`}
 			}
 		case "seed":
 			s.Seed, err = strconv.ParseUint(value, 10, 64)
 		default:
-			return Spec{}, &trace.FieldError{Field: "key", Value: key, Want: "one of " + strings.Join(specKeys, ", ")}
+			return Spec{}, &field.Error{Pkg: pkg, Kind: errInvalid, Field: "key", Value: key, Rule: "must be one of " + strings.Join(specKeys, ", ")}
 		}
 		if err != nil {
 			want := "an integer"
@@ -198,12 +186,12 @@ func ParseSpec(str string) (Spec, error) {
 			case "seed":
 				want = "an unsigned integer"
 			}
-			return Spec{}, &trace.FieldError{Field: key, Value: value, Want: want}
+			return Spec{}, &field.Error{Pkg: pkg, Kind: errInvalid, Field: key, Value: value, Rule: "must be " + want}
 		}
 	}
 	for _, key := range specKeys[:3] {
 		if !seen[key] {
-			return Spec{}, &trace.FieldError{Field: key, Want: "given"}
+			return Spec{}, &field.Error{Pkg: pkg, Kind: errInvalid, Field: key, Rule: "must be given"}
 		}
 	}
 	if err := s.Validate(); err != nil {

@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/anvilbench/anvil/capacity/internal/field"
 	"github.com/anvilbench/anvil/capacity/session"
-	"github.com/anvilbench/anvil/capacity/trace"
 )
 
 func TestParseSpec(t *testing.T) {
@@ -19,7 +19,7 @@ func TestParseSpec(t *testing.T) {
 		want session.Spec
 	}{
 		{"turns=3,user=200,output=128,think=2s,think_dist=exp",
-			session.Spec{Turns: 3, UserTokens: 200, OutputTokens: 128, Think: 2 * time.Second, ThinkDist: session.Exp}},
+			session.Spec{Turns: 3, UserTokens: 200, OutputTokens: 128, Think: 2 * time.Second, ThinkExp: true}},
 		{" output = 64 , user=10,turns=1 ", session.Spec{Turns: 1, UserTokens: 10, OutputTokens: 64}},
 		{"turns=2,user=1,output=1,think=1m30s,think_dist=fixed,seed=18446744073709551615",
 			session.Spec{Turns: 2, UserTokens: 1, OutputTokens: 1, Think: 90 * time.Second, Seed: 1<<64 - 1}},
@@ -39,27 +39,29 @@ func TestParseSpec(t *testing.T) {
 
 func TestParseSpecErrors(t *testing.T) {
 	tests := []struct{ in, want string }{
-		{"", `spec = "": must be comma-separated key=value pairs with the keys turns, user, output, think, think_dist, seed`},
-		{"turns=3,user=200", "output: must be given"},
-		{"turns=3,user=200,output=128,turns=4", `turns = "4": must be given once`},
-		{"turns=3,user=200,output=128,rate=4", `key = "rate": must be one of turns, user, output, think, think_dist, seed`},
-		{"turns=three,user=200,output=128", `turns = "three": must be an integer`},
-		{"turns=0,user=200,output=128", "turns = 0: must be in [1, 1000]"},
-		{"turns=3,user=0,output=128", "user = 0: must be in [1, 1000000] tokens"},
-		{"turns=3,user=2,output=1000001", "output = 1000001: must be in [1, 1000000] tokens"},
-		{"turns=3,user=2,output=1,think=2", `think = "2": must be a duration such as "2s"`},
-		{"turns=3,user=2,output=1,think=-1s", "think = -1s: must be in [0s, 1h0m0s]"},
-		{"turns=3,user=2,output=1,think=2h", "think = 2h0m0s: must be in [0s, 1h0m0s]"},
-		{"turns=3,user=2,output=1,think_dist=gamma", `think_dist = "gamma": must be "fixed" or "exp"`},
-		{"turns=3,user=2,output=1,think_dist=exp", "think = 0s: must be above 0s with think_dist=exp (it is the mean)"},
-		{"turns=3,user=2,output=1,seed=-1", `seed = "-1": must be an unsigned integer`},
-		{"turns=1000,user=1000000,output=1", "turns = 1000: must be at most 9 with user=1000000 and output=1 (the last turn's prompt would be 1000000999 tokens, over 10000000)"},
+		{"", `session: spec = "": must be comma-separated key=value pairs with the keys turns, user, output, think, think_dist, seed`},
+		{"turns=3,user=200", "session: output: must be given"},
+		{"turns=3,user=200,output=128,turns=4", `session: turns = "4": must be given once`},
+		{"turns=3,user=200,output=128,rate=4", `session: key = "rate": must be one of turns, user, output, think, think_dist, seed`},
+		{"turns=three,user=200,output=128", `session: turns = "three": must be an integer`},
+		{"turns=0,user=200,output=128", "session: turns = 0: must be in [1, 1000]"},
+		{"turns=3,user=0,output=128", "session: user = 0: must be in [1, 1000000] tokens"},
+		{"turns=3,user=2,output=1000001", "session: output = 1000001: must be in [1, 1000000] tokens"},
+		{"turns=3,user=2,output=1,think=2", `session: think = "2": must be a duration such as "2s"`},
+		{"turns=3,user=2,output=1,think=-1s", "session: think = -1s: must be in [0s, 1h0m0s]"},
+		{"turns=3,user=2,output=1,think=2h", "session: think = 2h0m0s: must be in [0s, 1h0m0s]"},
+		{"turns=3,user=2,output=1,think_dist=gamma", `session: think_dist = "gamma": must be "fixed" or "exp"`},
+		{"turns=3,user=2,output=1,think_dist=exp", "session: think = 0s: must be above 0s with think_dist=exp (it is the mean)"},
+		{"turns=3,user=2,output=1,seed=-1", `session: seed = "-1": must be an unsigned integer`},
+		{"turns=1000,user=1000000,output=1", "session: turns = 1000: must be at most 9 with user=1000000 and output=1 (the last turn's prompt would be 1000000999 tokens, over 10000000)"},
 	}
 	for _, tc := range tests {
 		_, err := session.ParseSpec(tc.in)
 		require.EqualError(t, err, tc.want, tc.in)
-		_, ok := errors.AsType[*trace.FieldError](err)
+		fe, ok := errors.AsType[*field.Error](err)
 		require.True(t, ok)
+		require.Equal(t, "session", fe.Pkg)
+		require.ErrorIs(t, err, fe.Kind)
 	}
 }
 
@@ -72,7 +74,7 @@ func TestThinkTime(t *testing.T) {
 	require.Equal(t, 2*time.Second, fixed.ThinkTime(5, 3))
 
 	exp := fixed
-	exp.ThinkDist, exp.Seed = session.Exp, 7
+	exp.ThinkExp, exp.Seed = true, 7
 	got := []time.Duration{exp.ThinkTime(0, 2), exp.ThinkTime(0, 3), exp.ThinkTime(1, 2), exp.ThinkTime(1, 3)}
 	want := []time.Duration{pinned[0], pinned[1], pinned[2], pinned[3]}
 	require.Equal(t, want, got)
@@ -102,7 +104,7 @@ func FuzzParseSpec(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		s, err := session.ParseSpec(in)
 		if err != nil {
-			fe, ok := errors.AsType[*trace.FieldError](err)
+			fe, ok := errors.AsType[*field.Error](err)
 			if !ok || fe.Field == "" || !strings.Contains(err.Error(), "must be") {
 				t.Fatalf("ParseSpec(%q) = %v (%T)", in, err, err)
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"github.com/anvilbench/anvil/capacity/internal/field"
 	"io"
 	"strconv"
 	"strings"
@@ -57,17 +58,17 @@ func (a *azure) read() ([]string, error) {
 		return row, err
 	}
 	if pe, ok := errors.AsType[*csv.ParseError](err); ok {
-		return nil, &FieldError{File: a.name, Line: pe.Line, Field: "row", Err: pe.Err}
+		return nil, &field.Error{Pkg: pkg, Kind: errInvalid, Where: at(a.name, pe.Line), Field: "row", Err: pe.Err}
 	}
 	line, _ := a.r.FieldPos(0)
-	return nil, &FieldError{File: a.name, Line: line, Field: "file", Err: err}
+	return nil, &field.Error{Pkg: pkg, Kind: errInvalid, Where: at(a.name, line), Field: "file", Err: err}
 }
 
 func (a *azure) readHeader() error {
 	want := "a header with the columns " + azureTimestamp + ", " + azureContext + " and " + azureGenerated
 	row, err := a.read()
 	if errors.Is(err, io.EOF) {
-		return &FieldError{File: a.name, Line: 1, Field: "header", Want: want}
+		return &field.Error{Pkg: pkg, Kind: errInvalid, Where: at(a.name, 1), Field: "header", Rule: "must be " + want}
 	}
 	if err != nil {
 		return err
@@ -83,8 +84,8 @@ func (a *azure) readHeader() error {
 	}
 	for _, c := range a.cols {
 		if c < 0 {
-			return &FieldError{File: a.name, Line: 1, Field: "header",
-				Value: strings.Join(row, ","), Want: want}
+			return &field.Error{Pkg: pkg, Kind: errInvalid, Where: at(a.name, 1), Field: "header",
+				Value: strings.Join(row, ","), Rule: "must be " + want}
 		}
 	}
 	a.header = true
@@ -105,22 +106,22 @@ func (a *azure) next(rec *Record) (time.Duration, error) {
 	rec.Line = line
 	need := max(a.cols[0], a.cols[1], a.cols[2]) + 1
 	if len(row) < need {
-		return 0, &FieldError{File: a.name, Line: line, Field: "row", Value: strings.Join(row, ","),
-			Want: fmt.Sprintf("at least %d columns, as the header", need)}
+		return 0, &field.Error{Pkg: pkg, Kind: errInvalid, Where: at(a.name, line), Field: "row", Value: strings.Join(row, ","),
+			Rule: "must be " + fmt.Sprintf("at least %d columns, as the header", need)}
 	}
 	ts := strings.TrimSpace(row[a.cols[0]])
 	t, ok := parseAzureTime(ts)
 	if !ok {
-		return 0, &FieldError{File: a.name, Line: line, Field: azureTimestamp, Value: ts,
-			Want: `a date-time such as "2023-11-16 18:15:46.6805900"`}
+		return 0, &field.Error{Pkg: pkg, Kind: errInvalid, Where: at(a.name, line), Field: azureTimestamp, Value: ts,
+			Rule: "must be " + `a date-time such as "2023-11-16 18:15:46.6805900"`}
 	}
 	var n [2]int
 	for i, col := range []string{azureContext, azureGenerated} {
 		s := strings.TrimSpace(row[a.cols[i+1]])
 		v, err := strconv.Atoi(s)
 		if err != nil || v < 1 || v > MaxTokens {
-			return 0, &FieldError{File: a.name, Line: line, Field: col, Value: s,
-				Want: fmt.Sprintf("an integer in [1, %d]", MaxTokens)}
+			return 0, &field.Error{Pkg: pkg, Kind: errInvalid, Where: at(a.name, line), Field: col, Value: s,
+				Rule: "must be " + fmt.Sprintf("an integer in [1, %d]", MaxTokens)}
 		}
 		n[i] = v
 	}

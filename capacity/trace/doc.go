@@ -6,25 +6,25 @@
 //
 // A Reader streams a file in the style of golang.org/x/perf/benchfmt:
 //
-//	r := trace.NewReader(f, "conversation_trace.jsonl", trace.Mooncake, trace.SpeedUp(10))
+//	r := trace.NewReader(f, "conversation_trace.jsonl", trace.Format("mooncake"), trace.SpeedUp(10))
 //	for r.Scan() {
 //		rec := r.Record()
 //		...
 //	}
 //	if err := r.Err(); err != nil {
-//		// conversation_trace.jsonl:17: input_length = "-3": must be an integer in [1, 10000000]
+//		// trace: conversation_trace.jsonl:17: input_length = "-3": must be an integer in [1, 10000000]
 //	}
 //	desc, _ := r.Description() // file, format, sha256, rows used, options
 //
-// The first malformed row ends the scan with a *FieldError naming the
-// file, the line and the field. Rows must be in time order (equal
-// timestamps allowed); a row earlier than the one before it is an error,
-// never silently reordered. Blank lines of a JSONL file are skipped.
+// The first malformed row ends the scan with a *field.Error
+// (capacity.FieldError) naming the file, the line and the field. Rows
+// must be in time order (equal timestamps allowed); a row earlier than
+// the one before it is an error, never silently reordered. Blank lines of a JSONL file are skipped.
 //
 // # Formats
 //
-// The format is given to NewReader, or told from the file's name
-// (FormatOf): a .csv file is Azure, a .jsonl file whose name holds
+// The format is given to NewReader as an Option, or told from the file's name
+// (see Format): a .csv file is Azure, a .jsonl file whose name holds
 // "mooncake" is Mooncake, any other .jsonl file is JSONL.
 //
 // Mooncake (kvcache-ai/Mooncake, FAST25-release/traces): one JSON object a

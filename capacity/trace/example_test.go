@@ -18,7 +18,7 @@ func ExampleReader() {
 		return
 	}
 	defer f.Close()
-	r := trace.NewReader(f, f.Name(), trace.Auto, trace.SpeedUp(10), trace.First(3))
+	r := trace.NewReader(f, f.Name(), trace.SpeedUp(10), trace.First(3))
 	for r.Scan() {
 		rec := r.Record()
 		fmt.Printf("line %d at %v: %d prompt tokens in %d blocks of %d, max_tokens %d, blocks %v...\n",
@@ -37,15 +37,16 @@ func ExampleReader() {
 	// mooncake-conversation_trace-first500.jsonl (mooncake): 3 rows used, sha256 7f0f42025c3a...
 }
 
-// A malformed row is named by file, line and field.
-func ExampleFieldError() {
+// A malformed row ends the scan with an error naming the file, the line
+// and the field.
+func ExampleReader_Err() {
 	log := `{"offset_ms": 0, "prompt_tokens": 900, "output_tokens": 32}
 {"offset_ms": 10, "prompt_tokens": 0, "output_tokens": 32}
 `
-	r := trace.NewReader(strings.NewReader(log), "my-log.jsonl", trace.Auto)
+	r := trace.NewReader(strings.NewReader(log), "my-log.jsonl")
 	for r.Scan() {
 	}
 	fmt.Println(r.Err())
 	// Output:
-	// my-log.jsonl:2: prompt_tokens = "0": must be an integer in [1, 10000000]
+	// trace: my-log.jsonl:2: prompt_tokens = "0": must be an integer in [1, 10000000]
 }

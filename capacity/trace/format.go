@@ -3,56 +3,70 @@ package trace
 import (
 	"path/filepath"
 	"strings"
+
+	"github.com/anvilbench/anvil/capacity/internal/field"
 )
 
-// Format is a trace file format. The zero value, Auto, asks NewReader to
-// tell the format from the file's name (see FormatOf).
+// Format is the Option that names a trace's file format: "mooncake",
+// "azure" or "jsonl". Without it (or with Format("")) NewReader tells the
+// format from the file's name: a name ending in .csv is azure; a .jsonl
+// name holding "mooncake" (any case) is mooncake, any other .jsonl name
+// is jsonl.
 type Format string
 
 // The formats a Reader reads.
 const (
-	// Auto tells the format from the file name.
-	Auto Format = ""
-	// Mooncake is the JSONL of the Mooncake traces (kvcache-ai/Mooncake,
+	// formatAuto tells the format from the file name.
+	formatAuto Format = ""
+	// formatMooncake is the JSONL of the Mooncake traces (kvcache-ai/Mooncake,
 	// FAST25-release/traces): one object a line with timestamp (ms),
 	// input_length, output_length and hash_ids (512-token blocks).
-	Mooncake Format = "mooncake"
-	// Azure is the CSV of the Azure LLM inference traces
+	formatMooncake Format = "mooncake"
+	// formatAzure is the CSV of the Azure LLM inference traces
 	// (Azure/AzurePublicDataset): a header, then TIMESTAMP (a date-time),
 	// ContextTokens and GeneratedTokens.
-	Azure Format = "azure"
-	// JSONL is anvil's own JSONL for users' logs; the package
+	formatAzure Format = "azure"
+	// formatJSONL is anvil's own JSONL for users' logs; the package
 	// documentation lists its keys.
-	JSONL Format = "jsonl"
+	formatJSONL Format = "jsonl"
 )
 
 // wantFormat is the allowed range of a Format, for messages.
 const wantFormat = `"mooncake", "azure" or "jsonl"`
 
-// ParseFormat returns the Format named s: "mooncake", "azure" or "jsonl"
-// (the values of ANVIL_TRACE_FORMAT). The empty string is Auto. Anything
-// else is a *FieldError.
-func ParseFormat(s string) (Format, error) {
-	switch f := Format(s); f {
-	case Auto, Mooncake, Azure, JSONL:
-		return f, nil
+// Check returns the error NewReader would report for f: nil for a known
+// format or "", else a *field.Error naming it (what ANVIL_TRACE_FORMAT
+// accepts).
+func (f Format) Check() error {
+	switch f {
+	case formatAuto, formatMooncake, formatAzure, formatJSONL:
+		return nil
 	}
-	return Auto, &FieldError{Field: "format", Value: s, Want: wantFormat}
+	return &field.Error{Pkg: pkg, Kind: errInvalid, Field: "format", Value: string(f), Rule: "must be " + wantFormat}
 }
 
-// FormatOf tells a trace's format from its file name: a name ending in
-// .csv is Azure; a .jsonl name holding "mooncake" (any case) is Mooncake,
-// any other .jsonl name is JSONL. The second result is false when the
-// name does not tell; give the format explicitly then.
-func FormatOf(name string) (Format, bool) {
+func (f Format) apply(o *options) error {
+	if err := o.once("Format"); err != nil {
+		return err
+	}
+	if err := f.Check(); err != nil {
+		return err
+	}
+	o.format = f
+	return nil
+}
+
+// formatOf tells a trace's format from its file name (see Format); false
+// when the name does not tell.
+func formatOf(name string) (Format, bool) {
 	base := strings.ToLower(filepath.Base(name))
 	switch {
 	case strings.HasSuffix(base, ".csv"):
-		return Azure, true
+		return formatAzure, true
 	case strings.HasSuffix(base, ".jsonl") && strings.Contains(base, "mooncake"):
-		return Mooncake, true
+		return formatMooncake, true
 	case strings.HasSuffix(base, ".jsonl"):
-		return JSONL, true
+		return formatJSONL, true
 	}
-	return Auto, false
+	return formatAuto, false
 }

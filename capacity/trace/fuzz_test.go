@@ -8,9 +8,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/anvilbench/anvil/capacity/internal/field"
 	"github.com/anvilbench/anvil/capacity/trace"
 )
 
@@ -31,7 +34,7 @@ func seedLines(f *testing.F, file string, n int) {
 }
 
 // checkTrace holds any input to the reader's contract: it never panics;
-// it ends either with a *FieldError naming the file and a line within
+// it ends either with a *field.Error naming the file and a line within
 // the input, or at the end with a Description whose SHA-256 and size are
 // the input's; every record it yields is inside the bounds, in time
 // order, with its blocks of a positive size.
@@ -61,12 +64,14 @@ func checkTrace(t *testing.T, data []byte, name string, format trace.Format) {
 		prev = rec
 	}
 	if err := r.Err(); err != nil {
-		fe, ok := errors.AsType[*trace.FieldError](err)
+		fe, ok := errors.AsType[*field.Error](err)
 		if !ok {
-			t.Fatalf("error %v is a %T, not a *FieldError", err, err)
+			t.Fatalf("error %v is a %T, not a *field.Error", err, err)
 		}
-		if fe.File != name || fe.Field == "" || fe.Line < 1 || fe.Line > lines+1 {
-			t.Fatalf("error %q: file %q, line %d of %d, field %q", err, fe.File, fe.Line, lines, fe.Field)
+		file, lineText, _ := strings.Cut(fe.Where, ":")
+		line, _ := strconv.Atoi(lineText)
+		if file != name || fe.Field == "" || line < 1 || line > lines+1 {
+			t.Fatalf("error %q: file %q, line %d of %d, field %q", err, file, line, lines, fe.Field)
 		}
 		return
 	}
@@ -86,7 +91,7 @@ func FuzzMooncake(f *testing.F) {
 	f.Add([]byte(`{"timestamp": 1.5e3, "input_length": 1, "output_length": 1, "hash_ids": []}` + "\r\n\n"))
 	f.Add([]byte(`{"timestamp": 5, "input_length": 1, "output_length": 1}` + "\n" + `{"timestamp": 4, "input_length": 1, "output_length": 1}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		checkTrace(t, data, "f.jsonl", trace.Mooncake)
+		checkTrace(t, data, "f.jsonl", trace.Format("mooncake"))
 	})
 }
 
@@ -96,7 +101,7 @@ func FuzzAzure(f *testing.F) {
 	f.Add([]byte("GeneratedTokens,x,TIMESTAMP,ContextTokens\r\n5,\"a,b\",2024-05-12 00:00:00.001163+00:00,7\r\n"))
 	f.Add([]byte("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n2023-11-16 18:15:40,1,1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		checkTrace(t, data, "f.csv", trace.Azure)
+		checkTrace(t, data, "f.csv", trace.Format("azure"))
 	})
 }
 
@@ -108,6 +113,6 @@ func FuzzJSONL(f *testing.F) {
 		`{"offset_ms": 0, "prompt_tokens": 1, "output_tokens": 1, "blocks": [1], "block_tokens": 3}`))
 	f.Add([]byte(`{"offset_ms": 0, "prompt_tokens": 1, "output_tokens": 1, "turn": 1}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		checkTrace(t, data, "f.jsonl", trace.JSONL)
+		checkTrace(t, data, "f.jsonl", trace.Format("jsonl"))
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/anvilbench/anvil/capacity/internal/field"
 	"io"
 	"math"
 	"slices"
@@ -38,10 +39,10 @@ func (l *lines) next() ([]byte, int, error) {
 	}
 	if err := l.sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, l.line + 1, &FieldError{File: l.name, Line: l.line + 1, Field: "line",
-				Want: fmt.Sprintf("at most %d bytes", maxLineBytes)}
+			return nil, l.line + 1, &field.Error{Pkg: pkg, Kind: errInvalid, Where: at(l.name, l.line+1), Field: "line",
+				Rule: "must be " + fmt.Sprintf("at most %d bytes", maxLineBytes)}
 		}
-		return nil, l.line + 1, &FieldError{File: l.name, Line: l.line + 1, Field: "file", Err: err}
+		return nil, l.line + 1, &field.Error{Pkg: pkg, Kind: errInvalid, Where: at(l.name, l.line+1), Field: "file", Err: err}
 	}
 	return nil, l.line, io.EOF
 }
@@ -62,12 +63,12 @@ func decodeObject(b []byte, name string, line int, known []string) (object, erro
 		if err == nil {
 			err = errors.New("null")
 		}
-		return o, &FieldError{File: name, Line: line, Field: "row", Value: string(b),
-			Want: "a JSON object", Err: err}
+		return o, &field.Error{Pkg: pkg, Kind: errInvalid, Where: at(name, line), Field: "row", Value: string(b),
+			Rule: "must be a JSON object", Err: err}
 	}
 	if k, dup := duplicateKey(b); dup {
-		return o, &FieldError{File: name, Line: line, Field: "key", Value: k,
-			Want: "written once in a row (it is written more than once)"}
+		return o, &field.Error{Pkg: pkg, Kind: errInvalid, Where: at(name, line), Field: "key", Value: k,
+			Rule: "must be written once in a row (it is written more than once)"}
 	}
 	keys := make([]string, 0, len(o.fields))
 	for k := range o.fields {
@@ -76,8 +77,8 @@ func decodeObject(b []byte, name string, line int, known []string) (object, erro
 	slices.Sort(keys)
 	for _, k := range keys {
 		if !slices.Contains(known, k) {
-			return o, &FieldError{File: name, Line: line, Field: "key", Value: k,
-				Want: "one of " + strings.Join(known, ", ")}
+			return o, &field.Error{Pkg: pkg, Kind: errInvalid, Where: at(name, line), Field: "key", Value: k,
+				Rule: "must be one of " + strings.Join(known, ", ")}
 		}
 	}
 	return o, nil
@@ -93,11 +94,11 @@ func (o object) raw(key string) (json.RawMessage, bool) {
 }
 
 func (o object) fail(key string, v json.RawMessage, want string) error {
-	return &FieldError{File: o.name, Line: o.line, Field: key, Value: string(v), Want: want}
+	return &field.Error{Pkg: pkg, Kind: errInvalid, Where: at(o.name, o.line), Field: key, Value: string(v), Rule: "must be " + want}
 }
 
 func (o object) missing(key, want string) error {
-	return &FieldError{File: o.name, Line: o.line, Field: key, Want: "present: " + want}
+	return &field.Error{Pkg: pkg, Kind: errInvalid, Where: at(o.name, o.line), Field: key, Rule: "must be present: " + want}
 }
 
 // int returns key's value as an integer in [lo, hi]; ok is false when the

@@ -43,13 +43,13 @@ func (m *mooncake) next(rec *Record) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	ids, err := o.ids("hash_ids", MaxTokens/MooncakeBlockTokens+1)
+	ids, err := o.ids("hash_ids", MaxTokens/mooncakeBlockTokens+1)
 	if err != nil {
 		return 0, err
 	}
 	rec.PromptTokens, rec.OutputTokens = int(in), int(out)
 	if ids != nil {
-		rec.Blocks, rec.BlockTokens = ids, MooncakeBlockTokens
+		rec.Blocks, rec.BlockTokens = ids, mooncakeBlockTokens
 	}
 	return stamp, nil
 }

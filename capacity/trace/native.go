@@ -31,7 +31,7 @@ type native struct {
 }
 
 func newNative(r io.Reader, name string) *native {
-	return &native{lines: newLines(r, name), blockTokens: MooncakeBlockTokens}
+	return &native{lines: newLines(r, name), blockTokens: mooncakeBlockTokens}
 }
 
 func (*native) stampField() string { return "offset_ms" }

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"fmt"
+	"github.com/anvilbench/anvil/capacity/internal/field"
 	"math"
 	"time"
 )
@@ -17,14 +18,17 @@ const (
 	maxFirst = 10_000_000
 )
 
-// An Option changes what a Reader yields. The options are plain values:
-// SpeedUp, Window and First. Each kind may be given once.
+// An Option changes how a Reader reads a trace and what it yields. The
+// options are plain values: Format, SpeedUp, Window and First. Each kind
+// may be given once; each has a Check method that returns the error
+// NewReader would report for it.
 type Option interface {
 	apply(*options) error
 }
 
 // options are a Reader's resolved options.
 type options struct {
+	format  Format
 	speedUp float64
 	window  Window
 	first   int
@@ -33,7 +37,7 @@ type options struct {
 
 func (o *options) once(name string) error {
 	if o.seen[name] {
-		return &FieldError{Field: name, Want: "given at most once"}
+		return &field.Error{Pkg: pkg, Kind: errInvalid, Field: name, Rule: "must be given at most once"}
 	}
 	o.seen[name] = true
 	return nil
@@ -44,16 +48,23 @@ func (o *options) once(name string) error {
 // 1e6]; without it the trace is replayed as recorded (1).
 type SpeedUp float64
 
+// Check returns the error NewReader would report for s, or nil.
+func (s SpeedUp) Check() error {
+	if f := float64(s); math.IsNaN(f) || f < minSpeedUp || f > maxSpeedUp {
+		return &field.Error{Pkg: pkg, Kind: errInvalid, Field: "SpeedUp", Value: f,
+			Rule: "must be " + fmt.Sprintf("in [%g, %g]", minSpeedUp, maxSpeedUp)}
+	}
+	return nil
+}
+
 func (s SpeedUp) apply(o *options) error {
 	if err := o.once("SpeedUp"); err != nil {
 		return err
 	}
-	f := float64(s)
-	if math.IsNaN(f) || f < minSpeedUp || f > maxSpeedUp {
-		return &FieldError{Field: "SpeedUp", Value: f,
-			Want: fmt.Sprintf("in [%g, %g]", minSpeedUp, maxSpeedUp)}
+	if err := s.Check(); err != nil {
+		return err
 	}
-	o.speedUp = f
+	o.speedUp = float64(s)
 	return nil
 }
 
@@ -65,17 +76,25 @@ type Window struct {
 	Start, End time.Duration
 }
 
+// Check returns the error NewReader would report for w, or nil.
+func (w Window) Check() error {
+	if w.Start < 0 || w.Start >= maxOffset {
+		return &field.Error{Pkg: pkg, Kind: errInvalid, Field: "Window.Start", Value: w.Start,
+			Rule: "must be " + fmt.Sprintf("in [0, %v)", maxOffset)}
+	}
+	if w.End != 0 && (w.End <= w.Start || w.End > maxOffset) {
+		return &field.Error{Pkg: pkg, Kind: errInvalid, Field: "Window.End", Value: w.End,
+			Rule: "must be " + fmt.Sprintf("0 (no end) or in (%v, %v]", w.Start, maxOffset)}
+	}
+	return nil
+}
+
 func (w Window) apply(o *options) error {
 	if err := o.once("Window"); err != nil {
 		return err
 	}
-	if w.Start < 0 || w.Start >= maxOffset {
-		return &FieldError{Field: "Window.Start", Value: w.Start,
-			Want: fmt.Sprintf("in [0, %v)", maxOffset)}
-	}
-	if w.End != 0 && (w.End <= w.Start || w.End > maxOffset) {
-		return &FieldError{Field: "Window.End", Value: w.End,
-			Want: fmt.Sprintf("0 (no end) or in (%v, %v]", w.Start, maxOffset)}
+	if err := w.Check(); err != nil {
+		return err
 	}
 	o.window = w
 	return nil
@@ -94,25 +113,24 @@ func (w Window) contains(t time.Duration) (in, past bool) {
 // [1, 10^7]; without it every row is kept.
 type First int
 
+// Check returns the error NewReader would report for n, or nil.
+func (n First) Check() error {
+	if n < 1 || n > maxFirst {
+		return &field.Error{Pkg: pkg, Kind: errInvalid, Field: "First", Value: int(n),
+			Rule: "must be " + fmt.Sprintf("in [1, %d]", maxFirst)}
+	}
+	return nil
+}
+
 func (n First) apply(o *options) error {
 	if err := o.once("First"); err != nil {
 		return err
 	}
-	if n < 1 || n > maxFirst {
-		return &FieldError{Field: "First", Value: int(n),
-			Want: fmt.Sprintf("in [1, %d]", maxFirst)}
+	if err := n.Check(); err != nil {
+		return err
 	}
 	o.first = int(n)
 	return nil
-}
-
-// CheckOptions returns the *FieldError of the first invalid option of
-// opts (a value out of its range, a kind given twice), or nil: what
-// NewReader would report, for a caller that validates its settings
-// before it opens the trace.
-func CheckOptions(opts ...Option) error {
-	_, err := resolve(opts)
-	return err
 }
 
 // resolve applies opts over the defaults.
@@ -120,7 +138,7 @@ func resolve(opts []Option) (options, error) {
 	o := options{speedUp: 1, seen: map[string]bool{}}
 	for _, opt := range opts {
 		if opt == nil {
-			return o, &FieldError{Field: "Option", Want: "non-nil"}
+			return o, &field.Error{Pkg: pkg, Kind: errInvalid, Field: "Option", Rule: "must be non-nil"}
 		}
 		if err := opt.apply(&o); err != nil {
 			return o, err

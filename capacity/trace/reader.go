@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/anvilbench/anvil/capacity/internal/field"
 	"hash"
 	"io"
 	"path/filepath"
@@ -13,7 +14,7 @@ import (
 
 // A Reader reads the requests of a trace, one row at a time:
 //
-//	r := trace.NewReader(f, "conv.jsonl", trace.Auto, trace.SpeedUp(10))
+//	r := trace.NewReader(f, "conv.jsonl", trace.SpeedUp(10))
 //	for r.Scan() {
 //		rec := r.Record()
 //		...
@@ -22,7 +23,7 @@ import (
 //		...
 //	}
 //
-// The first malformed row ends the scan with a *FieldError naming the
+// The first malformed row ends the scan with a *field.Error naming the
 // file, the line and the field. Rows must be in time order (equal
 // timestamps allowed); the trace's first timestamp is its first row's.
 type Reader struct {
@@ -57,37 +58,35 @@ type rowParser interface {
 }
 
 // NewReader returns a Reader of the trace read from r. name is the file's
-// name, used in messages, in the Description and, when format is Auto,
-// to tell the format (see FormatOf). Invalid options, or a format that is
-// not given and not told by the name, are reported by Err after the first
-// Scan.
-func NewReader(r io.Reader, name string, format Format, opts ...Option) *Reader {
+// name, used in messages, in the Description and, without a Format
+// option, to tell the format (see Format). Invalid options, or a format
+// that is not given and not told by the name, are reported by Err after
+// the first Scan.
+func NewReader(r io.Reader, name string, opts ...Option) *Reader {
 	sum := &countingHash{h: sha256.New()}
-	rd := &Reader{name: name, format: format, sum: sum, src: io.TeeReader(r, sum)}
+	rd := &Reader{name: name, sum: sum, src: io.TeeReader(r, sum)}
 	o, err := resolve(opts)
 	if err != nil {
 		rd.fail(err)
 		return rd
 	}
-	rd.opts = o
-	if format == Auto {
-		f, ok := FormatOf(name)
+	rd.opts, rd.format = o, o.format
+	if rd.format == formatAuto {
+		f, ok := formatOf(name)
 		if !ok {
-			rd.fail(&FieldError{File: name, Field: "format", Value: "",
-				Want: wantFormat + " (the file name does not tell)"})
+			rd.fail(&field.Error{Pkg: pkg, Kind: errInvalid, Where: at(name, 0), Field: "format", Value: "",
+				Rule: "must be " + wantFormat + " (the file name does not tell)"})
 			return rd
 		}
 		rd.format = f
 	}
 	switch rd.format {
-	case Mooncake:
+	case formatMooncake:
 		rd.rows = newMooncake(rd.src, name)
-	case Azure:
+	case formatAzure:
 		rd.rows = newAzure(rd.src, name)
-	case JSONL:
+	case formatJSONL:
 		rd.rows = newNative(rd.src, name)
-	default:
-		rd.fail(&FieldError{File: name, Field: "format", Value: string(format), Want: wantFormat})
 	}
 	return rd
 }
@@ -119,13 +118,13 @@ func (r *Reader) Scan() bool {
 		}
 		t := stamp - r.origin
 		if t < r.prev {
-			r.fail(&FieldError{File: r.name, Line: rec.Line, Field: r.rows.stampField(),
-				Value: t, Want: fmt.Sprintf("at or after the previous row's offset %v (line %d): rows are in time order", r.prev, r.prevLine)})
+			r.fail(&field.Error{Pkg: pkg, Kind: errInvalid, Where: at(r.name, rec.Line), Field: r.rows.stampField(),
+				Value: t, Rule: "must be " + fmt.Sprintf("at or after the previous row's offset %v (line %d): rows are in time order", r.prev, r.prevLine)})
 			return false
 		}
 		if t > maxOffset {
-			r.fail(&FieldError{File: r.name, Line: rec.Line, Field: r.rows.stampField(),
-				Value: t, Want: fmt.Sprintf("at most %v after the first row's", maxOffset)})
+			r.fail(&field.Error{Pkg: pkg, Kind: errInvalid, Where: at(r.name, rec.Line), Field: r.rows.stampField(),
+				Value: t, Rule: "must be " + fmt.Sprintf("at most %v after the first row's", maxOffset)})
 			return false
 		}
 		r.prev, r.prevLine = t, rec.Line
@@ -162,8 +161,8 @@ func (r *Reader) Err() error { return r.err }
 // Name returns the trace's name as given to NewReader.
 func (r *Reader) Name() string { return r.name }
 
-// Format returns the format the Reader reads (told from the name when
-// NewReader was given Auto); Auto when it could not be told.
+// Format returns the format the Reader reads (told from the name
+// without a Format option); "" when it could not be told.
 func (r *Reader) Format() Format { return r.format }
 
 // errNotDone is Description's error before the scan ended.
@@ -198,7 +197,7 @@ func (r *Reader) Description() (Description, error) {
 func (r *Reader) finish() {
 	r.done = true
 	if _, err := io.Copy(io.Discard, r.src); err != nil {
-		r.err = &FieldError{File: r.name, Field: "file", Err: err}
+		r.err = &field.Error{Pkg: pkg, Kind: errInvalid, Where: at(r.name, 0), Field: "file", Err: err}
 	}
 }
 

@@ -29,19 +29,19 @@ var realTraces = []struct {
 	format trace.Format
 	sha256 string
 }{
-	{"mooncake-conversation_trace-first500.jsonl", trace.Mooncake, "7f0f42025c3a7065a7672d854fa88ce778d061ea0a7df327221f05aeda8439dd"},
-	{"mooncake-synthetic_trace-first500.jsonl", trace.Mooncake, "c076d3be073346e9551a6ebc1d11bb31ee3bbf86b2299403e53634cf8915693a"},
-	{"azure-AzureLLMInferenceTrace_code-first500.csv", trace.Azure, "04a092ccf83d38c081454fe3efdc2b48eabb2b0c0684c89580f81660c73b5752"},
-	{"azure-AzureLLMInferenceTrace_conv-first500.csv", trace.Azure, "ccfff590d4714fb1c091d39fd618b0303c1e43976a75e0f97ad2f4b8de8d78e0"},
+	{"mooncake-conversation_trace-first500.jsonl", trace.Format("mooncake"), "7f0f42025c3a7065a7672d854fa88ce778d061ea0a7df327221f05aeda8439dd"},
+	{"mooncake-synthetic_trace-first500.jsonl", trace.Format("mooncake"), "c076d3be073346e9551a6ebc1d11bb31ee3bbf86b2299403e53634cf8915693a"},
+	{"azure-AzureLLMInferenceTrace_code-first500.csv", trace.Format("azure"), "04a092ccf83d38c081454fe3efdc2b48eabb2b0c0684c89580f81660c73b5752"},
+	{"azure-AzureLLMInferenceTrace_conv-first500.csv", trace.Format("azure"), "ccfff590d4714fb1c091d39fd618b0303c1e43976a75e0f97ad2f4b8de8d78e0"},
 }
 
 // readAll reads a whole trace file, failing the test on any error.
-func readAll(t testing.TB, path string, format trace.Format, opts ...trace.Option) ([]trace.Record, trace.Description) {
+func readAll(t testing.TB, path string, opts ...trace.Option) ([]trace.Record, trace.Description) {
 	t.Helper()
 	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
-	r := trace.NewReader(f, path, format, opts...)
+	r := trace.NewReader(f, path, opts...)
 	var recs []trace.Record
 	for r.Scan() {
 		recs = append(recs, r.Record())
@@ -106,9 +106,9 @@ func TestRealTraces(t *testing.T) {
 			path := filepath.Join(tracesDir, tc.file)
 			data, err := os.ReadFile(path)
 			require.NoError(t, err)
-			got, desc := readAll(t, path, trace.Auto)
+			got, desc := readAll(t, path)
 			var want []trace.Record
-			if tc.format == trace.Mooncake {
+			if tc.format == trace.Format("mooncake") {
 				want = referenceMooncake(t, data)
 			} else {
 				want = referenceAzure(t, data)

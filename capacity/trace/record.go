@@ -2,7 +2,7 @@ package trace
 
 import "time"
 
-// Bounds of a row's values. Values outside them are a *FieldError naming
+// Bounds of a row's values. Values outside them are a *field.Error naming
 // the row's line and field.
 const (
 	// MaxTokens is the largest prompt or output length of a row, ten
@@ -10,7 +10,7 @@ const (
 	// that a prompt's character budget cannot overflow an int.
 	MaxTokens = 10_000_000
 	// maxBlockTokens is the largest block size of the JSONL format's
-	// block_tokens (Mooncake's is fixed at MooncakeBlockTokens).
+	// block_tokens (Mooncake's is fixed at mooncakeBlockTokens).
 	maxBlockTokens = 1 << 20
 	// maxBlockID is the largest block id, 2^53: every integer up to it is
 	// exact in the float64 that JSON tools write numbers with.
@@ -21,10 +21,10 @@ const (
 	maxOffset = 1_000_000 * time.Hour
 	// maxLineBytes is the longest line of a JSONL trace, 16 MiB.
 	maxLineBytes = 16 << 20
-	// MooncakeBlockTokens is the size of the blocks that Mooncake's
+	// mooncakeBlockTokens is the size of the blocks that Mooncake's
 	// hash_ids name (FAST25-release/README.md: "The block size is 512
 	// tokens").
-	MooncakeBlockTokens = 512
+	mooncakeBlockTokens = 512
 )
 
 // Record is one request of a trace, in the trace's order. A Record owns

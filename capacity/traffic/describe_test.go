@@ -20,7 +20,7 @@ func readDescribed(t *testing.T, file string, opts ...trace.Option) ([]trace.Rec
 	f, err := os.Open("../../testdata/traces/" + file)
 	require.NoError(t, err)
 	defer f.Close()
-	r := trace.NewReader(f, file, trace.Auto, opts...)
+	r := trace.NewReader(f, file, opts...)
 	var recs []trace.Record
 	for r.Scan() {
 		recs = append(recs, r.Record())
@@ -74,7 +74,7 @@ func TestSessionsArtifact(t *testing.T) {
 	require.NoError(t, err)
 	synctest.Test(t, func(t *testing.T) {
 		srv := newChatServer(t, 100*time.Millisecond)
-		s, err := traffic.Synthetic(spec, 2, traffic.ClosedLoop(2), traffic.SessionOptions{Salt: "run-1"})
+		s, err := traffic.Synthetic(spec, 2, traffic.SessionOptions{Users: 2, Salt: "run-1"})
 		require.NoError(t, err)
 		rep, err := capacity.Run(t.Context(), srv.target(), s.Workload(capacity.Workload{}))
 		require.NoError(t, err)

@@ -6,7 +6,7 @@
 //     recorded offset divided by the speed-up, under the run's in-flight
 //     cap like an open loop, with its recorded prompt length, its blocks
 //     shared byte for byte as the trace's block ids say (package
-//     blocktext) and max_tokens its recorded output length;
+//     capacity/internal/blocktext) and max_tokens its recorded output length;
 //   - Sessions runs multi-turn conversations (package session): turn k+1
 //     carries the earlier user messages and the answers the server
 //     actually gave, and is sent a think time after turn k ended; a
@@ -18,15 +18,15 @@
 //	replay := traffic.Replay{Records: recs, Salt: nonce}
 //	rep, err := capacity.Run(ctx, target, replay.Workload(capacity.Workload{Concurrency: 64}))
 //
-// Prompts are sized by a blocktext.Sizing: the reference's 3.0
-// characters per token unless one is given. Replay and Sessions are
-// capacity.SizedSources: with capacity.PromptSizingExact the run learns
+// Prompts are sized at CharsPerToken characters per token: the
+// reference's 3.0 unless one is given. Replay and Sessions are
+// capacity.SizedSource values: with Workload.PromptSizing "exact" the run learns
 // the server's characters per token before the warm-up and sizes every
 // prompt at that one ratio (SizedAt).
 //
 // The imports run one way: traffic imports capacity, trace, blocktext
 // and session; none of them imports traffic (package anviltest does), and
 // trace, blocktext and session import nothing of capacity but
-// capacity/arrival (session, for its exponential draws); capacity writes
+// capacity/internal/arrival (session, for its exponential draws); capacity writes
 // a Source's PrefixBlocks with blocktext, so there is one block text.
 package traffic

@@ -21,7 +21,7 @@ func ExampleReplay() {
 		return
 	}
 	defer f.Close()
-	r := trace.NewReader(f, f.Name(), trace.Auto, trace.SpeedUp(10), trace.Window{Start: 28 * time.Second}, trace.First(4))
+	r := trace.NewReader(f, f.Name(), trace.SpeedUp(10), trace.Window{Start: 28 * time.Second}, trace.First(4))
 	var recs []trace.Record
 	for r.Scan() {
 		recs = append(recs, r.Record())

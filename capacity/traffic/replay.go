@@ -6,11 +6,11 @@ import (
 	"strconv"
 
 	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/internal/blocktext"
 	"github.com/anvilbench/anvil/capacity/trace"
-	"github.com/anvilbench/anvil/capacity/trace/blocktext"
 )
 
-// defaultCharsPerToken sizes prompts when no Sizing is given: the
+// defaultCharsPerToken sizes prompts when no CharsPerToken is given: the
 // reference's 3.0 characters per token (capacity/PROTOCOL.md#prompts).
 const defaultCharsPerToken = blocktext.CharsPerToken(3)
 
@@ -23,11 +23,11 @@ type Replay struct {
 	// Records are the trace's requests in order, as a trace.Reader yields
 	// them (Offset already divided by the speed-up).
 	Records []trace.Record
-	// Sizing turns tokens into prompt characters; nil is
-	// 3.0 characters per token.
-	Sizing blocktext.Sizing
-	// Salt is written into every block and every request's own text
-	// (blocktext.Layout.Salt): give each run its own (a nonce) so that a
+	// CharsPerToken turns tokens into prompt characters; 0 is the
+	// reference's 3.0 characters per token.
+	CharsPerToken float64
+	// Salt is written into every block and every request's own text:
+	// give each run its own (a nonce) so that a
 	// replay never finds an earlier run's blocks in the server's cache.
 	Salt string
 	// IgnoreEOS sends "ignore_eos": true and "min_tokens": the recorded
@@ -61,7 +61,7 @@ func (r Replay) Workload(w capacity.Workload) capacity.Workload {
 // learned from the server. One ratio sizes every block, so equal block
 // ids stay byte-identical.
 func (r Replay) SizedAt(charsPerToken float64) capacity.Source {
-	r.Sizing = blocktext.CharsPerToken(charsPerToken)
+	r.CharsPerToken = charsPerToken
 	return r
 }
 
@@ -75,7 +75,7 @@ func (r Replay) Due(i int) capacity.Due {
 }
 
 // Request implements capacity.Source: one user message of
-// Sizing.Chars(PromptTokens) characters, written by blocktext from the
+// PromptTokens x CharsPerToken characters, written by blocktext from the
 // record's blocks (no blocks: all of it the request's own text), closed
 // by "\n# request {i}: summarize the above in one line." when that fits.
 func (r Replay) Request(i int) (capacity.Request, error) {
@@ -83,7 +83,7 @@ func (r Replay) Request(i int) (capacity.Request, error) {
 		return capacity.Request{}, fmt.Errorf("traffic: request %d of a trace of %d records", i, len(r.Records))
 	}
 	rec := r.Records[i]
-	text, err := prompt(r.Sizing, rec.Blocks, rec.BlockTokens, rec.PromptTokens, r.Salt,
+	text, err := prompt(r.CharsPerToken, rec.Blocks, rec.BlockTokens, rec.PromptTokens, r.Salt,
 		"trace line "+strconv.Itoa(rec.Line), "\n# request "+strconv.Itoa(i)+": summarize the above in one line.")
 	if err != nil {
 		return capacity.Request{}, fmt.Errorf("traffic: trace line %d: %w", rec.Line, err)
@@ -112,13 +112,20 @@ func forceOutput(n int) map[string]json.RawMessage {
 	}
 }
 
+// sizingAt is charsPerToken as blocktext's sizing; 0 is
+// defaultCharsPerToken.
+func sizingAt(charsPerToken float64) blocktext.CharsPerToken {
+	if charsPerToken == 0 {
+		return defaultCharsPerToken
+	}
+	return blocktext.CharsPerToken(charsPerToken)
+}
+
 // prompt writes a prompt of tokens tokens at sizing, from its blocks of
 // blockTokens tokens, its own text and a tail that is dropped when the
 // prompt is too short to hold it.
-func prompt(sizing blocktext.Sizing, blocks []int64, blockTokens, tokens int, salt, own, tail string) (string, error) {
-	if sizing == nil {
-		sizing = defaultCharsPerToken
-	}
+func prompt(charsPerToken float64, blocks []int64, blockTokens, tokens int, salt, own, tail string) (string, error) {
+	sizing := sizingAt(charsPerToken)
 	layout := blocktext.Layout{BlockTokens: blockTokens, Sizing: sizing, Salt: salt}
 	chars := sizing.Chars(tokens)
 	if len(tail) > chars/2 {

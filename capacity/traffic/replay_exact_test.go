@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/internal/blocktext"
 	"github.com/anvilbench/anvil/capacity/session"
 	"github.com/anvilbench/anvil/capacity/trace"
-	"github.com/anvilbench/anvil/capacity/trace/blocktext"
 	"github.com/anvilbench/anvil/capacity/traffic"
 )
 
@@ -38,11 +38,11 @@ func TestReplayMooncakeExactSizing(t *testing.T) {
 				srv := newChatServer(t, 50*time.Millisecond)
 				srv.tokens, srv.tokenize = tinyTokens, tokenize
 				replay := traffic.Replay{Records: recs, Salt: "run-1"}
-				rep, err := capacity.Run(t.Context(), srv.target(), replay.Workload(capacity.Workload{Concurrency: 64, PromptSizing: capacity.PromptSizingExact}))
+				rep, err := capacity.Run(t.Context(), srv.target(), replay.Workload(capacity.Workload{Concurrency: 64, PromptSizing: "exact"}))
 				require.NoError(t, err)
 				require.Equal(t, len(recs), rep.Completed)
 				ps := rep.AnvilGo.PromptSizing
-				require.Equal(t, string(capacity.PromptSizingExact), ps.Method)
+				require.Equal(t, string("exact"), ps.Method)
 				want := map[bool]string{true: "tokenize", false: "calibration"}[tokenize]
 				require.Equal(t, want, *ps.Source)
 				require.InDelta(t, 1.1, ps.CharsPerToken, 0.02)
@@ -68,7 +68,7 @@ func TestReplayMooncakeExactSizing(t *testing.T) {
 				}
 				t.Logf("largest relative error %.5f at %.4f characters per token", worst, ps.CharsPerToken)
 
-				L := blocktext.CharsPerToken(ps.CharsPerToken).Chars(trace.MooncakeBlockTokens)
+				L := blocktext.CharsPerToken(ps.CharsPerToken).Chars(recs[0].BlockTokens)
 				shared, differ := 0, 0
 				for i := range recs {
 					require.NotEmpty(t, byIndex[i], "request %d never arrived", i)
@@ -105,9 +105,9 @@ func TestSessionsExactSizing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := newChatServer(t, 20*time.Millisecond)
 		srv.tokens = tinyTokens
-		s, err := traffic.Synthetic(spec, 4, traffic.ClosedLoop(2), traffic.SessionOptions{Salt: "run-1"})
+		s, err := traffic.Synthetic(spec, 4, traffic.SessionOptions{Users: 2, Salt: "run-1"})
 		require.NoError(t, err)
-		rep, err := capacity.Run(t.Context(), srv.target(), s.Workload(capacity.Workload{PromptSizing: capacity.PromptSizingExact}))
+		rep, err := capacity.Run(t.Context(), srv.target(), s.Workload(capacity.Workload{PromptSizing: "exact"}))
 		require.NoError(t, err)
 		require.Equal(t, 12, rep.Completed)
 		ps := rep.AnvilGo.PromptSizing

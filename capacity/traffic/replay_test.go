@@ -20,7 +20,7 @@ func readTrace(t *testing.T, file string, opts ...trace.Option) []trace.Record {
 	f, err := os.Open("../../testdata/traces/" + file)
 	require.NoError(t, err)
 	defer f.Close()
-	r := trace.NewReader(f, file, trace.Auto, opts...)
+	r := trace.NewReader(f, file, opts...)
 	var recs []trace.Record
 	for r.Scan() {
 		recs = append(recs, r.Record())
@@ -71,7 +71,8 @@ func TestReplayMooncake(t *testing.T) {
 			require.JSONEq(t, "true", string(s.body["ignore_eos"]))
 		}
 
-		const L = 3 * trace.MooncakeBlockTokens
+		require.Equal(t, 512, recs[0].BlockTokens, "Mooncake's blocks")
+		L := 3 * recs[0].BlockTokens
 		shared := 0
 		for i := range recs {
 			for j := range i {

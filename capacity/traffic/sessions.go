@@ -11,28 +11,31 @@ import (
 	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/session"
 	"github.com/anvilbench/anvil/capacity/trace"
-	"github.com/anvilbench/anvil/capacity/trace/blocktext"
 )
 
-// Start says how sessions start: ClosedLoop or OpenLoop.
-type Start struct {
+// starts says how sessions start: users at once (a closed loop) or
+// each at its offset (an open loop).
+type starts struct {
 	users   int
 	offsets []time.Duration
 }
 
-// ClosedLoop starts users sessions at once and a new one whenever one
-// ends: a fixed number of concurrent users.
-func ClosedLoop(users int) Start { return Start{users: users} }
-
-// OpenLoop starts session s at offsets[s] from the start of the measured
-// phase (an arrival schedule, package arrival), however many are running.
-func OpenLoop(offsets []time.Duration) Start { return Start{offsets: offsets} }
-
-// SessionOptions are how Sessions writes its messages.
+// SessionOptions are how Sessions starts its sessions and writes their
+// messages.
 type SessionOptions struct {
-	// Sizing turns a user message's tokens into characters; nil is
-	// 3.0 characters per token.
-	Sizing blocktext.Sizing
+	// Users, for synthetic sessions, starts that many sessions at once and
+	// a new one whenever one ends: a fixed number of concurrent users (a
+	// closed loop). Synthetic needs exactly one of Users and Starts.
+	Users int
+	// Starts, for synthetic sessions, starts session s at Starts[s] from
+	// the start of the measured phase (an arrival schedule), however many
+	// are running (an open loop): one non-decreasing offset per session.
+	// Recorded sessions start at their recorded offsets, so Recorded
+	// needs Users and Starts unset.
+	Starts []time.Duration
+	// CharsPerToken turns a user message's tokens into characters; 0 is
+	// the reference's 3.0 characters per token.
+	CharsPerToken float64
 	// Salt is written into every user message (give each run its own).
 	Salt string
 	// IgnoreEOS sends "ignore_eos" and "min_tokens" (see Replay).
@@ -69,7 +72,7 @@ type Sessions struct {
 	plans []([]turnPlan)
 	ids   []string // recorded session ids; nil for synthetic sessions
 	spec  string   // the synthetic sessions' spec, compact form; "" for recorded ones
-	start Start
+	start starts
 	opts  SessionOptions
 
 	mu      sync.Mutex
@@ -106,11 +109,17 @@ var (
 	_ capacity.Gate        = (*Sessions)(nil)
 )
 
-// Synthetic returns n sessions of spec, started as start says (OpenLoop
-// needs n offsets).
-func Synthetic(spec session.Spec, n int, start Start, opts SessionOptions) (*Sessions, error) {
+// Synthetic returns n sessions of spec, started as opts.Users or
+// opts.Starts says (n offsets).
+func Synthetic(spec session.Spec, n int, opts SessionOptions) (*Sessions, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
+	}
+	switch {
+	case opts.Users == 0 && opts.Starts == nil:
+		return nil, fmt.Errorf("traffic: SessionOptions: Users (a closed loop) or Starts (an open loop) must be set")
+	case opts.Users != 0 && opts.Starts != nil:
+		return nil, fmt.Errorf("traffic: SessionOptions: Users = %d and %d Starts: must be one or the other", opts.Users, len(opts.Starts))
 	}
 	plans := make([][]turnPlan, n)
 	for s := range plans {
@@ -119,7 +128,7 @@ func Synthetic(spec session.Spec, n int, start Start, opts SessionOptions) (*Ses
 			plans[s][k] = turnPlan{user: spec.UserTokens, output: spec.OutputTokens, think: spec.ThinkTime(s, k+1)}
 		}
 	}
-	s, err := newSessions(plans, start, opts)
+	s, err := newSessions(plans, starts{users: opts.Users, offsets: opts.Starts}, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -134,6 +143,9 @@ func Synthetic(spec session.Spec, n int, start Start, opts SessionOptions) (*Ses
 // message. Request.Session is the recorded session id (the session's
 // index for a row without one).
 func Recorded(sessions []session.Recorded, opts SessionOptions) (*Sessions, error) {
+	if opts.Users != 0 || opts.Starts != nil {
+		return nil, fmt.Errorf("traffic: SessionOptions: Users = %d and %d Starts: must be unset for recorded sessions, which start at their recorded offsets", opts.Users, len(opts.Starts))
+	}
 	plans := make([][]turnPlan, len(sessions))
 	offsets := make([]time.Duration, len(sessions))
 	for s, rs := range sessions {
@@ -149,7 +161,7 @@ func Recorded(sessions []session.Recorded, opts SessionOptions) (*Sessions, erro
 			plans[s] = append(plans[s], tp)
 		}
 	}
-	s, err := newSessions(plans, OpenLoop(offsets), opts)
+	s, err := newSessions(plans, starts{offsets: offsets}, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -160,20 +172,18 @@ func Recorded(sessions []session.Recorded, opts SessionOptions) (*Sessions, erro
 	return s, nil
 }
 
-func newSessions(plans [][]turnPlan, start Start, opts SessionOptions) (*Sessions, error) {
+func newSessions(plans [][]turnPlan, start starts, opts SessionOptions) (*Sessions, error) {
 	switch {
 	case len(plans) == 0:
 		return nil, fmt.Errorf("traffic: no sessions")
-	case start.users == 0 && start.offsets == nil:
-		return nil, fmt.Errorf("traffic: Start: must be ClosedLoop(users >= 1) or OpenLoop(offsets)")
 	case start.users < 0:
-		return nil, fmt.Errorf("traffic: ClosedLoop(%d): users must be at least 1", start.users)
+		return nil, fmt.Errorf("traffic: SessionOptions.Users = %d: must be at least 1", start.users)
 	case start.offsets != nil && len(start.offsets) != len(plans):
-		return nil, fmt.Errorf("traffic: OpenLoop: %d offsets for %d sessions", len(start.offsets), len(plans))
+		return nil, fmt.Errorf("traffic: SessionOptions.Starts: %d offsets for %d sessions: must be one per session", len(start.offsets), len(plans))
 	}
 	for s := 1; s < len(start.offsets); s++ {
 		if start.offsets[s] < start.offsets[s-1] {
-			return nil, fmt.Errorf("traffic: OpenLoop: offset %d (%v) is before offset %d (%v)", s, start.offsets[s], s-1, start.offsets[s-1])
+			return nil, fmt.Errorf("traffic: SessionOptions.Starts[%d] = %v: must not be before Starts[%d] = %v", s, start.offsets[s], s-1, start.offsets[s-1])
 		}
 	}
 	return &Sessions{plans: plans, start: start, opts: opts, changed: make(chan struct{}),
@@ -203,7 +213,7 @@ func (s *Sessions) Workload(w capacity.Workload) capacity.Workload {
 }
 
 // Start implements capacity.Observer: the start of the measured phase is
-// the origin of OpenLoop's offsets, and every session starts afresh, so
+// the origin of SessionOptions.Starts, and every session starts afresh, so
 // one Sessions serves run after run (never two runs at once). Its end
 // hook writes anvil_go.workload (the sessions, their spec) into the
 // artifact.
@@ -328,7 +338,9 @@ func (s *Sessions) nextStart(now time.Time) (time.Time, bool) {
 // user message of the turn's planned tokens; PromptTokens counts the
 // user messages' planned tokens and the answers at 3 characters per
 // token (at the sizing's ratio with SizedAt).
-func (s *Sessions) Request(i int) (capacity.Request, error) { return s.request(i, s.opts.Sizing) }
+func (s *Sessions) Request(i int) (capacity.Request, error) {
+	return s.request(i, s.opts.CharsPerToken)
+}
 
 // SizedAt implements capacity.SizedSource: the sessions' Source with
 // user messages sized at charsPerToken characters per token, the ratio
@@ -336,33 +348,35 @@ func (s *Sessions) Request(i int) (capacity.Request, error) { return s.request(i
 // shares the sessions' state (s stays the run's Schedule and Gate); s
 // itself keeps its own sizing for later runs.
 func (s *Sessions) SizedAt(charsPerToken float64) capacity.Source {
-	return sizedSessions{s: s, sizing: blocktext.CharsPerToken(charsPerToken)}
+	return sizedSessions{s: s, charsPerToken: charsPerToken}
 }
 
 // sizedSessions is the Source and Answerer of Sessions.SizedAt.
 type sizedSessions struct {
-	s      *Sessions
-	sizing blocktext.CharsPerToken
+	s             *Sessions
+	charsPerToken float64
 }
 
 // Request implements capacity.Source.
-func (z sizedSessions) Request(i int) (capacity.Request, error) { return z.s.request(i, z.sizing) }
+func (z sizedSessions) Request(i int) (capacity.Request, error) {
+	return z.s.request(i, z.charsPerToken)
+}
 
 // Answer implements capacity.Answerer.
 func (z sizedSessions) Answer(i int, content string, truncated, ok bool) {
-	z.s.answer(i, content, ok, z.sizing)
+	z.s.answer(i, content, ok, z.charsPerToken)
 }
 
 // answerTokens is the planned tokens of an answer of chars characters at
-// sizing (nil: 3.0 characters per token).
-func answerTokens(sizing blocktext.Sizing, chars int) int {
-	if c, ok := sizing.(blocktext.CharsPerToken); ok && c > 0 {
-		return int(float64(chars) / float64(c))
+// charsPerToken characters per token (0: 3.0).
+func answerTokens(charsPerToken float64, chars int) int {
+	if charsPerToken > 0 {
+		return int(float64(chars) / charsPerToken)
 	}
 	return chars / 3
 }
 
-func (s *Sessions) request(i int, sizing blocktext.Sizing) (capacity.Request, error) {
+func (s *Sessions) request(i int, charsPerToken float64) (capacity.Request, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.byIndex[i]
@@ -371,7 +385,7 @@ func (s *Sessions) request(i int, sizing blocktext.Sizing) (capacity.Request, er
 	}
 	tp := s.plans[st.session][st.turn-1]
 	own := "session " + strconv.Itoa(st.session) + " turn " + strconv.Itoa(st.turn)
-	text, err := prompt(sizing, tp.blocks, tp.blockTokens, tp.user, s.opts.Salt, own,
+	text, err := prompt(charsPerToken, tp.blocks, tp.blockTokens, tp.user, s.opts.Salt, own,
 		"\n# "+own+": answer in a few lines.")
 	if err != nil {
 		return capacity.Request{}, fmt.Errorf("traffic: session %d turn %d: %w", st.session, st.turn, err)
@@ -407,10 +421,10 @@ func (s *Sessions) sessionID(i int) string {
 // Answer implements capacity.Answerer: a successful turn's answer joins
 // its session's history; a failed turn ends its session.
 func (s *Sessions) Answer(i int, content string, truncated, ok bool) {
-	s.answer(i, content, ok, s.opts.Sizing)
+	s.answer(i, content, ok, s.opts.CharsPerToken)
 }
 
-func (s *Sessions) answer(i int, content string, ok bool, sizing blocktext.Sizing) {
+func (s *Sessions) answer(i int, content string, ok bool, charsPerToken float64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.byIndex[i]
@@ -422,7 +436,7 @@ func (s *Sessions) answer(i int, content string, ok bool, sizing blocktext.Sizin
 	if ok {
 		state.history = append(state.history, st.user, capacity.Message{Role: "assistant", Content: content})
 		state.planned += s.plans[st.session][st.turn-1].user
-		state.answered += answerTokens(sizing, len(content))
+		state.answered += answerTokens(charsPerToken, len(content))
 		state.turns, state.lastIndex, state.endedAt = st.turn, i, time.Now()
 	}
 	if ok && state.turns < len(s.plans[st.session]) {

@@ -37,7 +37,7 @@ func TestSessionsClosedLoop(t *testing.T) {
 	require.NoError(t, err)
 	synctest.Test(t, func(t *testing.T) {
 		srv := newChatServer(t, 100*time.Millisecond)
-		s, err := traffic.Synthetic(spec, 3, traffic.ClosedLoop(2), traffic.SessionOptions{Salt: "run-1"})
+		s, err := traffic.Synthetic(spec, 3, traffic.SessionOptions{Users: 2, Salt: "run-1"})
 		require.NoError(t, err)
 		rep, err := capacity.Run(t.Context(), srv.target(), s.Workload(capacity.Workload{}))
 		require.NoError(t, err)
@@ -96,13 +96,13 @@ func TestSessionsClosedLoop(t *testing.T) {
 // after it are never sent) and the others run to their end, each turn
 // its seeded exponential think time after the previous one ended.
 func TestSessionsFailedTurn(t *testing.T) {
-	spec := session.Spec{Turns: 3, UserTokens: 50, OutputTokens: 8, Think: time.Second, ThinkDist: session.Exp, Seed: 3}
+	spec := session.Spec{Turns: 3, UserTokens: 50, OutputTokens: 8, Think: time.Second, ThinkExp: true, Seed: 3}
 	synctest.Test(t, func(t *testing.T) {
 		srv := newChatServer(t, 10*time.Millisecond)
 		srv.fail = func(msgs []message) bool {
 			return strings.HasPrefix(msgs[len(msgs)-1].Content, "#session 1 turn 2\n")
 		}
-		s, err := traffic.Synthetic(spec, 3, traffic.OpenLoop([]time.Duration{0, 0, 500 * time.Millisecond}), traffic.SessionOptions{})
+		s, err := traffic.Synthetic(spec, 3, traffic.SessionOptions{Starts: []time.Duration{0, 0, 500 * time.Millisecond}})
 		require.NoError(t, err)
 		rep, err := capacity.Run(t.Context(), srv.target(), s.Workload(capacity.Workload{Concurrency: 8}))
 		require.NoError(t, err)
@@ -138,7 +138,7 @@ func TestSessionsRecorded(t *testing.T) {
 		`{"offset_ms": 3000, "prompt_tokens": 440, "output_tokens": 20, "session": "a", "turn": 2, "think_ms": 1500}`,
 		`{"offset_ms": 3100, "prompt_tokens": 700, "output_tokens": 16, "session": "b", "turn": 2, "user_tokens": 60, "think_ms": 700}`,
 	}, "\n")
-	recorded, err := session.Read(trace.NewReader(strings.NewReader(log), "users.jsonl", trace.Auto))
+	recorded, err := session.Read(trace.NewReader(strings.NewReader(log), "users.jsonl"))
 	require.NoError(t, err)
 	synctest.Test(t, func(t *testing.T) {
 		srv := newChatServer(t, 40*time.Millisecond)
@@ -186,7 +186,7 @@ func TestSessionsTwoRuns(t *testing.T) {
 	spec := session.Spec{Turns: 2, UserTokens: 20, OutputTokens: 4, Think: 100 * time.Millisecond}
 	synctest.Test(t, func(t *testing.T) {
 		srv := newChatServer(t, 10*time.Millisecond)
-		s, err := traffic.Synthetic(spec, 3, traffic.ClosedLoop(2), traffic.SessionOptions{})
+		s, err := traffic.Synthetic(spec, 3, traffic.SessionOptions{Users: 2})
 		require.NoError(t, err)
 		for run := range 2 {
 			rep, err := capacity.Run(t.Context(), srv.target(), s.Workload(capacity.Workload{}))
@@ -201,7 +201,7 @@ func TestSessionsTwoRuns(t *testing.T) {
 func TestSessionsRecordedIDs(t *testing.T) {
 	log := `{"offset_ms": 0, "prompt_tokens": 30, "output_tokens": 4, "session": "user-42", "turn": 1}` + "\n" +
 		`{"offset_ms": 5, "prompt_tokens": 30, "output_tokens": 4}`
-	recorded, err := session.Read(trace.NewReader(strings.NewReader(log), "users.jsonl", trace.Auto))
+	recorded, err := session.Read(trace.NewReader(strings.NewReader(log), "users.jsonl"))
 	require.NoError(t, err)
 	synctest.Test(t, func(t *testing.T) {
 		s, err := traffic.Recorded(recorded, traffic.SessionOptions{})
@@ -223,4 +223,30 @@ func TestSessionsRecordedIDs(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "1", req.Session, "a row without a session is named by its index")
 	})
+}
+
+// TestSessionsStartErrors: synthetic sessions start one way, closed
+// (Users) or open (one non-decreasing Starts offset per session);
+// recorded sessions start at their recorded offsets only.
+func TestSessionsStartErrors(t *testing.T) {
+	spec := session.Spec{Turns: 2, UserTokens: 10, OutputTokens: 4}
+	for _, tc := range []struct {
+		opts traffic.SessionOptions
+		want string
+	}{
+		{traffic.SessionOptions{}, "traffic: SessionOptions: Users (a closed loop) or Starts (an open loop) must be set"},
+		{traffic.SessionOptions{Users: 2, Starts: []time.Duration{0, 0}}, "traffic: SessionOptions: Users = 2 and 2 Starts: must be one or the other"},
+		{traffic.SessionOptions{Users: -1}, "traffic: SessionOptions.Users = -1: must be at least 1"},
+		{traffic.SessionOptions{Starts: []time.Duration{0}}, "traffic: SessionOptions.Starts: 1 offsets for 2 sessions: must be one per session"},
+		{traffic.SessionOptions{Starts: []time.Duration{time.Second, 0}}, "traffic: SessionOptions.Starts[1] = 0s: must not be before Starts[0] = 1s"},
+	} {
+		_, err := traffic.Synthetic(spec, 2, tc.opts)
+		require.EqualError(t, err, tc.want)
+	}
+	recorded, err := session.Read(trace.NewReader(strings.NewReader(`{"offset_ms": 0, "prompt_tokens": 3, "output_tokens": 1}`+"\n"), "one.jsonl"))
+	require.NoError(t, err)
+	_, err = traffic.Recorded(recorded, traffic.SessionOptions{Users: 1})
+	require.EqualError(t, err, "traffic: SessionOptions: Users = 1 and 0 Starts: must be unset for recorded sessions, which start at their recorded offsets")
+	_, err = traffic.Recorded(recorded, traffic.SessionOptions{})
+	require.NoError(t, err)
 }

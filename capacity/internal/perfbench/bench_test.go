@@ -112,7 +112,7 @@ func BenchmarkCPUPerChunk(b *testing.B) {
 	half := startServer(b, Schedule{Chunks: chunks / 2, PromptTokens: 64})
 	t := capacity.Target{BaseURL: base, Model: "perf", MaxModelLen: 1 << 20}
 	w := capacity.Workload{Requests: requests, Concurrency: 4, ContextTokens: 64,
-		SharedPrefixTokens: capacity.NoSharedPrefix, MaxTokens: chunks, Warmup: 4}
+		SharedPrefixTokens: capacity.None, MaxTokens: chunks, Warmup: 4}
 	// One run first: connections, buffers and the code paths are warm.
 	_, err := capacity.Run(b.Context(), t, w)
 	require.NoError(b, err)
@@ -164,12 +164,12 @@ func BenchmarkTimingError(b *testing.B) {
 	base := startServer(b, Schedule{TTFT: ttft, Gap: gap, Chunks: chunks, PromptTokens: 64})
 	for _, c := range []int{1, 64, 256, 1024} {
 		b.Run("c="+itoa(c), func(b *testing.B) {
-			if c > capacity.MaxConcurrency {
-				b.Skipf("concurrency %d is above capacity.MaxConcurrency (%d)", c, capacity.MaxConcurrency)
+			if _, err := (capacity.Workload{Concurrency: c}).Resolved(); err != nil {
+				b.Skipf("concurrency %d: %v", c, err)
 			}
 			t := capacity.Target{BaseURL: base, Model: "perf", MaxModelLen: 1 << 20}
 			w := capacity.Workload{Requests: 2 * c, Concurrency: c, Warmup: c, ContextTokens: 64,
-				SharedPrefixTokens: capacity.NoSharedPrefix, MaxTokens: chunks}
+				SharedPrefixTokens: capacity.None, MaxTokens: chunks}
 			var ttftErr, tpotErr []float64
 			for b.Loop() {
 				rep, err := capacity.Run(b.Context(), t, w)
@@ -211,10 +211,10 @@ func reportQuantiles(b *testing.B, name string, xs []float64) {
 // lazily flatters: not every connection exists yet then). Two shapes:
 // 10,000 streams of small prompts, and 512 streams of 131,072-token
 // prompts, the most the protocol's cap on planned prompt tokens
-// (capacity.MaxPlannedPromptTokens) allows, whose memory must not grow
-// with the prompt.
+// (67,108,864, capacity/PROTOCOL.md#bounds) allows, whose memory must not
+// grow with the prompt.
 func BenchmarkMemoryPerStream(b *testing.B) {
-	for _, tc := range []struct{ streams, context int }{{10000, 64}, {capacity.MaxPlannedPromptTokens / 131072, 131072}} {
+	for _, tc := range []struct{ streams, context int }{{10000, 64}, {67108864 / 131072, 131072}} {
 		b.Run(fmt.Sprintf("streams=%d/ctx=%d", tc.streams, tc.context), func(b *testing.B) {
 			memoryPerStream(b, tc.streams, tc.context)
 		})
@@ -222,14 +222,14 @@ func BenchmarkMemoryPerStream(b *testing.B) {
 }
 
 func memoryPerStream(b *testing.B, streams, context int) {
-	if streams > capacity.MaxConcurrency {
-		b.Skipf("%d streams is above capacity.MaxConcurrency (%d)", streams, capacity.MaxConcurrency)
+	if _, err := (capacity.Workload{Concurrency: streams}).Resolved(); err != nil {
+		b.Skipf("%d streams: %v", streams, err)
 	}
 	raiseFileLimit()
 	base := startServer(b, Schedule{TTFT: 3 * time.Second, Chunks: 4, PromptTokens: context})
 	t := capacity.Target{BaseURL: base, Model: "perf", MaxModelLen: 1 << 20}
 	w := capacity.Workload{Requests: streams, Concurrency: streams, ContextTokens: context,
-		SharedPrefixTokens: capacity.NoSharedPrefix, MaxTokens: 4, Timeout: time.Minute}
+		SharedPrefixTokens: capacity.None, MaxTokens: 4, Timeout: time.Minute}
 	var growth, inflight int64
 	for b.Loop() {
 		debug.FreeOSMemory() // what an earlier run left is returned, not counted as idle

@@ -141,7 +141,7 @@ func TestKnobTable(t *testing.T) {
 			assert.Equal(t, groupDialect, k.group, "-%s", k.name)
 		}
 	}
-	assert.Equal(t, strconv.Itoa(fakeserver.DefaultMaxTraces), fs.Lookup("max-traces").DefValue)
+	assert.Equal(t, strconv.Itoa(cfg.MaxTraces), fs.Lookup("max-traces").DefValue)
 	assert.Equal(t, strconv.Itoa(cfg.MaxSeqs), fs.Lookup("max-seqs").DefValue)
 	assert.Equal(t, cfg.Faults.Stall.String(), fs.Lookup("fault-stall").DefValue)
 }
@@ -183,11 +183,11 @@ func TestFlagsSetConfig(t *testing.T) {
 		get  func(c *fakeserver.Config) any
 		want any
 	}{
-		{[]string{"-tokenizer", "words"}, func(c *fakeserver.Config) any { return c.Tokenizer }, fakeserver.TokenizerWords},
+		{[]string{"-tokenizer", "words"}, func(c *fakeserver.Config) any { return c.Tokenizer }, "words"},
 		{[]string{"-dialect-omit-tokenize"}, func(c *fakeserver.Config) any { return c.Dialect.OmitTokenize }, true},
-		{[]string{"-dialect", "ollama", "-dialect-usage", "last-choice"}, func(c *fakeserver.Config) any { return c.Dialect.Usage }, fakeserver.UsageInLastChoice},
+		{[]string{"-dialect", "ollama", "-dialect-usage", "last-choice"}, func(c *fakeserver.Config) any { return c.Dialect.Usage }, "last-choice"},
 		{[]string{"-fault-at", "3=drop,7=http_429"}, func(c *fakeserver.Config) any { return c.Faults.ByIndex },
-			map[int]fakeserver.Fault{3: fakeserver.FaultDrop, 7: fakeserver.FaultHTTP429}},
+			map[int]fakeserver.Fault{3: "drop", 7: "http_429"}},
 		{[]string{"-tokens-per-chunk", "4"}, func(c *fakeserver.Config) any { return c.TokensPerChunk }, 4},
 		{[]string{"-stall-every", "8", "-stall-for", "250ms"}, func(c *fakeserver.Config) any { return [2]any{c.StallEvery, c.StallFor} }, [2]any{8, 250 * time.Millisecond}},
 		{[]string{"-idle-timeout", "30s"}, func(c *fakeserver.Config) any { return c.IdleTimeout }, 30 * time.Second},
@@ -202,14 +202,44 @@ func TestFlagsSetConfig(t *testing.T) {
 		{[]string{"-dialect-serve-props", "-dialect-serve-ollama-ps", "-dialect-serve-ollama-show"}, func(c *fakeserver.Config) any {
 			return [3]bool{c.Dialect.ServeProps, c.Dialect.ServeOllamaPS, c.Dialect.ServeOllamaShow}
 		}, [3]bool{true, true, true}},
-		{[]string{"-dialect-gzip", "if-accepted"}, func(c *fakeserver.Config) any { return c.Dialect.Gzip }, fakeserver.GzipIfAccepted},
+		{[]string{"-dialect-gzip", "if-accepted"}, func(c *fakeserver.Config) any { return c.Dialect.Gzip }, "if-accepted"},
 		{[]string{"-fault-prob", "ignore_max_tokens=0.5,usage_total_mismatch=0.25"}, func(c *fakeserver.Config) any { return c.Faults.Probability },
-			map[fakeserver.Fault]float64{fakeserver.FaultIgnoreMaxTokens: 0.5, fakeserver.FaultUsageTotal: 0.25}},
+			map[fakeserver.Fault]float64{"ignore_max_tokens": 0.5, "usage_total_mismatch": 0.25}},
 		{[]string{"-profile", "plain"}, func(c *fakeserver.Config) any { return c.Model }, "fake-plain"},
 		{nil, func(c *fakeserver.Config) any { return c.Addr }, "127.0.0.1:8000"},
 	} {
 		cfg, _, err := parseFlags(tc.args, io.Discard)
 		require.NoError(t, err, "%v", tc.args)
 		assert.Equal(t, tc.want, tc.get(cfg), "%v", tc.args)
+	}
+}
+
+// TestEnumFlagsMatchConfig: the names each enumerated flag lists are the
+// ones Config.Validate accepts for its field, and Validate rejects a name
+// the flag does not list, so the command and the package agree.
+func TestEnumFlagsMatchConfig(t *testing.T) {
+	for _, name := range []string{"tokenizer", "dialect-usage", "dialect-role", "dialect-gzip"} {
+		cfg := fakeserver.Fast()
+		fs := flag.NewFlagSet("fakeserver", flag.ContinueOnError)
+		profile, dialect := "fast", "vllm"
+		register(fs, &cfg, map[string]*string{"profile": &profile, "dialect": &dialect})
+		f := fs.Lookup(name)
+		require.NotNil(t, f, "-%s", name)
+		names := strings.Split(f.Value.(flagValue).argName(), "|")
+		require.Greater(t, len(names), 1, "-%s lists its names", name)
+		for _, n := range names {
+			require.NoError(t, f.Value.Set(n), "-%s %s", name, n)
+			require.NoError(t, cfg.Validate(), "-%s %s", name, n)
+		}
+		p := f.Value.(scalar[enumName]).p
+		*p = "unlisted"
+		var ce *fakeserver.ConfigError
+		require.ErrorAs(t, cfg.Validate(), &ce, "-%s unlisted", name)
+		k, ok := flagFor(ce.Field)
+		require.True(t, ok, "%s", ce.Field)
+		assert.Equal(t, name, k.name)
+		for _, n := range names {
+			assert.Contains(t, ce.Want, n, "-%s", name)
+		}
 	}
 }

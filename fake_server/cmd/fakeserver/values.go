@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"maps"
@@ -122,28 +123,25 @@ func rangeField(field func(*fakeserver.Config) *fakeserver.Range) binder {
 	}
 }
 
-// enumField parses one of the names of a fixed set of values.
-func enumField[T comparable](field func(*fakeserver.Config) *T, names map[string]T) binder {
-	keys := slices.Sorted(maps.Keys(names))
+// enumName is the value of an enumerated flag: a string of its own type, so
+// the help shows its default unquoted, as a name.
+type enumName string
+
+// enumField parses one of the names a string field of Config accepts
+// (the names its documentation lists); the empty string, the field's
+// default, shows as the first name.
+func enumField(field func(*fakeserver.Config) *string, names ...string) binder {
+	keys := slices.Sorted(slices.Values(names))
 	want := strings.Join(keys, ", ")
 	return func(c *fakeserver.Config) flagValue {
-		return scalar[T]{p: field(c), arg: strings.Join(keys, "|"),
-			parse: func(s string) (T, error) {
-				x, ok := names[s]
-				if !ok {
-					var zero T
-					return zero, fmt.Errorf("%q: want one of %s", s, want)
+		return scalar[enumName]{p: (*enumName)(field(c)), arg: strings.Join(keys, "|"),
+			parse: func(s string) (enumName, error) {
+				if !slices.Contains(names, s) {
+					return "", fmt.Errorf("%q: want one of %s", s, want)
 				}
-				return x, nil
+				return enumName(s), nil
 			},
-			format: func(x T) string {
-				for _, k := range keys {
-					if names[k] == x {
-						return k
-					}
-				}
-				return fmt.Sprint(x)
-			}}
+			format: func(s enumName) string { return cmp.Or(string(s), names[0]) }}
 	}
 }
 

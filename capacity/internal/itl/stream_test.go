@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anvilbench/anvil/capacity/internal/field"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 )
@@ -190,7 +191,7 @@ func TestTokensPerChunk(t *testing.T) {
 	for _, tt := range tests {
 		got, err := TokensPerChunk(tt.tokens, tt.chunks)
 		if tt.wantField != "" {
-			var ie *InputError
+			var ie *field.Error
 			require.True(t, errors.As(err, &ie), "TokensPerChunk(%d, %d) error %v", tt.tokens, tt.chunks, err)
 			require.Equal(t, tt.wantField, ie.Field)
 			continue
@@ -211,7 +212,7 @@ func TestStreamSummaryTokens(t *testing.T) {
 	require.Nil(t, got.TokensPerChunk)
 
 	_, err = s.Summary(DefaultStallRule(), new(-3))
-	var ie *InputError
+	var ie *field.Error
 	require.True(t, errors.As(err, &ie), "error %v", err)
 	require.Equal(t, "completion tokens", ie.Field)
 }
@@ -223,7 +224,7 @@ func TestStreamMisordered(t *testing.T) {
 	s.Add(11 * msec) // before its predecessor
 	s.Add(9 * msec)  // only the first is reported
 	_, err := s.Summary(DefaultStallRule(), nil)
-	var ie *InputError
+	var ie *field.Error
 	require.True(t, errors.As(err, &ie), "error %v", err)
 	require.EqualError(t, err, "itl: Stream.Add at = 11ms: must not be before the previous output event (event 1 at 12ms)")
 
@@ -237,7 +238,7 @@ func TestStreamMisordered(t *testing.T) {
 
 func TestStreamInvalidRule(t *testing.T) {
 	_, err := streamOf(msec).Summary(StallRule{}, nil)
-	var ie *InputError
+	var ie *field.Error
 	require.True(t, errors.As(err, &ie), "error %v", err)
 	require.Equal(t, "StallRule.Relative", ie.Field)
 }

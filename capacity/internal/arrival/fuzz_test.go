@@ -6,10 +6,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/anvilbench/anvil/capacity/internal/field"
 )
 
 // FuzzSchedule checks, for any spec and length, that Schedule either
-// returns the *SpecError Validate gives (or one for n) or a schedule of n
+// returns the *field.Error Validate gives (or one for n) or a schedule of n
 // offsets that starts at 0, never decreases and is the same on a second
 // call, without panicking.
 func FuzzSchedule(f *testing.F) {
@@ -26,9 +28,9 @@ func FuzzSchedule(f *testing.F) {
 		offsets, err := Schedule(s, n)
 		verr := s.Validate()
 		if verr != nil || n < 0 {
-			var se *SpecError
+			var se *field.Error
 			if !errors.As(err, &se) || !errors.Is(err, ErrInvalidSpec) {
-				t.Fatalf("Schedule(%+v, %d) = %v, want a *SpecError", s, n, err)
+				t.Fatalf("Schedule(%+v, %d) = %v, want a *field.Error of Kind ErrInvalidSpec", s, n, err)
 			}
 			if verr != nil && err.Error() != verr.Error() {
 				t.Fatalf("Schedule error %q, Validate error %q", err, verr)

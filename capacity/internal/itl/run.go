@@ -24,7 +24,7 @@ type Run struct {
 }
 
 // NewRun returns an empty Run that applies rule to every stream. It fails
-// with an *InputError when the rule is invalid.
+// with a *field.Error (Kind ErrInvalidInput) when the rule is invalid.
 func NewRun(rule StallRule) (*Run, error) {
 	if err := rule.Validate(); err != nil {
 		return nil, err
@@ -59,12 +59,11 @@ func (r *Run) Record(s *Stream, completionTokens *int) (Summary, error) {
 }
 
 // Merge adds everything o accumulated to r, leaving o unchanged. Both must
-// apply the same rule; otherwise it returns an *InputError and r is
+// apply the same rule; otherwise it returns a *field.Error (Kind ErrInvalidInput) and r is
 // unchanged.
 func (r *Run) Merge(o *Run) error {
 	if o.rule != r.rule {
-		return &InputError{Field: "Run.Merge rule", Value: fmt.Sprintf("%+v", o.rule),
-			Rule: fmt.Sprintf("must equal the receiving run's rule %+v", r.rule)}
+		return inputError("Run.Merge rule", fmt.Sprintf("%+v", o.rule), fmt.Sprintf("must equal the receiving run's rule %+v", r.rule))
 	}
 	r.gaps.merge(&o.gaps)
 	r.requests += o.requests

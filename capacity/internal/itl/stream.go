@@ -3,6 +3,8 @@ package itl
 import (
 	"fmt"
 	"time"
+
+	"github.com/anvilbench/anvil/capacity/internal/field"
 )
 
 // Stream collects the output events of one streamed response. The client
@@ -15,7 +17,7 @@ type Stream struct {
 	gaps   gapSet
 	events int           // output events added
 	last   time.Duration // offset of the latest output event
-	err    *InputError   // the first out-of-order event, if any
+	err    *field.Error  // the first out-of-order event, if any
 	// counted is the number of events added with a token count
 	// (AddTokens): all of them makes the stream's gaps per token.
 	counted int
@@ -92,7 +94,7 @@ func (s *Stream) PerToken() bool { return s.events > 0 && s.counted == s.events 
 // monotonic offsets). The first event is the end of the time to first
 // output and adds no gap; each later one adds the gap from the previous
 // event. Offsets must not decrease: an earlier offset is dropped and makes
-// Summary and Run.Record fail with an *InputError.
+// Summary and Run.Record fail with a *field.Error (Kind ErrInvalidInput).
 func (s *Stream) Add(at time.Duration) {
 	d := at - s.last
 	if s.events == 0 || d < 0 {
@@ -121,8 +123,7 @@ func (s *Stream) addSlow(at time.Duration) {
 // misordered records the first event that arrived before its predecessor.
 func (s *Stream) misordered(at time.Duration) {
 	if s.err == nil {
-		s.err = &InputError{Field: "Stream.Add at", Value: at,
-			Rule: fmt.Sprintf("must not be before the previous output event (event %d at %v)", s.events-1, s.last)}
+		s.err = inputError("Stream.Add at", at, fmt.Sprintf("must not be before the previous output event (event %d at %v)", s.events-1, s.last))
 	}
 }
 
@@ -179,7 +180,7 @@ type Summary struct {
 
 // Summary summarizes the stream under rule. completionTokens is the usage
 // completion token count the server reported, nil when it did not. It fails
-// with an *InputError when the rule is invalid, an event was out of order,
+// with a *field.Error (Kind ErrInvalidInput) when the rule is invalid, an event was out of order,
 // or completionTokens is negative. Summary may reorder the stream's stored
 // gaps, so a Stream must not be summarized concurrently.
 func (s *Stream) Summary(rule StallRule, completionTokens *int) (Summary, error) {
@@ -217,13 +218,13 @@ func (s *Stream) Summary(rule StallRule, completionTokens *int) (Summary, error)
 // TokensPerChunk returns completionTokens / outputChunks: how many tokens
 // the server packs into one output event on average (1 for a server that
 // streams token by token). completionTokens must be at least 0 and
-// outputChunks at least 1; otherwise it returns an *InputError.
+// outputChunks at least 1; otherwise it returns a *field.Error (Kind ErrInvalidInput).
 func TokensPerChunk(completionTokens, outputChunks int) (float64, error) {
 	if completionTokens < 0 {
-		return 0, &InputError{Field: "completion tokens", Value: completionTokens, Rule: "must be >= 0"}
+		return 0, inputError("completion tokens", completionTokens, "must be >= 0")
 	}
 	if outputChunks < 1 {
-		return 0, &InputError{Field: "output chunks", Value: outputChunks, Rule: "must be >= 1"}
+		return 0, inputError("output chunks", outputChunks, "must be >= 1")
 	}
 	return float64(completionTokens) / float64(outputChunks), nil
 }

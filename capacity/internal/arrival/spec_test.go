@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/anvilbench/anvil/capacity/internal/field"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/stretchr/testify/require"
 )
 
@@ -20,10 +22,10 @@ func TestParseName(t *testing.T) {
 	}
 	for _, s := range []string{"", "Poisson", " poisson", "uniform", "gamma\n"} {
 		_, err := ParseName(s)
-		var se *SpecError
+		var se *field.Error
 		require.ErrorAs(t, err, &se, "ParseName(%q)", s)
-		want := &SpecError{Field: "Spec.Process", Value: s, Want: `one of "constant", "poisson", "gamma"`}
-		require.Empty(t, cmp.Diff(want, se), "ParseName(%q)", s)
+		want := &field.Error{Pkg: "arrival", Field: "Spec.Process", Value: s, Rule: `must be one of "constant", "poisson", "gamma"`, Kind: ErrInvalidSpec}
+		require.Equal(t, want, se, "ParseName(%q)", s)
 		require.ErrorIs(t, err, ErrInvalidSpec)
 		require.Equal(t, fmt.Sprintf("arrival: Spec.Process = %q: must be one of \"constant\", \"poisson\", \"gamma\"", s), err.Error())
 	}
@@ -84,7 +86,7 @@ func TestValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.spec.Validate()
-			var se *SpecError
+			var se *field.Error
 			require.ErrorAs(t, err, &se)
 			require.ErrorIs(t, err, ErrInvalidSpec)
 			require.Equal(t, tt.field, se.Field)
@@ -93,7 +95,8 @@ func TestValidate(t *testing.T) {
 
 			// Schedule reports the same error, for any n.
 			_, serr := Schedule(tt.spec, 10)
-			require.Empty(t, cmp.Diff(err, serr, cmp.Comparer(sameFloat)))
+			require.ErrorIs(t, serr, ErrInvalidSpec)
+			require.Empty(t, cmp.Diff(err, serr, cmp.Comparer(sameFloat), cmpopts.IgnoreFields(field.Error{}, "Kind")))
 		})
 	}
 }
@@ -129,14 +132,14 @@ func TestOffsetsArgumentErrors(t *testing.T) {
 		{"zero rate", func() error { _, err := Offsets(PoissonProcess{}, 0, r, 1); return err },
 			"rate", "arrival: rate = 0: must be in [0.001, 1e+06] requests per second"},
 		{"nil process", func() error { _, err := Offsets(nil, 1, r, 1); return err },
-			"p", "arrival: p = <nil>: must be a non-nil Process"},
+			"p", "arrival: p: must be a non-nil Process"},
 		{"nil rand", func() error { _, err := Offsets(ConstantProcess{}, 1, nil, 1); return err },
 			"r", "arrival: r = <nil>: must be a non-nil *rand.Rand"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.err()
-			var se *SpecError
+			var se *field.Error
 			require.ErrorAs(t, err, &se)
 			require.ErrorIs(t, err, ErrInvalidSpec)
 			require.Equal(t, tt.field, se.Field)
@@ -171,9 +174,10 @@ func TestIntervalErrors(t *testing.T) {
 			// 9.2e9 s of the longest time.Duration.
 			got, err := Offsets(p, 1, NewRand(1), 10)
 			require.Nil(t, got)
-			var ie *IntervalError
+			var ie *field.Error
 			require.ErrorAs(t, err, &ie)
-			require.Equal(t, tt.index, ie.Index)
+			require.Equal(t, fmt.Sprintf("interval %d", tt.index), ie.Field)
+			require.ErrorIs(t, err, ErrInvalidInterval)
 			require.Equal(t, tt.msg, err.Error())
 			require.False(t, errors.Is(err, ErrInvalidSpec), "a bad draw is not a bad spec")
 		})

@@ -1,14 +1,19 @@
 package arrival
 
 import (
+	"errors"
+	"strconv"
+
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/anvilbench/anvil/capacity/internal/field"
 )
 
 // Schedule returns the first n send offsets of the schedule s describes,
-// or the *SpecError of the first invalid field of s or of n. It is a pure
+// or the *field.Error (Kind ErrInvalidSpec) of the first invalid field of s or of n. It is a pure
 // function of (s, n): the same arguments give the same offsets on every
 // platform, and a longer schedule of the same Spec begins with the shorter
 // one. It is Offsets of the process s names, at s.Rate, drawing from
@@ -38,17 +43,17 @@ func Schedule(s Spec, n int) ([]time.Duration, error) {
 // by less than a nanosecond.
 //
 // A rate outside [MinRate, MaxRate], n outside [0, MaxN], or a nil p or r
-// is a *SpecError. A draw that is negative, NaN or infinite, or that puts
-// an offset beyond the longest time.Duration, is an *IntervalError; no
+// is a *field.Error (Kind ErrInvalidSpec). A draw that is negative, NaN or infinite, or that puts
+// an offset beyond the longest time.Duration, is a *field.Error of Kind ErrInvalidInterval; no
 // built-in process at a valid rate does either.
 func Offsets(p Process, rate float64, r *rand.Rand, n int) ([]time.Duration, error) {
 	switch {
 	case p == nil:
-		return nil, &SpecError{Field: "p", Value: p, Want: "a non-nil Process"}
+		return nil, specError("p", p, "a non-nil Process")
 	case r == nil:
-		return nil, &SpecError{Field: "r", Value: r, Want: "a non-nil *rand.Rand"}
+		return nil, specError("r", r, "a non-nil *rand.Rand")
 	case n < 0 || n > MaxN:
-		return nil, &SpecError{Field: "n", Value: n, Want: wantN}
+		return nil, specError("n", n, wantN)
 	}
 	if err := checkRate("rate", rate); err != nil {
 		return nil, err
@@ -59,13 +64,12 @@ func Offsets(p Process, rate float64, r *rand.Rand, n int) ([]time.Duration, err
 	for i := 1; i < n; i++ {
 		x := p.Interval(r)
 		if !(x >= 0) || math.IsInf(x, 1) {
-			return nil, &IntervalError{Index: i - 1, Value: x, Want: "a finite number >= 0"}
+			return nil, intervalError(i-1, x, "a finite number >= 0")
 		}
 		sum += x
 		ns := math.Round(float64(sum * nsPerInterval))
 		if !(ns < maxOffset) {
-			return nil, &IntervalError{Index: i - 1, Value: x,
-				Want: fmt.Sprintf("small enough that offset %d fits in a time.Duration", i)}
+			return nil, intervalError(i-1, x, fmt.Sprintf("small enough that offset %d fits in a time.Duration", i))
 		}
 		offsets[i] = time.Duration(ns)
 	}
@@ -76,21 +80,14 @@ func Offsets(p Process, rate float64, r *rand.Rand, n int) ([]time.Duration, err
 // 2^63), the first value beyond the longest time.Duration.
 const maxOffset = float64(math.MaxInt64)
 
-// IntervalError is a draw of a Process that cannot be scheduled. Its
-// message reads "arrival: interval 3 = NaN: must be a finite number >= 0".
-type IntervalError struct {
-	// Index is the 0-based number of the draw, the interval between
-	// offsets Index and Index+1.
-	Index int
-	// Value is the draw, in units of the mean interval.
-	Value float64
-	// Want says what is allowed.
-	Want string
-}
+// ErrInvalidInterval is the Kind of the error about a draw of a Process
+// that cannot be scheduled; it is not an ErrInvalidSpec.
+var ErrInvalidInterval = errors.New("arrival: invalid interval")
 
-var _ error = (*IntervalError)(nil)
-
-// Error implements error.
-func (e *IntervalError) Error() string {
-	return fmt.Sprintf("arrival: interval %d = %v: must be %s", e.Index, e.Value, e.Want)
+// intervalError is the *field.Error of draw index (0-based: the interval
+// between offsets index and index+1), x in units of the mean interval.
+// Its message reads "arrival: interval 3 = NaN: must be a finite number
+// >= 0".
+func intervalError(index int, x float64, want string) *field.Error {
+	return &field.Error{Pkg: "arrival", Field: "interval " + strconv.Itoa(index), Value: x, Rule: "must be " + want, Kind: ErrInvalidInterval}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anvilbench/anvil/capacity/internal/field"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 )
@@ -14,17 +15,17 @@ func TestStallRuleValidate(t *testing.T) {
 	tests := []struct {
 		name string
 		rule StallRule
-		want *InputError // nil: valid
+		want *field.Error // nil: valid
 	}{
 		{"default", DefaultStallRule(), nil},
 		{"relative one, no floor", StallRule{Relative: 1}, nil},
 		{"override", StallRule{Relative: 10, Floor: time.Millisecond, Override: time.Second}, nil},
-		{"zero rule", StallRule{}, &InputError{"StallRule.Relative", 0.0, "must be a finite number >= 1"}},
-		{"relative below one", StallRule{Relative: 0.5}, &InputError{"StallRule.Relative", 0.5, "must be a finite number >= 1"}},
-		{"relative NaN", StallRule{Relative: math.NaN()}, &InputError{"StallRule.Relative", math.NaN(), "must be a finite number >= 1"}},
-		{"relative +Inf", StallRule{Relative: math.Inf(1)}, &InputError{"StallRule.Relative", math.Inf(1), "must be a finite number >= 1"}},
-		{"negative floor", StallRule{Relative: 10, Floor: -time.Millisecond}, &InputError{"StallRule.Floor", -time.Millisecond, "must be >= 0s"}},
-		{"negative override", StallRule{Relative: 10, Override: -1}, &InputError{"StallRule.Override", time.Duration(-1), "must be >= 0s (0: no override)"}},
+		{"zero rule", StallRule{}, &field.Error{Pkg: "itl", Field: "StallRule.Relative", Value: 0.0, Rule: "must be a finite number >= 1", Kind: ErrInvalidInput}},
+		{"relative below one", StallRule{Relative: 0.5}, &field.Error{Pkg: "itl", Field: "StallRule.Relative", Value: 0.5, Rule: "must be a finite number >= 1", Kind: ErrInvalidInput}},
+		{"relative NaN", StallRule{Relative: math.NaN()}, &field.Error{Pkg: "itl", Field: "StallRule.Relative", Value: math.NaN(), Rule: "must be a finite number >= 1", Kind: ErrInvalidInput}},
+		{"relative +Inf", StallRule{Relative: math.Inf(1)}, &field.Error{Pkg: "itl", Field: "StallRule.Relative", Value: math.Inf(1), Rule: "must be a finite number >= 1", Kind: ErrInvalidInput}},
+		{"negative floor", StallRule{Relative: 10, Floor: -time.Millisecond}, &field.Error{Pkg: "itl", Field: "StallRule.Floor", Value: -time.Millisecond, Rule: "must be >= 0s", Kind: ErrInvalidInput}},
+		{"negative override", StallRule{Relative: 10, Override: -1}, &field.Error{Pkg: "itl", Field: "StallRule.Override", Value: time.Duration(-1), Rule: "must be >= 0s (0: no override)", Kind: ErrInvalidInput}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -33,8 +34,9 @@ func TestStallRuleValidate(t *testing.T) {
 				require.NoError(t, err)
 				return
 			}
-			var ie *InputError
-			require.True(t, errors.As(err, &ie), "error %v is not an *InputError", err)
+			var ie *field.Error
+			require.True(t, errors.As(err, &ie), "error %v is not a *field.Error", err)
+			require.ErrorIs(t, err, ErrInvalidInput)
 			// NaN never equals itself; compare it by its printed form.
 			if diff := cmp.Diff(tt.want.Error(), ie.Error()); diff != "" {
 				t.Errorf("message (-want +got):\n%s", diff)

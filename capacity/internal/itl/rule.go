@@ -1,9 +1,11 @@
 package itl
 
 import (
-	"fmt"
+	"errors"
 	"math"
 	"time"
+
+	"github.com/anvilbench/anvil/capacity/internal/field"
 )
 
 // Defaults of the stall rule; the package documentation explains the choice.
@@ -43,15 +45,15 @@ func DefaultStallRule() StallRule {
 	return StallRule{Relative: DefaultStallRelative, Floor: DefaultStallFloor}
 }
 
-// Validate reports the first invalid field as an *InputError.
+// Validate reports the first invalid field as a *field.Error (Kind ErrInvalidInput).
 func (r StallRule) Validate() error {
 	switch {
 	case math.IsNaN(r.Relative) || math.IsInf(r.Relative, 0) || r.Relative < 1:
-		return &InputError{Field: "StallRule.Relative", Value: r.Relative, Rule: "must be a finite number >= 1"}
+		return inputError("StallRule.Relative", r.Relative, "must be a finite number >= 1")
 	case r.Floor < 0:
-		return &InputError{Field: "StallRule.Floor", Value: r.Floor, Rule: "must be >= 0s"}
+		return inputError("StallRule.Floor", r.Floor, "must be >= 0s")
 	case r.Override < 0:
-		return &InputError{Field: "StallRule.Override", Value: r.Override, Rule: "must be >= 0s (0: no override)"}
+		return inputError("StallRule.Override", r.Override, "must be >= 0s (0: no override)")
 	}
 	return nil
 }
@@ -87,24 +89,18 @@ type RuleResult struct {
 	OverrideMS *float64
 }
 
-// InputError is bad input to this package: an invalid StallRule, an output
-// event stamped before the previous one, a negative token count, runs with
-// different rules merged. Match it with errors.As. Its message reads
+// ErrInvalidInput is the Kind of every error about bad input to this
+// package: an invalid StallRule, an output event stamped before the
+// previous one, a negative token count, runs with different rules
+// merged, stored gaps no run could hold.
+var ErrInvalidInput = errors.New("itl: invalid input")
+
+// inputError is the *field.Error of bad input: name is the input
+// ("StallRule.Floor", "Stream.Add at"), rule a phrase ("must be >= 0s").
+// Its message reads
 // "itl: StallRule.Relative = 0.5: must be a finite number >= 1".
-type InputError struct {
-	// Field names the input, e.g. "StallRule.Floor" or "Stream.Add at".
-	Field string
-	// Value is the offending value.
-	Value any
-	// Rule says what is allowed.
-	Rule string
-}
-
-var _ error = (*InputError)(nil)
-
-// Error implements error.
-func (e *InputError) Error() string {
-	return fmt.Sprintf("itl: %s = %v: %s", e.Field, e.Value, e.Rule)
+func inputError(name string, value any, rule string) *field.Error {
+	return &field.Error{Pkg: "itl", Field: name, Value: value, Rule: rule, Kind: ErrInvalidInput}
 }
 
 // ms converts a duration to the artifact's float64 milliseconds.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/anvilbench/anvil/capacity/trace/blocktext"
+	"github.com/anvilbench/anvil/capacity/internal/blocktext"
 )
 
 // FuzzLayout holds AppendText to its contract for any blocks, sizes and

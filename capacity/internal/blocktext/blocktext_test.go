@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/anvilbench/anvil/capacity/internal/blocktext"
 	"github.com/anvilbench/anvil/capacity/trace"
-	"github.com/anvilbench/anvil/capacity/trace/blocktext"
 )
 
 // commonPrefix is the length of the common prefix of a and b, up to
@@ -39,6 +39,9 @@ func commonIDs(a, b []int64) int {
 // blocks byte for byte, and at their first different id they differ
 // within the block's first line, from its first character when the ids
 // differ modulo FirstChars.
+// mooncakeBlockTokens is the size of the Mooncake traces' blocks.
+const mooncakeBlockTokens = 512
+
 func TestRealTraceSharing(t *testing.T) {
 	for _, file := range []string{
 		"mooncake-conversation_trace-first500.jsonl",
@@ -48,7 +51,7 @@ func TestRealTraceSharing(t *testing.T) {
 			f, err := os.Open("../../../testdata/traces/" + file)
 			require.NoError(t, err)
 			defer f.Close()
-			layout := blocktext.Layout{BlockTokens: trace.MooncakeBlockTokens, Sizing: blocktext.CharsPerToken(3)}
+			layout := blocktext.Layout{BlockTokens: mooncakeBlockTokens, Sizing: blocktext.CharsPerToken(3)}
 			L, err := layout.BlockChars()
 			require.NoError(t, err)
 			require.Equal(t, 1536, L)
@@ -59,7 +62,7 @@ func TestRealTraceSharing(t *testing.T) {
 				cut    int // characters of blocks in text
 			}
 			var rows []row
-			r := trace.NewReader(f, file, trace.Auto)
+			r := trace.NewReader(f, file)
 			for r.Scan() {
 				rec := r.Record()
 				tail := fmt.Sprintf("\n# request %d: summarize the above in one line.", rec.Line)

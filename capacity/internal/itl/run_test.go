@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/anvilbench/anvil/capacity/internal/field"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 )
@@ -165,7 +166,7 @@ func TestRunRecordErrorLeavesRunUnchanged(t *testing.T) {
 	bad.Add(20 * msec)
 	bad.Add(15 * msec)
 	_, err = run.Record(&bad, nil)
-	var ie *InputError
+	var ie *field.Error
 	require.True(t, errors.As(err, &ie), "misordered: %v", err)
 
 	fill(&s, []time.Duration{90 * msec})
@@ -182,7 +183,7 @@ func TestRunRecordErrorLeavesRunUnchanged(t *testing.T) {
 
 func TestNewRunInvalidRule(t *testing.T) {
 	_, err := NewRun(StallRule{Relative: 10, Floor: -1})
-	var ie *InputError
+	var ie *field.Error
 	require.True(t, errors.As(err, &ie), "error %v", err)
 	require.Equal(t, "StallRule.Floor", ie.Field)
 }
@@ -195,7 +196,7 @@ func TestRunMergeRuleMismatch(t *testing.T) {
 	_, err = b.Record(streamOf(msec), nil)
 	require.NoError(t, err)
 	err = a.Merge(b)
-	var ie *InputError
+	var ie *field.Error
 	require.True(t, errors.As(err, &ie), "error %v", err)
 	require.Equal(t, "Run.Merge rule", ie.Field)
 	require.Equal(t, 0, a.Requests(), "a failed Merge changes nothing")

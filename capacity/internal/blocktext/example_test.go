@@ -3,7 +3,7 @@ package blocktext_test
 import (
 	"fmt"
 
-	"github.com/anvilbench/anvil/capacity/trace/blocktext"
+	"github.com/anvilbench/anvil/capacity/internal/blocktext"
 )
 
 // Two requests that share their first block: 16-token blocks at 3

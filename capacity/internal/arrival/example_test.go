@@ -3,7 +3,7 @@ package arrival_test
 import (
 	"fmt"
 
-	"github.com/anvilbench/anvil/capacity/arrival"
+	"github.com/anvilbench/anvil/capacity/internal/arrival"
 )
 
 // A bursty schedule of 8 requests at 4 requests per second: gamma

@@ -22,14 +22,14 @@ const (
 )
 
 // ParseName returns the Name spelled s, which must be exactly one of
-// "constant", "poisson" or "gamma". Any other string gets a *SpecError for
+// "constant", "poisson" or "gamma". Any other string gets a *field.Error (Kind ErrInvalidSpec) for
 // the field Spec.Process.
 func ParseName(s string) (Name, error) {
 	switch n := Name(s); n {
 	case Constant, Poisson, Gamma:
 		return n, nil
 	}
-	return "", &SpecError{Field: "Spec.Process", Value: s, Want: wantName}
+	return "", specError("Spec.Process", s, wantName)
 }
 
 // wantName is the allowed range of Spec.Process, as error messages say it.
@@ -43,7 +43,7 @@ const wantName = `one of "constant", "poisson", "gamma"`
 //
 // Interval must take all its randomness from r, so a seeded r makes the
 // schedule reproducible, and must return a finite number >= 0; Offsets
-// reports any other value as an *IntervalError.
+// reports any other value as an error of Kind ErrInvalidInterval.
 type Process interface {
 	Interval(r *rand.Rand) float64
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/anvilbench/anvil/capacity/itl"
+	"github.com/anvilbench/anvil/capacity/internal/itl"
 )
 
 // A worker reuses one Stream per request and records each successful stream

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/anvilbench/anvil/capacity/internal/field"
 )
 
 // Bounds of a Spec and of a schedule's length.
@@ -47,37 +49,18 @@ type Spec struct {
 	Seed int64
 }
 
-// ErrInvalidSpec is wrapped by every *SpecError, so callers can test
+// ErrInvalidSpec is the Kind of every error about an invalid field of a
+// Spec or argument of Schedule or Offsets, so callers can test
 // errors.Is(err, ErrInvalidSpec).
 var ErrInvalidSpec = errors.New("arrival: invalid spec")
 
-// SpecError is one invalid field of a Spec, or invalid argument of
-// Schedule or Offsets. Its message reads
+// specError is the *field.Error of an invalid field of a Spec or argument
+// of Schedule or Offsets (name is "Spec." and the field name, or the
+// argument's: "n", "rate", "p", "r"). Its message reads
 // "arrival: Spec.Rate = 0: must be in [0.001, 1e+06] requests per second".
-type SpecError struct {
-	// Field is "Spec." and the field name, or the argument name ("n",
-	// "rate", "p", "r").
-	Field string
-	// Value is the offending value.
-	Value any
-	// Want says what is allowed.
-	Want string
+func specError(name string, value any, want string) *field.Error {
+	return &field.Error{Pkg: "arrival", Field: name, Value: value, Rule: "must be " + want, Kind: ErrInvalidSpec}
 }
-
-var _ error = (*SpecError)(nil)
-
-// Error implements error.
-func (e *SpecError) Error() string {
-	format := "arrival: %s = %v: must be %s"
-	switch e.Value.(type) {
-	case string, Name:
-		format = "arrival: %s = %q: must be %s"
-	}
-	return fmt.Sprintf(format, e.Field, e.Value, e.Want)
-}
-
-// Unwrap makes every SpecError match ErrInvalidSpec.
-func (e *SpecError) Unwrap() error { return ErrInvalidSpec }
 
 // Allowed ranges, as error messages say them (spec_test.go checks they
 // print the constants above).
@@ -88,12 +71,12 @@ const (
 )
 
 // Validate reports the first invalid field of s, in declaration order, as a
-// *SpecError, or nil if s is valid.
+// *field.Error (Kind ErrInvalidSpec), or nil if s is valid.
 func (s Spec) Validate() error {
 	switch s.Process {
 	case Constant, Poisson, Gamma:
 	default:
-		return &SpecError{Field: "Spec.Process", Value: s.Process, Want: wantName}
+		return specError("Spec.Process", s.Process, wantName)
 	}
 	if err := checkRate("Spec.Rate", s.Rate); err != nil {
 		return err
@@ -101,21 +84,20 @@ func (s Spec) Validate() error {
 	b := s.Burstiness
 	if s.Process != Gamma {
 		if b != 0 {
-			return &SpecError{Field: "Spec.Burstiness", Value: b,
-				Want: fmt.Sprintf("0 unless Spec.Process is %q", Gamma)}
+			return specError("Spec.Burstiness", b, fmt.Sprintf("0 unless Spec.Process is %q", Gamma))
 		}
 		return nil
 	}
 	if b != 0 && !(b >= MinBurstiness && b <= MaxBurstiness) {
-		return &SpecError{Field: "Spec.Burstiness", Value: b, Want: wantBurstiness}
+		return specError("Spec.Burstiness", b, wantBurstiness)
 	}
 	return nil
 }
 
 // checkRate reports a rate outside [MinRate, MaxRate], NaN included.
-func checkRate(field string, rate float64) error {
+func checkRate(name string, rate float64) error {
 	if !(rate >= MinRate && rate <= MaxRate) {
-		return &SpecError{Field: field, Value: rate, Want: wantRate}
+		return specError(name, rate, wantRate)
 	}
 	return nil
 }

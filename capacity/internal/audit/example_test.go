@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
-	"github.com/anvilbench/anvil/capacity/audit"
+	"github.com/anvilbench/anvil/capacity/internal/audit"
 )
 
 // Judge turns the measurements into the verdict.

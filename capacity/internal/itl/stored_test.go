@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anvilbench/anvil/capacity/internal/field"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 )
@@ -70,7 +71,7 @@ func TestAddGapsRefusesImpossible(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			run := recordAll(t, [][]time.Duration{{time.Millisecond, 2 * time.Millisecond}})
 			err := run.AddGaps(tt.gaps)
-			var ie *InputError
+			var ie *field.Error
 			require.ErrorAs(t, err, &ie)
 			require.Equal(t, tt.field, ie.Field)
 			require.Equal(t, 2, run.Gaps().Count(), "unchanged")

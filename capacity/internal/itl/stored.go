@@ -77,7 +77,7 @@ func (r *Run) Gaps() Gaps {
 // AddGaps adds a stored distribution to the run's, as Merge adds a run's.
 // It changes only the distribution: the run's stall and tokens-per-chunk
 // totals belong to the streams and are not in Gaps. It fails with an
-// *InputError, leaving r unchanged, when g is not a distribution a Run
+// *field.Error (Kind ErrInvalidInput), leaving r unchanged, when g is not a distribution a Run
 // could have kept: both members set, an exact list longer than ExactGaps,
 // out of order or negative, a sketch whose counts do not add up to Count
 // or whose largest bucket cannot hold Max.
@@ -92,8 +92,8 @@ func (r *Run) AddGaps(g Gaps) error {
 
 // set checks g and builds the gapSet it describes.
 func (g Gaps) set() (*gapSet, error) {
-	bad := func(field string, value any, rule string) error {
-		return &InputError{Field: field, Value: fmt.Sprint(value), Rule: rule}
+	bad := func(name string, value any, rule string) error {
+		return inputError(name, value, rule)
 	}
 	if g.Sketch == nil {
 		switch {

@@ -1,0 +1,143 @@
+package reporters
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
+)
+
+// RunLog returns the lines a benchmark logs next to the numbers of a
+// finished run r, in this order:
+//   - its population: requests (planned, sent when some were never sent),
+//     succeeded, failed (the requests sent that failed), never sent, wall
+//     time, protocol and eligibility;
+//   - when a fixed context did not fit the served model, the contexts the
+//     requests were planned at instead;
+//   - when the server closed kept-alive connections, that the run dialled
+//     per request;
+//   - where the context window came from (anvil_go.context_window) and,
+//     when the server counted the prompts off their plan, the warning
+//     (capacity/PROTOCOL.md#exact-token-sizing);
+//   - the client's self-audit when it is suspect;
+//   - the server-metrics cross-checks;
+//   - when requests sent failed, their count per failure class and the
+//     first one's message.
+//
+// Every string read from the artifact is made Printable; each line is one
+// line.
+func RunLog(r *artifact.Report) []string {
+	var out []string
+	add := func(line string) {
+		if line != "" {
+			out = append(out, line)
+		}
+	}
+	model, protocol := Printable(r.Model), Printable(r.MeasurementProtocol)
+	if unsent := r.UnsentRequests(); unsent > 0 {
+		add(fmt.Sprintf("%s: %d requests planned, %d sent, %d succeeded, %d failed, %d never sent, wall %.0f ms, protocol %s, eligible %t",
+			model, r.Requests, r.SentRequests(), r.Completed, r.SentFailedRequests(), unsent,
+			r.WallClockMS, protocol, r.PerformanceEligible))
+	} else {
+		add(fmt.Sprintf("%s: %d requests, %d succeeded, %d failed, wall %.0f ms, protocol %s, eligible %t",
+			model, r.Requests, r.Completed, r.FailedRequests(), r.WallClockMS,
+			protocol, r.PerformanceEligible))
+	}
+	add(clampNote(r))
+	add(connectionNote(r))
+	add(contextWindowNote(r))
+	if w := promptPlanWarning(r); w != "" {
+		add("prompts off plan: " + w)
+	}
+	if suspect(r) {
+		add(auditLine(r))
+	}
+	for _, line := range crossCheckLines(r) {
+		add(line)
+	}
+	// The failures of the requests sent: the never-sent requests v1
+	// records as cancelled rows are counted above, not as failures.
+	if sent := r.SentFailures(); len(sent) > 0 {
+		classes := map[string]int{}
+		for c, n := range r.SentFailureClasses() {
+			classes[Printable(c)] += n
+		}
+		add(fmt.Sprintf("failures by class: %v; first: request %d: %s", classes,
+			sent[0].RequestIndex, Printable(sent[0].ErrorMessage)))
+	}
+	return out
+}
+
+// clampNote says when a fixed context did not fit the served model: the
+// plan then cuts every prompt to the budget (max model length minus output
+// tokens and margin), so a benchmark named ctx=65536 against a 32k model
+// measures shorter prompts. The artifact records the planned contexts; the
+// note makes it visible next to the numbers. It is empty when every
+// request was planned at the requested context.
+func clampNote(r *artifact.Report) string {
+	if r.ContextTokens == nil || *r.ContextTokens <= 0 {
+		return ""
+	}
+	want := *r.ContextTokens
+	var got []int
+	for ctx := range r.ContextDistribution {
+		if ctx != want {
+			got = append(got, ctx)
+		}
+	}
+	if len(got) == 0 {
+		return ""
+	}
+	slices.Sort(got)
+	served := "unknown"
+	if r.MaxContextTokens != nil {
+		served = strconv.Itoa(*r.MaxContextTokens)
+	}
+	return fmt.Sprintf("context %d does not fit the served model (max model length %s): requests planned at %v tokens instead",
+		want, served, got)
+}
+
+// connectionNote says when the server closed connections it had kept
+// alive (capacity/PROTOCOL.md#connection-rule): the run then served it
+// without reuse, so its latencies include a dial per request. Empty when
+// it did not.
+func connectionNote(r *artifact.Report) string {
+	if r.AnvilGo == nil || r.AnvilGo.Connections == nil || r.AnvilGo.Connections.KeptAliveClosed == 0 {
+		return ""
+	}
+	c := r.AnvilGo.Connections
+	note := fmt.Sprintf("the server closed kept-alive connections right after answering on them (%d seen; llama.cpp's llama-server does after every streamed answer)", c.KeptAliveClosed)
+	if c.ReuseDisabled {
+		note += ": the rest of the run reused no connection, so each request's dial is inside its timings"
+	}
+	return note
+}
+
+// WriteIdentity writes the identity of a target as benchfmt configuration
+// lines ("key: value"), the header go test output carries before its
+// first benchmark: model, engine and gpu under the keys of the .bench
+// files (see BenchResult), then the pairs of extra, in order. A pair with
+// an empty value is left out; each value is written as the .bench files
+// write it, one line (whitespace runs as one space) made Printable.
+func WriteIdentity(w io.Writer, model, engine, gpu string, extra ...[2]string) error {
+	kv := append([][2]string{{configModel, model}, {configEngine, engine}, {configGPU, gpu}}, extra...)
+	var b strings.Builder
+	for _, p := range kv {
+		if p[1] != "" {
+			fmt.Fprintf(&b, "%s: %s\n", p[0], configValue(p[1]))
+		}
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("reporters: writing identity: %w", err)
+	}
+	return nil
+}
+
+// configValue is v as a benchfmt configuration value: one line,
+// whitespace runs as one space, Printable.
+func configValue(v string) string {
+	return Printable(strings.Join(strings.Fields(v), " "))
+}

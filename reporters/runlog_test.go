@@ -1,0 +1,69 @@
+package reporters
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
+)
+
+func TestConnectionNote(t *testing.T) {
+	require.Empty(t, connectionNote(&artifact.Report{}))
+	require.Empty(t, connectionNote(&artifact.Report{AnvilGo: &artifact.Extension{Connections: &artifact.Connections{Prewarmed: 4}}}))
+	r := &artifact.Report{AnvilGo: &artifact.Extension{Connections: &artifact.Connections{KeptAliveClosed: 2, ReuseDisabled: true}}}
+	require.Equal(t, "the server closed kept-alive connections right after answering on them (2 seen; llama.cpp's llama-server does after every streamed answer): the rest of the run reused no connection, so each request's dial is inside its timings", connectionNote(r))
+}
+
+func TestClampNote(t *testing.T) {
+	ptr := func(v int) *int { return &v }
+	for _, tc := range []struct {
+		name string
+		r    artifact.Report
+		want string
+	}{
+		{"fits", artifact.Report{ContextTokens: ptr(4096), MaxContextTokens: ptr(32768),
+			ContextDistribution: map[int]int{4096: 8}}, ""},
+		{"sampled contexts", artifact.Report{MaxContextTokens: ptr(32768),
+			ContextDistribution: map[int]int{16000: 3, 30720: 5}}, ""},
+		{"clamped", artifact.Report{ContextTokens: ptr(65536), MaxContextTokens: ptr(32768),
+			ContextDistribution: map[int]int{30720: 4}},
+			"context 65536 does not fit the served model (max model length 32768): requests planned at [30720] tokens instead"},
+		{"unknown length", artifact.Report{ContextTokens: ptr(65536),
+			ContextDistribution: map[int]int{30720: 4, 65536: 0}},
+			"context 65536 does not fit the served model (max model length unknown): requests planned at [30720] tokens instead"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, clampNote(&tc.r))
+		})
+	}
+}
+
+// TestRunLog: the population line, then the notes, then the failures of
+// the requests sent by class; the never-sent request of an interrupted
+// run is counted apart, its cancelled row is no failure, and text from
+// the server is escaped.
+func TestRunLog(t *testing.T) {
+	ptr := func(v int) *int { return &v }
+	r := &artifact.Report{
+		Model: "m\x1b[31m", MeasurementProtocol: "capacity-v4-reasoning", Requests: 3, Completed: 1, Failed: 2, WallClockMS: 1500,
+		ContextTokens: ptr(65536), MaxContextTokens: ptr(32768), ContextDistribution: map[int]int{30720: 3},
+		Failures: []artifact.Failure{
+			{RequestIndex: 1, FailureClass: "http_error", ErrorMessage: "boom\u202e"},
+			{RequestIndex: 2, FailureClass: artifact.FailureCancelled},
+		},
+		AnvilGo: &artifact.Extension{
+			Run: &artifact.RunSummary{SentRequests: 2},
+			Requests: []artifact.RequestDetail{
+				{RequestIndex: 0, Outcome: artifact.OutcomeSuccess},
+				{RequestIndex: 1, Outcome: "failed"},
+				{RequestIndex: 2, Outcome: artifact.OutcomeNeverSent},
+			},
+		},
+	}
+	require.Equal(t, []string{
+		`m\x1b[31m: 3 requests planned, 2 sent, 1 succeeded, 1 failed, 1 never sent, wall 1500 ms, protocol capacity-v4-reasoning, eligible false`,
+		"context 65536 does not fit the served model (max model length 32768): requests planned at [30720] tokens instead",
+		`failures by class: map[http_error:1]; first: request 1: boom\u202e`,
+	}, RunLog(r))
+}
