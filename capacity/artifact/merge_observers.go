@@ -64,7 +64,7 @@ func mergeAudit(in []shardIn) *Audit {
 	if len(audited) == 0 {
 		return nil
 	}
-	m := &Audit{Verdict: AuditOK, Reasons: []string{}}
+	m := &Audit{Verdict: auditOK, Reasons: []string{}}
 	largest := func(dst **float64, v *float64) {
 		if v != nil && (*dst == nil || *v > **dst) {
 			*dst = new(*v)
@@ -73,12 +73,12 @@ func mergeAudit(in []shardIn) *Audit {
 	for _, s := range in {
 		a, index := s.r.AnvilGo.Audit, s.shard().Index
 		if a == nil {
-			m.Verdict = AuditSuspect
+			m.Verdict = auditSuspect
 			m.Reasons = append(m.Reasons, fmt.Sprintf("shard %d: not audited (its artifact has no anvil_go.audit)", index))
 			continue
 		}
-		if a.Verdict != AuditOK {
-			m.Verdict = AuditSuspect
+		if a.Verdict != auditOK {
+			m.Verdict = auditSuspect
 		}
 		for _, r := range a.Reasons {
 			m.Reasons = append(m.Reasons, fmt.Sprintf("shard %d: %s", index, r))
@@ -189,7 +189,8 @@ func unionChecks(in []shardIn, m *Report, sent int) *ServerChecks {
 		if inc, resets, ok := unionIncrease(in, counter); ok {
 			tokens, reported := m.CompletionTokens()
 			tc := &TokenCheck{Counter: counter, ServerIncrease: inc, ClientTokens: tokens}
-			tc.Judge(resets, firstMS, m.WallClockMS, max(sent-reported, 0), m.MaxTokens)
+			tc.Allow(firstMS, m.WallClockMS, max(sent-reported, 0), m.MaxTokens)
+			tc.Judge(resets)
 			out.GenerationTokens = tc
 		}
 	}

@@ -25,7 +25,8 @@ func sampled(shards []*artifact.Report, endpoint string, firsts, lasts []float64
 	for k, r := range shards {
 		tokens, _ := r.CompletionTokens()
 		tc := &artifact.TokenCheck{Counter: genCounter, ServerIncrease: lasts[k] - firsts[k], ClientTokens: tokens}
-		tc.Judge(0, 0, r.WallClockMS, 0, r.MaxTokens)
+		tc.Allow(0, r.WallClockMS, 0, r.MaxTokens)
+		tc.Judge(0)
 		tc.ForShard(k, len(shards))
 		r.AnvilGo.ServerMetrics = &artifact.ServerMetrics{Endpoint: endpoint, Engine: new("vllm"), IntervalMS: 1000, TimeoutMS: 250,
 			Samples: 2, MaxPointsPerSeries: 240, Series: []artifact.MetricSeries{counterAt(genCounter, r.WallClockMS, firsts[k], lasts[k])},
@@ -59,7 +60,7 @@ func TestMergeServerMetrics(t *testing.T) {
 	require.NotNil(t, m)
 	require.Equal(t, ep, m.Endpoint)
 	g := m.Checks.GenerationTokens
-	require.Equal(t, []any{genCounter, T, total, 0.0, 0.0, artifact.TokensExact, (*string)(nil)}, tokenFacts(g),
+	require.Equal(t, []any{genCounter, T, total, 0.0, 0.0, "exact", (*string)(nil)}, tokenFacts(g),
 		"all shards' tokens against the union's rise")
 	for k, rec := range merged.AnvilGo.Shards.Artifacts {
 		require.NotNil(t, rec.ServerMetrics, "shard %d keeps its member", k)
@@ -78,7 +79,7 @@ func TestMergeServerMetrics(t *testing.T) {
 	merged, err = artifact.Merge(shardFiles(t, busy)...)
 	require.NoError(t, err)
 	g = merged.AnvilGo.ServerMetrics.Checks.GenerationTokens
-	require.Equal(t, artifact.TokensMismatch, g.Verdict)
+	require.Equal(t, "mismatch", g.Verdict)
 	require.Equal(t, 500.0, g.Difference)
 	require.Contains(t, *g.Reason, "another client was using the server")
 
@@ -111,18 +112,18 @@ func TestMergeAudit(t *testing.T) {
 	single := runSingle(t)
 	shards := splitShards(t, single, 3)
 	quiet := func() *artifact.Audit {
-		return &artifact.Audit{Verdict: artifact.AuditOK, Reasons: []string{}, SchedLatencyP99MS: new(0.05), SchedSamples: 300,
+		return &artifact.Audit{Verdict: "ok", Reasons: []string{}, SchedLatencyP99MS: new(0.05), SchedSamples: 300,
 			WakeLagP50MS: new(0.2), WakeLagP99MS: new(1.5), WakeSamples: 200, CPUShare: new(0.3), GOMAXPROCS: 4}
 	}
 	shards[0].AnvilGo.Audit, shards[2].AnvilGo.Audit = quiet(), quiet()
 	const reason = "scheduler latency: the client's wake-ups ran 16.8 ms late at the median (p99 41.9 ms): timings below ~17 ms resolution are not trustworthy"
-	shards[1].AnvilGo.Audit = &artifact.Audit{Verdict: artifact.AuditSuspect, Reasons: []string{reason},
+	shards[1].AnvilGo.Audit = &artifact.Audit{Verdict: "suspect", Reasons: []string{reason},
 		SchedLatencyP99MS: new(0.3), SchedSamples: 30, WakeLagP50MS: new(16.8), WakeLagP99MS: new(41.9), WakeSamples: 40,
 		CPUShare: new(0.6), GOMAXPROCS: 2}
 	merged, err := artifact.Merge(shardFiles(t, shards)...)
 	require.NoError(t, err)
 	a := merged.AnvilGo.Audit
-	require.Equal(t, artifact.AuditSuspect, a.Verdict)
+	require.Equal(t, "suspect", a.Verdict)
 	require.Equal(t, []string{"shard 1: " + reason}, a.Reasons)
 	require.Equal(t, 630, a.SchedSamples)
 	require.Equal(t, 440, a.WakeSamples)
@@ -137,13 +138,13 @@ func TestMergeAudit(t *testing.T) {
 	}
 	merged, err = artifact.Merge(shardFiles(t, shards)...)
 	require.NoError(t, err)
-	require.Equal(t, artifact.AuditOK, merged.AnvilGo.Audit.Verdict)
+	require.Equal(t, "ok", merged.AnvilGo.Audit.Verdict)
 	require.Equal(t, []string{}, merged.AnvilGo.Audit.Reasons)
 
 	shards[2].AnvilGo.Audit = nil
 	merged, err = artifact.Merge(shardFiles(t, shards)...)
 	require.NoError(t, err)
-	require.Equal(t, artifact.AuditSuspect, merged.AnvilGo.Audit.Verdict)
+	require.Equal(t, "suspect", merged.AnvilGo.Audit.Verdict)
 	require.Equal(t, []string{"shard 2: not audited (its artifact has no anvil_go.audit)"}, merged.AnvilGo.Audit.Reasons)
 }
 

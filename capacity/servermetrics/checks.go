@@ -89,7 +89,8 @@ func tokenCheck(m *artifact.ServerMetrics, counter string, f runFacts) *artifact
 		return nil
 	}
 	tc := &artifact.TokenCheck{Counter: counter, ServerIncrease: inc, ClientTokens: f.CompletionTokens}
-	tc.Judge(resets, first, f.DurationMS, f.UnreportedRequests, f.MaxTokens)
+	tc.Allow(first, f.DurationMS, f.UnreportedRequests, f.MaxTokens)
+	tc.Judge(resets)
 	if f.ShardCount > 1 {
 		tc.ForShard(f.ShardIndex, f.ShardCount)
 	}

@@ -25,10 +25,7 @@ func (o *Observer) Start(ctx context.Context, _ time.Time) func(rep *artifact.Re
 	o.rec = rec
 	return func(rep *artifact.Report) {
 		a := rec.Stop(InputsOf(rep))
-		if rep.AnvilGo == nil {
-			rep.AnvilGo = &artifact.Extension{Version: artifact.ExtensionVersion}
-		}
-		rep.AnvilGo.Audit = a
+		rep.Extension().Audit = a
 	}
 }
 
