@@ -239,7 +239,8 @@ const (
 //
 //   - scheduler latency p99 >= schedP99Limit, over schedMinSamples
 //     samples at least;
-//   - wake-up lag p50 >= wakeLagP50Limit (wake.go);
+//   - wake-up lag p50 >= wakeLagP50Limit, over wakeMinSamples wake-ups
+//     at least (wake.go);
 //   - a GC pause >= gcPauseLimit;
 //   - CPU share >= cpuShareLimit;
 //   - send lag p99 >= sendLagP99Limit;
@@ -252,7 +253,7 @@ func Judge(a *artifact.Audit) {
 	if v := a.SchedLatencyP99MS; v != nil && *v >= ms(schedP99Limit) && a.SchedSamples >= schedMinSamples {
 		a.Reasons = append(a.Reasons, fmt.Sprintf("scheduler latency p99 %.3g ms: timings below ~%.2g ms resolution are not trustworthy", *v, *v))
 	}
-	if v := a.WakeLagP50MS; v != nil && *v >= ms(wakeLagP50Limit) {
+	if v := a.WakeLagP50MS; v != nil && *v >= ms(wakeLagP50Limit) && a.WakeSamples >= wakeMinSamples {
 		a.Reasons = append(a.Reasons, fmt.Sprintf("scheduler latency: the client's wake-ups ran %.3g ms late at the median (p99 %.3g ms): timings below ~%.2g ms resolution are not trustworthy", *v, deref(a.WakeLagP99MS), *v))
 	}
 	if v := a.GCPauseMaxMS; v != nil && *v >= ms(gcPauseLimit) {

@@ -81,6 +81,7 @@ func TestStalledClient(t *testing.T) {
 				require.Equal(t, []string{}, a.Reasons)
 				return
 			}
+			require.GreaterOrEqual(t, a.WakeSamples, wakeMinSamples, "enough wake-ups for the rule")
 			require.GreaterOrEqual(t, *a.WakeLagP50MS, 5.0, "each wake-up waited for the preemption, 10 ms after the previous")
 			require.True(t, strings.HasPrefix(a.Reasons[0], "scheduler latency"), "the scheduler's reason first: %q", a.Reasons)
 			require.Contains(t, a.Reasons, fmt.Sprintf(

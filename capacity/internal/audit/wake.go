@@ -39,6 +39,10 @@ const (
 	// The median, not the p99: on a machine shared with other processes
 	// the operating system alone puts the p99 at several milliseconds.
 	wakeLagP50Limit = 2 * time.Millisecond
+	// wakeMinSamples: below it the rule on wakeLagP50Limit does not
+	// apply: the median of fewer than 10 wake-ups (a phase under 50 ms)
+	// is one or two delays of the operating system, not the client's.
+	wakeMinSamples = 10
 )
 
 // wakeProbe is the probe's goroutine; stop ends it and returns the lags.
