@@ -60,7 +60,11 @@ func TestStalledClient(t *testing.T) {
 		t.Run(tc.mode, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "audit.json")
 			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestAuditChild$", "-test.count=1", "-test.v")
-			cmd.Env = append(os.Environ(), "GOMAXPROCS=1",
+			// GOGC=off: the children collect no garbage, so the verdict
+			// is the scheduler's alone (on a loaded machine a
+			// stop-the-world pause stretches to tens of milliseconds and
+			// adds its own, true, reason, which is not what this tests).
+			cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOGC=off",
 				envChildMode+"="+tc.mode, envChildURL+"="+srv.URL, envChildOut+"="+out)
 			log, err := cmd.CombinedOutput()
 			require.NoError(t, err, "the child: %s", log)
