@@ -97,7 +97,7 @@ func TestGoTestOutputCarriesIdentity(t *testing.T) {
 	require.Len(t, jsons, 1)
 	rep := readArtifact(t, jsons[0])
 	var conv bytes.Buffer
-	require.NoError(t, reporters.WriteBenchfmt(&conv, rep))
+	require.NoError(t, reporters.NewBenchWriter(&conv).Write(rep, ""))
 	converted := benchLines(t, conv.String())
 	require.Len(t, converted, 1)
 	require.Equal(t, got.Name.String(), converted[0].Name.String(), "named as go test names it")

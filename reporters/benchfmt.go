@@ -1,6 +1,6 @@
 // Package reporters presents capacity reports: the Go benchmark format for
-// benchstat (WriteBenchfmt, NewBenchWriter and BenchResult, whose units are
-// a small stable set listed in package anviltest), the console summary
+// benchstat (NewBenchWriter and BenchResult, whose units are a small
+// stable set listed in package anviltest), the console summary
 // (WriteSummary), the log lines of a finished run (RunLog), the HTML report
 // (WriteHTML) and the comparison of two sets of runs (Compare,
 // WriteComparison). Reporters are plain functions of an *artifact.Report;
@@ -139,7 +139,7 @@ func benchValues(r *artifact.Report) []benchfmt.Value {
 
 func isNaNOrInf(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 
-// benchName is the benchmark name WriteBenchfmt gives r: the name go test
+// benchName is the benchmark name BenchResult gives r: the name go test
 // printed for the benchmark that made the run (anvil_go.run.benchmark,
 // recorded by anviltest), so that a converted artifact and the go test
 // line of the same run share one benchstat row; else, or when the recorded
