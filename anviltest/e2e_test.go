@@ -48,7 +48,7 @@ func TestCapacityAgainstTheEmbeddedFake(t *testing.T) {
 	require.Equal(t, 8, rep.Requests)
 	require.Zero(t, rep.Failed, "%+v", rep.Failures)
 	require.True(t, rep.PerformanceEligible)
-	require.Equal(t, artifact.ProtocolV4Reasoning, rep.MeasurementProtocol)
+	require.Equal(t, "capacity-v4-reasoning", rep.MeasurementProtocol)
 	require.Equal(t, 8, rep.Metrics.RequestCanaryPassed)
 	require.Equal(t, "anvil-fakeserver-fast", *rep.Engine)
 

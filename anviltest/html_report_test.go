@@ -53,8 +53,8 @@ func TestWriteHTMLReport(t *testing.T) {
 	old := *r
 	old.RunID = "benchmark-OLD"
 	old.StartedAtUnixNS = r.StartedAtUnixNS - int64(time.Hour)
-	require.NoError(t, artifact.WriteFile(filepath.Join(dir, "old.json"), &old))
-	require.NoError(t, artifact.WriteFile(filepath.Join(dir, "new.json"), r))
+	require.NoError(t, old.WriteFile(filepath.Join(dir, "old.json")))
+	require.NoError(t, r.WriteFile(filepath.Join(dir, "new.json")))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "conformance.x.json"), []byte(`{"schema":"anvil-go.conformance/v1"}`), 0o644))
 
 	page, err := writeHTMLReport(dir, time.Unix(0, r.StartedAtUnixNS))

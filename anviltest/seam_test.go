@@ -183,7 +183,7 @@ func unsentRun(planned, sent, failSent int, interrupt bool) runFunc {
 		if err != nil {
 			return nil, err
 		}
-		x := &artifact.Extension{Version: artifact.ExtensionVersion,
+		x := &artifact.Extension{Version: 1,
 			Run: &artifact.RunSummary{SentRequests: sent, NeverSentRequests: planned - sent, Interrupted: true}}
 		for i := range r.Failures {
 			if f := &r.Failures[i]; f.RequestIndex >= sent {

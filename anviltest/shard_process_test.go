@@ -254,8 +254,10 @@ func TestShardProcesses(t *testing.T) {
 			again := *merged
 			require.NoError(t, again.Recompute())
 			var a, b bytes.Buffer
-			require.NoError(t, artifact.Write(&a, merged))
-			require.NoError(t, artifact.Write(&b, &again))
+			_, err = merged.WriteTo(&a)
+			require.NoError(t, err)
+			_, err = again.WriteTo(&b)
+			require.NoError(t, err)
 			require.Equal(t, a.String(), b.String(), "the merged v1 metrics are Recompute's of its rows")
 			_, err = reporters.Compare([]*artifact.Report{singleRep}, []*artifact.Report{merged})
 			require.NoError(t, err, "the single run and the merged shards are one workload")

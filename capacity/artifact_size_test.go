@@ -15,14 +15,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// escapeHeavy is a failure message of exactly MaxErrorMessageRunes
+// maxErrorMessageRunes is the longest error_message, in code points
+// (capacity/PROTOCOL.md#failure-classes).
+const maxErrorMessageRunes = 2048
+
+// escapeHeavy is a failure message of exactly maxErrorMessageRunes
 // code points, every one of which takes a two-byte JSON escape (quote,
 // backslash, newline, tab, carriage return, backspace, form feed): the
-// longest message CutErrorMessage keeps whole.
+// longest message Failure.SetErrorMessage keeps whole.
 func escapeHeavy() string {
 	const pattern = "\"\\\n\t\r\b\f"
 	var b strings.Builder
-	for n := 0; n < artifact.MaxErrorMessageRunes; n++ {
+	for n := 0; n < maxErrorMessageRunes; n++ {
 		b.WriteByte(pattern[n%len(pattern)])
 	}
 	return b.String()
@@ -52,9 +56,11 @@ func largestReport(t testing.TB) *artifact.Report {
 		Sampling: seed.Sampling, Failed: maxRequests, ResponsesReceived: maxRequests,
 		TimingMethodology: seed.TimingMethodology,
 	}
-	msg, truncated := artifact.CutErrorMessage(escapeHeavy())
-	require.False(t, truncated)
-	require.Equal(t, artifact.MaxErrorMessageRunes, utf8.RuneCountInString(msg))
+	var whole artifact.Failure
+	whole.SetErrorMessage(escapeHeavy())
+	msg := whole.ErrorMessage
+	require.False(t, whole.ErrorMessageTruncated)
+	require.Equal(t, maxErrorMessageRunes, utf8.RuneCountInString(msg))
 	row := seed.RequestTimings[0]
 	for i := range maxRequests {
 		row := row
@@ -83,7 +89,7 @@ func TestLargestArtifactFitsReader(t *testing.T) {
 	}
 	r := largestReport(t)
 	path := filepath.Join(t.TempDir(), "largest.json")
-	require.NoError(t, artifact.WriteFile(path, r))
+	require.NoError(t, r.WriteFile(path))
 	info, err := os.Stat(path)
 	require.NoError(t, err)
 	t.Logf("largest artifact: %d bytes (%.1f%% of the %d-byte limit)", info.Size(),
@@ -126,7 +132,7 @@ func TestOverLimitRefused(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "too-large.json")
-	err := artifact.WriteFile(path, r)
+	err := r.WriteFile(path)
 	require.ErrorContains(t, err, "exceeds the 67108864-byte (64 MiB) reader limit")
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
@@ -138,7 +144,7 @@ func TestOverLimitRefused(t *testing.T) {
 func BenchmarkLargestArtifact(b *testing.B) {
 	r := largestReport(b)
 	var buf bytes.Buffer
-	if err := artifact.Write(&buf, r); err != nil {
+	if _, err := r.WriteTo(&buf); err != nil {
 		b.Fatal(err)
 	}
 	b.Run("read", func(b *testing.B) {
@@ -154,7 +160,7 @@ func BenchmarkLargestArtifact(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(buf.Len()))
 		for b.Loop() {
-			if err := artifact.Write(io.Discard, r); err != nil {
+			if _, err := r.WriteTo(io.Discard); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -62,9 +62,10 @@ func (r *runner) earlyStopOn(f *artifact.Failure) {
 // runnerFailure is the runner_error row of measured request i whose body
 // could not be built from what the Source described.
 func runnerFailure(i, planned int, msg string) *artifact.Failure {
-	msg, cut := artifact.CutErrorMessage(msg)
-	return &artifact.Failure{
+	f := &artifact.Failure{
 		RequestIndex: i, PlannedContextTokens: planned, FailureClass: artifact.FailureRunnerError,
-		ErrorType: errorTypeSourceRequest, ErrorMessage: msg, ErrorMessageTruncated: cut,
+		ErrorType: errorTypeSourceRequest,
 	}
+	f.SetErrorMessage(msg)
+	return f
 }

@@ -228,17 +228,15 @@ func rowFromExchange(index, planned int, ex *exchange) *artifact.TimingRow {
 
 // failureRow builds the "failures" entry of a request.
 func failureFromExchange(index, planned int, ex *exchange, row *artifact.TimingRow) *artifact.Failure {
-	msg, cut := artifact.CutErrorMessage(ex.message)
 	f := &artifact.Failure{
-		RequestIndex:          index,
-		PlannedContextTokens:  planned,
-		FailureClass:          ex.class,
-		ErrorType:             ex.errType,
-		ErrorMessage:          msg,
-		ErrorMessageTruncated: cut,
-		ResponseReceived:      ex.received,
-		ElapsedMS:             exchangeElapsedMS(ex),
+		RequestIndex:         index,
+		PlannedContextTokens: planned,
+		FailureClass:         ex.class,
+		ErrorType:            ex.errType,
+		ResponseReceived:     ex.received,
+		ElapsedMS:            exchangeElapsedMS(ex),
 	}
+	f.SetErrorMessage(ex.message)
 	if ex.status != 0 {
 		st := ex.status
 		f.HTTPStatus = &st

@@ -87,7 +87,7 @@ func FuzzStream(f *testing.F) {
 		default:
 			t.Fatalf("unexpected failure class %s: %s", fail.FailureClass, fail.ErrorMessage)
 		}
-		require.True(t, utf8.RuneCountInString(fail.ErrorMessage) <= artifact.MaxErrorMessageRunes)
+		require.True(t, utf8.RuneCountInString(fail.ErrorMessage) <= maxErrorMessageRunes)
 		require.True(t, fail.ResponseReceived)
 		require.NotNil(t, fail.ResponseMetadata)
 	})
@@ -147,7 +147,7 @@ func usage(prompt int) string {
 	return fmt.Sprintf("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":3,\"total_tokens\":%d}}\n\n", prompt, prompt+3)
 }
 
-// TestFailureMessageCut: a failure message longer than MaxErrorMessageRunes
+// TestFailureMessageCut: a failure message longer than maxErrorMessageRunes
 // is cut on a rune boundary and flagged.
 func TestFailureMessageCut(t *testing.T) {
 	long := bytes.Repeat([]byte("é"), 3000)
@@ -155,6 +155,6 @@ func TestFailureMessageCut(t *testing.T) {
 	ex.fail(artifact.FailureHTTPError, errorTypeHTTPStatus, "HTTP 500: %s", long)
 	f := failureFromExchange(3, 512, ex, nil)
 	require.True(t, f.ErrorMessageTruncated)
-	require.Equal(t, artifact.MaxErrorMessageRunes, utf8.RuneCountInString(f.ErrorMessage))
+	require.Equal(t, maxErrorMessageRunes, utf8.RuneCountInString(f.ErrorMessage))
 	require.True(t, utf8.ValidString(f.ErrorMessage))
 }

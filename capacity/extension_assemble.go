@@ -34,20 +34,19 @@ func sinceMS(a, b time.Time) *float64 {
 	return &ms
 }
 
-// extensionOf builds the anvil_go object of a run from its measured results
-// (sorted by request index) and the indexes planned but never sent.
-func extensionOf(f runFacts, results []result, unsent []int) *artifact.Extension {
-	x := &artifact.Extension{
-		Version: artifact.ExtensionVersion,
-		Run: &artifact.RunSummary{
-			NeverSentRequests: len(unsent),
-			Interrupted:       f.cancelled || f.runner.stopped,
-		},
-		PromptSizing: promptSizingOf(f.plan, results),
-		ChunkTiming:  chunkTimingOf(f.runner.chunks),
-		Connections:  connectionsOf(f.runner),
-		Requests:     make([]artifact.RequestDetail, 0, len(results)+len(unsent)),
+// extendReport fills the anvil_go object of a run's report from its
+// measured results (sorted by request index) and the indexes planned but
+// never sent.
+func extendReport(rep *artifact.Report, f runFacts, results []result, unsent []int) {
+	x := rep.Extension()
+	x.Run = &artifact.RunSummary{
+		NeverSentRequests: len(unsent),
+		Interrupted:       f.cancelled || f.runner.stopped,
 	}
+	x.PromptSizing = promptSizingOf(f.plan, results)
+	x.ChunkTiming = chunkTimingOf(f.runner.chunks)
+	x.Connections = connectionsOf(f.runner)
+	x.Requests = make([]artifact.RequestDetail, 0, len(results)+len(unsent))
 	if reason := f.runner.earlyStop; reason != "" {
 		x.Run.StopReason = &reason
 	}
@@ -105,5 +104,4 @@ func extensionOf(f runFacts, results []result, unsent []int) *artifact.Extension
 			RequestIndex: i, Outcome: artifact.OutcomeNeverSent, PlannedPromptTokens: f.plan.Contexts[i],
 		})
 	}
-	return x
 }

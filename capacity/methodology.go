@@ -10,7 +10,7 @@ import (
 // The fixed sentences of the artifact: how this implementation measures each
 // metric ("timing_methodology"), the precision of its timestamps
 // ("timestamp_precision"). They describe this Go implementation, in its own
-// words. (The failure_policy sentence is FailurePolicy, beside Recompute.)
+// words. (The failure_policy sentence is artifact's, beside Recompute.)
 
 // timestampPrecision is the artifact's "timestamp_precision" sentence.
 const timestampPrecision = "started_at_unix_ns and finished_at_unix_ns are integer nanoseconds since the Unix epoch from the wall clock; started_at and finished_at are UTC labels truncated to the second"

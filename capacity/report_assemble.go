@@ -145,7 +145,7 @@ func assemble(f runFacts) (*artifact.Report, error) {
 		})
 	}
 	rep.Completed, rep.Failed = len(rep.RequestTimings), len(rep.Failures)
-	rep.AnvilGo = extensionOf(f, measured, unsent)
+	extendReport(rep, f, measured, unsent)
 	if len(ratios) > 0 {
 		mean := stats.Summarize(ratios).Mean
 		rep.Metrics.PrefixCacheHitAvg = &mean

@@ -76,7 +76,7 @@ func TestRunExactUnderFakeTime(t *testing.T) {
 		require.Equal(t, 60, rep.Completed, "failures: %+v", rep.Failures)
 		require.Empty(t, rep.Failures)
 		require.True(t, rep.PerformanceEligible)
-		require.Equal(t, artifact.ProtocolV4Reasoning, rep.MeasurementProtocol)
+		require.Equal(t, "capacity-v4-reasoning", rep.MeasurementProtocol)
 		require.Len(t, srv.Traces(), 62, "2 warm-up + 60 measured requests")
 
 		traces := tracesByIndex(t, srv, seed)

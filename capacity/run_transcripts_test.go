@@ -138,7 +138,7 @@ func TestRunRealEngineTranscripts(t *testing.T) {
 					require.Equal(t, 0, row.ReasoningChunks)
 					require.Equal(t, transcriptContext, row.PlannedContextTokens)
 				}
-				require.Equal(t, artifact.ProtocolV3, rep.MeasurementProtocol)
+				require.Equal(t, "capacity-v3", rep.MeasurementProtocol)
 				require.Equal(t, tt.source == artifact.SourceUsage, rep.Metrics.OutputTokens != nil)
 			})
 		})
@@ -256,13 +256,15 @@ func TestRunNoUsageFollowsReferenceConvention(t *testing.T) {
 		rep, err := runReplay(t, slow, Workload{Requests: 3, Concurrency: 2, ContextTokens: transcriptContext}, false)
 		require.NoError(t, err)
 		var written bytes.Buffer
-		require.NoError(t, artifact.Write(&written, rep))
+		_, err = rep.WriteTo(&written)
+		require.NoError(t, err)
 
 		back, err := artifact.Read(bytes.NewReader(written.Bytes()))
 		require.NoError(t, err)
 		require.NoError(t, back.Recompute())
 		var again bytes.Buffer
-		require.NoError(t, artifact.Write(&again, back))
+		_, err = back.WriteTo(&again)
+		require.NoError(t, err)
 		require.Equal(t, written.String(), again.String(), "reads back and recomputes exactly")
 
 		ref, err := os.ReadFile(filepath.Join("..", "testdata", "reference-no-usage-capacity-v3.json"))

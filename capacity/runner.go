@@ -219,12 +219,12 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer,
 		if p := recover(); p != nil {
 			clock := res.clock
 			stack, _ := cutOnRune(r.cl.secrets.scrub(string(debug.Stack())), maxPanicStack) // scrubbed before any cut
-			msg, cut := artifact.CutErrorMessage(r.cl.secrets.scrub(fmt.Sprintf("panic in the request worker: %v\n%s", p, stack)))
-			res = result{index: i, fail: &artifact.Failure{
+			f := &artifact.Failure{
 				RequestIndex: i, PlannedContextTokens: planned, FailureClass: artifact.FailureRunnerError,
-				ErrorType: errorTypePanic, ErrorMessage: msg, ErrorMessageTruncated: cut,
-				ElapsedMS: monoMS(time.Since(start)),
-			}, clock: clock}
+				ErrorType: errorTypePanic, ElapsedMS: monoMS(time.Since(start)),
+			}
+			f.SetErrorMessage(r.cl.secrets.scrub(fmt.Sprintf("panic in the request worker: %v\n%s", p, stack)))
+			res = result{index: i, fail: f, clock: clock}
 		}
 	}()
 	var (

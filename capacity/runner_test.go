@@ -200,7 +200,7 @@ func TestRunWorkerPanic(t *testing.T) {
 		require.Equal(t, 2, f.RequestIndex)
 		require.Equal(t, artifact.FailureRunnerError, f.FailureClass)
 		require.Contains(t, f.ErrorMessage, "panic in the request worker: transport defect")
-		require.LessOrEqual(t, len([]rune(f.ErrorMessage)), artifact.MaxErrorMessageRunes)
+		require.LessOrEqual(t, len([]rune(f.ErrorMessage)), maxErrorMessageRunes)
 		require.Equal(t, 4, rep.Completed)
 	})
 }

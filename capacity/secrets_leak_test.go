@@ -142,7 +142,8 @@ func TestPlantedCredentialsNeverLeak(t *testing.T) {
 		t.Helper()
 		var out strings.Builder
 		if rep != nil {
-			require.NoError(t, artifact.Write(&out, rep))
+			_, err := rep.WriteTo(&out)
+			require.NoError(t, err)
 		}
 		if err != nil {
 			out.WriteString(err.Error())

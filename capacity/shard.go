@@ -217,7 +217,7 @@ func recordShard(rep *artifact.Report, shard *artifact.Shard, r *runner, startEr
 	x := rep.AnvilGo
 	x.Shard = shard
 	if x.ChunkTiming != nil && r.chunks != nil {
-		x.ChunkTiming.Distribution = artifact.GapsOf(r.chunks)
+		x.ChunkTiming.SetDistribution(r.chunks)
 	}
 	if errors.Is(startErr, ErrShardLate) && x.Run != nil {
 		reason := startErr.Error()

@@ -78,12 +78,13 @@ func TestShardsAreTheWholeRun(t *testing.T) {
 					require.Equal(t, reps[0].AnvilGo.Shard.PlanFingerprint, sh.PlanFingerprint, "one global plan")
 					require.Equal(t, shareOf(8, k, n), rep.Concurrency)
 					require.Equal(t, shareOf(8, k, n), rep.AnvilGo.Arrival.MaxInFlight)
-					require.NotNil(t, rep.AnvilGo.ChunkTiming.Distribution, "the merge needs the gaps")
+					require.True(t, rep.AnvilGo.ChunkTiming.HasDistribution(), "the merge needs the gaps")
 					for _, d := range rep.AnvilGo.Requests {
 						require.Equal(t, k, d.RequestIndex%n, "shard %d measured request %d", k, d.RequestIndex)
 					}
 					var buf bytes.Buffer
-					require.NoError(t, artifact.Write(&buf, rep))
+					_, err := rep.WriteTo(&buf)
+					require.NoError(t, err)
 					files[k] = artifact.ShardArtifact{Name: fmt.Sprintf("shard-%d.json", k), Data: buf.Bytes()}
 				}
 				require.Equal(t, len(single.AnvilGo.Requests), len(srv.Traces()), "every planned request reached the server once")
@@ -119,7 +120,8 @@ func TestShardsAreTheWholeRun(t *testing.T) {
 				got, wx := *merged, *merged.AnvilGo
 				got.AnvilGo = &wx
 				ct := *wx.ChunkTiming
-				wx.ChunkTiming, ct.Distribution, wx.Shards, wx.Connections = &ct, nil, nil, single.AnvilGo.Connections
+				ct.SetDistribution(nil)
+				wx.ChunkTiming, wx.Shards, wx.Connections = &ct, nil, single.AnvilGo.Connections
 				got.RunID, got.StartedAt, got.StartedAtUnixNS = single.RunID, single.StartedAt, single.StartedAtUnixNS
 				got.FinishedAt, got.FinishedAtUnixNS = single.FinishedAt, single.FinishedAtUnixNS
 				got.Metrics.PrefixCacheHitAvg = single.Metrics.PrefixCacheHitAvg
@@ -142,7 +144,8 @@ func withoutPhases(t *testing.T, r *artifact.Report) string {
 		x.Requests[i].Phases = nil
 	}
 	var buf bytes.Buffer
-	require.NoError(t, artifact.Write(&buf, &c))
+	_, err := c.WriteTo(&buf)
+	require.NoError(t, err)
 	return buf.String()
 }
 
@@ -235,7 +238,8 @@ func TestShardLate(t *testing.T) {
 		require.Equal(t, at.Add(1500*time.Millisecond).UnixNano(), rep.StartedAtUnixNS)
 
 		var buf bytes.Buffer
-		require.NoError(t, artifact.Write(&buf, rep))
+		_, err = rep.WriteTo(&buf)
+		require.NoError(t, err)
 		_, err = artifact.Merge(artifact.ShardArtifact{Name: "late.json", Data: buf.Bytes()})
 		require.ErrorIs(t, err, artifact.ErrNotMergeable)
 		require.ErrorContains(t, err, "started late: 1.5s after the common start")

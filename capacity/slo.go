@@ -165,10 +165,7 @@ func (s SLO) Apply(r *artifact.Report) (artifact.SLOResult, error) {
 	if err != nil {
 		return res, err
 	}
-	if r.AnvilGo == nil {
-		r.AnvilGo = &artifact.Extension{Version: artifact.ExtensionVersion}
-	}
-	r.AnvilGo.SLO = &res
+	r.Extension().SLO = &res
 	return res, nil
 }
 

@@ -63,7 +63,7 @@ func TestSLOEvaluate(t *testing.T) {
 			_, err = tc.slo.Apply(r)
 			require.NoError(t, err)
 			require.Equal(t, tc.met, r.AnvilGo.SLO.MetRequests)
-			require.Equal(t, artifact.ExtensionVersion, r.AnvilGo.Version)
+			require.Equal(t, 1, r.AnvilGo.Version)
 		})
 	}
 }

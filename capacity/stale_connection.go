@@ -189,7 +189,7 @@ func (p *phaseRecord) artifact() *artifact.Phases {
 }
 
 // connectionsOf is anvil_go.connections of a run, but for the counts
-// taken from its requests' phases (extensionOf adds them).
+// taken from its requests' phases (extendReport adds them).
 func connectionsOf(r *runner) *artifact.Connections {
 	c := &artifact.Connections{Prewarmed: r.prewarmed}
 	if rule := r.cl.rule(); rule != nil {

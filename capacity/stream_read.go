@@ -39,7 +39,7 @@ const maxDrainAfterTerminal = 64 << 10
 
 // maxErrorExcerpt bounds the bytes of a server's text quoted in a failure
 // message. The message is scrubbed of credentials as a whole and then cut
-// at MaxErrorMessageRunes code points (at most 4,096 bytes of JSON), far
+// at 2,048 code points (at most 4,096 bytes of JSON; Failure.SetErrorMessage), far
 // below this bound: a credential the excerpt cut in part lies beyond that
 // cut, so no part of one survives.
 const maxErrorExcerpt = 16 << 10

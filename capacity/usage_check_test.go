@@ -111,7 +111,8 @@ func TestUsageWithinTolerance(t *testing.T) {
 func noNegativeNumbers(t *testing.T, rep *artifact.Report) {
 	t.Helper()
 	var b bytes.Buffer
-	require.NoError(t, artifact.Write(&b, rep))
+	_, err := rep.WriteTo(&b)
+	require.NoError(t, err)
 	back, err := artifact.Read(&b)
 	require.NoError(t, err, "the report reads back")
 	require.NoError(t, back.Recompute())

@@ -16,7 +16,7 @@ func openLoopVariant(t *testing.T, process string, burstiness *float64) *artifac
 	r := loadReport(t, seedPath)
 	ttft := 9000.0
 	r.AnvilGo = &artifact.Extension{
-		Version: artifact.ExtensionVersion,
+		Version: 1,
 		Arrival: &artifact.Arrival{Process: process, RateRPS: 12.5, Burstiness: burstiness, MaxInFlight: 1},
 		SLO: &artifact.SLOResult{TTFTMS: &ttft, Attainment: 0.9, MetRequests: 3, Attained: 0.5,
 			GoodputRPS: 0.0070774, LatencyClock: "scheduled"},

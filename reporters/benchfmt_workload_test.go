@@ -15,12 +15,12 @@ import (
 // replay options; sessions are named sessions=<spec>; both read back.
 func TestBenchfmtNamesTracesAndSessions(t *testing.T) {
 	replay := loadReport(t, seedPath)
-	replay.AnvilGo = &artifact.Extension{Version: artifact.ExtensionVersion}
+	replay.AnvilGo = &artifact.Extension{Version: 1}
 	replay.AnvilGo.Workload = &artifact.Workload{Kind: artifact.WorkloadTrace, Trace: &artifact.TraceWorkload{
 		File: "my trace.jsonl", Format: "jsonl", SHA256: strings.Repeat("ab", 32), Rows: 40, SpeedUp: 10,
 		WindowStartMS: 1000, WindowEndMS: new(61000.0), First: 40}}
 	sessions := loadReport(t, seedPath)
-	sessions.AnvilGo = &artifact.Extension{Version: artifact.ExtensionVersion}
+	sessions.AnvilGo = &artifact.Extension{Version: 1}
 	sessions.AnvilGo.Workload = &artifact.Workload{Kind: artifact.WorkloadSessions, Sessions: &artifact.SessionsWorkload{
 		Spec: new("turns=3,user=200,output=128,think=2s,think_dist=fixed,seed=0"), Sessions: 4, Users: new(2)}}
 
@@ -35,7 +35,7 @@ func TestBenchfmtNamesTracesAndSessions(t *testing.T) {
 	require.Contains(t, strings.Fields(workloadIdentity(sessions)), "users=2")
 
 	other := loadReport(t, seedPath)
-	other.AnvilGo = &artifact.Extension{Version: artifact.ExtensionVersion}
+	other.AnvilGo = &artifact.Extension{Version: 1}
 	other.AnvilGo.Workload = &artifact.Workload{Kind: artifact.WorkloadTrace, Trace: &artifact.TraceWorkload{
 		File: "my trace.jsonl", Format: "jsonl", SHA256: strings.Repeat("cd", 32), Rows: 40, SpeedUp: 10}}
 	require.NotEqual(t, workloadIdentity(replay), workloadIdentity(other), "another trace of the same name is another workload")

@@ -26,7 +26,7 @@ func TestChunkTimingUnits(t *testing.T) {
 	require.NoError(t, WriteSummary(&buf, r))
 	require.NotContains(t, buf.String(), "ITL")
 
-	r.AnvilGo = &artifact.Extension{Version: artifact.ExtensionVersion, ChunkTiming: &artifact.ChunkTiming{
+	r.AnvilGo = &artifact.Extension{Version: 1, ChunkTiming: &artifact.ChunkTiming{
 		ITLMS: artifact.Quantiles{P50: 4, P90: 4, P99: 80, P999: 80, Max: 80}, Gaps: 1584, Exact: true, Stalls: 144,
 	}}
 	got := units(r)

@@ -58,7 +58,8 @@ func TestEligible(t *testing.T) {
 			// A document read without the key.
 			var buf bytes.Buffer
 			tc.r.Schema = artifact.Schema
-			require.NoError(t, artifact.Write(&buf, tc.r))
+			_, err := tc.r.WriteTo(&buf)
+			require.NoError(t, err)
 			var doc map[string]any
 			require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
 			delete(doc, "performance_eligible")

@@ -31,9 +31,9 @@ func readSeed() *artifact.Report {
 func ExampleBenchWriter() {
 	r := readSeed()
 	if r.AnvilGo == nil {
-		r.AnvilGo = &artifact.Extension{Version: artifact.ExtensionVersion}
+		r.AnvilGo = &artifact.Extension{Version: 1}
 	}
-	r.AnvilGo.Audit = &artifact.Audit{Verdict: artifact.AuditOK, Reasons: []string{}}
+	r.AnvilGo.Audit = &artifact.Audit{Verdict: "ok", Reasons: []string{}}
 	if err := reporters.NewBenchWriter(os.Stdout).Write(r, ""); err != nil {
 		panic(err)
 	}

@@ -16,7 +16,7 @@ import (
 // second and 3000 after, with their send offsets and the send lag.
 func replayRun(t *testing.T) *artifact.Report {
 	r := syntheticRun(t, 60, 4, 1)
-	x := &artifact.Extension{Version: artifact.ExtensionVersion, Workload: &artifact.Workload{Kind: artifact.WorkloadTrace,
+	x := &artifact.Extension{Version: 1, Workload: &artifact.Workload{Kind: artifact.WorkloadTrace,
 		Trace: &artifact.TraceWorkload{File: "conv.jsonl", Format: "mooncake", SHA256: "7f0f42025c3a7065a7672d854fa88ce778d061ea0a7df327221f05aeda8439dd",
 			Rows: 60, SpeedUp: 10}, SendLagMS: &artifact.SendLag{Requests: 60, P50: 0.5, P99: 4, Max: 6}}}
 	for i := range 60 {
@@ -39,7 +39,7 @@ func replayRun(t *testing.T) *artifact.Report {
 // has (k-1)·400 of its k·500 counted prompt tokens cached.
 func sessionsRun(t *testing.T) *artifact.Report {
 	r := syntheticRun(t, 30, 3, 2)
-	x := &artifact.Extension{Version: artifact.ExtensionVersion, Workload: &artifact.Workload{Kind: artifact.WorkloadSessions,
+	x := &artifact.Extension{Version: 1, Workload: &artifact.Workload{Kind: artifact.WorkloadSessions,
 		Sessions: &artifact.SessionsWorkload{Spec: new("turns=3,user=500,output=64,think=1s,think_dist=fixed,seed=0"), Sessions: 10, Users: new(3)}}}
 	for i := range 30 {
 		turn := i%3 + 1

@@ -23,8 +23,7 @@ func auditOf(r *artifact.Report) *artifact.Audit {
 // suspect reports whether r's client audited itself suspect: its timings
 // may be the client's, not the server's.
 func suspect(r *artifact.Report) bool {
-	a := auditOf(r)
-	return a != nil && a.Verdict == artifact.AuditSuspect
+	return auditOf(r).Suspect()
 }
 
 // auditLine is the audit's verdict in one line: "client audit ok (...)"
@@ -35,7 +34,7 @@ func auditLine(r *artifact.Report) string {
 	if a == nil {
 		return ""
 	}
-	if a.Verdict == artifact.AuditSuspect {
+	if a.Suspect() {
 		return "client audit SUSPECT: " + Printable(strings.Join(a.Reasons, "; "))
 	}
 	cpu := "-"

@@ -16,13 +16,13 @@ import (
 func observed(t *testing.T, verdict string, reasons ...string) *artifact.Report {
 	r := loadReport(t, seedPath)
 	if r.AnvilGo == nil {
-		r.AnvilGo = &artifact.Extension{Version: artifact.ExtensionVersion}
+		r.AnvilGo = &artifact.Extension{Version: 1}
 	}
 	p99, share := 4.1, 0.5
 	r.AnvilGo.Audit = &artifact.Audit{Verdict: verdict, Reasons: append([]string{}, reasons...), SchedLatencyP99MS: &p99, CPUShare: &share, GOMAXPROCS: 2}
 	r.AnvilGo.ServerMetrics = &artifact.ServerMetrics{Endpoint: "http://gpu-box:8000/metrics", Engine: new("vllm"), IntervalMS: 1000, Samples: 12,
 		Checks: &artifact.ServerChecks{
-			GenerationTokens: &artifact.TokenCheck{Counter: "vllm:generation_tokens_total", ServerIncrease: 768, ClientTokens: 768, Verdict: artifact.TokensExact},
+			GenerationTokens: &artifact.TokenCheck{Counter: "vllm:generation_tokens_total", ServerIncrease: 768, ClientTokens: 768, Verdict: "exact"},
 			TTFT:             &artifact.TTFTCheck{Histogram: "vllm:time_to_first_token_seconds", ServerRequests: 48, ServerMeanMS: 140, ClientMeanMS: 142.5, NetworkAndClientMS: 2.5},
 		}}
 	return r
@@ -33,8 +33,8 @@ func observed(t *testing.T, verdict string, reasons ...string) *artifact.Report 
 // in one table; a run without an audit clears the key.
 func TestBenchfmtAuditKey(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, writeBenchfmt(&buf, observed(t, artifact.AuditOK),
-		observed(t, artifact.AuditSuspect, "scheduler latency p99 4.1 ms"), loadReport(t, seedPath)))
+	require.NoError(t, writeBenchfmt(&buf, observed(t, "ok"),
+		observed(t, "suspect", "scheduler latency p99 4.1 ms"), loadReport(t, seedPath)))
 	rd := benchfmt.NewReader(&buf, "x.bench")
 	var got []string
 	for rd.Scan() {
@@ -50,7 +50,7 @@ func TestBenchfmtAuditKey(t *testing.T) {
 // reasons and both cross-checks with the TTFT difference.
 func TestSummaryAuditAndCrossChecks(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, WriteSummary(&buf, observed(t, artifact.AuditSuspect, "scheduler latency p99 4.1 ms: timings below ~4 ms resolution are not trustworthy")))
+	require.NoError(t, WriteSummary(&buf, observed(t, "suspect", "scheduler latency p99 4.1 ms: timings below ~4 ms resolution are not trustworthy")))
 	out := buf.String()
 	require.Contains(t, out, "client audit SUSPECT: scheduler latency p99 4.1 ms: timings below ~4 ms resolution are not trustworthy\n")
 	require.Contains(t, out, "server metrics http://gpu-box:8000/metrics (vllm): 12 samples every 1000 ms, 0 failed\n")
@@ -58,7 +58,7 @@ func TestSummaryAuditAndCrossChecks(t *testing.T) {
 	require.Contains(t, out, "server TTFT mean 140 ms (48 requests) vs client 142 ms: network + client 2.50 ms\n")
 
 	buf.Reset()
-	require.NoError(t, WriteSummary(&buf, observed(t, artifact.AuditOK)))
+	require.NoError(t, WriteSummary(&buf, observed(t, "ok")))
 	require.Contains(t, buf.String(), "client audit ok (scheduler latency p99 4.10 ms, max - ms; 0 GC pauses, max - ms; CPU 50% of 2 cores)\n")
 	require.False(t, strings.Contains(buf.String(), "SUSPECT"))
 }
@@ -67,10 +67,10 @@ func TestSummaryAuditAndCrossChecks(t *testing.T) {
 // marked bad with its reasons.
 func TestHTMLHeaderAudit(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, WriteHTML(&buf, observed(t, artifact.AuditSuspect, "scheduler latency p99 4.1 ms")))
+	require.NoError(t, WriteHTML(&buf, observed(t, "suspect", "scheduler latency p99 4.1 ms")))
 	require.Contains(t, buf.String(), `<dt>client audit</dt><dd class="bad">client audit SUSPECT: scheduler latency p99 4.1 ms</dd>`)
 	buf.Reset()
-	require.NoError(t, WriteHTML(&buf, observed(t, artifact.AuditOK)))
+	require.NoError(t, WriteHTML(&buf, observed(t, "ok")))
 	require.Contains(t, buf.String(), `<dt>client audit</dt><dd class="good">client audit ok (`)
 }
 

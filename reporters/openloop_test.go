@@ -23,7 +23,7 @@ func openLoopRun(t *testing.T) *artifact.Report {
 		ErrorType: "http_status", ErrorMessage: "HTTP 503", ElapsedMS: 20, HTTPStatus: new(503)}}
 	r.Failed = 1
 	offered, achieved := 20.0, 5.9
-	x := &artifact.Extension{Version: artifact.ExtensionVersion,
+	x := &artifact.Extension{Version: 1,
 		Arrival: &artifact.Arrival{Process: "poisson", RateRPS: 20, OfferedRPS: &offered, AchievedRPS: &achieved, MaxInFlight: 2},
 		Run:     &artifact.RunSummary{SentRequests: 6}}
 	for i := range 6 {
@@ -79,7 +79,7 @@ func TestWorkloadIdentityPromptSizing(t *testing.T) {
 	r := syntheticRun(t, 3, 1, 1)
 	ref := workloadIdentity(r)
 	require.NotContains(t, ref, "sizing")
-	r.AnvilGo = &artifact.Extension{Version: artifact.ExtensionVersion, PromptSizing: &artifact.PromptSizing{Method: "reference", CharsPerToken: 3}}
+	r.AnvilGo = &artifact.Extension{Version: 1, PromptSizing: &artifact.PromptSizing{Method: "reference", CharsPerToken: 3}}
 	require.Equal(t, ref, workloadIdentity(r))
 	r.AnvilGo.PromptSizing.Method = "exact"
 	require.Equal(t, ref+" sizing=exact", workloadIdentity(r))
@@ -92,7 +92,7 @@ func interruptedRun(t *testing.T) *artifact.Report {
 	t.Helper()
 	r := syntheticRun(t, 3, 2, 4)
 	r.Requests, r.Failures = 10, nil
-	x := &artifact.Extension{Version: artifact.ExtensionVersion, Run: &artifact.RunSummary{SentRequests: 6, NeverSentRequests: 4, Interrupted: true}}
+	x := &artifact.Extension{Version: 1, Run: &artifact.RunSummary{SentRequests: 6, NeverSentRequests: 4, Interrupted: true}}
 	for i := range 3 {
 		x.Requests = append(x.Requests, artifact.RequestDetail{RequestIndex: i, Outcome: artifact.OutcomeSuccess})
 	}
@@ -236,7 +236,7 @@ func syntheticOpenLoop(t testing.TB, n, limit int, rate float64) *artifact.Repor
 		dur[f.RequestIndex] = f.ElapsedMS
 	}
 	offered := rate
-	x := &artifact.Extension{Version: artifact.ExtensionVersion,
+	x := &artifact.Extension{Version: 1,
 		Arrival: &artifact.Arrival{Process: "constant", RateRPS: rate, OfferedRPS: &offered, MaxInFlight: limit},
 		Run:     &artifact.RunSummary{SentRequests: n}}
 	free := make([]float64, limit) // when each slot is free again

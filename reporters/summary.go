@@ -36,10 +36,18 @@ const (
 	mixedOutputLabel = "output (tokens or chunks)"
 )
 
-// summaryStats are the statistics columns of WriteSummary.
-var summaryStats = []artifact.Statistic{
-	artifact.StatP50, artifact.StatP95, artifact.StatP99,
-	artifact.StatMean, artifact.StatMeanCI95Low, artifact.StatMeanCI95High,
+// summaryStats are the statistics columns of WriteSummary, headed by the
+// statistic's name in the metrics keys.
+var summaryStats = []struct {
+	name string
+	of   func(d *artifact.Distribution) *float64
+}{
+	{"p50", func(d *artifact.Distribution) *float64 { return d.P50 }},
+	{"p95", func(d *artifact.Distribution) *float64 { return d.P95 }},
+	{"p99", func(d *artifact.Distribution) *float64 { return d.P99 }},
+	{"mean", func(d *artifact.Distribution) *float64 { return d.Mean }},
+	{"mean_ci95_low", func(d *artifact.Distribution) *float64 { return d.MeanCI95Low }},
+	{"mean_ci95_high", func(d *artifact.Distribution) *float64 { return d.MeanCI95High }},
 }
 
 // WriteSummary prints a console summary of r: identity, workload,
@@ -111,7 +119,7 @@ func WriteSummary(w io.Writer, r *artifact.Report) error {
 	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "metric\tunit\tn\t")
 	for _, s := range summaryStats {
-		fmt.Fprintf(tw, "%s\t", s)
+		fmt.Fprintf(tw, "%s\t", s.name)
 	}
 	fmt.Fprintln(tw)
 	for _, row := range summaryRows {
@@ -127,7 +135,7 @@ func WriteSummary(w io.Writer, r *artifact.Report) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t", row.label, row.unit, n)
 		for _, s := range summaryStats {
-			fmt.Fprintf(tw, "%s\t", num(d.Get(s)))
+			fmt.Fprintf(tw, "%s\t", num(s.of(d)))
 		}
 		fmt.Fprintln(tw)
 	}

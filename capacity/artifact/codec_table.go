@@ -308,21 +308,21 @@ func (t *artTable[T]) codec() artCodec[T] {
 	}
 }
 
-// FieldError is a decoding error at a place in the artifact.
-type FieldError struct {
+// pathError is a decoding error at a place in the artifact.
+type pathError struct {
 	// Path locates the value, as in "request_timings[3].ttft_ms".
 	Path string
 	// Err says what is wrong with it, naming the value.
 	Err error
 }
 
-var _ error = (*FieldError)(nil)
+var _ error = (*pathError)(nil)
 
 // Error returns the path and what is wrong there: "request_timings[3].ttft_ms: want a number, ...".
-func (e *FieldError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *pathError) Error() string { return e.Path + ": " + e.Err.Error() }
 
 // Unwrap returns Err.
-func (e *FieldError) Unwrap() error { return e.Err }
+func (e *pathError) Unwrap() error { return e.Err }
 
 // atKey places err under the object key.
 func atKey(key string, err error) error { return under(key, err) }
@@ -330,12 +330,12 @@ func atKey(key string, err error) error { return under(key, err) }
 // atIndex places err under the array index.
 func atIndex(i int, err error) error { return under("["+strconv.Itoa(i)+"]", err) }
 
-// under prefixes the path of err (a *FieldError, else a new one) with the
+// under prefixes the path of err (a *pathError, else a new one) with the
 // path segment seg: "key" or "[i]".
 func under(seg string, err error) error {
-	fe, ok := err.(*FieldError)
+	fe, ok := err.(*pathError)
 	if !ok {
-		return &FieldError{Path: seg, Err: err}
+		return &pathError{Path: seg, Err: err}
 	}
 	if strings.HasPrefix(fe.Path, "[") {
 		fe.Path = seg + fe.Path

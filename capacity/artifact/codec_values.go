@@ -12,7 +12,7 @@ import (
 
 // Codecs of the JSON value types an artifact uses. A decoder's error names
 // the offending value; the object and array decoders wrap it in a
-// FieldError whose Path grows as the error returns to the top, so no path
+// pathError whose Path grows as the error returns to the top, so no path
 // string is built while decoding succeeds.
 
 // jsonKind names the JSON type of raw for error messages.

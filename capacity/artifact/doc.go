@@ -7,9 +7,9 @@
 //
 // There is one way in and one way out:
 //
-//	r, err := artifact.Read(f)          // any generation, keys kept as read
-//	err = artifact.Write(w, r)          // the artifact bytes
-//	err = artifact.WriteFile(path, r)   // atomic: temporary file, sync, rename
+//	r, err := artifact.Read(f) // any generation, keys kept as read
+//	_, err = r.WriteTo(w)      // the artifact bytes
+//	err = r.WriteFile(path)    // atomic: temporary file, sync, rename
 //
 // Report also implements json.Marshaler and json.Unmarshaler, so a Report
 // embedded in other JSON is still the artifact (compacted by encoding/json).
@@ -26,7 +26,7 @@
 //
 //   - report.go, row.go, metrics.go: the document's types, one Go field per
 //     key (the field comments name the key); metrics.go also has the naming
-//     rule of the 159 distribution keys (Family, Statistic).
+//     rule of the 159 distribution keys (family, statistic).
 //   - recompute.go: Recompute, the protocol's arithmetic (distributions via
 //     package stats, eligibility, population accounting).
 //   - schema.go: the key tables of every object; one table per type drives
@@ -38,7 +38,8 @@
 //     document into members without decoding it twice; key_presence.go is
 //     the remembered key set.
 //   - json.go: Report's json.Marshaler and json.Unmarshaler.
-//   - file.go: Read, Write and WriteFile, and the MaxBytes bound.
+//   - file.go: Read, Report.WriteTo and Report.WriteFile (through
+//     internal/atomicfile), and the MaxBytes bound.
 //   - shard.go: the anvil_go members of a workload run as shards (one
 //     process or machine each); merge.go, merge_check.go, merge_build.go:
 //     Merge, which makes one artifact of the whole workload from its

@@ -13,8 +13,8 @@ import (
 // milliseconds since the start of the measured campaign (the monotonic
 // reading taken after warm-up and connection pre-warming).
 
-// ExtensionVersion is the value of "anvil_go.version" this module writes.
-const ExtensionVersion = 1
+// extensionVersion is the value of "anvil_go.version" this module writes.
+const extensionVersion = 1
 
 // Outcomes of a request in Extension.Requests besides the failure classes.
 const (
@@ -28,7 +28,7 @@ const (
 // Extension is the "anvil_go" object. A nil member is absent from the
 // document (not measured, or not applicable to the run).
 type Extension struct {
-	Version      int           // "version": ExtensionVersion
+	Version      int           // "version": 1, the version this module writes
 	Run          *RunSummary   // "run"
 	Arrival      *Arrival      // "arrival": open-loop runs only
 	SLO          *SLOResult    // "slo": when an SLO was evaluated
@@ -167,10 +167,11 @@ type ChunkTiming struct {
 	// TokensPerChunkMean is "tokens_per_chunk_mean": the mean over requests
 	// with usage of completion tokens / output chunks; nil when none.
 	TokensPerChunkMean *float64
-	// Distribution is "distribution", written only when set: the gaps
-	// themselves, which a shard's artifact carries so that Merge can
-	// recompute the percentiles of the whole workload (shard.go).
-	Distribution *GapDistribution
+	// distribution is "distribution", written only when set
+	// (SetDistribution): the gaps themselves, which a shard's artifact
+	// carries so that Merge can recompute the percentiles of the whole
+	// workload (shard.go). Only Merge reads them.
+	distribution *gapDistribution
 
 	shape shape
 }
@@ -361,4 +362,13 @@ func (x *Extension) Request(i int) *RequestDetail {
 		return nil
 	}
 	return &x.Requests[j]
+}
+
+// Extension returns r's anvil_go object, first setting r.AnvilGo to an
+// empty one of the version this module writes when r has none.
+func (r *Report) Extension() *Extension {
+	if r.AnvilGo == nil {
+		r.AnvilGo = &Extension{Version: extensionVersion}
+	}
+	return r.AnvilGo
 }

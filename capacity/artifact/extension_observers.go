@@ -1,30 +1,36 @@
 package artifact
 
+import (
+	"fmt"
+	"math"
+)
+
 // This file holds the anvil_go members written by the run's observers: the
 // server's own metrics sampled during the measured phase
 // (package capacity/servermetrics) and the client's self-audit (package
 // capacity/internal/audit). Both are documented key by key in
 // capacity/PROTOCOL.md#anvil-go.
 
-// Verdicts of ServerMetrics' generation-token cross-check.
+// The verdicts of TokenCheck (set by TokenCheck.Judge).
 const (
-	// TokensExact: the server's counter rose by exactly the completion
+	// tokensExact: the server's counter rose by exactly the completion
 	// tokens the run's responses reported.
-	TokensExact = "exact"
-	// TokensAgree: the difference is within what the window edges and the
+	tokensExact = "exact"
+	// tokensAgree: the difference is within what the window edges and the
 	// requests without usage explain (TokenCheck.Allowance).
-	TokensAgree = "agree"
-	// TokensMismatch: the difference is larger; TokenCheck.Reason names it.
-	TokensMismatch = "mismatch"
+	tokensAgree = "agree"
+	// tokensMismatch: the difference is larger, or the counter was reset;
+	// TokenCheck.Reason names it.
+	tokensMismatch = "mismatch"
 )
 
-// Verdicts of Audit.
+// The verdicts of Audit (set by Audit.SetVerdict).
 const (
-	// AuditOK: no rule of the audit fired; the client's timings can be
+	// auditOK: no rule of the audit fired; the client's timings can be
 	// trusted to its clock's resolution.
-	AuditOK = "ok"
-	// AuditSuspect: at least one rule fired; Audit.Reasons says which.
-	AuditSuspect = "suspect"
+	auditOK = "ok"
+	// auditSuspect: at least one rule fired; Audit.Reasons says which.
+	auditSuspect = "suspect"
 )
 
 // ServerMetrics is "anvil_go.server_metrics": the server's Prometheus
@@ -111,7 +117,8 @@ type TokenCheck struct {
 	// Allowance is "allowance": the largest difference the window edges
 	// and the requests without usage explain (PROTOCOL.md#anvil-go).
 	Allowance float64
-	Verdict   string // "verdict": TokensExact, TokensAgree or TokensMismatch
+	// Verdict is "verdict": "exact", "agree" or "mismatch" (Judge).
+	Verdict string
 	// Reason is "reason": what a mismatch means; nil otherwise.
 	Reason *string
 
@@ -140,7 +147,9 @@ type TTFTCheck struct {
 // Audit is "anvil_go.audit": the client's audit of itself over the
 // measured phase, and the verdict of the rule in PROTOCOL.md#anvil-go.
 type Audit struct {
-	Verdict string   // "verdict": AuditOK or AuditSuspect
+	// Verdict is "verdict": "ok", or "suspect" when a rule fired
+	// (SetVerdict).
+	Verdict string
 	Reasons []string // "reasons": one sentence per rule that fired; [] when ok
 	// SchedLatencyP99MS and SchedLatencyMaxMS are "sched_latency_p99_ms"
 	// and "sched_latency_max_ms": the Go scheduler's latency (runnable to
@@ -176,3 +185,42 @@ type Audit struct {
 
 	shape shape
 }
+
+// Judge sets c.Verdict, and c.Reason for a mismatch, from its Difference
+// and Allowance and from resets, the times the counter fell during the
+// run (capacity/PROTOCOL.md#anvil-go): "exact" when the difference is 0,
+// "agree" when it is within the allowance, "mismatch" otherwise, and
+// always "mismatch" after a reset (the server restarted: the counter's
+// increase does not cover the run).
+func (c *TokenCheck) Judge(resets int) {
+	d := c.Difference
+	c.Verdict, c.Reason = tokensMismatch, nil
+	switch {
+	case resets > 0:
+		c.Reason = new(fmt.Sprintf("%s was reset %d times during the run (the server restarted): its increase does not cover the run", c.Counter, resets))
+	case d == 0:
+		c.Verdict = tokensExact
+	case math.Abs(d) <= c.Allowance:
+		c.Verdict = tokensAgree
+	case d > 0:
+		c.Reason = new(fmt.Sprintf("the server generated %g tokens more than the run's responses reported (allowance %g): another client was using the server, or requests the run gave up on kept decoding", d, c.Allowance))
+	default:
+		c.Reason = new(fmt.Sprintf("the server counted %g tokens fewer than the run's responses reported (allowance %g): the endpoint is not (only) the server that answered, e.g. one replica behind a load balancer", -d, c.Allowance))
+	}
+}
+
+// SetVerdict sets a.Verdict from a.Reasons: "suspect" when a rule fired
+// (a reason is listed), else "ok". A nil Reasons becomes [].
+func (a *Audit) SetVerdict() {
+	if a.Reasons == nil {
+		a.Reasons = []string{}
+	}
+	a.Verdict = auditOK
+	if len(a.Reasons) > 0 {
+		a.Verdict = auditSuspect
+	}
+}
+
+// Suspect reports whether a's verdict is "suspect": the run's timings may
+// be the client's, not the server's. A nil audit is not suspect.
+func (a *Audit) Suspect() bool { return a != nil && a.Verdict == auditSuspect }

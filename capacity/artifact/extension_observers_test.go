@@ -15,7 +15,7 @@ import (
 // anvil_go.audit.
 func observerMembers() *Extension {
 	return &Extension{
-		Version:  ExtensionVersion,
+		Version:  extensionVersion,
 		Run:      &RunSummary{SentRequests: 8},
 		Requests: []RequestDetail{},
 		ServerMetrics: &ServerMetrics{
@@ -31,12 +31,12 @@ func observerMembers() *Extension {
 			},
 			Checks: &ServerChecks{
 				GenerationTokens: &TokenCheck{Counter: "vllm:generation_tokens_total", ServerIncrease: 512, ClientTokens: 500,
-					Difference: 12, Allowance: 4, Verdict: TokensMismatch, Reason: new("another client was using the server")},
+					Difference: 12, Allowance: 4, Verdict: tokensMismatch, Reason: new("another client was using the server")},
 				TTFT: &TTFTCheck{Histogram: "vllm:time_to_first_token_seconds", ServerRequests: 8, ServerMeanMS: 101.5,
 					ClientMeanMS: 103.25, NetworkAndClientMS: 1.75},
 			},
 		},
-		Audit: &Audit{Verdict: AuditSuspect, Reasons: []string{"scheduler latency p99 4.1 ms: timings below ~4 ms resolution are not trustworthy"},
+		Audit: &Audit{Verdict: auditSuspect, Reasons: []string{"scheduler latency p99 4.1 ms: timings below ~4 ms resolution are not trustworthy"},
 			SchedLatencyP99MS: new(4.1), SchedLatencyMaxMS: new(12.5), SchedSamples: 900, GCPauses: 3,
 			GCPauseMaxMS: new(0.25), GCPauseTotalMS: new(0.5), CPUShare: new(0.97), GOMAXPROCS: 2,
 			SendLagP99MS: new(0.02), SendLagMaxMS: new(0.5), PoolWaits: 1, PoolWaitMaxMS: new(3.0)},
@@ -50,7 +50,7 @@ func TestObserverMembersGolden(t *testing.T) {
 	require.NoError(t, r.Recompute())
 	r.AnvilGo = observerMembers()
 	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, r))
+	require.NoError(t, write(&buf, r))
 	path := filepath.Join("testdata", "anvil_go_observers.golden.json")
 	if *update {
 		require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
@@ -62,7 +62,7 @@ func TestObserverMembersGolden(t *testing.T) {
 	back, err := Read(bytes.NewReader(buf.Bytes()))
 	require.NoError(t, err)
 	var again bytes.Buffer
-	require.NoError(t, Write(&again, back))
+	require.NoError(t, write(&again, back))
 	require.Equal(t, buf.String(), again.String(), "read and written back unchanged")
 	require.Empty(t, cmp.Diff(r.AnvilGo, back.AnvilGo,
 		cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".shape" }, cmp.Ignore())))
@@ -77,7 +77,7 @@ func TestObserverMembersOptionalKeys(t *testing.T) {
 	r.AnvilGo = observerMembers()
 	r.AnvilGo.ServerMetrics.Checks = nil
 	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, r))
+	require.NoError(t, write(&buf, r))
 	sm := generic(t, buf.Bytes()).(map[string]any)["anvil_go"].(map[string]any)["server_metrics"]
 	require.NotContains(t, sortedKeys(sm), "checks")
 	series := sm.(map[string]any)["series"].([]any)
@@ -86,7 +86,7 @@ func TestObserverMembersOptionalKeys(t *testing.T) {
 
 	r.AnvilGo.ServerMetrics, r.AnvilGo.Audit = nil, nil
 	buf.Reset()
-	require.NoError(t, Write(&buf, r))
+	require.NoError(t, write(&buf, r))
 	require.NotContains(t, buf.String(), `"server_metrics"`)
 	require.NotContains(t, buf.String(), `"audit"`)
 }
@@ -98,7 +98,7 @@ func TestObserverMembersRefused(t *testing.T) {
 	require.NoError(t, r.Recompute())
 	r.AnvilGo = observerMembers()
 	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, r))
+	require.NoError(t, write(&buf, r))
 	for _, tc := range []struct{ from, to, path, msg string }{
 		{`"samples": 12`, `"samples": "12"`, "anvil_go.server_metrics.samples", "want an integer"},
 		{`"verdict": "suspect"`, `"verdict": 1`, "anvil_go.audit.verdict", "want a string"},
@@ -108,7 +108,7 @@ func TestObserverMembersRefused(t *testing.T) {
 		doc := strings.Replace(buf.String(), tc.from, tc.to, 1)
 		require.NotEqual(t, buf.String(), doc, tc.from)
 		_, err := Read(strings.NewReader(doc))
-		var fe *FieldError
+		var fe *pathError
 		require.ErrorAs(t, err, &fe, tc.path)
 		require.Equal(t, tc.path, fe.Path)
 		require.ErrorContains(t, err, tc.msg)
@@ -130,7 +130,7 @@ func TestObserverMembersDocumented(t *testing.T) {
 	require.NoError(t, r.Recompute())
 	r.AnvilGo = observerMembers()
 	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, r))
+	require.NoError(t, write(&buf, r))
 	ext := generic(t, buf.Bytes()).(map[string]any)["anvil_go"].(map[string]any)
 	var walk func(prefix string, v any)
 	walk = func(prefix string, v any) {
@@ -152,4 +152,53 @@ func TestObserverMembersDocumented(t *testing.T) {
 	}
 	walk("server_metrics", ext["server_metrics"])
 	walk("audit", ext["audit"])
+}
+
+// TestTokenCheckJudge: the verdict of the generation-token cross-check,
+// case by case (capacity/PROTOCOL.md#anvil-go).
+func TestTokenCheckJudge(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		diff, allow    float64
+		resets         int
+		verdict        string
+		reasonContains string
+	}{
+		{"exact", 0, 0, 0, "exact", ""},
+		{"within the allowance above", 7, 7, 0, "agree", ""},
+		{"within the allowance below", -3, 5, 0, "agree", ""},
+		{"above the allowance", 8, 7, 0, "mismatch", "8 tokens more"},
+		{"below the allowance", -6, 5, 0, "mismatch", "6 tokens fewer"},
+		{"exact but reset", 0, 0, 2, "mismatch", "reset 2 times"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &TokenCheck{Counter: "vllm:generation_tokens_total", Difference: tc.diff, Allowance: tc.allow,
+				Reason: new("stale")}
+			c.Judge(tc.resets)
+			require.Equal(t, tc.verdict, c.Verdict)
+			if tc.reasonContains == "" {
+				require.Nil(t, c.Reason)
+				return
+			}
+			require.NotNil(t, c.Reason)
+			require.Contains(t, *c.Reason, tc.reasonContains)
+		})
+	}
+}
+
+// TestAuditSetVerdict: suspect exactly when a reason is listed; a nil
+// audit is not suspect.
+func TestAuditSetVerdict(t *testing.T) {
+	ok := &Audit{}
+	ok.SetVerdict()
+	require.Equal(t, "ok", ok.Verdict)
+	require.Equal(t, []string{}, ok.Reasons, "written as [] when ok")
+	require.False(t, ok.Suspect())
+
+	bad := &Audit{Verdict: "ok", Reasons: []string{"a GC pause of up to 12 ms stopped every stream's clock at once"}}
+	bad.SetVerdict()
+	require.Equal(t, "suspect", bad.Verdict)
+	require.True(t, bad.Suspect())
+
+	require.False(t, (*Audit)(nil).Suspect())
 }

@@ -18,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // fullExtension sets every member and key of the anvil_go object.
 func fullExtension() *Extension {
 	return &Extension{
-		Version: ExtensionVersion,
+		Version: extensionVersion,
 		Run:     &RunSummary{SentRequests: 3, NeverSentRequests: 1, Interrupted: true},
 		Arrival: &Arrival{Process: "gamma", RateRPS: 12.5, Burstiness: new(0.25), Seed: 42,
 			OfferedRPS: new(12.4), AchievedRPS: new(11.9), MaxInFlight: 8},
@@ -27,7 +27,7 @@ func fullExtension() *Extension {
 		Search: &SearchProbe{Kind: "rate", Probe: 3, Value: 12.5},
 		ChunkTiming: &ChunkTiming{ITLMS: Quantiles{P50: 4, P90: 4.5, P99: 80, P999: 80, Max: 81.25},
 			Gaps: 297, Exact: true, Stalls: 27, StallRule: StallRule{Relative: 10, FloorMS: 50},
-			TokensPerChunkMean: new(2.0), Distribution: &GapDistribution{ExactNS: []int64{0, 4000000, 4000001, 80000000}}},
+			TokensPerChunkMean: new(2.0), distribution: &gapDistribution{ExactNS: []int64{0, 4000000, 4000001, 80000000}}},
 		PromptSizing: &PromptSizing{Method: "exact", Source: new("tokenize"), TokenizePath: new("/tokenize"),
 			CharsPerToken: 3.41, MaxRelativeError: new(0.0), CountedRequests: 2, CountedOverPlanned: new(2.75),
 			OffPlanRequests: 2, Warning: new("the server counted the prompts at 2.75 x their plan")},
@@ -65,7 +65,7 @@ func TestExtensionGolden(t *testing.T) {
 	require.NoError(t, r.Recompute())
 	r.AnvilGo = fullExtension()
 	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, r))
+	require.NoError(t, write(&buf, r))
 	path := filepath.Join("testdata", "anvil_go.golden.json")
 	if *update {
 		require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
@@ -77,9 +77,9 @@ func TestExtensionGolden(t *testing.T) {
 	back, err := Read(bytes.NewReader(buf.Bytes()))
 	require.NoError(t, err)
 	var again bytes.Buffer
-	require.NoError(t, Write(&again, back))
+	require.NoError(t, write(&again, back))
 	require.Equal(t, buf.String(), again.String(), "read and written back unchanged")
-	require.Empty(t, cmp.Diff(r.AnvilGo, back.AnvilGo, cmp.AllowUnexported(shape{}),
+	require.Empty(t, cmp.Diff(r.AnvilGo, back.AnvilGo, cmp.AllowUnexported(shape{}, ChunkTiming{}),
 		cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".shape" }, cmp.Ignore())))
 	require.Equal(t, 1, back.AnvilGo.Request(1).RequestIndex)
 	require.Nil(t, back.AnvilGo.Request(7))
@@ -92,18 +92,18 @@ func TestExtensionOptionalMembers(t *testing.T) {
 	r := syntheticReport()
 	require.NoError(t, r.Recompute())
 	var plain bytes.Buffer
-	require.NoError(t, Write(&plain, r))
+	require.NoError(t, write(&plain, r))
 	require.NotContains(t, plain.String(), `"anvil_go"`)
 
-	r.AnvilGo = &Extension{Version: ExtensionVersion, Run: &RunSummary{SentRequests: 4}}
+	r.AnvilGo = &Extension{Version: extensionVersion, Run: &RunSummary{SentRequests: 4}}
 	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, r))
+	require.NoError(t, write(&buf, r))
 	got := generic(t, buf.Bytes()).(map[string]any)["anvil_go"]
 	require.Equal(t, []string{"requests", "run", "version"}, sortedKeys(got))
 	// Removing the object gives back the plain document byte for byte.
 	r.AnvilGo = nil
 	var again bytes.Buffer
-	require.NoError(t, Write(&again, r))
+	require.NoError(t, write(&again, r))
 	require.Equal(t, plain.String(), again.String())
 }
 
@@ -114,13 +114,13 @@ func TestExtensionUnknownMembersSurvive(t *testing.T) {
 	require.NoError(t, r.Recompute())
 	r.AnvilGo = fullExtension()
 	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, r))
+	require.NoError(t, write(&buf, r))
 	doc := strings.Replace(buf.String(), `"anvil_go": {`, `"anvil_go": {"future_member": {"x": [1, 2.50]}, `, 1)
 	doc = strings.Replace(doc, `"request_index": 2`, `"request_index": 2, "future_key": "kept"`, 1)
 	back, err := Read(strings.NewReader(doc))
 	require.NoError(t, err)
 	var out bytes.Buffer
-	require.NoError(t, Write(&out, back))
+	require.NoError(t, write(&out, back))
 	ext := generic(t, out.Bytes()).(map[string]any)["anvil_go"].(map[string]any)
 	require.Equal(t, map[string]any{"x": []any{json.Number("1"), json.Number("2.50")}}, ext["future_member"], "number literals kept")
 	require.Equal(t, "kept", ext["requests"].([]any)[2].(map[string]any)["future_key"])
@@ -133,7 +133,7 @@ func TestExtensionTypeErrors(t *testing.T) {
 	require.NoError(t, r.Recompute())
 	r.AnvilGo = fullExtension()
 	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, r))
+	require.NoError(t, write(&buf, r))
 	for _, tc := range []struct{ from, to, path string }{
 		{`"sent_requests": 3`, `"sent_requests": "3"`, "anvil_go.run.sent_requests"},
 		{`"stalls": 27`, `"stalls": 2.5`, "anvil_go.chunk_timing.stalls"},
@@ -142,8 +142,20 @@ func TestExtensionTypeErrors(t *testing.T) {
 		doc := strings.Replace(buf.String(), tc.from, tc.to, 1)
 		require.NotEqual(t, buf.String(), doc, tc.from)
 		_, err := Read(strings.NewReader(doc))
-		var fe *FieldError
+		var fe *pathError
 		require.ErrorAs(t, err, &fe, tc.path)
 		require.Equal(t, tc.path, fe.Path)
 	}
+}
+
+// TestReportExtension: a report without anvil_go gets an empty one of the
+// version this module writes; one that has it keeps it.
+func TestReportExtension(t *testing.T) {
+	var r Report
+	x := r.Extension()
+	require.Same(t, r.AnvilGo, x)
+	require.Equal(t, 1, x.Version)
+	x.Run = &RunSummary{SentRequests: 3}
+	require.Same(t, x, r.Extension(), "an existing extension is kept")
+	require.Equal(t, 3, r.Extension().Run.SentRequests)
 }

@@ -6,17 +6,19 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/anvilbench/anvil/internal/atomicfile"
 )
 
 // MaxBytes is the largest v1 JSON artifact Read accepts (64 MiB).
 // The largest artifact the bounds allow (10000 failed requests, every
-// failure message at its cap) fits below it; WriteFile and Write refuse
-// to write what Read would refuse to read.
+// failure message at its cap) fits below it; Report.WriteTo and Report.WriteFile
+// refuse to write what Read would refuse to read.
 const MaxBytes = 64 << 20
 
 // Read reads one anvil-serving.benchmark/v1 capacity artifact of any
 // generation. It keeps exactly the keys the document had, at every level, so
-// WriteFile writes a legacy artifact back unchanged; unknown keys survive as
+// Report.WriteFile writes a legacy artifact back unchanged; unknown keys survive as
 // raw JSON. It fails on input over MaxBytes, invalid or truncated
 // JSON, bare NaN/Infinity (with the byte offset), a top level that is not an
 // object, a wrong or missing schema or a document that is not a capacity
@@ -76,27 +78,35 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// Write writes r to w as the artifact: keys sorted at every level,
+// WriteTo writes r to w as the artifact: keys sorted at every level,
 // 2-space indent, no HTML escaping, trailing newline. It fails without
 // writing past MaxBytes; w may then hold a partial document.
-func Write(w io.Writer, r *Report) error {
+func (r *Report) WriteTo(w io.Writer) (int64, error) {
 	if r == nil {
-		return errors.New("artifact: write: nil report")
+		return 0, errors.New("artifact: write: nil report")
 	}
-	if _, err := r.writeTo(&limitWriter{w: w}); err != nil {
-		return fmt.Errorf("artifact: write: %w", err)
+	n, err := r.writeTo(&limitWriter{w: w})
+	if err != nil {
+		return n, fmt.Errorf("artifact: write: %w", err)
 	}
-	return nil
+	return n, nil
+}
+
+// write is WriteTo without the count.
+func write(w io.Writer, r *Report) error {
+	_, err := r.WriteTo(w)
+	return err
 }
 
 // WriteFile writes r to path atomically: the artifact goes to a temporary
 // file in the same directory, is synced to disk, gets mode 0644 and is
 // renamed over path, and the directory is synced. Readers see the old file
 // or the complete new one, never a partial write; on error no temporary
-// file is left behind (WriteFileFunc).
-func WriteFile(path string, r *Report) error {
+// file is left behind. A path that exists and is not a regular file (a
+// symbolic link, a FIFO, a device) is refused and left alone.
+func (r *Report) WriteFile(path string) error {
 	if r == nil {
 		return errors.New("artifact: write: nil report")
 	}
-	return WriteFileFunc(path, func(w io.Writer) error { return Write(w, r) })
+	return atomicfile.Write(path, func(w io.Writer) error { return write(w, r) })
 }

@@ -33,7 +33,7 @@ func BenchmarkWriteFile(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "seed.json")
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := WriteFile(path, seed); err != nil {
+			if err := seed.WriteFile(path); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -42,13 +42,13 @@ func BenchmarkWriteFile(b *testing.B) {
 
 func benchEncode(b *testing.B, r *Report) {
 	var n countWriter
-	if err := Write(&n, r); err != nil {
+	if err := write(&n, r); err != nil {
 		b.Fatal(err)
 	}
 	b.SetBytes(int64(n))
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := Write(io.Discard, r); err != nil {
+		if err := write(io.Discard, r); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -31,7 +31,7 @@ func ExampleRead() {
 		return
 	}
 	defer os.RemoveAll(dir)
-	if err := artifact.WriteFile(filepath.Join(dir, "copy.json"), r); err != nil {
+	if err := r.WriteFile(filepath.Join(dir, "copy.json")); err != nil {
 		fmt.Println(err)
 	}
 	// Output:

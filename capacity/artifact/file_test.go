@@ -42,7 +42,7 @@ func TestCorpusRoundTrip(t *testing.T) {
 	for i, f := range append(corpusFiles(t), seedPath) {
 		r1, data := readFile(t, f)
 		out := filepath.Join(dir, "artifact.json")
-		require.NoError(t, WriteFile(out, r1))
+		require.NoError(t, r1.WriteFile(out))
 		r2, written := readFile(t, out)
 		if diff := cmp.Diff(r1, r2, exact); diff != "" {
 			t.Fatalf("%s: read -> write -> read differs:\n%s", f, diff)
@@ -144,7 +144,7 @@ func TestWriteFileAtomic(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "run.json")
 	require.NoError(t, os.WriteFile(path, []byte("old"), 0o600))
-	require.NoError(t, WriteFile(path, r))
+	require.NoError(t, r.WriteFile(path))
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.Equal(t, string(data)+"\n", string(got), "2-space indent, sorted keys, trailing newline")
@@ -157,7 +157,7 @@ func TestWriteFileAtomic(t *testing.T) {
 
 	// A report JSON cannot hold fails before touching the target.
 	r.WallClockMS = nan()
-	require.ErrorContains(t, WriteFile(path, r), "non-finite")
+	require.ErrorContains(t, r.WriteFile(path), "non-finite")
 	got, err = os.ReadFile(path)
 	require.NoError(t, err)
 	require.Equal(t, string(data)+"\n", string(got))
@@ -165,8 +165,8 @@ func TestWriteFileAtomic(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
 
-	require.Error(t, WriteFile(filepath.Join(dir, "missing", "run.json"), r))
-	require.ErrorContains(t, WriteFile(path, nil), "nil report")
+	require.Error(t, r.WriteFile(filepath.Join(dir, "missing", "run.json")))
+	require.ErrorContains(t, (*Report)(nil).WriteFile(path), "nil report")
 }
 
 func nan() float64 {
@@ -174,11 +174,15 @@ func nan() float64 {
 	return zero / zero
 }
 
-func TestWrite(t *testing.T) {
+func TestWriteTo(t *testing.T) {
 	r, data := readFile(t, seedPath)
 	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, r))
+	n, err := r.WriteTo(&buf)
+	require.NoError(t, err)
 	require.Equal(t, string(data)+"\n", buf.String())
+	require.Equal(t, int64(buf.Len()), n, "WriteTo counts the bytes written")
+	_, err = (*Report)(nil).WriteTo(&buf)
+	require.ErrorContains(t, err, "nil report")
 }
 
 // FuzzRead: Read never panics; whatever it accepts writes back to
@@ -200,14 +204,14 @@ func FuzzRead(f *testing.F) {
 			return
 		}
 		var first bytes.Buffer
-		require.NoError(t, Write(&first, r))
+		require.NoError(t, write(&first, r))
 		back, err := Read(bytes.NewReader(first.Bytes()))
 		require.NoError(t, err, "re-reading what was written:\n%s", first.String())
 		if diff := cmp.Diff(r, back, exact); diff != "" {
 			t.Fatalf("read -> write -> read differs:\n%s", diff)
 		}
 		var second bytes.Buffer
-		require.NoError(t, Write(&second, back))
+		require.NoError(t, write(&second, back))
 		require.Equal(t, first.String(), second.String())
 	})
 }

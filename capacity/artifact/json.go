@@ -64,9 +64,10 @@ func (r *Report) writeTo(w io.Writer) (int64, error) {
 // an error naming the byte offset or the field and value: invalid or
 // truncated JSON, bare NaN/Infinity, a top level that is not an object, a
 // wrong or missing schema, a missing key every generation has (wrapping
-// ErrNotArtifact), a value of the wrong type (a *FieldError), negative
-// counts, and a key repeated in one object at any depth (a *FieldError
-// naming it). A leading UTF-8 byte order mark is ignored.
+// ErrNotArtifact), a value of the wrong type, negative counts, and a key
+// repeated in one object at any depth; an error about a value begins with
+// its path ("request_timings[3].ttft_ms: ..."). A leading UTF-8 byte order
+// mark is ignored.
 func (r *Report) UnmarshalJSON(data []byte) error {
 	data = trimBOM(data)
 	if !json.Valid(data) {
@@ -123,7 +124,7 @@ func (r *Report) checkCounts() error {
 	}
 	for _, c := range counts {
 		if c.v < 0 {
-			return &FieldError{Path: c.key, Err: fmt.Errorf("%d is negative; want a count >= 0", c.v)}
+			return &pathError{Path: c.key, Err: fmt.Errorf("%d is negative; want a count >= 0", c.v)}
 		}
 	}
 	return nil

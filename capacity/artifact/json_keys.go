@@ -32,7 +32,7 @@ type pathSeg struct {
 	isKey bool
 }
 
-// duplicateKey returns a *FieldError for the first key that appears twice
+// duplicateKey returns a *pathError for the first key that appears twice
 // in one object, at any depth, of the valid JSON document data (nil when
 // none does). Keys are compared decoded, as encoding/json reads them, so
 // "a" and "\u0061" are one key.
@@ -60,7 +60,7 @@ func walkKeys(b []byte, i int, stack *[]pathSeg) (int, error) {
 			}
 			for _, k := range keys {
 				if bytes.Equal(k, key) {
-					return 0, &FieldError{Path: formatPath(*stack, string(key)),
+					return 0, &pathError{Path: formatPath(*stack, string(key)),
 						Err: fmt.Errorf("duplicate key %q: a key may appear once in an object (readers disagree on which value counts)", key)}
 				}
 			}
@@ -98,7 +98,7 @@ func walkKeys(b []byte, i int, stack *[]pathSeg) (int, error) {
 	return skipValue(b, i), nil
 }
 
-// formatPath writes the path of key under stack as FieldError paths read:
+// formatPath writes the path of key under stack as pathError paths read:
 // "anvil_go.requests[3].outcome".
 func formatPath(stack []pathSeg, key string) string {
 	var b strings.Builder

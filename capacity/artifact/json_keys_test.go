@@ -77,7 +77,7 @@ func FuzzDuplicateKey(f *testing.F) {
 		want := referenceDuplicate(data)
 		require.Equal(t, want, err != nil, "%q: %v", data, err)
 		if err != nil {
-			var fe *FieldError
+			var fe *pathError
 			require.ErrorAs(t, err, &fe)
 		}
 	})

@@ -279,7 +279,7 @@ func TestMarshalRejectsNonFinite(t *testing.T) {
 func TestFamilyKeys(t *testing.T) {
 	got := map[string]string{}
 	for _, fam := range families {
-		got[fam.Name] = fam.Key(StatP50) + " " + fam.Key(StatSamples) + " " + fam.Key(StatMeanCI95Low)
+		got[fam.Name] = fam.Key(statP50) + " " + fam.Key(statSamples) + " " + fam.Key(statMeanCI95Low)
 	}
 	want := map[string]string{
 		"completion_tokens":           "completion_tokens_p50 completion_tokens_samples completion_tokens_mean_ci95_low",
@@ -299,7 +299,7 @@ func TestFamilyKeys(t *testing.T) {
 	}
 }
 
-func TestCutErrorMessage(t *testing.T) {
+func TestSetErrorMessage(t *testing.T) {
 	tests := []struct {
 		name      string
 		in        string
@@ -307,28 +307,30 @@ func TestCutErrorMessage(t *testing.T) {
 		truncated bool
 	}{
 		{"short", "connection refused", 18, false},
-		{"exactly at the cap", strings.Repeat("a", MaxErrorMessageRunes), MaxErrorMessageRunes, false},
-		{"one over", strings.Repeat("a", MaxErrorMessageRunes+1), MaxErrorMessageRunes, true},
-		{"two-byte escapes fit whole", strings.Repeat("\"\\\n\t\r", MaxErrorMessageRunes/5) + "\"\\\n", MaxErrorMessageRunes, false},
-		{"four-byte runes cut by size", strings.Repeat("😀", MaxErrorMessageRunes), MaxErrorMessageJSONBytes / 4, true},
-		{"three-byte runes", strings.Repeat("世", MaxErrorMessageRunes), MaxErrorMessageJSONBytes / 3, true},
-		{"control escapes", strings.Repeat("\x01", MaxErrorMessageRunes), MaxErrorMessageJSONBytes / 6, true},
-		{"invalid bytes", strings.Repeat("\xff", MaxErrorMessageRunes), MaxErrorMessageJSONBytes / 3, true},
+		{"exactly at the cap", strings.Repeat("a", maxErrorMessageRunes), maxErrorMessageRunes, false},
+		{"one over", strings.Repeat("a", maxErrorMessageRunes+1), maxErrorMessageRunes, true},
+		{"two-byte escapes fit whole", strings.Repeat("\"\\\n\t\r", maxErrorMessageRunes/5) + "\"\\\n", maxErrorMessageRunes, false},
+		{"four-byte runes cut by size", strings.Repeat("😀", maxErrorMessageRunes), maxErrorMessageJSONBytes / 4, true},
+		{"three-byte runes", strings.Repeat("世", maxErrorMessageRunes), maxErrorMessageJSONBytes / 3, true},
+		{"control escapes", strings.Repeat("\x01", maxErrorMessageRunes), maxErrorMessageJSONBytes / 6, true},
+		{"invalid bytes", strings.Repeat("\xff", maxErrorMessageRunes), maxErrorMessageJSONBytes / 3, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, truncated := CutErrorMessage(tc.in)
+			var f Failure
+			f.SetErrorMessage(tc.in)
+			got, truncated := f.ErrorMessage, f.ErrorMessageTruncated
 			require.Equal(t, tc.truncated, truncated)
 			require.True(t, strings.HasPrefix(tc.in, got))
 			require.Equal(t, tc.wantRunes, len([]rune(got)))
 			var e artEncoder
 			e.string(got)
-			require.LessOrEqual(t, len(e.buf)-2, MaxErrorMessageJSONBytes, "escaped size")
+			require.LessOrEqual(t, len(e.buf)-2, maxErrorMessageJSONBytes, "escaped size")
 		})
 	}
 }
 
-// FuzzEscapedLen: the size CutErrorMessage budgets is the size the encoder
+// FuzzEscapedLen: the size SetErrorMessage budgets is the size the encoder
 // writes, and a cut message always fits both limits.
 func FuzzEscapedLen(f *testing.F) {
 	f.Add("plain")
@@ -341,11 +343,11 @@ func FuzzEscapedLen(f *testing.F) {
 		var e artEncoder
 		e.string(s)
 		require.Equal(t, len(e.buf)-2, n)
-		cut, _ := CutErrorMessage(strings.Repeat(s, 1+MaxErrorMessageRunes/max(len(s), 1)))
+		cut, _ := cutErrorMessage(strings.Repeat(s, 1+maxErrorMessageRunes/max(len(s), 1)))
 		e = artEncoder{}
 		e.string(cut)
-		require.LessOrEqual(t, len(e.buf)-2, MaxErrorMessageJSONBytes)
-		require.LessOrEqual(t, len([]rune(cut)), MaxErrorMessageRunes)
+		require.LessOrEqual(t, len(e.buf)-2, maxErrorMessageJSONBytes)
+		require.LessOrEqual(t, len([]rune(cut)), maxErrorMessageRunes)
 	})
 }
 
@@ -373,7 +375,7 @@ func TestFieldErrorPath(t *testing.T) {
 	bad := strings.Replace(string(data), `"observed_marker_count": 1`, `"observed_marker_count": "one"`, 1)
 	var r Report
 	err = r.UnmarshalJSON([]byte(bad))
-	var fe *FieldError
+	var fe *pathError
 	require.ErrorAs(t, err, &fe)
 	require.Equal(t, "request_timings[0].request_canary.observed_marker_count", fe.Path)
 	require.EqualError(t, fe.Err, `want an integer, got a string "one"`)

@@ -36,7 +36,7 @@ var ErrNotMergeable = errors.New("the artifacts are not the shards of one worklo
 // (anvil_go.shard) of one workload (the same identity keys and plan
 // fingerprint, one shard count, each index once, no request index in two
 // places), all declare the same non-null clock_domain_id, and each started
-// within ShardStartTolerance of the common start instant.
+// within 100 ms of the common start instant.
 //
 // The merged artifact has the shards' request rows and failures under their
 // global indexes, every v1 metric recomputed from them (Recompute), the wall
@@ -110,10 +110,10 @@ func (s *shardIn) check() error {
 		return refuse("%s (shard %d): anvil_go.shard.plan_fingerprint %q, want sha256:<hex>", s.name, sh.Index, sh.PlanFingerprint)
 	}
 	switch late, early := span(sh.StartAtUnixNS, s.r.StartedAtUnixNS), span(s.r.StartedAtUnixNS, sh.StartAtUnixNS); {
-	case late > uint64(ShardStartTolerance):
-		return refuse("%s (shard %d) started late: %v after the common start %s (tolerance %v)", s.name, sh.Index, durationLabel(late), unixLabel(sh.StartAtUnixNS), ShardStartTolerance)
-	case early > uint64(ShardStartTolerance):
-		return refuse("%s (shard %d) started early: %v before the common start %s (tolerance %v): it did not wait, or its clock is not the others'", s.name, sh.Index, durationLabel(early), unixLabel(sh.StartAtUnixNS), ShardStartTolerance)
+	case late > uint64(shardStartTolerance):
+		return refuse("%s (shard %d) started late: %v after the common start %s (tolerance %v)", s.name, sh.Index, durationLabel(late), unixLabel(sh.StartAtUnixNS), shardStartTolerance)
+	case early > uint64(shardStartTolerance):
+		return refuse("%s (shard %d) started early: %v before the common start %s (tolerance %v): it did not wait, or its clock is not the others'", s.name, sh.Index, durationLabel(early), unixLabel(sh.StartAtUnixNS), shardStartTolerance)
 	}
 	if s.r.FinishedAtUnixNS < s.r.StartedAtUnixNS {
 		return refuse("%s (shard %d): finished_at_unix_ns %d before started_at_unix_ns %d", s.name, sh.Index, s.r.FinishedAtUnixNS, s.r.StartedAtUnixNS)

@@ -83,7 +83,7 @@ func mergeExtension(in []shardIn, m *Report) (*Extension, error) {
 	base := in[0].r.AnvilGo
 	common := base.Shard.StartAtUnixNS
 	x := &Extension{
-		Version: ExtensionVersion,
+		Version: extensionVersion,
 		Run:     &RunSummary{},
 		Search:  base.Search,
 		Shards:  &ShardSet{Count: len(in), StartAtUnixNS: common, PlanFingerprint: base.Shard.PlanFingerprint},
@@ -297,10 +297,10 @@ func mergeChunkTiming(in []shardIn, m *Report, x *Extension) (*ChunkTiming, erro
 			continue
 		}
 		perToken = perToken && ct.PerToken
-		if ct.Distribution == nil {
+		if ct.distribution == nil {
 			return nil, nil
 		}
-		g, err := ct.Distribution.gaps()
+		g, err := ct.distribution.gaps()
 		if err == nil {
 			err = run.AddGaps(g)
 		}
@@ -321,7 +321,7 @@ func mergeChunkTiming(in []shardIn, m *Report, x *Extension) (*ChunkTiming, erro
 		ITLMS: Quantiles{P50: res.ITL.P50, P90: res.ITL.P90, P99: res.ITL.P99, P999: res.ITL.P999, Max: res.ITL.Max},
 		Gaps:  res.Gaps, Exact: res.Exact, RelativeError: res.RelativeError,
 		Stalls: stalls, StallRule: StallRule{Relative: rule.Relative, FloorMS: rule.FloorMS, OverrideMS: rule.OverrideMS},
-		Distribution: GapsOf(run),
+		distribution: gapsOf(run),
 		PerToken:     perToken, // every shard's gaps per token
 	}
 	// The mean of completion tokens / output chunks over the successful

@@ -123,17 +123,18 @@ func FuzzMerge(f *testing.F) {
 	})
 }
 
-// TestMergeStartTolerance: a shard that started exactly
-// ShardStartTolerance after (or before) the common start merges; one
-// nanosecond more is refused.
+// TestMergeStartTolerance: a shard that started exactly the tolerance of
+// capacity/PROTOCOL.md#merging-shards (100 ms) after (or before) the common
+// start merges; one nanosecond more is refused.
 func TestMergeStartTolerance(t *testing.T) {
+	const tolerance = 100 * time.Millisecond
 	single := runSingle(t)
 	for _, tt := range []struct {
 		off time.Duration
 		ok  bool
 	}{
-		{artifact.ShardStartTolerance, true}, {artifact.ShardStartTolerance + 1, false},
-		{-artifact.ShardStartTolerance, true}, {-artifact.ShardStartTolerance - 1, false},
+		{tolerance, true}, {tolerance + 1, false},
+		{-tolerance, true}, {-tolerance - 1, false},
 	} {
 		s := splitShards(t, single, 2)
 		s[1].StartedAtUnixNS += int64(tt.off)

@@ -137,7 +137,7 @@ func splitShards(t *testing.T, s singleRun, n int, lateNS ...int64) []*artifact.
 		r.Completed, r.Failed = len(r.RequestTimings), 0
 		ps := *orig.AnvilGo.PromptSizing // the run's sizing; the plan check counts the shard's own requests
 		ps.CountedRequests = 0
-		x := &artifact.Extension{Version: artifact.ExtensionVersion,
+		x := &artifact.Extension{Version: 1,
 			Run:           &artifact.RunSummary{},
 			PromptSizing:  &ps,
 			ContextWindow: orig.AnvilGo.ContextWindow,
@@ -177,8 +177,9 @@ func splitShards(t *testing.T, s singleRun, n int, lateNS ...int64) []*artifact.
 				ITLMS: artifact.Quantiles{P50: ct.ITL.P50, P90: ct.ITL.P90, P99: ct.ITL.P99, P999: ct.ITL.P999, Max: ct.ITL.Max},
 				Gaps:  ct.Gaps, Exact: ct.Exact, RelativeError: ct.RelativeError, Stalls: ct.Stalls,
 				StallRule:          artifact.StallRule{Relative: ct.StallRule.Relative, FloorMS: ct.StallRule.FloorMS, OverrideMS: ct.StallRule.OverrideMS},
-				TokensPerChunkMean: ct.TokensPerChunkMean, Distribution: artifact.GapsOf(run),
+				TokensPerChunkMean: ct.TokensPerChunkMean,
 			}
+			x.ChunkTiming.SetDistribution(run)
 		}
 		r.AnvilGo = x
 		require.NoError(t, r.Recompute())
@@ -191,7 +192,8 @@ func splitShards(t *testing.T, s singleRun, n int, lateNS ...int64) []*artifact.
 func written(t *testing.T, r *artifact.Report) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	require.NoError(t, artifact.Write(&buf, r))
+	_, err := r.WriteTo(&buf)
+	require.NoError(t, err)
 	return buf.Bytes()
 }
 
@@ -229,7 +231,7 @@ func TestMergeEqualsSingleProcess(t *testing.T) {
 			wx := *want.AnvilGo
 			want.AnvilGo = &wx
 			ct := *wx.ChunkTiming
-			ct.Distribution = artifact.GapsOf(chunkRun(t, single.traces, allIndexes(single.rep)))
+			ct.SetDistribution(chunkRun(t, single.traces, allIndexes(single.rep)))
 			wx.ChunkTiming = &ct
 			if n > 1 {
 				want.Metrics.PrefixCacheHitAvg = nil // not mergeable: documented
@@ -291,7 +293,7 @@ func allIndexes(r *artifact.Report) []int {
 func TestMergeDropsUnmergeableChunkTiming(t *testing.T) {
 	single := runSingle(t)
 	shards := splitShards(t, single, 2)
-	shards[1].AnvilGo.ChunkTiming.Distribution = nil
+	shards[1].AnvilGo.ChunkTiming.SetDistribution(nil)
 	merged, err := artifact.Merge(shardFiles(t, shards)...)
 	require.NoError(t, err)
 	require.Nil(t, merged.AnvilGo.ChunkTiming)
@@ -347,7 +349,7 @@ func TestMergeSketchedChunkTiming(t *testing.T) {
 		require.True(t, ok)
 		require.Equal(t, k == 2, !ct.Exact)
 		sh.AnvilGo.ChunkTiming.Gaps, sh.AnvilGo.ChunkTiming.Stalls = ct.Gaps, ct.Stalls
-		sh.AnvilGo.ChunkTiming.Distribution = artifact.GapsOf(run)
+		sh.AnvilGo.ChunkTiming.SetDistribution(run)
 	}
 	merged, err := artifact.Merge(shardFiles(t, shards)...)
 	require.NoError(t, err)
@@ -360,5 +362,6 @@ func TestMergeSketchedChunkTiming(t *testing.T) {
 	require.False(t, got.Exact)
 	require.Equal(t, itl.RelativeAccuracy, got.RelativeError)
 	require.Equal(t, stalls, got.Stalls)
-	require.NotNil(t, got.Distribution.Sketch)
+	require.True(t, got.HasDistribution())
+	require.Contains(t, string(written(t, merged)), `"sketch": {`, "the merged gaps stay sketched")
 }

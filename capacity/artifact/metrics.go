@@ -1,7 +1,5 @@
 package artifact
 
-import "slices"
-
 // Distribution is one metric family summarized over the successful rows
 // (stats.Summarize). Samples is never null; a statistic is nil when it is
 // undefined (every one at 0 samples; Stddev and the CI bounds at 1) or when
@@ -24,11 +22,11 @@ type Distribution struct {
 
 // Metrics is the flat "metrics" object: the 11 distribution families plus
 // the run scalars. The JSON keys of a family follow one naming rule (see
-// Family.Key): families measured in ms put the statistic before "_ms"
+// family.Key): families measured in ms put the statistic before "_ms"
 // ("ttft_p50_ms"), "_samples" never takes the unit, unitless families append
 // the statistic ("decode_tok_s_p50").
 type Metrics struct {
-	// Distribution families, in the order of Families.
+	// Distribution families, in the order of families (their keys: family.Key).
 	CompletionTokens        Distribution // "completion_tokens_*": rows' output_tokens
 	PromptTokensDist        Distribution // "prompt_tokens_*"
 	DecodeTokS              Distribution // "decode_tok_s_*"
@@ -84,8 +82,8 @@ type Metrics struct {
 	shape shape
 }
 
-// Family describes one distribution family of Metrics.
-type Family struct {
+// family describes one distribution family of Metrics.
+type family struct {
 	// Name is the key prefix ("ttft", "decode_tok_s").
 	Name string
 	// Unit is "ms" for families whose statistics carry the "_ms" suffix,
@@ -97,7 +95,7 @@ type Family struct {
 
 // families lists the 11 distribution families of the v1 metrics object,
 // in key-table order.
-var families = [...]Family{
+var families = [...]family{
 	{"completion_tokens", "", func(m *Metrics) *Distribution { return &m.CompletionTokens }},
 	{"prompt_tokens", "", func(m *Metrics) *Distribution { return &m.PromptTokensDist }},
 	{"decode_tok_s", "", func(m *Metrics) *Distribution { return &m.DecodeTokS }},
@@ -111,87 +109,66 @@ var families = [...]Family{
 	{"ttft", "ms", func(m *Metrics) *Distribution { return &m.TTFT }},
 }
 
-// Statistic names one statistic of a Distribution, as it appears in keys.
-type Statistic string
+// statistic names one statistic of a Distribution, as it appears in keys.
+type statistic string
 
 // The statistics of a distribution family.
 const (
-	StatSamples      Statistic = "samples"
-	StatMean         Statistic = "mean"
-	StatStddev       Statistic = "stddev"
-	StatMeanCI95Low  Statistic = "mean_ci95_low"
-	StatMeanCI95High Statistic = "mean_ci95_high"
-	StatMin          Statistic = "min"
-	StatP25          Statistic = "p25"
-	StatP50          Statistic = "p50"
-	StatP75          Statistic = "p75"
-	StatP90          Statistic = "p90"
-	StatP95          Statistic = "p95"
-	StatP99          Statistic = "p99"
-	StatMax          Statistic = "max"
+	statSamples      statistic = "samples"
+	statMean         statistic = "mean"
+	statStddev       statistic = "stddev"
+	statMeanCI95Low  statistic = "mean_ci95_low"
+	statMeanCI95High statistic = "mean_ci95_high"
+	statMin          statistic = "min"
+	statP25          statistic = "p25"
+	statP50          statistic = "p50"
+	statP75          statistic = "p75"
+	statP90          statistic = "p90"
+	statP95          statistic = "p95"
+	statP99          statistic = "p99"
+	statMax          statistic = "max"
 )
 
-// statistics lists every statistic in key-table order; StatSamples first.
-var statistics = [...]Statistic{
-	StatSamples, StatMean, StatStddev, StatMeanCI95Low, StatMeanCI95High, StatMin,
-	StatP25, StatP50, StatP75, StatP90, StatP95, StatP99, StatMax,
+// statistics lists every statistic in key-table order; statSamples first.
+var statistics = [...]statistic{
+	statSamples, statMean, statStddev, statMeanCI95Low, statMeanCI95High, statMin,
+	statP25, statP50, statP75, statP90, statP95, statP99, statMax,
 }
 
-// Families returns the 11 distribution families of the v1 metrics object,
-// in key-table order (a new slice on each call).
-func Families() []Family { return slices.Clone(families[:]) }
-
-// Statistics returns every statistic of a distribution in key-table order,
-// StatSamples first (a new slice on each call).
-func Statistics() []Statistic { return slices.Clone(statistics[:]) }
-
 // Key is the metrics key of statistic s of the family: the one naming rule.
-func (f Family) Key(s Statistic) string {
-	if f.Unit == "" || s == StatSamples {
+func (f family) Key(s statistic) string {
+	if f.Unit == "" || s == statSamples {
 		return f.Name + "_" + string(s)
 	}
 	return f.Name + "_" + string(s) + "_" + f.Unit
 }
 
-// Get returns statistic s of d; nil when it is null. StatSamples is
-// returned as a float64 too.
-func (d Distribution) Get(s Statistic) *float64 {
-	if s == StatSamples {
-		v := float64(d.Samples)
-		return &v
-	}
-	if p := d.field(s); p != nil {
-		return *p
-	}
-	return nil
-}
-
-// field returns the pointer holding statistic s of d (nil for StatSamples).
-func (d *Distribution) field(s Statistic) **float64 {
+// field returns the pointer holding statistic s of d (nil for statSamples).
+func (d *Distribution) field(s statistic) **float64 {
 	switch s {
-	case StatMean:
+	case statMean:
 		return &d.Mean
-	case StatStddev:
+	case statStddev:
 		return &d.Stddev
-	case StatMeanCI95Low:
+	case statMeanCI95Low:
 		return &d.MeanCI95Low
-	case StatMeanCI95High:
+	case statMeanCI95High:
 		return &d.MeanCI95High
-	case StatMin:
+	case statMin:
 		return &d.Min
-	case StatP25:
+	case statP25:
 		return &d.P25
-	case StatP50:
+	case statP50:
 		return &d.P50
-	case StatP75:
+	case statP75:
 		return &d.P75
-	case StatP90:
+	case statP90:
 		return &d.P90
-	case StatP95:
+	case statP95:
 		return &d.P95
-	case StatP99:
+	case statP99:
 		return &d.P99
-	case StatMax:
+	case statMax:
 		return &d.Max
 	}
 	return nil

@@ -14,16 +14,16 @@ const P99MinimumSamples = 100
 
 // p99 interpretations written in metric_population.
 const (
-	P99TailEstimate = "tail-estimate"
-	P99Descriptive  = "descriptive-nearest-rank-only"
+	p99TailEstimate = "tail-estimate"
+	p99Descriptive  = "descriptive-nearest-rank-only"
 )
 
-// FailurePolicy is the fixed metric_population.failure_policy sentence.
-const FailurePolicy = "failed or contract-invalid responses keep their sanitized timing and metadata in failures but never enter a performance distribution"
+// failurePolicy is the fixed metric_population.failure_policy sentence.
+const failurePolicy = "failed or contract-invalid responses keep their sanitized timing and metadata in failures but never enter a performance distribution"
 
 // p99Families are the families metric_population reports p99 sample
 // counts for, by index into families; each is named there by its
-// Family.Name.
+// family.Name.
 var p99Families = [...]int{famDecodeTokS, famE2E, famEffectivePrefill, famTPOT, famTTFT}
 
 // Recompute derives Metrics, MetricPopulation, PerformanceEligible and
@@ -31,7 +31,7 @@ var p99Families = [...]int{famDecodeTokS, famE2E, famEffectivePrefill, famTPOT, 
 // WallClockMS (capacity/PROTOCOL.md#timings). Metrics.PrefixCacheHitAvg keeps its
 // recorded value: the rows lack the cached-token counts it needs. A
 // recorded failure_policy sentence is kept; an empty one becomes
-// FailurePolicy. The protocol of artifacts older than capacity-v3 is kept.
+// failurePolicy. The protocol of artifacts older than capacity-v3 is kept.
 //
 // It fails, changing nothing, when the report has no request_timings or
 // wall_clock_ms (legacy and capacity-v2 artifacts, whose metrics cannot be
@@ -88,16 +88,16 @@ func (r *Report) Recompute() error {
 		p.P99InterpretationByMetric[fam.Name] = p99Interpretation(n)
 	}
 	if p.FailurePolicy == "" {
-		p.FailurePolicy = FailurePolicy
+		p.FailurePolicy = failurePolicy
 	}
 
 	r.Metrics = m
 	r.MetricPopulation = p
 	r.PerformanceEligible = eligible
-	if r.MeasurementProtocol == "" || r.MeasurementProtocol == ProtocolV3 || r.MeasurementProtocol == ProtocolV4Reasoning {
-		r.MeasurementProtocol = ProtocolV3
+	if r.MeasurementProtocol == "" || r.MeasurementProtocol == protocolV3 || r.MeasurementProtocol == protocolV4Reasoning {
+		r.MeasurementProtocol = protocolV3
 		if r.sawReasoning() {
-			r.MeasurementProtocol = ProtocolV4Reasoning
+			r.MeasurementProtocol = protocolV4Reasoning
 		}
 	}
 	return nil
@@ -105,9 +105,9 @@ func (r *Report) Recompute() error {
 
 func p99Interpretation(samples int) string {
 	if samples >= P99MinimumSamples {
-		return P99TailEstimate
+		return p99TailEstimate
 	}
-	return P99Descriptive
+	return p99Descriptive
 }
 
 // sawReasoning reports whether any response, successful or not, carried a
@@ -249,7 +249,7 @@ func (m *Metrics) derive(rows []TimingRow) error {
 		m.ControlledOutputExactAdherenceRate = new(float64(m.ControlledOutputExactAdherence) / float64(observable))
 	}
 	for i, fam := range families {
-		d, err := DistributionOf(stats.Summarize(samples[i]))
+		d, err := distributionOf(stats.Summarize(samples[i]))
 		if err != nil {
 			return fmt.Errorf("%s: %w", fam.Name, err)
 		}
@@ -275,10 +275,10 @@ const (
 
 var errOverflow = errors.New("a statistic overflows float64")
 
-// DistributionOf converts a stats.Summary to a Distribution: NaN (an
+// distributionOf converts a stats.Summary to a Distribution: NaN (an
 // undefined statistic) becomes nil. It fails on ±Inf, which the artifact
 // cannot hold.
-func DistributionOf(s stats.Summary) (Distribution, error) {
+func distributionOf(s stats.Summary) (Distribution, error) {
 	var err error
 	val := func(v float64) *float64 {
 		switch {

@@ -30,10 +30,8 @@ func ExampleReport_Recompute() {
 	fmt.Println("eligible:", r.PerformanceEligible, "protocol:", r.MeasurementProtocol)
 	fmt.Println("ttft p50 ms:", *m.TTFT.P50, "mean:", *m.TTFT.Mean, "stddev:", *m.TTFT.Stddev)
 	fmt.Println("throughput tok/s:", *m.ThroughputTokS)
-	fmt.Println("key:", artifact.Families()[10].Key(artifact.StatP99))
 	// Output:
 	// eligible: true protocol: capacity-v3
 	// ttft p50 ms: 80 mean: 100 stddev: 28.284271247461902
 	// throughput tok/s: 50
-	// key: ttft_p99_ms
 }

@@ -53,7 +53,7 @@ func syntheticReport() *Report {
 }
 
 func dist(xs ...float64) Distribution {
-	d, err := DistributionOf(stats.Summarize(xs))
+	d, err := distributionOf(stats.Summarize(xs))
 	if err != nil {
 		panic(err)
 	}
@@ -98,16 +98,16 @@ func TestRecomputeSynthetic(t *testing.T) {
 
 	wantPop := MetricPopulation{
 		AttemptedRequests: 4, SuccessfulRequests: 3, PerformanceEligibleRequests: 3, ExcludedRequests: 1,
-		FailurePolicy: FailurePolicy, P99Interpretation: P99Descriptive, P99MinimumRecommendedSamples: 100,
+		FailurePolicy: failurePolicy, P99Interpretation: p99Descriptive, P99MinimumRecommendedSamples: 100,
 		P99SamplesByMetric: map[string]int{"decode_tok_s": 1, "e2e": 3, "effective_prefill_tok_s": 2, "tpot": 1, "ttft": 3},
-		P99InterpretationByMetric: map[string]string{"decode_tok_s": P99Descriptive, "e2e": P99Descriptive,
-			"effective_prefill_tok_s": P99Descriptive, "tpot": P99Descriptive, "ttft": P99Descriptive},
+		P99InterpretationByMetric: map[string]string{"decode_tok_s": p99Descriptive, "e2e": p99Descriptive,
+			"effective_prefill_tok_s": p99Descriptive, "tpot": p99Descriptive, "ttft": p99Descriptive},
 	}
 	if diff := cmp.Diff(wantPop, r.MetricPopulation, cmpopts.IgnoreUnexported(MetricPopulation{})); diff != "" {
 		t.Errorf("metric_population (-want +got):\n%s", diff)
 	}
 	require.False(t, r.PerformanceEligible)
-	require.Equal(t, ProtocolV4Reasoning, r.MeasurementProtocol)
+	require.Equal(t, protocolV4Reasoning, r.MeasurementProtocol)
 
 	// Recompute is idempotent.
 	first, err := r.MarshalJSON()
@@ -127,7 +127,7 @@ func TestRecomputeNoSuccess(t *testing.T) {
 		d := fam.Of(&r.Metrics)
 		require.Equal(t, 0, d.Samples, fam.Name)
 		for _, s := range statistics[1:] {
-			require.Nil(t, d.Get(s), "%s %s", fam.Name, s)
+			require.Nil(t, *d.field(s), "%s %s", fam.Name, s)
 		}
 	}
 	require.Equal(t, new(0), r.Metrics.OutputTokens)
@@ -137,7 +137,7 @@ func TestRecomputeNoSuccess(t *testing.T) {
 	require.Nil(t, r.Metrics.PromptTokens)
 	require.Nil(t, r.Metrics.ControlledOutputExactAdherenceRate)
 	require.Equal(t, 2, r.MetricPopulation.ExcludedRequests)
-	require.Equal(t, ProtocolV3, r.MeasurementProtocol)
+	require.Equal(t, protocolV3, r.MeasurementProtocol)
 	require.False(t, r.PerformanceEligible)
 	_, err := r.MarshalJSON()
 	require.NoError(t, err)
@@ -158,7 +158,7 @@ func TestRecomputeOneRequest(t *testing.T) {
 	require.Equal(t, 1, r.Metrics.TTFT.Samples)
 	require.Equal(t, 50.0, *r.Metrics.TTFT.P99)
 	require.Nil(t, r.Metrics.TTFT.Stddev)
-	require.Equal(t, ProtocolV3, r.MeasurementProtocol)
+	require.Equal(t, protocolV3, r.MeasurementProtocol)
 }
 
 func TestRecomputeRejects(t *testing.T) {

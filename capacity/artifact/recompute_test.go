@@ -38,9 +38,9 @@ func TestRecomputeSeedFromZero(t *testing.T) {
 		cmpopts.IgnoreFields(MetricPopulation{}, "FailurePolicy")); diff != "" {
 		t.Errorf("metric_population differs (-seed +recomputed):\n%s", diff)
 	}
-	require.Equal(t, FailurePolicy, r.MetricPopulation.FailurePolicy)
+	require.Equal(t, failurePolicy, r.MetricPopulation.FailurePolicy)
 	require.True(t, r.PerformanceEligible)
-	require.Equal(t, ProtocolV4Reasoning, r.MeasurementProtocol)
+	require.Equal(t, protocolV4Reasoning, r.MeasurementProtocol)
 
 	// Every one of the 159 keys was compared: the seed has each key the
 	// Metrics fields are written to, and no other.

@@ -39,7 +39,8 @@ func TestReferenceNoUsageRecomputesExactly(t *testing.T) {
 	require.Nil(t, rep.Metrics.ThroughputTokS)
 	require.NotNil(t, rep.Metrics.ContentChunksPerSecond)
 	var got bytes.Buffer
-	require.NoError(t, artifact.Write(&got, rep))
+	_, err = rep.WriteTo(&got)
+	require.NoError(t, err)
 	// The reference writes no final newline; Write ends the document with one.
 	require.Equal(t, string(want)+"\n", got.String())
 }

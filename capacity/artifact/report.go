@@ -10,24 +10,24 @@ import "github.com/anvilbench/anvil/capacity/internal/jsonstr"
 const Schema = "anvil-serving.benchmark/v1"
 
 // Measurement protocols written in "measurement_protocol". A run that saw any
-// reasoning chunk is ProtocolV4Reasoning, any other run ProtocolV3. Older
+// reasoning chunk is protocolV4Reasoning, any other run protocolV3. Older
 // artifacts carry "capacity-v2" or no protocol at all.
 const (
-	ProtocolV3          = "capacity-v3"
-	ProtocolV4Reasoning = "capacity-v4-reasoning"
+	protocolV3          = "capacity-v3"
+	protocolV4Reasoning = "capacity-v4-reasoning"
 )
 
-// MaxErrorMessageRunes is the longest failure "error_message", counted in
-// Unicode code points; CutErrorMessage enforces it.
-const MaxErrorMessageRunes = 2048
+// maxErrorMessageRunes is the longest failure "error_message", counted in
+// Unicode code points; Failure.SetErrorMessage enforces it.
+const maxErrorMessageRunes = 2048
 
-// MaxErrorMessageJSONBytes bounds the JSON-escaped form of an
-// "error_message" (quotes excluded). MaxErrorMessageRunes characters that
+// maxErrorMessageJSONBytes bounds the JSON-escaped form of an
+// "error_message" (quotes excluded). maxErrorMessageRunes characters that
 // each take a two-byte escape (quote, backslash, newline, tab...) fit
 // exactly; text of six-byte control escapes or four-byte runes is cut
 // earlier. With it, the largest artifact the bounds allow (MaxRequests
 // failed requests) stays under the reader's 64 MiB limit.
-const MaxErrorMessageJSONBytes = 2 * MaxErrorMessageRunes
+const maxErrorMessageJSONBytes = 2 * maxErrorMessageRunes
 
 // FailureClass says why a request is not a latency sample (capacity/PROTOCOL.md#failure-classes).
 type FailureClass string
@@ -127,7 +127,9 @@ type Report struct {
 	Failed              int  // "failed": len(Failures)
 	ResponsesReceived   int  // "responses_received"
 	PerformanceEligible bool // "performance_eligible"; set by Recompute
-	// MeasurementProtocol is "measurement_protocol"; set by Recompute.
+	// MeasurementProtocol is "measurement_protocol"; set by Recompute:
+	// "capacity-v4-reasoning" for a run that saw a reasoning chunk, else
+	// "capacity-v3" (older artifacts: "capacity-v2" or none).
 	MeasurementProtocol string
 	RequestTimings      []TimingRow      // "request_timings": successful rows
 	Failures            []Failure        // "failures": sorted by request index
@@ -199,8 +201,9 @@ type Failure struct {
 	PlannedContextTokens int          // "planned_context_tokens"
 	FailureClass         FailureClass // "failure_class"
 	ErrorType            string       // "error_type": Go type or short kind
-	// ErrorMessage is "error_message", at most MaxErrorMessageRunes code
-	// points (see CutErrorMessage).
+	// ErrorMessage is "error_message", at most 2048 code points and 4096
+	// bytes escaped (capacity/PROTOCOL.md#failure-classes; SetErrorMessage
+	// cuts it).
 	ErrorMessage          string
 	ErrorMessageTruncated bool    // "error_message_truncated"
 	ResponseReceived      bool    // "response_received"
@@ -248,18 +251,25 @@ type Usage struct {
 	shape shape
 }
 
-// CutErrorMessage cuts msg on a rune boundary to at most
-// MaxErrorMessageRunes code points whose JSON-escaped form takes at most
-// MaxErrorMessageJSONBytes bytes, and reports whether it cut anything. An
-// invalid UTF-8 byte counts as one code point (written as U+FFFD).
-func CutErrorMessage(msg string) (cut string, truncated bool) {
+// SetErrorMessage sets f.ErrorMessage to msg cut on a rune boundary to at
+// most 2048 code points whose JSON-escaped form takes at most 4096 bytes,
+// and f.ErrorMessageTruncated to whether it cut anything. An invalid UTF-8
+// byte counts as one code point (written as U+FFFD).
+func (f *Failure) SetErrorMessage(msg string) {
+	f.ErrorMessage, f.ErrorMessageTruncated = cutErrorMessage(msg)
+}
+
+// cutErrorMessage cuts msg on a rune boundary to at most
+// maxErrorMessageRunes code points whose JSON-escaped form takes at most
+// maxErrorMessageJSONBytes bytes, and reports whether it cut anything.
+func cutErrorMessage(msg string) (cut string, truncated bool) {
 	runes, size := 0, 0
 	for i, r := range msg {
-		if runes == MaxErrorMessageRunes {
+		if runes == maxErrorMessageRunes {
 			return msg[:i], true
 		}
 		size += jsonstr.EscapedLen(r)
-		if size > MaxErrorMessageJSONBytes {
+		if size > maxErrorMessageJSONBytes {
 			return msg[:i], true
 		}
 		runes++

@@ -123,7 +123,7 @@ var populationTable = newArtTable(func(p *MetricPopulation) *shape { return &p.s
 )
 
 // metricsTable is generated: every family times every statistic by the one
-// naming rule of Family.Key, plus the scalars.
+// naming rule of family.Key, plus the scalars.
 var metricsTable = newArtTable(func(m *Metrics) *shape { return &m.shape }, metricsFields()...)
 
 func metricsFields() []artField[Metrics] {
@@ -147,7 +147,7 @@ func metricsFields() []artField[Metrics] {
 	}
 	for _, fam := range families {
 		for _, s := range statistics {
-			if s == StatSamples {
+			if s == statSamples {
 				fs = append(fs, fieldOf(fam.Key(s), func(m *Metrics) *int { return &fam.Of(m).Samples }, intCodec))
 				continue
 			}
@@ -274,7 +274,7 @@ var chunkTimingTable = newArtTable(func(c *ChunkTiming) *shape { return &c.shape
 	fieldOf("stall_rule", func(c *ChunkTiming) *StallRule { return &c.StallRule }, stallRuleTable.codec()),
 	fieldOf("stalls", func(c *ChunkTiming) *int { return &c.Stalls }, intCodec),
 	fieldOf("tokens_per_chunk_mean", func(c *ChunkTiming) **float64 { return &c.TokensPerChunkMean }, optFloatCodec),
-	optionalOf("distribution", func(c *ChunkTiming) **GapDistribution { return &c.Distribution }, gapDistributionTable.codec()),
+	optionalOf("distribution", func(c *ChunkTiming) **gapDistribution { return &c.distribution }, gapDistributionTable.codec()),
 )
 
 var promptSizingTable = newArtTable(func(p *PromptSizing) *shape { return &p.shape },
@@ -441,15 +441,15 @@ var shardSetTable = newArtTable(func(s *ShardSet) *shape { return &s.shape },
 	fieldOf("start_at_unix_ns", func(s *ShardSet) *int64 { return &s.StartAtUnixNS }, int64Codec),
 )
 
-var gapSketchTable = newArtTable(func(s *GapSketch) *shape { return &s.shape },
-	fieldOf("bins", func(s *GapSketch) *map[int]int { return &s.Bins }, mapCodec(intMapKey, intCodec)),
-	fieldOf("count", func(s *GapSketch) *int { return &s.Count }, intCodec),
-	fieldOf("max_ns", func(s *GapSketch) *int64 { return &s.MaxNS }, int64Codec),
-	fieldOf("relative_accuracy", func(s *GapSketch) *float64 { return &s.RelativeAccuracy }, floatCodec),
-	fieldOf("zero", func(s *GapSketch) *int { return &s.Zero }, intCodec),
+var gapSketchTable = newArtTable(func(s *gapSketch) *shape { return &s.shape },
+	fieldOf("bins", func(s *gapSketch) *map[int]int { return &s.Bins }, mapCodec(intMapKey, intCodec)),
+	fieldOf("count", func(s *gapSketch) *int { return &s.Count }, intCodec),
+	fieldOf("max_ns", func(s *gapSketch) *int64 { return &s.MaxNS }, int64Codec),
+	fieldOf("relative_accuracy", func(s *gapSketch) *float64 { return &s.RelativeAccuracy }, floatCodec),
+	fieldOf("zero", func(s *gapSketch) *int { return &s.Zero }, intCodec),
 )
 
-var gapDistributionTable = newArtTable(func(d *GapDistribution) *shape { return &d.shape },
-	fieldOf("exact_ns", func(d *GapDistribution) *[]int64 { return &d.ExactNS }, nullableSlice(int64Codec)),
-	fieldOf("sketch", func(d *GapDistribution) **GapSketch { return &d.Sketch }, nullableCodec(gapSketchTable.codec())),
+var gapDistributionTable = newArtTable(func(d *gapDistribution) *shape { return &d.shape },
+	fieldOf("exact_ns", func(d *gapDistribution) *[]int64 { return &d.ExactNS }, nullableSlice(int64Codec)),
+	fieldOf("sketch", func(d *gapDistribution) **gapSketch { return &d.Sketch }, nullableCodec(gapSketchTable.codec())),
 )

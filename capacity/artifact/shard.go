@@ -14,7 +14,7 @@ import (
 // shard's artifact records so that Merge can make one artifact of the whole
 // workload, and what the merged artifact records of its shards.
 
-// ShardStartTolerance is how far a shard's recorded start
+// shardStartTolerance is how far a shard's recorded start
 // (started_at_unix_ns) may lie from the common start instant
 // (anvil_go.shard.start_at_unix_ns) for Merge to accept it. A shard waits
 // for the instant, so it starts after it by its timer's wake-up latency
@@ -22,7 +22,7 @@ import (
 // this sent its schedule skewed against the others' by more than the
 // clock skew a shared NTP or chrony domain is trusted to within, and one
 // earlier did not wait or has another clock.
-const ShardStartTolerance = 100 * time.Millisecond
+const shardStartTolerance = 100 * time.Millisecond
 
 // Shard is "anvil_go.shard": the run is shard Index of Count of one
 // workload, every shard computing the same global plan and taking its share
@@ -79,21 +79,21 @@ type ShardRecord struct {
 	shape shape
 }
 
-// GapDistribution is "anvil_go.chunk_timing.distribution": the run's
+// gapDistribution is "anvil_go.chunk_timing.distribution": the run's
 // inter-chunk gaps as package itl keeps them (itl.Gaps), exact up to
 // itl.ExactGaps gaps and a DDSketch beyond. Exactly one member is non-nil.
-type GapDistribution struct {
+type gapDistribution struct {
 	// ExactNS is "exact_ns": every gap in nanoseconds, ascending; nil once
 	// the run sketched them.
 	ExactNS []int64
 	// Sketch is "sketch": the sketch of every gap; nil while exact.
-	Sketch *GapSketch
+	Sketch *gapSketch
 
 	shape shape
 }
 
-// GapSketch is "anvil_go.chunk_timing.distribution.sketch".
-type GapSketch struct {
+// gapSketch is "anvil_go.chunk_timing.distribution.sketch".
+type gapSketch struct {
 	// RelativeAccuracy is "relative_accuracy": itl.RelativeAccuracy, which
 	// fixes the buckets.
 	RelativeAccuracy float64
@@ -109,31 +109,44 @@ type GapSketch struct {
 	shape shape
 }
 
-// GapsOf is the distribution of run as the artifact stores it, nil when the
-// run has no gap. Like run.Result, it may reorder the run's stored gaps.
-func GapsOf(run *itl.Run) *GapDistribution {
+// SetDistribution sets the gaps c writes as its "distribution" to those of
+// run (none when run is nil or has no gap): a shard's artifact carries
+// them so that Merge can recompute the workload's percentiles. Like
+// run.Result, it may reorder the run's stored gaps.
+func (c *ChunkTiming) SetDistribution(run *itl.Run) { c.distribution = gapsOf(run) }
+
+// HasDistribution reports whether c carries its gaps (SetDistribution, or
+// a "distribution" read from the document), as Merge needs.
+func (c *ChunkTiming) HasDistribution() bool { return c.distribution != nil }
+
+// gapsOf is the distribution of run as the artifact stores it, nil when
+// run is nil or has no gap.
+func gapsOf(run *itl.Run) *gapDistribution {
+	if run == nil {
+		return nil
+	}
 	g := run.Gaps()
 	switch {
 	case g.Sketch != nil:
-		s := &GapSketch{RelativeAccuracy: itl.RelativeAccuracy, Count: g.Sketch.Count,
+		s := &gapSketch{RelativeAccuracy: itl.RelativeAccuracy, Count: g.Sketch.Count,
 			MaxNS: int64(g.Sketch.Max), Zero: g.Sketch.Zero, Bins: make(map[int]int, len(g.Sketch.Bins))}
 		for _, b := range g.Sketch.Bins {
 			s.Bins[b.Index] = b.Count
 		}
-		return &GapDistribution{Sketch: s}
+		return &gapDistribution{Sketch: s}
 	case len(g.Exact) > 0:
 		ns := make([]int64, len(g.Exact))
 		for i, d := range g.Exact {
 			ns[i] = int64(d)
 		}
-		return &GapDistribution{ExactNS: ns}
+		return &gapDistribution{ExactNS: ns}
 	}
 	return nil
 }
 
 // gaps converts d back to package itl's form, refusing a sketch of another
 // accuracy.
-func (d *GapDistribution) gaps() (itl.Gaps, error) {
+func (d *gapDistribution) gaps() (itl.Gaps, error) {
 	if d.Sketch == nil {
 		g := itl.Gaps{Exact: make([]time.Duration, len(d.ExactNS))}
 		for i, ns := range d.ExactNS {

@@ -44,15 +44,15 @@ func TestGapDistributionSketchRoundTrip(t *testing.T) {
 	require.False(t, want.Exact)
 	r := syntheticReport()
 	require.NoError(t, r.Recompute())
-	r.AnvilGo = &Extension{Version: ExtensionVersion, ChunkTiming: &ChunkTiming{Gaps: want.Gaps, Distribution: GapsOf(run)}}
-	require.NotNil(t, r.AnvilGo.ChunkTiming.Distribution.Sketch)
-	require.Nil(t, r.AnvilGo.ChunkTiming.Distribution.ExactNS)
+	r.AnvilGo = &Extension{Version: extensionVersion, ChunkTiming: &ChunkTiming{Gaps: want.Gaps, distribution: gapsOf(run)}}
+	require.NotNil(t, r.AnvilGo.ChunkTiming.distribution.Sketch)
+	require.Nil(t, r.AnvilGo.ChunkTiming.distribution.ExactNS)
 	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, r))
+	require.NoError(t, write(&buf, r))
 	back, err := Read(&buf)
 	require.NoError(t, err)
-	d := back.AnvilGo.ChunkTiming.Distribution
-	require.Empty(t, cmp.Diff(r.AnvilGo.ChunkTiming.Distribution, d, cmp.AllowUnexported(shape{}),
+	d := back.AnvilGo.ChunkTiming.distribution
+	require.Empty(t, cmp.Diff(r.AnvilGo.ChunkTiming.distribution, d, cmp.AllowUnexported(shape{}),
 		cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".shape" }, cmp.Ignore())))
 
 	g, err := d.gaps()

@@ -14,7 +14,7 @@ import (
 // key of workload.go set.
 func traceExtension() *Extension {
 	return &Extension{
-		Version: ExtensionVersion,
+		Version: extensionVersion,
 		Workload: &Workload{Kind: WorkloadTrace,
 			Trace: &TraceWorkload{File: "mooncake-conversation_trace-first500.jsonl", Format: "mooncake",
 				SHA256: "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0", Bytes: 1234567,
@@ -49,7 +49,7 @@ func TestWorkloadGolden(t *testing.T) {
 			require.NoError(t, r.Recompute())
 			r.AnvilGo = tc.ext()
 			var buf bytes.Buffer
-			require.NoError(t, Write(&buf, r))
+			require.NoError(t, write(&buf, r))
 			path := filepath.Join("testdata", "workload-"+tc.name+".golden.json")
 			if *update {
 				require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
@@ -61,9 +61,9 @@ func TestWorkloadGolden(t *testing.T) {
 			back, err := Read(bytes.NewReader(buf.Bytes()))
 			require.NoError(t, err)
 			var again bytes.Buffer
-			require.NoError(t, Write(&again, back))
+			require.NoError(t, write(&again, back))
 			require.Equal(t, buf.String(), again.String(), "read and written back unchanged")
-			require.Empty(t, cmp.Diff(r.AnvilGo, back.AnvilGo, cmp.AllowUnexported(shape{}),
+			require.Empty(t, cmp.Diff(r.AnvilGo, back.AnvilGo, cmp.AllowUnexported(shape{}, ChunkTiming{}),
 				cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".shape" }, cmp.Ignore())))
 		})
 	}
@@ -74,9 +74,9 @@ func TestWorkloadGolden(t *testing.T) {
 func TestWorkloadKeysOnlyWhenSet(t *testing.T) {
 	r := syntheticReport()
 	require.NoError(t, r.Recompute())
-	r.AnvilGo = &Extension{Version: ExtensionVersion, Requests: []RequestDetail{{RequestIndex: 0, Outcome: OutcomeSuccess, PlannedPromptTokens: 7}}}
+	r.AnvilGo = &Extension{Version: extensionVersion, Requests: []RequestDetail{{RequestIndex: 0, Outcome: OutcomeSuccess, PlannedPromptTokens: 7}}}
 	var buf bytes.Buffer
-	require.NoError(t, Write(&buf, r))
+	require.NoError(t, write(&buf, r))
 	x := generic(t, buf.Bytes()).(map[string]any)["anvil_go"]
 	require.Equal(t, []string{"requests", "version"}, sortedKeys(x))
 	req := x.(map[string]any)["requests"].([]any)[0]

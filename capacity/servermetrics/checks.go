@@ -1,7 +1,6 @@
 package servermetrics
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
@@ -103,21 +102,7 @@ func tokenCheck(m *artifact.ServerMetrics, counter string, f runFacts) *artifact
 	case d > 0:
 		tc.Allowance = float64(f.UnreportedRequests) * float64(max(f.MaxTokens, 0))
 	}
-	switch {
-	case resets > 0:
-		tc.Verdict = artifact.TokensMismatch
-		tc.Reason = new(fmt.Sprintf("%s was reset %d times during the run (the server restarted): its increase does not cover the run", counter, resets))
-	case d == 0:
-		tc.Verdict = artifact.TokensExact
-	case math.Abs(d) <= tc.Allowance:
-		tc.Verdict = artifact.TokensAgree
-	case d > 0:
-		tc.Verdict = artifact.TokensMismatch
-		tc.Reason = new(fmt.Sprintf("the server generated %g tokens more than the run's responses reported (allowance %g): another client was using the server, or requests the run gave up on kept decoding", d, tc.Allowance))
-	default:
-		tc.Verdict = artifact.TokensMismatch
-		tc.Reason = new(fmt.Sprintf("the server counted %g tokens fewer than the run's responses reported (allowance %g): the endpoint is not (only) the server that answered, e.g. one replica behind a load balancer", -d, tc.Allowance))
-	}
+	tc.Judge(resets)
 	return tc
 }
 

@@ -26,19 +26,19 @@ func TestCheckGenerationTokens(t *testing.T) {
 		reason    string
 	}{
 		{"exact", []artifact.MetricSeries{counterSeries(gen, 2, 5000, 0)},
-			runFacts{CompletionTokens: 5000, MaxTokens: 64, DurationMS: 10000}, artifact.TokensExact, 0, ""},
+			runFacts{CompletionTokens: 5000, MaxTokens: 64, DurationMS: 10000}, "exact", 0, ""},
 		{"two engine cores summed", []artifact.MetricSeries{counterSeries(gen, 2, 3000, 0), counterSeries(gen, 3, 2000, 0)},
-			runFacts{CompletionTokens: 5000, DurationMS: 10000}, artifact.TokensExact, 0, ""},
+			runFacts{CompletionTokens: 5000, DurationMS: 10000}, "exact", 0, ""},
 		{"baseline sampled late explains a shortfall", []artifact.MetricSeries{counterSeries(gen, 100, 4960, 0)},
-			runFacts{CompletionTokens: 5000, DurationMS: 10000}, artifact.TokensAgree, 50, ""},
+			runFacts{CompletionTokens: 5000, DurationMS: 10000}, "agree", 50, ""},
 		{"a larger shortfall is named", []artifact.MetricSeries{counterSeries(gen, 100, 4000, 0)},
-			runFacts{CompletionTokens: 5000, DurationMS: 10000}, artifact.TokensMismatch, 50, "1000 tokens fewer"},
+			runFacts{CompletionTokens: 5000, DurationMS: 10000}, "mismatch", 50, "1000 tokens fewer"},
 		{"unreported requests explain a surplus", []artifact.MetricSeries{counterSeries(gen, 1, 5100, 0)},
-			runFacts{CompletionTokens: 5000, UnreportedRequests: 2, MaxTokens: 64, DurationMS: 10000}, artifact.TokensAgree, 128, ""},
+			runFacts{CompletionTokens: 5000, UnreportedRequests: 2, MaxTokens: 64, DurationMS: 10000}, "agree", 128, ""},
 		{"another client", []artifact.MetricSeries{counterSeries(gen, 1, 9000, 0)},
-			runFacts{CompletionTokens: 5000, UnreportedRequests: 2, MaxTokens: 64, DurationMS: 10000}, artifact.TokensMismatch, 128, "another client was using the server"},
+			runFacts{CompletionTokens: 5000, UnreportedRequests: 2, MaxTokens: 64, DurationMS: 10000}, "mismatch", 128, "another client was using the server"},
 		{"reset", []artifact.MetricSeries{counterSeries(gen, 1, 5000, 1)},
-			runFacts{CompletionTokens: 5000, DurationMS: 10000}, artifact.TokensMismatch, 0, "reset 1 times"},
+			runFacts{CompletionTokens: 5000, DurationMS: 10000}, "mismatch", 0, "reset 1 times"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &artifact.ServerMetrics{Engine: new("vllm"), Series: tc.series}

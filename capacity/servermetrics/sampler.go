@@ -194,10 +194,7 @@ func (s *Sampler) Start(ctx context.Context, runStart time.Time) func(rep *artif
 	return func(rep *artifact.Report) {
 		m := s.Stop()
 		m.Checks = check(m, factsOf(rep))
-		if rep.AnvilGo == nil {
-			rep.AnvilGo = &artifact.Extension{Version: artifact.ExtensionVersion}
-		}
-		rep.AnvilGo.ServerMetrics = m
+		rep.Extension().ServerMetrics = m
 	}
 }
 

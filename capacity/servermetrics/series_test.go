@@ -97,7 +97,7 @@ func TestMemberSizeBound(t *testing.T) {
 		IntervalMS: 1000, TimeoutMS: 250, Samples: 1 << 40, Failed: 1 << 40, LastError: new(strings.Repeat("\x01", maxErrorBytes)),
 		MaxPointsPerSeries: maxPointsPerSeries, DroppedSeries: 1 << 40, SkippedValues: 1 << 40,
 		Checks: &artifact.ServerChecks{
-			GenerationTokens: &artifact.TokenCheck{Counter: strings.Repeat("c", 64), Verdict: artifact.TokensMismatch, Reason: new(strings.Repeat("r", 512))},
+			GenerationTokens: &artifact.TokenCheck{Counter: strings.Repeat("c", 64), Verdict: "mismatch", Reason: new(strings.Repeat("r", 512))},
 			TTFT:             &artifact.TTFTCheck{Histogram: strings.Repeat("h", 64)},
 		}}
 	for i := range maxSeries {
@@ -109,11 +109,13 @@ func TestMemberSizeBound(t *testing.T) {
 		}
 		m.Series = append(m.Series, s)
 	}
-	r := &artifact.Report{AnvilGo: &artifact.Extension{Version: artifact.ExtensionVersion, ServerMetrics: m}}
+	r := &artifact.Report{AnvilGo: &artifact.Extension{Version: 1, ServerMetrics: m}}
 	var with, without bytes.Buffer
-	require.NoError(t, artifact.Write(&with, r))
+	_, err := r.WriteTo(&with)
+	require.NoError(t, err)
 	r.AnvilGo.ServerMetrics = nil
-	require.NoError(t, artifact.Write(&without, r))
+	_, err = r.WriteTo(&without)
+	require.NoError(t, err)
 	size := with.Len() - without.Len()
 	t.Logf("largest member: %d bytes of %d", size, maxMemberBytes)
 	require.Less(t, size, maxMemberBytes)

@@ -219,8 +219,5 @@ func Judge(a *artifact.Audit) {
 	if v := a.PoolWaitMaxMS; v != nil && *v >= ms(poolWaitLimit) {
 		a.Reasons = append(a.Reasons, fmt.Sprintf("%d requests waited for a pooled connection, up to %.3g ms: their timings include the client's own queue", a.PoolWaits, *v))
 	}
-	a.Verdict = artifact.AuditOK
-	if len(a.Reasons) > 0 {
-		a.Verdict = artifact.AuditSuspect
-	}
+	a.SetVerdict()
 }

@@ -21,10 +21,7 @@ func (Observer) Start(_ context.Context, _ time.Time) func(rep *artifact.Report)
 	rec := Start()
 	return func(rep *artifact.Report) {
 		a := rec.Stop(InputsOf(rep))
-		if rep.AnvilGo == nil {
-			rep.AnvilGo = &artifact.Extension{Version: artifact.ExtensionVersion}
-		}
-		rep.AnvilGo.Audit = a
+		rep.Extension().Audit = a
 	}
 }
 

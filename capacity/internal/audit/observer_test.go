@@ -49,11 +49,11 @@ func TestObserver(t *testing.T) {
 	require.NotNil(t, a)
 	require.Equal(t, 1, a.PoolWaits)
 	require.Equal(t, 4.0, *a.PoolWaitMaxMS)
-	require.Equal(t, artifact.AuditSuspect, a.Verdict)
+	require.Equal(t, "suspect", a.Verdict)
 	require.Contains(t, a.Reasons, "1 requests waited for a pooled connection, up to 4 ms: their timings include the client's own queue")
 
 	bare := &artifact.Report{}
 	Observer{}.Start(context.Background(), time.Now())(bare)
 	require.NotNil(t, bare.AnvilGo.Audit)
-	require.Equal(t, artifact.ExtensionVersion, bare.AnvilGo.Version)
+	require.Equal(t, 1, bare.AnvilGo.Version)
 }

@@ -10,7 +10,6 @@ import (
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 
 	"github.com/anvilbench/anvil/capacity"
-	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/stretchr/testify/require"
 )
 
@@ -122,7 +121,7 @@ func TestCompareAnvilRuns(t *testing.T) {
 		require.NoError(t, err)
 		require.NotNil(t, rep.AnvilGo)
 		path := filepath.Join(dir, name)
-		require.NoError(t, artifact.WriteFile(path, rep))
+		require.NoError(t, rep.WriteFile(path))
 		return path
 	}
 	a, b, other := runTo("a.json", 2048), runTo("b.json", 2048), runTo("c.json", 1024)

@@ -60,7 +60,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "anvilreport merge: %v\n", err)
 		return 1
 	}
-	if err := artifact.WriteFile(*out, merged); err != nil {
+	if err := merged.WriteFile(*out); err != nil {
 		fmt.Fprintf(stderr, "anvilreport merge: %v\n", err)
 		return 1
 	}

@@ -55,7 +55,8 @@ func TestMergeWritesTheSingleRun(t *testing.T) {
 	want, err := artifact.Merge(shards...)
 	require.NoError(t, err)
 	var buf bytes.Buffer
-	require.NoError(t, artifact.Write(&buf, want))
+	_, err = want.WriteTo(&buf)
+	require.NoError(t, err)
 	written, err := os.ReadFile(out)
 	require.NoError(t, err)
 	require.Equal(t, buf.String(), string(written))

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity"
-	"github.com/anvilbench/anvil/capacity/artifact"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 
@@ -31,7 +30,7 @@ func TestCompareSingleRunWithMergedShardRuns(t *testing.T) {
 		defer one.Close()
 		rep, err := capacity.Run(t.Context(), target(one), w)
 		require.NoError(t, err)
-		require.NoError(t, artifact.WriteFile(filepath.Join(dir, "single.json"), rep))
+		require.NoError(t, rep.WriteFile(filepath.Join(dir, "single.json")))
 
 		srv := fakeserver.NewInMemory(fakeserver.Fast())
 		defer srv.Close()
@@ -44,7 +43,7 @@ func TestCompareSingleRunWithMergedShardRuns(t *testing.T) {
 				sw.Shard = capacity.Shard{Index: k, Count: 3, StartAt: at}
 				rep, err := capacity.Run(t.Context(), target(srv), sw)
 				if err == nil {
-					err = artifact.WriteFile(filepath.Join(dir, fmt.Sprintf("shard-%d.json", k)), rep)
+					err = rep.WriteFile(filepath.Join(dir, fmt.Sprintf("shard-%d.json", k)))
 				}
 				errs[k] = err
 			})

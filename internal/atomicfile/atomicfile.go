@@ -1,4 +1,20 @@
-package artifact
+// Package atomicfile writes files atomically. Every file this module
+// writes (the JSON artifact, the .bench file, the HTML page, the
+// conformance report) goes through it: the bytes go to a temporary file in
+// the target's directory, which is synced to disk, given mode 0644 and only
+// then put in place (renamed over the target, or hard-linked to a name that
+// must not exist yet). A reader sees no file or the complete one, never a
+// partial or empty file, whatever fails (a full disk, a write error, an
+// encoder error half way); on any error the temporary file is removed and
+// the target is left as it was.
+//
+// A name that holds anything but a regular file (a symbolic link, a FIFO,
+// a device such as /dev/null, a directory, a socket) is never replaced:
+// renaming over it would put a regular file where the link, the pipe or
+// the device was (as root, over /dev/full). The writers refuse it with an
+// error matching ErrNotRegularFile and leave it alone; write to the
+// link's target by its own name, or to standard output.
+package atomicfile
 
 import (
 	"bufio"
@@ -10,22 +26,6 @@ import (
 	"path/filepath"
 )
 
-// Every file this module writes (the JSON artifact, the .bench file, the
-// HTML page, later outputs) goes through one atomic writer: the bytes go
-// to a temporary file in the target's directory, which is synced to disk,
-// given mode 0644 and only then put in place (renamed over the target, or
-// hard-linked to a name that must not exist yet). A reader sees no file or
-// the complete one, never a partial or empty file, whatever fails (a full
-// disk, a write error, an encoder error half way); on any error the
-// temporary file is removed and the target is left as it was.
-
-// A name that holds anything but a regular file (a symbolic link, a FIFO,
-// a device such as /dev/null, a directory, a socket) is never replaced:
-// renaming over it would put a regular file where the link, the pipe or
-// the device was (as root, over /dev/full). The writers refuse it with an
-// error matching ErrNotRegularFile and leave it alone; write to the
-// link's target by its own name, or to standard output.
-
 // ErrNotRegularFile is the error of a write to a name that exists and is
 // not a regular file.
 var ErrNotRegularFile = errors.New("not a regular file")
@@ -33,23 +33,23 @@ var ErrNotRegularFile = errors.New("not a regular file")
 // filePerm is the mode of every file written.
 const filePerm = 0o644
 
-// WriteFileFunc writes the bytes write produces to path atomically,
+// Write writes the bytes write produces to path atomically,
 // replacing path if it is a regular file; a path that exists and is not one
 // (a symbolic link, a FIFO, a device) is refused with ErrNotRegularFile
 // before anything is written. write gets a buffered writer; its error,
 // or any error writing, syncing or renaming, is returned wrapped, naming
 // path, and nothing is left behind.
-func WriteFileFunc(path string, write func(io.Writer) error) error {
+func Write(path string, write func(io.Writer) error) error {
 	return osFiles.write(path, write, false)
 }
 
-// CreateFileFunc is WriteFileFunc for a name that must be new: if path
+// Create is Write for a name that must be new: if path
 // exists, it fails with an error matching fs.ErrExist and path is left
 // alone. The complete file appears under path in one step (a hard link
 // of the synced temporary file; where the file system has no hard links,
 // path is claimed empty with O_EXCL and the temporary file renamed over
 // it, and removed again on failure).
-func CreateFileFunc(path string, write func(io.Writer) error) error {
+func Create(path string, write func(io.Writer) error) error {
 	return osFiles.write(path, write, true)
 }
 
@@ -73,7 +73,7 @@ var osFiles = fileSystem{
 	createTemp: func(dir, pattern string) (tempFile, error) { return os.CreateTemp(dir, pattern) },
 }
 
-// write is WriteFileFunc (create false) and CreateFileFunc (create true).
+// write is Write (create false) and Create (create true).
 func (fsys fileSystem) write(path string, write func(io.Writer) error, create bool) (err error) {
 	if err := checkReplaceable(path); err != nil {
 		return err
@@ -81,7 +81,7 @@ func (fsys fileSystem) write(path string, write func(io.Writer) error, create bo
 	dir := filepath.Dir(path)
 	tmp, err := fsys.createTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("artifact: write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	closed := false
 	defer func() {
@@ -97,17 +97,17 @@ func (fsys fileSystem) write(path string, write func(io.Writer) error, create bo
 		return fmt.Errorf("%w (to %s)", err, path)
 	}
 	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("artifact: write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := tmp.Chmod(filePerm); err != nil {
-		return fmt.Errorf("artifact: write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("artifact: sync %s: %w", path, err)
+		return fmt.Errorf("sync %s: %w", path, err)
 	}
 	closed = true
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("artifact: write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if create {
 		err = placeNew(tmp.Name(), path)
@@ -115,7 +115,7 @@ func (fsys fileSystem) write(path string, write func(io.Writer) error, create bo
 		err = os.Rename(tmp.Name(), path)
 	}
 	if err != nil {
-		return fmt.Errorf("artifact: write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	// Make the new name durable. Not every platform can sync a directory;
 	// the file itself is already on disk.
@@ -134,7 +134,7 @@ func checkReplaceable(path string) error {
 	if err != nil || fi.Mode().IsRegular() {
 		return nil // a new name, or one the writer may replace
 	}
-	return fmt.Errorf("artifact: write %s: %w (%s): refusing to replace it", path, ErrNotRegularFile, fileKind(fi.Mode()))
+	return fmt.Errorf("write %s: %w (%s): refusing to replace it", path, ErrNotRegularFile, fileKind(fi.Mode()))
 }
 
 // fileKind names what a non-regular file is.

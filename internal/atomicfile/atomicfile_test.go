@@ -1,4 +1,4 @@
-package artifact
+package atomicfile
 
 import (
 	"bytes"
@@ -46,15 +46,11 @@ func fullFS(t *testing.T) fileSystem {
 	}}
 }
 
-// cutAfter writes n bytes of the document and then fails, as an encoder
-// or a source that breaks half way.
-func cutAfter(r *Report, n int) func(io.Writer) error {
+// cutAfter writes n bytes of doc and then fails, as an encoder or a
+// source that breaks half way.
+func cutAfter(doc []byte, n int) func(io.Writer) error {
 	return func(w io.Writer) error {
-		var buf bytes.Buffer
-		if err := Write(&buf, r); err != nil {
-			return err
-		}
-		if _, err := w.Write(buf.Bytes()[:n]); err != nil {
+		if _, err := w.Write(doc[:n]); err != nil {
 			return err
 		}
 		return errors.New("source broke half way")
@@ -77,8 +73,9 @@ func dirNames(t *testing.T, dir string) []string {
 // name, no temporary file, and an existing target untouched; the error
 // names the path and keeps the cause.
 func TestAtomicWriteFailureLeavesNothing(t *testing.T) {
-	r, _ := readFile(t, seedPath)
-	doc := func(w io.Writer) error { return Write(w, r) }
+	// A document of about 40 KB (an artifact's size), below the buffer.
+	doc := bytes.Repeat([]byte("{\"request_index\": 0}\n"), 2000)
+	small := func(w io.Writer) error { _, err := w.Write(doc); return err }
 	full := fullFS(t)
 	for _, tc := range []struct {
 		name  string
@@ -86,14 +83,13 @@ func TestAtomicWriteFailureLeavesNothing(t *testing.T) {
 		write func(io.Writer) error
 		cause error
 	}{
-		// The seed is about 40 KB, below the buffer: the failure comes at
-		// Flush. A large report fails in Write itself.
-		{"disk full", full, doc, syscall.ENOSPC},
+		// The small document fails at Flush; a large one in Write itself.
+		{"disk full", full, small, syscall.ENOSPC},
 		{"disk full, large", full, func(w io.Writer) error {
 			_, err := w.Write(make([]byte, 1<<20))
 			return err
 		}, syscall.ENOSPC},
-		{"writer fails half way", osFiles, cutAfter(r, 1000), nil},
+		{"writer fails half way", osFiles, cutAfter(doc, 1000), nil},
 	} {
 		for _, create := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/create=%t", tc.name, create), func(t *testing.T) {
@@ -119,14 +115,14 @@ func TestAtomicWriteFailureLeavesNothing(t *testing.T) {
 	}
 }
 
-func TestCreateFileFuncNeverReplaces(t *testing.T) {
+func TestCreateNeverReplaces(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "run.bench")
 	write := func(s string) func(io.Writer) error {
 		return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
 	}
-	require.NoError(t, CreateFileFunc(path, write("first\n")))
-	err := CreateFileFunc(path, write("second\n"))
+	require.NoError(t, Create(path, write("first\n")))
+	err := Create(path, write("second\n"))
 	require.ErrorIs(t, err, fs.ErrExist)
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -136,7 +132,7 @@ func TestCreateFileFuncNeverReplaces(t *testing.T) {
 	require.Equal(t, fs.FileMode(0o644), info.Mode().Perm())
 	require.Equal(t, []string{"run.bench"}, dirNames(t, dir), "no temporary file left behind")
 
-	require.NoError(t, WriteFileFunc(path, write("replaced\n")))
+	require.NoError(t, Write(path, write("replaced\n")))
 	got, err = os.ReadFile(path)
 	require.NoError(t, err)
 	require.Equal(t, "replaced\n", string(got))
