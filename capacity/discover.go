@@ -57,9 +57,9 @@ type Discovery struct {
 // Discover asks the server behind t for the model and its context window
 // exactly as Run does (capacity/PROTOCOL.md#context-window): GET
 // {BaseURL}/models unless t sets both Model and MaxModelLen, then the
-// native endpoints of llama.cpp and Ollama, each step bounded by
-// the default Workload.Timeout (15m) and ctx. With both set it still asks, to compare
-// (Discovery.Note), and a failure is no error. It sends t.Headers and the
+// native endpoints of llama.cpp and Ollama, each step bounded by the
+// default Workload.Timeout (15m) and ctx. With both set it still asks, to
+// compare (Discovery.Note), and a failure is no error. It sends t.Headers and the
 // API key of t.APIKeyEnv, and follows no redirect unless t.HTTPClient does.
 // Errors are those of Run's probe: ErrInvalidConfig for a bad target or
 // no window anywhere, ErrEndpointRefused for a 401, 403 or 404 of

@@ -43,7 +43,7 @@
 //     progress; early_stop.go: the stop when the first requests all fail
 //     for a reason that will not change.
 //   - openloop_workload.go, openloop.go: the open loop (Workload.Rate): the
-//     arrival schedule computed before the run (package arrival), which
+//     arrival schedule computed before the run (package internal/arrival), which
 //     the dispatcher follows with Concurrency as the in-flight cap,
 //     anvil_go.arrival.
 //   - shard.go: one shard of a workload split over several load
@@ -68,7 +68,7 @@
 //     SSE framing (go-sse's rules, without allocating), the event loop
 //     that stamps every event on arrival, and the decoding of each chunk
 //     (package internal/chunk, allocation-free); chunk_timing.go: the gaps
-//     between output chunks and the stalls of every stream (package itl),
+//     between output chunks and the stalls of every stream (package internal/itl),
 //     per worker, merged per run.
 //   - evaluate.go, visible_capture.go, canary.go, controlled_output.go: one
 //     response becomes a timing row or a failure row: the protocol's
@@ -85,8 +85,8 @@
 //   - error_type.go: the error_type words of every failure.
 //   - discover.go, model_probe.go, context_discovery.go: the model and its
 //     window, from the Target or /models, llama.cpp's and ollama's own
-//     endpoints, with where each came from (Discover, exported for the
-//     conformance suite).
+//     endpoints, with where each came from (Discover asks the same
+//     questions without a run).
 //   - secrets.go: the credentials a run knows, removed from every message
 //     (the one scrubber every server-provided string passes).
 //   - report_assemble.go, methodology.go, identity.go: the artifact of the

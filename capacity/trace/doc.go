@@ -2,7 +2,7 @@
 // a replay: each request is sent at its recorded offset from the trace's
 // first timestamp, divided by a speed-up, with its recorded prompt and
 // output lengths and, where the trace says which prompt blocks repeat, the
-// same blocks byte for byte (package blocktext writes them).
+// same blocks byte for byte (package internal/blocktext writes them).
 //
 // A Reader streams a file in the style of golang.org/x/perf/benchfmt:
 //
