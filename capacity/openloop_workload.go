@@ -33,8 +33,8 @@ const (
 // 1/sqrt(Burstiness)), as vLLM's bench serve --burstiness defines them.
 type ArrivalProcess string
 
-// The arrival processes of an open loop; their values are package internal/arrival's
-// names and the anvil_go.arrival.process of the artifact.
+// The arrival processes of an open loop; their values are the names of
+// package internal/arrival and the anvil_go.arrival.process of the artifact.
 const (
 	// arrivalConstant spaces requests exactly 1/Rate apart.
 	arrivalConstant ArrivalProcess = ArrivalProcess(arrival.Constant)
