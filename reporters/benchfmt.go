@@ -26,7 +26,7 @@ import (
 // requests unless the name says otherwise.
 const (
 	// unitNsPerOp is the run's wall time (drain included) per measured
-	// request sent: wall_clock_ms * 1e6 / SentRequests.
+	// request sent: wall_clock_ms * 1e6 / Report.SentRequests.
 	unitNsPerOp = "ns/op"
 	// unitTTFTP50 is ttft_p50_ms: time to the first visible content.
 	unitTTFTP50 = "ttft-p50-ms"
@@ -47,12 +47,12 @@ const (
 	unitE2EP50 = "e2e-p50-ms"
 	// unitOutputThroughput is throughput_tok_s: output tokens per wall
 	// second of the whole run; only for performance-eligible runs (see
-	// Eligible), never for a run with a failure.
+	// Report.Eligible), never for a run with a failure.
 	unitOutputThroughput = "output-tok/s"
 	// unitCacheHit is prefix_cache_hit_avg as a percentage.
 	unitCacheHit = "cache-hit-%"
 	// unitFailed is the number of requests sent that failed (excluded from
-	// every latency): SentFailedRequests. Requests never sent are
+	// every latency): Report.SentFailedRequests. Requests never sent are
 	// unitUnsent.
 	unitFailed = "failed-req"
 	// unitITLP99 is anvil_go.chunk_timing.itl_ms.p99: the 99th percentile
@@ -238,7 +238,7 @@ const (
 	// which a request failed or was cancelled lands in its own benchstat
 	// table instead of mixing with complete runs (`benchstat -ignore
 	// eligible` compares them anyway). Legacy artifacts, which do not
-	// record it, get the value Eligible derives from their counts.
+	// record it, get the value Report.Eligible derives from their counts.
 	configEligible = "eligible"
 	// configAudit is the client's self-audit verdict ("ok" or "suspect";
 	// empty for an artifact without one): a run whose client may have
