@@ -16,10 +16,11 @@
 //	}
 //	desc, _ := r.Description() // file, format, sha256, rows used, options
 //
-// The first malformed row ends the scan with a *field.Error
-// (capacity.FieldError) naming the file, the line and the field. Rows
-// must be in time order (equal timestamps allowed); a row earlier than
-// the one before it is an error, never silently reordered. Blank lines of a JSONL file are skipped.
+// The first malformed row ends the scan with a *capacity.FieldError
+// naming the file, the line and the field. Rows must be in time order
+// (equal timestamps allowed); a row earlier than the one before it is an
+// error, never silently reordered. Blank lines of a JSONL file are
+// skipped.
 //
 // # Formats
 //
