@@ -2,10 +2,15 @@
 // benchstat (NewBenchWriter and BenchResult, whose units are a small
 // stable set listed in package anviltest), the console summary
 // (WriteSummary), the log lines of a finished run (RunLog), the HTML report
-// (WriteHTML) and the comparison of two sets of runs (Compare,
-// WriteComparison). Reporters are plain functions of an *artifact.Report;
-// package artifact reads and writes the JSON file and states the facts of
-// a report (sent, failed, eligible) as its methods.
+// (WriteHTML), the comparison of two sets of runs (Compare,
+// WriteComparison) and the identity lines printed before a benchmark's
+// results (WriteIdentity). Reporters are plain functions of an
+// *artifact.Report; package artifact reads and writes the JSON file and
+// states the facts of a report (sent, failed, eligible) as its methods.
+//
+// Text read from an artifact or a server can hold terminal controls;
+// every reporter prints it through Printable (one line) or PrintableLines
+// (its lines kept), as should any caller that prints such text itself.
 package reporters
 
 import (
