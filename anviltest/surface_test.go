@@ -7,11 +7,13 @@ import (
 	"go/token"
 	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 )
 
@@ -130,4 +132,38 @@ func TestSurfaceDocumented(t *testing.T) {
 		}
 	}
 	require.Empty(t, missing, "exported names without a doc comment")
+}
+
+// TestExportedNamesCountsAsIssue17: the counter takes exactly the names
+// issue 17 counts, on a tree written for it: methods, test files,
+// internal/, cmd/, testdata/ and main packages are left out, a name
+// declared for two systems counts once, and an undocumented name is seen.
+func TestExportedNamesCountsAsIssue17(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"a/a.go": "package a\n\n// F is counted.\nfunc F() {}\n\n// T is counted.\ntype T int\n\n" +
+			"// M is a method: not counted.\nfunc (T) M() {}\n\n// Consts.\nconst (\n\tC1 = 1\n\tc2 = 2\n)\n\nvar V, W = 1, 2 // V and W.\n\nfunc Undocumented() {}\n",
+		"a/a_linux.go":       "package a\n\n// Sys is declared per system.\nconst Sys = 1\n",
+		"a/a_other.go":       "package a\n\n// Sys is declared per system.\nconst Sys = 2\n",
+		"a/a_test.go":        "package a\n\n// InTest is a test file's.\nfunc InTest() {}\n",
+		"a/internal/i/i.go":  "package i\n\n// I is internal.\nfunc I() {}\n",
+		"a/cmd/tool/main.go": "package main\n\n// Cmd is a command's.\nfunc Cmd() {}\n",
+		"a/testdata/x.go":    "package x\n\n// X is test data.\nfunc X() {}\n",
+		"b/main.go":          "package main\n\n// Main is a main package's.\nfunc Main() {}\n",
+	}
+	for name, src := range files {
+		path := filepath.Join(root, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
+	}
+	got := exportedNames(t, root)
+	slices.SortFunc(got, func(x, y exportedName) int { return strings.Compare(x.name, y.name) })
+	want := []exportedName{
+		{"a", "C1", "const", true}, {"a", "F", "func", true}, {"a", "Sys", "const", true},
+		{"a", "T", "type", true}, {"a", "Undocumented", "func", false},
+		{"a", "V", "var", true}, {"a", "W", "var", true},
+	}
+	if d := cmp.Diff(want, got, cmp.AllowUnexported(exportedName{})); d != "" {
+		t.Fatalf("exported names (-want +got):\n%s", d)
+	}
 }
