@@ -57,8 +57,10 @@ type Difference struct {
 
 // MetricDelta is one compared metric.
 type MetricDelta struct {
+	// Name is the metric's name ("TTFT p50") and Unit its unit ("ms",
+	// "tok/s", "requests").
 	Name, Unit string
-	// Better is "lower" or "higher".
+	// Better is "lower" or "higher": the direction of an improvement.
 	Better string
 	// Old and New are the per-run values; NaN where a run does not record
 	// the metric.
