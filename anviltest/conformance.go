@@ -107,7 +107,7 @@ func (s *settings) conformanceConfig(tgt capacity.Target) (conformance.Config, e
 	if rt.APIKeyEnv != "" {
 		cfg.APIKey = s.getenv(rt.APIKeyEnv)
 		if cfg.APIKey == "" {
-			return conformance.Config{}, &envError{name: rt.APIKeyEnv, value: "", allowed: "the bearer token (" + envAPIKeyEnv + " names this variable)"}
+			return conformance.Config{}, envError(rt.APIKeyEnv, "", "the bearer token ("+envAPIKeyEnv+" names this variable)", nil)
 		}
 	}
 	w, err := s.applyWorkloadEnv(capacity.Workload{})

@@ -83,7 +83,10 @@
 // The target comes from WithTarget and then from the environment:
 // ANVIL_BASE_URL, ANVIL_MODEL, ANVIL_API_KEY_ENV (the name of the variable
 // holding the key, which is never written anywhere), ANVIL_ENGINE,
-// ANVIL_GPU, ANVIL_MAX_MODEL_LEN. Per-run knobs the Workload leaves unset:
+// ANVIL_GPU, ANVIL_MAX_MODEL_LEN, ANVIL_EXTRA_BODY (a JSON object of
+// fields merged into every request body, such as llama.cpp's
+// {"cache_prompt":false}; part of the run's identity). Per-run knobs the
+// Workload leaves unset:
 // ANVIL_WARMUP, ANVIL_TIMEOUT, ANVIL_CLOCK_DOMAIN_ID,
 // ANVIL_CONFIGURATION_FINGERPRINT. The embedded fake server: ANVIL_FAKE_PROFILE,
 // ANVIL_FAKE_TIME_SCALE, ANVIL_FAKE_DECODE_STEP. One shard of a workload

@@ -1,6 +1,7 @@
 package anviltest
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -35,7 +36,7 @@ type envVar struct {
 	// allowed says what the variable accepts, for its error.
 	allowed string
 	// parse stores v, which is not empty, in e; an error is reported as
-	// an *envError naming the variable.
+	// a *capacity.FieldError naming the variable.
 	parse func(e *environment, v string) error
 }
 
@@ -45,6 +46,7 @@ type environment struct {
 	baseURL, model, apiKeyEnv, engine, gpu  string
 	clockDomainID, configurationFingerprint string
 	maxModelLen                             int
+	extraBody                               map[string]any
 	out                                     string
 	warmup                                  int
 	timeout                                 time.Duration
@@ -80,6 +82,19 @@ var envVars = [...]envVar{
 		}
 		e.maxModelLen = n
 		return err
+	}},
+	{envExtraBody, "Target.ExtraBody", `a JSON object such as {"cache_prompt":false}`, func(e *environment, v string) error {
+		d := json.NewDecoder(strings.NewReader(v))
+		d.UseNumber() // numbers are sent as written
+		var m map[string]any
+		if err := d.Decode(&m); err != nil {
+			return err
+		}
+		if d.More() || m == nil {
+			return errOneObject
+		}
+		e.extraBody = m
+		return checkTarget("Target.ExtraBody", capacity.Target{ExtraBody: m})
 	}},
 	{envClockDomainID, "Target.ClockDomainID", "a clock domain label", str(func(e *environment) *string { return &e.clockDomainID })},
 	{envConfigurationFingerprint, "Target.ConfigurationFingerprint", "sha256:<64 hex digits>", str(func(e *environment) *string { return &e.configurationFingerprint })},
@@ -177,11 +192,12 @@ var envVars = [...]envVar{
 	{envIgnoreEOS, "", "1 (send ignore_eos and min_tokens with a trace's or sessions' requests) or 0", parseIgnoreEOS},
 }
 
-// errOutOfRange and errNotAllowed are the causes of an *envError whose
+// errOutOfRange and errNotAllowed are the causes of an envError whose
 // value parsed but is not allowed.
 var (
 	errOutOfRange = fmt.Errorf("out of range")
 	errNotAllowed = fmt.Errorf("not one of the allowed values")
+	errOneObject  = fmt.Errorf("not one JSON object")
 )
 
 // readEnvironment parses every variable of envVars through getenv.
@@ -196,7 +212,7 @@ func readEnvironment(getenv func(string) string) (environment, error) {
 			if err == errOutOfRange || err == errNotAllowed {
 				err = nil // the allowed range says it
 			}
-			return environment{}, &envError{v.name, val, v.allowed, err}
+			return environment{}, envError(v.name, val, v.allowed, err)
 		}
 	}
 	return e, nil

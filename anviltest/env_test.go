@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/anvilbench/anvil/capacity"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -81,9 +83,9 @@ func TestEnvironmentBadValues(t *testing.T) {
 					"%s=%q accepted: %+v", v.name, bad, e)
 				continue
 			}
-			var ee *envError
+			var ee *capacity.FieldError
 			require.True(t, errors.As(err, &ee), "%s=%q: %v", v.name, bad, err)
-			require.Equal(t, v.name, ee.name)
+			require.Equal(t, v.name, ee.Field)
 			require.Contains(t, err.Error(), v.name)
 			require.Contains(t, err.Error(), strconv.Quote(bad))
 			require.Contains(t, err.Error(), v.allowed)

@@ -26,7 +26,7 @@ func TestHTMLWanted(t *testing.T) {
 		{"0", nil, false, ""},
 		{"true", withHTML(false), false, ""},
 		{"", withHTML(true), true, ""},
-		{"yes please", nil, false, `anviltest: ANVIL_HTML="yes please": want 1 (write report.html beside the artifacts) or 0`},
+		{"yes please", nil, false, `anviltest: ANVIL_HTML = "yes please": want 1 (write report.html beside the artifacts) or 0`},
 	} {
 		e := env{envHTML: tc.env}
 		s := newSettings([]Option{WithEnvironment(e.get), tc.opt})

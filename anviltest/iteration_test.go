@@ -263,15 +263,16 @@ func TestNoSuccessFailsTheBenchmark(t *testing.T) {
 }
 
 // countingServer is a plain chat-completions handler, not the fake: it
-// answers every POST at once with one content chunk and usage
+// answers every chat request at once with one content chunk and usage
 // (prompt tokens at 3 characters each), and counts the requests and the
-// most in flight at once.
+// most in flight at once. Every other request (the window discovery's,
+// the connection warm-up's) is 404.
 type countingServer struct {
 	seen, inFlight, peak atomic.Int32
 }
 
 func (s *countingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
 		http.NotFound(w, r)
 		return
 	}

@@ -30,16 +30,16 @@ func TestOpenLoopEnvFillsOnlyZeroFields(t *testing.T) {
 	require.Equal(t, capacity.Workload{Rate: 3, Arrival: "constant", Burstiness: 2}, got, "the Workload's own values win")
 
 	for _, tc := range []struct{ name, value, want string }{
-		{envRate, "fast", `ANVIL_RATE="fast": want a positive number of requests per second`},
-		{envRate, "0", `ANVIL_RATE="0": want a positive number of requests per second`},
-		{envRate, "2e6", `ANVIL_RATE="2e6": want a positive number of requests per second: capacity: Workload.Rate = 2e+06: must be 0 (closed loop) or in [0.001, 1e+06] requests per second`},
-		{envArrival, "bursty", `ANVIL_ARRIVAL="bursty": want constant, poisson or gamma`},
-		{envBurstiness, "1000", `ANVIL_BURSTINESS="1000": want a positive gamma shape: capacity: Workload.Burstiness = 1000: must be in [0.01, 100]`},
+		{envRate, "fast", `ANVIL_RATE = "fast": want a positive number of requests per second`},
+		{envRate, "0", `ANVIL_RATE = "0": want a positive number of requests per second`},
+		{envRate, "2e6", `ANVIL_RATE = "2e6": want a positive number of requests per second: capacity: Workload.Rate = 2e+06: must be 0 (closed loop) or in [0.001, 1e+06] requests per second`},
+		{envArrival, "bursty", `ANVIL_ARRIVAL = "bursty": want constant, poisson or gamma`},
+		{envBurstiness, "1000", `ANVIL_BURSTINESS = "1000": want a positive gamma shape: capacity: Workload.Burstiness = 1000: must be in [0.01, 100]`},
 	} {
 		_, err := newSettings([]Option{WithEnvironment(env{tc.name: tc.value}.get)}).applyWorkloadEnv(capacity.Workload{})
-		var ee *envError
+		var ee *capacity.FieldError
 		require.True(t, errors.As(err, &ee), "%v", err)
-		require.Equal(t, tc.name, ee.name)
+		require.Equal(t, tc.name, ee.Field)
 		require.Contains(t, err.Error(), tc.want)
 	}
 	// A combination capacity refuses names the variable that set the field.
@@ -63,9 +63,9 @@ func TestSLOFromOptionsAndEnvironment(t *testing.T) {
 		env  env
 		want string
 	}{
-		{env{envSLOTTFT: "soon"}, `ANVIL_SLO_TTFT="soon": want a positive duration`},
-		{env{envSLOTPOT: "-5ms"}, `ANVIL_SLO_TPOT="-5ms": want a positive duration`},
-		{env{envSLOTTFT: "1s", envSLOAttainment: "1.5"}, `ANVIL_SLO_ATTAINMENT="1.5": want a share in (0, 1]`},
+		{env{envSLOTTFT: "soon"}, `ANVIL_SLO_TTFT = "soon": want a positive duration`},
+		{env{envSLOTPOT: "-5ms"}, `ANVIL_SLO_TPOT = "-5ms": want a positive duration`},
+		{env{envSLOTTFT: "1s", envSLOAttainment: "1.5"}, `ANVIL_SLO_ATTAINMENT = "1.5": want a share in (0, 1]`},
 		{env{envSLOAttainment: "0.9"}, "an SLO attainment (0.9) without a bound"},
 	} {
 		err := newSettings([]Option{WithEnvironment(tc.env.get)}).resolveSLO()

@@ -44,6 +44,10 @@ const (
 	// envConfigurationFingerprint identifies the served configuration
 	// (sha256:<64 hex>) when the Workload sets none.
 	envConfigurationFingerprint = "ANVIL_CONFIGURATION_FINGERPRINT"
+	// envExtraBody is a JSON object of fields merged into every request
+	// body (Target.ExtraBody, e.g. {"cache_prompt":false} for llama.cpp)
+	// when the Target sets none.
+	envExtraBody = "ANVIL_EXTRA_BODY"
 	// envFakeProfile names the embedded fake server's profile (unset:
 	// defaultFakeProfile). Ignored when a base URL is configured.
 	envFakeProfile = "ANVIL_FAKE_PROFILE"
@@ -124,24 +128,14 @@ func newSettings(opts []Option) *settings {
 	return s
 }
 
-// envError is a bad environment value: it names the variable, the value and
-// what is allowed.
-type envError struct {
-	name, value, allowed string
-	err                  error
+// envError is a bad environment value, as the module's one field error:
+// it names the variable, the value and what is allowed, and wraps the
+// cause (capacity's own error when capacity refused the value):
+//
+//	anviltest: ANVIL_RATE = "fast": want a positive number of requests per second
+func envError(name, value, allowed string, err error) *capacity.FieldError {
+	return &capacity.FieldError{Pkg: "anviltest", Field: name, Value: value, Rule: "want " + allowed, Err: err}
 }
-
-var _ error = (*envError)(nil)
-
-func (e *envError) Error() string {
-	msg := fmt.Sprintf("anviltest: %s=%q: want %s", e.name, e.value, e.allowed)
-	if e.err != nil {
-		msg += ": " + e.err.Error()
-	}
-	return msg
-}
-
-func (e *envError) Unwrap() error { return e.err }
 
 // resolveTarget fills the empty fields of the configured target from the
 // environment.
@@ -165,6 +159,9 @@ func (s *settings) resolveTarget() (capacity.Target, error) {
 	fill(&t.ConfigurationFingerprint, e.configurationFingerprint) // validated with the Target
 	if t.MaxModelLen == 0 {
 		t.MaxModelLen = e.maxModelLen
+	}
+	if t.ExtraBody == nil {
+		t.ExtraBody = e.extraBody
 	}
 	fill(&t.MetricsURL, e.metricsURL)
 	if t.MetricsInterval == 0 {

@@ -1,6 +1,7 @@
 package anviltest
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -45,13 +46,17 @@ func TestEnvironmentErrorsNameVariableValueAndRange(t *testing.T) {
 	for _, tc := range []struct {
 		name, value, want string
 	}{
-		{envMaxModelLen, "lots", "ANVIL_MAX_MODEL_LEN=\"lots\": want an integer: strconv.Atoi"},
-		{envMaxModelLen, "-1", "ANVIL_MAX_MODEL_LEN=\"-1\": want an integer: capacity: Target.MaxModelLen = -1: must be in 0..1048576"},
-		{envWarmup, "10001", "ANVIL_WARMUP=\"10001\": want an integer: capacity: Workload.Warmup = 10001: must be in 0..10000"},
-		{envTimeout, "2h", "ANVIL_TIMEOUT=\"2h\": want a positive duration such as 90s: capacity: Workload.Timeout = 2h0m0s: must be in (0s, 1h0m0s]"},
-		{envTimeout, "0s", "ANVIL_TIMEOUT=\"0s\": want a positive duration such as 90s"},
-		{envFakeTimeScale, "0", "ANVIL_FAKE_TIME_SCALE=\"0\": want a number in (0, 1000]"},
-		{envFakeDecodeStep, "soon", "ANVIL_FAKE_DECODE_STEP=\"soon\": want a duration in (0, 1m]"},
+		{envMaxModelLen, "lots", "ANVIL_MAX_MODEL_LEN = \"lots\": want an integer: strconv.Atoi"},
+		{envMaxModelLen, "-1", "ANVIL_MAX_MODEL_LEN = \"-1\": want an integer: capacity: Target.MaxModelLen = -1: must be in 0..1048576"},
+		{envWarmup, "10001", "ANVIL_WARMUP = \"10001\": want an integer: capacity: Workload.Warmup = 10001: must be in 0..10000"},
+		{envTimeout, "2h", "ANVIL_TIMEOUT = \"2h\": want a positive duration such as 90s: capacity: Workload.Timeout = 2h0m0s: must be in (0s, 1h0m0s]"},
+		{envTimeout, "0s", "ANVIL_TIMEOUT = \"0s\": want a positive duration such as 90s"},
+		{envFakeTimeScale, "0", "ANVIL_FAKE_TIME_SCALE = \"0\": want a number in (0, 1000]"},
+		{envFakeDecodeStep, "soon", "ANVIL_FAKE_DECODE_STEP = \"soon\": want a duration in (0, 1m]"},
+		{envExtraBody, "cache_prompt", `ANVIL_EXTRA_BODY = "cache_prompt": want a JSON object such as {"cache_prompt":false}: invalid character`},
+		{envExtraBody, "null", `ANVIL_EXTRA_BODY = "null": want a JSON object such as {"cache_prompt":false}: not one JSON object`},
+		{envExtraBody, `{"a":1} {"b":2}`, `want a JSON object such as {"cache_prompt":false}: not one JSON object`},
+		{envExtraBody, `{"max_tokens":8}`, `capacity: Target.ExtraBody`},
 	} {
 		t.Run(tc.name+"="+tc.value, func(t *testing.T) {
 			s := newSettings([]Option{WithEnvironment(env{tc.name: tc.value}.get)})
@@ -114,7 +119,7 @@ func TestFakeConfig(t *testing.T) {
 
 	s = newSettings([]Option{WithEnvironment(env{envFakeProfile: "turbo"}.get)})
 	_, _, err = s.fakeConfig()
-	require.ErrorContains(t, err, `ANVIL_FAKE_PROFILE="turbo"`)
+	require.ErrorContains(t, err, `ANVIL_FAKE_PROFILE = "turbo"`)
 }
 
 // wants is progressWanted for tests: it must not fail.
@@ -155,7 +160,7 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 
 	bad := newSettings([]Option{WithEnvironment(env{envProgress: "maybe"}.get)})
 	_, err = bad.progressWanted(tty)
-	require.EqualError(t, err, `anviltest: ANVIL_PROGRESS="maybe": want 0 (off) or 1 (on when standard error is a terminal)`)
+	require.EqualError(t, err, `anviltest: ANVIL_PROGRESS = "maybe": want 0 (off) or 1 (on when standard error is a terminal)`)
 }
 
 // TestExplainFieldsNamesTheSources: capacity's errors name Go fields; the
@@ -194,4 +199,20 @@ func TestExplainFieldsNamesTheSources(t *testing.T) {
 	require.Nil(t, benchtimeFieldNames(capacity.Workload{Requests: 5}, benchtime{n: 20}), "a Workload that sizes itself")
 	require.Equal(t, [][2]string{{"Workload.Duration", "-benchtime 2h0m0s"}},
 		benchtimeFieldNames(capacity.Workload{}, benchtime{d: 2 * time.Hour}))
+}
+
+// TestExtraBodyFromEnvironment: ANVIL_EXTRA_BODY fills Target.ExtraBody
+// (numbers kept as written) unless the Target sets one.
+func TestExtraBodyFromEnvironment(t *testing.T) {
+	e := env{envExtraBody: `{"cache_prompt":false,"n_keep":12345678901234567890}`}
+	got, err := newSettings([]Option{WithEnvironment(e.get)}).resolveTarget()
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"cache_prompt": false, "n_keep": json.Number("12345678901234567890")}, got.ExtraBody)
+	b, err := json.Marshal(got.ExtraBody)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"cache_prompt":false,"n_keep":12345678901234567890}`, string(b))
+
+	got, err = newSettings([]Option{WithEnvironment(e.get), WithTarget(capacity.Target{ExtraBody: map[string]any{"id_slot": 0}})}).resolveTarget()
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"id_slot": 0}, got.ExtraBody, "the Target's ExtraBody wins")
 }

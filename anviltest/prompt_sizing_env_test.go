@@ -30,10 +30,10 @@ func TestPromptSizingEnv(t *testing.T) {
 	}
 	s := newSettings([]Option{WithEnvironment(env{envPromptSizing: "tokens"}.get)})
 	_, err := s.applyWorkloadEnv(capacity.Workload{})
-	var ee *envError
+	var ee *capacity.FieldError
 	require.ErrorAs(t, err, &ee)
-	require.Equal(t, envPromptSizing, ee.name)
-	require.EqualError(t, err, `anviltest: ANVIL_PROMPT_SIZING="tokens": want "reference" or "exact"`)
+	require.Equal(t, envPromptSizing, ee.Field)
+	require.EqualError(t, err, `anviltest: ANVIL_PROMPT_SIZING = "tokens": want "reference" or "exact"`)
 }
 
 // TestCapacityExactSizingEmbeddedFake: with ANVIL_PROMPT_SIZING=exact a

@@ -32,10 +32,10 @@ func TestShardEnvironment(t *testing.T) {
 		{name: "job index out of range", env: env{envShards: "4", jobCompletionIndex: "4"}, err: `got "4"`},
 		{name: "both", env: env{envShards: "4", envShard: "1/4", jobCompletionIndex: "1"}, err: "ANVIL_SHARD=1/4 and ANVIL_SHARDS=4 are both set"},
 		{name: "start without shards", env: env{envStartAt: "2027-03-04T05:06:07Z"}, err: "ANVIL_START_AT=2027-03-04T05:06:07Z without ANVIL_SHARD or ANVIL_SHARDS"},
-		{name: "bad shard", env: env{envShard: "3/3"}, err: `ANVIL_SHARD="3/3"`},
-		{name: "bad shard count", env: env{envShard: "0/0"}, err: `ANVIL_SHARD="0/0": want i/N, 0 <= i < N`},
-		{name: "shard count over capacity's bound", env: env{envShard: "1/2000"}, err: `ANVIL_SHARD="1/2000": want i/N, 0 <= i < N: capacity: Workload.Shard.Count = 2000: must be in 0..1024`},
-		{name: "shards over capacity's bound", env: env{envShards: "2000", jobCompletionIndex: "1"}, err: `ANVIL_SHARDS="2000": want the shard count, N >= 1 (the index from JOB_COMPLETION_INDEX): capacity: Workload.Shard.Count = 2000: must be in 0..1024`},
+		{name: "bad shard", env: env{envShard: "3/3"}, err: `ANVIL_SHARD = "3/3"`},
+		{name: "bad shard count", env: env{envShard: "0/0"}, err: `ANVIL_SHARD = "0/0": want i/N, 0 <= i < N`},
+		{name: "shard count over capacity's bound", env: env{envShard: "1/2000"}, err: `ANVIL_SHARD = "1/2000": want i/N, 0 <= i < N: capacity: Workload.Shard.Count = 2000: must be in 0..1024`},
+		{name: "shards over capacity's bound", env: env{envShards: "2000", jobCompletionIndex: "1"}, err: `ANVIL_SHARDS = "2000": want the shard count, N >= 1 (the index from JOB_COMPLETION_INDEX): capacity: Workload.Shard.Count = 2000: must be in 0..1024`},
 		{name: "bad start", env: env{envShard: "0/2", envStartAt: "tomorrow"}, err: "an RFC 3339 instant"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -171,9 +171,9 @@ func TestTrafficErrors(t *testing.T) {
 		envSessions: "turns=0,user=1,output=1", envSessionsCount: "0",
 	} {
 		_, err := readEnvironment(env{name: bad}.get)
-		var ee *envError
+		var ee *capacity.FieldError
 		require.True(t, errors.As(err, &ee), "%s=%s: %v", name, bad, err)
-		require.Equal(t, name, ee.name)
+		require.Equal(t, name, ee.Field)
 	}
 	_, err := readEnvironment(env{envTraceSpeedUp: "0"}.get)
 	require.ErrorContains(t, err, "[0.001, 1e+06]", "the allowed range is named")

@@ -29,38 +29,59 @@ const (
 // maxDiscoveryBody bounds the bytes of a discovery answer read.
 const maxDiscoveryBody = 4 << 20
 
+// maxRefusalDrain bounds the bytes of a discovery step's error answer
+// read (and dropped) to keep its connection.
+const maxRefusalDrain = 64 << 10
+
 // serverRoot is the base URL without its trailing /v1 (the root native
 // endpoints hang from).
 func serverRoot(baseURL string) string {
 	return strings.TrimSuffix(strings.TrimRight(baseURL, "/"), "/v1")
 }
 
-// discoverContextWindow asks, in order, llama.cpp's /props, ollama's
-// /api/ps and ollama's /api/show for the context window of model, each
-// bounded by timeout. It returns the first positive answer and the endpoint
-// that gave it, or 0 when none did (any failure of a step is only "no
-// answer": the caller then asks for Target.MaxModelLen).
-func discoverContextWindow(ctx context.Context, hc *http.Client, t Target, apiKey, model string, timeout time.Duration) (int, string) {
+// nativeAnswers is what the native endpoints of llama.cpp and Ollama said.
+type nativeAnswers struct {
+	window       int    // the first positive window; 0 when none
+	windowSource string // the endpoint that gave it
+	slots        int    // llama.cpp's slots; 0 when unknown
+	slotsSource  string // llamaCppPropsPath or SourceSlots
+}
+
+// discoverNative asks llama.cpp's /props for its window and slots (and
+// /slots when /props names no total_slots), then, while wantWindow and no
+// window is known, ollama's /api/ps and /api/show for the context window
+// of model, each bounded by timeout. Any failure of a step is only "no
+// answer": the caller then asks for Target.MaxModelLen.
+func discoverNative(ctx context.Context, hc *http.Client, t Target, apiKey, model string, wantWindow bool, timeout time.Duration) nativeAnswers {
 	root := serverRoot(t.BaseURL)
+	var a nativeAnswers
+	if body, ok := askServer(ctx, hc, t, apiKey, root+llamaCppPropsPath, nil, timeout); ok {
+		if n := parseLlamaCppProps(body, model); n > 0 {
+			a.window, a.windowSource = n, llamaCppPropsPath
+		}
+		a.slots, a.slotsSource = llamaCppSlots(ctx, hc, t, apiKey, root, body, timeout)
+	}
 	steps := []struct {
 		path  string
 		body  []byte
 		parse func([]byte, string) int
 	}{
-		{llamaCppPropsPath, nil, parseLlamaCppProps},
 		{ollamaPSPath, nil, parseOllamaPS},
 		{ollamaShowPath, mustJSON(map[string]string{"model": model}), parseOllamaShow},
 	}
 	for _, s := range steps {
+		if !wantWindow || a.window > 0 || ctx.Err() != nil {
+			break
+		}
 		body, ok := askServer(ctx, hc, t, apiKey, root+s.path, s.body, timeout)
 		if !ok {
 			continue
 		}
 		if n := s.parse(body, model); n > 0 {
-			return n, s.path
+			a.window, a.windowSource = n, s.path
 		}
 	}
-	return 0, ""
+	return a
 }
 
 func mustJSON(v any) []byte {
@@ -102,6 +123,10 @@ func askServer(ctx context.Context, hc *http.Client, t Target, apiKey, url strin
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+		// Read a short refusal to its end, so that its connection goes
+		// back to the pool rather than closed (a 404 per absent endpoint
+		// would otherwise cost the run a connection).
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxRefusalDrain))
 		return nil, false
 	}
 	decoded, err := decodeBody(resp)
@@ -122,10 +147,10 @@ func parseLlamaCppProps(body []byte, _ string) int {
 	if json.Unmarshal(body, &p) != nil {
 		return 0
 	}
-	if n, ok := positiveInt(p.Default["n_ctx"]); ok {
+	if n, ok := windowInt(p.Default["n_ctx"]); ok {
 		return n
 	}
-	n, _ := positiveInt(p.NCtx)
+	n, _ := windowInt(p.NCtx)
 	return n
 }
 
@@ -145,12 +170,12 @@ func parseOllamaPS(body []byte, model string) int {
 	}
 	for _, m := range ps.Models {
 		if m.Name == model || m.Model == model {
-			n, _ := positiveInt(m.ContextLength)
+			n, _ := windowInt(m.ContextLength)
 			return n
 		}
 	}
 	if len(ps.Models) == 1 {
-		n, _ := positiveInt(ps.Models[0].ContextLength)
+		n, _ := windowInt(ps.Models[0].ContextLength)
 		return n
 	}
 	return 0
@@ -169,6 +194,13 @@ func parseOllamaShow(body []byte, _ string) int {
 	if arch == "" {
 		return 0
 	}
-	n, _ := positiveInt(show.ModelInfo[arch+".context_length"])
+	n, _ := windowInt(show.ModelInfo[arch+".context_length"])
 	return n
+}
+
+// windowInt reads a window a server advertises: a positive integer no
+// larger than maxContextTokens (a larger one could not be planned for).
+func windowInt(raw json.RawMessage) (int, bool) {
+	n, ok := positiveInt(raw)
+	return n, ok && n <= maxContextTokens
 }

@@ -61,8 +61,7 @@ func TestDiscoverContextWindow(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				tg := pipeTarget(t, nativeServer(t, tt.models, tt.native))
-				tg.Model, tg.MaxModelLen = "", 0
+				tg := Target{BaseURL: "http://pipe.invalid/v1", HTTPClient: servePipe(t, nativeServer(t, tt.models, tt.native)), MetricsURL: "off"}
 				rep, err := Run(t.Context(), tg, Workload{Requests: 1, Concurrency: 1, ContextTokens: 512})
 				require.NoError(t, err)
 				require.Equal(t, tt.want, *rep.MaxContextTokens)
@@ -72,8 +71,7 @@ func TestDiscoverContextWindow(t *testing.T) {
 	}
 	t.Run("none answers", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			tg := pipeTarget(t, nativeServer(t, string(ollamaModels), map[string]string{"GET /props": `{"default_generation_settings":{}}`, "GET /api/ps": `not json`}))
-			tg.Model, tg.MaxModelLen = "", 0
+			tg := Target{BaseURL: "http://pipe.invalid/v1", HTTPClient: servePipe(t, nativeServer(t, string(ollamaModels), map[string]string{"GET /props": `{"default_generation_settings":{}}`, "GET /api/ps": `not json`})), MetricsURL: "off"}
 			_, err := Run(t.Context(), tg, Workload{Requests: 1, Concurrency: 1, ContextTokens: 512})
 			require.ErrorIs(t, err, ErrInvalidConfig)
 			require.ErrorContains(t, err, "neither http://pipe.invalid/props (llama.cpp) nor http://pipe.invalid/api/ps or http://pipe.invalid/api/show (ollama) gave a context length: set Target.MaxModelLen")

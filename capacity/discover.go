@@ -49,20 +49,27 @@ type Discovery struct {
 	// source but /api/show, the model's trained maximum, which the served
 	// window may be below), else the smaller of the two, else Window.
 	TruncationWindow int
+	// Slots is how many requests llama.cpp runs at once (0: unknown, or
+	// not llama.cpp), from SlotsSource: "/props" (total_slots) or "/slots"
+	// (its entries).
+	Slots       int
+	SlotsSource string
 	// Note names a declared window that disagrees with the advertised one
-	// ("" when they agree or either is missing).
+	// and, in a run, a concurrency above Slots ("" when there is nothing
+	// to say).
 	Note string
 }
 
 // Discover asks the server behind t for the model and its context window
 // exactly as Run does (capacity/PROTOCOL.md#context-window): GET
-// {BaseURL}/models unless t sets both Model and MaxModelLen, then the
-// native endpoints of llama.cpp and Ollama, each step bounded by the
-// default Workload.Timeout (15m) and ctx. With both set it still asks, to
-// compare (Discovery.Note), and a failure is no error. It sends t.Headers and the
-// API key of t.APIKeyEnv, and follows no redirect unless t.HTTPClient does.
-// Errors are those of Run's probe: ErrInvalidConfig for a bad target or
-// no window anywhere, ErrEndpointRefused for a 401, 403 or 404 of
+// {BaseURL}/models, llama.cpp's /props (and /slots), then Ollama's native
+// endpoints, each step bounded by the default Workload.Timeout (15m) and
+// ctx, through the module's connection rule. With both Model and
+// MaxModelLen set it still asks, to compare (Discovery.Note), all steps
+// within 5 s, and a failure is no error. It sends t.Headers and the
+// API key of t.APIKeyEnv, and follows no redirect unless t.HTTPClient
+// does. Errors are those of Run's probe: ErrInvalidConfig for a bad target
+// or no window anywhere, ErrEndpointRefused for a 401, 403 or 404 of
 // /models.
 func Discover(ctx context.Context, t Target) (Discovery, error) {
 	t, err := t.Resolved()
@@ -73,27 +80,40 @@ func Discover(ctx context.Context, t Target) (Discovery, error) {
 	if err != nil {
 		return Discovery{}, err
 	}
-	hc := t.HTTPClient
+	hc, own := t.HTTPClient, (*http.Transport)(nil)
 	if hc == nil {
-		tr := newTransport(1)
-		defer tr.CloseIdleConnections()
-		hc = &http.Client{Transport: tr, CheckRedirect: noRedirects}
+		own = newTransport(1)
+		defer own.CloseIdleConnections()
+		hc = &http.Client{Transport: own, CheckRedirect: noRedirects}
 	}
+	hc, _ = withConnectionRule(hc, own)
 	d, err := discover(ctx, hc, t, key, defaultTimeout)
 	return d, secretsOf(t, key).redactErr(err)
 }
 
+// declaredProbeTimeout bounds the whole discovery when Target.Model and
+// Target.MaxModelLen are both declared: the answers are then only
+// compared with the declared window, and an idle server answers these
+// requests in milliseconds, so a server that does not answer them costs
+// the run seconds, not a request timeout per step.
+const declaredProbeTimeout = 5 * time.Second
+
 // discover is Discover with the run's client, key and step timeout.
 func discover(ctx context.Context, hc *http.Client, t Target, key string, timeout time.Duration) (Discovery, error) {
 	d := Discovery{Model: t.Model, ModelSource: sourceModel, Window: t.MaxModelLen, WindowSource: sourceMaxModelLen}
-	if t.Model != "" && t.MaxModelLen > 0 {
-		d.TruncationWindow = d.Window
-		return d, nil // nothing asked: the documented way to skip the probe
+	declared := t.Model != "" && t.MaxModelLen > 0
+	if declared {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, declaredProbeTimeout)
+		defer cancel()
 	}
 	info, err := probeWithin(ctx, hc, t, key, timeout)
 	switch {
+	case err != nil && declared:
+		// Only a comparison: the declared model and window stand, and the
+		// measured requests meet whatever refused the probe.
 	case err != nil:
-		return Discovery{}, fmt.Errorf("%w (set Target.Model and Target.MaxModelLen to skip the probe)", err)
+		return Discovery{}, fmt.Errorf("%w (with Target.Model and Target.MaxModelLen set, the run does not need its answer)", err)
 	default:
 		if d.Model == "" {
 			d.Model, d.ModelSource = info.ID, sourceModels
@@ -102,17 +122,16 @@ func discover(ctx context.Context, hc *http.Client, t Target, key string, timeou
 			d.Advertised, d.AdvertisedSource = info.MaxModelLen, sourceModels
 		}
 	}
-	if d.Advertised == 0 && ctx.Err() == nil {
-		d.Advertised, d.AdvertisedSource = discoverContextWindow(ctx, hc, t, key, d.Model, timeout)
+	if ctx.Err() == nil {
+		a := discoverNative(ctx, hc, t, key, d.Model, d.Advertised == 0, timeout)
+		if d.Advertised == 0 {
+			d.Advertised, d.AdvertisedSource = a.window, a.windowSource
+		}
+		d.Slots, d.SlotsSource = a.slots, a.slotsSource
 	}
 	if d.Window == 0 {
 		if d.Advertised == 0 {
-			root := serverRoot(t.BaseURL)
-			if u, err := redactBaseURL(t.BaseURL); err == nil {
-				root = serverRoot(u)
-			}
-			return Discovery{}, fmt.Errorf("%w: Target.MaxModelLen = 0, the /models entry %q has none of %v, and neither %s%s (llama.cpp) nor %s%s or %s%s (ollama) gave a context length: set Target.MaxModelLen",
-				ErrInvalidConfig, info.ID, contextLengthFields, root, llamaCppPropsPath, root, ollamaPSPath, root, ollamaShowPath)
+			return Discovery{}, noWindowError(t, info)
 		}
 		d.Window, d.WindowSource = d.Advertised, d.AdvertisedSource
 	}
@@ -134,12 +153,40 @@ func discover(ctx context.Context, hc *http.Client, t Target, key string, timeou
 	return d, nil
 }
 
+// noWindowError is the error of a discovery that found no window: what
+// /models held (no field, or one out of range) and the native endpoints
+// asked.
+func noWindowError(t Target, info modelInfo) error {
+	root := serverRoot(t.BaseURL)
+	if u, err := redactBaseURL(t.BaseURL); err == nil {
+		root = serverRoot(u)
+	}
+	models := fmt.Sprintf("the /models entry %q has none of %v", info.ID, contextLengthFields)
+	if info.OutOfRange != "" {
+		models = fmt.Sprintf("the /models entry %q has %s, out of the range 1..%d of a window", info.ID, info.OutOfRange, maxContextTokens)
+	}
+	return fmt.Errorf("%w: Target.MaxModelLen = 0, %s, and neither %s%s (llama.cpp) nor %s%s or %s%s (ollama) gave a context length: set Target.MaxModelLen",
+		ErrInvalidConfig, models, root, llamaCppPropsPath, root, ollamaPSPath, root, ollamaShowPath)
+}
+
+// truncationWindowFrom is where TruncationWindow came from.
+func (d Discovery) truncationWindowFrom() windowOrigin {
+	if d.Advertised > 0 && d.TruncationWindow == d.Advertised {
+		return windowOrigin{source: d.AdvertisedSource}
+	}
+	return windowOrigin{source: sourceMaxModelLen, declared: true}
+}
+
 // record is anvil_go.context_window.
 func (d Discovery) record() *artifact.ContextWindow {
 	cw := &artifact.ContextWindow{Tokens: d.Window, Source: d.WindowSource, TruncationWindow: d.TruncationWindow}
 	if d.Advertised > 0 {
 		n, src := d.Advertised, d.AdvertisedSource
 		cw.Advertised, cw.AdvertisedSource = &n, &src
+	}
+	if d.Slots > 0 {
+		n, src := d.Slots, d.SlotsSource
+		cw.Slots, cw.SlotsSource = &n, &src
 	}
 	if d.Note != "" {
 		note := d.Note

@@ -83,10 +83,12 @@
 //     anvil_go.requests[i]).
 //   - usage_check.go: usage is input: counts checked before use.
 //   - error_type.go: the error_type words of every failure.
-//   - discover.go, model_probe.go, context_discovery.go: the model and its
-//     window, from the Target or /models, llama.cpp's and ollama's own
-//     endpoints, with where each came from (Discover asks the same
-//     questions without a run).
+//   - discover.go, model_probe.go, context_discovery.go, slots.go: the
+//     model and its window, from the Target or /models, llama.cpp's and
+//     ollama's own endpoints (always asked, to name a declared window
+//     that disagrees), llama.cpp's slots, with where each came from
+//     (Discover asks the same questions without a run).
+//   - extra_body.go: Target.ExtraBody as the artifact records it.
 //   - secrets.go: the credentials a run knows, removed from every message
 //     (the one scrubber every server-provided string passes).
 //   - report_assemble.go, methodology.go, identity.go: the artifact of the

@@ -60,9 +60,12 @@ type responseChecks struct {
 	// maxTokens is the max_tokens sent, the bound of usage.completion_tokens
 	// (checkUsage); it applies to warm-up responses too.
 	maxTokens int
-	// window is the context window the run plans for (max_context_tokens),
-	// the ceiling of usage.prompt_tokens (checkPromptTokens).
-	window int
+	// window is the context window the truncation checks use
+	// (Discovery.TruncationWindow), the ceiling of usage.prompt_tokens
+	// (checkPromptTokens), and windowFrom where it came from
+	// (Discovery.truncationWindowFrom).
+	window     int
+	windowFrom windowOrigin
 }
 
 // evaluate turns the exchange of request index into its timing row (a
@@ -101,7 +104,7 @@ func (k responseChecks) evaluate(index, planned int, ex *exchange) (*artifact.Ti
 		}
 	}
 	if ex.class == "" && row != nil && k.promptFloor {
-		checkPromptTokens(ex, planned, k.window)
+		checkPromptTokens(ex, planned, k.window, k.windowFrom)
 	}
 	if ex.class == "" && row != nil {
 		k.contracts(index, ex, row)
@@ -115,12 +118,14 @@ func (k responseChecks) evaluate(index, planned int, ex *exchange) (*artifact.Ti
 // checkPromptTokens fails the exchange as a truncated prompt when usage
 // shows the server did not process the prompt that was planned: prompt
 // tokens at or below minPromptTokenFraction of the planned context (the
-// server dropped part of it), at or above the context window the run
-// planned for (window, max_context_tokens: a server that keeps exactly its
-// window of a longer prompt, as ollama does, reports the window itself), or
-// prompt plus completion tokens beyond the window (no server serving that
-// window can have produced them). window 0 skips the window rules.
-func checkPromptTokens(ex *exchange, planned, window int) {
+// server dropped part of it), at or above the truncation window (a server
+// that keeps exactly its window of a longer prompt, as ollama does,
+// reports the window itself), or prompt plus completion tokens beyond it
+// (no server serving that window can have produced them). Each message
+// names where the window came from (from); a window only declared
+// (Target.MaxModelLen) may be smaller than the one the server serves, so
+// its messages do not claim a cut. window 0 skips the window rules.
+func checkPromptTokens(ex *exchange, planned, window int, from windowOrigin) {
 	u := ex.stream.usage
 	if !u.prompt.ok {
 		return
@@ -131,13 +136,42 @@ func checkPromptTokens(ex *exchange, planned, window int) {
 	case float64(p) <= floor:
 		ex.fail(artifact.FailureStreamValidation, errorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d is at or below the floor of %g tokens (%g of the planned context of %d tokens): the server dropped part of the prompt",
 			p, floor, minPromptTokenFraction, planned)
+	case window > 0 && p >= int64(window) && from.declared:
+		ex.fail(artifact.FailureStreamValidation, errorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d is at or above the context window of %d tokens %s for a planned context of %d tokens: the server cut the prompt to a window of that size, or it serves a larger window than declared and counted the prompt above it (then raise Target.MaxModelLen to its window)",
+			p, window, from, planned)
 	case window > 0 && p >= int64(window):
-		ex.fail(artifact.FailureStreamValidation, errorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d is at or above the context window of %d tokens (max_context_tokens) for a planned context of %d tokens: the server cut the prompt to that window, or its window is larger than the one the run planned for (then set Target.MaxModelLen to it)",
-			p, window, planned)
+		ex.fail(artifact.FailureStreamValidation, errorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d is at or above the context window of %d tokens %s for a planned context of %d tokens: the server cut the prompt to its window",
+			p, window, from, planned)
+	case window > 0 && u.completion.ok && p+u.completion.v > int64(window) && from.declared:
+		ex.fail(artifact.FailureStreamValidation, errorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d + completion_tokens %d exceed the context window of %d tokens %s: the server does not serve that window (it cut the prompt, or Target.MaxModelLen is not its window)",
+			p, u.completion.v, window, from)
 	case window > 0 && u.completion.ok && p+u.completion.v > int64(window):
-		ex.fail(artifact.FailureStreamValidation, errorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d + completion_tokens %d exceed the context window of %d tokens (max_context_tokens): the server does not serve that window (it cut the prompt, or Target.MaxModelLen is not its window)",
-			p, u.completion.v, window)
+		ex.fail(artifact.FailureStreamValidation, errorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d + completion_tokens %d exceed the context window of %d tokens %s: the server cut the prompt to fit its window",
+			p, u.completion.v, window, from)
 	}
+}
+
+// windowOrigin says where the truncation window came from, as the
+// truncation messages name it.
+type windowOrigin struct {
+	// source is the endpoint that advertised the window, or
+	// sourceMaxModelLen.
+	source string
+	// declared: the window is Target.MaxModelLen, no endpoint advertising
+	// the window served.
+	declared bool
+}
+
+// String is the origin as it follows "the context window of N tokens":
+// "the server advertises (/api/ps)", "declared (Target.MaxModelLen)".
+func (o windowOrigin) String() string {
+	switch {
+	case o.declared || o.source == "":
+		return "declared (" + sourceMaxModelLen + ")"
+	case o.source == sourceShow:
+		return "the server advertises as the model's trained maximum (" + o.source + ")"
+	}
+	return "the server advertises (" + o.source + ")"
 }
 
 // contracts applies the request canary and the controlled-output responseChecks to

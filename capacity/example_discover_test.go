@@ -37,3 +37,25 @@ func ExampleDiscover() {
 	// window 32768 from Target.MaxModelLen truncation checked at 16384
 	// true
 }
+
+// ExampleDiscover_slots reads a llama.cpp server's slots from /props
+// (here the fake's llama.cpp answers: no window in /v1/models, the window
+// of a slot and total_slots in /props). A run with more requests in
+// flight than slots says so in anvil_go.context_window.note.
+func ExampleDiscover_slots() {
+	cfg := fakeserver.Fast()
+	cfg.MaxModelLen, cfg.MaxSeqs = 8192, 4
+	cfg.Dialect.OmitModelLen, cfg.Dialect.ServeProps = true, true
+	srv := fakeserver.New(cfg)
+	defer srv.Close()
+
+	d, err := capacity.Discover(context.Background(), capacity.Target{BaseURL: srv.URL + "/v1", Model: "fake-fast", MaxModelLen: 8192})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("window", d.Window, "advertised", d.Advertised, "by", d.AdvertisedSource)
+	fmt.Println("slots", d.Slots, "from", d.SlotsSource)
+	// Output:
+	// window 8192 advertised 8192 by /props
+	// slots 4 from /props
+}

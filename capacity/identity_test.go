@@ -58,7 +58,7 @@ func TestTimingMethodology(t *testing.T) {
 	require.Contains(t, m[methodologyRequestCanaries], "captured up to 8192 characters")
 	require.Contains(t, m[methodologyDistributions], "95% confidence interval of the mean (mean -/+ 1.96 stddev / sqrt(n))")
 	require.Contains(t, m[methodologyP99], "below 100 successful samples")
-	require.Contains(t, m[methodologyEffectivePrefill], "at or below 0.5 of its planned context, at or above max_context_tokens")
+	require.Contains(t, m[methodologyEffectivePrefill], "at or below 0.5 of its planned context, at or above the truncation window")
 	m[methodologyClock] = "changed"
 	require.NotEqual(t, "changed", timingMethodology()[methodologyClock], "each call returns a new map")
 }

@@ -27,6 +27,10 @@ type modelInfo struct {
 	// else its meta.n_ctx (llama.cpp: the window of one slot, its
 	// --ctx-size over --parallel); 0 when it has none.
 	MaxModelLen int
+	// OutOfRange names the first of those fields that holds a number
+	// outside 1..maxContextTokens ("max_model_len 0"), "" when none does:
+	// such a window is none.
+	OutOfRange string
 }
 
 // probeModel asks GET {t.BaseURL}/models for the model to use and its
@@ -98,8 +102,7 @@ func parseModels(body []byte, model string) (modelInfo, error) {
 		return modelInfo{}, fmt.Errorf("the model entry has no string id")
 	}
 	for _, k := range contextLengthFields {
-		if n, ok := positiveInt(entry[k]); ok {
-			info.MaxModelLen = n
+		if info.window(entry[k], k) {
 			return info, nil
 		}
 	}
@@ -107,9 +110,40 @@ func parseModels(body []byte, model string) (modelInfo, error) {
 		NCtx json.RawMessage `json:"n_ctx"`
 	}
 	if json.Unmarshal(entry["meta"], &meta) == nil {
-		info.MaxModelLen, _ = positiveInt(meta.NCtx)
+		info.window(meta.NCtx, "meta.n_ctx")
 	}
 	return info, nil
+}
+
+// window sets MaxModelLen from the field named field when it holds a
+// window in 1..maxContextTokens, and reports whether it did; a number
+// outside that range is recorded in OutOfRange (the first one only).
+func (info *modelInfo) window(raw json.RawMessage, field string) bool {
+	if n, ok := windowInt(raw); ok {
+		info.MaxModelLen = n
+		return true
+	}
+	if v, ok := jsonNumber(raw); ok && info.OutOfRange == "" {
+		if len(v) > maxOutOfRangeDigits {
+			v = v[:maxOutOfRangeDigits] + "..."
+		}
+		info.OutOfRange = field + " " + v
+	}
+	return false
+}
+
+// maxOutOfRangeDigits bounds the digits of an out-of-range window quoted
+// in a message.
+const maxOutOfRangeDigits = 24
+
+// jsonNumber is raw as written when it is a JSON number.
+func jsonNumber(raw json.RawMessage) (string, bool) {
+	var n json.Number
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) || json.Unmarshal(raw, &n) != nil {
+		return "", false
+	}
+	return n.String(), true
 }
 
 func jsonString(raw json.RawMessage) string {

@@ -122,25 +122,49 @@ func TestExactSizingStepsBelowACut(t *testing.T) {
 // TestExactSizingBelievesNoCutCount: a plan beyond the window the server
 // serves (16384 declared, 4096 served by Ollama) cannot be calibrated: a
 // count at the served window (/api/ps) is no calibration point, and
-// calibration fails saying so. With the model declared too nothing is
-// asked of /api/ps, and the cut counts fail the ratio bound instead.
+// calibration fails saying so, nothing sent. With the model declared too
+// /api/ps is still asked, and the sizing fails the same way.
 func TestExactSizingBelievesNoCutCount(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := newOllamaServer(t)
 		target := Target{BaseURL: "http://ollama.invalid/v1", MaxModelLen: 16384, HTTPClient: servePipe(t, srv.handler())}
 		w := Workload{MaxTokens: 64, Requests: 2, ContextTokens: 8000, PromptSizing: promptSizingExact}
-		_, err := Run(t.Context(), target, w)
-		require.ErrorIs(t, err, errPromptSizing)
-		t.Log(err)
-		require.ErrorContains(t, err, "request 0 is planned at 8000 tokens, at or above 3552, the window of 4096 tokens the server serves")
-		require.Zero(t, srv.chats.Load(), "nothing sent")
+		for _, model := range []string{"", "tiny"} {
+			target.Model = model
+			_, err := Run(t.Context(), target, w)
+			require.ErrorIs(t, err, errPromptSizing)
+			t.Log(err)
+			require.ErrorContains(t, err, "request 0 is planned at 8000 tokens, at or above 3552, the window of 4096 tokens the server serves")
+			require.Zero(t, srv.chats.Load(), "nothing sent")
+		}
+	})
+}
 
-		target.Model = "tiny"
-		_, err = Run(t.Context(), target, w)
+// TestExactSizingBelievesNoCutCountUndeclared: with both the model and the
+// window declared and no endpoint advertising one (Ollama without its
+// native API), the cut counts are believed as points and fail the ratio
+// bound, naming the cut.
+func TestExactSizingBelievesNoCutCountUndeclared(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newOllamaServer(t)
+		target := Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 16384, HTTPClient: servePipe(t, withoutNativeAPI(srv.handler()))}
+		_, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 2, ContextTokens: 8000, PromptSizing: promptSizingExact})
 		require.ErrorIs(t, err, errPromptSizing)
 		t.Log(err)
 		require.ErrorContains(t, err, "= 4096 tokens imply")
 		require.ErrorContains(t, err, "cut to the server's window")
+	})
+}
+
+// withoutNativeAPI answers 404 to Ollama's /api/ paths and serves the
+// rest with h: an Ollama behind a proxy that passes only /v1.
+func withoutNativeAPI(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			http.NotFound(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
 	})
 }
 
@@ -172,15 +196,40 @@ func TestDeclaredWindowAboveAdvertised(t *testing.T) {
 	})
 }
 
-// TestDeclaredWindowsHideTruncation: with both Target.Model and
-// Target.MaxModelLen declared nothing is asked of the server, so Ollama's
-// cut to 4096 passes the truncation checks of a 16384 window; the plan
-// check still says the prompts counted short, all at exactly 4096, and
-// what that means.
-func TestDeclaredWindowsHideTruncation(t *testing.T) {
+// TestDeclaredWindowsCompared: with both Target.Model and
+// Target.MaxModelLen declared the server is still asked, so Ollama's
+// 4096-token window (/api/ps) is named against the declared 16384 and
+// every prompt it cut fails as truncated, naming where the window came
+// from.
+func TestDeclaredWindowsCompared(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := newOllamaServer(t)
 		target := Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 16384, HTTPClient: servePipe(t, srv.handler())}
+		rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 3, Concurrency: 1, ContextTokens: 8000})
+		require.NoError(t, err)
+		require.Zero(t, rep.Completed)
+		require.Equal(t, "tiny", rep.Model, "the declared model is sent")
+		cw := rep.AnvilGo.ContextWindow
+		require.Equal(t, 4096, cw.TruncationWindow)
+		require.Equal(t, sourcePS, *cw.AdvertisedSource)
+		require.Contains(t, *cw.Note, "Target.MaxModelLen 16384 is above the window of 4096 tokens the server advertises (/api/ps)")
+		require.Len(t, rep.Failures, 3)
+		for _, f := range rep.Failures {
+			require.Equal(t, errorTypePromptTruncated, f.ErrorType)
+			require.Contains(t, f.ErrorMessage, "the context window of 4096 tokens the server advertises (/api/ps)")
+		}
+	})
+}
+
+// TestDeclaredWindowsHideTruncation: with both Target.Model and
+// Target.MaxModelLen declared and no endpoint advertising a window,
+// Ollama's cut to 4096 passes the truncation checks of a 16384 window;
+// the plan check still says the prompts counted short, all at exactly
+// 4096, and what that means.
+func TestDeclaredWindowsHideTruncation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newOllamaServer(t)
+		target := Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 16384, HTTPClient: servePipe(t, withoutNativeAPI(srv.handler()))}
 		rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 3, Concurrency: 1, ContextTokens: 8000})
 		require.NoError(t, err)
 		require.Equal(t, 3, rep.Completed, "the cut prompts pass the truncation checks of the declared window")
@@ -224,11 +273,15 @@ func TestDiscover(t *testing.T) {
 	}{
 		{"llama.cpp", Target{BaseURL: "http://llama.invalid/v1", HTTPClient: servePipe(t, llama.handler())},
 			Discovery{Model: "tiny.gguf", ModelSource: sourceModels, Window: 8192, WindowSource: sourceModels,
-				Advertised: 8192, AdvertisedSource: sourceModels, TruncationWindow: 8192}},
+				Advertised: 8192, AdvertisedSource: sourceModels, TruncationWindow: 8192, Slots: 4, SlotsSource: llamaCppPropsPath}},
 		{"ollama", Target{BaseURL: "http://ollama.invalid/v1", HTTPClient: servePipe(t, ollama.handler())},
 			Discovery{Model: "tiny:latest", ModelSource: sourceModels, Window: 4096, WindowSource: sourcePS,
 				Advertised: 4096, AdvertisedSource: sourcePS, TruncationWindow: 4096}},
 		{"declared", Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 2048, HTTPClient: servePipe(t, ollama.handler())},
+			Discovery{Model: "tiny", ModelSource: sourceModel, Window: 2048, WindowSource: sourceMaxModelLen,
+				Advertised: 4096, AdvertisedSource: sourcePS, TruncationWindow: 4096,
+				Note: "Target.MaxModelLen 2048 is below the window of 4096 tokens the server advertises (/api/ps): prompts are planned for 2048, and only a count at or above 4096 is a prompt cut to the server's window"}},
+		{"declared, no native API", Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 2048, HTTPClient: servePipe(t, withoutNativeAPI(ollama.handler()))},
 			Discovery{Model: "tiny", ModelSource: sourceModel, Window: 2048, WindowSource: sourceMaxModelLen, TruncationWindow: 2048}},
 	}
 	for _, tt := range tests {

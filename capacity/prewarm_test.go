@@ -21,7 +21,8 @@ import (
 )
 
 // connCounter serves /v1/models and a short chat stream, counting the
-// connections it accepted and the requests of each kind.
+// connections it accepted and the requests of each kind; other paths
+// (the window discovery's native endpoints) are 404.
 type connCounter struct {
 	conns, models, chats atomic.Int32
 	closeAfterChat       bool // answer every chat with Connection: close
@@ -33,6 +34,10 @@ func (c *connCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.models.Add(1)
 		time.Sleep(c.modelsDelay)
 		fmt.Fprint(w, `{"object":"list","data":[{"id":"m","max_model_len":8192}]}`)
+		return
+	}
+	if r.URL.Path != "/v1/chat/completions" {
+		http.NotFound(w, r)
 		return
 	}
 	raw, _ := io.ReadAll(r.Body)
@@ -127,7 +132,7 @@ func TestRunPrewarmsConnections(t *testing.T) {
 				Workload{Requests: requests, Concurrency: conc, ContextTokens: 512})
 			require.NoError(t, err)
 			require.Empty(t, rep.Failures)
-			require.EqualValues(t, conc, h.models.Load(), "one warm-up request per connection")
+			require.EqualValues(t, 1+conc, h.models.Load(), "the window discovery's, then one warm-up request per connection")
 			require.EqualValues(t, requests, h.chats.Load())
 			c := rep.AnvilGo.Connections
 			require.Equal(t, conc, c.Prewarmed)
@@ -154,7 +159,7 @@ func TestRunPrewarmsConnections(t *testing.T) {
 }
 
 // TestRequestPhases: the phases of a request, exactly, under fake time: the
-// connection at once (connect_ms null: a pipe has no dial to time), the
+// connection at once (reused: the discovery's), the
 // request written at once, the headers 20 ms later (first_byte_ms), a
 // named event without data 30 ms after them (first_event_ms), the first
 // content 10 ms later; TTFT still runs from t0.
@@ -178,10 +183,11 @@ func TestRequestPhases(t *testing.T) {
 		require.Empty(t, rep.Failures)
 		require.Equal(t, 60.0, rep.RequestTimings[0].TTFTMS, "TTFT from t0")
 		got := rep.AnvilGo.Request(0).Phases
-		want := &artifact.Phases{GotConnMS: 0, WroteRequestMS: new(0.0), FirstByteMS: new(20.0), FirstEventMS: new(50.0)}
+		// The connection is the one the window discovery left idle.
+		want := &artifact.Phases{GotConnMS: 0, WroteRequestMS: new(0.0), FirstByteMS: new(20.0), FirstEventMS: new(50.0), Reused: true}
 		require.Empty(t, cmp.Diff(want, got, cmpopts.IgnoreUnexported(artifact.Phases{})))
 		require.Zero(t, rep.AnvilGo.Connections.Prewarmed, "a Target.HTTPClient's pool is the caller's")
-		require.Equal(t, 1, rep.AnvilGo.Connections.DialedInMeasurement)
+		require.Zero(t, rep.AnvilGo.Connections.DialedInMeasurement)
 	})
 }
 

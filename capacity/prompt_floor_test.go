@@ -157,7 +157,7 @@ func TestRunTruncatedPromptOllamaNumbers(t *testing.T) {
 		message     string // "" for a success
 	}{
 		{"half of a planned 8192", 32768, 0, referenceMaxTokens, 8192, "usage.prompt_tokens 4096 is at or below the floor of 4096 tokens (0.5 of the planned context of 8192 tokens)"},
-		{"clamped to the 4096 window", 4096, 0, referenceMaxTokens, 8192, "usage.prompt_tokens 4096 is at or above the context window of 4096 tokens (max_context_tokens) for a planned context of 3008 tokens"},
+		{"clamped to the 4096 window", 4096, 0, referenceMaxTokens, 8192, "usage.prompt_tokens 4096 is at or above the context window of 4096 tokens declared (Target.MaxModelLen) for a planned context of 3008 tokens: the server cut the prompt to a window of that size, or it serves a larger window than declared"},
 		{"prompt and completion beyond the window", 4100, None, 8, 8192, "usage.prompt_tokens 4096 + completion_tokens 8 exceed the context window of 4100 tokens"},
 		{"a window that holds it", 4104, None, 8, 8192, ""},
 	}

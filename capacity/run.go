@@ -82,6 +82,11 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 	if err != nil {
 		return nil, err
 	}
+	disc.noteSlots(w.Concurrency) // the whole workload's: shards share the server's slots
+	extra, err := extraBodyRecord(t.ExtraBody, sec.scrub)
+	if err != nil {
+		return nil, err
+	}
 	t.Model = disc.Model
 	maxModelLen := disc.Window
 	builtin, release, err := builtinObservers(ctx, t, key, sec.scrub)
@@ -120,7 +125,7 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 		plan: plan, cl: cl, concurrency: w.Concurrency,
 		maxFailures: w.MaxFailures, duration: w.Duration, scheduled: schedule != nil, keepGoing: w.KeepGoing, progress: w.Progress,
 		checks: responseChecks{promptFloor: true, canaries: w.RequestCanaries, seed: w.Seed, words: w.ResponseWords, policy: w.ControlledOutputPolicy,
-			maxTokens: plan.Workload.MaxTokens, window: disc.TruncationWindow},
+			maxTokens: plan.Workload.MaxTokens, window: disc.TruncationWindow, windowFrom: disc.truncationWindowFrom()},
 		stallRule: stallRule(w),
 		bodies:    &sourceBodies{target: t, w: plan.Workload, plan: plan},
 		owned:     sh.indexes(plan.Len()),
@@ -171,6 +176,9 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 	})
 	if rep != nil && rep.AnvilGo != nil {
 		rep.AnvilGo.ContextWindow = disc.record()
+		if rep.AnvilGo.Run != nil {
+			rep.AnvilGo.Run.ExtraBody = extra
+		}
 	}
 	if rep != nil && shard != nil {
 		recordShard(rep, shard, r, startErr)

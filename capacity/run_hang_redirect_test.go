@@ -58,7 +58,7 @@ func TestRunProbeTimeout(t *testing.T) {
 		require.Error(t, err)
 		require.Equal(t, 5*time.Second, time.Since(start))
 		require.Equal(t, "capacity: model probe GET http://hang.invalid/v1/models: timed out (no answer within Workload.Timeout = 5s)"+
-			" (set Target.Model and Target.MaxModelLen to skip the probe)", err.Error())
+			" (with Target.Model and Target.MaxModelLen set, the run does not need its answer)", err.Error())
 	})
 }
 
@@ -137,7 +137,7 @@ func TestRunErrorBodyThenHang(t *testing.T) {
 func TestRunRedirectNotFollowed(t *testing.T) {
 	var seen atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost { // not the connection warm-up's GET /models
+		if r.URL.Path == "/v1/chat/completions" { // not the discovery's or the connection warm-up's
 			seen.Add(1)
 		}
 		http.Redirect(w, r, "/v2/chat/completions?sig=s3cr3t", http.StatusTemporaryRedirect)

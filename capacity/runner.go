@@ -263,7 +263,7 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer,
 		firstOutput: ex.stream.firstOutput, firstContent: ex.stream.firstContent}
 	if warmup {
 		// Warm-up prompts carry no canary or word count.
-		checks = responseChecks{maxTokens: r.checks.maxTokens, window: r.checks.window}
+		checks = responseChecks{maxTokens: r.checks.maxTokens, window: r.checks.window, windowFrom: r.checks.windowFrom}
 	}
 	if answer {
 		res.answer, res.answerCut = ex.stream.capture.String(), ex.stream.capture.Truncated()

@@ -72,11 +72,29 @@ func (s *sleepyStream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeOKStream(w, raw)
 }
 
-// pipeTarget is a target served by h over the in-memory transport. Its
-// handlers answer every path and count every request, so the server-metrics
-// sampler is off (observers_builtin_test.go tests it).
+// pipeTarget is a target served by h over the in-memory transport, with
+// the model and window declared. Its handlers answer every path and count
+// every request, so the server-metrics sampler is off
+// (observers_builtin_test.go tests it), and the window discovery the run
+// still makes is answered 404 before h (as a server without a model list
+// or native endpoints answers; discover_test.go and
+// context_discovery_test.go test it): h sees only the run's own requests.
 func pipeTarget(t *testing.T, h http.Handler) Target {
-	return Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192, HTTPClient: servePipe(t, h), MetricsURL: "off"}
+	return Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192, HTTPClient: servePipe(t, withoutDiscovery(h)), MetricsURL: "off"}
+}
+
+// withoutDiscovery answers 404 to the requests of window discovery
+// (GET /v1/models, /props, /slots, /api/ps, POST /api/show) and serves
+// every other request with h.
+func withoutDiscovery(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method + " " + r.URL.Path {
+		case "GET /v1/models", "GET " + llamaCppPropsPath, "GET " + llamaCppSlotsPath, "GET " + ollamaPSPath, "POST " + ollamaShowPath:
+			http.NotFound(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // TestRunClosedLoop: exactly Concurrency requests are in flight and a
@@ -170,7 +188,8 @@ func TestRunCancelBeforeStart(t *testing.T) {
 	})
 }
 
-// panicky panics in RoundTrip for the request that arrives index-th.
+// panicky panics in RoundTrip for the chat request that arrives
+// index-th.
 type panicky struct {
 	next  http.RoundTripper
 	index int32
@@ -178,7 +197,7 @@ type panicky struct {
 }
 
 func (p *panicky) RoundTrip(r *http.Request) (*http.Response, error) {
-	if p.n.Add(1)-1 == p.index {
+	if strings.HasSuffix(r.URL.Path, "/chat/completions") && p.n.Add(1)-1 == p.index {
 		panic("transport defect")
 	}
 	return p.next.RoundTrip(r)
@@ -192,7 +211,7 @@ func TestRunWorkerPanic(t *testing.T) {
 		defer srv.Close()
 		hc := &http.Client{Transport: &panicky{next: srv.Client().Transport, index: 2}}
 		rep, err := Run(t.Context(), Target{BaseURL: srv.URL + "/v1", HTTPClient: hc, Model: "fake-fast", MaxModelLen: 32768,
-			MetricsURL: "off"}, // the transport panics on its third request, whatever it is
+			MetricsURL: "off"}, // the transport panics on its third chat request
 			Workload{Requests: 5, Concurrency: 1})
 		require.NoError(t, err)
 		require.Len(t, rep.Failures, 1)

@@ -42,7 +42,7 @@ func TestExactSizingLlamaCppColdStart(t *testing.T) {
 				require.Equal(t, "tiny.gguf", rep.Model)
 				cw := rep.AnvilGo.ContextWindow
 				require.Equal(t, artifact.ContextWindow{Tokens: 8192, Source: sourceModels, Advertised: new(8192),
-					AdvertisedSource: new(sourceModels), TruncationWindow: 8192}, *cw)
+					AdvertisedSource: new(sourceModels), TruncationWindow: 8192, Slots: new(4), SlotsSource: new(llamaCppPropsPath)}, *cw)
 
 				ps := rep.AnvilGo.PromptSizing
 				errs := countedErrors(t, rep)

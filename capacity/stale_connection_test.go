@@ -21,16 +21,23 @@ import (
 
 // rawServer is an HTTP/1.1 server written on a bare net.Listener, so that
 // each test decides exactly what happens to a connection after each
-// answer. on is called for the n-th request (from 1) of each connection,
-// after the request was read whole; it answers it (answerStream,
-// answerJSON) and reports whether the connection stays open. It counts
+// answer. on is called for the n-th POST (from 1) of each connection
+// other than Ollama's /api/show, after it was read whole; it answers it
+// (answerStream, answerJSON) and reports whether the connection stays
+// open. The server answers every GET itself (the window discovery's and
+// the connection warm-up's: a model list, 404 for the native discovery
+// paths) and POST /api/show (404), keeping the connection. It counts
 // every connection, so the runs against it turn the metrics sampler off.
 type rawServer struct {
 	ln    net.Listener
 	on    func(c net.Conn, n int, req *http.Request) (keep bool)
 	posts atomic.Int32 // POST requests read whole
 	conns atomic.Int32
-	wg    sync.WaitGroup
+	// closeOwn closes the connection (Connection: close) after each
+	// answer the server gives itself, so that the POSTs after them dial
+	// fresh connections.
+	closeOwn atomic.Bool
+	wg       sync.WaitGroup
 }
 
 func startRaw(t *testing.T, ln net.Listener, on func(c net.Conn, n int, req *http.Request) bool) *rawServer {
@@ -55,7 +62,7 @@ func startRaw(t *testing.T, ln net.Listener, on func(c net.Conn, n int, req *htt
 func (s *rawServer) serve(c net.Conn) {
 	defer c.Close()
 	br := bufio.NewReader(c)
-	for n := 1; ; n++ {
+	for n := 1; ; {
 		req, err := http.ReadRequest(br)
 		if err != nil {
 			return
@@ -63,10 +70,25 @@ func (s *rawServer) serve(c net.Conn) {
 		if _, err := io.Copy(io.Discard, req.Body); err != nil {
 			return
 		}
-		if req.Method == http.MethodPost {
-			s.posts.Add(1)
+		closing, own := "", true
+		if s.closeOwn.Load() {
+			closing = "Connection: close\r\n"
 		}
-		if !s.on(c, n, req) || req.Close {
+		switch {
+		case req.Method == http.MethodGet && req.URL.Path == "/v1/models":
+			body := `{"data":[{"id":"m"}]}`
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\n\r\n%s", closing, len(body), body)
+		case req.Method == http.MethodGet || req.URL.Path == ollamaShowPath:
+			fmt.Fprintf(c, "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\n%sContent-Length: 9\r\n\r\nnot found", closing)
+		default:
+			own = false
+			s.posts.Add(1)
+			if !s.on(c, n, req) {
+				return
+			}
+			n++
+		}
+		if req.Close || (own && closing != "") {
 			return
 		}
 	}
@@ -264,6 +286,7 @@ func TestNoRetryOnFreshOrAnswered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ln := newPipeListener()
 		srv := startRaw(t, ln, func(net.Conn, int, *http.Request) bool { return false })
+		srv.closeOwn.Store(true) // every POST on a fresh connection
 		tg := Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192, HTTPClient: pipeClient(t, ln), MetricsURL: "off"}
 		rep, err := Run(t.Context(), tg, Workload{Requests: 2, Concurrency: 1, ContextTokens: 512})
 		require.NoError(t, err)
@@ -304,11 +327,7 @@ func TestNoRetryOnFreshOrAnswered(t *testing.T) {
 func TestCloseAfterEveryResponseOverTCP(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	srv := startRaw(t, ln, func(c net.Conn, _ int, req *http.Request) bool {
-		if req.Method == http.MethodGet {
-			answerJSON(c, `{"data":[{"id":"m"}]}`)
-			return true
-		}
+	srv := startRaw(t, ln, func(c net.Conn, _ int, _ *http.Request) bool {
 		answerStream(c)
 		return false
 	})

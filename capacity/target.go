@@ -50,7 +50,9 @@ type Target struct {
 	// "sha256:" + 64 lowercase hex digits (empty: null). See Fingerprint.
 	ConfigurationFingerprint string
 	// MaxModelLen is the model's context length in tokens, 0..1048576
-	// (0: probed from BaseURL + "/models"). An explicit value wins.
+	// (0: discovered, capacity/PROTOCOL.md#context-window). An explicit
+	// value sets the plan's window; the window the server advertises is
+	// still asked, and used for the truncation checks.
 	MaxModelLen int
 	// Margin is kept free below MaxModelLen: the prompt budget is
 	// MaxModelLen - MaxTokens - Margin. 0..1048576 (0: 1024; None for
@@ -70,6 +72,8 @@ type Target struct {
 	// ExtraBody holds fields merged into every request body (e.g.
 	// "ignore_eos", "max_completion_tokens"). Fields the Workload controls
 	// (model, messages, stream, max_tokens, sampling, thinking) are refused.
+	// The fields are part of the run's identity: recorded in
+	// anvil_go.run.extra_body and the benchfmt workload configuration.
 	ExtraBody map[string]any
 	// MetricsURL is the server's Prometheus metrics endpoint, sampled
 	// during the measured phase (capacity/PROTOCOL.md#server-metrics): ""

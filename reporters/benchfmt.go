@@ -281,8 +281,10 @@ func benchConfig(r *artifact.Report) []benchfmt.Config {
 // two runs to be comparable (capacity/PROTOCOL.md#comparing, less the request count, which
 // a time-based run does not fix): context, served context, concurrency, max
 // tokens, burst, prompt cache mode, shared prefix, thinking, response words
-// and policy, canaries; for an open-loop run the arrival process, rate and
-// burstiness (so it never compares as a closed-loop run); for a trace
+// and policy, canaries, the fields Target.ExtraBody merged into every
+// request body (extra-body={"cache_prompt":false}); for an open-loop run
+// the arrival process, rate and burstiness (so it never compares as a
+// closed-loop run); for a trace
 // replay the trace (trace=<file>, its SHA-256, rows and the replay
 // options), for sessions their spec, count and users; for a run judged
 // against an SLO its bounds and attainment (goodput means nothing across
@@ -323,6 +325,9 @@ func workloadIdentity(r *artifact.Report) string {
 	}
 	if ps := promptSizingOf(r); ps != nil && ps.Method != "" && ps.Method != promptSizingReference {
 		add("sizing", ps.Method)
+	}
+	if body := extraBodyOf(r); body != "" {
+		add("extra-body", body)
 	}
 	if a := arrivalOf(r); a != nil {
 		add("arrival", a.Process)

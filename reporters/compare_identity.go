@@ -205,6 +205,11 @@ func identityKeys(a, b map[string]any) []identityKey {
 	}
 	// Exact sizing sends other prompts than the reference's.
 	keys = append(keys, identityKey{promptSizingKey, oneOf("reference", "exact")})
+	// Fields merged into every request body (Target.ExtraBody) change what
+	// the server does (llama.cpp's cache_prompt, a grammar).
+	if either(extraBodyKey, func(v any) bool { return v != nil }) {
+		keys = append(keys, identityKey{extraBodyKey, stringObject})
+	}
 	return append(keys, workloadKeys(either)...)
 }
 

@@ -81,6 +81,13 @@ type RunSummary struct {
 	// stopped before its plan was done by a rule of its own (the early
 	// stop of capacity/PROTOCOL.md#early-stop).
 	StopReason *string
+	// ExtraBody is "extra_body", written only when set: each field the
+	// target merged into every request body (capacity.Target.ExtraBody,
+	// e.g. llama.cpp's cache_prompt) with its value as compact JSON,
+	// scrubbed of the run's credentials (a value over 1024 bytes as
+	// "sha256:<hex> (<n> bytes)"). Runs with different extra bodies are
+	// different workloads.
+	ExtraBody map[string]string
 
 	shape shape
 }
@@ -224,8 +231,14 @@ type ContextWindow struct {
 	// TruncationWindow is "truncation_window": the window the truncation
 	// checks used (a count at or above it is a prompt cut to the window).
 	TruncationWindow int
+	// Slots is "slots", written only when known: how many requests the
+	// server runs at once (llama.cpp's --parallel); SlotsSource is
+	// "slots_source", where it came from ("/props" or "/slots").
+	Slots       *int
+	SlotsSource *string
 	// Note is "note": a declared window that disagrees with the advertised
-	// one, named; nil when they agree or either is missing.
+	// one, and a concurrency above Slots, named; nil when there is
+	// nothing to say.
 	Note *string
 
 	shape shape

@@ -90,6 +90,7 @@ func mergeExtension(in []shardIn, m *Report) (*Extension, error) {
 	}
 	if base.Run != nil {
 		x.Run.DurationMS, x.Run.Benchmark = base.Run.DurationMS, base.Run.Benchmark
+		x.Run.ExtraBody = base.Run.ExtraBody // the shards agree (workloadKeys)
 	}
 	for _, s := range in {
 		ext := s.r.AnvilGo

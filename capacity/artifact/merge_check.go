@@ -59,6 +59,12 @@ var workloadKeys = []workloadKey{
 		}
 		return floatOrNull(r.AnvilGo.Run.DurationMS)
 	}},
+	{"anvil_go.run.extra_body", func(r *Report) string {
+		if r.AnvilGo.Run == nil || r.AnvilGo.Run.ExtraBody == nil {
+			return "null"
+		}
+		return fmt.Sprint(r.AnvilGo.Run.ExtraBody) // fmt prints a map sorted by key
+	}},
 	{"anvil_go.arrival", func(r *Report) string {
 		a := r.AnvilGo.Arrival
 		if a == nil {

@@ -39,6 +39,11 @@ func TestMergeRefuses(t *testing.T) {
 			"duplicate shard 1 of 3: shard-1.json and shard-3.json"},
 		{"two workloads", func() []*artifact.Report { s := fresh(); s[2].Model = "other-model"; return s },
 			`two workloads: shard-0.json has model fake-fast, shard-2.json has other-model`},
+		{"two extra bodies", func() []*artifact.Report {
+			s := fresh()
+			s[1].AnvilGo.Run.ExtraBody = map[string]string{"cache_prompt": "false"}
+			return s
+		}, "two workloads: shard-0.json has anvil_go.run.extra_body null, shard-1.json has map[cache_prompt:false]"},
 		{"two plans", func() []*artifact.Report {
 			s := fresh()
 			s[1].AnvilGo.Shard.PlanFingerprint = "sha256:" + s[1].AnvilGo.Shard.PlanFingerprint[9:] + "00"

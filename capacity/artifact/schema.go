@@ -208,6 +208,7 @@ var reportTable = newArtTable(func(r *Report) *shape { return &r.shape },
 var runSummaryTable = newArtTable(func(r *RunSummary) *shape { return &r.shape },
 	optionalOf("benchmark", func(r *RunSummary) **string { return &r.Benchmark }, stringCodec),
 	optionalOf("duration_ms", func(r *RunSummary) **float64 { return &r.DurationMS }, floatCodec),
+	optionalMap("extra_body", func(r *RunSummary) *map[string]string { return &r.ExtraBody }),
 	fieldOf("interrupted", func(r *RunSummary) *bool { return &r.Interrupted }, boolCodec),
 	fieldOf("never_sent_requests", func(r *RunSummary) *int { return &r.NeverSentRequests }, intCodec),
 	fieldOf("sent_requests", func(r *RunSummary) *int { return &r.SentRequests }, intCodec),
@@ -294,6 +295,8 @@ var contextWindowTable = newArtTable(func(c *ContextWindow) *shape { return &c.s
 	fieldOf("advertised", func(c *ContextWindow) **int { return &c.Advertised }, optIntCodec),
 	fieldOf("advertised_source", func(c *ContextWindow) **string { return &c.AdvertisedSource }, optStringCodec),
 	fieldOf("note", func(c *ContextWindow) **string { return &c.Note }, optStringCodec),
+	optionalOf("slots", func(c *ContextWindow) **int { return &c.Slots }, intCodec),
+	optionalOf("slots_source", func(c *ContextWindow) **string { return &c.SlotsSource }, stringCodec),
 	fieldOf("source", func(c *ContextWindow) *string { return &c.Source }, stringCodec),
 	fieldOf("tokens", func(c *ContextWindow) *int { return &c.Tokens }, intCodec),
 	fieldOf("truncation_window", func(c *ContextWindow) *int { return &c.TruncationWindow }, intCodec),
@@ -453,3 +456,12 @@ var gapDistributionTable = newArtTable(func(d *gapDistribution) *shape { return 
 	fieldOf("exact_ns", func(d *gapDistribution) *[]int64 { return &d.ExactNS }, nullableSlice(int64Codec)),
 	fieldOf("sketch", func(d *gapDistribution) **gapSketch { return &d.Sketch }, nullableCodec(gapSketchTable.codec())),
 )
+
+// optionalMap is a string map field whose key the current shape writes
+// only when the map is not nil.
+func optionalMap[T any](key string, get func(*T) *map[string]string) artField[T] {
+	f := fieldOf(key, get, mapCodec(stringMapKey[string](), stringCodec))
+	f.omitNil = true
+	f.isNil = func(t *T) bool { return *get(t) == nil }
+	return f
+}
