@@ -86,18 +86,9 @@ func TestConformanceCommand(t *testing.T) {
 	cfg.Faults.Probability = map[fakeserver.Fault]float64{"ignore_max_tokens": 1}
 	srv := fakeserver.New(cfg)
 	defer srv.Close()
-	exe, err := os.Executable()
-	require.NoError(t, err)
 	out := t.TempDir()
-	cmd := exec.CommandContext(t.Context(), exe, "-test.run=^TestConformance$", "-test.v")
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "ANVIL_") {
-			env = append(env, kv)
-		}
-	}
-	cmd.Env = append(env, envBaseURL+"="+srv.BaseURL(), envOut+"="+out)
-	b, err := cmd.CombinedOutput()
+	env := []string{envBaseURL + "=" + srv.BaseURL(), envOut + "=" + out}
+	b, err := childCommand(t, env, "-test.run=^TestConformance$", "-test.v").CombinedOutput()
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee, "the run must fail:\n%s", b)
 	lines := regexp.MustCompile(`(?m)^    --- (PASS|FAIL|SKIP): TestConformance/(\w+)`).FindAllStringSubmatch(string(b), -1)
@@ -143,18 +134,9 @@ func TestConformanceLogScrubbed(t *testing.T) {
 		fmt.Fprintf(w, `{"error":{"message":"no model model-%s for key %s"}}`, echo, echo)
 	}))
 	defer srv.Close()
-	exe, err := os.Executable()
-	require.NoError(t, err)
 	out := t.TempDir()
-	cmd := exec.CommandContext(t.Context(), exe, "-test.run=^TestConformance$", "-test.v")
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "ANVIL_") {
-			env = append(env, kv)
-		}
-	}
-	cmd.Env = append(env, envBaseURL+"="+srv.URL+"/v1", envAPIKeyEnv+"=PLANTED_KEY_VAR", "PLANTED_KEY_VAR="+key, envOut+"="+out)
-	b, _ := cmd.CombinedOutput()
+	env := []string{envBaseURL + "=" + srv.URL + "/v1", envAPIKeyEnv + "=PLANTED_KEY_VAR", "PLANTED_KEY_VAR=" + key, envOut + "=" + out}
+	b, _ := childCommand(t, env, "-test.run=^TestConformance$", "-test.v").CombinedOutput()
 	require.Contains(t, string(b), "--- FAIL: TestConformance/stream_framing", "the suite ran:\n%s", b)
 	files, err := filepath.Glob(filepath.Join(out, "conformance.*"))
 	require.NoError(t, err)

@@ -35,24 +35,32 @@ func child(t *testing.T, mode, dir, out string, flags ...string) (string, error)
 // defaults.
 func childEnv(t *testing.T, mode, dir, out string, extra []string, flags ...string) (string, error) {
 	t.Helper()
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	args := append([]string{"-test.run=^$", "-test.bench=^BenchmarkSeam$"}, flags...)
-	cmd := exec.CommandContext(t.Context(), exe, args...)
-	cmd.Dir = dir
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "ANVIL_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, seamEnv+"="+mode, envBaseURL+"=http://127.0.0.1:9/v1", envProgress+"=0")
+	env := []string{seamEnv + "=" + mode, envBaseURL + "=http://127.0.0.1:9/v1", envProgress + "=0"}
 	if out != "" {
 		env = append(env, envOut+"="+out)
 	}
-	cmd.Env = append(env, extra...)
+	cmd := childCommand(t, append(env, extra...), append([]string{"-test.run=^$", "-test.bench=^BenchmarkSeam$"}, flags...)...)
+	cmd.Dir = dir
 	b, err := cmd.CombinedOutput()
 	return string(b), err
+}
+
+// childCommand is a command that runs this test binary again with args.
+// Its environment is this process's without the ANVIL_ variables and
+// JOB_COMPLETION_INDEX, which the child must not inherit, plus env (later
+// entries win).
+func childCommand(t *testing.T, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.CommandContext(t.Context(), exe, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "ANVIL_") && !strings.HasPrefix(kv, jobCompletionIndex+"=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	return cmd
 }
 
 // benchLines parses the benchmark results of a child's output exactly as
@@ -220,6 +228,16 @@ func readArtifact(t *testing.T, path string) *artifact.Report {
 	return r
 }
 
+// oneArtifact reads the one JSON artifact in dir; msgAndArgs say what to
+// show when there is not exactly one.
+func oneArtifact(t *testing.T, dir string, msgAndArgs ...any) *artifact.Report {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	require.NoError(t, err)
+	require.Len(t, paths, 1, msgAndArgs...)
+	return readArtifact(t, paths[0])
+}
+
 // TestInterruptWritesPartialReport: Ctrl-C during a run still writes the
 // partial report, marked not performance eligible, and fails the benchmark.
 func TestInterruptWritesPartialReport(t *testing.T) {
@@ -231,9 +249,7 @@ func TestInterruptWritesPartialReport(t *testing.T) {
 	require.Error(t, err, "the benchmark fails:\n%s", stdout)
 	require.Contains(t, stdout, "--- FAIL: BenchmarkSeam")
 	require.Contains(t, stdout, "interrupted: 3 of 3 planned requests sent, 2 succeeded, 0 never sent")
-	got, _ := filepath.Glob(filepath.Join(out, "*.json"))
-	require.Len(t, got, 1, stdout)
-	r := readArtifact(t, got[0])
+	r := oneArtifact(t, out, stdout)
 	require.False(t, r.PerformanceEligible)
 	require.Equal(t, 2, r.Completed)
 	require.Equal(t, artifact.FailureCancelled, r.Failures[0].FailureClass)
@@ -254,9 +270,7 @@ func TestNoSuccessFailsTheBenchmark(t *testing.T) {
 	require.Contains(t, stdout, "none of the 3 requests succeeded")
 	require.Contains(t, stdout, "failures by class: map[http_error:3]")
 	require.Empty(t, benchLines(t, stdout), "no benchmark line without a success")
-	got, _ := filepath.Glob(filepath.Join(out, "*.json"))
-	require.Len(t, got, 1, stdout)
-	r := readArtifact(t, got[0])
+	r := oneArtifact(t, out, stdout)
 	require.Zero(t, r.Completed)
 	require.Len(t, r.Failures, 3)
 	require.False(t, r.PerformanceEligible)
@@ -323,9 +337,7 @@ func TestEngineIterations(t *testing.T) {
 			require.NoError(t, err, stdout)
 			lines := benchLines(t, stdout)
 			require.Len(t, lines, 1, stdout)
-			jsons, _ := filepath.Glob(filepath.Join(out, "*.json"))
-			require.Len(t, jsons, 1)
-			rep := readArtifact(t, jsons[0])
+			rep := oneArtifact(t, out)
 			sent := rep.SentRequests()
 			require.EqualValues(t, sent, h.seen.Load(), "the server saw every request the report counts, no more")
 			require.Equal(t, rep.Requests, rep.Completed)

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -85,18 +84,10 @@ func BenchmarkLlamaCppStandIn(b *testing.B) {
 // with it, the same command succeeds.
 func TestReadmeCommandAgainstLlamaCpp(t *testing.T) {
 	srv := llamaCppStandIn(t)
-	exe, err := os.Executable()
-	require.NoError(t, err)
 	run := func(extra ...string) (string, error) {
-		cmd := exec.CommandContext(t.Context(), exe, "-test.run=^$", "-test.bench=^BenchmarkLlamaCppStandIn$", "-test.benchtime=60x")
+		env := []string{standInEnv + "=1", envBaseURL + "=" + srv.URL + "/v1", envProgress + "=0", envOut + "=" + t.TempDir()}
+		cmd := childCommand(t, append(env, extra...), "-test.run=^$", "-test.bench=^BenchmarkLlamaCppStandIn$", "-test.benchtime=60x")
 		cmd.Dir = t.TempDir()
-		for _, kv := range os.Environ() {
-			if !strings.HasPrefix(kv, "ANVIL_") {
-				cmd.Env = append(cmd.Env, kv)
-			}
-		}
-		cmd.Env = append(cmd.Env, standInEnv+"=1", envBaseURL+"="+srv.URL+"/v1", envProgress+"=0", envOut+"="+t.TempDir())
-		cmd.Env = append(cmd.Env, extra...)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}

@@ -2,7 +2,6 @@ package anviltest
 
 import (
 	"bytes"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -93,9 +92,7 @@ func TestGoTestOutputCarriesIdentity(t *testing.T) {
 		"target": "embedded-fake", "fake-profile": "fast", "fake-time-scale": "0.05",
 	}, cfg(got, "model", "engine", "gpu", "target", "fake-profile", "fake-time-scale"))
 
-	jsons, _ := filepath.Glob(filepath.Join(out, "*.json"))
-	require.Len(t, jsons, 1)
-	rep := readArtifact(t, jsons[0])
+	rep := oneArtifact(t, out)
 	var conv bytes.Buffer
 	require.NoError(t, reporters.NewBenchWriter(&conv).Write(rep, ""))
 	converted := benchLines(t, conv.String())

@@ -115,18 +115,9 @@ func (r *arrivalRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // shardChild runs BenchmarkShardChild against base with the extra
 // variables, artifacts in out; it returns the output and the error.
 func shardChild(t *testing.T, base, out string, extra ...string) *exec.Cmd {
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	cmd := exec.CommandContext(t.Context(), exe, "-test.run=^$", "-test.bench=^BenchmarkShardChild$", "-test.benchtime=1x")
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "ANVIL_") && !strings.HasPrefix(kv, jobCompletionIndex+"=") {
-			env = append(env, kv)
-		}
-	}
-	cmd.Env = append(append(env, shardChildEnv+"=1", envBaseURL+"="+base, envOut+"="+out, envProgress+"=0",
-		envClockDomainID+"=test-host-clock"), extra...)
-	return cmd
+	env := []string{shardChildEnv + "=1", envBaseURL + "=" + base, envOut + "=" + out, envProgress + "=0",
+		envClockDomainID + "=test-host-clock"}
+	return childCommand(t, append(env, extra...), "-test.run=^$", "-test.bench=^BenchmarkShardChild$", "-test.benchtime=1x")
 }
 
 // readShardArtifact reads the one JSON artifact in dir.

@@ -27,9 +27,7 @@ func TestInterruptCountsSentRequests(t *testing.T) {
 	require.Contains(t, stdout, "failures by class: map[http_error:8]; first: request 0:", "the never-sent requests are no cancelled failures")
 	require.Empty(t, benchLines(t, stdout), "no benchmark line for an interrupted run")
 
-	jsons, _ := filepath.Glob(filepath.Join(out, "*.json"))
-	require.Len(t, jsons, 1, stdout)
-	r := readArtifact(t, jsons[0])
+	r := oneArtifact(t, out, stdout)
 	require.Equal(t, 400, r.Requests, "v1 semantics: requests are the planned ones")
 	require.Equal(t, 385, r.Failed)
 	require.Equal(t, 23, r.AnvilGo.Run.SentRequests)

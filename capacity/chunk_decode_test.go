@@ -11,46 +11,23 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/internal/chunk/legacychunk"
 )
 
 // The client's chunk decoding before the allocation-free decoder: a
-// json.Decoder into these structs (verbatim but for their names). The
-// fuzz target below holds the new decoding to every answer of this one.
-
-type legacyWireString string
-
-func (s *legacyWireString) UnmarshalJSON(b []byte) error {
-	if len(b) < 2 || b[0] != '"' {
-		*s = ""
-		return nil
-	}
-	if bytes.IndexByte(b, '\\') < 0 {
-		*s = legacyWireString(b[1 : len(b)-1])
-		return nil
-	}
-	var v string
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*s = legacyWireString(v)
-	return nil
-}
-
-type legacyNonEmpty bool
-
-func (n *legacyNonEmpty) UnmarshalJSON(b []byte) error {
-	*n = len(b) > 2 && b[0] == '"'
-	return nil
-}
+// json.Decoder into this struct of package legacychunk's leaf types
+// (verbatim but for their names). The fuzz target below holds the new
+// decoding to every answer of this one.
 
 type legacyChunk struct {
 	Choices []struct {
 		Delta struct {
-			Content          legacyWireString `json:"content"`
-			ReasoningContent legacyNonEmpty   `json:"reasoning_content"`
-			Reasoning        legacyNonEmpty   `json:"reasoning"`
+			Content          legacychunk.String   `json:"content"`
+			ReasoningContent legacychunk.NonEmpty `json:"reasoning_content"`
+			Reasoning        legacychunk.NonEmpty `json:"reasoning"`
 		} `json:"delta"`
-		FinishReason legacyWireString `json:"finish_reason"`
+		FinishReason legacychunk.String `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *chunkUsage     `json:"usage"`
 	Error json.RawMessage `json:"error"`
@@ -67,17 +44,9 @@ type decoded struct {
 }
 
 func decodeLegacyChunk(data []byte) decoded {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 || data[0] != '{' {
-		return decoded{Err: errNotObject.Error()}
-	}
 	var c legacyChunk
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&c); err != nil {
+	if err := legacychunk.Decode(data, &c); err != nil {
 		return decoded{Err: err.Error()}
-	}
-	if dec.InputOffset() != int64(len(data)) {
-		return decoded{Err: errTrailingData.Error()}
 	}
 	var d decoded
 	for _, ch := range c.Choices {

@@ -28,6 +28,17 @@ func primeObservers(ctx context.Context, obs []Observer) {
 	}
 }
 
+// finishObservers tells every built-in observer that takes readings when
+// the measured phase ends to take them now, before the report is
+// assembled, so that the assembly's own work is not measured.
+func finishObservers(obs []Observer) {
+	for _, o := range obs {
+		if f, ok := o.(interface{ Finish() }); ok {
+			f.Finish()
+		}
+	}
+}
+
 // validateMetrics checks Target.MetricsURL and Target.MetricsInterval.
 func (t Target) validateMetrics(v *validator) {
 	if err := (servermetrics.Config{Interval: t.MetricsInterval}).Check(); err != nil {
@@ -58,7 +69,7 @@ func (t Target) validateMetrics(v *validator) {
 // an error wrapping servermetrics.ErrNoEndpoint, before anything is
 // measured; the default endpoint is silently absent.
 func builtinObservers(ctx context.Context, t Target, key string, scrub func(string) string) ([]Observer, func(), error) {
-	obs := []Observer{audit.Observer{}}
+	obs := []Observer{&audit.Observer{}}
 	release := func() {}
 	u, err := servermetrics.EndpointURL(t.BaseURL, t.MetricsURL)
 	if err != nil {

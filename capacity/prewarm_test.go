@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/pipenet"
 )
 
 // connCounter serves /v1/models and a short chat stream, counting the
@@ -55,42 +56,44 @@ func (c *connCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestPrewarmHoldsDistinctConnections(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := &connCounter{modelsDelay: time.Millisecond}
-		ln := newPipeListener()
-		srv := &http.Server{Handler: h, ConnState: func(_ net.Conn, s http.ConnState) {
-			if s == http.StateNew {
-				h.conns.Add(1)
-			}
-		}}
-		go func() { _ = srv.Serve(ln) }()
-		tr := &http.Transport{DialContext: ln.dial, MaxIdleConnsPerHost: 16}
-		defer func() { tr.CloseIdleConnections(); _ = srv.Close() }()
-		hc := &http.Client{Transport: tr}
+		srv := pipenet.NewServer(h)
+		defer srv.Close()
 		tg := Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192, MetricsURL: "off"}
-		cl, err := newClient(tg, Workload{MaxTokens: 8, Timeout: time.Minute}, hc, "")
+		cl, err := newClient(tg, Workload{MaxTokens: 8, Timeout: time.Minute}, srv.Client(), "")
 		require.NoError(t, err)
 
 		require.Equal(t, 7, cl.prewarm(t.Context(), 7, time.Minute), "7 distinct live connections")
-		require.EqualValues(t, 7, h.conns.Load())
+		require.Equal(t, 7, srv.Listener.Dials())
 		require.EqualValues(t, 7, h.models.Load())
 
-		// 7 requests at once all reuse a prewarmed connection.
-		var wg sync.WaitGroup
-		var reused atomic.Int32
-		for range 7 {
-			wg.Go(func() {
-				ex := &exchange{}
-				var bb bodyBuffer
-				bb.buf = cl.enc.appendBody(bb.reset(), []byte("p"))
-				cl.send(t.Context(), &bb, ex)
-				if ex.reused && ex.connectMS == nil {
-					reused.Add(1)
-				}
-			})
-		}
-		wg.Wait()
-		require.EqualValues(t, 7, reused.Load())
-		require.EqualValues(t, 7, h.conns.Load(), "no dial after the warm-up")
+		require.Equal(t, 7, sendAtOnce(t, cl, 7), "7 requests at once all reuse a prewarmed connection")
+		require.Equal(t, 7, srv.Listener.Dials(), "no dial after the warm-up")
 	})
+}
+
+// sendAtOnce sends n chat requests of cl at once, each of which must
+// succeed, and returns how many went on a reused connection (no
+// connect_ms).
+func sendAtOnce(t *testing.T, cl *client, n int) int {
+	t.Helper()
+	exs := make([]exchange, n)
+	var wg sync.WaitGroup
+	for i := range exs {
+		wg.Go(func() {
+			var bb bodyBuffer
+			bb.buf = cl.enc.appendBody(bb.reset(), []byte("p"))
+			cl.send(t.Context(), &bb, &exs[i])
+		})
+	}
+	wg.Wait()
+	reused := 0
+	for i := range exs {
+		require.Empty(t, exs[i].class, "request %d: %s", i, exs[i].message)
+		if exs[i].reused && exs[i].connectMS == nil {
+			reused++
+		}
+	}
+	return reused
 }
 
 // TestPrewarmBounded: a server that never answers GET /models holds the
@@ -197,7 +200,7 @@ func TestRequestPhases(t *testing.T) {
 // at once afterwards reuse them without a dial).
 func TestPrewarmLimitKeepsAnsweredConnections(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var models, conns atomic.Int32
+		var models atomic.Int32
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/v1/models" {
 				if models.Add(1) == 3 {
@@ -210,40 +213,18 @@ func TestPrewarmLimitKeepsAnsweredConnections(t *testing.T) {
 			raw, _ := io.ReadAll(r.Body)
 			writeOKStream(w, raw)
 		})
-		ln := newPipeListener()
-		srv := &http.Server{Handler: h, ConnState: func(_ net.Conn, s http.ConnState) {
-			if s == http.StateNew {
-				conns.Add(1)
-			}
-		}}
-		go func() { _ = srv.Serve(ln) }()
-		tr := &http.Transport{DialContext: ln.dial, MaxIdleConnsPerHost: 16}
-		defer func() { tr.CloseIdleConnections(); _ = srv.Close() }()
-		cl, err := newClient(Target{BaseURL: "http://pipe.invalid/v1", Model: "m"}, Workload{MaxTokens: 8, Timeout: time.Minute}, &http.Client{Transport: tr}, "")
+		srv := pipenet.NewServer(h)
+		defer srv.Close()
+		cl, err := newClient(Target{BaseURL: "http://pipe.invalid/v1", Model: "m"}, Workload{MaxTokens: 8, Timeout: time.Minute}, srv.Client(), "")
 		require.NoError(t, err)
 
 		start := time.Now()
 		require.Equal(t, 2, cl.prewarm(t.Context(), 3, 2*time.Second), "the two answered connections")
 		require.Equal(t, 2*time.Second, time.Since(start))
-		require.EqualValues(t, 3, conns.Load())
+		require.Equal(t, 3, srv.Listener.Dials())
 
-		var wg sync.WaitGroup
-		var reused atomic.Int32
-		for range 2 {
-			wg.Go(func() {
-				ex := &exchange{}
-				var bb bodyBuffer
-				bb.buf = cl.enc.appendBody(bb.reset(), []byte("p"))
-				cl.send(t.Context(), &bb, ex)
-				require.Empty(t, ex.class, ex.message)
-				if ex.reused {
-					reused.Add(1)
-				}
-			})
-		}
-		wg.Wait()
-		require.EqualValues(t, 2, reused.Load(), "both requests on a warmed connection")
-		require.EqualValues(t, 3, conns.Load(), "no dial after the warm-up")
+		require.Equal(t, 2, sendAtOnce(t, cl, 2), "both requests on a warmed connection")
+		require.Equal(t, 3, srv.Listener.Dials(), "no dial after the warm-up")
 	})
 }
 

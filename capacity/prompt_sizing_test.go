@@ -332,15 +332,7 @@ func BenchmarkAppendPromptExact(b *testing.B) {
 			for i := range p.chars {
 				p.chars[i] = charsFor([]sizePoint{{int(ratio * 1000), 1000}}, p.Contexts[i])
 			}
-			buf, err := p.AppendPrompt(nil, 63)
-			require.NoError(b, err)
-			b.SetBytes(int64(len(buf)))
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				buf, _ = p.AppendPrompt(buf[:0], i%64)
-				i++
-			}
+			benchAppendPrompt(b, p)
 		})
 	}
 }

@@ -169,6 +169,7 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 		measureErr = r.measure(ctx, start, s)
 	}
 	end := time.Now()
+	finishObservers(builtin)
 
 	rep, err := assemble(runFacts{
 		target: t, baseURL: baseURL, workload: plan.Workload, plan: plan,

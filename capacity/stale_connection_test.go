@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/pipenet"
 )
 
 // rawServer is an HTTP/1.1 server written on a bare net.Listener, so that
@@ -108,8 +109,8 @@ func answerJSON(c net.Conn, body string) {
 }
 
 // pipeClient is a client of ln over the in-memory transport.
-func pipeClient(t *testing.T, ln *pipeListener) *http.Client {
-	tr := &http.Transport{DialContext: ln.dial, MaxIdleConnsPerHost: 4}
+func pipeClient(t *testing.T, ln *pipenet.Listener) *http.Client {
+	tr := &http.Transport{DialContext: ln.DialContext, MaxIdleConnsPerHost: 4}
 	t.Cleanup(tr.CloseIdleConnections)
 	return &http.Client{Transport: tr}
 }
@@ -124,7 +125,7 @@ func TestHeldThenClosedIsNotHidden(t *testing.T) {
 	for _, hold := range []time.Duration{0, 500 * time.Millisecond} {
 		t.Run(hold.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				ln := newPipeListener()
+				ln := pipenet.Listen()
 				srv := startRaw(t, ln, func(c net.Conn, n int, _ *http.Request) bool {
 					if n == 2 {
 						time.Sleep(hold)
@@ -167,7 +168,7 @@ func TestHeldThenClosedIsNotHidden(t *testing.T) {
 // the tokenizer's POST right after a streamed answer gets its answer too.
 func TestCloseAfterEveryResponse(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ln := newPipeListener()
+		ln := pipenet.Listen()
 		srv := startRaw(t, ln, func(c net.Conn, _ int, req *http.Request) bool {
 			if req.URL.Path == "/tokenize" {
 				answerJSON(c, `{"tokens":[1,2,3]}`)
@@ -176,7 +177,7 @@ func TestCloseAfterEveryResponse(t *testing.T) {
 			answerStream(c)
 			return false // as llama-server does after a streamed answer
 		})
-		tr := &http.Transport{DialContext: ln.dial, MaxIdleConnsPerHost: 4}
+		tr := &http.Transport{DialContext: ln.DialContext, MaxIdleConnsPerHost: 4}
 		defer tr.CloseIdleConnections()
 		hc, rule := withConnectionRule(&http.Client{Transport: tr}, tr)
 		cl, err := newClient(Target{BaseURL: "http://pipe.invalid/v1", Model: "m"}, Workload{MaxTokens: 8, Timeout: time.Minute}, hc, "")
@@ -218,12 +219,12 @@ func TestCloseAfterEveryResponse(t *testing.T) {
 // both attempts are in its phases.
 func TestUnwrittenRequestKeepsItsT0(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ln := newPipeListener()
+		ln := pipenet.Listen()
 		srv := startRaw(t, ln, func(c net.Conn, n int, _ *http.Request) bool {
 			answerStream(c)
 			return true
 		})
-		tr := &http.Transport{DialContext: ln.dial, MaxIdleConnsPerHost: 4}
+		tr := &http.Transport{DialContext: ln.DialContext, MaxIdleConnsPerHost: 4}
 		defer tr.CloseIdleConnections()
 		hc, rule := withConnectionRule(&http.Client{Transport: tr}, nil)
 		cl, err := newClient(Target{BaseURL: "http://pipe.invalid/v1", Model: "m"}, Workload{MaxTokens: 8, Timeout: time.Minute}, hc, "")
@@ -232,7 +233,7 @@ func TestUnwrittenRequestKeepsItsT0(t *testing.T) {
 		// 30 ms as if the server had closed it: nothing is written.
 		stale := &failingWrites{delay: 30 * time.Millisecond}
 		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := ln.dial(ctx, network, addr)
+			c, err := ln.DialContext(ctx, network, addr)
 			if err != nil || stale.used.Swap(true) {
 				return c, err
 			}
@@ -284,7 +285,7 @@ func (c *failingWrites) Write(p []byte) (int, error) {
 // server's failures and are never sent again.
 func TestNoRetryOnFreshOrAnswered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ln := newPipeListener()
+		ln := pipenet.Listen()
 		srv := startRaw(t, ln, func(net.Conn, int, *http.Request) bool { return false })
 		srv.closeOwn.Store(true) // every POST on a fresh connection
 		tg := Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192, HTTPClient: pipeClient(t, ln), MetricsURL: "off"}
@@ -300,7 +301,7 @@ func TestNoRetryOnFreshOrAnswered(t *testing.T) {
 		require.Equal(t, int32(2), srv.posts.Load())
 	})
 	synctest.Test(t, func(t *testing.T) {
-		ln := newPipeListener()
+		ln := pipenet.Listen()
 		srv := startRaw(t, ln, func(c net.Conn, n int, _ *http.Request) bool {
 			if n == 1 {
 				answerStream(c)
@@ -353,7 +354,7 @@ func TestCloseAfterEveryResponseOverTCP(t *testing.T) {
 // place is not (TestHeldThenClosedIsNotHidden).
 func TestUnmeasuredRequestSentAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ln := newPipeListener()
+		ln := pipenet.Listen()
 		srv := startRaw(t, ln, func(c net.Conn, n int, _ *http.Request) bool {
 			if n == 2 {
 				return false // read whole, closed without an answer

@@ -76,12 +76,7 @@ func n(s string) json.Number { return json.Number(s) }
 func TestIdentityKeys(t *testing.T) {
 	poisson := map[string]any{"process": "poisson", "rate_rps": n("4"), "burstiness": n("1")}
 	gamma := map[string]any{"process": "gamma", "rate_rps": n("4"), "burstiness": n("0.5")}
-	for _, tc := range []struct {
-		name       string
-		both, news []edit
-		want       []string // keys named, in order; nil: comparable
-		problem    string   // of the first diff
-	}{
+	checkIdentity(t, []identityCase{
 		{name: "identical"},
 		{name: "schema", news: []edit{{"schema", "anvil-serving.benchmark/v2", false}}, want: []string{"schema"}, problem: "differs"},
 		{name: "protocol", news: []edit{{"measurement_protocol", "capacity-v3", false}}, want: []string{"measurement_protocol"}},
@@ -146,11 +141,27 @@ func TestIdentityKeys(t *testing.T) {
 			want: []string{"sampling.temperature.effective_request"}, problem: "malformed in new: want a number or null"},
 		{name: "setup is provenance", news: []edit{{"engine", "vllm", false}, {"gpu", "h100", false}, {"model", "other", false},
 			{"run_id", "benchmark-x", false}, {"configuration_fingerprint", "sha256:00", false}, {"serve_flags.kv_cache", "fp8", false}}},
-	} {
+	})
+}
+
+// identityCase is a pair of documents made from the seed artifact: both
+// edits made to the two, news to the new one only; want is the identity
+// keys matchIdentity names, in order (nil: comparable), and problem the
+// first diff's.
+type identityCase struct {
+	name       string
+	both, news []edit
+	want       []string
+	problem    string
+}
+
+// checkIdentity runs each case as a subtest.
+func checkIdentity(t *testing.T, cases []identityCase) {
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			old := seedDoc(t)
 			for _, e := range tc.both {
-				set(old, e.path, e.v, e.del)
+				set(old, e.path, cloneDoc(e.v), e.del)
 			}
 			new := cloneDoc(old).(map[string]any)
 			for _, e := range tc.news {

@@ -1,10 +1,6 @@
 package reporters
 
-import (
-	"testing"
-
-	"github.com/stretchr/testify/require"
-)
+import "testing"
 
 // TestIdentityOfTracesAndSessions: two replays compare only when they
 // replayed one trace (its SHA-256) with the same options; a replay never
@@ -20,12 +16,7 @@ func TestIdentityOfTracesAndSessions(t *testing.T) {
 	sessions := map[string]any{"kind": "sessions", "sessions": map[string]any{
 		"spec": "turns=3,user=200,output=128,think=2s,think_dist=fixed,seed=0", "sessions": n("4"), "users": n("2")}}
 	const w = "anvil_go.workload."
-	for _, tc := range []struct {
-		name       string
-		both, news []edit
-		want       []string
-		problem    string
-	}{
+	checkIdentity(t, []identityCase{
 		{name: "one trace, one replay", both: []edit{{"anvil_go.workload", replay(), false}},
 			news: []edit{{w + "send_lag_ms.p99", n("9.0"), false}, {w + "trace.file", "renamed.jsonl", false}, {w + "trace.bytes", n("1"), false}}},
 		{name: "replay vs synthetic", news: []edit{{"anvil_go.workload", replay(), false}},
@@ -48,25 +39,5 @@ func TestIdentityOfTracesAndSessions(t *testing.T) {
 			want: []string{w + "sessions.spec", w + "sessions.users"}},
 		{name: "malformed trace hash", both: []edit{{"anvil_go.workload", replay(), false}},
 			news: []edit{{w + "trace.sha256", "", false}}, want: []string{w + "trace.sha256"}, problem: "malformed in new: want a non-empty string"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			old := seedDoc(t)
-			for _, e := range tc.both {
-				set(old, e.path, cloneDoc(e.v), e.del)
-			}
-			new := cloneDoc(old).(map[string]any)
-			for _, e := range tc.news {
-				set(new, e.path, e.v, e.del)
-			}
-			res := matchIdentity(old, new, sideName)
-			var got []string
-			for _, d := range res.diffs {
-				got = append(got, d.Key)
-			}
-			require.Equal(t, tc.want, got, "%+v", res.diffs)
-			if tc.problem != "" {
-				require.Equal(t, tc.problem, res.diffs[0].Problem)
-			}
-		})
-	}
+	})
 }

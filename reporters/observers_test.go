@@ -59,7 +59,7 @@ func TestSummaryAuditAndCrossChecks(t *testing.T) {
 
 	buf.Reset()
 	require.NoError(t, WriteSummary(&buf, observed(t, "ok")))
-	require.Contains(t, buf.String(), "client audit ok (scheduler latency p99 4.10 ms, max - ms; 0 GC pauses, max - ms; CPU 50% of 2 cores)\n")
+	require.Contains(t, buf.String(), "client audit ok (scheduler latency p99 4.10 ms, max - ms; wake-ups late by - ms at the median; 0 GC pauses, max - ms; CPU 50% of 2 cores)\n")
 	require.False(t, strings.Contains(buf.String(), "SUSPECT"))
 }
 

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity"
@@ -65,20 +64,4 @@ func TestMockLLMCapacity(t *testing.T) {
 		require.Equal(t, artifact.SourceContentChunks, r.OutputTokenSource, "request %d", r.RequestIndex)
 	}
 	require.Equal(t, map[artifact.OutputTokenSource]int{artifact.SourceContentChunks: 4}, rep.Metrics.OutputTokenSources)
-}
-
-// checkVerdicts logs every verdict of got and fails with a diff when
-// their outcomes are not want's.
-func checkVerdicts(t *testing.T, got map[string]Verdict, want map[string]Outcome) {
-	t.Helper()
-	for _, n := range Checks() {
-		t.Logf("%s: %s: %s %q", n, got[n].Outcome, got[n].Reason, got[n].Notes)
-	}
-	gotOutcomes := map[string]Outcome{}
-	for n, v := range got {
-		gotOutcomes[n] = v.Outcome
-	}
-	if diff := cmp.Diff(want, gotOutcomes); diff != "" {
-		t.Errorf("verdicts (-want +got):\n%s", diff)
-	}
 }

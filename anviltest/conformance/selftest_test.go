@@ -62,6 +62,22 @@ func outcomes(vs map[string]Verdict, o Outcome) []string {
 	return names
 }
 
+// checkVerdicts logs every verdict of got and fails with a diff when
+// their outcomes are not want's.
+func checkVerdicts(t *testing.T, got map[string]Verdict, want map[string]Outcome) {
+	t.Helper()
+	for _, n := range Checks() {
+		t.Logf("%s: %s: %s %q", n, got[n].Outcome, got[n].Reason, got[n].Notes)
+	}
+	gotOutcomes := map[string]Outcome{}
+	for n, v := range got {
+		gotOutcomes[n] = v.Outcome
+	}
+	if diff := cmp.Diff(want, gotOutcomes); diff != "" {
+		t.Errorf("verdicts (-want +got):\n%s", diff)
+	}
+}
+
 // modelsListing answers GET /v1/models with a list that names only
 // another model, as a gateway that renames models does; every other
 // request goes to next.

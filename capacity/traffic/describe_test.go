@@ -25,6 +25,7 @@ func readDescribed(t *testing.T, file string, opts ...trace.Option) ([]trace.Rec
 	for r.Scan() {
 		recs = append(recs, r.Record())
 	}
+	require.NoError(t, r.Err())
 	d, err := r.Description()
 	require.NoError(t, err)
 	return recs, d

@@ -2,7 +2,6 @@ package traffic_test
 
 import (
 	"encoding/json"
-	"os"
 	"regexp"
 	"strconv"
 	"testing"
@@ -16,16 +15,9 @@ import (
 	"github.com/anvilbench/anvil/capacity/traffic"
 )
 
+// readTrace reads the rows of a shipped trace.
 func readTrace(t *testing.T, file string, opts ...trace.Option) []trace.Record {
-	f, err := os.Open("../../testdata/traces/" + file)
-	require.NoError(t, err)
-	defer f.Close()
-	r := trace.NewReader(f, file, opts...)
-	var recs []trace.Record
-	for r.Scan() {
-		recs = append(recs, r.Record())
-	}
-	require.NoError(t, r.Err())
+	recs, _ := readDescribed(t, file, opts...)
 	return recs
 }
 

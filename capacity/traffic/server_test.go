@@ -1,63 +1,17 @@
 package traffic_test
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/internal/pipenet"
 )
-
-// pipeListener is an in-memory net.Listener: every dial makes a net.Pipe
-// whose server end is accepted. Created inside a synctest bubble, all its
-// blocking is durable, so fake time advances while requests wait.
-type pipeListener struct {
-	conns  chan net.Conn
-	closed chan struct{}
-	once   sync.Once
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.closed:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *pipeListener) Close() error {
-	l.once.Do(func() { close(l.closed) })
-	return nil
-}
-
-func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
-
-func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	client, server := net.Pipe()
-	select {
-	case l.conns <- server:
-		return client, nil
-	case <-l.closed:
-		return nil, errors.New("pipe listener closed: connection refused")
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "pipe" }
 
 // seen is one chat request as the server received it.
 type seen struct {
@@ -71,17 +25,17 @@ type message struct {
 	Content string `json:"content"`
 }
 
-// chatServer is a plain httptest server on the in-memory listener. Every
-// chat request is recorded, then answered after delay with the content
-// answer(n) for the n-th request (0-based), usage with prompt_tokens at 3
-// characters per token and, as cached tokens, the tokens of every message
-// but the last; fail(n, messages) true answers HTTP 500 instead.
+// chatServer is a plain HTTP server on the in-memory network of package
+// pipenet. Every chat request is recorded, then answered after delay with
+// the content answer(n) for the n-th request (0-based), usage with
+// prompt_tokens at 3 characters per token and, as cached tokens, the
+// tokens of every message but the last; fail(messages) true answers
+// HTTP 500 instead.
 type chatServer struct {
-	*httptest.Server
-	client *http.Client
-	delay  time.Duration
-	fail   func(messages []message) bool
-	start  time.Time
+	*pipenet.Server
+	delay time.Duration
+	fail  func(messages []message) bool
+	start time.Time
 
 	// tokens counts a message's tokens; nil is 3 characters per token.
 	tokens func(content string) int
@@ -121,22 +75,14 @@ func (s *chatServer) countTokens(w http.ResponseWriter, raw []byte) {
 func answer(n int) string { return fmt.Sprintf("answer number %d, in a few words", n) }
 
 func newChatServer(t *testing.T, delay time.Duration) *chatServer {
-	ln := &pipeListener{conns: make(chan net.Conn), closed: make(chan struct{})}
 	s := &chatServer{delay: delay, start: time.Now()}
-	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
-	s.Listener = ln
-	s.Start()
-	tr := &http.Transport{DialContext: ln.dial, MaxIdleConnsPerHost: 256}
-	s.client = &http.Client{Transport: tr}
-	t.Cleanup(func() {
-		tr.CloseIdleConnections()
-		s.Close()
-	})
+	s.Server = pipenet.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
 	return s
 }
 
 func (s *chatServer) target() capacity.Target {
-	return capacity.Target{BaseURL: s.URL + "/v1", Model: "m", MaxModelLen: 1 << 20, HTTPClient: s.client}
+	return capacity.Target{BaseURL: s.URL + "/v1", Model: "m", MaxModelLen: 1 << 20, HTTPClient: s.Client()}
 }
 
 func (s *chatServer) serve(w http.ResponseWriter, r *http.Request) {
@@ -185,9 +131,3 @@ func (s *chatServer) requests() []seen {
 	defer s.mu.Unlock()
 	return append([]seen(nil), s.seen...)
 }
-
-func fmtSscanf(line string, s *string, k *int) (int, error) {
-	return fmt.Sscanf(line, "#session %s turn %d", s, k)
-}
-
-func strconvAtoi(s string) (int, error) { return strconv.Atoi(s) }

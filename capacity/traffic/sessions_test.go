@@ -1,6 +1,7 @@
 package traffic_test
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,7 +23,7 @@ func sessionOf(t *testing.T, msgs []message) (string, int) {
 	var s string
 	var k int
 	line, _, _ := strings.Cut(last, "\n")
-	_, err := fmtSscanf(line, &s, &k)
+	_, err := fmt.Sscanf(line, "#session %s turn %d", &s, &k)
 	require.NoError(t, err, "%q", line)
 	return s, k
 }
@@ -117,7 +118,7 @@ func TestSessionsFailedTurn(t *testing.T) {
 			perSession[id]++
 			require.Equal(t, perSession[id], k)
 			if k > 1 {
-				n, _ := strconvAtoi(id)
+				n, _ := strconv.Atoi(id)
 				require.Equal(t, last[id]+10*time.Millisecond+spec.ThinkTime(n, k), r.at,
 					"session %s turn %d: the seeded exponential think time", id, k)
 			}

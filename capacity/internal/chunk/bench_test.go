@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"testing"
+
+	"github.com/anvilbench/anvil/capacity/internal/chunk/legacychunk"
 )
 
 // benchPayloads are chunks in the shapes the engines' OpenAI-compatible
@@ -32,11 +34,11 @@ type (
 	}
 	todayChoice struct {
 		Delta struct {
-			Content          legacyString   `json:"content"`
-			ReasoningContent legacyNonEmpty `json:"reasoning_content"`
-			Reasoning        legacyNonEmpty `json:"reasoning"`
+			Content          legacychunk.String   `json:"content"`
+			ReasoningContent legacychunk.NonEmpty `json:"reasoning_content"`
+			Reasoning        legacychunk.NonEmpty `json:"reasoning"`
 		} `json:"delta"`
-		FinishReason legacyString `json:"finish_reason"`
+		FinishReason legacychunk.String `json:"finish_reason"`
 	}
 )
 

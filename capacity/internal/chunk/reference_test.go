@@ -7,81 +7,42 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/anvilbench/anvil/capacity/internal/chunk/legacychunk"
 )
 
-// The reference decoder: the stream client's decoding as it stands in
-// capacity/client_chunk.go (its leaf types and structs, verbatim but for
-// their names, plus delta.role read as the client reads text), and an
-// independent classification of each leaf's raw value with encoding/json.
-// The fast decoder must agree with both for every payload.
-
-type legacyString string
-
-func (s *legacyString) UnmarshalJSON(b []byte) error {
-	if len(b) < 2 || b[0] != '"' {
-		*s = ""
-		return nil
-	}
-	if bytes.IndexByte(b, '\\') < 0 {
-		*s = legacyString(b[1 : len(b)-1])
-		return nil
-	}
-	var v string
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*s = legacyString(v)
-	return nil
-}
-
-type legacyNonEmpty bool
-
-func (n *legacyNonEmpty) UnmarshalJSON(b []byte) error {
-	*n = len(b) > 2 && b[0] == '"'
-	return nil
-}
-
-type legacyInt struct {
-	v  int64
-	ok bool
-}
-
-func (n *legacyInt) UnmarshalJSON(b []byte) error {
-	var v json.Number
-	if len(b) == 0 || b[0] == 'n' || json.Unmarshal(b, &v) != nil {
-		*n = legacyInt{}
-		return nil
-	}
-	i, err := v.Int64()
-	*n = legacyInt{v: i, ok: err == nil}
-	return nil
-}
+// The reference decoder: the stream client's decoding as it stood in
+// capacity/client_chunk.go (its leaf types, package legacychunk, and its
+// structs, verbatim but for their names, plus delta.role read as the
+// client reads text), and an independent classification of each leaf's
+// raw value with encoding/json. The fast decoder must agree with both for
+// every payload.
 
 type legacyChunk struct {
-	Choices []legacyChoice  `json:"choices"`
-	Usage   *legacyUsage    `json:"usage"`
-	Error   json.RawMessage `json:"error"`
-	Object  legacyString    `json:"object"`
-	Message legacyString    `json:"message"`
-	Timings json.RawMessage `json:"timings"`
+	Choices []legacyChoice     `json:"choices"`
+	Usage   *legacyUsage       `json:"usage"`
+	Error   json.RawMessage    `json:"error"`
+	Object  legacychunk.String `json:"object"`
+	Message legacychunk.String `json:"message"`
+	Timings json.RawMessage    `json:"timings"`
 }
 
 type legacyChoice struct {
 	Delta struct {
-		Content          legacyString   `json:"content"`
-		Role             legacyString   `json:"role"`
-		ReasoningContent legacyNonEmpty `json:"reasoning_content"`
-		Reasoning        legacyNonEmpty `json:"reasoning"`
+		Content          legacychunk.String   `json:"content"`
+		Role             legacychunk.String   `json:"role"`
+		ReasoningContent legacychunk.NonEmpty `json:"reasoning_content"`
+		Reasoning        legacychunk.NonEmpty `json:"reasoning"`
 	} `json:"delta"`
-	FinishReason legacyString `json:"finish_reason"`
+	FinishReason legacychunk.String `json:"finish_reason"`
 }
 
 type legacyUsage struct {
-	PromptTokens        legacyInt `json:"prompt_tokens"`
-	CompletionTokens    legacyInt `json:"completion_tokens"`
-	TotalTokens         legacyInt `json:"total_tokens"`
+	PromptTokens        legacychunk.Int `json:"prompt_tokens"`
+	CompletionTokens    legacychunk.Int `json:"completion_tokens"`
+	TotalTokens         legacychunk.Int `json:"total_tokens"`
 	PromptTokensDetails *struct {
-		CachedTokens legacyInt `json:"cached_tokens"`
+		CachedTokens legacychunk.Int `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
 }
 
@@ -106,20 +67,17 @@ type rawChunk struct {
 	} `json:"usage"`
 }
 
-// decodeLegacy is the client's chunkDecoder.decode for one payload.
+// decodeLegacy is the client's chunkDecoder.decode for one payload, its
+// errors this package's.
 func decodeLegacy(data []byte, c any) error {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 || data[0] != '{' {
+	switch err := legacychunk.Decode(data, c); err {
+	case legacychunk.ErrNotObject:
 		return ErrNotObject
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(c); err != nil {
+	case legacychunk.ErrTrailingData:
+		return ErrTrailingData
+	default:
 		return err
 	}
-	if dec.InputOffset() != int64(len(data)) {
-		return ErrTrailingData
-	}
-	return nil
 }
 
 // refKind classifies a raw value (valid JSON) by its first byte.
@@ -220,7 +178,7 @@ func decodeReference(data []byte) refResult {
 }
 
 // refText is the client's text with the kind of its raw value.
-func refText(s legacyString, raw json.RawMessage) Text {
+func refText(s legacychunk.String, raw json.RawMessage) Text {
 	k := refKind(raw)
 	if k != String {
 		if s != "" {
@@ -233,9 +191,9 @@ func refText(s legacyString, raw json.RawMessage) Text {
 
 // refCount is the independent classification, checked against the
 // client's own acceptance.
-func refCount(n legacyInt, raw json.RawMessage) Int {
+func refCount(n legacychunk.Int, raw json.RawMessage) Int {
 	r := refInt(raw)
-	if v, ok := r.Int64(); ok != n.ok || (ok && v != n.v) {
+	if v, ok := r.Int64(); ok != n.OK || (ok && v != n.V) {
 		panic("the classification disagrees with the client's wireInt")
 	}
 	return r

@@ -33,18 +33,25 @@ func TestBenchConvertsTheWholeCorpus(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, 0, run(append([]string{"bench"}, paths...), &stdout, &stderr), stderr.String())
 	require.Empty(t, stderr.String())
-	r := benchfmt.NewReader(&stdout, "corpus.bench")
-	n := 0
+	require.Len(t, benchResults(t, stdout.Bytes(), "corpus.bench"), len(paths))
+}
+
+// benchResults parses data, named name, with benchstat's reader: its
+// results, failing the test on a syntax error.
+func benchResults(t *testing.T, data []byte, name string) []*benchfmt.Result {
+	t.Helper()
+	var rs []*benchfmt.Result
+	r := benchfmt.NewReader(bytes.NewReader(data), name)
 	for r.Scan() {
 		switch rec := r.Result().(type) {
 		case *benchfmt.SyntaxError:
 			t.Fatal(rec)
 		case *benchfmt.Result:
-			n++
+			rs = append(rs, rec.Clone())
 		}
 	}
 	require.NoError(t, r.Err())
-	require.Equal(t, len(paths), n)
+	return rs
 }
 
 func TestNotCapacityIsReportedAndSkipped(t *testing.T) {

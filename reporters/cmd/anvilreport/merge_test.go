@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/perf/benchfmt"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
 )
@@ -82,19 +81,9 @@ func TestMergedArtifactReads(t *testing.T) {
 
 	stdout.Reset()
 	require.Equal(t, 0, run([]string{"bench", merged}, &stdout, &stderr), stderr.String())
-	r := benchfmt.NewReader(&stdout, "merged.bench")
-	n := 0
-	for r.Scan() {
-		switch rec := r.Result().(type) {
-		case *benchfmt.SyntaxError:
-			t.Fatal(rec)
-		case *benchfmt.Result:
-			n++
-			require.Contains(t, string(rec.Name), "rate=40")
-		}
-	}
-	require.NoError(t, r.Err())
-	require.Equal(t, 1, n)
+	rs := benchResults(t, stdout.Bytes(), "merged.bench")
+	require.Len(t, rs, 1)
+	require.Contains(t, string(rs[0].Name), "rate=40")
 }
 
 // TestMergeRefusals: bad usage exits 2; an output that is an input or not

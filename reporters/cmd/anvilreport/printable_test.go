@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/perf/benchfmt"
 )
 
 // rawControl reports the first character of out a terminal would act on:
@@ -64,17 +63,8 @@ func TestHostileTextNeverReachesTheTerminal(t *testing.T) {
 	stderr.Reset()
 	require.Equal(t, 0, run([]string{"bench", path}, &stdout, &stderr), stderr.String())
 	require.Equal(t, rune(-1), rawControl(stdout.String(), true), "bench:\n%q", stdout.String())
-	r := benchfmt.NewReader(bytes.NewReader(stdout.Bytes()), "hostile.bench")
-	n := 0
-	for r.Scan() {
-		switch rec := r.Result().(type) {
-		case *benchfmt.SyntaxError:
-			t.Fatal(rec)
-		case *benchfmt.Result:
-			n++
-			require.Equal(t, `m\x1b[2J\x00\u009b1m\u202e`, string(rec.GetConfig("model")),
-				"still valid benchfmt: the trailing CR was whitespace, trimmed")
-		}
-	}
-	require.Equal(t, 1, n)
+	rs := benchResults(t, stdout.Bytes(), "hostile.bench")
+	require.Len(t, rs, 1)
+	require.Equal(t, `m\x1b[2J\x00\u009b1m\u202e`, string(rs[0].GetConfig("model")),
+		"still valid benchfmt: the trailing CR was whitespace, trimmed")
 }
