@@ -87,7 +87,8 @@
 //     model and its window, from the Target or /models, llama.cpp's and
 //     ollama's own endpoints (always asked, to name a declared window
 //     that disagrees), llama.cpp's slots, with where each came from
-//     (Discover asks the same questions without a run).
+//     (Discover asks the same questions without a run, as the
+//     conformance suite does).
 //   - extra_body.go: Target.ExtraBody as the artifact records it.
 //   - secrets.go: the credentials a run knows, removed from every message
 //     (the one scrubber every server-provided string passes).
