@@ -40,7 +40,7 @@ type Request struct {
 	PromptTokens int
 	// PrefixBlocks, with Messages nil, opens the planned prompt with one
 	// block of BlockTokens tokens per id (each >= 0), in order (a Mooncake
-	// trace's hash_ids): package blocktext's text, so equal ids are
+	// trace's hash_ids): package internal/blocktext's text, so equal ids are
 	// byte-identical text in every request of the run, and a block of
 	// another id differs from its first line on (see
 	// capacity/PROTOCOL.md#seams). The blocks are cut to the prompt's

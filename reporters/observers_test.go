@@ -33,7 +33,7 @@ func observed(t *testing.T, verdict string, reasons ...string) *artifact.Report 
 // in one table; a run without an audit clears the key.
 func TestBenchfmtAuditKey(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, WriteBenchfmt(&buf, observed(t, "ok"),
+	require.NoError(t, writeBenchfmt(&buf, observed(t, "ok"),
 		observed(t, "suspect", "scheduler latency p99 4.1 ms"), loadReport(t, seedPath)))
 	rd := benchfmt.NewReader(&buf, "x.bench")
 	var got []string

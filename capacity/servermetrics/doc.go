@@ -29,9 +29,9 @@
 // any the user names. The member is bounded (series.go): 240 points per
 // series, downsampled keeping the max, 64 series, and under 2 MiB in all.
 // The cross-checks hold the server's counters to the run's own
-// measurements (checks.go). A bad Config is a *field.Error
-// (capacity.FieldError) naming the field; Config.Check reports it before
-// anything is sent.
+// measurements (checks.go). A bad Config is a *capacity.FieldError
+// naming the field; Config.Check reports it before anything is sent.
 //
-// The package imports package artifact, never package capacity.
+// The package imports package artifact (and capacity/internal/field),
+// never package capacity.
 package servermetrics

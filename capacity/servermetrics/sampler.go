@@ -65,7 +65,7 @@ type Config struct {
 
 // Check returns the error Discover and Probe would report for c's
 // Interval and Timeout (the URL is checked by EndpointURL), or nil: a
-// *field.Error (capacity.FieldError) naming the field, its value and
+// *capacity.FieldError naming the field, its value and
 // the allowed range.
 func (c Config) Check() error {
 	_, err := c.resolved()
@@ -127,7 +127,7 @@ type Sampler struct {
 // server has no metrics endpoint (no answer, a status other than 200, a
 // body that is not the text format) and the URL was not Explicit; with an
 // Explicit URL that last case is an error wrapping ErrNoEndpoint. A bad
-// Config is a *field.Error (capacity.FieldError) naming the field.
+// Config is a *capacity.FieldError naming the field.
 func Discover(ctx context.Context, cfg Config) (*Sampler, error) {
 	if cfg.URL == "" || strings.EqualFold(cfg.URL, Off) {
 		return nil, nil

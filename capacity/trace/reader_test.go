@@ -24,7 +24,7 @@ func scan(text, name string, opts ...trace.Option) ([]trace.Record, error) {
 	return recs, r.Err()
 }
 
-// TestMalformed: the first bad row ends the scan with a *FieldError whose
+// TestMalformed: the first bad row ends the scan with a *capacity.FieldError whose
 // message names the file, the line and the field.
 func TestMalformed(t *testing.T) {
 	const ok = `{"timestamp": 0, "input_length": 10, "output_length": 2, "hash_ids": [0]}` + "\n"
