@@ -41,7 +41,7 @@ func WithRequired(checks ...string) Option {
 // The suite is bounded: a few dozen requests, each with a timeout and a
 // small max_tokens (1024 where visible content must follow a reasoning
 // model's thinking), one prompt longer than the context window, and a
-// capacity run of 8 requests for CheckIsolation.
+// capacity run of 8 requests for the isolation check.
 //
 // The verdicts are also written, as conformance.<start>.json and
 // conformance.<start>.md (a Markdown table), into the artifact directory

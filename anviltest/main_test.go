@@ -94,7 +94,7 @@ func TestGoTestOutputCarriesIdentity(t *testing.T) {
 
 	rep := oneArtifact(t, out)
 	var conv bytes.Buffer
-	require.NoError(t, reporters.WriteBenchfmt(&conv, rep))
+	require.NoError(t, reporters.NewBenchWriter(&conv).Write(rep, ""))
 	converted := benchLines(t, conv.String())
 	require.Len(t, converted, 1)
 	require.Equal(t, got.Name.String(), converted[0].Name.String(), "named as go test names it")

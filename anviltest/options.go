@@ -62,7 +62,8 @@ const (
 // Capacity uses.
 type runFunc func(ctx context.Context, t capacity.Target, w capacity.Workload) (*artifact.Report, error)
 
-// An Option configures Capacity. Options apply in order, a later one
+// An Option configures Capacity, Sweep, Conformance or Main (each uses
+// the options that concern it). Options apply in order, a later one
 // winning over an earlier one of the same kind; a nil Option does nothing.
 type Option func(*settings)
 

@@ -19,7 +19,7 @@ func canaryMarker(seed int64, index int) string {
 	return string(appendCanaryMarker(nil, seed, index))
 }
 
-// appendCanaryMarker appends the marker of CanaryMarker to dst.
+// appendCanaryMarker appends the marker of canaryMarker to dst.
 func appendCanaryMarker(dst []byte, seed int64, index int) []byte {
 	dst = append(dst, canaryMarkerPrefix...)
 	dst = strconv.AppendInt(dst, seed, 10)

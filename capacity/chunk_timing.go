@@ -8,7 +8,7 @@ import (
 )
 
 // This file measures the gaps between the output chunks of every stream
-// (capacity/PROTOCOL.md#anvil-go, chunk_timing) with package itl. The
+// (capacity/PROTOCOL.md#anvil-go, chunk_timing) with package internal/itl. The
 // per-chunk path is streamResult.apply, which hands each output event's
 // arrival offset to the worker's itl.Stream: no lock, no allocation once
 // the stream's buffer has grown to the longest stream the worker has seen.

@@ -44,7 +44,7 @@ type nativeAnswers struct {
 	window       int    // the first positive window; 0 when none
 	windowSource string // the endpoint that gave it
 	slots        int    // llama.cpp's slots; 0 when unknown
-	slotsSource  string // llamaCppPropsPath or SourceSlots
+	slotsSource  string // llamaCppPropsPath or llamaCppSlotsPath
 }
 
 // discoverNative asks llama.cpp's /props for its window and slots (and

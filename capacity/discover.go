@@ -45,6 +45,18 @@ type Discovery struct {
 	// /props when both give one and they disagree.
 	Advertised       int
 	AdvertisedSource string
+	// AdvertisedField is the field of the /models entry Advertised came
+	// from ("max_model_len", "max_context_length", "context_length" or
+	// llama.cpp's "meta.n_ctx"); "" when AdvertisedSource is not
+	// "/models".
+	AdvertisedField string
+	// Listed is the ids of the /models answer's entries, in its order; nil
+	// when GET /models gave no model list, and then ModelsError says why
+	// (the probe's error, scrubbed of the target's credentials). With
+	// Target.Model and Target.MaxModelLen set that failure is no error of
+	// Discover, so ModelsError is the only word of it.
+	Listed      []string
+	ModelsError string
 	// TruncationWindow is the window the truncation checks and exact
 	// sizing use: the advertised window when the server serves it (every
 	// source but /api/show, the model's trained maximum, which the served
@@ -72,7 +84,9 @@ type Discovery struct {
 // API key of t.APIKeyEnv, and follows no redirect unless t.HTTPClient
 // does. Errors are those of Run's probe: ErrInvalidConfig for a bad target
 // or no window anywhere, ErrEndpointRefused for a 401, 403 or 404 of
-// /models.
+// /models. With an error the Discovery still holds what was learned
+// before it (the model list, ModelsError, the slots), for a tool that
+// judges the server rather than runs it.
 func Discover(ctx context.Context, t Target) (Discovery, error) {
 	t, err := t.Resolved()
 	if err != nil {
@@ -90,7 +104,9 @@ func Discover(ctx context.Context, t Target) (Discovery, error) {
 	}
 	hc, _ = withConnectionRule(hc, own)
 	d, err := discover(ctx, hc, t, key, defaultTimeout)
-	return d, secretsOf(t, key).redactErr(err)
+	sec := secretsOf(t, key)
+	d.ModelsError = sec.scrub(d.ModelsError)
+	return d, sec.redactErr(err)
 }
 
 // declaredProbeTimeout bounds the whole discovery when Target.Model and
@@ -115,14 +131,17 @@ func discover(ctx context.Context, hc *http.Client, t Target, key string, timeou
 	case err != nil && declared:
 		// Only a comparison: the declared model and window stand, and the
 		// measured requests meet whatever refused the probe.
+		d.ModelsError = err.Error()
 	case err != nil:
-		return Discovery{}, fmt.Errorf("%w (with Target.Model and Target.MaxModelLen set, the run does not need its answer)", err)
+		d.ModelsError = err.Error()
+		return d, fmt.Errorf("%w (with Target.Model and Target.MaxModelLen set, the run does not need its answer)", err)
 	default:
+		d.Listed = info.Listed
 		if d.Model == "" {
 			d.Model, d.ModelSource = info.ID, sourceModels
 		}
 		if info.MaxModelLen > 0 {
-			d.Advertised, d.AdvertisedSource = info.MaxModelLen, sourceModels
+			d.Advertised, d.AdvertisedSource, d.AdvertisedField = info.MaxModelLen, sourceModels, info.Field
 		}
 	}
 	if ctx.Err() == nil {
@@ -143,7 +162,7 @@ func discover(ctx context.Context, hc *http.Client, t Target, key string, timeou
 	}
 	if d.Window == 0 {
 		if d.Advertised == 0 {
-			return Discovery{}, noWindowError(t, info)
+			return d, noWindowError(t, info)
 		}
 		d.Window, d.WindowSource = d.Advertised, d.AdvertisedSource
 	}

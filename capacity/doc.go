@@ -43,8 +43,8 @@
 //     progress; early_stop.go: the stop when the first requests all fail
 //     for a reason that will not change.
 //   - openloop_workload.go, openloop.go: the open loop (Workload.Rate): the
-//     arrival schedule computed before the run (package arrival), which
-//     the dispatcher follows with Concurrency as the in-flight cap,
+//     arrival schedule computed before the run (package internal/arrival),
+//     which the dispatcher follows with Concurrency as the in-flight cap,
 //     anvil_go.arrival.
 //   - shard.go: one shard of a workload split over several load
 //     generators (Workload.Shard): the shard's requests of the global
@@ -68,8 +68,8 @@
 //     SSE framing (go-sse's rules, without allocating), the event loop
 //     that stamps every event on arrival, and the decoding of each chunk
 //     (package internal/chunk, allocation-free); chunk_timing.go: the gaps
-//     between output chunks and the stalls of every stream (package itl),
-//     per worker, merged per run.
+//     between output chunks and the stalls of every stream (package
+//     internal/itl), per worker, merged per run.
 //   - evaluate.go, visible_capture.go, canary.go, controlled_output.go: one
 //     response becomes a timing row or a failure row: the protocol's
 //     derivations, the bounded capture of visible content and the contracts
@@ -87,7 +87,8 @@
 //     model and its window, from the Target or /models, llama.cpp's and
 //     ollama's own endpoints (always asked, to name a declared window
 //     that disagrees), llama.cpp's slots, with where each came from
-//     (Discover, exported for the conformance suite).
+//     (Discover asks the same questions without a run, as the
+//     conformance suite does).
 //   - extra_body.go: Target.ExtraBody as the artifact records it.
 //   - secrets.go: the credentials a run knows, removed from every message
 //     (the one scrubber every server-provided string passes).

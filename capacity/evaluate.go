@@ -86,7 +86,7 @@ func (k responseChecks) evaluate(index, planned int, ex *exchange) (*artifact.Ti
 	}
 	// Usage is checked (and refused counts cleared) before anything is
 	// derived from it, whatever else failed.
-	if problem := checkUsage(&s.usage, k.maxTokens, ex.secrets.scrub); problem != "" {
+	if problem := checkUsage(&s.usage, k.maxTokens, s.contentChunks, ex.secrets.scrub); problem != "" {
 		ex.fail(artifact.FailureStreamValidation, errorTypeInvalidUsage, "%s", problem)
 	}
 	if !s.firstContent.IsZero() {

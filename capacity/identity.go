@@ -27,10 +27,10 @@ func isoSecond(t time.Time) string { return t.UTC().Format(isoSecondLayout) }
 const fingerprintPrefix = "sha256:"
 
 // fingerprintHexDigits is the number of lowercase hex digits after
-// FingerprintPrefix: a SHA-256 sum.
+// fingerprintPrefix: a SHA-256 sum.
 const fingerprintHexDigits = 2 * sha256.Size
 
-// The clock domain id: 1 to MaxClockDomainIDLen characters of
+// The clock domain id: 1 to maxClockDomainIDLen characters of
 // clockDomainChars (capacity/PROTOCOL.md#bounds).
 const (
 	// maxClockDomainIDLen is the longest Target.ClockDomainID.
@@ -64,7 +64,7 @@ func checkConfigurationFingerprint(s string) error {
 }
 
 // checkClockDomainID returns nil when s is empty (no clock domain) or 1 to
-// MaxClockDomainIDLen characters of [A-Za-z0-9._-], else an error wrapping
+// maxClockDomainIDLen characters of [A-Za-z0-9._-], else an error wrapping
 // ErrInvalidConfig.
 func checkClockDomainID(s string) error {
 	if s == "" || clockDomainPattern.MatchString(s) {

@@ -27,6 +27,12 @@ type modelInfo struct {
 	// else its meta.n_ctx (llama.cpp: the window of one slot, its
 	// --ctx-size over --parallel); 0 when it has none.
 	MaxModelLen int
+	// Field is the field MaxModelLen came from ("meta.n_ctx" for
+	// llama.cpp's); "" when it is 0.
+	Field string
+	// Listed is the ids of the answer's entries, in order ("" for an
+	// entry with no string id).
+	Listed []string
 	// OutOfRange names the first of those fields that holds a number
 	// outside 1..maxContextTokens ("max_model_len 0"), "" when none does:
 	// such a window is none.
@@ -98,6 +104,9 @@ func parseModels(body []byte, model string) (modelInfo, error) {
 		}
 	}
 	info := modelInfo{ID: jsonString(entry["id"])}
+	for _, e := range list.Data {
+		info.Listed = append(info.Listed, jsonString(e["id"]))
+	}
 	if info.ID == "" {
 		return modelInfo{}, fmt.Errorf("the model entry has no string id")
 	}
@@ -120,7 +129,7 @@ func parseModels(body []byte, model string) (modelInfo, error) {
 // outside that range is recorded in OutOfRange (the first one only).
 func (info *modelInfo) window(raw json.RawMessage, field string) bool {
 	if n, ok := windowInt(raw); ok {
-		info.MaxModelLen = n
+		info.MaxModelLen, info.Field = n, field
 		return true
 	}
 	if v, ok := jsonNumber(raw); ok && info.OutOfRange == "" {

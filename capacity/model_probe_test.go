@@ -16,20 +16,20 @@ func TestParseModels(t *testing.T) {
 		want              modelInfo
 		err               string
 	}{
-		{name: "vllm", body: `{"data":[{"id":"a","max_model_len":32768}]}`, want: modelInfo{ID: "a", MaxModelLen: 32768}},
-		{name: "requested model wins over the first", body: `{"data":[{"id":"a","max_model_len":1},{"id":"b","max_model_len":2}]}`, model: "b", want: modelInfo{ID: "b", MaxModelLen: 2}},
-		{name: "unknown model falls back to the first", body: `{"data":[{"id":"a","max_model_len":1},{"id":"b"}]}`, model: "zz", want: modelInfo{ID: "a", MaxModelLen: 1}},
-		{name: "field order", body: `{"data":[{"id":"a","context_length":3,"max_context_length":2}]}`, want: modelInfo{ID: "a", MaxModelLen: 2}},
-		{name: "first positive integer", body: `{"data":[{"id":"a","max_model_len":0,"max_context_length":"8k","context_length":4096.0}]}`, want: modelInfo{ID: "a", MaxModelLen: 4096, OutOfRange: "max_model_len 0"}},
-		{name: "negative and fractional skipped", body: `{"data":[{"id":"a","max_model_len":-5,"max_context_length":1.5}]}`, want: modelInfo{ID: "a", MaxModelLen: 0, OutOfRange: "max_model_len -5"}},
-		{name: "above the largest window", body: `{"data":[{"id":"a","max_model_len":4194304}]}`, want: modelInfo{ID: "a", OutOfRange: "max_model_len 4194304"}},
-		{name: "a long number is cut", body: `{"data":[{"id":"a","max_model_len":1234567890123456789012345678901234567890}]}`, want: modelInfo{ID: "a", OutOfRange: "max_model_len 123456789012345678901234..."}},
-		{name: "meta.n_ctx out of range", body: `{"data":[{"id":"m","meta":{"n_ctx":0}}]}`, want: modelInfo{ID: "m", OutOfRange: "meta.n_ctx 0"}},
-		{name: "null", body: `{"data":[{"id":"a","max_model_len":null}]}`, want: modelInfo{ID: "a", MaxModelLen: 0}},
-		{name: "ollama: none", body: `{"object":"list","data":[{"id":"tiny:latest","object":"model"}]}`, want: modelInfo{ID: "tiny:latest", MaxModelLen: 0}},
-		{name: "llama.cpp meta.n_ctx", body: `{"data":[{"id":"m","meta":{"n_ctx":2048,"n_ctx_train":8192}}]}`, want: modelInfo{ID: "m", MaxModelLen: 2048}},
-		{name: "llama.cpp meta.n_ctx after the fields", body: `{"data":[{"id":"m","max_model_len":4096,"meta":{"n_ctx":2048}}]}`, want: modelInfo{ID: "m", MaxModelLen: 4096}},
-		{name: "meta without n_ctx", body: `{"data":[{"id":"m","meta":{"n_ctx":"2k"}}]}`, want: modelInfo{ID: "m", MaxModelLen: 0}},
+		{name: "vllm", body: `{"data":[{"id":"a","max_model_len":32768}]}`, want: modelInfo{ID: "a", MaxModelLen: 32768, Field: "max_model_len", Listed: []string{"a"}}},
+		{name: "requested model wins over the first", body: `{"data":[{"id":"a","max_model_len":1},{"id":"b","max_model_len":2}]}`, model: "b", want: modelInfo{ID: "b", MaxModelLen: 2, Field: "max_model_len", Listed: []string{"a", "b"}}},
+		{name: "unknown model falls back to the first", body: `{"data":[{"id":"a","max_model_len":1},{"id":"b"}]}`, model: "zz", want: modelInfo{ID: "a", MaxModelLen: 1, Field: "max_model_len", Listed: []string{"a", "b"}}},
+		{name: "field order", body: `{"data":[{"id":"a","context_length":3,"max_context_length":2}]}`, want: modelInfo{ID: "a", MaxModelLen: 2, Field: "max_context_length", Listed: []string{"a"}}},
+		{name: "first positive integer", body: `{"data":[{"id":"a","max_model_len":0,"max_context_length":"8k","context_length":4096.0}]}`, want: modelInfo{ID: "a", MaxModelLen: 4096, Field: "context_length", Listed: []string{"a"}, OutOfRange: "max_model_len 0"}},
+		{name: "negative and fractional skipped", body: `{"data":[{"id":"a","max_model_len":-5,"max_context_length":1.5}]}`, want: modelInfo{ID: "a", Listed: []string{"a"}, OutOfRange: "max_model_len -5"}},
+		{name: "above the largest window", body: `{"data":[{"id":"a","max_model_len":4194304}]}`, want: modelInfo{ID: "a", Listed: []string{"a"}, OutOfRange: "max_model_len 4194304"}},
+		{name: "a long number is cut", body: `{"data":[{"id":"a","max_model_len":1234567890123456789012345678901234567890}]}`, want: modelInfo{ID: "a", Listed: []string{"a"}, OutOfRange: "max_model_len 123456789012345678901234..."}},
+		{name: "meta.n_ctx out of range", body: `{"data":[{"id":"m","meta":{"n_ctx":0}}]}`, want: modelInfo{ID: "m", Listed: []string{"m"}, OutOfRange: "meta.n_ctx 0"}},
+		{name: "null", body: `{"data":[{"id":"a","max_model_len":null}]}`, want: modelInfo{ID: "a", Listed: []string{"a"}}},
+		{name: "ollama: none", body: `{"object":"list","data":[{"id":"tiny:latest","object":"model"}]}`, want: modelInfo{ID: "tiny:latest", Listed: []string{"tiny:latest"}}},
+		{name: "llama.cpp meta.n_ctx", body: `{"data":[{"id":"m","meta":{"n_ctx":2048,"n_ctx_train":8192}}]}`, want: modelInfo{ID: "m", MaxModelLen: 2048, Field: "meta.n_ctx", Listed: []string{"m"}}},
+		{name: "llama.cpp meta.n_ctx after the fields", body: `{"data":[{"id":"m","max_model_len":4096,"meta":{"n_ctx":2048}}]}`, want: modelInfo{ID: "m", MaxModelLen: 4096, Field: "max_model_len", Listed: []string{"m"}}},
+		{name: "meta without n_ctx", body: `{"data":[{"id":"m","meta":{"n_ctx":"2k"}}]}`, want: modelInfo{ID: "m", Listed: []string{"m"}}},
 		{name: "empty list", body: `{"data":[]}`, err: "the model list is empty"},
 		{name: "not json", body: `<html>`, err: "not a model list"},
 		{name: "no id", body: `{"data":[{"max_model_len":5}]}`, err: "no string id"},
@@ -57,7 +57,7 @@ func TestParseLlamaCppCaptures(t *testing.T) {
 	}{{"", 8192}, {"-ctx8192-parallel4", 2048}} {
 		info, err := parseModels(readTranscript(t, "llamacpp-b10573-models"+tt.suffix+".json"), "")
 		require.NoError(t, err)
-		require.Equal(t, modelInfo{ID: "tiny.gguf", MaxModelLen: tt.want}, info)
+		require.Equal(t, modelInfo{ID: "tiny.gguf", MaxModelLen: tt.want, Field: "meta.n_ctx", Listed: []string{"tiny.gguf"}}, info)
 		require.Equal(t, tt.want, parseLlamaCppProps(readTranscript(t, "llamacpp-b10573-props"+tt.suffix+".json"), "tiny.gguf"))
 	}
 }
@@ -71,7 +71,7 @@ func TestProbeModelFake(t *testing.T) {
 		tg := Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()}
 		info, err := probeModel(t.Context(), srv.Client(), tg, "")
 		require.NoError(t, err)
-		require.Equal(t, modelInfo{ID: "fake-plain", MaxModelLen: 131072}, info)
+		require.Equal(t, modelInfo{ID: "fake-plain", MaxModelLen: 131072, Field: "max_model_len", Listed: []string{"fake-plain"}}, info)
 
 		tg.MaxModelLen = 16384
 		rep, err := Run(t.Context(), tg, Workload{Requests: 1, ContextTokens: 65536})

@@ -28,6 +28,20 @@ func primeObservers(ctx context.Context, obs []Observer) {
 	}
 }
 
+// finishObservers calls Finish on every observer that has one (the
+// audit's end readings, the sampler's last sample; a Workload.Observers
+// entry may have one too, see Observer), in order, on the goroutine that
+// called Run, when the measured phase ends: every measured request has
+// ended, before the report is assembled, so that neither the assembly
+// nor anything after the phase is measured.
+func finishObservers(obs []Observer) {
+	for _, o := range obs {
+		if f, ok := o.(interface{ Finish() }); ok {
+			f.Finish()
+		}
+	}
+}
+
 // validateMetrics checks Target.MetricsURL and Target.MetricsInterval.
 func (t Target) validateMetrics(v *validator) {
 	if err := (servermetrics.Config{Interval: t.MetricsInterval}).Check(); err != nil {
@@ -58,7 +72,7 @@ func (t Target) validateMetrics(v *validator) {
 // an error wrapping servermetrics.ErrNoEndpoint, before anything is
 // measured; the default endpoint is silently absent.
 func builtinObservers(ctx context.Context, t Target, key string, scrub func(string) string) ([]Observer, func(), error) {
-	obs := []Observer{audit.Observer{}}
+	obs := []Observer{&audit.Observer{}}
 	release := func() {}
 	u, err := servermetrics.EndpointURL(t.BaseURL, t.MetricsURL)
 	if err != nil {

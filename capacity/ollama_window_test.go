@@ -273,16 +273,22 @@ func TestDiscover(t *testing.T) {
 	}{
 		{"llama.cpp", Target{BaseURL: "http://llama.invalid/v1", HTTPClient: servePipe(t, llama.handler())},
 			Discovery{Model: "tiny.gguf", ModelSource: sourceModels, Window: 8192, WindowSource: sourceModels,
-				Advertised: 8192, AdvertisedSource: sourceModels, TruncationWindow: 8192, Slots: 4, SlotsSource: llamaCppPropsPath}},
+				Advertised: 8192, AdvertisedSource: sourceModels, AdvertisedField: "meta.n_ctx", Listed: []string{"tiny.gguf"},
+				TruncationWindow: 8192, Slots: 4, SlotsSource: llamaCppPropsPath}},
 		{"ollama", Target{BaseURL: "http://ollama.invalid/v1", HTTPClient: servePipe(t, ollama.handler())},
 			Discovery{Model: "tiny:latest", ModelSource: sourceModels, Window: 4096, WindowSource: sourcePS,
-				Advertised: 4096, AdvertisedSource: sourcePS, TruncationWindow: 4096}},
+				Advertised: 4096, AdvertisedSource: sourcePS, Listed: []string{"tiny:latest"}, TruncationWindow: 4096}},
 		{"declared", Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 2048, HTTPClient: servePipe(t, ollama.handler())},
 			Discovery{Model: "tiny", ModelSource: sourceModel, Window: 2048, WindowSource: sourceMaxModelLen,
-				Advertised: 4096, AdvertisedSource: sourcePS, TruncationWindow: 4096,
+				Advertised: 4096, AdvertisedSource: sourcePS, Listed: []string{"tiny:latest"}, TruncationWindow: 4096,
 				Note: "Target.MaxModelLen 2048 is below the window of 4096 tokens the server advertises (/api/ps): prompts are planned for 2048, and only a count at or above 4096 is a prompt cut to the server's window"}},
 		{"declared, no native API", Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 2048, HTTPClient: servePipe(t, withoutNativeAPI(ollama.handler()))},
-			Discovery{Model: "tiny", ModelSource: sourceModel, Window: 2048, WindowSource: sourceMaxModelLen, TruncationWindow: 2048}},
+			Discovery{Model: "tiny", ModelSource: sourceModel, Window: 2048, WindowSource: sourceMaxModelLen, Listed: []string{"tiny:latest"}, TruncationWindow: 2048}},
+		{"declared, /models refused", Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 2048, HTTPClient: servePipe(t, withoutModels(ollama.handler()))},
+			Discovery{Model: "tiny", ModelSource: sourceModel, Window: 2048, WindowSource: sourceMaxModelLen,
+				ModelsError: "capacity: the endpoint refused the requests: model probe GET http://ollama.invalid/v1/models: HTTP 404 Not Found: no such route",
+				Advertised:  4096, AdvertisedSource: sourcePS, TruncationWindow: 4096,
+				Note: "Target.MaxModelLen 2048 is below the window of 4096 tokens the server advertises (/api/ps): prompts are planned for 2048, and only a count at or above 4096 is a prompt cut to the server's window"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -291,4 +297,30 @@ func TestDiscover(t *testing.T) {
 			require.Equal(t, tt.want, d)
 		})
 	}
+}
+
+// TestDiscoverError: a discovery that fails still returns what it
+// learned: the model list and the slots when no window was found, why
+// /models gave no list when it gave none.
+func TestDiscoverError(t *testing.T) {
+	ollama := newOllamaServer(t)
+	d, err := Discover(t.Context(), Target{BaseURL: "http://ollama.invalid/v1", HTTPClient: servePipe(t, withoutNativeAPI(ollama.handler()))})
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.Equal(t, Discovery{Model: "tiny:latest", ModelSource: sourceModels, WindowSource: sourceMaxModelLen, Listed: []string{"tiny:latest"}}, d)
+
+	d, err = Discover(t.Context(), Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", HTTPClient: servePipe(t, withoutModels(ollama.handler()))})
+	require.ErrorIs(t, err, ErrEndpointRefused)
+	require.Equal(t, Discovery{Model: "tiny", ModelSource: sourceModel, WindowSource: sourceMaxModelLen,
+		ModelsError: "capacity: the endpoint refused the requests: model probe GET http://ollama.invalid/v1/models: HTTP 404 Not Found: no such route"}, d)
+}
+
+// withoutModels answers 404 to GET /v1/models and serves the rest with h.
+func withoutModels(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			http.Error(w, "no such route", http.StatusNotFound)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

@@ -47,7 +47,7 @@ func arrivalOf(f runFacts, results []result, requests int) *artifact.Arrival {
 	return a
 }
 
-// definedRate is a rate of package arrival as an artifact value: nil for 0
+// definedRate is a rate of package internal/arrival as an artifact value: nil for 0
 // (fewer than two times) and +Inf (no span).
 func definedRate(v float64) *float64 {
 	if v <= 0 || math.IsInf(v, 0) || math.IsNaN(v) {

@@ -9,7 +9,7 @@ import (
 )
 
 // Bounds of the open-loop fields of a Workload (capacity/PROTOCOL.md#bounds).
-// They are those of package arrival, which computes the schedule.
+// They are those of package internal/arrival, which computes the schedule.
 const (
 	// minRate is the lowest Workload.Rate of an open loop, in requests per second.
 	minRate = arrival.MinRate
@@ -33,8 +33,8 @@ const (
 // 1/sqrt(Burstiness)), as vLLM's bench serve --burstiness defines them.
 type ArrivalProcess string
 
-// The arrival processes of an open loop; their values are package arrival's
-// names and the anvil_go.arrival.process of the artifact.
+// The arrival processes of an open loop; their values are the names of
+// package internal/arrival and the anvil_go.arrival.process of the artifact.
 const (
 	// arrivalConstant spaces requests exactly 1/Rate apart.
 	arrivalConstant ArrivalProcess = ArrivalProcess(arrival.Constant)

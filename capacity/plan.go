@@ -86,9 +86,9 @@ func promptBudget(maxModelLen, maxTokens, margin int) (int, error) {
 
 // newPlan resolves w (see Workload.Resolved) and plans its requests for a
 // model of maxModelLen tokens with margin tokens kept free (the
-// effective margin of a resolved Target, 0 for None). Fixed contexts skip the draw; sampled contexts come from
-// sampleContexts(w.Seed, w.Requests). Every context is clamped to the prompt
-// budget. The sum of the planned contexts may not exceed
+// effective margin of a resolved Target, 0 for None). Fixed contexts skip
+// the draw; sampled contexts come from sampleContexts(w.Seed, w.Requests).
+// Every context is clamped to the prompt budget. The sum of the planned contexts may not exceed
 // maxPlannedPromptTokens; in duration mode the plan instead stops at the
 // longest prefix that fits. nonce is required in unique mode unless
 // w.OmitUniqueNonce is set (see NewNonce) and ignored otherwise. newPlan

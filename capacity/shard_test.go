@@ -90,6 +90,35 @@ func TestShardsAreTheWholeRun(t *testing.T) {
 				require.Equal(t, len(single.AnvilGo.Requests), len(srv.Traces()), "every planned request reached the server once")
 				merged, err := artifact.Merge(files...)
 				require.NoError(t, err)
+				// The server's counter counts every shard's tokens: a
+				// shard's own check says so, the merge's is exact.
+				for k, rep := range reps {
+					g := rep.AnvilGo.ServerMetrics.Checks.GenerationTokens
+					if n > 1 {
+						require.Equal(t, "shard", g.Verdict, "shard %d: %v", k, g.Reason)
+						require.Contains(t, *g.Reason, fmt.Sprintf("shard %d of %d: ", k, n))
+					} else {
+						require.Equal(t, "exact", g.Verdict, "one shard is the whole run")
+					}
+				}
+				mg := merged.AnvilGo.ServerMetrics.Checks.GenerationTokens
+				require.Equal(t, "exact", mg.Verdict, "%+v %v", mg, mg.Reason)
+				require.Equal(t, single.AnvilGo.ServerMetrics.Checks.GenerationTokens.ServerIncrease, mg.ServerIncrease)
+				// The audit reads this machine's real scheduler and GC, so
+				// no verdict is asserted: the merge's is suspect exactly
+				// when a shard's is, with each shard's reasons named.
+				reasons := []string{}
+				for k, rep := range reps {
+					for _, r := range rep.AnvilGo.Audit.Reasons {
+						reasons = append(reasons, fmt.Sprintf("shard %d: %s", k, r))
+					}
+				}
+				want := "ok"
+				if len(reasons) > 0 {
+					want = "suspect"
+				}
+				require.Equal(t, want, merged.AnvilGo.Audit.Verdict)
+				require.Equal(t, reasons, merged.AnvilGo.Audit.Reasons)
 
 				type planned struct {
 					Index, Context      int
@@ -125,7 +154,8 @@ func TestShardsAreTheWholeRun(t *testing.T) {
 				got.RunID, got.StartedAt, got.StartedAtUnixNS = single.RunID, single.StartedAt, single.StartedAtUnixNS
 				got.FinishedAt, got.FinishedAtUnixNS = single.FinishedAt, single.FinishedAtUnixNS
 				got.Metrics.PrefixCacheHitAvg = single.Metrics.PrefixCacheHitAvg
-				// Merge combines no shard's audit or server_metrics (yet).
+				// The audits and the samples are each process's own
+				// (checked above).
 				wx.Audit, wx.ServerMetrics = single.AnvilGo.Audit, single.AnvilGo.ServerMetrics
 				if diff := cmp.Diff(withoutPhases(t, single), withoutPhases(t, &got)); diff != "" {
 					t.Fatalf("artifact (-whole run +merged shards):\n%s", diff)

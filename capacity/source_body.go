@@ -116,7 +116,7 @@ type wireMessage struct {
 }
 
 // blockPrompt is the planned prompt of request i opening with req's
-// prefix blocks, written by package blocktext as a trace replay's are (one
+// prefix blocks, written by package internal/blocktext as a trace replay's are (one
 // block text for the module): the blocks, cut to the prompt's size less
 // its closing instruction, then request i's own filler ("request {i}"),
 // then the closing instruction.

@@ -22,6 +22,8 @@ const completionTokensTolerance = 16
 //     prompt_tokens_details.cached_tokens) is an integer >= 0 that fits an
 //     int64 (null and absent are "not reported", never a failure);
 //   - completion_tokens <= max_tokens + completionTokensTolerance;
+//   - completion_tokens >= 1 when visible content streamed (a chunk of
+//     content is at least one generated token);
 //   - cached_tokens <= prompt_tokens when both are reported.
 //
 // total_tokens is only checked as a count: nothing is derived from it, and
@@ -34,8 +36,9 @@ const completionTokensTolerance = 16
 // problem, in field order, or "" when the usage is acceptable. Every field
 // it refuses is cleared (reported as null), so that no refused value
 // reaches a row, a sum or the failure's metadata; the message keeps it,
-// scrubbed of the run's credentials (scrub) and then cut.
-func checkUsage(u *usageSeen, maxTokens int, scrub func(string) string) string {
+// scrubbed of the run's credentials (scrub) and then cut. contentChunks
+// is the response's chunks of visible content.
+func checkUsage(u *usageSeen, maxTokens, contentChunks int, scrub func(string) string) string {
 	if !u.present {
 		return ""
 	}
@@ -62,6 +65,10 @@ func checkUsage(u *usageSeen, maxTokens int, scrub func(string) string) string {
 	if limit := int64(maxTokens) + completionTokensTolerance; u.completion.ok && u.completion.v > limit {
 		problems = append(problems, fmt.Sprintf("usage.completion_tokens is %d, above max_tokens %d + %d (completionTokensTolerance): the server did not stop at max_tokens or miscounts",
 			u.completion.v, maxTokens, completionTokensTolerance))
+		u.completion = wireInt{}
+	}
+	if u.completion.ok && u.completion.v == 0 && contentChunks > 0 {
+		problems = append(problems, fmt.Sprintf("usage.completion_tokens is 0, but %d chunks of visible content streamed: each is at least one generated token", contentChunks))
 		u.completion = wireInt{}
 	}
 	if u.cachedToks.ok && u.prompt.ok && u.cachedToks.v > u.prompt.v {

@@ -58,6 +58,7 @@ func TestRunRefusesImpossibleUsage(t *testing.T) {
 		tc{"completion 2^63-1", `"prompt_tokens":400,"completion_tokens":9223372036854775807`, "usage.completion_tokens", "9223372036854775807"},
 		tc{"completion one above the tolerance", fmt.Sprintf(`"prompt_tokens":400,"completion_tokens":%d`, maxTokens+completionTokensTolerance+1), "usage.completion_tokens", fmt.Sprint(maxTokens + completionTokensTolerance + 1)},
 		tc{"cached above prompt", ok + `,"prompt_tokens_details":{"cached_tokens":401}`, "usage.prompt_tokens_details.cached_tokens", "401"},
+		tc{"no completion tokens after content", `"prompt_tokens":400,"completion_tokens":0,"total_tokens":400`, "usage.completion_tokens", "0, but 2 chunks of visible content streamed"},
 		tc{"cached -100000", ok + `,"prompt_tokens_details":{"cached_tokens":-100000}`, "usage.prompt_tokens_details.cached_tokens", "-100000"},
 	)
 	for _, tt := range tests {

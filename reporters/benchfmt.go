@@ -1,11 +1,16 @@
 // Package reporters presents capacity reports: the Go benchmark format for
-// benchstat (WriteBenchfmt, NewBenchWriter and BenchResult, whose units are
-// a small stable set listed in package anviltest), the console summary
+// benchstat (NewBenchWriter and BenchResult, whose units are a small
+// stable set listed in package anviltest), the console summary
 // (WriteSummary), the log lines of a finished run (RunLog), the HTML report
-// (WriteHTML) and the comparison of two sets of runs (Compare,
-// WriteComparison). Reporters are plain functions of an *artifact.Report;
-// package artifact reads and writes the JSON file and states the facts of
-// a report (sent, failed, eligible) as its methods.
+// (WriteHTML), the comparison of two sets of runs (Compare,
+// WriteComparison) and the identity lines printed before a benchmark's
+// results (WriteIdentity). Reporters are plain functions of an
+// *artifact.Report; package artifact reads and writes the JSON file and
+// states the facts of a report (sent, failed, eligible) as its methods.
+//
+// Text read from an artifact or a server can hold terminal controls;
+// every reporter prints it through Printable (one line) or PrintableLines
+// (its lines kept), as should any caller that prints such text itself.
 package reporters
 
 import (
@@ -26,7 +31,7 @@ import (
 // requests unless the name says otherwise.
 const (
 	// unitNsPerOp is the run's wall time (drain included) per measured
-	// request sent: wall_clock_ms * 1e6 / SentRequests.
+	// request sent: wall_clock_ms * 1e6 / Report.SentRequests.
 	unitNsPerOp = "ns/op"
 	// unitTTFTP50 is ttft_p50_ms: time to the first visible content.
 	unitTTFTP50 = "ttft-p50-ms"
@@ -47,12 +52,12 @@ const (
 	unitE2EP50 = "e2e-p50-ms"
 	// unitOutputThroughput is throughput_tok_s: output tokens per wall
 	// second of the whole run; only for performance-eligible runs (see
-	// Eligible), never for a run with a failure.
+	// Report.Eligible), never for a run with a failure.
 	unitOutputThroughput = "output-tok/s"
 	// unitCacheHit is prefix_cache_hit_avg as a percentage.
 	unitCacheHit = "cache-hit-%"
 	// unitFailed is the number of requests sent that failed (excluded from
-	// every latency): SentFailedRequests. Requests never sent are
+	// every latency): Report.SentFailedRequests. Requests never sent are
 	// unitUnsent.
 	unitFailed = "failed-req"
 	// unitITLP99 is anvil_go.chunk_timing.itl_ms.p99: the 99th percentile
@@ -139,7 +144,7 @@ func benchValues(r *artifact.Report) []benchfmt.Value {
 
 func isNaNOrInf(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 
-// benchName is the benchmark name WriteBenchfmt gives r: the name go test
+// benchName is the benchmark name BenchResult gives r: the name go test
 // printed for the benchmark that made the run (anvil_go.run.benchmark,
 // recorded by anviltest), so that a converted artifact and the go test
 // line of the same run share one benchstat row; else, or when the recorded
@@ -238,7 +243,7 @@ const (
 	// which a request failed or was cancelled lands in its own benchstat
 	// table instead of mixing with complete runs (`benchstat -ignore
 	// eligible` compares them anyway). Legacy artifacts, which do not
-	// record it, get the value Eligible derives from their counts.
+	// record it, get the value Report.Eligible derives from their counts.
 	configEligible = "eligible"
 	// configAudit is the client's self-audit verdict ("ok" or "suspect";
 	// empty for an artifact without one): a run whose client may have

@@ -28,7 +28,7 @@ func openLoopVariant(t *testing.T, process string, burstiness *float64) *artifac
 // arrival process and rate (and gamma burstiness), so benchstat never puts
 // it beside a closed-loop run; an SLO run carries goodput-req/s (better:
 // higher) and its SLO in the identity. The closed-loop seed's bytes stay
-// those of testdata/seed.bench (TestWriteBenchfmtSeedGolden), and a
+// those of testdata/seed.bench (TestBenchWriterSeedGolden), and a
 // closed-loop report written after an open-loop one keeps its identity.
 func TestBenchfmtOpenLoop(t *testing.T) {
 	one, quarter := 1.0, 0.25
@@ -36,7 +36,7 @@ func TestBenchfmtOpenLoop(t *testing.T) {
 	gamma := openLoopVariant(t, "gamma", &quarter)
 	closed := loadReport(t, seedPath)
 	var buf bytes.Buffer
-	require.NoError(t, WriteBenchfmt(&buf, closed, poisson, gamma, closed))
+	require.NoError(t, writeBenchfmt(&buf, closed, poisson, gamma, closed))
 	benchGolden(t, "openloop.bench", buf.Bytes())
 
 	p := parseBench(t, buf.Bytes())

@@ -69,10 +69,10 @@ func benchValueMap(r *benchfmt.Result) map[string]float64 {
 	return m
 }
 
-func TestWriteBenchfmtSeedGolden(t *testing.T) {
+func TestBenchWriterSeedGolden(t *testing.T) {
 	seed := loadReport(t, seedPath)
 	var buf bytes.Buffer
-	require.NoError(t, WriteBenchfmt(&buf, seed))
+	require.NoError(t, writeBenchfmt(&buf, seed))
 	benchGolden(t, "seed.bench", buf.Bytes())
 
 	p := parseBench(t, buf.Bytes())
@@ -144,7 +144,7 @@ func TestBenchResultRejectsBadNames(t *testing.T) {
 	require.Error(t, err)
 }
 
-func TestWriteBenchfmtConfigChangesOnlyWithIdentity(t *testing.T) {
+func TestBenchWriterConfigChangesOnlyWithIdentity(t *testing.T) {
 	seed := loadReport(t, seedPath)
 	again := loadReport(t, seedPath)
 	again.RunID = "benchmark-20991231T000000Z" // per-run values never reach the config
@@ -153,7 +153,7 @@ func TestWriteBenchfmtConfigChangesOnlyWithIdentity(t *testing.T) {
 	eng := "vllm"
 	other.Engine = &eng
 	var buf bytes.Buffer
-	require.NoError(t, WriteBenchfmt(&buf, seed, again, other))
+	require.NoError(t, writeBenchfmt(&buf, seed, again, other))
 	out := buf.String()
 	require.Equal(t, 2, strings.Count(out, "engine: "), "config is rewritten only when identity changes:\n%s", out)
 	require.NotContains(t, out, "2099")
@@ -178,8 +178,8 @@ func TestConcatenatedFilesKeepTheirOwnIdentity(t *testing.T) {
 	require.NoError(t, second.Recompute())
 
 	var a, b bytes.Buffer
-	require.NoError(t, WriteBenchfmt(&a, first))
-	require.NoError(t, WriteBenchfmt(&b, second))
+	require.NoError(t, writeBenchfmt(&a, first))
+	require.NoError(t, writeBenchfmt(&b, second))
 	p := parseBench(t, append(a.Bytes(), b.Bytes()...))
 	require.Empty(t, p.errs)
 	require.Len(t, p.results, 2)
@@ -208,7 +208,7 @@ func TestCorpusConvertsCleanly(t *testing.T) {
 		reports = append(reports, loadReport(t, path))
 	}
 	var buf bytes.Buffer
-	require.NoError(t, WriteBenchfmt(&buf, reports...))
+	require.NoError(t, writeBenchfmt(&buf, reports...))
 	p := parseBench(t, buf.Bytes())
 	require.Empty(t, p.errs)
 	require.Len(t, p.results, len(reports))
@@ -229,15 +229,15 @@ func TestCorpusConvertsCleanly(t *testing.T) {
 	require.Equal(t, len(reports)-1, withTTFT)
 }
 
-// BenchmarkWriteBenchfmt converts the seed artifact to benchfmt: the cost
+// BenchmarkBenchWriter converts the seed artifact to benchfmt: the cost
 // of the .bench file anviltest writes after every run.
-func BenchmarkWriteBenchfmt(b *testing.B) {
+func BenchmarkBenchWriter(b *testing.B) {
 	seed := loadReport(b, seedPath)
 	var buf bytes.Buffer
 	b.ReportAllocs()
 	for b.Loop() {
 		buf.Reset()
-		if err := WriteBenchfmt(&buf, seed); err != nil {
+		if err := writeBenchfmt(&buf, seed); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -41,7 +41,7 @@ func TestBenchfmtNamesTracesAndSessions(t *testing.T) {
 	require.NotEqual(t, workloadIdentity(replay), workloadIdentity(other), "another trace of the same name is another workload")
 
 	var buf bytes.Buffer
-	require.NoError(t, WriteBenchfmt(&buf, replay, sessions))
+	require.NoError(t, writeBenchfmt(&buf, replay, sessions))
 	p := parseBench(t, buf.Bytes())
 	require.Empty(t, p.errs)
 	require.Len(t, p.results, 2)

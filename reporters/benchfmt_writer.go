@@ -117,20 +117,6 @@ func (bw *BenchWriter) Write(r *artifact.Report, name string) error {
 	return nil
 }
 
-// WriteBenchfmt writes reports to w in the Go benchmark format read by
-// benchstat: unit metadata, then per report its identity configuration
-// (written only when it changes) and one result line named as BenchResult
-// names it.
-func WriteBenchfmt(w io.Writer, reports ...*artifact.Report) error {
-	bw := NewBenchWriter(w)
-	for i, r := range reports {
-		if err := bw.Write(r, ""); err != nil {
-			return fmt.Errorf("reporters: report %d: %w", i, err)
-		}
-	}
-	return nil
-}
-
 // chunkTiming is the run's anvil_go.chunk_timing, nil when not measured.
 func chunkTiming(r *artifact.Report) *artifact.ChunkTiming {
 	if r.AnvilGo == nil {

@@ -22,32 +22,45 @@ import (
 // a Mann-Whitney U test over the per-run values (benchmath.AssumeNothing),
 // significant when p < 0.05 (benchstat's level).
 type Comparison struct {
+	// OldRuns and NewRuns are the number of runs on each side.
 	OldRuns, NewRuns int
-	// Workload is the identity every run shares, key by key.
-	Workload []identityValue
+	// Workload is the identity every run shares, one "key=value" per
+	// identity key in the order of capacity/PROTOCOL.md#comparing, the
+	// value as JSON ("context_tokens=65536"). Keys hold no "=", so the
+	// first one splits a pair.
+	Workload []string
 	// Unrecorded lists identity keys no run records: artifacts of a
 	// generation that predates them, compared as they are.
 	Unrecorded []string
 	// Provenance lists the setup keys whose values are not the same in
-	// every run (run ids always are).
-	Provenance []provenanceDiff
-	Metrics    []MetricDelta
+	// every run (run ids never are), with an empty Problem: they describe
+	// the setup under test and do not refuse the comparison.
+	Provenance []Difference
+	// Metrics are the compared metrics, in a fixed order.
+	Metrics []MetricDelta
 }
 
-// identityValue is one identity key and its value as JSON.
-type identityValue struct{ Key, Value string }
-
-// provenanceDiff is a setup key with its value per run ("absent" when a
-// run lacks it).
-type provenanceDiff struct {
-	Key      string
+// A Difference is an artifact key whose value is not the same in the runs
+// compared. Values are JSON, "absent" where a run lacks the key.
+type Difference struct {
+	// Key is the key's dotted path ("serve_flags.thinking_mode").
+	Key string
+	// Old and New are the key's values on each side, one per run. In a
+	// NotComparableError they hold one value each, that of Sides[0] and
+	// that of Sides[1].
 	Old, New []string
+	// Problem says why the key refuses the comparison: "differs",
+	// "absent in new", "malformed in old: want an integer >= 1". It is
+	// empty in Comparison.Provenance.
+	Problem string
 }
 
 // MetricDelta is one compared metric.
 type MetricDelta struct {
+	// Name is the metric's name ("TTFT p50") and Unit its unit ("ms",
+	// "tok/s", "requests").
 	Name, Unit string
-	// Better is "lower" or "higher".
+	// Better is "lower" or "higher": the direction of an improvement.
 	Better string
 	// Old and New are the per-run values; NaN where a run does not record
 	// the metric.
@@ -123,7 +136,7 @@ func compareRuns(old, new []compareRun) (Comparison, error) {
 
 // provenanceDiffs lists the setup keys whose value is not one value over
 // all runs.
-func provenanceDiffs(old, new []compareRun) []provenanceDiff {
+func provenanceDiffs(old, new []compareRun) []Difference {
 	provs := [2][]map[string]string{}
 	keys := map[string]bool{}
 	for s, runs := range [2][]compareRun{old, new} {
@@ -135,9 +148,9 @@ func provenanceDiffs(old, new []compareRun) []provenanceDiff {
 			}
 		}
 	}
-	var out []provenanceDiff
+	var out []Difference
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		d := provenanceDiff{Key: k}
+		d := Difference{Key: k}
 		seen := map[string]bool{}
 		for s := range provs {
 			for _, p := range provs[s] {
@@ -216,8 +229,8 @@ func WriteComparison(w io.Writer, c Comparison) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "old: %d run(s)  new: %d run(s)\n", c.OldRuns, c.NewRuns)
 	b.WriteString("workload (identical on every run):")
-	for _, v := range c.Workload {
-		fmt.Fprintf(&b, " %s=%s", Printable(v.Key), Printable(v.Value))
+	for _, kv := range c.Workload {
+		b.WriteString(" " + Printable(kv))
 	}
 	b.WriteString("\n")
 	if len(c.Unrecorded) > 0 {

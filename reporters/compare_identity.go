@@ -13,29 +13,20 @@ import (
 // keys of the artifact (what was sent), the rules their values follow, and
 // the keys that only describe the setup under test (provenance).
 
-// keyDiff is one workload identity key on which two runs disagree, or that
-// one of them lacks or records in a malformed way.
-type keyDiff struct {
-	// Key is the artifact key as a dotted path ("serve_flags.thinking_mode").
-	Key string
-	// Values are the two runs' values as JSON, or "absent".
-	Values [2]string
-	// Problem says what is wrong: "differs", "absent in new", or
-	// "malformed in old: want an integer >= 1".
-	Problem string
-}
-
 // NotComparableError is the error of Compare when runs are not one
 // workload. It names every key at fault.
 type NotComparableError struct {
 	// Sides names the two runs or sides compared: {"old", "new"}, or two
 	// runs of one side ({"old run 1", "old run 2"}).
 	Sides [2]string
-	Diffs []keyDiff
+	// Diffs are the identity keys on which the two disagree, or that one
+	// of them lacks or records in a malformed way, each with its Problem.
+	Diffs []Difference
 }
 
 var _ error = (*NotComparableError)(nil)
 
+// Error lists every key at fault with both values, one per line, Printable.
 func (e *NotComparableError) Error() string {
 	var b strings.Builder
 	side0, side1 := Printable(e.Sides[0]), Printable(e.Sides[1])
@@ -46,13 +37,13 @@ func (e *NotComparableError) Error() string {
 	b.WriteString("):")
 	for _, d := range e.Diffs {
 		// Values are JSON, which leaves C1 controls and bidi overrides raw.
-		fmt.Fprintf(&b, "\n  %s: %s %s, %s %s (%s)", Printable(d.Key), side0, Printable(d.Values[0]),
-			side1, Printable(d.Values[1]), Printable(d.Problem))
+		fmt.Fprintf(&b, "\n  %s: %s %s, %s %s (%s)", Printable(d.Key), side0, Printable(d.Old[0]),
+			side1, Printable(d.New[0]), Printable(d.Problem))
 	}
 	return b.String()
 }
 
-// absent is how a keyDiff shows a key the artifact does not have.
+// absent is how a Difference shows a key the artifact does not have.
 const absent = "absent"
 
 // checkFunc returns "" when v is a valid value of its key, else the rule
@@ -358,9 +349,9 @@ func canonical(v any) string {
 
 // identityResult is the outcome of matching two runs.
 type identityResult struct {
-	shared     []identityValue // keys both record, equal
-	unrecorded []string        // identity keys neither records
-	diffs      []keyDiff
+	shared     []string // "key=value" of the keys both record, equal
+	unrecorded []string // identity keys neither records
+	diffs      []Difference
 }
 
 // matchIdentity compares the identity of two runs, named by sides.
@@ -386,25 +377,30 @@ func matchIdentity(a, b map[string]any, sides [2]string) identityResult {
 			if pa {
 				missing = sides[1]
 			}
-			res.diffs = append(res.diffs, keyDiff{k.path, vals, "absent in " + missing})
+			res.diffs = append(res.diffs, keyDiff(k.path, vals, "absent in "+missing))
 			continue
 		}
 		bad := false
 		for i, v := range []any{va, vb} {
 			if why := k.check(v); why != "" {
-				res.diffs = append(res.diffs, keyDiff{k.path, vals, "malformed in " + sides[i] + ": " + why})
+				res.diffs = append(res.diffs, keyDiff(k.path, vals, "malformed in "+sides[i]+": "+why))
 				bad = true
 			}
 		}
 		switch {
 		case bad:
 		case vals[0] != vals[1]:
-			res.diffs = append(res.diffs, keyDiff{k.path, vals, "differs"})
+			res.diffs = append(res.diffs, keyDiff(k.path, vals, "differs"))
 		default:
-			res.shared = append(res.shared, identityValue{k.path, vals[0]})
+			res.shared = append(res.shared, k.path+"="+vals[0])
 		}
 	}
 	return res
+}
+
+// keyDiff is the Difference of one identity key between two runs.
+func keyDiff(key string, vals [2]string, problem string) Difference {
+	return Difference{Key: key, Old: []string{vals[0]}, New: []string{vals[1]}, Problem: problem}
 }
 
 // provenanceOf returns the provenance values of doc by key, serve flags

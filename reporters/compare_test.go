@@ -186,9 +186,9 @@ func TestIdentityDiffNamesBothValues(t *testing.T) {
 	set(new, "context_tokens", n("32768"), false)
 	set(new, "concurrency", nil, true)
 	res := matchIdentity(old, new, sideName)
-	want := []keyDiff{
-		{Key: "context_tokens", Values: [2]string{"65536", "32768"}, Problem: "differs"},
-		{Key: "concurrency", Values: [2]string{"1", "absent"}, Problem: "absent in new"},
+	want := []Difference{
+		{Key: "context_tokens", Old: []string{"65536"}, New: []string{"32768"}, Problem: "differs"},
+		{Key: "concurrency", Old: []string{"1"}, New: []string{"absent"}, Problem: "absent in new"},
 	}
 	if d := cmp.Diff(want, res.diffs); d != "" {
 		t.Fatalf("diffs (-want +got):\n%s", d)
@@ -274,7 +274,7 @@ func TestCompareSeedAgainstChangedContext(t *testing.T) {
 	_, err = Compare([]*artifact.Report{loadReport(t, seedPath)}, []*artifact.Report{r})
 	var nc *NotComparableError
 	require.True(t, errors.As(err, &nc), "%v", err)
-	require.Equal(t, []keyDiff{{"context_tokens", [2]string{"65536", "32768"}, "differs"}}, nc.Diffs)
+	require.Equal(t, []Difference{{Key: "context_tokens", Old: []string{"65536"}, New: []string{"32768"}, Problem: "differs"}}, nc.Diffs)
 }
 
 // TestCompareWithinSide: the runs of one side must be one workload too.

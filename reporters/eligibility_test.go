@@ -21,7 +21,7 @@ func TestCorpusEligibilityIsDerived(t *testing.T) {
 		r := loadReport(t, path)
 		require.False(t, r.Has("performance_eligible"), path)
 		var buf bytes.Buffer
-		require.NoError(t, WriteBenchfmt(&buf, r))
+		require.NoError(t, writeBenchfmt(&buf, r))
 		p := parseBench(t, buf.Bytes())
 		require.Empty(t, p.errs)
 		require.Len(t, p.results, 1)

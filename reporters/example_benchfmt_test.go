@@ -25,14 +25,16 @@ func readSeed() *artifact.Report {
 // metadata, the run's identity as configuration, then one result whose
 // iterations are the measured requests. The seed predates the client's
 // self-audit; a run of today records one, and its verdict is configuration
-// too, so benchstat never mixes a suspect run with clean ones.
-func ExampleWriteBenchfmt() {
+// too, so benchstat never mixes a suspect run with clean ones. A
+// BenchWriter writes the unit metadata once, then each report it is given
+// (the configuration only when it changes).
+func ExampleBenchWriter() {
 	r := readSeed()
 	if r.AnvilGo == nil {
 		r.AnvilGo = &artifact.Extension{Version: 1}
 	}
 	r.AnvilGo.Audit = &artifact.Audit{Verdict: "ok", Reasons: []string{}}
-	if err := reporters.WriteBenchfmt(os.Stdout, r); err != nil {
+	if err := reporters.NewBenchWriter(os.Stdout).Write(r, ""); err != nil {
 		panic(err)
 	}
 	// Output:

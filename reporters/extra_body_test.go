@@ -30,7 +30,7 @@ func TestWorkloadIdentityExtraBody(t *testing.T) {
 	require.NotEqual(t, workloadIdentity(plain), workloadIdentity(off))
 
 	var buf bytes.Buffer
-	require.NoError(t, WriteBenchfmt(&buf, off, on))
+	require.NoError(t, writeBenchfmt(&buf, off, on))
 	p := parseBench(t, buf.Bytes())
 	require.Empty(t, p.errs)
 	require.Len(t, p.results, 2)

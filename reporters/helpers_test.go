@@ -1,6 +1,8 @@
 package reporters
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,4 +39,16 @@ func loadReport(t testing.TB, path string) *artifact.Report {
 	r, err := artifact.Read(f)
 	require.NoError(t, err, path)
 	return r
+}
+
+// writeBenchfmt writes reports to w with one BenchWriter, each named as
+// BenchResult names it.
+func writeBenchfmt(w io.Writer, reports ...*artifact.Report) error {
+	bw := NewBenchWriter(w)
+	for i, r := range reports {
+		if err := bw.Write(r, ""); err != nil {
+			return fmt.Errorf("report %d: %w", i, err)
+		}
+	}
+	return nil
 }

@@ -28,7 +28,7 @@ type runView struct {
 	Unsent     int          // planned requests never sent (v1 records them as cancelled failures)
 	Failures   []classCount // failures of sent requests per class, by class name
 	Summary    []metricSummary
-	Throughput float64 // output tok/s of the run; NaN when not eligible (Eligible) or not recorded
+	Throughput float64 // output tok/s of the run; NaN when not eligible (Report.Eligible) or not recorded
 
 	// Requests holds every request the artifact records (successes and
 	// failures), sorted by request index.

@@ -27,7 +27,8 @@ func suspect(r *artifact.Report) bool {
 }
 
 // auditLine is the audit's verdict in one line: "client audit ok (...)"
-// with the scheduler latency, GC pauses and CPU share it judged, or
+// with the scheduler latency, wake-up lag, GC pauses and CPU share it
+// judged, or
 // "client audit SUSPECT: " and the reasons; "" without an audit.
 func auditLine(r *artifact.Report) string {
 	a := auditOf(r)
@@ -41,8 +42,8 @@ func auditLine(r *artifact.Report) string {
 	if a.CPUShare != nil {
 		cpu = fmt.Sprintf("%.0f%%", *a.CPUShare*100)
 	}
-	return fmt.Sprintf("client audit %s (scheduler latency p99 %s ms, max %s ms; %d GC pauses, max %s ms; CPU %s of %d cores)",
-		Printable(a.Verdict), num(a.SchedLatencyP99MS), num(a.SchedLatencyMaxMS), a.GCPauses, num(a.GCPauseMaxMS), cpu, a.GOMAXPROCS)
+	return fmt.Sprintf("client audit %s (scheduler latency p99 %s ms, max %s ms; wake-ups late by %s ms at the median; %d GC pauses, max %s ms; CPU %s of %d cores)",
+		Printable(a.Verdict), num(a.SchedLatencyP99MS), num(a.SchedLatencyMaxMS), num(a.WakeLagP50MS), a.GCPauses, num(a.GCPauseMaxMS), cpu, a.GOMAXPROCS)
 }
 
 // crossCheckLines are the server-metrics cross-checks, one line each: the

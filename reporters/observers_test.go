@@ -33,7 +33,7 @@ func observed(t *testing.T, verdict string, reasons ...string) *artifact.Report 
 // in one table; a run without an audit clears the key.
 func TestBenchfmtAuditKey(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, WriteBenchfmt(&buf, observed(t, "ok"),
+	require.NoError(t, writeBenchfmt(&buf, observed(t, "ok"),
 		observed(t, "suspect", "scheduler latency p99 4.1 ms"), loadReport(t, seedPath)))
 	rd := benchfmt.NewReader(&buf, "x.bench")
 	var got []string
@@ -59,7 +59,7 @@ func TestSummaryAuditAndCrossChecks(t *testing.T) {
 
 	buf.Reset()
 	require.NoError(t, WriteSummary(&buf, observed(t, "ok")))
-	require.Contains(t, buf.String(), "client audit ok (scheduler latency p99 4.10 ms, max - ms; 0 GC pauses, max - ms; CPU 50% of 2 cores)\n")
+	require.Contains(t, buf.String(), "client audit ok (scheduler latency p99 4.10 ms, max - ms; wake-ups late by - ms at the median; 0 GC pauses, max - ms; CPU 50% of 2 cores)\n")
 	require.False(t, strings.Contains(buf.String(), "SUSPECT"))
 }
 

@@ -64,7 +64,7 @@ func TestScheduledClockUnits(t *testing.T) {
 		require.NotContains(t, v.Unit, "sched-")
 	}
 	var buf bytes.Buffer
-	require.NoError(t, WriteBenchfmt(&buf, closed, r, r))
+	require.NoError(t, writeBenchfmt(&buf, closed, r, r))
 	require.NotContains(t, strings.SplitN(buf.String(), "\nBenchmark", 2)[0], "sched-", "no metadata before a result carries the unit")
 	require.Equal(t, 1, strings.Count(buf.String(), "Unit sched-ttft-p95-ms better=lower"))
 	p := parseBench(t, buf.Bytes())

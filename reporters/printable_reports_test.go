@@ -45,7 +45,7 @@ func TestSummaryIsSafeForTheTerminal(t *testing.T) {
 
 func TestBenchfmtIsSafeAndValid(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, WriteBenchfmt(&buf, hostileReport(t)))
+	require.NoError(t, writeBenchfmt(&buf, hostileReport(t)))
 	out := buf.String()
 	safeForTerminal(t, strings.ReplaceAll(out, "\t", " "), true)
 	p := parseBench(t, buf.Bytes())

@@ -8,14 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestWriteBenchfmtReferenceNoUsage: a reference artifact of a server
+// TestBenchWriterReferenceNoUsage: a reference artifact of a server
 // without usage (null token counts, written by
 // testdata/gen_reference_no_usage.py) converts to benchfmt with its
 // latencies and without any token-derived value it cannot know.
-func TestWriteBenchfmtReferenceNoUsage(t *testing.T) {
+func TestBenchWriterReferenceNoUsage(t *testing.T) {
 	rep := loadReport(t, filepath.Join("..", "testdata", "reference-no-usage-capacity-v3.json"))
 	var buf bytes.Buffer
-	require.NoError(t, WriteBenchfmt(&buf, rep))
+	require.NoError(t, writeBenchfmt(&buf, rep))
 	p := parseBench(t, buf.Bytes())
 	require.Empty(t, p.errs)
 	require.Len(t, p.results, 1)

@@ -174,7 +174,7 @@ func WriteSummary(w io.Writer, r *artifact.Report) error {
 }
 
 // failureClasses formats the failure count per class of the requests
-// sent (SentFailureClasses), sorted by class.
+// sent (Report.SentFailureClasses), sorted by class.
 func failureClasses(r *artifact.Report) string {
 	counts := r.SentFailureClasses()
 	keys := make([]string, 0, len(counts))

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -351,8 +350,8 @@ func TestLlamaCppCaptured(t *testing.T) {
 		parallel4 bool
 		window    string
 	}{
-		{"ctx-size 32768 parallel 4", false, "context window 8192 advertised by GET /models meta.n_ctx"},
-		{"ctx-size 8192 parallel 4", true, "context window 2048 advertised by GET /models meta.n_ctx"},
+		{"ctx-size 32768 parallel 4", false, "context window 8192 advertised by /models meta.n_ctx"},
+		{"ctx-size 8192 parallel 4", true, "context window 2048 advertised by /models meta.n_ctx"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(llamaCppCaptured(t, tc.parallel4))
@@ -391,61 +390,91 @@ func TestOllamaCaptured(t *testing.T) {
 		nameContent: Pass, nameReasoningSeparation: Skip, namePromptTokens: Fail, namePrefixCache: Skip,
 		nameBadRequest: Pass, nameIsolation: Skip, nameDeterminism: Pass, nameMetrics: Skip,
 	})
-	require.Equal(t, `lists "tiny:latest", context window 4096 advertised by GET /api/ps`, got[nameModels].Reason)
+	require.Equal(t, `lists "tiny:latest", context window 4096 advertised by /api/ps`, got[nameModels].Reason)
 	require.Contains(t, got[namePromptTokens].Reason, "for a window of 4096 was accepted (usage.prompt_tokens 4096): silently truncated")
-	require.Contains(t, strings.Join(got[nameModels].Notes, "\n"), "GET /props: HTTP 404", "the discovery says what it tried")
+	require.Contains(t, got[nameModels].Notes, `capacity.Discover: model "tiny:latest" from /models, GET /models lists ["tiny:latest"]`, "the discovery says what it found")
 }
 
 // TestWindowDeclaredDisagrees: a declared window that disagrees with the
 // one the server serves (ollama's /api/ps, llama.cpp's /v1/models) is
 // named, and the served one is used, so the over-long prompt is sized on
 // the window the server truncates or refuses at; against a trained window
-// only (/api/show) the smaller of the two is used.
+// only (/api/show) the smaller of the two is used. The discovery is
+// capacity.Discover's, through the suite's client.
 func TestWindowDeclaredDisagrees(t *testing.T) {
 	noPS := ollamaCaptured(t)
 	noPS.ps = []byte(`{"models":[]}`) // the model is not loaded
 	for _, tc := range []struct {
-		name     string
-		srv      http.Handler
-		declared int
-		want     window
+		name       string
+		srv        http.Handler
+		declared   int
+		window     int
+		from       string
+		advertised string // advertisedFrom of the Discovery
+		note       string // a part of Discovery.Note ("" for none)
 	}{
-		{"ollama, declared above", ollamaCaptured(t), 16384, window{n: 4096, from: "GET /api/ps", advertisedN: 4096, advertisedFrom: "GET /api/ps",
-			notes: []string{"GET /props: HTTP 404", "Target.MaxModelLen 16384 disagrees with the 4096 the server serves (GET /api/ps): the served window is used"}}},
-		{"llama.cpp, declared below", llamaCppCaptured(t, false), 2048, window{n: 8192, from: "GET /models meta.n_ctx", advertisedN: 8192, advertisedFrom: "GET /models meta.n_ctx",
-			notes: []string{"Target.MaxModelLen 2048 disagrees with the 8192 the server serves (GET /models meta.n_ctx): the served window is used"}}},
-		{"ollama not loaded, declared above", noPS, 16384, window{n: 4096, from: "POST /api/show", advertisedN: 4096, advertisedFrom: "POST /api/show",
-			notes: []string{"GET /props: HTTP 404", `GET /api/ps: no window in {"models":[]}`, "Target.MaxModelLen 16384 disagrees with the trained window 4096 (POST /api/show): the smaller is used"}}},
-		{"ollama not loaded, declared below", noPS, 2048, window{n: 2048, from: "Target.MaxModelLen", advertisedN: 4096, advertisedFrom: "POST /api/show",
-			notes: []string{"GET /props: HTTP 404", `GET /api/ps: no window in {"models":[]}`, "Target.MaxModelLen 2048 disagrees with the trained window 4096 (POST /api/show): the smaller is used"}}},
+		{"ollama, declared above", ollamaCaptured(t), 16384, 4096, "/api/ps", "/api/ps",
+			"Target.MaxModelLen 16384 is above the window of 4096 tokens the server advertises (/api/ps)"},
+		{"llama.cpp, declared below", llamaCppCaptured(t, false), 2048, 8192, "/models meta.n_ctx", "/models meta.n_ctx",
+			"Target.MaxModelLen 2048 is below the window of 8192 tokens the server advertises (/models)"},
+		{"ollama not loaded, declared above", noPS, 16384, 4096, "/api/show", "/api/show",
+			"Target.MaxModelLen 16384 is above the window of 4096 tokens the server advertises (/api/show)"},
+		{"ollama not loaded, declared below", noPS, 2048, 2048, "Target.MaxModelLen", "/api/show", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(tc.srv)
 			defer srv.Close()
 			s, err := New(t.Context(), Config{Target: capacity.Target{BaseURL: srv.URL + "/v1", MaxModelLen: tc.declared}})
 			require.NoError(t, err)
-			require.Equal(t, tc.want, s.p.win)
+			require.NoError(t, s.p.discErr)
+			n, from := s.p.window()
+			require.Equal(t, tc.window, n)
+			require.Equal(t, tc.from, from)
+			require.Equal(t, tc.declared, s.p.disc.Window, "the declared window is the planned one")
+			require.Equal(t, tc.advertised, advertisedFrom(s.p.disc))
+			if tc.note == "" {
+				require.Empty(t, s.p.disc.Note)
+			} else {
+				require.Contains(t, s.p.disc.Note, tc.note)
+			}
 		})
 	}
 }
 
-// TestParseWindowAnswers: each endpoint's captured answer gives its window.
-func TestParseWindowAnswers(t *testing.T) {
-	require.Equal(t, 8192, parseLlamaCppProps(readCapture(t, "llamacpp/props.json"), "tiny.gguf"))
-	require.Equal(t, 2048, parseLlamaCppProps(readCapture(t, "llamacpp/props-ctx8192-parallel4.json"), "tiny.gguf"))
-	require.Equal(t, 4096, parseOllamaPS(readCapture(t, "ollama/api-ps.json"), "tiny:latest"))
-	require.Equal(t, 4096, parseOllamaPS(readCapture(t, "ollama/api-ps.json"), "another"), "the only loaded model")
-	require.Equal(t, 4096, parseOllamaShow(readCapture(t, "ollama/api-show.json"), "tiny:latest"))
-	entries, ok := parseModelList(readCapture(t, "llamacpp/models.json"))
-	require.True(t, ok)
-	require.Equal(t, []modelEntry{{id: "tiny.gguf", window: 8192, field: llamaCppMetaField}}, entries)
-	entries, ok = parseModelList(readCapture(t, "ollama/models.json"))
-	require.True(t, ok)
-	require.Equal(t, []modelEntry{{id: "tiny:latest"}}, entries)
-	_, ok = parseModelList([]byte(`{"models": []}`))
-	require.False(t, ok)
-	require.Zero(t, parseLlamaCppProps(bytes.Repeat([]byte("x"), 3), ""))
-	for raw, want := range map[string]int{"32768": 32768, "32768.0": 32768, "0": 0, "-5": 0, "1.5": 0, `"4096"`: 0, "4e9": 0, "": 0} {
-		require.Equal(t, want, positiveInt(json.RawMessage(raw)), "%q", raw)
-	}
+// TestDiscoveryFailed: when GET /models gives no model list the models
+// check fails with capacity.Discover's reason, and the suite goes on
+// (with Target.Model and Target.MaxModelLen set, the discovery itself is
+// no error); when the server advertises no window at all, the model list
+// is still judged and models SKIPs.
+func TestDiscoveryFailed(t *testing.T) {
+	noModels := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			http.Error(w, "no such route", http.StatusNotFound)
+			return
+		}
+		ollamaCaptured(t).ServeHTTP(w, r)
+	})
+	srv := httptest.NewServer(noModels)
+	defer srv.Close()
+	s, err := New(t.Context(), Config{Target: capacity.Target{BaseURL: srv.URL + "/v1", Model: "tiny:latest", MaxModelLen: 4096}})
+	require.NoError(t, err)
+	require.NoError(t, s.p.discErr)
+	v := s.Check(t.Context(), nameModels)
+	require.Equal(t, Fail, v.Outcome, "%s", v.Reason)
+	require.Contains(t, v.Reason, "GET /models failed: capacity: the endpoint refused the requests: model probe GET "+srv.URL+"/v1/models: HTTP 404 Not Found")
+	n, from := s.p.window()
+	require.Equal(t, 4096, n)
+	require.Equal(t, "/api/ps", from, "the native endpoints are still asked")
+
+	bare := ollamaCaptured(t)
+	bare.ps, bare.show = []byte(`{"models":[]}`), []byte(`{"model_info":{}}`)
+	srv2 := httptest.NewServer(bare)
+	defer srv2.Close()
+	s, err = New(t.Context(), Config{Target: capacity.Target{BaseURL: srv2.URL + "/v1"}})
+	require.NoError(t, err)
+	require.ErrorIs(t, s.p.discErr, capacity.ErrInvalidConfig)
+	require.Equal(t, "tiny:latest", s.p.model, "the model of the list, though no window was found")
+	v = s.Check(t.Context(), nameModels)
+	require.Equal(t, Skip, v.Outcome, "%s", v.Reason)
+	require.Equal(t, `the server advertises no context window for "tiny:latest" (none of max_model_len, max_context_length, context_length, meta.n_ctx in its /models entry, no /props, /api/ps or /api/show answer with one)`, v.Reason)
 }

@@ -9,36 +9,43 @@ import (
 )
 
 func (p *prober) checkModels(context.Context) Verdict {
-	if p.modErr != nil {
-		return verdict(Fail, "GET /models failed: "+p.modErr.Error())
-	}
-	notes := []string{"GET /models: " + p.models.String()}
-	if p.models.status != http.StatusOK {
-		return verdict(Fail, fmt.Sprintf("GET /models answered HTTP %d, want 200 with a model list", p.models.status), notes...)
-	}
-	entries, ok := parseModelList(p.models.body)
-	var ids []string
-	for _, e := range entries {
-		ids = append(ids, e.id)
-	}
+	d := p.disc
 	switch {
-	case !ok:
-		return verdict(Fail, `GET /models is not an OpenAI model list {"data": [{"id": ...}]}`, notes...)
-	case len(ids) == 0:
-		return verdict(Fail, "GET /models lists no model", notes...)
-	case !contains(ids, p.model):
-		return verdict(Fail, fmt.Sprintf("GET /models does not list the model %q (it lists %q)", p.model, ids), notes...)
+	case d.ModelsError != "":
+		return verdict(Fail, "GET /models failed: "+d.ModelsError, p.discoveryNotes()...)
+	case d.Listed == nil:
+		return verdict(Fail, fmt.Sprintf("GET /models was not asked: %v", p.discErr))
+	case !contains(d.Listed, p.model):
+		return verdict(Fail, fmt.Sprintf("GET /models does not list the model %q (it lists %q)", p.model, d.Listed), p.discoveryNotes()...)
 	}
-	notes = append(notes, p.win.notes...)
-	if p.win.advertisedN == 0 {
-		why := fmt.Sprintf("the server advertises no context window for %q (none of %s in its /models entry, no %s, %s or %s answer with one)",
-			p.model, strings.Join(append(contextLengthFields[:], llamaCppMetaField), ", "), llamaCppPropsPath, ollamaPSPath, ollamaShowPath)
-		if p.win.n > 0 {
-			notes = append(notes, fmt.Sprintf("context window %d from %s", p.win.n, p.win.from))
-		}
+	notes := p.discoveryNotes()
+	if d.Advertised == 0 {
+		why := fmt.Sprintf("the server advertises no context window for %q (none of max_model_len, max_context_length, context_length, meta.n_ctx in its /models entry, no /props, /api/ps or /api/show answer with one)", p.model)
 		return verdict(Skip, why, notes...)
 	}
-	return verdict(Pass, fmt.Sprintf("lists %q, context window %d advertised by %s", p.model, p.win.advertisedN, p.win.advertisedFrom), notes...)
+	return verdict(Pass, fmt.Sprintf("lists %q, context window %d advertised by %s", p.model, d.Advertised, advertisedFrom(d)), notes...)
+}
+
+// discoveryNotes say what capacity.Discover found and where.
+func (p *prober) discoveryNotes() []string {
+	d := p.disc
+	notes := []string{fmt.Sprintf("capacity.Discover: model %q from %s, GET /models lists %q", d.Model, d.ModelSource, d.Listed)}
+	if d.Advertised > 0 {
+		notes = append(notes, fmt.Sprintf("advertised window %d from %s", d.Advertised, advertisedFrom(d)))
+	}
+	if d.Window > 0 {
+		notes = append(notes, fmt.Sprintf("planned window %d from %s, truncation window %d", d.Window, d.WindowSource, d.TruncationWindow))
+	}
+	if d.Slots > 0 {
+		notes = append(notes, fmt.Sprintf("%d slots from %s", d.Slots, d.SlotsSource))
+	}
+	if d.Note != "" {
+		notes = append(notes, d.Note)
+	}
+	if p.discErr != nil {
+		notes = append(notes, "capacity.Discover: "+p.discErr.Error())
+	}
+	return notes
 }
 
 // errorCase is one bad request of nameBadRequest.
@@ -119,8 +126,8 @@ func (p *prober) checkPrefixCache(ctx context.Context) Verdict {
 		return verdict(Skip, "no usage object when asked (see usage): cached tokens are never reported", base.summary())
 	}
 	size := prefixCacheTokens
-	if p.win.n > 0 {
-		size = min(size, p.win.n/2) // room for the template and the answer
+	if win, _ := p.window(); win > 0 {
+		size = min(size, win/2) // room for the template and the answer
 	}
 	// The prefix is sized by what the base exchange's prompt counted, so
 	// that it fits the window on a tokenizer of fewer characters per token

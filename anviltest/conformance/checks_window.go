@@ -53,7 +53,7 @@ func (p *prober) checkPromptTokens(ctx context.Context) Verdict {
 	}
 
 	// A prompt longer than the window.
-	win := p.win.n
+	win, from := p.window()
 	// A window capacity.Run would refuse (beyond its largest) is none.
 	if _, err := (capacity.Target{BaseURL: "http://window.invalid", MaxModelLen: win}).Resolved(); win <= 0 || err != nil {
 		skipped = append(skipped, "no context window known (the server advertises none where capacity.Run looks, see models; Target.MaxModelLen or ANVIL_MAX_MODEL_LEN declares one): the over-long prompt is not tried")
@@ -63,7 +63,7 @@ func (p *prober) checkPromptTokens(ctx context.Context) Verdict {
 		if err != nil {
 			return verdict(Fail, "the over-long prompt's request failed: "+err.Error(), notes...)
 		}
-		notes = append(notes, fmt.Sprintf("prompt of %d characters for a window of %d tokens (%s): %s", len(long), win, p.win.from, s.summary()))
+		notes = append(notes, fmt.Sprintf("prompt of %d characters for a window of %d tokens (%s): %s", len(long), win, from, s.summary()))
 		switch {
 		case s.status != http.StatusOK:
 			judged++
@@ -194,11 +194,12 @@ func (p *prober) checkIsolation(ctx context.Context) Verdict {
 	t.Model = p.model
 	t.HTTPClient = p.hc
 	t.BaseURL = p.base
+	from := "Target.MaxModelLen"
 	if t.MaxModelLen == 0 {
-		t.MaxModelLen = p.win.n
+		t.MaxModelLen, from = p.window()
 	}
 	if t.MaxModelLen == 0 {
-		t.MaxModelLen = isolationWindow
+		t.MaxModelLen, from = isolationWindow, "assumed: none was found"
 	}
 	t.Margin = capacity.None
 	// The answer budget fits the window with the prompt (a small window
@@ -218,7 +219,7 @@ func (p *prober) checkIsolation(ctx context.Context) Verdict {
 	// Too small a window leaves no answer budget a canary marker fits in
 	// (capacity's bound on MaxTokens with RequestCanaries).
 	if _, err := w.Resolved(); err != nil {
-		return verdict(Skip, fmt.Sprintf("a context window of %d tokens (%s) leaves no room for %d-token prompts with canary answers: %v", t.MaxModelLen, p.win.from, isolationContext, err))
+		return verdict(Skip, fmt.Sprintf("a context window of %d tokens (%s) leaves no room for %d-token prompts with canary answers: %v", t.MaxModelLen, from, isolationContext, err))
 	}
 	rep, err := p.run(ctx, t, w)
 	if errors.Is(err, capacity.ErrInvalidConfig) {

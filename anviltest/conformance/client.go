@@ -27,14 +27,15 @@ const maxBodyExcerpt = 64 << 10
 const maxCapture = 64 << 10
 
 // prober sends the suite's requests to one target and remembers what every
-// check may share: the model list and the base exchange.
+// check may share: the discovery and the base exchange.
 type prober struct {
-	base    string // BaseURL without a trailing slash
-	where   string // BaseURL as recorded: no userinfo, query or fragment
-	model   string // the model sent
-	win     window // the context window and where it was found
-	models  *httpSeen
-	modErr  error
+	base  string // BaseURL without a trailing slash
+	where string // BaseURL as recorded: no userinfo, query or fragment
+	model string // the model sent
+	// disc is what capacity.Discover found (the model list, the windows,
+	// the slots and where each came from), discErr its error.
+	disc    capacity.Discovery
+	discErr error
 	hc      *http.Client
 	headers http.Header
 	apiKey  string
@@ -50,9 +51,10 @@ type prober struct {
 	baseSeen     *streamSeen
 }
 
-// newProber resolves the target (BaseURL, headers, key, client), asks GET
-// /models once for the model to send (Target.Model, else the first id),
-// finds the context window (discoverWindow) and draws the run's nonce.
+// newProber resolves the target (BaseURL, headers, key, client), finds the
+// model to send (Target.Model, else the first id of GET /models) and the
+// context window as capacity.Run does (capacity.Discover, through the
+// suite's client, within the request timeout) and draws the run's nonce.
 func newProber(ctx context.Context, c Config) (*prober, error) {
 	rt, err := c.Target.Resolved()
 	if err != nil {
@@ -96,16 +98,40 @@ func newProber(ctx context.Context, c Config) (*prober, error) {
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
 	p.nonce = hex.EncodeToString(b[:])
 
-	p.models, p.modErr = p.do(ctx, http.MethodGet, p.base+"/models", nil, nil, p.timeout)
-	var listed []modelEntry
-	if p.modErr == nil && p.models.status == http.StatusOK {
-		listed, _ = parseModelList(p.models.body)
-		if p.model == "" && len(listed) > 0 {
-			p.model = listed[0].id
-		}
+	// The discovery sends what every check sends: the target's headers
+	// with the bearer token (Config.APIKey) among them.
+	dt := rt
+	dt.HTTPClient, dt.APIKeyEnv, dt.Headers = p.hc, "", p.headers.Clone()
+	dctx, cancel := context.WithTimeout(ctx, p.timeout)
+	p.disc, p.discErr = capacity.Discover(dctx, dt)
+	cancel()
+	if p.model == "" {
+		p.model = p.disc.Model
 	}
-	p.win = p.discoverWindow(ctx, rt.MaxModelLen, listed)
 	return p, nil
+}
+
+// window is the discovered window a truncation shows at
+// (Discovery.TruncationWindow: the served window when the server
+// advertises one, else the declared one, else the smaller of a declared
+// window and Ollama's trained maximum), 0 when none was found, and where
+// it came from.
+func (p *prober) window() (int, string) {
+	d := p.disc
+	if d.Advertised > 0 && d.TruncationWindow == d.Advertised {
+		return d.TruncationWindow, advertisedFrom(d)
+	}
+	return d.TruncationWindow, "Target.MaxModelLen"
+}
+
+// advertisedFrom is where the server advertised its window: the
+// Discovery's source, with the /models entry's field ("/models
+// meta.n_ctx", "/props", "/api/ps").
+func advertisedFrom(d capacity.Discovery) string {
+	if d.AdvertisedField != "" {
+		return d.AdvertisedSource + " " + d.AdvertisedField
+	}
+	return d.AdvertisedSource
 }
 
 // runCheck runs one check and makes its text safe to print.

@@ -13,7 +13,9 @@
 //
 // anviltest.Conformance runs it as a Go test, one subtest per check. The
 // suite reads the stream with the engine's framer (package capacity/sse),
-// finds the context window where capacity.Run finds it, and removes the
+// finds the model, its context window and llama.cpp's slots with
+// capacity.Discover (what capacity.Run reads, through the suite's
+// client), and removes the
 // target's credentials (capacity's Target.Redactor) from every text it
 // returns before anything is cut.
 package conformance
@@ -181,10 +183,10 @@ type Suite struct {
 	required []string
 }
 
-// New resolves the target, asks GET /models once for the model to send and
-// the context window where capacity.Run looks for it (see the models check),
-// and draws the run's nonce, which makes every prompt of the run new to the
-// server's caches. A failed /models answer is no error: the models check judges
+// New resolves the target, finds the model to send and its context window
+// with capacity.Discover, as capacity.Run does (see the models check), and
+// draws the run's nonce, which makes every prompt of the run new to the
+// server's caches. A failed discovery is no error: the models check judges
 // it. The error is for a configuration that cannot be run (the target, a
 // name in Required).
 func New(ctx context.Context, c Config) (*Suite, error) {

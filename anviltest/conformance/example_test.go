@@ -35,7 +35,7 @@ func ExampleSuite() {
 		fmt.Printf("%s: %s: %s\n", v.Check, v.Outcome, v.Reason)
 	}
 	// Output:
-	// models: pass: lists "m", context window 4096 advertised by GET /models max_model_len
+	// models: pass: lists "m", context window 4096 advertised by /models max_model_len
 	// bad_request: fail: invalid JSON: Content-Type "text/plain; charset=utf-8", want application/json, the body is not JSON; unknown model: Content-Type "text/plain; charset=utf-8", want application/json, the body is not JSON; malformed messages: Content-Type "text/plain; charset=utf-8", want application/json, the body is not JSON
 }
 

@@ -344,8 +344,8 @@ func (p *prober) baseExchange(ctx context.Context) (*streamSeen, error) {
 	var err error
 	p.baseOnce.Do(func() {
 		budget := answerBudget
-		if p.win.n > 0 {
-			budget = min(budget, p.win.n/2) // a small window still fits the question
+		if win, _ := p.window(); win > 0 {
+			budget = min(budget, win/2) // a small window still fits the question
 		}
 		p.baseQuestion = "In one short sentence: why is the sea salty? (conformance run " + p.nonce + ")"
 		body := p.chatBody(p.baseQuestion, streamed(map[string]any{"max_tokens": budget}))

@@ -159,6 +159,15 @@ type Audit struct {
 	SchedLatencyP99MS *float64
 	SchedLatencyMaxMS *float64
 	SchedSamples      int // "sched_samples": scheduler latency samples in the phase
+	// WakeLagP50MS, WakeLagP99MS and WakeLagMaxMS are "wake_lag_p50_ms",
+	// "wake_lag_p99_ms" and "wake_lag_max_ms": how late the audit's own
+	// timer wake-ups ran over the phase (the time a processor-starved
+	// client stamps late, which the scheduler's histogram does not see),
+	// nearest rank, as bucket upper bounds; nil without a wake-up.
+	WakeLagP50MS *float64
+	WakeLagP99MS *float64
+	WakeLagMaxMS *float64
+	WakeSamples  int // "wake_samples": the wake-ups measured
 	// GCPauses is "gc_pauses", GCPauseMaxMS "gc_pause_max_ms" and
 	// GCPauseTotalMS "gc_pause_total_ms": stop-the-world GC pauses in the
 	// phase (/gc/pauses:seconds); the max and total from bucket bounds,

@@ -39,7 +39,8 @@ func observerMembers() *Extension {
 		Audit: &Audit{Verdict: auditSuspect, Reasons: []string{"scheduler latency p99 4.1 ms: timings below ~4 ms resolution are not trustworthy"},
 			SchedLatencyP99MS: new(4.1), SchedLatencyMaxMS: new(12.5), SchedSamples: 900, GCPauses: 3,
 			GCPauseMaxMS: new(0.25), GCPauseTotalMS: new(0.5), CPUShare: new(0.97), GOMAXPROCS: 2,
-			SendLagP99MS: new(0.02), SendLagMaxMS: new(0.5), PoolWaits: 1, PoolWaitMaxMS: new(3.0)},
+			SendLagP99MS: new(0.02), SendLagMaxMS: new(0.5), PoolWaits: 1, PoolWaitMaxMS: new(3.0),
+			WakeLagP50MS: new(0.2), WakeLagP99MS: new(1.5), WakeLagMaxMS: new(2.5), WakeSamples: 200},
 	}
 }
 

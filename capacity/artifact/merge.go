@@ -35,8 +35,9 @@ var ErrNotMergeable = errors.New("the artifacts are not the shards of one worklo
 // the problem and the artifacts, unless every artifact is a shard
 // (anvil_go.shard) of one workload (the same identity keys and plan
 // fingerprint, one shard count, each index once, no request index in two
-// places), all declare the same non-null clock_domain_id, and each started
-// within 100 ms of the common start instant.
+// places), all declare the same non-null clock_domain_id, each started
+// within 100 ms of the common start instant, and each one's stored metrics
+// are its rows' (Report.CheckMetrics).
 //
 // The merged artifact has the shards' request rows and failures under their
 // global indexes, every v1 metric recomputed from them (Recompute), the wall
@@ -53,6 +54,9 @@ func Merge(shards ...ShardArtifact) (*Report, error) {
 		r, err := Read(bytes.NewReader(s.Data))
 		if err != nil {
 			return nil, fmt.Errorf("artifact: merge: %s: %w", s.Name, err)
+		}
+		if err := r.CheckMetrics(); err != nil {
+			return nil, fmt.Errorf("artifact: merge: %s: %w: %w", s.Name, err, ErrNotMergeable)
 		}
 		sum := sha256.Sum256(s.Data)
 		in[i] = shardIn{name: s.Name, r: r, sha: fingerprintPrefix + hex.EncodeToString(sum[:])}

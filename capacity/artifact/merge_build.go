@@ -132,6 +132,9 @@ func mergeExtension(in []shardIn, m *Report) (*Extension, error) {
 		return nil, err
 	}
 	x.ChunkTiming = ct
+	x.Workload = mergeWorkload(in)
+	x.Audit = mergeAudit(in)
+	x.ServerMetrics = mergeServerMetrics(in, m, x)
 	return x, nil
 }
 

@@ -86,6 +86,7 @@ var workloadKeys = []workloadKey{
 		return fmt.Sprintf("ttft_ms=%s tpot_ms=%s e2e_ms=%s attainment=%v latency_clock=%s",
 			floatOrNull(s.TTFTMS), floatOrNull(s.TPOTMS), floatOrNull(s.E2EMS), s.Attainment, s.LatencyClock)
 	}},
+	{"anvil_go.workload", workloadLabel},
 	{"anvil_go.search", func(r *Report) string {
 		if s := r.AnvilGo.Search; s != nil {
 			return fmt.Sprintf("kind=%s probe=%d value=%v", s.Kind, s.Probe, s.Value)

@@ -84,8 +84,14 @@ func TestMergeRefuses(t *testing.T) {
 		{"request index twice", func() []*artifact.Report {
 			s := fresh()
 			s[1].RequestTimings = append(s[1].RequestTimings, s[0].RequestTimings[0])
+			require.NoError(t, s[1].Recompute(), "its metrics are its rows'")
 			return s
 		}, "request index 0 twice in request_timings/failures: shard-0.json and shard-1.json"},
+		{"metrics the rows contradict", func() []*artifact.Report {
+			s := fresh()
+			s[2].RequestTimings[0].E2EMS += 5000
+			return s
+		}, "shard-2.json: the stored metrics contradict the request rows: metrics.e2e_"},
 		{"not a shard", func() []*artifact.Report { s := fresh(); s[1].AnvilGo.Shard = nil; return s },
 			"shard-1.json is not a shard artifact (it has no anvil_go.shard)"},
 	} {

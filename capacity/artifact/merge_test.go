@@ -45,13 +45,13 @@ func runSingle(t *testing.T) singleRun {
 		const seed = 11
 		rep, err := capacity.Run(t.Context(),
 			capacity.Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client(), ClockDomainID: clockDomain,
-				MetricsURL: servermetrics.Off}, // a merge carries no shard's server_metrics
+				MetricsURL: servermetrics.Off}, // the split shards carry none (TestMergeServerMetrics merges them)
 			capacity.Workload{Requests: 24, Concurrency: 5, Seed: seed, MaxTokens: 64, RequestCanaries: true,
 				ContextTokens: 1024, Rate: 40})
 		require.NoError(t, err)
 		synctest.Wait()
 		require.Equal(t, 24, rep.Completed, "failures: %+v", rep.Failures)
-		rep.AnvilGo.Audit = nil // Merge does not combine the shards' audits (yet): compared without it
+		rep.AnvilGo.Audit = nil // the split shards carry none (TestMergeAudit merges them): compared without it
 		out.rep = rep
 		out.traces = tracesByIndex(t, srv, seed)
 	})

@@ -25,7 +25,7 @@ const maxErrorMessageRunes = 2048
 // "error_message" (quotes excluded). maxErrorMessageRunes characters that
 // each take a two-byte escape (quote, backslash, newline, tab...) fit
 // exactly; text of six-byte control escapes or four-byte runes is cut
-// earlier. With it, the largest artifact the bounds allow (MaxRequests
+// earlier. With it, the largest artifact the bounds allow (10,000
 // failed requests) stays under the reader's 64 MiB limit.
 const maxErrorMessageJSONBytes = 2 * maxErrorMessageRunes
 
@@ -44,7 +44,7 @@ const (
 	FailureCancelled FailureClass = "cancelled"
 	// FailureStreamValidation: the stream broke the SSE/OpenAI contract,
 	// carried no visible content, or its usage reported fewer prompt tokens
-	// than MinPromptTokenFraction of the plan (a truncated prompt).
+	// than half of the plan (a truncated prompt; capacity/PROTOCOL.md#stream_validation_failed).
 	FailureStreamValidation FailureClass = "stream_validation_failed"
 	// FailureRequestCanary: the response did not begin with its own marker,
 	// carried a peer's marker, or its capture was truncated.

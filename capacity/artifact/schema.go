@@ -433,6 +433,7 @@ var shardRecordTable = newArtTable(func(s *ShardRecord) *shape { return &s.shape
 	fieldOf("finished_at_unix_ns", func(s *ShardRecord) *int64 { return &s.FinishedAtUnixNS }, int64Codec),
 	fieldOf("host", func(s *ShardRecord) *string { return &s.Host }, stringCodec),
 	fieldOf("index", func(s *ShardRecord) *int { return &s.Index }, intCodec),
+	optionalOf("server_metrics", func(s *ShardRecord) **ServerMetrics { return &s.ServerMetrics }, serverMetricsTable.codec()),
 	fieldOf("sha256", func(s *ShardRecord) *string { return &s.SHA256 }, stringCodec),
 	fieldOf("started_at_unix_ns", func(s *ShardRecord) *int64 { return &s.StartedAtUnixNS }, int64Codec),
 )

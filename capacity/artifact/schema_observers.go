@@ -88,4 +88,8 @@ var auditTable = newArtTable(func(a *Audit) *shape { return &a.shape },
 	fieldOf("send_lag_max_ms", func(a *Audit) **float64 { return &a.SendLagMaxMS }, optFloatCodec),
 	fieldOf("send_lag_p99_ms", func(a *Audit) **float64 { return &a.SendLagP99MS }, optFloatCodec),
 	fieldOf("verdict", func(a *Audit) *string { return &a.Verdict }, stringCodec),
+	fieldOf("wake_lag_max_ms", func(a *Audit) **float64 { return &a.WakeLagMaxMS }, optFloatCodec),
+	fieldOf("wake_lag_p50_ms", func(a *Audit) **float64 { return &a.WakeLagP50MS }, optFloatCodec),
+	fieldOf("wake_lag_p99_ms", func(a *Audit) **float64 { return &a.WakeLagP99MS }, optFloatCodec),
+	fieldOf("wake_samples", func(a *Audit) *int { return &a.WakeSamples }, intCodec),
 )

@@ -75,6 +75,10 @@ type ShardRecord struct {
 	// SHA256 is "sha256": "sha256:<64 hex>" of the shard artifact's bytes
 	// as they were merged (as written).
 	SHA256 string
+	// ServerMetrics is "server_metrics": the shard's own
+	// anvil_go.server_metrics, its offsets re-based onto the common start
+	// as anvil_go.requests are; nil when the shard had none.
+	ServerMetrics *ServerMetrics
 
 	shape shape
 }

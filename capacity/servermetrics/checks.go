@@ -20,6 +20,11 @@ type runFacts struct {
 	MaxTokens int
 	// DurationMS is the measured phase's wall time.
 	DurationMS float64
+	// ShardIndex and ShardCount are the run's shard (anvil_go.shard);
+	// ShardCount is 0 for a run that is not a shard. A shard of more than
+	// one sees the other shards' tokens in the server's counter: its
+	// generation-token check is marked so (TokenCheck.ForShard).
+	ShardIndex, ShardCount int
 	// ClientFirstTokenMeanMS is the client's mean time to the first output
 	// token (reasoning or content: what the servers' histograms time) over
 	// the successful requests; nil when none succeeded.
@@ -30,20 +35,9 @@ type runFacts struct {
 // facts (the rules are in capacity/PROTOCOL.md#anvil-go). A check whose
 // inputs the endpoint lacks is nil; nil when neither can be made.
 //
-// Generation tokens: the server's counter increase S against the client's
-// usage sum C, difference D = S - C. D = 0 is exact. The window edges and
-// the client's blind spots explain some difference, one way each:
-//
-//   - D < 0 (the server counted fewer): tokens generated before the first
-//     sample landed belong to the phase but not to the increase; at most
-//     the run's mean rate over that time, ceil(C * first / duration), with
-//     first the offset of the counter's first sample;
-//   - D > 0 (the server counted more): each unreported request may have
-//     generated up to MaxTokens tokens the client never saw counted.
-//
-// Within that allowance it agrees; beyond, it is a mismatch with the
-// likely cause named. A counter that was reset during the phase is a
-// mismatch whatever D.
+// Generation tokens: the server's counter increase against the client's
+// usage sum, judged by artifact.TokenCheck.Judge; a shard's is marked as
+// such (artifact.TokenCheck.ForShard).
 //
 // TTFT: the increase of the histogram's _sum over that of its _count is
 // the server's mean time to first token; the client's mean minus it is
@@ -94,15 +88,12 @@ func tokenCheck(m *artifact.ServerMetrics, counter string, f runFacts) *artifact
 	if !ok {
 		return nil
 	}
-	d := inc - float64(f.CompletionTokens)
-	tc := &artifact.TokenCheck{Counter: counter, ServerIncrease: inc, ClientTokens: f.CompletionTokens, Difference: d}
-	switch {
-	case d < 0 && f.DurationMS > 0:
-		tc.Allowance = math.Ceil(float64(f.CompletionTokens) * max(first, 0) / f.DurationMS)
-	case d > 0:
-		tc.Allowance = float64(f.UnreportedRequests) * float64(max(f.MaxTokens, 0))
-	}
+	tc := &artifact.TokenCheck{Counter: counter, ServerIncrease: inc, ClientTokens: f.CompletionTokens}
+	tc.Allow(first, f.DurationMS, f.UnreportedRequests, f.MaxTokens)
 	tc.Judge(resets)
+	if f.ShardCount > 1 {
+		tc.ForShard(f.ShardIndex, f.ShardCount)
+	}
 	return tc
 }
 
@@ -125,27 +116,20 @@ func ttftCheck(m *artifact.ServerMetrics, hist string, clientMS float64) *artifa
 // time_to_first_output_ms of the timing rows.
 func factsOf(r *artifact.Report) runFacts {
 	f := runFacts{MaxTokens: r.MaxTokens, DurationMS: r.WallClockMS}
-	reported := 0
+	tokens, reported := r.CompletionTokens()
+	f.CompletionTokens = tokens
 	ttfo := 0.0
 	for i := range r.RequestTimings {
-		row := &r.RequestTimings[i]
-		ttfo += row.TimeToFirstOutputMS
-		if row.OutputTokens != nil {
-			f.CompletionTokens += *row.OutputTokens
-			reported++
-		}
-	}
-	for i := range r.Failures {
-		if md := r.Failures[i].ResponseMetadata; md != nil && md.Usage != nil && md.Usage.CompletionTokens != nil {
-			f.CompletionTokens += *md.Usage.CompletionTokens
-			reported++
-		}
+		ttfo += r.RequestTimings[i].TimeToFirstOutputMS
 	}
 	sent := len(r.RequestTimings) + len(r.Failures)
 	if r.AnvilGo != nil && r.AnvilGo.Run != nil {
 		sent = r.AnvilGo.Run.SentRequests
 	}
 	f.UnreportedRequests = max(sent-reported, 0)
+	if r.AnvilGo != nil && r.AnvilGo.Shard != nil {
+		f.ShardIndex, f.ShardCount = r.AnvilGo.Shard.Index, r.AnvilGo.Shard.Count
+	}
 	if n := len(r.RequestTimings); n > 0 {
 		f.ClientFirstTokenMeanMS = new(ttfo / float64(n))
 	}

@@ -39,6 +39,11 @@ func TestCheckGenerationTokens(t *testing.T) {
 			runFacts{CompletionTokens: 5000, UnreportedRequests: 2, MaxTokens: 64, DurationMS: 10000}, "mismatch", 128, "another client was using the server"},
 		{"reset", []artifact.MetricSeries{counterSeries(gen, 1, 5000, 1)},
 			runFacts{CompletionTokens: 5000, DurationMS: 10000}, "mismatch", 0, "reset 1 times"},
+		{"a shard sees every shard's tokens: no mismatch", []artifact.MetricSeries{counterSeries(gen, 1, 15000, 0)},
+			runFacts{CompletionTokens: 5000, MaxTokens: 64, DurationMS: 10000, ShardIndex: 1, ShardCount: 3}, "shard", 0,
+			"shard 1 of 3: the server's counter counts every shard's tokens, this shard's responses only its own; the merge of all 3 shards checks them together"},
+		{"a shard of one is the whole run", []artifact.MetricSeries{counterSeries(gen, 1, 5000, 0)},
+			runFacts{CompletionTokens: 5000, DurationMS: 10000, ShardIndex: 0, ShardCount: 1}, "exact", 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &artifact.ServerMetrics{Engine: new("vllm"), Series: tc.series}
@@ -100,4 +105,13 @@ func TestFactsOf(t *testing.T) {
 	r.AnvilGo = nil
 	require.Equal(t, 3, factsOf(r).UnreportedRequests, "without anvil_go every row and failure counts as sent")
 	require.Nil(t, factsOf(&artifact.Report{}).ClientFirstTokenMeanMS)
+}
+
+// TestFactsOfShard: factsOf reads the run's shard.
+func TestFactsOfShard(t *testing.T) {
+	rep := &artifact.Report{AnvilGo: &artifact.Extension{Shard: &artifact.Shard{Index: 2, Count: 4}}}
+	f := factsOf(rep)
+	require.Equal(t, 2, f.ShardIndex)
+	require.Equal(t, 4, f.ShardCount)
+	require.Zero(t, factsOf(&artifact.Report{}).ShardCount, "not a shard")
 }

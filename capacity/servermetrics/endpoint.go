@@ -18,7 +18,7 @@ const Off = "off"
 const defaultPath = "/metrics"
 
 // errInvalidConfig is the Kind of every error about a bad Config or URL,
-// a *field.Error (capacity.FieldError) naming the field, its value and
+// a *capacity.FieldError naming the field, its value and
 // what is allowed.
 var errInvalidConfig = errors.New("servermetrics: invalid configuration")
 

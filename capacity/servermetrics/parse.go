@@ -31,7 +31,7 @@ type metricSample struct {
 	Name string
 	// Family is the family's name.
 	Family string
-	Type   string            // TypeGauge or TypeCounter
+	Type   string            // typeGauge or typeCounter
 	Labels map[string]string // the sample's labels, never nil
 	Value  float64
 }

@@ -22,7 +22,7 @@ type Recorded struct {
 // Read reads the sessions of a trace in anvil's JSONL format (the rows'
 // session and turn keys), ordered by their first turn's row. A session's
 // rows must come as turns 1, 2, 3... in the file (which is in time
-// order); a turn out of sequence is a *field.Error naming its line.
+// order); a turn out of sequence is a *capacity.FieldError naming its line.
 // A row without a session is a session of one turn. A turn without
 // user_tokens gets UserTokens = PromptTokens on turn 1, and later
 // PromptTokens minus the previous turn's PromptTokens and OutputTokens,

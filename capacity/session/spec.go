@@ -55,7 +55,7 @@ type Spec struct {
 	Seed uint64
 }
 
-// Validate returns the *field.Error of the first invalid field, or
+// Validate returns the *capacity.FieldError of the first invalid field, or
 // nil. The last turn's planned prompt (see PlannedPrompt) must be at most
 // trace.MaxTokens.
 func (s Spec) Validate() error {
@@ -139,7 +139,7 @@ var specKeys = []string{"turns", "user", "output", "think", "think_dist", "seed"
 //
 // For example "turns=3,user=200,output=128,think=2s,think_dist=exp". A
 // missing, repeated or unknown key, a value that does not parse, or a
-// spec that fails Validate, is a *field.Error naming the key.
+// spec that fails Validate, is a *capacity.FieldError naming the key.
 func ParseSpec(str string) (Spec, error) {
 	var s Spec
 	seen := map[string]bool{}

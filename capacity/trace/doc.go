@@ -2,7 +2,7 @@
 // a replay: each request is sent at its recorded offset from the trace's
 // first timestamp, divided by a speed-up, with its recorded prompt and
 // output lengths and, where the trace says which prompt blocks repeat, the
-// same blocks byte for byte (package blocktext writes them).
+// same blocks byte for byte (package internal/blocktext writes them).
 //
 // A Reader streams a file in the style of golang.org/x/perf/benchfmt:
 //
@@ -16,10 +16,11 @@
 //	}
 //	desc, _ := r.Description() // file, format, sha256, rows used, options
 //
-// The first malformed row ends the scan with a *field.Error
-// (capacity.FieldError) naming the file, the line and the field. Rows
-// must be in time order (equal timestamps allowed); a row earlier than
-// the one before it is an error, never silently reordered. Blank lines of a JSONL file are skipped.
+// The first malformed row ends the scan with a *capacity.FieldError
+// naming the file, the line and the field. Rows must be in time order
+// (equal timestamps allowed); a row earlier than the one before it is an
+// error, never silently reordered. Blank lines of a JSONL file are
+// skipped.
 //
 // # Formats
 //

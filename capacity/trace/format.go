@@ -35,8 +35,8 @@ const (
 const wantFormat = `"mooncake", "azure" or "jsonl"`
 
 // Check returns the error NewReader would report for f: nil for a known
-// format or "", else a *field.Error naming it (what ANVIL_TRACE_FORMAT
-// accepts).
+// format or "", else a *capacity.FieldError naming it (what
+// ANVIL_TRACE_FORMAT accepts).
 func (f Format) Check() error {
 	switch f {
 	case formatAuto, formatMooncake, formatAzure, formatJSONL:

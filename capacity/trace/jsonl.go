@@ -56,7 +56,7 @@ type object struct {
 }
 
 // decodeObject parses one line as a JSON object whose keys are all in
-// known.
+// known, each written once.
 func decodeObject(b []byte, name string, line int, known []string) (object, error) {
 	o := object{name: name, line: line}
 	if err := json.Unmarshal(b, &o.fields); err != nil || o.fields == nil {
@@ -65,6 +65,10 @@ func decodeObject(b []byte, name string, line int, known []string) (object, erro
 		}
 		return o, &field.Error{Pkg: pkg, Kind: errInvalid, Where: at(name, line), Field: "row", Value: string(b),
 			Rule: "must be a JSON object", Err: err}
+	}
+	if k, dup := duplicateKey(b); dup {
+		return o, &field.Error{Pkg: pkg, Kind: errInvalid, Where: at(name, line), Field: "key", Value: k,
+			Rule: "must be written once in a row (it is written more than once)"}
 	}
 	keys := make([]string, 0, len(o.fields))
 	for k := range o.fields {

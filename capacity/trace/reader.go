@@ -23,9 +23,10 @@ import (
 //		...
 //	}
 //
-// The first malformed row ends the scan with a *field.Error naming the
-// file, the line and the field. Rows must be in time order (equal
-// timestamps allowed); the trace's first timestamp is its first row's.
+// The first malformed row ends the scan with a *capacity.FieldError
+// naming the file, the line and the field. Rows must be in time order
+// (equal timestamps allowed); the trace's first timestamp is its first
+// row's.
 type Reader struct {
 	name   string
 	format Format

@@ -24,7 +24,7 @@ func scan(text, name string, opts ...trace.Option) ([]trace.Record, error) {
 	return recs, r.Err()
 }
 
-// TestMalformed: the first bad row ends the scan with a *FieldError whose
+// TestMalformed: the first bad row ends the scan with a *capacity.FieldError whose
 // message names the file, the line and the field.
 func TestMalformed(t *testing.T) {
 	const ok = `{"timestamp": 0, "input_length": 10, "output_length": 2, "hash_ids": [0]}` + "\n"
@@ -47,6 +47,10 @@ func TestMalformed(t *testing.T) {
 			`trace: m.mooncake.jsonl:1: hash_ids[1] = "-1": must be an array of at most 19532 integers in [0, 9007199254740992]`},
 		{"mooncake unknown key", "m.mooncake.jsonl", `{"timestamp": 0, "input_length": 3, "output_length": 1, "text_input": "hi"}`,
 			`trace: m.mooncake.jsonl:1: key = "text_input": must be one of timestamp, input_length, output_length, hash_ids`},
+		{"mooncake duplicate key", "m.mooncake.jsonl", ok + `{"timestamp": 5, "input_length": 3, "output_length": 1, "input_length": 900}`,
+			`trace: m.mooncake.jsonl:2: key = "input_length": must be written once in a row (it is written more than once)`},
+		{"mooncake duplicate key escaped", "m.mooncake.jsonl", `{"timestamp": 5, "input_length": 3, "output_length": 1, "timest\u0061mp": 9}`,
+			`trace: m.mooncake.jsonl:1: key = "timestamp": must be written once in a row (it is written more than once)`},
 		{"mooncake out of order", "m.mooncake.jsonl", ok + `{"timestamp": 100, "input_length": 3, "output_length": 1}` + "\n" + `{"timestamp": 40, "input_length": 3, "output_length": 1}`,
 			`trace: m.mooncake.jsonl:3: timestamp = 40ms: must be at or after the previous row's offset 100ms (line 2): rows are in time order`},
 		{"azure no header", "a.csv", "2023-11-16 18:15:46.6805900,374,44\n",
@@ -75,6 +79,8 @@ func TestMalformed(t *testing.T) {
 			`trace: u.jsonl:2: block_tokens = "32": must be 16, as on line 1: equal block ids must mean blocks of one size`},
 		{"jsonl empty session", "u.jsonl", `{"offset_ms": 0, "prompt_tokens": 3, "output_tokens": 1, "session": "", "turn": 1}`,
 			`trace: u.jsonl:1: session = "\"\"": must be a string of 1 to 256 bytes`},
+		{"jsonl duplicate key", "u.jsonl", `{"offset_ms": 0, "prompt_tokens": 3, "output_tokens": 1, "output_tokens": 4096}`,
+			`trace: u.jsonl:1: key = "output_tokens": must be written once in a row (it is written more than once)`},
 		{"jsonl negative offset", "u.jsonl", `{"offset_ms": -1, "prompt_tokens": 3, "output_tokens": 1}`,
 			`trace: u.jsonl:1: offset_ms = "-1": must be a number of milliseconds in [0, 3600000000000]`},
 		{"no format", "trace.txt", ok,

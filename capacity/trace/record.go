@@ -2,8 +2,8 @@ package trace
 
 import "time"
 
-// Bounds of a row's values. Values outside them are a *field.Error naming
-// the row's line and field.
+// Bounds of a row's values. Values outside them are a
+// *capacity.FieldError naming the row's line and field.
 const (
 	// MaxTokens is the largest prompt or output length of a row, ten
 	// million tokens: far above any model's context window, low enough

@@ -10,23 +10,26 @@
 //   - Sessions runs multi-turn conversations (package session): turn k+1
 //     carries the earlier user messages and the answers the server
 //     actually gave, and is sent a think time after turn k ended; a
-//     failed turn ends its session.
+//     failed turn ends its session. Synthetic makes them from a
+//     session.Spec, Recorded from the sessions of a trace
+//     (session.Read), both started as SessionOptions says.
 //
-// Both are values the Go API takes: Workload(w) returns the
-// capacity.Workload that runs them.
+// The Workload method of either returns the capacity.Workload that runs
+// it: the given Workload with it as the Source and Schedule.
 //
 //	replay := traffic.Replay{Records: recs, Salt: nonce}
 //	rep, err := capacity.Run(ctx, target, replay.Workload(capacity.Workload{Concurrency: 64}))
 //
 // Prompts are sized at CharsPerToken characters per token: the
 // reference's 3.0 unless one is given. Replay and Sessions are
-// capacity.SizedSource values: with Workload.PromptSizing "exact" the run learns
-// the server's characters per token before the warm-up and sizes every
-// prompt at that one ratio (SizedAt).
+// capacity.SizedSource values: with Workload.PromptSizing "exact" the run
+// learns the server's characters per token before the warm-up and sizes
+// every prompt at that one ratio (SizedAt).
 //
-// The imports run one way: traffic imports capacity, trace, blocktext
-// and session; none of them imports traffic (package anviltest does), and
-// trace, blocktext and session import nothing of capacity but
-// capacity/internal/arrival (session, for its exponential draws); capacity writes
-// a Source's PrefixBlocks with blocktext, so there is one block text.
+// The imports run one way: traffic imports capacity, trace, session and
+// capacity/internal/blocktext; none of them imports traffic (package
+// anviltest does). trace, session and blocktext import nothing of
+// capacity but its internal packages (session uses internal/arrival for
+// its exponential draws), and capacity writes a Source's PrefixBlocks
+// with blocktext too, so there is one block text.
 package traffic

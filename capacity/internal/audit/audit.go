@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"runtime"
@@ -38,18 +39,36 @@ type Inputs struct {
 	ConnWaits []time.Duration
 }
 
-// Recorder holds the readings taken when the measured phase started.
+// Recorder holds the readings taken when the measured phase started and
+// runs the wake-up probe (wake.go) until the phase ends.
 type Recorder struct {
 	at    time.Time
 	cpu   time.Duration
 	cpuOK bool
 	hist  []metrics.Sample
+	probe *wakeProbe
+	end   *reading // the readings at the phase's end, once Finish took them
+}
+
+// reading is what Finish reads at the end of the phase.
+type reading struct {
+	wall  time.Duration
+	cpu   time.Duration
+	cpuOK bool
+	hist  []metrics.Sample
+	wake  *metrics.Float64Histogram
 }
 
 // Start reads the runtime's histograms and the process's CPU time at the
-// start of the measured phase.
-func Start() *Recorder {
+// start of the measured phase and starts the wake-up probe, which runs
+// until Finish (or Stop), or until ctx ends.
+func Start(ctx context.Context) *Recorder {
 	r := &Recorder{hist: readHistograms()}
+	var buckets []float64
+	if r.hist[0].Value.Kind() == metrics.KindFloat64Histogram {
+		buckets = r.hist[0].Value.Float64Histogram().Buckets
+	}
+	r.probe = startWakeProbe(ctx, buckets)
 	r.cpu, r.cpuOK = processCPU()
 	r.at = time.Now()
 	return r
@@ -61,24 +80,42 @@ func readHistograms() []metrics.Sample {
 	return s
 }
 
-// Stop reads them again and returns the audit of the phase, judged.
+// Finish takes the readings at the end of the measured phase and stops
+// the probe, so that what the run does afterwards (assembling its report)
+// is not audited; later calls do nothing.
+func (r *Recorder) Finish() {
+	if r.end != nil {
+		return
+	}
+	e := &reading{wall: time.Since(r.at)}
+	e.cpu, e.cpuOK = processCPU()
+	e.hist = readHistograms()
+	e.wake = r.probe.stop()
+	r.end = e
+}
+
+// Stop takes the readings at the end of the phase (unless Finish took
+// them) and returns the audit of the phase, judged.
 func (r *Recorder) Stop(in Inputs) *artifact.Audit {
-	wall := time.Since(r.at)
-	cpu, cpuOK := processCPU()
-	end := readHistograms()
+	r.Finish()
+	e := r.end
 	a := &artifact.Audit{GOMAXPROCS: runtime.GOMAXPROCS(0), Reasons: []string{}}
 
-	if d, ok := increase(r.hist[0], end[0]); ok {
+	if d, ok := increase(r.hist[0], e.hist[0]); ok {
 		a.SchedSamples = int(total(d))
 		a.SchedLatencyP99MS, a.SchedLatencyMaxMS = quantileMS(d, 0.99), quantileMS(d, 1)
 	}
-	if d, ok := increase(r.hist[1], end[1]); ok {
+	if e.wake != nil && len(e.wake.Counts) > 0 {
+		a.WakeSamples = int(total(e.wake))
+		a.WakeLagP50MS, a.WakeLagP99MS, a.WakeLagMaxMS = quantileMS(e.wake, 0.5), quantileMS(e.wake, 0.99), quantileMS(e.wake, 1)
+	}
+	if d, ok := increase(r.hist[1], e.hist[1]); ok {
 		a.GCPauses = int(total(d))
 		a.GCPauseMaxMS = quantileMS(d, 1)
 		a.GCPauseTotalMS = sumMS(d)
 	}
-	if r.cpuOK && cpuOK && wall > 0 {
-		a.CPUShare = new(float64(cpu-r.cpu) / (float64(wall) * float64(a.GOMAXPROCS)))
+	if r.cpuOK && e.cpuOK && e.wall > 0 {
+		a.CPUShare = new(float64(e.cpu-r.cpu) / (float64(e.wall) * float64(a.GOMAXPROCS)))
 	}
 	if len(in.SendLags) > 0 {
 		ms := sortedMS(in.SendLags)
@@ -178,6 +215,12 @@ const (
 	// schedP99Limit: at or above it the scheduler's p99 latency is as
 	// coarse as the timings it stamps (inter-token gaps are milliseconds).
 	schedP99Limit = time.Millisecond
+	// schedMinSamples: below it the rule on schedP99Limit does not
+	// apply: the nearest-rank p99 of fewer than 100 samples is their
+	// maximum, and one wake-up the operating system delayed is not 1 %
+	// of them (the runtime samples one transition in several, so a quiet
+	// phase of a second has a few dozen).
+	schedMinSamples = 100
 	// gcPauseLimit: a stop-the-world pause at least this long froze every
 	// stream's clock at once.
 	gcPauseLimit = 10 * time.Millisecond
@@ -194,7 +237,10 @@ const (
 // Judge sets a's verdict and reasons by the rule: one reason per limit
 // reached, in this order; ok when none is.
 //
-//   - scheduler latency p99 >= schedP99Limit;
+//   - scheduler latency p99 >= schedP99Limit, over schedMinSamples
+//     samples at least;
+//   - wake-up lag p50 >= wakeLagP50Limit, over wakeMinSamples wake-ups
+//     at least (wake.go);
 //   - a GC pause >= gcPauseLimit;
 //   - CPU share >= cpuShareLimit;
 //   - send lag p99 >= sendLagP99Limit;
@@ -204,8 +250,11 @@ const (
 func Judge(a *artifact.Audit) {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	a.Reasons = []string{}
-	if v := a.SchedLatencyP99MS; v != nil && *v >= ms(schedP99Limit) {
+	if v := a.SchedLatencyP99MS; v != nil && *v >= ms(schedP99Limit) && a.SchedSamples >= schedMinSamples {
 		a.Reasons = append(a.Reasons, fmt.Sprintf("scheduler latency p99 %.3g ms: timings below ~%.2g ms resolution are not trustworthy", *v, *v))
+	}
+	if v := a.WakeLagP50MS; v != nil && *v >= ms(wakeLagP50Limit) && a.WakeSamples >= wakeMinSamples {
+		a.Reasons = append(a.Reasons, fmt.Sprintf("scheduler latency: the client's wake-ups ran %.3g ms late at the median (p99 %.3g ms): timings below ~%.2g ms resolution are not trustworthy", *v, deref(a.WakeLagP99MS), *v))
 	}
 	if v := a.GCPauseMaxMS; v != nil && *v >= ms(gcPauseLimit) {
 		a.Reasons = append(a.Reasons, fmt.Sprintf("a GC pause of up to %.3g ms stopped every stream's clock at once", *v))
@@ -220,4 +269,12 @@ func Judge(a *artifact.Audit) {
 		a.Reasons = append(a.Reasons, fmt.Sprintf("%d requests waited for a pooled connection, up to %.3g ms: their timings include the client's own queue", a.PoolWaits, *v))
 	}
 	a.SetVerdict()
+}
+
+// deref is *v, or 0 for nil.
+func deref(v *float64) float64 {
+	if v == nil {
+		return 0
+	}
+	return *v
 }

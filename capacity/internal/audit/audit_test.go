@@ -23,13 +23,21 @@ func TestJudge(t *testing.T) {
 		want []string
 	}{
 		{"nothing measured", artifact.Audit{}, nil},
-		{"quiet", artifact.Audit{SchedLatencyP99MS: new(0.05), SchedLatencyMaxMS: new(30.0), GCPauseMaxMS: new(0.2),
+		{"quiet", artifact.Audit{SchedLatencyP99MS: new(0.05), SchedLatencyMaxMS: new(30.0), SchedSamples: 900, GCPauseMaxMS: new(0.2),
+			WakeLagP50MS: new(1.05), WakeLagP99MS: new(12.6), WakeSamples: 37,
 			CPUShare: new(0.4), SendLagP99MS: new(0.1), PoolWaits: 1, PoolWaitMaxMS: new(0.5)}, nil},
-		{"scheduler just below", artifact.Audit{SchedLatencyP99MS: new(0.999)}, nil},
-		{"scheduler", artifact.Audit{SchedLatencyP99MS: new(4.1)},
+		{"scheduler just below", artifact.Audit{SchedLatencyP99MS: new(0.999), SchedSamples: 900}, nil},
+		{"scheduler", artifact.Audit{SchedLatencyP99MS: new(4.1), SchedSamples: 900},
 			[]string{"scheduler latency p99 4.1 ms: timings below ~4.1 ms resolution are not trustworthy"}},
-		{"scheduler at the limit", artifact.Audit{SchedLatencyP99MS: new(1.0)},
+		{"scheduler at the limit", artifact.Audit{SchedLatencyP99MS: new(1.0), SchedSamples: 100},
 			[]string{"scheduler latency p99 1 ms: timings below ~1 ms resolution are not trustworthy"}},
+		{"scheduler p99 of 99 samples is their max", artifact.Audit{SchedLatencyP99MS: new(1.31), SchedSamples: 99}, nil},
+		{"wake-ups late", artifact.Audit{WakeLagP50MS: new(16.8), WakeLagP99MS: new(201.0), WakeSamples: 45},
+			[]string{"scheduler latency: the client's wake-ups ran 16.8 ms late at the median (p99 201 ms): timings below ~17 ms resolution are not trustworthy"}},
+		{"the median of 9 wake-ups is a delay or two", artifact.Audit{WakeLagP50MS: new(4.19), WakeLagP99MS: new(4.19), WakeSamples: 9}, nil},
+		{"wake-ups at the limit", artifact.Audit{WakeLagP50MS: new(2.0), WakeLagP99MS: new(2.0), WakeSamples: 10},
+			[]string{"scheduler latency: the client's wake-ups ran 2 ms late at the median (p99 2 ms): timings below ~2 ms resolution are not trustworthy"}},
+		{"wake-ups just below", artifact.Audit{WakeLagP50MS: new(1.99), WakeLagP99MS: new(40.0), WakeSamples: 500}, nil},
 		{"gc", artifact.Audit{GCPauseMaxMS: new(12.0)}, []string{"a GC pause of up to 12 ms stopped every stream's clock at once"}},
 		{"gc below", artifact.Audit{GCPauseMaxMS: new(9.99)}, nil},
 		{"cpu", artifact.Audit{CPUShare: new(0.95), GOMAXPROCS: 2},
@@ -39,9 +47,10 @@ func TestJudge(t *testing.T) {
 			[]string{"open-loop send lag p99 2.5 ms: requests left later than scheduled while the in-flight cap allowed them"}},
 		{"pool", artifact.Audit{PoolWaits: 3, PoolWaitMaxMS: new(7.0)},
 			[]string{"3 requests waited for a pooled connection, up to 7 ms: their timings include the client's own queue"}},
-		{"all", artifact.Audit{SchedLatencyP99MS: new(2.0), GCPauseMaxMS: new(10.0), CPUShare: new(1.0), GOMAXPROCS: 4,
+		{"all", artifact.Audit{SchedLatencyP99MS: new(2.0), SchedSamples: 100, WakeLagP50MS: new(5.0), WakeLagP99MS: new(9.5), WakeSamples: 10, GCPauseMaxMS: new(10.0), CPUShare: new(1.0), GOMAXPROCS: 4,
 			SendLagP99MS: new(1.0), PoolWaits: 1, PoolWaitMaxMS: new(1.0)}, []string{
 			"scheduler latency p99 2 ms: timings below ~2 ms resolution are not trustworthy",
+			"scheduler latency: the client's wake-ups ran 5 ms late at the median (p99 9.5 ms): timings below ~5 ms resolution are not trustworthy",
 			"a GC pause of up to 10 ms stopped every stream's clock at once",
 			"the client used 100% of GOMAXPROCS=4: it was CPU-bound and its stamps wait for a processor",
 			"open-loop send lag p99 1 ms: requests left later than scheduled while the in-flight cap allowed them",
@@ -69,7 +78,7 @@ func TestStopInputs(t *testing.T) {
 	for i := range lags {
 		lags[i] = time.Duration(i) * 10 * time.Microsecond // 0 .. 1.99 ms
 	}
-	a := Start().Stop(Inputs{SendLags: lags,
+	a := Start(t.Context()).Stop(Inputs{SendLags: lags,
 		ConnWaits: []time.Duration{time.Microsecond, poolWaitFloor, 3 * time.Millisecond, 50 * time.Microsecond}})
 	require.Equal(t, 1.97, *a.SendLagP99MS, "nearest rank 198 of 200")
 	require.Equal(t, 1.99, *a.SendLagMaxMS)
@@ -78,7 +87,7 @@ func TestStopInputs(t *testing.T) {
 	require.Contains(t, a.Reasons, "open-loop send lag p99 1.97 ms: requests left later than scheduled while the in-flight cap allowed them")
 	require.Equal(t, runtime.GOMAXPROCS(0), a.GOMAXPROCS)
 
-	closed := Start().Stop(Inputs{})
+	closed := Start(t.Context()).Stop(Inputs{})
 	require.Nil(t, closed.SendLagP99MS, "a closed loop has no send lag")
 	require.Nil(t, closed.PoolWaitMaxMS)
 }
@@ -121,13 +130,14 @@ func hog(procs, work int) int {
 }
 
 // TestStalledClientMeasured: beside GOMAXPROCS+1 busy goroutines, the
-// goroutines the run wakes are scheduler samples and the verdict follows
-// the rule from what was measured (a suspect verdict names the scheduler
-// first). Whether the stall is seen on the real clock depends on what else
-// the machine runs (go test runs packages in parallel, and the operating
-// system time-slices the busy threads), so the verdict itself is
-// BenchmarkStalledClientAudit's metric, and the rule is tested exactly on
-// synthetic inputs (TestJudge).
+// goroutines the run wakes are scheduler samples, the probe's wake-ups
+// are measured, and the verdict follows the rule from what was measured
+// (a suspect verdict names the scheduler first). In this process the
+// busy goroutines share the processors with whatever else go test runs,
+// so the verdict itself is BenchmarkStalledClientAudit's metric; the
+// stall that cannot be missed is TestStalledClient's, in a child process
+// with one processor, and the rule is tested exactly on synthetic inputs
+// (TestJudge).
 func TestStalledClientMeasured(t *testing.T) {
 	if testing.Short() {
 		t.Skip("keeps every processor busy for a while")
@@ -135,6 +145,8 @@ func TestStalledClientMeasured(t *testing.T) {
 	a := stalledRun(t)
 	require.Positive(t, a.SchedSamples)
 	require.NotNil(t, a.SchedLatencyP99MS)
+	require.Positive(t, a.WakeSamples)
+	require.NotNil(t, a.WakeLagP50MS)
 	again := *a
 	Judge(&again)
 	require.Equal(t, again.Verdict, a.Verdict, "the verdict is the rule's on the measured values")
@@ -146,31 +158,36 @@ func TestStalledClientMeasured(t *testing.T) {
 
 // BenchmarkStalledClientAudit audits a run beside GOMAXPROCS+1 busy
 // goroutines per iteration and reports how often the audit saw it:
-// suspect-share (1 when every stalled run was judged suspect) and the
-// mean scheduler latency p99.
+// suspect-share (1 when every stalled run was judged suspect with a
+// scheduler reason first), and the means of the scheduler latency p99 and
+// of the probe's median wake-up lag.
 func BenchmarkStalledClientAudit(b *testing.B) {
-	suspect, p99, n := 0, 0.0, 0
+	suspect, p99, wake, n := 0, 0.0, 0.0, 0
 	for b.Loop() {
 		a := stalledRun(b)
 		n++
-		if a.Verdict == "suspect" && len(a.Reasons) > 0 && strings.HasPrefix(a.Reasons[0], "scheduler latency p99 ") {
+		if a.Verdict == "suspect" && len(a.Reasons) > 0 && strings.HasPrefix(a.Reasons[0], "scheduler latency") {
 			suspect++
 		}
 		if a.SchedLatencyP99MS != nil {
 			p99 += *a.SchedLatencyP99MS
 		}
+		if a.WakeLagP50MS != nil {
+			wake += *a.WakeLagP50MS
+		}
 	}
 	b.ReportMetric(float64(suspect)/float64(n), "suspect-share")
 	b.ReportMetric(p99/float64(n), "sched-p99-ms")
+	b.ReportMetric(wake/float64(n), "wake-p50-ms")
 }
 
 // stalledRun audits the wake-ups of a goroutine beside GOMAXPROCS+1 busy
 // goroutines.
 func stalledRun(t testing.TB) *artifact.Audit {
-	rec := Start()
-	wakes := hog(runtime.GOMAXPROCS(0)+1, 40_000_000)
+	rec := Start(t.Context())
+	wakes := hog(runtime.GOMAXPROCS(0)+1, 160_000_000) // a phase of some 0.5 s: 10 wake-ups and more
 	a := rec.Stop(Inputs{})
-	t.Logf("wakes %d, audit %+v", wakes, a.Reasons)
+	t.Logf("wakes %d, sched samples %d, wake-ups %d, audit %+v", wakes, a.SchedSamples, a.WakeSamples, a.Reasons)
 	return a
 }
 
@@ -190,12 +207,15 @@ func TestQuietClientMeasured(t *testing.T) {
 
 // BenchmarkQuietClientAudit audits a quiet run of 200 sequential requests
 // per iteration and reports the accuracy of the verdict on this machine:
-// suspect-share (0 when every quiet run was judged ok), the mean of the
-// scheduler latency p99 and the CPU share.
+// suspect-share (0 when every quiet run was judged ok), the means of the
+// scheduler latency p99, the CPU share and the probe's median wake-up lag.
 func BenchmarkQuietClientAudit(b *testing.B) {
-	suspect, p99, cpu, n := 0, 0.0, 0.0, 0
+	suspect, p99, cpu, wake, n := 0, 0.0, 0.0, 0.0, 0
 	for b.Loop() {
 		a := quietRun(b)
+		if a.WakeLagP50MS != nil {
+			wake += *a.WakeLagP50MS
+		}
 		n++
 		if a.Verdict == "suspect" {
 			suspect++
@@ -211,6 +231,7 @@ func BenchmarkQuietClientAudit(b *testing.B) {
 	b.ReportMetric(float64(suspect)/float64(n), "suspect-share")
 	b.ReportMetric(p99/float64(n), "sched-p99-ms")
 	b.ReportMetric(cpu/float64(n), "cpu-share")
+	b.ReportMetric(wake/float64(n), "wake-p50-ms")
 }
 
 // quietRun audits 200 sequential requests to a local server, nothing else
@@ -221,7 +242,7 @@ func quietRun(t testing.TB) *artifact.Audit {
 	}))
 	defer srv.Close()
 	hc := srv.Client()
-	rec := Start()
+	rec := Start(t.Context())
 	for range 200 {
 		resp, err := hc.Get(srv.URL)
 		require.NoError(t, err)

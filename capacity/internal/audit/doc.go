@@ -1,6 +1,7 @@
 // Package audit is the client's audit of itself during a capacity run:
 // did the benchmark distort its own timings? It reads the Go runtime's
-// scheduler latency and GC pauses (runtime/metrics), the process's CPU use
+// scheduler latency and GC pauses (runtime/metrics), how late its own
+// timer wake-ups run (a probe: wake.go), the process's CPU use
 // as a share of GOMAXPROCS, and facts the engine passes in (the open
 // loop's send lag, waits for a pooled connection), and judges them by a
 // documented rule (Judge): "ok", or "suspect" with one reason per rule
@@ -10,9 +11,10 @@
 //
 // A run uses it on the run-observer seam of package capacity:
 //
-//	rec := audit.Start()                // the measured phase starts
+//	rec := audit.Start(ctx)             // the measured phase starts
 //	...
-//	a := rec.Stop(audit.Inputs{...})    // it ended: anvil_go.audit
+//	rec.Finish()                        // it ended
+//	a := rec.Stop(audit.Inputs{...})    // the report is in: anvil_go.audit
 //
 // Observer is the same in the shape of capacity.Observer, its inputs read
 // from the report's anvil_go.requests (InputsOf).

@@ -1,6 +1,7 @@
 package audit_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
@@ -10,7 +11,7 @@ import (
 // Judge turns the measurements into the verdict.
 func ExampleJudge() {
 	p99 := 4.1
-	a := &artifact.Audit{SchedLatencyP99MS: &p99, GOMAXPROCS: 2}
+	a := &artifact.Audit{SchedLatencyP99MS: &p99, SchedSamples: 900, GOMAXPROCS: 2}
 	audit.Judge(a)
 	fmt.Println(a.Verdict)
 	fmt.Println(a.Reasons[0])
@@ -21,7 +22,7 @@ func ExampleJudge() {
 
 // A Recorder brackets the measured phase.
 func ExampleStart() {
-	rec := audit.Start()
+	rec := audit.Start(context.Background())
 	// ... the measured phase ...
 	a := rec.Stop(audit.Inputs{})
 	fmt.Println(a.GOMAXPROCS > 0, a.SendLagP99MS == nil)

@@ -12,16 +12,29 @@ import (
 // Observer is the audit on the run-observer seam: its Start has the shape
 // of capacity.Observer's, so a run can take it as one of its observers
 // without this package importing capacity. Its inputs come from the
-// report (InputsOf).
-type Observer struct{}
+// report (InputsOf). One Observer audits one run.
+type Observer struct {
+	rec *Recorder
+}
 
-// Start starts a Recorder and returns the end hook, which stops it with
-// InputsOf(rep) and sets rep.AnvilGo.Audit.
-func (Observer) Start(_ context.Context, _ time.Time) func(rep *artifact.Report) {
-	rec := Start()
+// Start starts a Recorder, whose probe ends with ctx at the latest, and
+// returns the end hook, which stops it with InputsOf(rep) and sets
+// rep.AnvilGo.Audit.
+func (o *Observer) Start(ctx context.Context, _ time.Time) func(rep *artifact.Report) {
+	rec := Start(ctx)
+	o.rec = rec
 	return func(rep *artifact.Report) {
 		a := rec.Stop(InputsOf(rep))
 		rep.Extension().Audit = a
+	}
+}
+
+// Finish takes the readings when the measured phase ends, before the
+// report is assembled (Recorder.Finish); without it the end hook takes
+// them. Before Start it does nothing.
+func (o *Observer) Finish() {
+	if o.rec != nil {
+		o.rec.Finish()
 	}
 }
 

@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -40,7 +39,7 @@ func TestInputsOf(t *testing.T) {
 
 // TestObserver: the end hook sets anvil_go.audit from the report.
 func TestObserver(t *testing.T) {
-	end := Observer{}.Start(context.Background(), time.Now())
+	end := (&Observer{}).Start(t.Context(), time.Now())
 	rep := &artifact.Report{AnvilGo: &artifact.Extension{Requests: []artifact.RequestDetail{
 		detail(0, 0, 0, 10, &artifact.Phases{GotConnMS: 4, Reused: true}),
 	}}}
@@ -53,7 +52,23 @@ func TestObserver(t *testing.T) {
 	require.Contains(t, a.Reasons, "1 requests waited for a pooled connection, up to 4 ms: their timings include the client's own queue")
 
 	bare := &artifact.Report{}
-	Observer{}.Start(context.Background(), time.Now())(bare)
+	(&Observer{}).Start(t.Context(), time.Now())(bare)
 	require.NotNil(t, bare.AnvilGo.Audit)
 	require.Equal(t, 1, bare.AnvilGo.Version)
+}
+
+// TestObserverFinish: Finish takes the phase's end readings once; the end
+// hook judges those, and again gives the same measurements.
+func TestObserverFinish(t *testing.T) {
+	o := &Observer{}
+	o.Finish() // before Start: nothing to take
+	end := o.Start(t.Context(), time.Now())
+	o.Finish()
+	taken := o.rec.end
+	o.Finish()
+	require.Same(t, taken, o.rec.end, "the readings are taken once")
+	rep := &artifact.Report{}
+	end(rep)
+	first := *rep.AnvilGo.Audit
+	require.Equal(t, first, *o.rec.Stop(Inputs{}), "the end hook judged the readings Finish took")
 }

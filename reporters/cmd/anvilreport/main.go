@@ -160,14 +160,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // readReport reads one capacity artifact; artifact.Read bounds how much of the
-// file it reads.
+// file it reads. An artifact whose stored metrics its own rows contradict
+// is refused (Report.CheckMetrics, as merge refuses it), so that no report
+// prints numbers the rows do not give.
 func readReport(path string) (*artifact.Report, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return artifact.Read(f)
+	r, err := artifact.Read(f)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.CheckMetrics(); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // printableWriter passes every Write through reporters.PrintableLines, so
