@@ -28,9 +28,12 @@ func primeObservers(ctx context.Context, obs []Observer) {
 	}
 }
 
-// finishObservers tells every built-in observer that takes readings when
-// the measured phase ends to take them now, before the report is
-// assembled, so that the assembly's own work is not measured.
+// finishObservers calls Finish on every observer that has one (the
+// audit's end readings, the sampler's last sample; a Workload.Observers
+// entry may have one too, see Observer), in order, on the goroutine that
+// called Run, when the measured phase ends: every measured request has
+// ended, before the report is assembled, so that neither the assembly
+// nor anything after the phase is measured.
 func finishObservers(obs []Observer) {
 	for _, o := range obs {
 		if f, ok := o.(interface{ Finish() }); ok {

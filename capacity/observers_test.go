@@ -2,7 +2,11 @@ package capacity_test
 
 import (
 	"cmp"
+	"context"
+	"io"
+	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -82,4 +86,67 @@ func timings(r *artifact.Report) [][2]float64 {
 	}
 	slices.SortFunc(out, func(a, b [2]float64) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
 	return out
+}
+
+// afterPhase is a Workload.Observers entry with a Finish: it records when
+// Run called it and, there, sends the fake one more request (tokens the
+// server's counter counts after the measured phase) and lets time pass.
+type afterPhase struct {
+	client   *http.Client
+	url      string
+	at       time.Time
+	finished time.Time
+	err      error
+}
+
+func (a *afterPhase) Start(_ context.Context, at time.Time) func(*artifact.Report) {
+	a.at = at
+	return nil
+}
+
+func (a *afterPhase) Finish() {
+	a.finished = time.Now()
+	resp, err := a.client.Post(a.url, "application/json",
+		strings.NewReader(`{"messages":[{"role":"user","content":"after the phase"}],"stream":true}`))
+	if err == nil {
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	a.err = err
+	time.Sleep(3 * time.Second)
+}
+
+// TestMetricsLastSampleAtPhaseEnd: the sampler's last sample is taken
+// when the measured phase ends, before any later Finish and before the
+// report is assembled: every series' last offset is wall_clock_ms, and
+// the tokens a request sent after the phase generates (from a
+// Workload.Observers entry's Finish, which Run calls after the built-in
+// ones) are not in the counter's increase, so the check stays exact.
+func TestMetricsLastSampleAtPhaseEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg, err := fakeserver.Slots(2, 50*time.Millisecond)
+		require.NoError(t, err)
+		srv := fakeserver.NewInMemory(cfg)
+		defer srv.Close()
+		after := &afterPhase{client: srv.Client(), url: srv.BaseURL() + "/chat/completions"}
+		w := capacity.Workload{Requests: 8, Concurrency: 2, ContextTokens: 256, Observers: []capacity.Observer{after}}
+		rep, err := capacity.Run(t.Context(), capacity.Target{BaseURL: srv.BaseURL(), HTTPClient: srv.Client(),
+			MetricsInterval: 70 * time.Millisecond}, w)
+		require.NoError(t, err)
+		require.NoError(t, after.err)
+		require.Equal(t, 8, rep.Completed, "failures: %+v", rep.Failures)
+		require.Equal(t, rep.WallClockMS, float64(after.finished.Sub(after.at))/1e6,
+			"a user observer's Finish is called at the phase's end")
+
+		m := rep.AnvilGo.ServerMetrics
+		require.NotNil(t, m)
+		require.Zero(t, m.Failed)
+		require.NotEmpty(t, m.Series)
+		for _, s := range m.Series {
+			require.Equal(t, rep.WallClockMS, s.OffsetsMS[len(s.OffsetsMS)-1], "%s: the last point is the phase's end", s.Name)
+		}
+		g := m.Checks.GenerationTokens
+		require.Equal(t, "exact", g.Verdict, "%+v", g)
+		require.Equal(t, float64(8*cfg.AnswerTokens.Max), g.ServerIncrease, "the request after the phase is not counted")
+	})
 }

@@ -163,13 +163,14 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 	s := seamsOf(w, plan, schedule) // after the warm-up, which follows the synthetic plan
 	obsCtx, obsDone := context.WithCancel(ctx)
 	defer obsDone()
-	ends := startObservers(obsCtx, start, append(builtin, w.Observers...))
+	observers := append(builtin, w.Observers...)
+	ends := startObservers(obsCtx, start, observers)
 	var measureErr error
 	if startErr == nil {
 		measureErr = r.measure(ctx, start, s)
 	}
-	end := time.Now()
-	finishObservers(builtin)
+	end := time.Now() // the phase's end: every measured request has ended
+	finishObservers(observers)
 
 	rep, err := assemble(runFacts{
 		target: t, baseURL: baseURL, workload: plan.Workload, plan: plan,

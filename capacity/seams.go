@@ -180,6 +180,16 @@ func offsetSchedule(offsets []time.Duration) Schedule {
 // reached the measured phase, cancelled or stopped ones included. No
 // Observer call ever runs on a request's goroutine, so an observer never
 // delays a request's clock.
+//
+// An Observer may also have a method Finish() (an optional interface, as
+// io.WriterTo is to io.Writer): Run then calls it when the measured phase
+// ends, on the same goroutine, once every measured request has ended and
+// before the report is assembled; the end func follows later. It is the
+// moment for end readings that must not include the assembly, such as
+// the built-in server-metrics sampler's last sample and the self-audit's
+// end readings (capacity/PROTOCOL.md#server-metrics, #audit). Run calls
+// the built-in observers' Finish first, then those of Workload.Observers
+// in order; it is called whenever Start was, even when no report follows.
 type Observer interface {
 	Start(ctx context.Context, at time.Time) (end func(rep *artifact.Report))
 }

@@ -5,18 +5,21 @@
 // artifact (package artifact), documented key by key in
 // capacity/PROTOCOL.md#anvil-go.
 //
-// A run uses it in three steps, on the run-observer seam of package
+// A run uses it in these steps, on the run-observer seam of package
 // capacity:
 //
 //	u, err := servermetrics.EndpointURL(baseURL, override) // override: a URL, "off" or ""
 //	s, err := servermetrics.Discover(ctx, servermetrics.Config{URL: u, Explicit: override != "", Scrub: redact})
 //	...                           // nil s: nothing to sample
+//	s.Prime(ctx)                  // the first sample, nothing in flight
 //	end := s.Start(ctx, runStart) // the measured phase starts
-//	end(report)                   // it ended: report's anvil_go.server_metrics, with its checks
+//	s.Finish()                    // it ended: the last sample, at the phase's end
+//	end(report)                   // report's anvil_go.server_metrics, with its checks
 //
 // A *Sampler has the shape of capacity.Observer (its Start returns the end
-// hook that stops it, computes the checks from the report and sets the
-// member), so a run takes it as one of its observers. Users configure it
+// hook that computes the checks from the report and sets the member) with
+// the optional Finish that capacity.Run calls when the measured phase
+// ends, so a run takes it as one of its observers. Users configure it
 // through capacity.Target (MetricsURL, MetricsInterval); the conformance
 // suite's metrics check is Probe.
 //

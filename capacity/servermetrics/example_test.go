@@ -49,8 +49,8 @@ func ExampleProbe() {
 }
 
 // A discovered Sampler is one of a run's observers: Start at the
-// measured phase's start, and its end hook writes
-// anvil_go.server_metrics into the report.
+// measured phase's start, Finish (the last sample) when it ends, and its
+// end hook writes anvil_go.server_metrics into the report.
 func ExampleSampler() {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, vllmMetrics)
@@ -62,8 +62,9 @@ func ExampleSampler() {
 	}
 	s.Prime(context.Background()) // the first sample, before the phase's clock
 	end := s.Start(context.Background(), time.Now())
+	s.Finish() // the phase ended: the last sample
 	rep := &artifact.Report{MaxTokens: 64}
-	end(rep) // the phase ended: a last sample
+	end(rep) // the report is assembled: the member, sampling nothing
 	m := rep.AnvilGo.ServerMetrics
 	fmt.Println(*m.Engine, m.Samples, m.Failed, len(m.Series))
 	// Output:

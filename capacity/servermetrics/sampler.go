@@ -102,8 +102,8 @@ func (c Config) resolved() (Config, error) {
 
 // Sampler samples a server's metrics endpoint during a run's measured
 // phase, on its own goroutine and connection: Discover it before the run,
-// Start it when the phase starts, Stop it when the phase ends for the
-// artifact member.
+// Start it when the phase starts, Finish it when the phase ends (the last
+// sample) and Stop it for the artifact member.
 type Sampler struct {
 	cfg      Config
 	endpoint string
@@ -119,7 +119,9 @@ type Sampler struct {
 	ok     int
 	failed int
 	last   error
-	member *artifact.ServerMetrics
+	// finished is set by Finish: sampling is over, the last sample taken.
+	finished bool
+	member   *artifact.ServerMetrics
 }
 
 // Discover GETs the endpoint once, before the run. It returns nil and no
@@ -183,9 +185,11 @@ func (s *Sampler) Prime(ctx context.Context) {
 // monotonic start (the reading its offsets are taken from). Call it once.
 //
 // Its shape is capacity.Observer's, so a *Sampler is one of a run's
-// observers (this package never imports capacity): the end hook it
-// returns stops the sampler, computes the cross-checks from the report
-// and sets rep.AnvilGo.ServerMetrics. A nil Sampler observes nothing.
+// observers (this package never imports capacity), and Run calls its
+// Finish when the measured phase ends: the end hook it returns, called
+// once the report is assembled, samples nothing more (Stop), computes the
+// cross-checks from the report and sets rep.AnvilGo.ServerMetrics. A nil
+// Sampler observes nothing.
 func (s *Sampler) Start(ctx context.Context, runStart time.Time) func(rep *artifact.Report) {
 	if s == nil {
 		return nil
@@ -228,7 +232,11 @@ func (s *Sampler) loop(ctx context.Context) {
 
 // sample takes one sample; a failure is counted, never returned.
 func (s *Sampler) sample(ctx context.Context) {
-	at := float64(time.Since(s.start)) / float64(time.Millisecond)
+	s.sampleAt(ctx, time.Since(s.start))
+}
+
+// sampleAt takes one sample recorded at offset at of the run's clock.
+func (s *Sampler) sampleAt(ctx context.Context, at time.Duration) {
 	sc, err := s.scrape(ctx)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
@@ -239,7 +247,7 @@ func (s *Sampler) sample(ctx context.Context) {
 		return
 	}
 	s.ok++
-	s.st.add(at, sc.Samples)
+	s.st.add(float64(at)/float64(time.Millisecond), sc.Samples)
 	if s.seen == "" {
 		s.seen = sc.Engine
 	}
@@ -307,10 +315,34 @@ func (s *Sampler) fetch(ctx context.Context) (body []byte, err error) {
 	return body, nil
 }
 
-// Stop stops sampling, takes a last sample (so counters' increases cover
-// the whole phase; on a context of its own, within the timeout, even when
-// the run was cancelled) and returns anvil_go.server_metrics. Later calls
-// return the same member; before Start it returns nil.
+// Finish ends the sampling when the measured phase ends and takes the
+// last sample, recorded at the moment Finish was called (the phase's
+// end): a capacity.Run calls it on its own goroutine, once every measured
+// request has ended and before the report is assembled, so the last
+// point is the phase's end and every counter's increase stops there,
+// never covering the assembly or anything after. The sampling goroutine
+// is stopped first (a GET it has in flight is cancelled, not counted),
+// then the last GET runs on a context of its own within the timeout
+// (Config.Timeout, at most half the interval), even when the run was
+// cancelled. Later calls do nothing; before Start, or on a nil Sampler,
+// it does nothing.
+func (s *Sampler) Finish() {
+	if s == nil || s.done == nil || s.finished {
+		return
+	}
+	at := time.Since(s.start)
+	s.finished = true
+	s.cancel()
+	<-s.done
+	s.sampleAt(context.Background(), at)
+	if s.cfg.own {
+		s.cfg.Client.CloseIdleConnections() // its connection outlives no run
+	}
+}
+
+// Stop returns anvil_go.server_metrics, calling Finish first if nothing
+// has (the last sample is then taken now). Later calls return the same
+// member; before Start it returns nil.
 func (s *Sampler) Stop() *artifact.ServerMetrics {
 	if s == nil || s.done == nil {
 		return nil
@@ -318,12 +350,7 @@ func (s *Sampler) Stop() *artifact.ServerMetrics {
 	if s.member != nil {
 		return s.member
 	}
-	s.cancel()
-	<-s.done
-	s.sample(context.Background())
-	if s.cfg.own {
-		s.cfg.Client.CloseIdleConnections() // its connection outlives no run
-	}
+	s.Finish()
 	m := &artifact.ServerMetrics{
 		Endpoint:           s.endpoint,
 		IntervalMS:         float64(s.cfg.Interval) / float64(time.Millisecond),
