@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
-	"github.com/anvilbench/anvil/internal/atomicfile"
 	"github.com/anvilbench/anvil/reporters"
 )
 
@@ -92,7 +91,7 @@ func artifactStem(name string, r *artifact.Report) string {
 // writeArtifacts writes r as <stem>.json (the v1 artifact) and <stem>.bench
 // (one benchfmt result named benchName) into dir; the stem comes from the
 // benchmark's name and the run's start. Each file is written atomically
-// (atomicfile.Create: a synced temporary file that appears under its
+// (artifact.CreateFile: a synced temporary file that appears under its
 // name complete, in one step), so a failure, a full disk among them,
 // leaves no file, empty or partial, beside the error. The .json name is
 // claimed without replacing anything, so concurrent or repeated runs
@@ -114,14 +113,14 @@ func writeArtifacts(dir, name, benchName string, r *artifact.Report) (artifactPa
 			json:  filepath.Join(dir, s+".json"),
 			bench: filepath.Join(dir, s+".bench"),
 		}
-		err := atomicfile.Create(p.json, func(w io.Writer) error { _, err := r.WriteTo(w); return err })
+		err := artifact.CreateFile(p.json, func(w io.Writer) error { _, err := r.WriteTo(w); return err })
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
 			return artifactPaths{}, fmt.Errorf("anviltest: %w", err)
 		}
-		err = atomicfile.Create(p.bench, func(w io.Writer) error { _, err := w.Write(bench.Bytes()); return err })
+		err = artifact.CreateFile(p.bench, func(w io.Writer) error { _, err := w.Write(bench.Bytes()); return err })
 		if err != nil {
 			return artifactPaths{}, fmt.Errorf("anviltest: %w (the artifact %s is written)", err, p.json)
 		}

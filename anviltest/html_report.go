@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
-	"github.com/anvilbench/anvil/internal/atomicfile"
 	"github.com/anvilbench/anvil/reporters"
 )
 
@@ -45,7 +44,7 @@ func (s *settings) htmlWanted() (bool, error) {
 
 // writeHTMLReport rewrites dir/htmlReportName from the artifacts of dir
 // whose run started at or after since (the test binary's start), in the
-// order they started. It is written atomically (atomicfile.Write):
+// order they started. It is written atomically (artifact.WriteFile):
 // a failure leaves the previous page, or none.
 func writeHTMLReport(dir string, since time.Time) (string, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
@@ -72,7 +71,7 @@ func writeHTMLReport(dir string, since time.Time) (string, error) {
 	}
 	slices.SortStableFunc(runs, func(a, b *artifact.Report) int { return cmp.Compare(a.StartedAtUnixNS, b.StartedAtUnixNS) })
 	out := filepath.Join(dir, htmlReportName)
-	if err := atomicfile.Write(out, func(w io.Writer) error { return reporters.WriteHTML(w, runs...) }); err != nil {
+	if err := artifact.WriteFile(out, func(w io.Writer) error { return reporters.WriteHTML(w, runs...) }); err != nil {
 		return "", err
 	}
 	return out, nil

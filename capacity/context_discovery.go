@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -39,27 +41,69 @@ func serverRoot(baseURL string) string {
 	return strings.TrimSuffix(strings.TrimRight(baseURL, "/"), "/v1")
 }
 
+// nativeStepTimeout bounds each native discovery step (/props, /slots,
+// /api/ps, /api/show; capacity/PROTOCOL.md#context-window-discovery), or
+// the request timeout when that is shorter: an idle server answers them in
+// milliseconds, and a step only completes what /models said, so an
+// endpoint that accepts the request and never answers costs the discovery
+// this bound and the next steps are still asked. GET /models keeps the
+// request timeout: a run whose window is not declared cannot start without
+// it.
+const nativeStepTimeout = 5 * time.Second
+
 // nativeAnswers is what the native endpoints of llama.cpp and Ollama said.
 type nativeAnswers struct {
-	window       int    // the first positive window; 0 when none
-	windowSource string // the endpoint that gave it
-	slots        int    // llama.cpp's slots; 0 when unknown
-	slotsSource  string // llamaCppPropsPath or llamaCppSlotsPath
+	window       int      // the first positive window; 0 when none
+	windowSource string   // the endpoint that gave it
+	slots        int      // llama.cpp's slots; 0 when unknown
+	slotsSource  string   // llamaCppPropsPath or llamaCppSlotsPath
+	asked        []string // each step's outcome ("GET /props: HTTP 404 Not Found")
 }
+
+// askFunc asks the endpoint at path (relative to the server root) with
+// body (nil: GET) and returns a 2xx answer's body; it records the step's
+// outcome.
+type askFunc func(path string, body []byte) ([]byte, bool)
 
 // discoverNative asks llama.cpp's /props for its window and slots (and
 // /slots when /props names no total_slots), then, while wantWindow and no
 // window is known, ollama's /api/ps and /api/show for the context window
-// of model, each bounded by timeout. Any failure of a step is only "no
-// answer": the caller then asks for Target.MaxModelLen.
+// of model, each bounded by the smaller of timeout and nativeStepTimeout.
+// Any failure of a step is only "no answer" (recorded in asked): the
+// caller then asks for Target.MaxModelLen.
 func discoverNative(ctx context.Context, hc *http.Client, t Target, apiKey, model string, wantWindow bool, timeout time.Duration) nativeAnswers {
 	root := serverRoot(t.BaseURL)
+	step := min(timeout, nativeStepTimeout)
 	var a nativeAnswers
-	if body, ok := askServer(ctx, hc, t, apiKey, root+llamaCppPropsPath, nil, timeout); ok {
+	ask := func(path string, body []byte) ([]byte, bool) {
+		b, failure := askServer(ctx, hc, t, apiKey, root+path, body, step)
+		method := http.MethodGet
+		if body != nil {
+			method = http.MethodPost
+		}
+		if failure != "" {
+			a.asked = append(a.asked, method+" "+path+": "+failure)
+			return nil, false
+		}
+		a.asked = append(a.asked, method+" "+path+": answered")
+		return b, true
+	}
+	// said completes the last outcome with what the answer gave.
+	said := func(what string) { a.asked[len(a.asked)-1] += ", " + what }
+	if body, ok := ask(llamaCppPropsPath, nil); ok {
 		if n := parseLlamaCppProps(body, model); n > 0 {
 			a.window, a.windowSource = n, llamaCppPropsPath
+			said(fmt.Sprintf("window %d", n))
+		} else {
+			said("no window")
 		}
-		a.slots, a.slotsSource = llamaCppSlots(ctx, hc, t, apiKey, root, body, timeout)
+		at := len(a.asked) - 1
+		a.slots, a.slotsSource = llamaCppSlots(ctx, ask, body)
+		if a.slotsSource == llamaCppPropsPath {
+			a.asked[at] += fmt.Sprintf(", %d slots", a.slots)
+		} else if a.slots > 0 {
+			said(fmt.Sprintf("%d slots", a.slots))
+		}
 	}
 	steps := []struct {
 		path  string
@@ -73,12 +117,15 @@ func discoverNative(ctx context.Context, hc *http.Client, t Target, apiKey, mode
 		if !wantWindow || a.window > 0 || ctx.Err() != nil {
 			break
 		}
-		body, ok := askServer(ctx, hc, t, apiKey, root+s.path, s.body, timeout)
+		body, ok := ask(s.path, s.body)
 		if !ok {
 			continue
 		}
 		if n := s.parse(body, model); n > 0 {
 			a.window, a.windowSource = n, s.path
+			said(fmt.Sprintf("window %d", n))
+		} else {
+			said("no window in " + strconv.Quote(serverExcerpt(string(body))))
 		}
 	}
 	return a
@@ -93,17 +140,18 @@ func mustJSON(v any) []byte {
 }
 
 // askServer sends GET url (POST with body when body is not nil) with the
-// run's headers and returns a 2xx answer's body.
-func askServer(ctx context.Context, hc *http.Client, t Target, apiKey, url string, body []byte, timeout time.Duration) ([]byte, bool) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+// run's headers, bounded by timeout, and returns a 2xx answer's body, or
+// why there is none ("HTTP 404 Not Found", "timed out after 5s").
+func askServer(ctx context.Context, hc *http.Client, t Target, apiKey, url string, body []byte, timeout time.Duration) ([]byte, string) {
+	sctx, cancel := context.WithTimeoutCause(ctx, timeout, errProbeTimeout)
 	defer cancel()
 	method, rd := http.MethodGet, io.Reader(nil)
 	if body != nil {
 		method, rd = http.MethodPost, bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	req, err := http.NewRequestWithContext(sctx, method, url, rd)
 	if err != nil {
-		return nil, false
+		return nil, unwrapURLError(err).Error()
 	}
 	for k, vs := range t.Headers {
 		for _, v := range vs {
@@ -117,9 +165,19 @@ func askServer(ctx context.Context, hc *http.Client, t Target, apiKey, url strin
 	if apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+apiKey)
 	}
+	// failed says why err ended the step.
+	failed := func(err error) string {
+		switch {
+		case ctx.Err() != nil:
+			return "not answered: " + context.Cause(ctx).Error()
+		case context.Cause(sctx) == errProbeTimeout:
+			return fmt.Sprintf("timed out after %v", timeout)
+		}
+		return unwrapURLError(err).Error()
+	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, false
+		return nil, failed(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
@@ -127,14 +185,17 @@ func askServer(ctx context.Context, hc *http.Client, t Target, apiKey, url strin
 		// back to the pool rather than closed (a 404 per absent endpoint
 		// would otherwise cost the run a connection).
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxRefusalDrain))
-		return nil, false
+		return nil, "HTTP " + resp.Status
 	}
 	decoded, err := decodeBody(resp)
 	if err != nil {
-		return nil, false
+		return nil, failed(err)
 	}
 	b, err := io.ReadAll(io.LimitReader(decoded, maxDiscoveryBody))
-	return b, err == nil
+	if err != nil {
+		return nil, "reading the answer: " + failed(err)
+	}
+	return b, ""
 }
 
 // parseLlamaCppProps reads default_generation_settings.n_ctx (or a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
@@ -29,14 +30,15 @@ const (
 type Discovery struct {
 	// Model is the model id sent: Target.Model, else the /models entry's.
 	Model string
-	// ModelSource is "Target.Model" or "/models".
+	// ModelSource is "Target.Model" or "/models" ("" while Model is "").
 	ModelSource string
 	// Window is the window the run plans for (max_context_tokens):
 	// Target.MaxModelLen when set, else the advertised window.
 	Window int
 	// WindowSource is "Target.MaxModelLen" or the endpoint that advertised
 	// it: "/models", llama.cpp's "/props", Ollama's "/api/ps" or
-	// "/api/show".
+	// "/api/show"; "" while Window is 0 (a Discovery returned with an
+	// error).
 	WindowSource string
 	// Advertised is the window the server advertised (0: none), from
 	// AdvertisedSource: the first of /models (max_model_len,
@@ -67,6 +69,12 @@ type Discovery struct {
 	// (its entries).
 	Slots       int
 	SlotsSource string
+	// Asked is what the discovery asked and each answer, in order, one
+	// line per step ("GET /models: 1 model, window 8192 (meta.n_ctx)",
+	// "GET /props: HTTP 404 Not Found", "GET /api/ps: timed out after
+	// 5s"), scrubbed of the target's credentials; a step not asked (its
+	// window already known, the budget spent) has no line.
+	Asked []string
 	// Note names two advertised windows that disagree (/models and
 	// /props: the smaller is Advertised), a declared window that disagrees
 	// with the advertised one and, in a run, a concurrency above Slots ("" when there is nothing
@@ -76,9 +84,10 @@ type Discovery struct {
 
 // Discover asks the server behind t for the model and its context window
 // exactly as Run does (capacity/PROTOCOL.md#context-window): GET
-// {BaseURL}/models, llama.cpp's /props (and /slots), then Ollama's native
-// endpoints, each step bounded by the default Workload.Timeout (15m) and
-// ctx, through the module's connection rule. With both Model and
+// {BaseURL}/models, bounded by the default Workload.Timeout (15m), then
+// llama.cpp's /props (and /slots) and Ollama's native endpoints, each
+// bounded by 5 s (nativeStepTimeout), all within ctx, through the module's
+// connection rule; Discovery.Asked says what each step answered. With both Model and
 // MaxModelLen set it still asks, to compare (Discovery.Note), all steps
 // within 5 s, and a failure is no error. It sends t.Headers and the
 // API key of t.APIKeyEnv, and follows no redirect unless t.HTTPClient
@@ -106,6 +115,9 @@ func Discover(ctx context.Context, t Target) (Discovery, error) {
 	d, err := discover(ctx, hc, t, key, defaultTimeout)
 	sec := secretsOf(t, key)
 	d.ModelsError = sec.scrub(d.ModelsError)
+	for i, a := range d.Asked {
+		d.Asked[i] = sec.scrub(a)
+	}
 	return d, sec.redactErr(err)
 }
 
@@ -118,15 +130,22 @@ const declaredProbeTimeout = 5 * time.Second
 
 // discover is Discover with the run's client, key and step timeout.
 func discover(ctx context.Context, hc *http.Client, t Target, key string, timeout time.Duration) (Discovery, error) {
-	d := Discovery{Model: t.Model, ModelSource: sourceModel, Window: t.MaxModelLen, WindowSource: sourceMaxModelLen}
+	var d Discovery
+	if t.Model != "" {
+		d.Model, d.ModelSource = t.Model, sourceModel
+	}
+	if t.MaxModelLen > 0 {
+		d.Window, d.WindowSource = t.MaxModelLen, sourceMaxModelLen
+	}
 	conflict := "" // two advertised windows that disagree
 	declared := t.Model != "" && t.MaxModelLen > 0
 	if declared {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, declaredProbeTimeout)
+		ctx, cancel = context.WithTimeoutCause(ctx, declaredProbeTimeout, errDeclaredBudget)
 		defer cancel()
 	}
 	info, err := probeWithin(ctx, hc, t, key, timeout)
+	d.Asked = append(d.Asked, modelsOutcome(info, err))
 	switch {
 	case err != nil && declared:
 		// Only a comparison: the declared model and window stand, and the
@@ -159,6 +178,7 @@ func discover(ctx context.Context, hc *http.Client, t Target, key string, timeou
 			}
 		}
 		d.Slots, d.SlotsSource = a.slots, a.slotsSource
+		d.Asked = append(d.Asked, a.asked...)
 	}
 	if d.Window == 0 {
 		if d.Advertised == 0 {
@@ -188,6 +208,34 @@ func discover(ctx context.Context, hc *http.Client, t Target, key string, timeou
 		d.Note = conflict
 	}
 	return d, nil
+}
+
+// errDeclaredBudget is the cause of a discovery ended by
+// declaredProbeTimeout.
+var errDeclaredBudget = fmt.Errorf("the %v budget of a discovery with Target.Model and Target.MaxModelLen declared is spent", declaredProbeTimeout)
+
+// modelsOutcome is the Discovery.Asked line of GET /models.
+func modelsOutcome(info modelInfo, err error) string {
+	if err != nil {
+		// The error names the URL ("model probe GET http://host/v1/models:
+		// HTTP 404 ..."); the line keeps what follows it.
+		msg := err.Error()
+		if _, after, ok := strings.Cut(msg, sourceModels+": "); ok {
+			msg = after
+		}
+		return "GET /models: " + msg
+	}
+	s := fmt.Sprintf("GET /models: %d models", len(info.Listed))
+	if len(info.Listed) == 1 {
+		s = "GET /models: 1 model"
+	}
+	switch {
+	case info.MaxModelLen > 0:
+		return s + fmt.Sprintf(", window %d (%s)", info.MaxModelLen, info.Field)
+	case info.OutOfRange != "":
+		return s + ", no window (" + info.OutOfRange + " is out of range)"
+	}
+	return s + ", no window"
 }
 
 // noWindowError is the error of a discovery that found no window: what

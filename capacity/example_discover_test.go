@@ -41,7 +41,8 @@ func ExampleDiscover() {
 // ExampleDiscover_slots reads a llama.cpp server's slots from /props
 // (here the fake's llama.cpp answers: no window in /v1/models, the window
 // of a slot and total_slots in /props). A run with more requests in
-// flight than slots says so in anvil_go.context_window.note.
+// flight than slots says so in anvil_go.context_window.note. Asked says
+// what each endpoint answered.
 func ExampleDiscover_slots() {
 	cfg := fakeserver.Fast()
 	cfg.MaxModelLen, cfg.MaxSeqs = 8192, 4
@@ -55,7 +56,12 @@ func ExampleDiscover_slots() {
 	}
 	fmt.Println("window", d.Window, "advertised", d.Advertised, "by", d.AdvertisedSource)
 	fmt.Println("slots", d.Slots, "from", d.SlotsSource)
+	for _, step := range d.Asked {
+		fmt.Println(step)
+	}
 	// Output:
 	// window 8192 advertised 8192 by /props
 	// slots 4 from /props
+	// GET /models: 1 model, no window
+	// GET /props: answered, window 8192, 4 slots
 }

@@ -274,21 +274,26 @@ func TestDiscover(t *testing.T) {
 		{"llama.cpp", Target{BaseURL: "http://llama.invalid/v1", HTTPClient: servePipe(t, llama.handler())},
 			Discovery{Model: "tiny.gguf", ModelSource: sourceModels, Window: 8192, WindowSource: sourceModels,
 				Advertised: 8192, AdvertisedSource: sourceModels, AdvertisedField: "meta.n_ctx", Listed: []string{"tiny.gguf"},
-				TruncationWindow: 8192, Slots: 4, SlotsSource: llamaCppPropsPath}},
+				TruncationWindow: 8192, Slots: 4, SlotsSource: llamaCppPropsPath,
+				Asked: []string{"GET /models: 1 model, window 8192 (meta.n_ctx)", "GET /props: answered, window 8192, 4 slots"}}},
 		{"ollama", Target{BaseURL: "http://ollama.invalid/v1", HTTPClient: servePipe(t, ollama.handler())},
 			Discovery{Model: "tiny:latest", ModelSource: sourceModels, Window: 4096, WindowSource: sourcePS,
-				Advertised: 4096, AdvertisedSource: sourcePS, Listed: []string{"tiny:latest"}, TruncationWindow: 4096}},
+				Advertised: 4096, AdvertisedSource: sourcePS, Listed: []string{"tiny:latest"}, TruncationWindow: 4096,
+				Asked: []string{"GET /models: 1 model, no window", "GET /props: HTTP 404 Not Found", "GET /api/ps: answered, window 4096"}}},
 		{"declared", Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 2048, HTTPClient: servePipe(t, ollama.handler())},
 			Discovery{Model: "tiny", ModelSource: sourceModel, Window: 2048, WindowSource: sourceMaxModelLen,
 				Advertised: 4096, AdvertisedSource: sourcePS, Listed: []string{"tiny:latest"}, TruncationWindow: 4096,
-				Note: "Target.MaxModelLen 2048 is below the window of 4096 tokens the server advertises (/api/ps): prompts are planned for 2048, and only a count at or above 4096 is a prompt cut to the server's window"}},
+				Asked: []string{"GET /models: 1 model, no window", "GET /props: HTTP 404 Not Found", "GET /api/ps: answered, window 4096"},
+				Note:  "Target.MaxModelLen 2048 is below the window of 4096 tokens the server advertises (/api/ps): prompts are planned for 2048, and only a count at or above 4096 is a prompt cut to the server's window"}},
 		{"declared, no native API", Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 2048, HTTPClient: servePipe(t, withoutNativeAPI(ollama.handler()))},
-			Discovery{Model: "tiny", ModelSource: sourceModel, Window: 2048, WindowSource: sourceMaxModelLen, Listed: []string{"tiny:latest"}, TruncationWindow: 2048}},
+			Discovery{Model: "tiny", ModelSource: sourceModel, Window: 2048, WindowSource: sourceMaxModelLen, Listed: []string{"tiny:latest"}, TruncationWindow: 2048,
+				Asked: []string{"GET /models: 1 model, no window", "GET /props: HTTP 404 Not Found", "GET /api/ps: HTTP 404 Not Found", "POST /api/show: HTTP 404 Not Found"}}},
 		{"declared, /models refused", Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 2048, HTTPClient: servePipe(t, withoutModels(ollama.handler()))},
 			Discovery{Model: "tiny", ModelSource: sourceModel, Window: 2048, WindowSource: sourceMaxModelLen,
 				ModelsError: "capacity: the endpoint refused the requests: model probe GET http://ollama.invalid/v1/models: HTTP 404 Not Found: no such route",
 				Advertised:  4096, AdvertisedSource: sourcePS, TruncationWindow: 4096,
-				Note: "Target.MaxModelLen 2048 is below the window of 4096 tokens the server advertises (/api/ps): prompts are planned for 2048, and only a count at or above 4096 is a prompt cut to the server's window"}},
+				Asked: []string{"GET /models: HTTP 404 Not Found: no such route", "GET /props: HTTP 404 Not Found", "GET /api/ps: answered, window 4096"},
+				Note:  "Target.MaxModelLen 2048 is below the window of 4096 tokens the server advertises (/api/ps): prompts are planned for 2048, and only a count at or above 4096 is a prompt cut to the server's window"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -306,12 +311,14 @@ func TestDiscoverError(t *testing.T) {
 	ollama := newOllamaServer(t)
 	d, err := Discover(t.Context(), Target{BaseURL: "http://ollama.invalid/v1", HTTPClient: servePipe(t, withoutNativeAPI(ollama.handler()))})
 	require.ErrorIs(t, err, ErrInvalidConfig)
-	require.Equal(t, Discovery{Model: "tiny:latest", ModelSource: sourceModels, WindowSource: sourceMaxModelLen, Listed: []string{"tiny:latest"}}, d)
+	require.Equal(t, Discovery{Model: "tiny:latest", ModelSource: sourceModels, Listed: []string{"tiny:latest"},
+		Asked: []string{"GET /models: 1 model, no window", "GET /props: HTTP 404 Not Found", "GET /api/ps: HTTP 404 Not Found", "POST /api/show: HTTP 404 Not Found"}}, d, "no window, so no source")
 
 	d, err = Discover(t.Context(), Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", HTTPClient: servePipe(t, withoutModels(ollama.handler()))})
 	require.ErrorIs(t, err, ErrEndpointRefused)
-	require.Equal(t, Discovery{Model: "tiny", ModelSource: sourceModel, WindowSource: sourceMaxModelLen,
-		ModelsError: "capacity: the endpoint refused the requests: model probe GET http://ollama.invalid/v1/models: HTTP 404 Not Found: no such route"}, d)
+	require.Equal(t, Discovery{Model: "tiny", ModelSource: sourceModel,
+		ModelsError: "capacity: the endpoint refused the requests: model probe GET http://ollama.invalid/v1/models: HTTP 404 Not Found: no such route",
+		Asked:       []string{"GET /models: HTTP 404 Not Found: no such route"}}, d, "no window, so no source")
 }
 
 // withoutModels answers 404 to GET /v1/models and serves the rest with h.

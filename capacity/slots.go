@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"time"
 )
 
 // This file reads how many requests a llama.cpp server runs at once
@@ -21,10 +19,10 @@ const llamaCppSlotsPath = "/slots"
 
 // llamaCppSlots returns the slot count of a llama.cpp server and where it
 // came from: /props total_slots (props is the /props answer), else the
-// number of entries of GET {root}/slots; 0 and "" when props is no
+// number of entries of GET {root}/slots (asked with ask); 0 and "" when props is no
 // llama.cpp answer (it has no default_generation_settings) or neither
 // names a positive count.
-func llamaCppSlots(ctx context.Context, hc *http.Client, t Target, apiKey, root string, props []byte, timeout time.Duration) (int, string) {
+func llamaCppSlots(ctx context.Context, ask askFunc, props []byte) (int, string) {
 	var p struct {
 		Default    json.RawMessage `json:"default_generation_settings"`
 		TotalSlots json.RawMessage `json:"total_slots"`
@@ -38,7 +36,7 @@ func llamaCppSlots(ctx context.Context, hc *http.Client, t Target, apiKey, root 
 	if len(p.Default) == 0 || ctx.Err() != nil {
 		return 0, ""
 	}
-	body, ok := askServer(ctx, hc, t, apiKey, root+llamaCppSlotsPath, nil, timeout)
+	body, ok := ask(llamaCppSlotsPath, nil)
 	if !ok {
 		return 0, ""
 	}

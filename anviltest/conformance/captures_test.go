@@ -393,6 +393,8 @@ func TestOllamaCaptured(t *testing.T) {
 	require.Equal(t, `lists "tiny:latest", context window 4096 advertised by /api/ps`, got[nameModels].Reason)
 	require.Contains(t, got[namePromptTokens].Reason, "for a window of 4096 was accepted (usage.prompt_tokens 4096): silently truncated")
 	require.Contains(t, got[nameModels].Notes, `capacity.Discover: model "tiny:latest" from /models, GET /models lists ["tiny:latest"]`, "the discovery says what it found")
+	require.Contains(t, got[nameModels].Notes, "GET /props: HTTP 404 Not Found", "the discovery says what it tried")
+	require.Contains(t, got[nameModels].Notes, "GET /api/ps: answered, window 4096")
 }
 
 // TestWindowDeclaredDisagrees: a declared window that disagrees with the

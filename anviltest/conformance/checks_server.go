@@ -26,7 +26,8 @@ func (p *prober) checkModels(context.Context) Verdict {
 	return verdict(Pass, fmt.Sprintf("lists %q, context window %d advertised by %s", p.model, d.Advertised, advertisedFrom(d)), notes...)
 }
 
-// discoveryNotes say what capacity.Discover found and where.
+// discoveryNotes say what capacity.Discover found and where, and what
+// each endpoint it asked answered.
 func (p *prober) discoveryNotes() []string {
 	d := p.disc
 	notes := []string{fmt.Sprintf("capacity.Discover: model %q from %s, GET /models lists %q", d.Model, d.ModelSource, d.Listed)}
@@ -42,6 +43,7 @@ func (p *prober) discoveryNotes() []string {
 	if d.Note != "" {
 		notes = append(notes, d.Note)
 	}
+	notes = append(notes, d.Asked...) // "GET /props: HTTP 404 Not Found"
 	if p.discErr != nil {
 		notes = append(notes, "capacity.Discover: "+p.discErr.Error())
 	}

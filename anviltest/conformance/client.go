@@ -54,7 +54,8 @@ type prober struct {
 // newProber resolves the target (BaseURL, headers, key, client), finds the
 // model to send (Target.Model, else the first id of GET /models) and the
 // context window as capacity.Run does (capacity.Discover, through the
-// suite's client, within the request timeout) and draws the run's nonce.
+// suite's client, each request within the request timeout) and draws the
+// run's nonce.
 func newProber(ctx context.Context, c Config) (*prober, error) {
 	rt, err := c.Target.Resolved()
 	if err != nil {
@@ -100,11 +101,15 @@ func newProber(ctx context.Context, c Config) (*prober, error) {
 
 	// The discovery sends what every check sends: the target's headers
 	// with the bearer token (Config.APIKey) among them.
+	// Each of its requests is bounded by the request timeout (GET
+	// /models) or by the shorter bound of a native step (capacity's), not
+	// all of them by one: a native endpoint that never answers costs its
+	// bound and the steps after it are still asked.
+	dc := *p.hc
+	dc.Timeout = p.timeout
 	dt := rt
-	dt.HTTPClient, dt.APIKeyEnv, dt.Headers = p.hc, "", p.headers.Clone()
-	dctx, cancel := context.WithTimeout(ctx, p.timeout)
-	p.disc, p.discErr = capacity.Discover(dctx, dt)
-	cancel()
+	dt.HTTPClient, dt.APIKeyEnv, dt.Headers = &dc, "", p.headers.Clone()
+	p.disc, p.discErr = capacity.Discover(ctx, dt)
 	if p.model == "" {
 		p.model = p.disc.Model
 	}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/anvilbench/anvil/internal/atomicfile"
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // schema names the format of the JSON verdict file.
@@ -114,7 +114,7 @@ const stampLayout = "20060102T150405.000000000Z"
 const maxNameSuffix = 1000
 
 // WriteFiles writes conformance.<start>.json and .md into dir through the
-// module's one atomic writer (internal/atomicfile): the JSON file appears
+// module's one atomic writer (artifact.WriteFile): the JSON file appears
 // complete under a new name (a "-2", "-3", ... suffix when taken), then the
 // Markdown file beside it, and their paths are returned. A failure leaves
 // neither file behind, never an empty or partial one.
@@ -138,14 +138,14 @@ func (r *Report) WriteFiles(dir string) (jsonPath, markdownPath string, err erro
 			s = fmt.Sprintf("%s-%d", stem, i)
 		}
 		pj, pm := filepath.Join(dir, s+".json"), filepath.Join(dir, s+".md")
-		err := atomicfile.Create(pj, bytesOf(js))
+		err := artifact.CreateFile(pj, bytesOf(js))
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
 			return "", "", fmt.Errorf("conformance: %w", err)
 		}
-		if err := atomicfile.Write(pm, bytesOf(md.Bytes())); err != nil {
+		if err := artifact.WriteFile(pm, bytesOf(md.Bytes())); err != nil {
 			os.Remove(pj)
 			return "", "", fmt.Errorf("conformance: %w", err)
 		}

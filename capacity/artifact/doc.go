@@ -38,8 +38,9 @@
 //     document into members without decoding it twice; key_presence.go is
 //     the remembered key set.
 //   - json.go: Report's json.Marshaler and json.Unmarshaler.
-//   - file.go: Read, Report.WriteTo and Report.WriteFile (through
-//     internal/atomicfile), and the MaxBytes bound.
+//   - file.go: Read, Report.WriteTo and Report.WriteFile, and the
+//     MaxBytes bound; atomic_file.go: WriteFile and CreateFile, the
+//     module's one atomic writer, which every output goes through.
 //   - shard.go: the anvil_go members of a workload run as shards (one
 //     process or machine each); merge.go, merge_check.go, merge_build.go:
 //     Merge, which makes one artifact of the whole workload from its

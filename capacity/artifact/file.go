@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-
-	"github.com/anvilbench/anvil/internal/atomicfile"
 )
 
 // MaxBytes is the largest v1 JSON artifact Read accepts (64 MiB).
@@ -108,5 +106,5 @@ func (r *Report) WriteFile(path string) error {
 	if r == nil {
 		return errors.New("artifact: write: nil report")
 	}
-	return atomicfile.Write(path, func(w io.Writer) error { return write(w, r) })
+	return WriteFile(path, func(w io.Writer) error { return write(w, r) })
 }

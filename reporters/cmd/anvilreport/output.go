@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/anvilbench/anvil/internal/atomicfile"
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // errOutputIsInput is the error of an output file that names one of the
@@ -15,17 +15,17 @@ import (
 var errOutputIsInput = errors.New("is one of the input files")
 
 // writeOutput is the one way an anvilreport command writes a file: the
-// bytes go to path atomically (atomicfile.Write), never over one of
+// bytes go to path atomically (artifact.WriteFile), never over one of
 // inputs (the same file by any name: a hard link, a symbolic link, a
 // relative path), and never over anything that is not a regular file (a
 // FIFO, a symbolic link, a device such as /dev/null), which is refused as
-// atomicfile.ErrNotRegularFile and left alone. Write to standard output
+// artifact.ErrNotRegularFile and left alone. Write to standard output
 // ("-o -", or no -o) to pipe a page somewhere else.
 func writeOutput(path string, inputs []string, data []byte) error {
 	if err := notAnInput(path, inputs); err != nil {
 		return err
 	}
-	return atomicfile.Write(path, func(w io.Writer) error {
+	return artifact.WriteFile(path, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})

@@ -1,5 +1,6 @@
-// Package atomicfile writes files atomically. Every file this module
-// writes (the JSON artifact, the .bench file, the HTML page, the
+package artifact
+
+// Atomic files: every file this module writes (the JSON artifact, the .bench file, the HTML page, the
 // conformance report) goes through it: the bytes go to a temporary file in
 // the target's directory, which is synced to disk, given mode 0644 and only
 // then put in place (renamed over the target, or hard-linked to a name that
@@ -14,7 +15,6 @@
 // the device was (as root, over /dev/full). The writers refuse it with an
 // error matching ErrNotRegularFile and leave it alone; write to the
 // link's target by its own name, or to standard output.
-package atomicfile
 
 import (
 	"bufio"
@@ -33,23 +33,23 @@ var ErrNotRegularFile = errors.New("not a regular file")
 // filePerm is the mode of every file written.
 const filePerm = 0o644
 
-// Write writes the bytes write produces to path atomically,
+// WriteFile writes the bytes write produces to path atomically,
 // replacing path if it is a regular file; a path that exists and is not one
 // (a symbolic link, a FIFO, a device) is refused with ErrNotRegularFile
 // before anything is written. write gets a buffered writer; its error,
 // or any error writing, syncing or renaming, is returned wrapped, naming
 // path, and nothing is left behind.
-func Write(path string, write func(io.Writer) error) error {
+func WriteFile(path string, write func(io.Writer) error) error {
 	return osFiles.write(path, write, false)
 }
 
-// Create is Write for a name that must be new: if path
+// CreateFile is WriteFile for a name that must be new: if path
 // exists, it fails with an error matching fs.ErrExist and path is left
 // alone. The complete file appears under path in one step (a hard link
 // of the synced temporary file; where the file system has no hard links,
 // path is claimed empty with O_EXCL and the temporary file renamed over
 // it, and removed again on failure).
-func Create(path string, write func(io.Writer) error) error {
+func CreateFile(path string, write func(io.Writer) error) error {
 	return osFiles.write(path, write, true)
 }
 

@@ -1,4 +1,4 @@
-package atomicfile
+package artifact
 
 import (
 	"bytes"
@@ -121,8 +121,8 @@ func TestCreateNeverReplaces(t *testing.T) {
 	write := func(s string) func(io.Writer) error {
 		return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
 	}
-	require.NoError(t, Create(path, write("first\n")))
-	err := Create(path, write("second\n"))
+	require.NoError(t, CreateFile(path, write("first\n")))
+	err := CreateFile(path, write("second\n"))
 	require.ErrorIs(t, err, fs.ErrExist)
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -132,7 +132,7 @@ func TestCreateNeverReplaces(t *testing.T) {
 	require.Equal(t, fs.FileMode(0o644), info.Mode().Perm())
 	require.Equal(t, []string{"run.bench"}, dirNames(t, dir), "no temporary file left behind")
 
-	require.NoError(t, Write(path, write("replaced\n")))
+	require.NoError(t, WriteFile(path, write("replaced\n")))
 	got, err = os.ReadFile(path)
 	require.NoError(t, err)
 	require.Equal(t, "replaced\n", string(got))

@@ -1,4 +1,4 @@
-package atomicfile_test
+package artifact_test
 
 import (
 	"fmt"
@@ -6,11 +6,11 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/anvilbench/anvil/internal/atomicfile"
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // Create claims a new name with the complete file; Write replaces it.
-func Example() {
+func ExampleCreateFile() {
 	dir, err := os.MkdirTemp("", "atomicfile-example")
 	if err != nil {
 		fmt.Println(err)
@@ -21,10 +21,10 @@ func Example() {
 	text := func(s string) func(io.Writer) error {
 		return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
 	}
-	fmt.Println(atomicfile.Create(path, text("first\n")))
-	err = atomicfile.Create(path, text("second\n"))
+	fmt.Println(artifact.CreateFile(path, text("first\n")))
+	err = artifact.CreateFile(path, text("second\n"))
 	fmt.Println("taken:", err != nil)
-	fmt.Println(atomicfile.Write(path, text("replaced\n")))
+	fmt.Println(artifact.WriteFile(path, text("replaced\n")))
 	b, _ := os.ReadFile(path)
 	fmt.Print(string(b))
 	// Output:

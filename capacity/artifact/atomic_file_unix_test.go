@@ -1,6 +1,6 @@
 //go:build unix
 
-package atomicfile
+package artifact
 
 import (
 	"io"
@@ -41,7 +41,7 @@ func TestWritersNeverReplaceWhatIsNotARegularFile(t *testing.T) {
 		{"/dev/null", fs.ModeDevice | fs.ModeCharDevice, "a character device"},
 		{sub, fs.ModeDir, "a directory"},
 	} {
-		for name, fn := range map[string]func(string, func(io.Writer) error) error{"Write": Write, "Create": Create} {
+		for name, fn := range map[string]func(string, func(io.Writer) error) error{"WriteFile": WriteFile, "CreateFile": CreateFile} {
 			err := fn(tc.path, write)
 			require.ErrorIs(t, err, ErrNotRegularFile, "%s %s", name, tc.path)
 			require.ErrorContains(t, err, tc.what)
@@ -59,7 +59,7 @@ func TestWritersNeverReplaceWhatIsNotARegularFile(t *testing.T) {
 	require.Len(t, entries, 5, "no temporary file left behind")
 
 	// A regular file is still replaced.
-	require.NoError(t, Write(target, write))
+	require.NoError(t, WriteFile(target, write))
 	b, err = os.ReadFile(target)
 	require.NoError(t, err)
 	require.Equal(t, "new", string(b))
