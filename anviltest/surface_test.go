@@ -167,3 +167,25 @@ func TestExportedNamesCountsAsIssue17(t *testing.T) {
 		t.Fatalf("exported names (-want +got):\n%s", d)
 	}
 }
+
+// TestTopLevelIsFixed: the module's top level holds exactly what the
+// layout table in README.md describes, so a new package finds its place
+// inside one of the six folders (capacity/internal/ for the engine's
+// implementation) instead of growing a seventh.
+func TestTopLevelIsFixed(t *testing.T) {
+	allowed := map[string]bool{
+		"go.mod": true, "go.sum": true, "README.md": true, "LICENSE": true,
+		"anviltest": true, "capacity": true, "stats": true, "reporters": true,
+		"fake_server": true, "testdata": true,
+	}
+	entries, err := os.ReadDir("..")
+	require.NoError(t, err)
+	require.NotEmpty(t, entries)
+	var extra []string
+	for _, e := range entries {
+		if !allowed[e.Name()] && !strings.HasPrefix(e.Name(), ".") { // .ci, .git, an editor's own
+			extra = append(extra, e.Name())
+		}
+	}
+	require.Empty(t, extra, "the top level is fixed (README.md#layout); move these inside one of its folders")
+}
