@@ -85,3 +85,30 @@ func TestServerRoot(t *testing.T) {
 	require.Equal(t, "http://h/proxy", serverRoot("http://h/proxy/v1"))
 	require.Equal(t, "http://h/api", serverRoot("http://h/api"))
 }
+
+// TestDiscoverTwoAdvertisedWindows: a /models entry and llama.cpp's /props
+// that advertise different windows are named, and the smaller is the one
+// planned for and checked.
+func TestDiscoverTwoAdvertisedWindows(t *testing.T) {
+	props := `{"default_generation_settings":{"n_ctx":4096},"total_slots":4}`
+	for _, tc := range []struct {
+		name, models       string
+		modelsWindow, want int
+		wantSource         string
+	}{
+		{"/props smaller", `{"object":"list","data":[{"id":"m","object":"model","max_model_len":131072}]}`, 131072, 4096, "/props"},
+		{"/models smaller", `{"object":"list","data":[{"id":"m","object":"model","max_model_len":2048}]}`, 2048, 2048, "/models"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := nativeServer(t, tc.models, map[string]string{"GET /props": props})
+				d, err := Discover(t.Context(), Target{BaseURL: "http://m.invalid/v1", HTTPClient: servePipe(t, h)})
+				require.NoError(t, err)
+				require.Equal(t, tc.want, d.Window)
+				require.Equal(t, tc.want, d.TruncationWindow)
+				require.Equal(t, tc.wantSource, d.AdvertisedSource)
+				require.Contains(t, d.Note, fmt.Sprintf("the server advertises two windows, %d tokens (/models) and 4096 tokens (/props): the smaller is used", tc.modelsWindow))
+			})
+		})
+	}
+}

@@ -43,7 +43,8 @@ type Discovery struct {
 	// Advertised is the window the server advertised (0: none), from
 	// AdvertisedSource: the first of /models (max_model_len,
 	// max_context_length, context_length, llama.cpp's meta.n_ctx), /props,
-	// /api/ps and /api/show that gives one.
+	// /api/ps and /api/show that gives one; the smaller of /models and
+	// /props when both give one and they disagree.
 	Advertised       int
 	AdvertisedSource string
 	// AdvertisedField is the field of the /models entry Advertised came
@@ -74,8 +75,9 @@ type Discovery struct {
 	// 5s"), scrubbed of the target's credentials; a step not asked (its
 	// window already known, the budget spent) has no line.
 	Asked []string
-	// Note names a declared window that disagrees with the advertised one
-	// and, in a run, a concurrency above Slots ("" when there is nothing
+	// Note names two advertised windows that disagree (/models and
+	// /props: the smaller is Advertised), a declared window that disagrees
+	// with the advertised one and, in a run, a concurrency above Slots ("" when there is nothing
 	// to say).
 	Note string
 }
@@ -135,6 +137,7 @@ func discover(ctx context.Context, hc *http.Client, t Target, key string, timeou
 	if t.MaxModelLen > 0 {
 		d.Window, d.WindowSource = t.MaxModelLen, sourceMaxModelLen
 	}
+	conflict := "" // two advertised windows that disagree
 	declared := t.Model != "" && t.MaxModelLen > 0
 	if declared {
 		var cancel context.CancelFunc
@@ -162,8 +165,17 @@ func discover(ctx context.Context, hc *http.Client, t Target, key string, timeou
 	}
 	if ctx.Err() == nil {
 		a := discoverNative(ctx, hc, t, key, d.Model, d.Advertised == 0, timeout)
-		if d.Advertised == 0 {
+		switch {
+		case d.Advertised == 0:
 			d.Advertised, d.AdvertisedSource = a.window, a.windowSource
+		case a.window > 0 && a.window != d.Advertised:
+			// Both are windows the server serves (/models and llama.cpp's
+			// /props): the smaller is the one no prompt may exceed.
+			conflict = fmt.Sprintf("the server advertises two windows, %d tokens (%s) and %d tokens (%s): the smaller is used",
+				d.Advertised, d.AdvertisedSource, a.window, a.windowSource)
+			if a.window < d.Advertised {
+				d.Advertised, d.AdvertisedSource = a.window, a.windowSource
+			}
 		}
 		d.Slots, d.SlotsSource = a.slots, a.slotsSource
 		d.Asked = append(d.Asked, a.asked...)
@@ -188,6 +200,12 @@ func discover(ctx context.Context, hc *http.Client, t Target, key string, timeou
 			d.Note = fmt.Sprintf("Target.MaxModelLen %d is below the window of %d tokens the server advertises (%s): prompts are planned for %d, and only a count at or above %d is a prompt cut to the server's window",
 				d.Window, d.Advertised, d.AdvertisedSource, d.Window, d.TruncationWindow)
 		}
+	}
+	if conflict != "" {
+		if d.Note != "" {
+			conflict += "; " + d.Note
+		}
+		d.Note = conflict
 	}
 	return d, nil
 }

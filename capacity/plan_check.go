@@ -24,13 +24,20 @@ const maxPlanDeviation = 0.25
 // plan that all count the same are named as what a server cutting prompts
 // to that window answers (Ollama reports its window for any longer
 // prompt), the case a declared window above the served one hides from the
-// truncation checks.
+// truncation checks. A response failed as invalid_usage is not counted.
 func checkPlan(ps *artifact.PromptSizing, p *plan, results []result) {
 	var ratios []float64
 	refused := 0
 	var short []int // the counts of prompts counted short of their plan
 	for _, res := range results {
 		if res.promptTokens == nil {
+			continue
+		}
+		if res.fail != nil && res.fail.ErrorType == errorTypeInvalidUsage {
+			// The usage object was impossible (a negative count, more
+			// completion tokens than max_tokens allows, ...): its prompt
+			// count cannot judge the plan, and advice to size prompts by
+			// it would hide the failure the run names.
 			continue
 		}
 		r := float64(*res.promptTokens) / float64(p.Contexts[res.index])

@@ -148,3 +148,29 @@ func TestReasoningUsedTheBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestImpossibleUsageJudgesNoPlan: a server whose every usage object is
+// impossible (prompt_tokens 999999999 with completion_tokens -7) fails
+// every request as invalid_usage, and its prompt counts feed no plan
+// check: the run does not advise exact sizing for a tokenizer that
+// "counted the prompts at 244140 x their plan".
+func TestImpossibleUsageJudgesNoPlan(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"hello\"},\"finish_reason\":\"stop\"}]}\n\n")
+		fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":999999999,\"completion_tokens\":-7}}\n\n")
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	})
+	synctest.Test(t, func(t *testing.T) {
+		rep, err := Run(t.Context(), pipeTarget(t, h), Workload{Requests: 4, Concurrency: 1, ContextTokens: 512, MaxTokens: 64, KeepGoing: true})
+		require.NoError(t, err)
+		require.Len(t, rep.Failures, 4)
+		for _, f := range rep.Failures {
+			require.Equal(t, errorTypeInvalidUsage, f.ErrorType)
+		}
+		ps := rep.AnvilGo.PromptSizing
+		require.Nil(t, ps.Warning)
+		require.Equal(t, 0, ps.CountedRequests)
+		require.Equal(t, 0, ps.OffPlanRequests)
+	})
+}

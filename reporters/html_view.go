@@ -314,6 +314,11 @@ func identityFields(r *artifact.Report, ext extView) []viewField {
 	if r.MaxContextTokens != nil {
 		add("served context", strconv.Itoa(*r.MaxContextTokens)+" tokens")
 	}
+	if cw := windowDisagreement(r); cw != "" {
+		// max_context_tokens is the window planned for: a declared one
+		// above the server's is no served window, so say whose it is.
+		add("context window", cw)
+	}
 	add("concurrency", strconv.Itoa(r.Concurrency))
 	add("requests", strconv.Itoa(r.Requests))
 	add("max tokens", strconv.Itoa(r.MaxTokens))

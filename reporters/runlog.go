@@ -22,6 +22,8 @@ import (
 //   - where the context window came from (anvil_go.context_window) and,
 //     when the server counted the prompts off their plan, the warning
 //     (capacity/PROTOCOL.md#exact-token-sizing);
+//   - when successful requests reported no usage, how many: their prompts
+//     were never counted;
 //   - the client's self-audit when it is suspect;
 //   - the server-metrics cross-checks;
 //   - when requests sent failed, their count per failure class and the
@@ -49,6 +51,7 @@ func RunLog(r *artifact.Report) []string {
 	add(clampNote(r))
 	add(connectionNote(r))
 	add(contextWindowNote(r))
+	add(noUsageNote(r))
 	if w := promptPlanWarning(r); w != "" {
 		add("prompts off plan: " + w)
 	}

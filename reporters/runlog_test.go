@@ -67,3 +67,33 @@ func TestRunLog(t *testing.T) {
 		`failures by class: map[http_error:1]; first: request 1: boom\u202e`,
 	}, RunLog(r))
 }
+
+// TestNoUsageNote: successes without usage.prompt_tokens (Ollama ends a
+// stream it cut for repeating tokens with no usage chunk) are counted in
+// the log, since the truncation check could not cover them.
+func TestNoUsageNote(t *testing.T) {
+	n := 4096
+	require.Empty(t, noUsageNote(&artifact.Report{}))
+	require.Empty(t, noUsageNote(&artifact.Report{RequestTimings: []artifact.TimingRow{{PromptTokens: &n}}}))
+	r := &artifact.Report{RequestTimings: []artifact.TimingRow{{PromptTokens: &n}, {}, {}}}
+	want := "2 of 3 successful requests reported no usage.prompt_tokens: their prompts were never counted, so no truncation check or prompt-plan comparison covers them, and they have no token rates"
+	require.Equal(t, want, noUsageNote(r))
+	require.Contains(t, RunLog(r), want)
+}
+
+// TestWindowDisagreementInHTML: a window declared above the one the server
+// advertises (ANVIL_MAX_MODEL_LEN=16384 against Ollama's 4096) is named in
+// the HTML header, where "served context" alone showed 16384.
+func TestWindowDisagreementInHTML(t *testing.T) {
+	adv, src, note := 4096, "/api/ps", "Target.MaxModelLen 16384 is above the window of 4096 tokens the server advertises (/api/ps)"
+	r := &artifact.Report{AnvilGo: &artifact.Extension{ContextWindow: &artifact.ContextWindow{Tokens: 4096, Source: "/api/ps", TruncationWindow: 4096, Advertised: &adv, AdvertisedSource: &src}}}
+	require.Empty(t, windowDisagreement(r), "a window the server advertised, used as is")
+	r.AnvilGo.ContextWindow = &artifact.ContextWindow{Tokens: 16384, Source: "Target.MaxModelLen", TruncationWindow: 4096, Advertised: &adv, AdvertisedSource: &src, Note: &note}
+	want := "context window 16384 tokens from Target.MaxModelLen, the server advertises 4096 (/api/ps), truncation checked at 4096: " + note
+	require.Equal(t, want, windowDisagreement(r))
+	var found bool
+	for _, f := range identityFields(r, extView{}) {
+		found = found || f == viewField{"context window", want}
+	}
+	require.True(t, found, "the header names the disagreement")
+}

@@ -38,3 +38,40 @@ func contextWindowNote(r *artifact.Report) string {
 	}
 	return s
 }
+
+// noUsageNote says how many successful requests reported no
+// usage.prompt_tokens (capacity/PROTOCOL.md#finish-reasons: such a stream
+// is a success): the server never counted their prompts, so neither the
+// truncation check nor the prompt-plan comparison covers them, and they
+// carry no token rate. A run whose successes all lack usage is otherwise
+// indistinguishable in the log from one that checked every prompt. It is
+// "" when every successful request reported usage.
+func noUsageNote(r *artifact.Report) string {
+	n := 0
+	for i := range r.RequestTimings {
+		if r.RequestTimings[i].PromptTokens == nil {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d successful requests reported no usage.prompt_tokens: their prompts were never counted, so no truncation check or prompt-plan comparison covers them, and they have no token rates",
+		n, len(r.RequestTimings))
+}
+
+// windowDisagreement is contextWindowNote when the window planned for is
+// not simply the one the server advertised (a declared window, another
+// advertised one, a truncation window of its own, a note); "" otherwise.
+func windowDisagreement(r *artifact.Report) string {
+	if r == nil || r.AnvilGo == nil || r.AnvilGo.ContextWindow == nil {
+		return ""
+	}
+	cw := r.AnvilGo.ContextWindow
+	plain := cw.Note == nil && cw.TruncationWindow == cw.Tokens &&
+		(cw.Advertised == nil || *cw.Advertised == cw.Tokens)
+	if plain {
+		return ""
+	}
+	return contextWindowNote(r)
+}
