@@ -37,6 +37,25 @@ type Inputs struct {
 	// transport for a connection to getting one (httptrace GetConn to
 	// GotConn) when the request did not dial one itself.
 	ConnWaits []time.Duration
+	// Resolution is the run's own timings, which the rule weighs the
+	// client's distortions against.
+	Resolution Resolution
+}
+
+// Resolution is the run's own timing scale (PROTOCOL.md#audit): the
+// smallest timings the run reports that a distortion of the client could
+// corrupt. A zero field is unknown (no successful request, no gap): the
+// rules weighed against it keep their absolute limits alone.
+type Resolution struct {
+	// Gap is the smaller of the run's inter-chunk gap p50
+	// (anvil_go.chunk_timing.itl_ms.p50) and TPOT p50: what a pause of
+	// every stream (the scheduler's latency, a GC pause) stretches.
+	Gap time.Duration
+	// GapOf names Gap in a reason: "inter-chunk gap" or "TPOT".
+	GapOf string
+	// TTFT is the run's TTFT p50: what a request's wait before it leaves
+	// (for a pooled connection, the open loop's send lag) adds to.
+	TTFT time.Duration
 }
 
 // Recorder holds the readings taken when the measured phase started and
@@ -130,7 +149,7 @@ func (r *Recorder) Stop(in Inputs) *artifact.Audit {
 			}
 		}
 	}
-	Judge(a)
+	Judge(a, in.Resolution)
 	return a
 }
 
@@ -210,8 +229,14 @@ func sumMS(h *metrics.Float64Histogram) *float64 {
 	return new(s * 1000)
 }
 
-// The rule's limits (PROTOCOL.md#anvil-go).
+// The rule's limits (PROTOCOL.md#audit). Each limit in time is a floor:
+// a rule fires at max(floor, relativeShare x the run's timing it
+// distorts), the floor alone when that timing is unknown.
 const (
+	// relativeShare: a distortion under a tenth of the smallest timing it
+	// can corrupt moves that timing by less than 10 %, which does not
+	// change what the run says; at or above it, it does.
+	relativeShare = 0.1
 	// schedP99Limit: at or above it the scheduler's p99 latency is as
 	// coarse as the timings it stamps (inter-token gaps are milliseconds).
 	schedP99Limit = time.Millisecond
@@ -234,41 +259,69 @@ const (
 	poolWaitLimit = time.Millisecond
 )
 
-// Judge sets a's verdict and reasons by the rule: one reason per limit
-// reached, in this order; ok when none is.
+// Judge sets a's verdict and reasons by the rule, weighing the
+// distortions against the run's own timings r: one reason per limit
+// reached, in this order; ok when none is. Gap and TTFT are r's.
 //
-//   - scheduler latency p99 >= schedP99Limit, over schedMinSamples
-//     samples at least;
-//   - wake-up lag p50 >= wakeLagP50Limit, over wakeMinSamples wake-ups
-//     at least (wake.go);
-//   - a GC pause >= gcPauseLimit;
+//   - scheduler latency p99 >= max(schedP99Limit, relativeShare x Gap),
+//     over schedMinSamples samples at least;
+//   - wake-up lag p50 >= max(wakeLagP50Limit, relativeShare x Gap), over
+//     wakeMinSamples wake-ups at least (wake.go);
+//   - a GC pause >= max(gcPauseLimit, relativeShare x Gap);
 //   - CPU share >= cpuShareLimit;
-//   - send lag p99 >= sendLagP99Limit;
-//   - a pool wait >= poolWaitLimit.
+//   - send lag p99 >= max(sendLagP99Limit, relativeShare x TTFT);
+//   - a pool wait >= max(poolWaitLimit, relativeShare x TTFT).
 //
-// Measurements that are nil (not measured) fire nothing.
-func Judge(a *artifact.Audit) {
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+// Measurements that are nil (not measured) fire nothing. A reason
+// weighed against a known timing names it and the distortion's share.
+func Judge(a *artifact.Audit, r Resolution) {
+	gap := weigh{r.Gap, r.GapOf}
+	ttft := weigh{r.TTFT, "TTFT"}
 	a.Reasons = []string{}
-	if v := a.SchedLatencyP99MS; v != nil && *v >= ms(schedP99Limit) && a.SchedSamples >= schedMinSamples {
-		a.Reasons = append(a.Reasons, fmt.Sprintf("scheduler latency p99 %.3g ms: timings below ~%.2g ms resolution are not trustworthy", *v, *v))
+	if v := a.SchedLatencyP99MS; v != nil && gap.reached(*v, schedP99Limit) && a.SchedSamples >= schedMinSamples {
+		a.Reasons = append(a.Reasons, fmt.Sprintf("scheduler latency p99 %.3g ms: timings below ~%.2g ms resolution are not trustworthy", *v, *v)+gap.share(*v))
 	}
-	if v := a.WakeLagP50MS; v != nil && *v >= ms(wakeLagP50Limit) && a.WakeSamples >= wakeMinSamples {
-		a.Reasons = append(a.Reasons, fmt.Sprintf("scheduler latency: the client's wake-ups ran %.3g ms late at the median (p99 %.3g ms): timings below ~%.2g ms resolution are not trustworthy", *v, deref(a.WakeLagP99MS), *v))
+	if v := a.WakeLagP50MS; v != nil && gap.reached(*v, wakeLagP50Limit) && a.WakeSamples >= wakeMinSamples {
+		a.Reasons = append(a.Reasons, fmt.Sprintf("scheduler latency: the client's wake-ups ran %.3g ms late at the median (p99 %.3g ms): timings below ~%.2g ms resolution are not trustworthy", *v, deref(a.WakeLagP99MS), *v)+gap.share(*v))
 	}
-	if v := a.GCPauseMaxMS; v != nil && *v >= ms(gcPauseLimit) {
-		a.Reasons = append(a.Reasons, fmt.Sprintf("a GC pause of up to %.3g ms stopped every stream's clock at once", *v))
+	if v := a.GCPauseMaxMS; v != nil && gap.reached(*v, gcPauseLimit) {
+		a.Reasons = append(a.Reasons, fmt.Sprintf("a GC pause of up to %.3g ms stopped every stream's clock at once", *v)+gap.share(*v))
 	}
 	if v := a.CPUShare; v != nil && *v >= cpuShareLimit {
 		a.Reasons = append(a.Reasons, fmt.Sprintf("the client used %.0f%% of GOMAXPROCS=%d: it was CPU-bound and its stamps wait for a processor", *v*100, a.GOMAXPROCS))
 	}
-	if v := a.SendLagP99MS; v != nil && *v >= ms(sendLagP99Limit) {
-		a.Reasons = append(a.Reasons, fmt.Sprintf("open-loop send lag p99 %.3g ms: requests left later than scheduled while the in-flight cap allowed them", *v))
+	if v := a.SendLagP99MS; v != nil && ttft.reached(*v, sendLagP99Limit) {
+		a.Reasons = append(a.Reasons, fmt.Sprintf("open-loop send lag p99 %.3g ms: requests left later than scheduled while the in-flight cap allowed them", *v)+ttft.share(*v))
 	}
-	if v := a.PoolWaitMaxMS; v != nil && *v >= ms(poolWaitLimit) {
-		a.Reasons = append(a.Reasons, fmt.Sprintf("%d requests waited for a pooled connection, up to %.3g ms: their timings include the client's own queue", a.PoolWaits, *v))
+	if v := a.PoolWaitMaxMS; v != nil && ttft.reached(*v, poolWaitLimit) {
+		a.Reasons = append(a.Reasons, fmt.Sprintf("%d requests waited for a pooled connection, up to %.3g ms: their timings include the client's own queue", a.PoolWaits, *v)+ttft.share(*v))
 	}
 	a.SetVerdict()
+}
+
+// weigh is a timing of the run a distortion is weighed against; of is
+// its name in a reason. ref 0 is unknown.
+type weigh struct {
+	ref time.Duration
+	of  string
+}
+
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// reached says whether a distortion of v ms reaches max(floor,
+// relativeShare x w.ref).
+func (w weigh) reached(v float64, floor time.Duration) bool {
+	return v >= max(ms(floor), relativeShare*ms(w.ref))
+}
+
+// share is the reason's suffix naming the distortion's share of w.ref,
+// "" when w.ref is unknown.
+func (w weigh) share(v float64) string {
+	if w.ref <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%.0f%% of the run's %s p50 of %.4g ms)", 100*v/ms(w.ref), w.of, ms(w.ref))
 }
 
 // deref is *v, or 0 for nil.

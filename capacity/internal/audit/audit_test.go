@@ -59,7 +59,59 @@ func TestJudge(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := tc.a
-			Judge(&a)
+			Judge(&a, Resolution{})
+			if tc.want == nil {
+				require.Equal(t, "ok", a.Verdict)
+				require.Equal(t, []string{}, a.Reasons)
+				return
+			}
+			require.Equal(t, "suspect", a.Verdict)
+			require.Equal(t, tc.want, a.Reasons)
+		})
+	}
+}
+
+// TestJudgeRelative: with the run's own timings known, each limit is
+// max(its floor, relativeShare x the timing it distorts): a wait that is
+// nothing beside a TTFT of seconds is ok, one of 20 % of it is suspect, a
+// stall stays suspect beside gaps it stretches, and the floors hold under
+// fast timings.
+func TestJudgeRelative(t *testing.T) {
+	ollama := Resolution{TTFT: 8 * time.Second, Gap: 45 * time.Millisecond, GapOf: "inter-chunk gap"}
+	fast := Resolution{TTFT: 5 * time.Millisecond, Gap: time.Millisecond, GapOf: "TPOT"}
+	for _, tc := range []struct {
+		name string
+		a    artifact.Audit
+		r    Resolution
+		want []string
+	}{
+		{"ollama: a 2.21 ms pool wait beside an 8 s TTFT", artifact.Audit{PoolWaits: 1, PoolWaitMaxMS: new(2.21)}, ollama, nil},
+		{"a pool wait of 20 % of TTFT", artifact.Audit{PoolWaits: 2, PoolWaitMaxMS: new(1600.0)}, ollama,
+			[]string{"2 requests waited for a pooled connection, up to 1.6e+03 ms: their timings include the client's own queue (20% of the run's TTFT p50 of 8000 ms)"}},
+		{"a pool wait just under a tenth of TTFT", artifact.Audit{PoolWaits: 2, PoolWaitMaxMS: new(799.0)}, ollama, nil},
+		{"send lag beside an 8 s TTFT", artifact.Audit{SendLagP99MS: new(2.5)}, ollama, nil},
+		{"send lag of a tenth of TTFT", artifact.Audit{SendLagP99MS: new(800.0)}, ollama,
+			[]string{"open-loop send lag p99 800 ms: requests left later than scheduled while the in-flight cap allowed them (10% of the run's TTFT p50 of 8000 ms)"}},
+		{"scheduler p99 under a tenth of the gap", artifact.Audit{SchedLatencyP99MS: new(4.1), SchedSamples: 900}, ollama, nil},
+		{"scheduler p99 over a tenth of the gap", artifact.Audit{SchedLatencyP99MS: new(6.0), SchedSamples: 900}, ollama,
+			[]string{"scheduler latency p99 6 ms: timings below ~6 ms resolution are not trustworthy (13% of the run's inter-chunk gap p50 of 45 ms)"}},
+		{"held processor: wake-ups stay suspect beside the gaps", artifact.Audit{WakeLagP50MS: new(16.8), WakeLagP99MS: new(201.0), WakeSamples: 45}, ollama,
+			[]string{"scheduler latency: the client's wake-ups ran 16.8 ms late at the median (p99 201 ms): timings below ~17 ms resolution are not trustworthy (37% of the run's inter-chunk gap p50 of 45 ms)"}},
+		{"gc floor holds beside the gaps", artifact.Audit{GCPauseMaxMS: new(12.0)}, ollama,
+			[]string{"a GC pause of up to 12 ms stopped every stream's clock at once (27% of the run's inter-chunk gap p50 of 45 ms)"}},
+		{"gc below its floor", artifact.Audit{GCPauseMaxMS: new(9.99)}, ollama, nil},
+		{"gc under a tenth of long gaps", artifact.Audit{GCPauseMaxMS: new(12.0)}, Resolution{Gap: 200 * time.Millisecond, GapOf: "TPOT"}, nil},
+		{"fast: a 2 ms scheduler p99 beside 1 ms TPOTs", artifact.Audit{SchedLatencyP99MS: new(2.0), SchedSamples: 100}, fast,
+			[]string{"scheduler latency p99 2 ms: timings below ~2 ms resolution are not trustworthy (200% of the run's TPOT p50 of 1 ms)"}},
+		{"fast: the pool floor holds under a 5 ms TTFT", artifact.Audit{PoolWaits: 1, PoolWaitMaxMS: new(1.5)}, fast,
+			[]string{"1 requests waited for a pooled connection, up to 1.5 ms: their timings include the client's own queue (30% of the run's TTFT p50 of 5 ms)"}},
+		{"fast: below the floors", artifact.Audit{SchedLatencyP99MS: new(0.999), SchedSamples: 900, PoolWaits: 1, PoolWaitMaxMS: new(0.9)}, fast, nil},
+		{"cpu is a share already", artifact.Audit{CPUShare: new(0.95), GOMAXPROCS: 2}, ollama,
+			[]string{"the client used 95% of GOMAXPROCS=2: it was CPU-bound and its stamps wait for a processor"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := tc.a
+			Judge(&a, tc.r)
 			if tc.want == nil {
 				require.Equal(t, "ok", a.Verdict)
 				require.Equal(t, []string{}, a.Reasons)
@@ -148,7 +200,7 @@ func TestStalledClientMeasured(t *testing.T) {
 	require.Positive(t, a.WakeSamples)
 	require.NotNil(t, a.WakeLagP50MS)
 	again := *a
-	Judge(&again)
+	Judge(&again, Resolution{})
 	require.Equal(t, again.Verdict, a.Verdict, "the verdict is the rule's on the measured values")
 	require.Equal(t, again.Reasons, a.Reasons)
 	if a.Verdict == "suspect" {

@@ -46,14 +46,26 @@ func (o *Observer) Finish() {
 //     in flight (sent at or before its due time, not yet ended) when it
 //     was due;
 //   - connection waits: phases.got_conn_ms of each sent request that did
-//     not dial (no connect_ms): the time from t0 to a pooled connection.
+//     not dial (no connect_ms): the time from t0 to a pooled connection;
+//   - the resolution: metrics.ttft_p50_ms, and the smaller of
+//     anvil_go.chunk_timing.itl_ms.p50 (when it has gaps) and
+//     metrics.tpot_p50_ms.
 func InputsOf(rep *artifact.Report) Inputs {
 	var in Inputs
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	if v := rep.Metrics.TTFT.P50; v != nil {
+		in.Resolution.TTFT = ms(*v)
+	}
+	if v := rep.Metrics.TPOT.P50; v != nil {
+		in.Resolution.Gap, in.Resolution.GapOf = ms(*v), "TPOT"
+	}
 	x := rep.AnvilGo
 	if x == nil {
 		return in
 	}
-	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	if c := x.ChunkTiming; c != nil && c.Gaps > 0 && (in.Resolution.GapOf == "" || ms(c.ITLMS.P50) < in.Resolution.Gap) {
+		in.Resolution.Gap, in.Resolution.GapOf = ms(c.ITLMS.P50), "inter-chunk gap"
+	}
 	for i := range x.Requests {
 		d := &x.Requests[i]
 		if d.SentMS == nil || d.Phases == nil || d.Phases.ConnectMS != nil {

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -32,9 +33,43 @@ func TestInputsOf(t *testing.T) {
 	require.Equal(t, []time.Duration{500 * time.Microsecond, 0, 1500 * time.Microsecond}, in.SendLags)
 	require.Equal(t, []time.Duration{10 * time.Microsecond, 2 * time.Millisecond, 200 * time.Microsecond}, in.ConnWaits)
 
+	require.Equal(t, Resolution{}, in.Resolution, "no timings: unknown")
+
 	rep.AnvilGo.Arrival = nil
 	require.Nil(t, InputsOf(rep).SendLags, "a closed loop has no send lag")
 	require.Equal(t, Inputs{}, InputsOf(&artifact.Report{}))
+}
+
+// TestInputsOfResolution: the resolution is the TTFT p50 and the smaller
+// of the inter-chunk gap p50 (when there are gaps) and the TPOT p50.
+func TestInputsOfResolution(t *testing.T) {
+	rep := &artifact.Report{AnvilGo: &artifact.Extension{}}
+	rep.Metrics.TTFT.P50, rep.Metrics.TPOT.P50 = new(8000.0), new(40.0)
+	require.Equal(t, Resolution{TTFT: 8 * time.Second, Gap: 40 * time.Millisecond, GapOf: "TPOT"}, InputsOf(rep).Resolution)
+
+	rep.AnvilGo.ChunkTiming = &artifact.ChunkTiming{Gaps: 10, ITLMS: artifact.Quantiles{P50: 12.5}}
+	require.Equal(t, Resolution{TTFT: 8 * time.Second, Gap: 12500 * time.Microsecond, GapOf: "inter-chunk gap"}, InputsOf(rep).Resolution)
+
+	rep.AnvilGo.ChunkTiming.ITLMS.P50 = 60
+	require.Equal(t, 40*time.Millisecond, InputsOf(rep).Resolution.Gap, "the smaller: TPOT")
+
+	rep.AnvilGo.ChunkTiming = &artifact.ChunkTiming{}
+	rep.Metrics.TPOT.P50 = nil
+	require.Equal(t, Resolution{TTFT: 8 * time.Second}, InputsOf(rep).Resolution, "no gaps, no TPOT: unknown")
+}
+
+// TestObserverRelative: the end hook weighs a pool wait against the
+// report's TTFT p50: 2.21 ms beside 8 s is ok.
+func TestObserverRelative(t *testing.T) {
+	end := (&Observer{}).Start(t.Context(), time.Now())
+	rep := &artifact.Report{AnvilGo: &artifact.Extension{Requests: []artifact.RequestDetail{
+		detail(0, 0, 0, 8000, &artifact.Phases{GotConnMS: 2.21, Reused: true}),
+	}}}
+	rep.Metrics.TTFT.P50 = new(8000.0)
+	end(rep)
+	a := rep.AnvilGo.Audit
+	require.Equal(t, 1, a.PoolWaits)
+	require.NotContains(t, strings.Join(a.Reasons, "\n"), "pooled connection")
 }
 
 // TestObserver: the end hook sets anvil_go.audit from the report.

@@ -78,7 +78,7 @@ func TestStalledClient(t *testing.T) {
 			require.Positive(t, a.WakeSamples)
 			require.NotNil(t, a.WakeLagP50MS)
 			again := a
-			Judge(&again)
+			Judge(&again, Resolution{})
 			require.Equal(t, again.Reasons, a.Reasons, "the verdict is the rule's on the measured values")
 			require.Equal(t, tc.verdict, a.Verdict, "reasons %q", a.Reasons)
 			if tc.verdict == "ok" {
