@@ -58,6 +58,11 @@ type nativeAnswers struct {
 	slots        int      // llama.cpp's slots; 0 when unknown
 	slotsSource  string   // llamaCppPropsPath or llamaCppSlotsPath
 	asked        []string // each step's outcome ("GET /props: HTTP 404 Not Found")
+	// outOfRange is each answer's window that is a number outside
+	// 1..maxContextTokens, with its endpoint ("/props n_ctx -5"): such a
+	// window is none, and the error of a discovery that found none names
+	// it.
+	outOfRange []string
 }
 
 // askFunc asks the endpoint at path (relative to the server root) with
@@ -90,11 +95,22 @@ func discoverNative(ctx context.Context, hc *http.Client, t Target, apiKey, mode
 	}
 	// said completes the last outcome with what the answer gave.
 	said := func(what string) { a.asked[len(a.asked)-1] += ", " + what }
+	// outOfRange makes the last outcome the out-of-range window bad of
+	// the answer of path ("GET /props: n_ctx -5 out of the range
+	// 1..1048576 of a window").
+	outOfRange := func(path, bad string) {
+		a.outOfRange = append(a.outOfRange, path+" "+bad)
+		last := &a.asked[len(a.asked)-1]
+		*last = strings.TrimSuffix(*last, "answered") + bad + fmt.Sprintf(" out of the range 1..%d of a window", maxContextTokens)
+	}
 	if body, ok := ask(llamaCppPropsPath, nil); ok {
-		if n := parseLlamaCppProps(body, model); n > 0 {
+		switch n, bad := parseLlamaCppProps(body, model); {
+		case n > 0:
 			a.window, a.windowSource = n, llamaCppPropsPath
 			said(fmt.Sprintf("window %d", n))
-		} else {
+		case bad != "":
+			outOfRange(llamaCppPropsPath, bad)
+		default:
 			said("no window")
 		}
 		at := len(a.asked) - 1
@@ -108,7 +124,7 @@ func discoverNative(ctx context.Context, hc *http.Client, t Target, apiKey, mode
 	steps := []struct {
 		path  string
 		body  []byte
-		parse func([]byte, string) int
+		parse func([]byte, string) (int, string)
 	}{
 		{ollamaPSPath, nil, parseOllamaPS},
 		{ollamaShowPath, mustJSON(map[string]string{"model": model}), parseOllamaShow},
@@ -121,10 +137,13 @@ func discoverNative(ctx context.Context, hc *http.Client, t Target, apiKey, mode
 		if !ok {
 			continue
 		}
-		if n := s.parse(body, model); n > 0 {
+		switch n, bad := s.parse(body, model); {
+		case n > 0:
 			a.window, a.windowSource = n, s.path
 			said(fmt.Sprintf("window %d", n))
-		} else {
+		case bad != "":
+			outOfRange(s.path, bad)
+		default:
 			said("no window in " + strconv.Quote(serverExcerpt(string(body))))
 		}
 	}
@@ -199,26 +218,29 @@ func askServer(ctx context.Context, hc *http.Client, t Target, apiKey, url strin
 }
 
 // parseLlamaCppProps reads default_generation_settings.n_ctx (or a
-// top-level n_ctx) of a llama.cpp /props answer.
-func parseLlamaCppProps(body []byte, _ string) int {
+// top-level n_ctx) of a llama.cpp /props answer; bad names the first of
+// them that is a number out of range ("n_ctx -5") when neither is a
+// window.
+func parseLlamaCppProps(body []byte, _ string) (n int, bad string) {
 	var p struct {
 		Default map[string]json.RawMessage `json:"default_generation_settings"`
 		NCtx    json.RawMessage            `json:"n_ctx"`
 	}
 	if json.Unmarshal(body, &p) != nil {
-		return 0
+		return 0, ""
 	}
-	if n, ok := windowInt(p.Default["n_ctx"]); ok {
-		return n
+	var info modelInfo
+	if !info.window(p.Default["n_ctx"], "default_generation_settings.n_ctx") {
+		info.window(p.NCtx, "n_ctx")
 	}
-	n, _ := windowInt(p.NCtx)
-	return n
+	return windowOf(info)
 }
 
 // parseOllamaPS reads the context_length of the loaded model named model
 // in an ollama /api/ps answer (by name or model), or of the only loaded
-// model when none is named so.
-func parseOllamaPS(body []byte, model string) int {
+// model when none is named so; bad names it when it is a number out of
+// range ("context_length -5").
+func parseOllamaPS(body []byte, model string) (n int, bad string) {
 	var ps struct {
 		Models []struct {
 			Name          string          `json:"name"`
@@ -227,36 +249,44 @@ func parseOllamaPS(body []byte, model string) int {
 		} `json:"models"`
 	}
 	if json.Unmarshal(body, &ps) != nil {
-		return 0
+		return 0, ""
 	}
+	var info modelInfo
 	for _, m := range ps.Models {
 		if m.Name == model || m.Model == model {
-			n, _ := windowInt(m.ContextLength)
-			return n
+			info.window(m.ContextLength, "context_length")
+			return windowOf(info)
 		}
 	}
 	if len(ps.Models) == 1 {
-		n, _ := windowInt(ps.Models[0].ContextLength)
-		return n
+		info.window(ps.Models[0].ContextLength, "context_length")
 	}
-	return 0
+	return windowOf(info)
 }
 
 // parseOllamaShow reads model_info["<general.architecture>.context_length"]
-// of an ollama /api/show answer.
-func parseOllamaShow(body []byte, _ string) int {
+// of an ollama /api/show answer; bad names it when it is a number out of
+// range ("llama.context_length 1e300").
+func parseOllamaShow(body []byte, _ string) (n int, bad string) {
 	var show struct {
 		ModelInfo map[string]json.RawMessage `json:"model_info"`
 	}
 	if json.Unmarshal(body, &show) != nil {
-		return 0
+		return 0, ""
 	}
 	arch := jsonString(show.ModelInfo["general.architecture"])
 	if arch == "" {
-		return 0
+		return 0, ""
 	}
-	n, _ := windowInt(show.ModelInfo[arch+".context_length"])
-	return n
+	var info modelInfo
+	info.window(show.ModelInfo[arch+".context_length"], arch+".context_length")
+	return windowOf(info)
+}
+
+// windowOf is the window info read (0: none) and, when it is none, the
+// out-of-range number it saw ("n_ctx -5"; "" when none).
+func windowOf(info modelInfo) (int, string) {
+	return info.MaxModelLen, info.OutOfRange
 }
 
 // windowInt reads a window a server advertises: a positive integer no

@@ -163,8 +163,9 @@ func discover(ctx context.Context, hc *http.Client, t Target, key string, timeou
 			d.Advertised, d.AdvertisedSource, d.AdvertisedField = info.MaxModelLen, sourceModels, info.Field
 		}
 	}
+	var a nativeAnswers
 	if ctx.Err() == nil {
-		a := discoverNative(ctx, hc, t, key, d.Model, d.Advertised == 0, timeout)
+		a = discoverNative(ctx, hc, t, key, d.Model, d.Advertised == 0, timeout)
 		switch {
 		case d.Advertised == 0:
 			d.Advertised, d.AdvertisedSource = a.window, a.windowSource
@@ -182,7 +183,7 @@ func discover(ctx context.Context, hc *http.Client, t Target, key string, timeou
 	}
 	if d.Window == 0 {
 		if d.Advertised == 0 {
-			return d, noWindowError(t, info)
+			return d, noWindowError(t, info, a.outOfRange)
 		}
 		d.Window, d.WindowSource = d.Advertised, d.AdvertisedSource
 	}
@@ -239,9 +240,10 @@ func modelsOutcome(info modelInfo, err error) string {
 }
 
 // noWindowError is the error of a discovery that found no window: what
-// /models held (no field, or one out of range) and the native endpoints
-// asked.
-func noWindowError(t Target, info modelInfo) error {
+// /models held (no field, or one out of range), the native endpoints
+// asked and the out-of-range windows they gave (outOfRange: "/props
+// n_ctx -5").
+func noWindowError(t Target, info modelInfo, outOfRange []string) error {
 	root := serverRoot(t.BaseURL)
 	if u, err := redactBaseURL(t.BaseURL); err == nil {
 		root = serverRoot(u)
@@ -250,8 +252,12 @@ func noWindowError(t Target, info modelInfo) error {
 	if info.OutOfRange != "" {
 		models = fmt.Sprintf("the /models entry %q has %s, out of the range 1..%d of a window", info.ID, info.OutOfRange, maxContextTokens)
 	}
-	return fmt.Errorf("%w: Target.MaxModelLen = 0, %s, and neither %s%s (llama.cpp) nor %s%s or %s%s (ollama) gave a context length: set Target.MaxModelLen",
-		ErrInvalidConfig, models, root, llamaCppPropsPath, root, ollamaPSPath, root, ollamaShowPath)
+	native := ""
+	if len(outOfRange) > 0 {
+		native = fmt.Sprintf(" (%s: out of the range 1..%d of a window)", strings.Join(outOfRange, ", "), maxContextTokens)
+	}
+	return fmt.Errorf("%w: Target.MaxModelLen = 0, %s, and neither %s%s (llama.cpp) nor %s%s or %s%s (ollama) gave a context length%s: set Target.MaxModelLen",
+		ErrInvalidConfig, models, root, llamaCppPropsPath, root, ollamaPSPath, root, ollamaShowPath, native)
 }
 
 // truncationWindowFrom is where TruncationWindow came from.

@@ -58,7 +58,9 @@ func TestParseLlamaCppCaptures(t *testing.T) {
 		info, err := parseModels(readTranscript(t, "llamacpp-b10573-models"+tt.suffix+".json"), "")
 		require.NoError(t, err)
 		require.Equal(t, modelInfo{ID: "tiny.gguf", MaxModelLen: tt.want, Field: "meta.n_ctx", Listed: []string{"tiny.gguf"}}, info)
-		require.Equal(t, tt.want, parseLlamaCppProps(readTranscript(t, "llamacpp-b10573-props"+tt.suffix+".json"), "tiny.gguf"))
+		n, bad := parseLlamaCppProps(readTranscript(t, "llamacpp-b10573-props"+tt.suffix+".json"), "tiny.gguf")
+		require.Equal(t, tt.want, n)
+		require.Empty(t, bad)
 	}
 }
 

@@ -3,6 +3,7 @@ package reporters
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
 )
@@ -59,8 +60,12 @@ func crossCheckLines(r *artifact.Report) []string {
 	if m.Engine != nil {
 		engine = Printable(*m.Engine)
 	}
-	out := []string{fmt.Sprintf("server metrics %s (%s): %d samples every %s ms, %d failed",
-		Printable(m.Endpoint), engine, m.Samples, num(&m.IntervalMS), m.Failed)}
+	line := fmt.Sprintf("server metrics %s (%s): %d samples every %s ms, %d failed",
+		Printable(m.Endpoint), engine, m.Samples, num(&m.IntervalMS), m.Failed)
+	if m.Failed > 0 && m.LastError != nil {
+		line += " (last: " + lastFailure(m.Endpoint, *m.LastError) + ")"
+	}
+	out := []string{line}
 	if m.Checks == nil {
 		return out
 	}
@@ -77,4 +82,23 @@ func crossCheckLines(r *artifact.Report) []string {
 			num(&c.ServerMeanMS), c.ServerRequests, num(&c.ClientMeanMS), num(&c.NetworkAndClientMS)))
 	}
 	return out
+}
+
+// maxFailureBytes bounds the server-metrics failure quoted in a line.
+const maxFailureBytes = 160
+
+// lastFailure is a server-metrics sample's failure (last_error, which the
+// sampler recorded scrubbed of the run's credentials) as the metrics line
+// quotes it: without the "GET <endpoint>: " the line already names, cut
+// to maxFailureBytes on a character boundary, made Printable.
+func lastFailure(endpoint, msg string) string {
+	msg = strings.TrimPrefix(msg, "GET "+endpoint+": ")
+	if len(msg) > maxFailureBytes {
+		n := maxFailureBytes
+		for n > 0 && !utf8.RuneStart(msg[n]) {
+			n--
+		}
+		msg = msg[:n] + "…"
+	}
+	return Printable(msg)
 }
