@@ -7,7 +7,7 @@ import (
 	"github.com/anvilbench/anvil/anviltest/conformance"
 )
 
-// TestConformanceInYourPackage is the test function the README shows for
+// TestSuiteInYourPackage is the test function the README shows for
 // your own package, run here against the embedded fake (an Example cannot
 // hold the *testing.T the suite runs its subtests on): Conformance runs
 // inside an ordinary test function, go test -run Conformance -v prints one
@@ -17,8 +17,10 @@ import (
 // run only: it runs the suite against the embedded fake whatever ANVIL_*
 // variables the shell holds (in your package, leave it out to read
 // ANVIL_BASE_URL and the rest), with ANVIL_OUT keeping the verdict files
-// out of the source tree.
-func TestConformanceInYourPackage(t *testing.T) {
+// out of the source tree. Its name leaves out "Conformance", so the
+// README's go test -run Conformance selects only TestConformance, the
+// suite against the endpoint ANVIL_BASE_URL names.
+func TestSuiteInYourPackage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole suite against the embedded fake")
 	}
