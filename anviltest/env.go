@@ -278,27 +278,28 @@ func checkTarget(field string, t capacity.Target) error {
 	return fieldError(err, field)
 }
 
-// fieldError returns the *capacity.FieldError of field in err's tree, or
-// nil.
+// positiveInt parses v as an integer of at least 1 that check accepts.
+func positiveInt(v string, check func(int) error) (int, error) {
+	n, err := strconv.Atoi(v)
+	switch {
+	case err != nil:
+	case n < 1:
+		err = errOutOfRange
+	default:
+		err = check(n)
+	}
+	return n, err
+}
+
+// fieldError returns the first *capacity.FieldError of field in err's
+// tree, or nil.
 func fieldError(err error, field string) error {
-	var found error
-	var walk func(error)
-	walk = func(e error) {
-		switch x := e.(type) {
-		case *capacity.FieldError:
-			if x.Field == field && found == nil {
-				found = x
-			}
-		case interface{ Unwrap() []error }:
-			for _, e := range x.Unwrap() {
-				walk(e)
-			}
-		case interface{ Unwrap() error }:
-			walk(x.Unwrap())
+	for _, fe := range fieldErrors(err) {
+		if fe.Field == field {
+			return fe
 		}
 	}
-	walk(err)
-	return found
+	return nil
 }
 
 // str parses a variable into the string field of e that at returns.

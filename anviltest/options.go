@@ -235,7 +235,10 @@ func explainFields(err error, pairs ...[2]string) error {
 	if err == nil {
 		return nil
 	}
-	fields := configFields(err)
+	var fields []string
+	for _, fe := range fieldErrors(err) {
+		fields = append(fields, fe.Field)
+	}
 	var names []string
 	for _, p := range pairs {
 		if slices.Contains(fields, p[0]) {
@@ -248,15 +251,15 @@ func explainFields(err error, pairs ...[2]string) error {
 	return fmt.Errorf("%w (%s)", err, strings.Join(names, "; "))
 }
 
-// configFields lists the Field of every *capacity.FieldError in err's
-// tree (errors.Join and %w wrapping included), in order.
-func configFields(err error) []string {
-	var fields []string
+// fieldErrors lists every *capacity.FieldError in err's tree (errors.Join
+// and %w wrapping included), in order.
+func fieldErrors(err error) []*capacity.FieldError {
+	var found []*capacity.FieldError
 	var walk func(error)
 	walk = func(e error) {
 		switch x := e.(type) {
 		case *capacity.FieldError:
-			fields = append(fields, x.Field)
+			found = append(found, x)
 		case interface{ Unwrap() []error }:
 			for _, e := range x.Unwrap() {
 				walk(e)
@@ -266,7 +269,7 @@ func configFields(err error) []string {
 		}
 	}
 	walk(err)
-	return fields
+	return found
 }
 
 // isTerminal reports whether f is a character device (a terminal; never a

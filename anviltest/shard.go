@@ -41,14 +41,7 @@ func parseShard(e *environment, v string) error {
 
 // parseShards parses ANVIL_SHARDS's count.
 func parseShards(e *environment, v string) error {
-	n, err := strconv.Atoi(v)
-	switch {
-	case err != nil:
-	case n < 1:
-		err = errOutOfRange
-	default:
-		err = checkShardCount(n)
-	}
+	n, err := positiveInt(v, checkShardCount)
 	e.shards = n
 	return err
 }

@@ -146,16 +146,11 @@ func parseIgnoreEOS(e *environment, v string) error {
 
 // parseSessionsCount parses ANVIL_SESSIONS_COUNT.
 func parseSessionsCount(e *environment, v string) error {
-	n, err := strconv.Atoi(v)
-	switch {
-	case err != nil:
-	case n < 1:
-		err = errOutOfRange
-	default:
-		// Each session sends at least one request: capacity's bound on
-		// Workload.Requests bounds the sessions too (before any is built).
-		err = checkWorkload("Workload.Requests", capacity.Workload{Requests: n})
-	}
+	// Each session sends at least one request: capacity's bound on
+	// Workload.Requests bounds the sessions too (before any is built).
+	n, err := positiveInt(v, func(n int) error {
+		return checkWorkload("Workload.Requests", capacity.Workload{Requests: n})
+	})
 	e.traffic.sessionsCount = n
 	return err
 }

@@ -56,12 +56,8 @@ func checkPlan(ps *artifact.PromptSizing, p *plan, results []result) {
 	if len(ratios) == 0 {
 		return
 	}
-	slices.Sort(ratios)
-	median := ratios[len(ratios)/2]
-	if len(ratios)%2 == 0 {
-		median = (ratios[len(ratios)/2-1] + ratios[len(ratios)/2]) / 2
-	}
-	ps.CountedOverPlanned = &median
+	ps.SetCountedOverPlanned(ratios)
+	median := *ps.CountedOverPlanned
 	if ps.OffPlanRequests == 0 {
 		return
 	}

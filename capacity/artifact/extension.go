@@ -214,6 +214,23 @@ type PromptSizing struct {
 	shape shape
 }
 
+// SetCountedOverPlanned sets CountedOverPlanned to the median of ratios
+// (counted / planned of each counted request; the mean of the two middle
+// ones for an even count), or nil when there are none. It sorts ratios.
+// One run and a merge of its shards compute it the same way.
+func (p *PromptSizing) SetCountedOverPlanned(ratios []float64) {
+	if len(ratios) == 0 {
+		p.CountedOverPlanned = nil
+		return
+	}
+	slices.Sort(ratios)
+	median := ratios[len(ratios)/2]
+	if len(ratios)%2 == 0 {
+		median = (ratios[len(ratios)/2-1] + ratios[len(ratios)/2]) / 2
+	}
+	p.CountedOverPlanned = &median
+}
+
 // ContextWindow is "anvil_go.context_window": the window the run planned
 // for, where it came from, and the window the truncation checks used.
 type ContextWindow struct {

@@ -272,15 +272,9 @@ func mergePlanCheck(p *PromptSizing, in []shardIn) {
 			}
 		}
 	}
-	if len(ratios) == 0 {
-		return
+	if len(ratios) > 0 {
+		p.SetCountedOverPlanned(ratios)
 	}
-	slices.Sort(ratios)
-	median := ratios[len(ratios)/2]
-	if len(ratios)%2 == 0 {
-		median = (ratios[len(ratios)/2-1] + ratios[len(ratios)/2]) / 2
-	}
-	p.CountedOverPlanned = &median
 }
 
 // mergeChunkTiming is anvil_go.chunk_timing over all shards: the shards'
