@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 )
 
@@ -47,26 +46,7 @@ func observerMembers() *Extension {
 // TestObserverMembersGolden pins anvil_go.server_metrics and anvil_go.audit
 // as written and their round trip, byte for byte and field for field.
 func TestObserverMembersGolden(t *testing.T) {
-	r := syntheticReport()
-	require.NoError(t, r.Recompute())
-	r.AnvilGo = observerMembers()
-	var buf bytes.Buffer
-	require.NoError(t, write(&buf, r))
-	path := filepath.Join("testdata", "anvil_go_observers.golden.json")
-	if *update {
-		require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run with -update to create it")
-	require.Empty(t, cmp.Diff(string(want), buf.String()))
-
-	back, err := Read(bytes.NewReader(buf.Bytes()))
-	require.NoError(t, err)
-	var again bytes.Buffer
-	require.NoError(t, write(&again, back))
-	require.Equal(t, buf.String(), again.String(), "read and written back unchanged")
-	require.Empty(t, cmp.Diff(r.AnvilGo, back.AnvilGo,
-		cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".shape" }, cmp.Ignore())))
+	extensionGolden(t, observerMembers(), "anvil_go_observers.golden.json")
 }
 
 // TestObserverMembersOptionalKeys: a gauge series has no increase and no

@@ -61,12 +61,23 @@ func fullExtension() *Extension {
 // TestExtensionGolden pins the anvil_go object as written (sorted keys,
 // optional members present because set) and its round trip.
 func TestExtensionGolden(t *testing.T) {
+	back := extensionGolden(t, fullExtension(), "anvil_go.golden.json")
+	require.Equal(t, 1, back.AnvilGo.Request(1).RequestIndex)
+	require.Nil(t, back.AnvilGo.Request(7))
+}
+
+// extensionGolden writes a synthetic report carrying ext, pins its bytes
+// to testdata/golden (rewritten with -update), reads them back and checks
+// the round trip byte for byte and field for field; it returns the
+// report read back.
+func extensionGolden(t *testing.T, ext *Extension, golden string) *Report {
+	t.Helper()
 	r := syntheticReport()
 	require.NoError(t, r.Recompute())
-	r.AnvilGo = fullExtension()
+	r.AnvilGo = ext
 	var buf bytes.Buffer
 	require.NoError(t, write(&buf, r))
-	path := filepath.Join("testdata", "anvil_go.golden.json")
+	path := filepath.Join("testdata", golden)
 	if *update {
 		require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
 	}
@@ -81,8 +92,7 @@ func TestExtensionGolden(t *testing.T) {
 	require.Equal(t, buf.String(), again.String(), "read and written back unchanged")
 	require.Empty(t, cmp.Diff(r.AnvilGo, back.AnvilGo, cmp.AllowUnexported(shape{}, ChunkTiming{}),
 		cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".shape" }, cmp.Ignore())))
-	require.Equal(t, 1, back.AnvilGo.Request(1).RequestIndex)
-	require.Nil(t, back.AnvilGo.Request(7))
+	return back
 }
 
 // TestExtensionOptionalMembers: a Report built without the extension

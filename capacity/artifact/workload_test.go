@@ -2,11 +2,8 @@ package artifact
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 )
 
@@ -45,26 +42,7 @@ func TestWorkloadGolden(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := syntheticReport()
-			require.NoError(t, r.Recompute())
-			r.AnvilGo = tc.ext()
-			var buf bytes.Buffer
-			require.NoError(t, write(&buf, r))
-			path := filepath.Join("testdata", "workload-"+tc.name+".golden.json")
-			if *update {
-				require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err, "run with -update to create it")
-			require.Empty(t, cmp.Diff(string(want), buf.String()))
-
-			back, err := Read(bytes.NewReader(buf.Bytes()))
-			require.NoError(t, err)
-			var again bytes.Buffer
-			require.NoError(t, write(&again, back))
-			require.Equal(t, buf.String(), again.String(), "read and written back unchanged")
-			require.Empty(t, cmp.Diff(r.AnvilGo, back.AnvilGo, cmp.AllowUnexported(shape{}, ChunkTiming{}),
-				cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".shape" }, cmp.Ignore())))
+			extensionGolden(t, tc.ext(), "workload-"+tc.name+".golden.json")
 		})
 	}
 }
