@@ -58,17 +58,23 @@ func TestJudge(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := tc.a
-			Judge(&a, Resolution{})
-			if tc.want == nil {
-				require.Equal(t, "ok", a.Verdict)
-				require.Equal(t, []string{}, a.Reasons)
-				return
-			}
-			require.Equal(t, "suspect", a.Verdict)
-			require.Equal(t, tc.want, a.Reasons)
+			requireJudged(t, tc.a, Resolution{}, tc.want)
 		})
 	}
+}
+
+// requireJudged judges a against r: ok with no reasons when want is nil,
+// else suspect with exactly want.
+func requireJudged(t *testing.T, a artifact.Audit, r Resolution, want []string) {
+	t.Helper()
+	Judge(&a, r)
+	if want == nil {
+		require.Equal(t, "ok", a.Verdict)
+		require.Equal(t, []string{}, a.Reasons)
+		return
+	}
+	require.Equal(t, "suspect", a.Verdict)
+	require.Equal(t, want, a.Reasons)
 }
 
 // TestJudgeRelative: with the run's own timings known, each limit is
@@ -110,15 +116,7 @@ func TestJudgeRelative(t *testing.T) {
 			[]string{"the client used 95% of GOMAXPROCS=2: it was CPU-bound and its stamps wait for a processor"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := tc.a
-			Judge(&a, tc.r)
-			if tc.want == nil {
-				require.Equal(t, "ok", a.Verdict)
-				require.Equal(t, []string{}, a.Reasons)
-				return
-			}
-			require.Equal(t, "suspect", a.Verdict)
-			require.Equal(t, tc.want, a.Reasons)
+			requireJudged(t, tc.a, tc.r, tc.want)
 		})
 	}
 }
