@@ -317,7 +317,7 @@ func identityFields(r *artifact.Report, ext extView) []viewField {
 	if cw := windowDisagreement(r); cw != "" {
 		// max_context_tokens is the window planned for: a declared one
 		// above the server's is no served window, so say whose it is.
-		add("context window", cw)
+		add("context window", strings.TrimPrefix(cw, "context window "))
 	}
 	add("concurrency", strconv.Itoa(r.Concurrency))
 	add("requests", strconv.Itoa(r.Requests))
