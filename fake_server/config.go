@@ -65,13 +65,33 @@ type Config struct {
 	// TemplateTokens), the context-length check, the prefix cache's blocks
 	// and /tokenize.
 	//
-	// "chars" (the default, empty) counts a text of n characters (Unicode
-	// code points) as ceil(n / CharsPerToken) tokens: a fixed ratio a
-	// client could learn from one request.
+	// "bpe" (the default, empty) counts as a byte-pair-encoding tokenizer
+	// does in shape: words, digits, punctuation and whitespace at
+	// different costs, so the characters per token depend on the text
+	// and no ratio learned on one kind of text predicts another
+	// (CharsPerToken is not used). Text is cut as a pre-tokenizer cuts it:
 	//
-	// "words" counts by character class, so the characters per token
-	// depend on the text and no fixed ratio predicts it (CharsPerToken is
-	// not used). A text is cut into maximal runs; each run costs:
+	//   - a run of n ASCII letters is ceil(n / 8) tokens, a run of n other
+	//     ASCII characters (punctuation, symbols) ceil(n / 3); a single
+	//     space before either is part of its first token;
+	//   - each ASCII digit is a token;
+	//   - a run of whitespace is one token;
+	//   - every other character is a token.
+	//
+	// The reference's filler counts about as the seed artifact's model
+	// counted it: the 196,608 characters of a 65,536-token plan are 62,275
+	// tokens (3.16 characters per token; the seed's model, 62,327 with its
+	// template), a 2,048-token plan 1,751 (3.51): the more digits its line
+	// numbers have, the fewer characters per token. The line
+	// "def helper_12():\n    return compute(12)  # routine specialist
+	// context\n" (70 characters) is 20 tokens.
+	//
+	// "chars" counts a text of n characters (Unicode code points) as
+	// ceil(n / CharsPerToken) tokens: a fixed ratio a client could learn
+	// from one request.
+	//
+	// "words" counts by character class with short words (CharsPerToken
+	// is not used). A text is cut into maximal runs; each run costs:
 	//
 	//   - letters (unicode.IsLetter, with the combining marks that follow
 	//     one): ceil(n / 4) tokens for a run of n code points;
@@ -80,10 +100,8 @@ type Config struct {
 	//     "\n    " is 1;
 	//   - any other character (punctuation, symbols, "_"): 1 token each.
 	//
-	// The line "def helper_12():\n    return compute(12)  # routine
-	// specialist context\n" (70 characters) is 33 tokens, 2.1 characters
-	// per token; with 4-digit numbers it is 74 characters in 37 tokens,
-	// 2.0 per token.
+	// The line above is 33 tokens, 2.1 characters per token; with 4-digit
+	// numbers it is 74 characters in 37 tokens, 2.0 per token.
 	Tokenizer string
 	// CharsPerToken is the "chars" tokenizer's ratio: a text of n characters
 	// (Unicode code points) is ceil(n / CharsPerToken) tokens.
@@ -287,7 +305,7 @@ func (c Config) withDefaults() Config {
 	d := Fast()
 	c.Model = cmp.Or(c.Model, d.Model)
 	c.MaxModelLen = cmp.Or(c.MaxModelLen, d.MaxModelLen)
-	c.Tokenizer = cmp.Or(c.Tokenizer, tokenizerChars)
+	c.Tokenizer = cmp.Or(c.Tokenizer, tokenizerBPE)
 	c.Dialect = c.Dialect.withDefaults()
 	c.CharsPerToken = cmp.Or(c.CharsPerToken, d.CharsPerToken)
 	c.PrefillTokensPerSecond = cmp.Or(c.PrefillTokensPerSecond, d.PrefillTokensPerSecond)
@@ -309,8 +327,8 @@ func (c Config) Validate() error {
 	finite := func(x float64) bool { return !math.IsInf(x, 0) }
 	err := firstInvalid(
 		check{"MaxModelLen", c.MaxModelLen, c.MaxModelLen >= 1, ">= 1"},
-		check{"Tokenizer", c.Tokenizer, oneOf(c.Tokenizer, tokenizerChars, tokenizerWords),
-			"chars or words"},
+		check{"Tokenizer", c.Tokenizer, oneOf(c.Tokenizer, tokenizerBPE, tokenizerChars, tokenizerWords),
+			"bpe, chars or words"},
 		// The comparisons are written so that NaN fails them.
 		check{"CharsPerToken", c.CharsPerToken, c.CharsPerToken >= 0.5 && c.CharsPerToken <= 64, "0.5..64"},
 		check{"TemplateTokens", c.TemplateTokens, c.TemplateTokens >= 0, ">= 0"},

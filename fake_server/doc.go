@@ -4,9 +4,12 @@
 // ground truth of what it sent.
 //
 // It is a simulation, not a sleep loop. A tokenizer approximation counts
-// prompt tokens: by default 3.155 characters per token, as the seed
-// artifact's model counted (not the 3.0 a client may assume); Config.Tokenizer
-// "words" counts by character class, so no fixed ratio predicts it. One engine goroutine runs batch steps: running
+// prompt tokens: by default ("bpe") as a byte-pair-encoding tokenizer does
+// in shape, words, digits, punctuation and whitespace at different costs,
+// so no ratio learned on one kind of text predicts another (the seed
+// artifact's filler counts about as its model counted it, 3.16 characters
+// per token for a 65,536-token plan, not the 3.0 a client may assume);
+// Config.Tokenizer "chars" counts at a fixed ratio. One engine goroutine runs batch steps: running
 // sequences prefill their uncached prompt tokens at PrefillTokensPerSecond
 // (chunked by MaxBatchTokens) or decode; a decode step lasts longer the more
 // sequences decode, so aggregate throughput rises with concurrency while each

@@ -9,6 +9,7 @@ import (
 
 // The values of Config.Tokenizer, as documented there.
 const (
+	tokenizerBPE   = "bpe"
 	tokenizerChars = "chars"
 	tokenizerWords = "words"
 )
@@ -21,10 +22,10 @@ const wordsLetterRun = 4
 // tokens use the two ids after them (qwen's <|im_start|> and <|im_end|>).
 const vocabSize = 151643
 
-// tokenizer returns c's Tokenizer, the empty one meaning "chars".
+// tokenizer returns c's Tokenizer, the empty one meaning "bpe".
 func (c *Config) tokenizer() string {
 	if c.Tokenizer == "" {
-		return tokenizerChars
+		return tokenizerBPE
 	}
 	return c.Tokenizer
 }
@@ -37,10 +38,29 @@ func (c Config) CountTokens(text string) int {
 }
 
 func (c *Config) countTokens(text string) int {
-	if c.tokenizer() == tokenizerWords {
+	switch c.tokenizer() {
+	case tokenizerWords:
 		return len(wordPieces(text))
+	case tokenizerBPE:
+		n := 0
+		bpeScan(text, func(int) { n++ })
+		return n
 	}
 	return countTokens(text, c.CharsPerToken)
+}
+
+// pieces returns the byte offsets just past each token of text, for the
+// tokenizers that cut text into pieces ("bpe", "words"), or nil.
+func (c *Config) pieces(text string) []int {
+	switch c.tokenizer() {
+	case tokenizerWords:
+		return wordPieces(text)
+	case tokenizerBPE:
+		var ends []int
+		bpeScan(text, func(end int) { ends = append(ends, end) })
+		return ends
+	}
+	return nil
 }
 
 // countTokens is tokenizerChars: ceil(code points / cpt).
@@ -106,8 +126,8 @@ func wordPieces(text string) []int {
 // of blockTokens tokens of text.
 func (c *Config) blockEnds(text string) []int {
 	var ends []int
-	if c.tokenizer() == tokenizerWords {
-		pieces := wordPieces(text)
+	if c.tokenizer() != tokenizerChars {
+		pieces := c.pieces(text)
 		for k := c.BlockTokens; k <= len(pieces); k += c.BlockTokens {
 			ends = append(ends, pieces[k-1])
 		}
@@ -126,9 +146,9 @@ func (c *Config) blockEnds(text string) []int {
 // token's text (so equal pieces get equal ids).
 func (c *Config) tokenIDs(text string, n int) []int {
 	var pieces []string
-	if c.tokenizer() == tokenizerWords {
+	if c.tokenizer() != tokenizerChars {
 		start := 0
-		for _, end := range wordPieces(text) {
+		for _, end := range c.pieces(text) {
 			pieces = append(pieces, text[start:end])
 			start = end
 		}
@@ -152,4 +172,94 @@ func (c *Config) tokenIDs(text string, n int) []int {
 		ids = append(ids, int(h.Sum32()%vocabSize))
 	}
 	return ids
+}
+
+// The costs of the "bpe" tokenizer (Config.Tokenizer).
+const (
+	// bpeLetterRun is the letters one token holds: a run of n ASCII
+	// letters is ceil(n / bpeLetterRun) tokens, as a large vocabulary
+	// holds common words whole and cuts long ones.
+	bpeLetterRun = 8
+	// bpePunctRun is the punctuation characters one token holds: "():"
+	// is one token, "()):" two.
+	bpePunctRun = 3
+)
+
+// bpeClass is a character class of the "bpe" tokenizer.
+type bpeClass uint8
+
+const (
+	bpeLetter bpeClass = iota // an ASCII letter
+	bpeDigit                  // an ASCII digit
+	bpeSpace                  // unicode.IsSpace
+	bpePunct                  // any other ASCII character
+	bpeOther                  // a character outside ASCII, or an invalid byte
+)
+
+func bpeClassOf(r rune) bpeClass {
+	switch {
+	case 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z':
+		return bpeLetter
+	case '0' <= r && r <= '9':
+		return bpeDigit
+	case unicode.IsSpace(r):
+		return bpeSpace
+	case r < utf8.RuneSelf:
+		return bpePunct
+	}
+	return bpeOther
+}
+
+// bpeScan cuts text into the "bpe" tokenizer's tokens, as a
+// byte-pair-encoding tokenizer's pre-tokenizer cuts it, and calls emit
+// with the byte offset just past each one:
+//
+//   - a run of n ASCII letters is ceil(n / bpeLetterRun) tokens, and a
+//     run of n other ASCII characters (punctuation, symbols)
+//     ceil(n / bpePunctRun); a single space before either is part of
+//     its first token (" return" is one token);
+//   - each ASCII digit is a token ("2048" is 4);
+//   - a run of whitespace is one token ("\n    " is 1);
+//   - every other character is a token of its own (an invalid byte too).
+func bpeScan(text string, emit func(end int)) {
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		cl := bpeClassOf(r)
+		if r == ' ' && i+1 < len(text) {
+			if next := bpeClassOf(rune(text[i+1])); next == bpeLetter || next == bpePunct {
+				i++ // the space opens the word's first token
+				cl = next
+			}
+		}
+		switch cl {
+		case bpeLetter, bpePunct:
+			run := bpeLetterRun
+			if cl == bpePunct {
+				run = bpePunctRun
+			}
+			n := 0
+			for i < len(text) && text[i] < utf8.RuneSelf && bpeClassOf(rune(text[i])) == cl {
+				i++
+				if n++; n == run {
+					emit(i)
+					n = 0
+				}
+			}
+			if n > 0 {
+				emit(i)
+			}
+		case bpeSpace:
+			for i < len(text) {
+				r, size := utf8.DecodeRuneInString(text[i:])
+				if !unicode.IsSpace(r) {
+					break
+				}
+				i += size
+			}
+			emit(i)
+		default:
+			i += size
+			emit(i)
+		}
+	}
 }

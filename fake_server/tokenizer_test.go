@@ -49,7 +49,61 @@ func TestTokenizerWordsRule(t *testing.T) {
 		assert.Equal(t, tc.want, cfg.CountTokens(tc.text), "%q", tc.text)
 	}
 	chars := small()
+	chars.Tokenizer = tokenizerChars
 	assert.Equal(t, 23, chars.CountTokens(codeLine(12)), "ceil(70 / 3.155)")
+}
+
+func TestTokenizerBPERule(t *testing.T) {
+	cfg := small()
+	require.Equal(t, tokenizerBPE, cfg.withDefaults().Tokenizer, "the default")
+	for _, tc := range []struct {
+		text string
+		want int
+	}{
+		{"", 0},
+		{"abcdefgh", 1},      // ceil(8/8)
+		{"abcdefghi", 2},     // ceil(9/8)
+		{" return", 1},       // a space opens the word
+		{"  return", 2},      // two spaces do not: a whitespace run
+		{"a b", 2},           // "a", " b"
+		{"2048", 4},          // one per digit
+		{" 12", 3},           // the space before a digit is its own token
+		{"():", 1},           // ceil(3/3)
+		{"()):", 2},          // ceil(4/3)
+		{" #", 1},            // a space opens punctuation too
+		{"\n    \t", 1},      // one per whitespace run
+		{"helper_12()", 5},   // helper _ 1 2 ()
+		{"héllo", 3},         // h, é, llo
+		{"日本語", 3},           // one per character outside ASCII
+		{"a\xffb", 3},        // an invalid byte is a token
+		{codeLine(12), 20},   // 70 characters, 3.5 per token
+		{codeLine(1234), 24}, // 74 characters, 3.1 per token
+	} {
+		assert.Equal(t, tc.want, cfg.CountTokens(tc.text), "%q", tc.text)
+	}
+}
+
+// TestTokenizerBPEHasNoFixedRatio: the default tokenizer counts kinds of
+// text at different ratios, as a BPE tokenizer does: the reference's
+// filler about as the seed's model did at 65,536 tokens, prose and digits
+// far apart, and the ratio moves with the digits of the filler's numbers.
+func TestTokenizerBPEHasNoFixedRatio(t *testing.T) {
+	cfg := small()
+	ratio := func(s string) float64 { return float64(len(s)) / float64(cfg.CountTokens(s)) }
+	lines := func(from, n int) string {
+		var b strings.Builder
+		for i := from; i < from+n; i++ {
+			b.WriteString(codeLine(i))
+		}
+		return b.String()
+	}
+	short, long := ratio(lines(0, 100)), ratio(lines(100000, 100))
+	assert.InDelta(t, seedCharsPerToken, ratio(lines(1000, 2600)), 0.1, "4-digit lines: about the seed's ratio")
+	assert.Greater(t, short/long, 1.2, "more digits, fewer characters per token: %.3f vs %.3f", short, long)
+	prose := ratio(strings.Repeat("the server counted every prompt of the plan ", 50))
+	digits := ratio(strings.Repeat("1234567890 ", 50))
+	assert.Greater(t, prose, 4.0)
+	assert.Less(t, digits, 1.2)
 }
 
 // TestTokenizerWordsHasNoFixedRatio: on the seed's code-like prompt the

@@ -48,8 +48,8 @@ var knobTable = []knob{
 
 	{"model", groupEngine, "model id served", "Model", "a non-empty model id", stringField(func(c cfgP) *string { return &c.Model })},
 	{"max-model-len", groupEngine, "context window in tokens", "MaxModelLen", ">= 1", intField(func(c cfgP) *int { return &c.MaxModelLen })},
-	{"tokenizer", groupEngine, "prompt token counting rule: chars (a fixed -chars-per-token ratio) or words (by character class)", "Tokenizer", "",
-		enumField(func(c cfgP) *string { return &c.Tokenizer }, "chars", "words")},
+	{"tokenizer", groupEngine, "prompt token counting rule: bpe (words, digits, punctuation and whitespace at different costs), chars (a fixed -chars-per-token ratio) or words (by character class)", "Tokenizer", "",
+		enumField(func(c cfgP) *string { return &c.Tokenizer }, "bpe", "chars", "words")},
 	{"chars-per-token", groupEngine, "characters per token of the chars tokenizer", "CharsPerToken", "0.5..64", floatField(func(c cfgP) *float64 { return &c.CharsPerToken })},
 	{"template-tokens", groupEngine, "chat template tokens added to every prompt", "TemplateTokens", "", intField(func(c cfgP) *int { return &c.TemplateTokens })},
 	{"prefill-tok-s", groupEngine, "prefill rate of uncached prompt tokens", "PrefillTokensPerSecond", "a finite rate > 0", floatField(func(c cfgP) *float64 { return &c.PrefillTokensPerSecond })},

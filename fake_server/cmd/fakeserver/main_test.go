@@ -70,7 +70,7 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-fault-prob", "drop=often"}, `probability "often": want FAULT=PROBABILITY with PROBABILITY in 0..1`},
 		{[]string{"-fault-prob", "boom=0.1"}, `Fault = "boom": want one of`},
 		{[]string{"-dialect-usage", "sometimes"}, `"sometimes": want one of final, last-choice, none`},
-		{[]string{"-tokenizer", "bpe"}, `"bpe": want one of chars, words`},
+		{[]string{"-tokenizer", "sentencepiece"}, `"sentencepiece": want one of bpe, chars, words`},
 		{[]string{"-max-seqs", "many"}, `invalid value "many" for flag -max-seqs`},
 		// Validate's errors name the flag as well as the field.
 		{[]string{"-fault-prob", "drop=2"}, "-fault-prob: Faults.Probability[drop] = 2: want 0..1"},
