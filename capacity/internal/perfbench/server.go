@@ -1,19 +1,3 @@
-// Package perfbench holds the client's performance benchmarks and the
-// minimal SSE server they measure it against. The server is deliberately
-// not the fake server of package fakeserver: it has no simulation, no
-// tokenizer and no scheduler, only a known schedule (time to first token,
-// then one content event every Gap), so what a benchmark measures is the
-// client.
-//
-// The benchmarks start the server in a separate process (the test binary
-// re-executed with ServerEnv set, see the package's TestMain), so the
-// client process's CPU time (getrusage) is the client's alone, and the
-// server's scheduling never competes with the client's goroutines inside
-// one runtime.
-//
-// Run them with
-//
-//	go test -run '^$' -bench . -benchtime 3x ./capacity/internal/perfbench
 package perfbench
 
 import (
@@ -52,33 +36,55 @@ type Schedule struct {
 const contentEvent = `data: {"id":"chatcmpl-perf","object":"chat.completion.chunk","created":1,"model":"perf","choices":[{"index":0,"delta":{"content":" tok"},"logprobs":null,"finish_reason":null}]}` + "\n\n"
 
 // Handler serves s at POST /v1/chat/completions and the model at GET
-// /v1/models.
+// /v1/models. Each measured chat request is recorded (see Record) and its
+// index echoed in the IndexHeader response header; GET RecordsPath returns
+// the records gathered since the last such call, as a JSON array, and
+// forgets them.
 func Handler(s Schedule) http.Handler {
+	var recs recordStore
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"object":"list","data":[{"id":"perf","max_model_len":1048576}]}`)
 	})
+	mux.HandleFunc("GET "+RecordsPath, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(recs.take())
+	})
 	usage := fmt.Sprintf(`data: {"id":"chatcmpl-perf","object":"chat.completion.chunk","created":1,"model":"perf","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`+"\n\ndata: [DONE]\n\n",
 		s.PromptTokens, s.Chunks, s.PromptTokens+s.Chunks)
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
-		if _, err := io.Copy(io.Discard, r.Body); err != nil {
+		began := time.Now()
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
 			return
 		}
 		start := time.Now()
+		index, measured := RequestIndex(body)
 		fl, _ := w.(http.Flusher)
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
+		if measured {
+			w.Header().Set(IndexHeader, strconv.Itoa(index))
+		}
 		w.WriteHeader(http.StatusOK)
 		bw := bufio.NewWriterSize(w, 32<<10)
 		for i := range s.Chunks {
+			due := start.Add(s.TTFT + time.Duration(i)*s.Gap)
 			if s.Gap > 0 || i == 0 {
-				if d := time.Until(start.Add(s.TTFT + time.Duration(i)*s.Gap)); d > 0 {
+				if d := time.Until(due); d > 0 {
 					time.Sleep(d)
 				}
 			}
 			bw.WriteString(contentEvent)
 			if s.Gap > 0 || i == 0 || bw.Available() < len(contentEvent) {
+				if i == 0 && measured {
+					// The first byte of the response (its headers and the
+					// first event go out in this one write): stamped just
+					// before the write, so no client can have seen it earlier.
+					recs.add(Record{Index: index, HandlerStartUnixNS: began.UnixNano(),
+						DueUnixNS: due.UnixNano(), FirstWriteUnixNS: time.Now().UnixNano()})
+				}
 				if bw.Flush() != nil {
 					return
 				}

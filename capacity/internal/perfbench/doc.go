@@ -1,0 +1,52 @@
+// Package perfbench holds the client's performance benchmarks, the minimal
+// SSE server they measure it against, and the minimal reader (Floor) that
+// is the floor of its CPU cost. The server is deliberately not the fake
+// server of package fakeserver: it has no simulation, no tokenizer and no
+// scheduler, only a known schedule (time to first token, then one content
+// event every Gap), so what a benchmark measures is the client. It records
+// what it saw of each request (Record) for the benchmarks to match to the
+// client's rows.
+//
+// The benchmarks start the server in a separate process (the test binary
+// re-executed with ServerEnv set, see the package's TestMain), so the
+// client process's CPU time (getrusage) and memory are the client's alone,
+// and the server's scheduling never competes with the client's goroutines
+// inside one runtime.
+//
+// # The three figures
+//
+// Run them all, in one run, with
+//
+//	go test -run '^$' -bench . -benchtime 5x -timeout 30m ./capacity/internal/perfbench
+//
+// Each figure is a median over the iterations (-benchtime Nx: N runs).
+// The machines this is run on are shared and noisy: each benchmark logs
+// the load average beside its figures, and the CPU figure is a ratio of
+// two readers measured in turn in one process, which the machine's load
+// moves alike.
+//
+//   - CPU per chunk, BenchmarkCPUPerChunk: cpu-ns/chunk, the client's CPU
+//     time per streamed chunk, beside floor-cpu-ns/chunk, the minimal
+//     reader's (net/http and a 64 KiB bufio line scan counting "data: "
+//     lines, nothing else), and floor-ratio, the client's over the
+//     floor's. 20 requests of 20,000 chunks at concurrency 4, startup
+//     subtracted (the same readers' CPU for 20 requests of one chunk).
+//     The goal: a ratio of at most 1.3.
+//   - The client's own TTFT error, BenchmarkOwnError: the client's first
+//     content stamp minus the instant the server wrote the response's
+//     first byte, on one clock (the wall clock both processes read; see
+//     the benchmark for why that is exact), p50/p95/p99 at concurrency 1,
+//     64, 256 and 1024, for a burst (the closed loop) and for paced (open
+//     loop) dispatch; and t0's lead, the server's handler start minus t0.
+//     The goal: own-err-p95-ms at most 1 ms up to c=256 and 5 ms at
+//     c=1024.
+//   - Memory per stream, BenchmarkMemoryPerStream: rss-KiB/stream, the
+//     peak growth of the client process's resident memory with 16,384
+//     streams open at once, per stream, and cpu-us/request, the CPU time
+//     per request of that run (connection, body, stream and report). The
+//     goal: at most 32 KiB per stream.
+//
+// BenchmarkTimingError is the end-to-end accuracy: TTFT and TPOT minus the
+// server's schedule, which adds the server's own lag (the server late
+// figure of BenchmarkOwnError) to the client's share.
+package perfbench

@@ -1,0 +1,160 @@
+//go:build unix
+
+package perfbench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/artifact"
+)
+
+// memoryRunStreams is the most streams one run of BenchmarkMemoryPerStream
+// holds: Workload.Requests allows at most 10,000, so 16,384 streams are
+// two runs of 8,192 at once in the one client process, each with its own
+// connections, as two shards of one workload would be.
+const memoryRunStreams = 8192
+
+// BenchmarkMemoryPerStream holds many streams open at once (the server
+// waits 3 s before the first token) and samples the client process's
+// resident memory every 10 ms over the whole run (connection warm-up,
+// request bodies, the streams). Reported, as medians over the iterations:
+// rss-KiB/stream, the peak's growth over the idle process (its freed
+// memory returned first) divided by the streams; rss-MiB, the growth in
+// total; inflight-KiB/stream, the growth sampled when every stream is
+// first in flight (a client that dials lazily flatters it: not every
+// connection exists yet then); and cpu-us/request, the process's CPU time
+// over the run per request (connection, body, the stream's four chunks,
+// the report). Two shapes: 16,384 streams of small prompts (two runs of
+// 8,192 at once, memoryRunStreams), and 512 streams of 131,072-token
+// prompts, the most the protocol's cap on planned prompt tokens
+// (67,108,864, capacity/PROTOCOL.md#bounds) allows, whose memory must not
+// grow with the prompt.
+func BenchmarkMemoryPerStream(b *testing.B) {
+	for _, tc := range []struct{ streams, context int }{{16384, 64}, {67108864 / 131072, 131072}} {
+		b.Run(fmt.Sprintf("streams=%d/ctx=%d", tc.streams, tc.context), func(b *testing.B) {
+			memoryPerStream(b, tc.streams, tc.context)
+		})
+	}
+}
+
+func memoryPerStream(b *testing.B, streams, context int) {
+	runs := (streams + memoryRunStreams - 1) / memoryRunStreams
+	per := streams / runs
+	require.Equal(b, streams, runs*per, "the streams split evenly into runs")
+	if _, err := (capacity.Workload{Concurrency: per}).Resolved(); err != nil {
+		b.Skipf("%d streams: %v", streams, err)
+	}
+	raiseFileLimit()
+	base := startServer(b, Schedule{TTFT: 3 * time.Second, Chunks: 4, PromptTokens: context})
+	t := capacity.Target{BaseURL: base, Model: "perf", MaxModelLen: 1 << 20}
+	var growth, inflight, cpu []float64
+	for b.Loop() {
+		debug.FreeOSMemory() // what an earlier run left is returned, not counted as idle
+		idle := residentKiB(b)
+		var inFlight atomic.Int64 // of all the runs
+		var atInFlight atomic.Int64
+		var maxSeen atomic.Int64
+		done := make(chan struct{})
+		peak := make(chan int64)
+		go func() {
+			tick := time.NewTicker(10 * time.Millisecond)
+			defer tick.Stop()
+			var m int64
+			for {
+				m = max(m, residentKiB(b))
+				select {
+				case <-done:
+					peak <- m
+					return
+				case <-tick.C:
+				}
+			}
+		}()
+		c0 := cpuTime(b)
+		var wg sync.WaitGroup
+		var ready sync.WaitGroup // every run in its measured phase
+		ready.Add(runs)
+		errs := make([]error, runs)
+		failures := make([]int, runs)
+		for r := range runs {
+			w := capacity.Workload{Requests: per, Concurrency: per, ContextTokens: context,
+				SharedPrefixTokens: capacity.None, MaxTokens: 4, Timeout: time.Minute,
+				Observers: []capacity.Observer{&startTogether{ready: &ready}}}
+			var last int64 // this run's in-flight count as last reported
+			w.Progress = func(p capacity.Progress) {
+				n := inFlight.Add(int64(p.InFlight) - last)
+				last = int64(p.InFlight)
+				if n > maxSeen.Load() {
+					maxSeen.Store(n)
+				}
+				if n == int64(streams) && atInFlight.Load() == 0 { // every stream is waiting for its first token
+					atInFlight.Store(residentKiB(b))
+				}
+			}
+			wg.Go(func() {
+				rep, err := capacity.Run(b.Context(), t, w)
+				errs[r] = err
+				if rep != nil {
+					failures[r] = len(rep.Failures)
+				}
+			})
+		}
+		wg.Wait()
+		cpu = append(cpu, float64(cpuTime(b)-c0)/float64(streams)/1e3)
+		close(done)
+		growth = append(growth, float64(<-peak-idle))
+		for r := range runs {
+			require.NoError(b, errs[r])
+			require.Zero(b, failures[r], "failed requests")
+		}
+		require.NotZero(b, atInFlight.Load(), "the streams were never all in flight (at most %d)", maxSeen.Load())
+		inflight = append(inflight, float64(atInFlight.Load()-idle))
+	}
+	b.Logf("load average %s; rss growth per iteration (KiB): %.0f", loadAverage(), growth)
+	b.ReportMetric(median(growth)/float64(streams), "rss-KiB/stream")
+	b.ReportMetric(median(growth)/1024, "rss-MiB")
+	b.ReportMetric(median(inflight)/float64(streams), "inflight-KiB/stream")
+	b.ReportMetric(median(cpu), "cpu-us/request")
+}
+
+// residentKiB is the process's resident set size.
+func residentKiB(tb testing.TB) int64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	require.NoError(tb, err)
+	var size, resident int64
+	_, err = fmt.Sscan(string(data), &size, &resident)
+	require.NoError(tb, err)
+	return resident * int64(os.Getpagesize()) / 1024
+}
+
+// startTogether is a Gate that holds a run's first measured request until
+// every run of a group has reached its measured phase (its connections
+// warmed), so that the runs' streams are in flight at once.
+type startTogether struct {
+	ready *sync.WaitGroup
+	once  sync.Once
+}
+
+// Start implements capacity.Observer.
+func (g *startTogether) Start(context.Context, time.Time) func(*artifact.Report) {
+	return func(*artifact.Report) {}
+}
+
+// Admit implements capacity.Gate.
+func (g *startTogether) Admit(int) bool {
+	g.once.Do(func() {
+		g.ready.Done()
+		g.ready.Wait()
+	})
+	return true
+}
