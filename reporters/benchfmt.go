@@ -92,13 +92,13 @@ var unitMeta = []struct{ unit, key, value string }{
 }
 
 // benchValues returns the benchmark values of r in the stable unit order,
-// leaving out every null statistic. Legacy artifacts yield the subset they
-// carry.
+// leaving out every null statistic, each rounded as go test prints it
+// (goTestRounded). Legacy artifacts yield the subset they carry.
 func benchValues(r *artifact.Report) []benchfmt.Value {
 	var vs []benchfmt.Value
 	add := func(unit string, v *float64) {
 		if v != nil && !isNaNOrInf(*v) {
-			vs = append(vs, benchfmt.Value{Value: *v, Unit: unit})
+			vs = append(vs, benchfmt.Value{Value: goTestRounded(*v), Unit: unit})
 		}
 	}
 	m := &r.Metrics
@@ -143,6 +143,39 @@ func benchValues(r *artifact.Report) []benchfmt.Value {
 }
 
 func isNaNOrInf(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
+
+// goTestRounded is v as go test prints a benchmark metric: the testing
+// package writes every value with a number of decimals that depends on
+// its magnitude (four significant digits below 1000, none from 999.95 on,
+// testing.BenchmarkResult.String), and benchstat compares what it reads.
+// A .bench file or a converted artifact that kept every digit
+// (18.480492813141684 beside go test's 18.48) would make the same run
+// look like a significant change in a table that mixes the two, so
+// every value is rounded the same way; rounding again changes nothing.
+func goTestRounded(v float64) float64 {
+	decimals := 7
+	switch y := math.Abs(v); {
+	case y == 0 || y >= 999.95:
+		decimals = 0
+	case y >= 99.995:
+		decimals = 1
+	case y >= 9.9995:
+		decimals = 2
+	case y >= 0.99995:
+		decimals = 3
+	case y >= 0.099995:
+		decimals = 4
+	case y >= 0.0099995:
+		decimals = 5
+	case y >= 0.00099995:
+		decimals = 6
+	}
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'f', decimals, 64), 64)
+	if err != nil {
+		return v // cannot happen: FormatFloat writes a number
+	}
+	return r
+}
 
 // benchName is the benchmark name BenchResult gives r: the name go test
 // printed for the benchmark that made the run (anvil_go.run.benchmark,
@@ -245,20 +278,15 @@ const (
 	// eligible` compares them anyway). Legacy artifacts, which do not
 	// record it, get the value Report.Eligible derives from their counts.
 	configEligible = "eligible"
-	// configAudit is the client's self-audit verdict ("ok" or "suspect";
-	// empty for an artifact without one): a run whose client may have
-	// distorted its own timings lands in its own benchstat table, never
-	// mixed silently with clean runs.
-	configAudit = "audit"
 )
 
 // benchConfig returns the file-level configuration of r in key order
-// model, engine, gpu, protocol, workload, eligible, audit. Every key is written;
+// model, engine, gpu, protocol, workload, eligible. Every key is written;
 // an unknown (null or empty) value is written empty, which in benchfmt
 // clears the key, so a file concatenated after another never inherits
 // the other's identity. Values are one line, made Printable.
 func benchConfig(r *artifact.Report) []benchfmt.Config {
-	cs := make([]benchfmt.Config, 0, 7)
+	cs := make([]benchfmt.Config, 0, 6)
 	add := func(key, value string) {
 		cs = append(cs, benchfmt.Config{Key: key, Value: []byte(configValue(value)), File: true})
 	}
@@ -269,11 +297,6 @@ func benchConfig(r *artifact.Report) []benchfmt.Config {
 	add(configWorkload, workloadIdentity(r))
 	eligible, _ := r.Eligible()
 	add(configEligible, strconv.FormatBool(eligible))
-	verdict := ""
-	if a := auditOf(r); a != nil {
-		verdict = a.Verdict
-	}
-	add(configAudit, verdict)
 	return cs
 }
 

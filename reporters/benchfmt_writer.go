@@ -19,9 +19,9 @@ import (
 //     place of ctx for recorded traffic);
 //   - Config: the run's identity, the keys model, engine, gpu, protocol,
 //     workload (the fields that must match for two runs to be compared,
-//     capacity/PROTOCOL.md#comparing), eligible (Report.Eligible) and audit
-//     (the client's self-audit verdict), every key written, an unknown
-//     value empty;
+//     capacity/PROTOCOL.md#comparing) and eligible (Report.Eligible),
+//     every key written, an unknown value empty (the client's self-audit
+//     is no key: see BenchWriter);
 //   - Iters: the requests sent (Report.SentRequests), at least 1;
 //   - Values: the run's metrics in their stable units (ns/op, ttft-p50-ms,
 //     ..., listed in package anviltest), a null statistic left out, never
@@ -52,8 +52,18 @@ func BenchResult(r *artifact.Report, name string) (*benchfmt.Result, error) {
 }
 
 // A BenchWriter writes capacity reports as Go benchmark format, with the
-// unit metadata before the first result.
+// unit metadata before the first result. A run whose client audit is
+// suspect is followed by a note, a line benchfmt readers ignore (it is
+// neither a result nor configuration):
+//
+//	# BenchmarkCapacity/ctx=4096/conc=4-2: client audit SUSPECT: GC pause up to 336 ms ...
+//
+// The verdict is no configuration key: benchstat would put the suspect
+// runs of a benchmark in a table apart from its clean ones and compare
+// two halves too small to mean anything. The artifact, the benchmark log,
+// the summary and the HTML report carry it too.
 type BenchWriter struct {
+	out       io.Writer // what w writes to: the notes go there
 	w         *benchfmt.Writer
 	wroteMeta bool
 	wroteLate map[string]bool // lateMeta units written
@@ -71,7 +81,7 @@ var lateMeta = []struct{ unit, key, value string }{
 
 // NewBenchWriter returns a BenchWriter writing to w.
 func NewBenchWriter(w io.Writer) *BenchWriter {
-	return &BenchWriter{w: benchfmt.NewWriter(w), wroteLate: map[string]bool{}}
+	return &BenchWriter{out: w, w: benchfmt.NewWriter(w), wroteLate: map[string]bool{}}
 }
 
 // writeMeta writes one unit metadata line.
@@ -113,6 +123,12 @@ func (bw *BenchWriter) Write(r *artifact.Report, name string) error {
 	}
 	if err := bw.w.Write(res); err != nil {
 		return fmt.Errorf("reporters: writing benchfmt: %w", err)
+	}
+	if suspect(r) {
+		// benchfmt.Writer has written the whole result: the note follows it.
+		if _, err := fmt.Fprintf(bw.out, "# Benchmark%s: %s\n", res.Name, auditLine(r)); err != nil {
+			return fmt.Errorf("reporters: writing benchfmt: %w", err)
+		}
 	}
 	return nil
 }

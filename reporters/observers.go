@@ -27,17 +27,23 @@ func suspect(r *artifact.Report) bool {
 	return auditOf(r).Suspect()
 }
 
+// auditAdvice ends a suspect audit's line: what the user can do about a
+// client that distorted its own timings.
+const auditAdvice = "the client, not the server, may have made these numbers: " +
+	"rerun with nothing else busy on the machine, one test package at a time (go test -p 1), " +
+	"and GOMAXPROCS no higher than the cores the client really has"
+
 // auditLine is the audit's verdict in one line: "client audit ok (...)"
 // with the scheduler latency, wake-up lag, GC pauses and CPU share it
-// judged, or
-// "client audit SUSPECT: " and the reasons; "" without an audit.
+// judged, or "client audit SUSPECT: ", the reasons and auditAdvice; ""
+// without an audit.
 func auditLine(r *artifact.Report) string {
 	a := auditOf(r)
 	if a == nil {
 		return ""
 	}
 	if a.Suspect() {
-		return "client audit SUSPECT: " + Printable(strings.Join(a.Reasons, "; "))
+		return "client audit SUSPECT: " + Printable(strings.Join(a.Reasons, "; ")) + "; " + auditAdvice
 	}
 	cpu := "-"
 	if a.CPUShare != nil {

@@ -28,22 +28,41 @@ func observed(t *testing.T, verdict string, reasons ...string) *artifact.Report 
 	return r
 }
 
-// TestBenchfmtAuditKey: a suspect run and a clean one written into one
-// file carry different audit configuration, so benchstat never puts them
-// in one table; a run without an audit clears the key.
-func TestBenchfmtAuditKey(t *testing.T) {
+// TestBenchfmtAuditNote: a suspect run and clean ones written into one
+// file share their configuration, so benchstat keeps them in one table
+// (a key would split it); the suspect one is followed by a note that
+// benchfmt readers skip, naming the benchmark, the reasons and what to do.
+func TestBenchfmtAuditNote(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, writeBenchfmt(&buf, observed(t, "ok"),
 		observed(t, "suspect", "scheduler latency p99 4.1 ms"), loadReport(t, seedPath)))
-	rd := benchfmt.NewReader(&buf, "x.bench")
-	var got []string
+	rd := benchfmt.NewReader(bytes.NewReader(buf.Bytes()), "x.bench")
+	var configs []map[string]string
 	for rd.Scan() {
-		if res, ok := rd.Result().(*benchfmt.Result); ok {
-			got = append(got, string(res.GetConfig(configAudit)))
+		switch rec := rd.Result().(type) {
+		case *benchfmt.Result:
+			configs = append(configs, benchConfigMap(rec))
+		case *benchfmt.SyntaxError:
+			t.Fatal(rec)
 		}
 	}
 	require.NoError(t, rd.Err())
-	require.Equal(t, []string{"ok", "suspect", ""}, got)
+	require.Len(t, configs, 3)
+	require.Equal(t, configs[0], configs[1], "suspect or not, one identity")
+	require.Equal(t, configs[0], configs[2])
+	require.NotContains(t, configs[0], "audit")
+	lines := strings.Split(buf.String(), "\n")
+	var notes []int
+	for i, l := range lines {
+		if strings.HasPrefix(l, "#") {
+			notes = append(notes, i)
+		}
+	}
+	require.Len(t, notes, 1, "only the suspect run has a note:\n%s", buf.String())
+	require.True(t, strings.HasPrefix(lines[notes[0]-1], "BenchmarkCapacity/ctx=65536/conc=1 6 "), "the note follows its result")
+	require.Equal(t, "# BenchmarkCapacity/ctx=65536/conc=1: client audit SUSPECT: scheduler latency p99 4.1 ms; "+auditAdvice, lines[notes[0]])
+	require.Contains(t, auditAdvice, "go test -p 1")
+	require.Contains(t, auditAdvice, "GOMAXPROCS")
 }
 
 // TestSummaryAuditAndCrossChecks: the summary prints the verdict with its
@@ -52,7 +71,7 @@ func TestSummaryAuditAndCrossChecks(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, WriteSummary(&buf, observed(t, "suspect", "scheduler latency p99 4.1 ms: timings below ~4 ms resolution are not trustworthy")))
 	out := buf.String()
-	require.Contains(t, out, "client audit SUSPECT: scheduler latency p99 4.1 ms: timings below ~4 ms resolution are not trustworthy\n")
+	require.Contains(t, out, "client audit SUSPECT: scheduler latency p99 4.1 ms: timings below ~4 ms resolution are not trustworthy; "+auditAdvice+"\n")
 	require.Contains(t, out, "server metrics http://gpu-box:8000/metrics (vllm): 12 samples every 1000 ms, 0 failed\n")
 	require.Contains(t, out, "server tokens vllm:generation_tokens_total +768 vs usage 768: difference 0 (allowance 0): exact\n")
 	require.Contains(t, out, "server TTFT mean 140 ms (48 requests) vs client 142 ms: network + client 2.50 ms\n")
@@ -68,7 +87,7 @@ func TestSummaryAuditAndCrossChecks(t *testing.T) {
 func TestHTMLHeaderAudit(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, WriteHTML(&buf, observed(t, "suspect", "scheduler latency p99 4.1 ms")))
-	require.Contains(t, buf.String(), `<dt>client audit</dt><dd class="bad">client audit SUSPECT: scheduler latency p99 4.1 ms</dd>`)
+	require.Contains(t, buf.String(), `<dt>client audit</dt><dd class="bad">client audit SUSPECT: scheduler latency p99 4.1 ms; `+esc(auditAdvice)+`</dd>`)
 	buf.Reset()
 	require.NoError(t, WriteHTML(&buf, observed(t, "ok")))
 	require.Contains(t, buf.String(), `<dt>client audit</dt><dd class="good">client audit ok (`)

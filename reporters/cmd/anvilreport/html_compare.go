@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -33,9 +32,9 @@ func runHTML(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "anvilreport html: no ARTIFACT given\n%s", usage)
 		return 2
 	}
-	reps, ok := readAll(fs.Args(), stderr)
-	if !ok {
-		return 1
+	reps, status := readAll("html", fs.Args(), stderr)
+	if status != 0 {
+		return status
 	}
 	var page bytes.Buffer
 	if err := reporters.WriteHTML(&page, reps...); err != nil {
@@ -89,9 +88,9 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	oldReps, ok1 := readAll(old, stderr)
-	newReps, ok2 := readAll(new, stderr)
-	if !ok1 || !ok2 {
+	oldReps, st1 := readAll("compare", old, stderr)
+	newReps, st2 := readAll("compare", new, stderr)
+	if st1 != 0 || st2 != 0 {
 		return 2
 	}
 	c, err := reporters.Compare(oldReps, newReps)
@@ -111,22 +110,14 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// readAll reads every artifact, reporting each failure on stderr.
-func readAll(paths []string, stderr io.Writer) ([]*artifact.Report, bool) {
-	var reps []*artifact.Report
-	ok := true
-	for _, p := range paths {
-		r, err := readReport(p)
-		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			fmt.Fprintf(stderr, "anvilreport: %s: %v\n", p, err)
-			ok = false
-			continue
-		}
-		reps = append(reps, r)
+// readAll reads the artifacts of paths as readInputs does (the files
+// that are no capacity artifact skipped with a line each): the reports,
+// and the status readInputs gives.
+func readAll(cmd string, paths []string, stderr io.Writer) ([]*artifact.Report, int) {
+	in, status := readInputs(cmd, paths, stderr)
+	reps := make([]*artifact.Report, len(in))
+	for i, f := range in {
+		reps[i] = f.rep
 	}
-	return reps, ok
+	return reps, status
 }

@@ -40,9 +40,13 @@
 //	anvilreport merge -o merged.json shard-*.json
 //	anvilreport html -o merged.html merged.json
 //
-// For bench and summary, a file that cannot be read or is not a capacity
-// artifact is reported on standard error and skipped; the exit status is
-// then 1. Bad usage (no
+// bench, summary, html and compare skip, with one line on standard error
+// each, the files that are not capacity artifacts (another JSON document,
+// such as a conformance verdict written beside the artifacts), so that
+// anvil-out/*.json works; they fail only when no artifact is left. A file
+// that cannot be read, or a broken artifact, is reported on standard
+// error too: bench and summary go on with the others and exit with status
+// 1, html writes no page and exits with status 1. Bad usage (no
 // command, an unknown command or flag, no FILE) exits with status 2; -h
 // prints the usage and exits with status 0.
 package main
@@ -141,22 +145,69 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "anvilreport: %s: no FILE given\n%s", args[0], usage)
 		return 2
 	}
-	status := 0
-	for _, path := range args[1:] {
-		r, err := readReport(path)
-		if err == nil {
-			err = each(r, path)
+	in, status := readInputs(args[0], args[1:], stderr)
+	for _, f := range in {
+		if err := each(f.rep, f.path); err != nil {
+			fmt.Fprintf(stderr, "anvilreport: %s: %v\n", f.path, err)
+			status = 1
 		}
-		if err != nil {
+	}
+	return status
+}
+
+// input is one capacity artifact a command read, and its path.
+type input struct {
+	path string
+	rep  *artifact.Report
+}
+
+// readInputs reads the capacity artifacts of paths for command cmd, with
+// one line on stderr for each file it cannot use. A file that is not a
+// capacity artifact at all (artifact.ErrNotArtifact: another JSON
+// document, such as the conformance verdict that -run Conformance writes
+// beside the artifacts, so that anvil-out/*.json still works) is skipped
+// and changes nothing else; a file that cannot be read, or an artifact
+// that is broken, makes the status 1. So does a list with no artifact
+// left: there is nothing to report.
+func readInputs(cmd string, paths []string, stderr io.Writer) ([]input, int) {
+	var in []input
+	status, skipped := 0, 0
+	for _, path := range paths {
+		r, err := readReport(path)
+		switch {
+		case errors.Is(err, artifact.ErrNotArtifact):
+			fmt.Fprintf(stderr, "anvilreport: %s: skipped: %v\n", path, notArtifactReason(err))
+			skipped++
+		case err != nil:
 			var pe *fs.PathError
 			if errors.As(err, &pe) {
 				err = pe.Err // the line names the path already
 			}
 			fmt.Fprintf(stderr, "anvilreport: %s: %v\n", path, err)
 			status = 1
+		default:
+			in = append(in, input{path, r})
 		}
 	}
-	return status
+	if len(in) == 0 && status == 0 {
+		fmt.Fprintf(stderr, "anvilreport %s: none of the %s is a capacity artifact\n", cmd, files(len(paths)))
+		status = 1
+	}
+	return in, status
+}
+
+// notArtifactReason is the reason a document is not a capacity artifact,
+// without the reader's "artifact: read: " prefix.
+func notArtifactReason(err error) string {
+	return strings.TrimPrefix(err.Error(), "artifact: read: ")
+}
+
+// files is "1 file" or "n files".
+func files(n int) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return fmt.Sprintf("%d files", n)
 }
 
 // readReport reads one capacity artifact; artifact.Read bounds how much of the

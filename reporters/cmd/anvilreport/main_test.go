@@ -54,13 +54,59 @@ func benchResults(t *testing.T, data []byte, name string) []*benchfmt.Result {
 	return rs
 }
 
-func TestNotCapacityIsReportedAndSkipped(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	code := run([]string{"bench", "../../../testdata/not-capacity/model_swap_promotion_evidence.json",
-		"../../../testdata/seed-capacity-v4-reasoning.json"}, &stdout, &stderr)
-	require.Equal(t, 1, code)
-	require.Contains(t, stderr.String(), "model_swap_promotion_evidence.json: ")
-	require.Contains(t, stdout.String(), "BenchmarkCapacity/ctx=65536/conc=1 6 ", "the good file is still converted")
+// TestNotCapacitySkipped: given a folder's *.json, where the
+// conformance suite wrote its verdict beside the artifacts, bench, summary,
+// html and compare skip what is not a capacity artifact with one line each
+// and handle the rest with status 0; with nothing left they fail.
+func TestNotCapacitySkipped(t *testing.T) {
+	dir := t.TempDir()
+	seed, err := os.ReadFile("../../../testdata/seed-capacity-v4-reasoning.json")
+	require.NoError(t, err)
+	verdict, err := os.ReadFile("testdata/conformance.json")
+	require.NoError(t, err)
+	other, err := os.ReadFile("../../../testdata/not-capacity/model_swap_promotion_evidence.json")
+	require.NoError(t, err)
+	files := map[string][]byte{
+		"BenchmarkCapacity.20261201T082108Z.json":     seed,
+		"conformance.20261201T215348.964800301Z.json": verdict,
+		"evidence.json": other,
+	}
+	for name, data := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o644))
+	}
+	all, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	require.NoError(t, err)
+	require.Len(t, all, 3)
+	for _, args := range [][]string{
+		append([]string{"bench"}, all...),
+		append([]string{"summary"}, all...),
+		append([]string{"html", "-o", filepath.Join(dir, "report.html")}, all...),
+		append(append(append([]string{"compare"}, all...), "--"), all...),
+	} {
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, 0, run(args, &stdout, &stderr), "%q: %s", args[0], stderr.String())
+		lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+		want := 2
+		if args[0] == "compare" {
+			want = 4 // each side
+		}
+		require.Len(t, lines, want, "%s: one line per skipped file:\n%s", args[0], stderr.String())
+		for _, l := range lines {
+			require.Regexp(t, `^anvilreport: .*(conformance\.\S+|evidence)\.json: skipped: `, l)
+		}
+		require.Contains(t, stderr.String(), `schema: "anvil-go.conformance/v1", want "anvil-serving.benchmark/v1"`)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	require.NoError(t, err)
+	require.Contains(t, string(page), "qwen38-swift15", "the page has the one artifact")
+
+	for _, cmd := range []string{"bench", "summary", "html"} {
+		var stdout, stderr bytes.Buffer
+		args := []string{cmd, filepath.Join(dir, "conformance.20261201T215348.964800301Z.json"), filepath.Join(dir, "evidence.json")}
+		require.Equal(t, 1, run(args, &stdout, &stderr), cmd)
+		require.Contains(t, stderr.String(), "anvilreport "+cmd+": none of the 2 files is a capacity artifact\n")
+		require.Empty(t, stdout.String(), cmd)
+	}
 }
 
 func TestSummaryAndUsage(t *testing.T) {
