@@ -14,9 +14,9 @@ cd "$(dirname "$0")/.."
 
 base_step=${1:-17ms}
 slow_step=${2:-20ms}
-bench=${ANVIL_SIGNIFICANCE_BENCH:-'CapacityContext/ctx=4096/conc=4$'}
-count=${ANVIL_SIGNIFICANCE_COUNT:-10}
-benchtime=${ANVIL_SIGNIFICANCE_BENCHTIME:-12x}
+bench=${SIGNIFICANCE_BENCH:-'CapacityContext/ctx=4096/conc=4$'}
+count=${SIGNIFICANCE_COUNT:-10}
+benchtime=${SIGNIFICANCE_BENCHTIME:-12x}
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -73,7 +73,7 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 	if err != nil {
 		b.Fatal(err)
 	}
-	sources := append(envFieldNames(), benchtimeFieldNames(w, bt)...)
+	sources := append(s.envFieldNames(), benchtimeFieldNames(w, bt)...)
 	sized := sizesItself(w) // before -benchtime sizes it
 	w, err = s.applyWorkloadEnv(planWorkload(w, bt))
 	if err != nil {

@@ -101,7 +101,7 @@ func Conformance(t *testing.T, opts ...Option) *conformance.Report {
 func (s *settings) conformanceConfig(tgt capacity.Target) (conformance.Config, error) {
 	rt, err := tgt.Resolved()
 	if err != nil {
-		return conformance.Config{}, explainFields(err, envFieldNames()...)
+		return conformance.Config{}, explainFields(err, s.envFieldNames()...)
 	}
 	cfg := conformance.Config{Target: tgt, Run: s.run, Required: s.conformance.required}
 	if rt.APIKeyEnv != "" {

@@ -93,6 +93,9 @@ var envVars = [...]envVar{
 		if d.More() || m == nil {
 			return errOneObject
 		}
+		if key, ok := duplicateKey(v); ok {
+			return fmt.Errorf("key %q twice in one object: say which value to send", key)
+		}
 		e.extraBody = m
 		return checkTarget("Target.ExtraBody", capacity.Target{ExtraBody: m})
 	}},
@@ -153,8 +156,8 @@ var envVars = [...]envVar{
 		e.slo.Attainment = f
 		return err
 	}},
-	{envShard, "Workload.Shard.Index", "i/N, 0 <= i < N", parseShard},
-	{envShards, "Workload.Shard.Count", "the shard count, N >= 1 (the index from " + jobCompletionIndex + ")", parseShards},
+	{envShard, "Workload.Shard", "i/N, 0 <= i < N", parseShard},
+	{envShards, "Workload.Shard", "the shard count, N >= 1 (the index from " + jobCompletionIndex + ")", parseShards},
 	{envStartAt, "Workload.Shard.StartAt", "an RFC 3339 instant such as 2027-03-04T05:06:07Z", parseStartAt},
 	{envFakeProfile, "", "a profile of the fake server: " + strings.Join(fakeserver.ProfileNames(), ", "), func(e *environment, v string) error {
 		if _, err := fakeserver.Profile(v); err != nil {
@@ -219,7 +222,9 @@ func readEnvironment(getenv func(string) string) (environment, error) {
 }
 
 // WithEnvironment reads the ANVIL_* variables through getenv instead of
-// os.Getenv; nil reads none, as if every variable were unset. An example
+// os.Getenv; nil reads none, as if every variable were unset. Only the
+// process environment is searched for unknown ANVIL_* variables (a typo
+// fails the run there, naming the closest variable anviltest reads). An example
 // or a test that must run the same whatever the developer's environment
 // holds gives its own, e.g. a map's lookup for ANVIL_OUT (the artifact
 // directory), ANVIL_FAKE_PROFILE or ANVIL_PROGRESS=0: every setting
@@ -229,24 +234,44 @@ func WithEnvironment(getenv func(name string) string) Option {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	return func(s *settings) { s.getenv = getenv }
+	return func(s *settings) { s.getenv, s.environ = getenv, nil }
 }
 
-// env returns the parsed environment of s, parsing it on first use.
+// env returns the parsed environment of s, parsing it on first use. A
+// variable of the process environment that anviltest does not read
+// (unknownVariables) is the first error: a typo explains much else.
 func (s *settings) env() (environment, error) {
 	if !s.envRead {
 		s.envCache, s.envErr = readEnvironment(s.getenv)
+		if s.environ != nil {
+			if err := unknownVariables(s.environ(), []string{s.getenv(envAPIKeyEnv), s.target.APIKeyEnv}); err != nil {
+				s.envCache, s.envErr = environment{}, err
+			}
+		}
 		s.envRead = true
 	}
 	return s.envCache, s.envErr
 }
 
-// envFieldNames pairs each configuration field that an environment variable
-// can set with that variable, for explainFields.
-func envFieldNames() [][2]string {
+// envFieldNames pairs each configuration field that a variable set in
+// s's environment fills with that variable, for explainFields: an error
+// about a field names the variable the user set, never one that is unset
+// (the field then came from code or a default). ANVIL_SHARD=i/N sets the
+// shard's Count and Index; ANVIL_SHARDS the Count, with the Index from
+// JOB_COMPLETION_INDEX.
+func (s *settings) envFieldNames() [][2]string {
 	var out [][2]string
 	for _, v := range envVars {
-		if v.field != "" {
+		val := s.getenv(v.name)
+		if v.field == "" || val == "" {
+			continue
+		}
+		switch v.name {
+		case envShard:
+			out = append(out, [2]string{"Workload.Shard.Count", envShard + "=" + val}, [2]string{"Workload.Shard.Index", envShard + "=" + val})
+		case envShards:
+			out = append(out, [2]string{"Workload.Shard.Count", envShards + "=" + val}, [2]string{"Workload.Shard.Index", jobCompletionIndex})
+		default:
 			out = append(out, [2]string{v.field, v.name})
 		}
 	}

@@ -63,7 +63,7 @@ func llamaCppStandIn(t *testing.T) *httptest.Server {
 }
 
 // standInEnv runs BenchmarkLlamaCppStandIn in a child process when set.
-const standInEnv = "ANVIL_TEST_LLAMACPP_STANDIN"
+const standInEnv = "ANVILTEST_LLAMACPP_STANDIN" // not ANVIL_*: anviltest would refuse it as unknown
 
 // BenchmarkLlamaCppStandIn is the README's benchmark at ctx=4096 with
 // default settings (60 requests), run by TestReadmeCommandAgainstLlamaCpp

@@ -43,10 +43,11 @@ func TestOpenLoopEnvFillsOnlyZeroFields(t *testing.T) {
 		require.Contains(t, err.Error(), tc.want)
 	}
 	// A combination capacity refuses names the variable that set the field.
-	w, err := newSettings([]Option{WithEnvironment(env{envArrival: "poisson"}.get)}).applyWorkloadEnv(capacity.Workload{})
+	s = newSettings([]Option{WithEnvironment(env{envArrival: "poisson"}.get)})
+	w, err := s.applyWorkloadEnv(capacity.Workload{})
 	require.NoError(t, err)
 	_, err = w.Resolved()
-	require.ErrorContains(t, explainFields(err, envFieldNames()...), "Workload.Arrival comes from ANVIL_ARRIVAL")
+	require.ErrorContains(t, explainFields(err, s.envFieldNames()...), "Workload.Arrival comes from ANVIL_ARRIVAL")
 }
 
 func TestSLOFromOptionsAndEnvironment(t *testing.T) {

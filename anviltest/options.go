@@ -76,6 +76,7 @@ type settings struct {
 	html        *bool // withHTML; nil: ANVIL_HTML decides
 	run         runFunc
 	getenv      func(string) string // WithEnvironment; os.Getenv by default
+	environ     func() []string     // the variables getenv reads, for unknownVariables; nil with WithEnvironment
 	envRead     bool                // env has parsed getenv
 	envCache    environment
 	envErr      error
@@ -119,7 +120,7 @@ func withRunFunc(run runFunc) Option {
 // newSettings applies opts over the defaults, in order (a later option
 // wins); a nil Option is skipped, so options can be chosen conditionally.
 func newSettings(opts []Option) *settings {
-	s := &settings{run: capacity.Run, getenv: os.Getenv}
+	s := &settings{run: capacity.Run, getenv: os.Getenv, environ: os.Environ}
 	for _, o := range opts {
 		if o != nil {
 			o(s)
@@ -167,7 +168,7 @@ func (s *settings) resolveTarget() (capacity.Target, error) {
 	if t.MetricsInterval == 0 {
 		t.MetricsInterval = e.metricsInterval
 	}
-	return t, nil
+	return t, s.fakeLabelled(t)
 }
 
 // applyWorkloadEnv fills the per-run knobs the Workload leaves at zero.

@@ -168,7 +168,11 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 // are left alone.
 func TestExplainFieldsNamesTheSources(t *testing.T) {
 	clearEnv(t) // the API key variable below must be unset
-	sources := append(envFieldNames(), benchtimeFieldNames(capacity.Workload{}, benchtime{n: 20000})...)
+	// The variables are set (to anything): a field is explained by a
+	// variable only when the user set it.
+	set := newSettings([]Option{WithEnvironment(env{envAPIKeyEnv: "x", envBaseURL: "x", envClockDomainID: "x"}.get)})
+	sources := append(set.envFieldNames(), benchtimeFieldNames(capacity.Workload{}, benchtime{n: 20000})...)
+	unset := newSettings([]Option{WithEnvironment(nil)}).envFieldNames()
 	for _, tc := range []struct {
 		name string
 		t    capacity.Target
@@ -191,6 +195,7 @@ func TestExplainFieldsNamesTheSources(t *testing.T) {
 			require.ErrorIs(t, got, capacity.ErrInvalidConfig, "still wraps the cause")
 			require.Contains(t, got.Error(), tc.want)
 			require.NotContains(t, got.Error(), "hunter2", "the URL's credentials stay hidden")
+			require.NotContains(t, explainFields(err, unset...).Error(), "comes from ANVIL_", "a field the code set")
 		})
 	}
 	plain := errors.New("capacity: HTTP 500")

@@ -27,7 +27,7 @@ const (
 
 // seamEnv selects the step runner's behaviour in the child benchmark
 // BenchmarkSeam; unset, BenchmarkSeam skips.
-const seamEnv = "ANVIL_TEST_SEAM"
+const seamEnv = "ANVILTEST_SEAM" // not ANVIL_*: anviltest would refuse it as unknown
 
 // stepRun runs w in simulated time. Workload.Duration D dispatches waves of
 // Concurrency requests at 0, stepE2E, 2*stepE2E, ... while the wave starts
@@ -211,7 +211,7 @@ func unsentRun(planned, sent, failSent int, interrupt bool) runFunc {
 }
 
 // BenchmarkSeam is the child benchmark of the iteration-mode tests: it runs
-// Capacity against the step runner as ANVIL_TEST_SEAM selects.
+// Capacity against the step runner as ANVILTEST_SEAM selects.
 func BenchmarkSeam(b *testing.B) {
 	opt := withRunFunc(stepRun(nil))
 	w := capacity.Workload{ContextTokens: 4096, Concurrency: 2}

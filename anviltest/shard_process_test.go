@@ -27,7 +27,7 @@ import (
 )
 
 // shardChildEnv makes BenchmarkShardChild run; unset, it skips.
-const shardChildEnv = "ANVIL_TEST_SHARD_CHILD"
+const shardChildEnv = "ANVILTEST_SHARD_CHILD" // not ANVIL_*: anviltest would refuse it as unknown
 
 // shardChildSeed seeds the workload of BenchmarkShardChild; its canary
 // markers name it.

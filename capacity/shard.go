@@ -88,7 +88,14 @@ func (w Workload) validateShard(v *validator) {
 		}
 		return
 	}
-	v.intRange("Workload.Shard.Count", s.Count, 0, min(maxShards, w.Concurrency, w.Requests))
+	switch {
+	case s.Count < 0 || s.Count > maxShards:
+		v.intRange("Workload.Shard.Count", s.Count, 0, maxShards)
+	case s.Count > w.Concurrency:
+		v.add("Workload.Shard.Count", s.Count, "must be at most Workload.Concurrency, %d: every shard keeps at least one request in flight (run the workloads of Concurrency >= %d, or fewer shards)", w.Concurrency, s.Count)
+	case s.Count > w.Requests:
+		v.add("Workload.Shard.Count", s.Count, "must be at most Workload.Requests, %d: every shard sends at least one request", w.Requests)
+	}
 	v.intRange("Workload.Shard.Index", s.Index, 0, s.Count-1)
 	if s.StartAt.IsZero() {
 		v.add("Workload.Shard.StartAt", "zero", "must be set with Workload.Shard.Count: the common start of every shard")

@@ -307,8 +307,8 @@ func TestShardValidation(t *testing.T) {
 	}{
 		{Shard{Index: 1}, nil, "Workload.Shard.Index = 1: must be 0 without Workload.Shard.Count"},
 		{Shard{StartAt: at}, nil, `Workload.Shard.StartAt = "2027-03-04T05:06:07Z": must be zero without Workload.Shard.Count`},
-		{Shard{Count: 3, StartAt: at}, func(w *Workload) { w.Concurrency = 2 }, "Workload.Shard.Count = 3: must be in 0..2"},
-		{Shard{Count: 3, StartAt: at}, func(w *Workload) { w.Requests = 2 }, "Workload.Shard.Count = 3: must be in 0..2"},
+		{Shard{Count: 3, StartAt: at}, func(w *Workload) { w.Concurrency = 2 }, "Workload.Shard.Count = 3: must be at most Workload.Concurrency, 2: every shard keeps at least one request in flight (run the workloads of Concurrency >= 3, or fewer shards)"},
+		{Shard{Count: 3, StartAt: at}, func(w *Workload) { w.Requests = 2 }, "Workload.Shard.Count = 3: must be at most Workload.Requests, 2: every shard sends at least one request"},
 		{Shard{Count: maxShards + 1, StartAt: at}, func(w *Workload) { w.Concurrency, w.Requests = maxConcurrency, maxRequests }, fmt.Sprintf("must be in 0..%d", maxShards)},
 		{Shard{Index: 3, Count: 3, StartAt: at}, nil, "Workload.Shard.Index = 3: must be in 0..2"},
 		{Shard{Index: -1, Count: 3, StartAt: at}, nil, "Workload.Shard.Index = -1: must be in 0..2"},

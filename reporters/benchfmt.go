@@ -92,13 +92,13 @@ var unitMeta = []struct{ unit, key, value string }{
 }
 
 // benchValues returns the benchmark values of r in the stable unit order,
-// leaving out every null statistic, each rounded as go test prints it
-// (goTestRounded). Legacy artifacts yield the subset they carry.
+// leaving out every null statistic. Legacy artifacts yield the subset they
+// carry.
 func benchValues(r *artifact.Report) []benchfmt.Value {
 	var vs []benchfmt.Value
 	add := func(unit string, v *float64) {
 		if v != nil && !isNaNOrInf(*v) {
-			vs = append(vs, benchfmt.Value{Value: goTestRounded(*v), Unit: unit})
+			vs = append(vs, benchfmt.Value{Value: *v, Unit: unit})
 		}
 	}
 	m := &r.Metrics

@@ -96,7 +96,7 @@ func TestBenchWriterSeedGolden(t *testing.T) {
 		unitFailed:           0,
 	}
 	for u, v := range want {
-		want[u] = goTestRounded(v) // as go test prints it
+		want[u] = goTestRounded(v) // as go test prints it, BenchResult's exact value
 	}
 	if diff := cmp.Diff(want, benchValueMap(res)); diff != "" {
 		t.Errorf("values (-want +got):\n%s", diff)

@@ -24,8 +24,9 @@ import (
 //     is no key: see BenchWriter);
 //   - Iters: the requests sent (Report.SentRequests), at least 1;
 //   - Values: the run's metrics in their stable units (ns/op, ttft-p50-ms,
-//     ..., listed in package anviltest), a null statistic left out, never
-//     NaN; output-tok/s only for an eligible run.
+//     ..., listed in package anviltest), every digit kept (a BenchWriter
+//     rounds them as go test prints them), a null statistic left out,
+//     never NaN; output-tok/s only for an eligible run.
 //
 // Every value is one Printable line.
 func BenchResult(r *artifact.Report, name string) (*benchfmt.Result, error) {
@@ -52,7 +53,10 @@ func BenchResult(r *artifact.Report, name string) (*benchfmt.Result, error) {
 }
 
 // A BenchWriter writes capacity reports as Go benchmark format, with the
-// unit metadata before the first result. A run whose client audit is
+// unit metadata before the first result and every value rounded as go test
+// prints it (four significant digits below 1000, none from 999.95 on), so
+// a benchstat table that mixes go test output with .bench files or
+// converted artifacts of the same runs shows them equal. A run whose client audit is
 // suspect is followed by a note, a line benchfmt readers ignore (it is
 // neither a result nor configuration):
 //
@@ -120,6 +124,9 @@ func (bw *BenchWriter) Write(r *artifact.Report, name string) error {
 			return err
 		}
 		bw.wroteLate[m.unit] = true
+	}
+	for i := range res.Values {
+		res.Values[i].Value = goTestRounded(res.Values[i].Value)
 	}
 	if err := bw.w.Write(res); err != nil {
 		return fmt.Errorf("reporters: writing benchfmt: %w", err)
