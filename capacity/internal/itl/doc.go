@@ -71,10 +71,11 @@
 //
 // A [Stream] and a [Run] keep their gaps exactly, as time.Duration values,
 // while they hold at most [ExactGaps] of them (512 KiB). Beyond that they
-// move every gap into a DDSketch (github.com/DataDog/sketches-go) with
-// relative accuracy [RelativeAccuracy] = 0.01 and continue there: a
-// logarithmic histogram whose bucket i holds the gaps in
-// (gamma^(i-1), gamma^i] with gamma = (1+0.01)/(1-0.01). Every quantile read
+// move every gap into a sketch of relative accuracy [RelativeAccuracy] =
+// 0.01 and continue there: the logarithmic histogram of a DDSketch, with
+// exact integer counts, whose bucket i holds the gaps of v ms with
+// gamma^i <= v < gamma^(i+1), gamma = (1+0.01)/(1-0.01) (buckets.go
+// explains the mapping). Every quantile read
 // from it is within 1% of the exact nearest-rank value of the same rank:
 // the rank is found exactly (bucket counts are exact integers) and the
 // bucket's representative value is within 1% of every value in the bucket.

@@ -1,11 +1,8 @@
 package itl
 
 import (
-	"fmt"
 	"slices"
 	"time"
-
-	"github.com/DataDog/sketches-go/ddsketch"
 )
 
 const (
@@ -19,13 +16,13 @@ const (
 	RelativeAccuracy = 0.01
 )
 
-// gapSet is a multiset of gaps: exact up to ExactGaps, then a DDSketch of
-// every gap in milliseconds. The zero gapSet is empty and ready. The exact
+// gapSet is a multiset of gaps: exact up to ExactGaps, then logarithmic
+// buckets of every gap in milliseconds (buckets.go). The zero gapSet is empty and ready. The exact
 // path stores each gap and nothing else, so that add stays a bounds check
 // and an append; its count and maximum are derived when asked for.
 type gapSet struct {
-	exact   []time.Duration    // every gap while !spilled; empty (capacity kept) after
-	sketch  *ddsketch.DDSketch // every gap, in ms, while spilled; kept for reuse
+	exact   []time.Duration // every gap while !spilled; empty (capacity kept) after
+	sketch  buckets         // every gap while spilled; empty (memory kept) before
 	spilled bool
 	n       int           // number of gaps, while spilled
 	max     time.Duration // exact largest gap, while spilled
@@ -47,7 +44,7 @@ func (g *gapSet) addSketched(d time.Duration) {
 	}
 	g.n++
 	g.max = max(g.max, d)
-	sketchAdd(g.sketch, d)
+	g.sketch.add(d)
 }
 
 // count returns the number of gaps.
@@ -68,36 +65,18 @@ func (g *gapSet) largest() time.Duration {
 
 // spill moves every exact gap into the sketch.
 func (g *gapSet) spill() {
-	if g.sketch == nil {
-		s, err := ddsketch.LogUnboundedDenseDDSketch(RelativeAccuracy)
-		if err != nil { // RelativeAccuracy is a valid constant in (0, 1)
-			panic(fmt.Sprintf("itl: building the sketch: %v", err))
-		}
-		g.sketch = s
-	}
 	g.n, g.max = len(g.exact), g.largest()
 	for _, d := range g.exact {
-		sketchAdd(g.sketch, d)
+		g.sketch.add(d)
 	}
 	g.exact = g.exact[:0]
 	g.spilled = true
 }
 
-// sketchAdd adds d to s in milliseconds. A duration is finite, so the only
-// errors DDSketch can return (NaN, out of the indexable range of about
-// ±1.8e308) cannot happen.
-func sketchAdd(s *ddsketch.DDSketch, d time.Duration) {
-	if err := s.Add(ms(d)); err != nil {
-		panic(fmt.Sprintf("itl: sketching a gap of %v: %v", d, err))
-	}
-}
-
 // reset empties g, keeping its memory.
 func (g *gapSet) reset() {
 	g.exact = g.exact[:0]
-	if g.sketch != nil {
-		g.sketch.Clear()
-	}
+	g.sketch.reset()
 	g.spilled = false
 	g.n = 0
 	g.max = 0
@@ -117,12 +96,10 @@ func (g *gapSet) merge(o *gapSet) {
 		g.spill()
 	}
 	if o.spilled {
-		if err := g.sketch.MergeWith(o.sketch); err != nil { // both use RelativeAccuracy
-			panic(fmt.Sprintf("itl: merging sketches: %v", err))
-		}
+		g.sketch.merge(&o.sketch)
 	} else {
 		for _, d := range o.exact {
-			sketchAdd(g.sketch, d)
+			g.sketch.add(d)
 		}
 	}
 	g.n += on
@@ -150,15 +127,7 @@ func (g *gapSet) at(r int) float64 {
 	if !g.spilled {
 		return ms(g.exact[r-1])
 	}
-	// KeyAtRank(k) is the bucket holding the sample of 0-based rank k
-	// among the positive values: the first whose cumulative count exceeds
-	// k. Counts are whole numbers, exact in float64 up to 2^53.
-	k := float64(r-1) - g.sketch.GetZeroCount()
-	if k < 0 {
-		return 0
-	}
-	v := g.sketch.Value(g.sketch.GetPositiveValueStore().KeyAtRank(k))
-	return min(v, ms(g.max)) // spilled: g.max is current
+	return min(g.sketch.at(r-1), ms(g.max)) // spilled: g.max is current
 }
 
 // nanos is at in nanoseconds, exact on the exact path (where at's
@@ -190,13 +159,5 @@ func (g *gapSet) above(threshold float64) int {
 	if float64(g.max) <= threshold { // spilled: g.max is current
 		return 0
 	}
-	t := threshold / 1e6
-	var count float64
-	g.sketch.ForEach(func(value, c float64) bool {
-		if value > t {
-			count += c
-		}
-		return false
-	})
-	return int(count)
+	return g.sketch.above(threshold / 1e6)
 }

@@ -2,10 +2,9 @@ package itl
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
-
-	"github.com/DataDog/sketches-go/ddsketch"
 )
 
 // Gaps is the gap distribution of a Run as plain values: what the run keeps,
@@ -26,14 +25,13 @@ type Gaps struct {
 	Sketch *SketchedGaps
 }
 
-// SketchedGaps is the content of a run's DDSketch: the gaps in
-// milliseconds in logarithmic buckets of relative accuracy
-// RelativeAccuracy, plus what the run keeps exactly beside it.
+// SketchedGaps is the content of a run's sketch: the gaps in milliseconds
+// in logarithmic buckets of relative accuracy RelativeAccuracy
+// (buckets.go), plus what the run keeps exactly beside it.
 type SketchedGaps struct {
 	Count int           // number of gaps
 	Max   time.Duration // the largest gap, exact
-	// Zero is the number of gaps too small for a bucket (below the
-	// sketch's smallest indexable value, about 1e-308 ms: 0 ns gaps).
+	// Zero is the number of gaps of 0 ns, which no bucket holds.
 	Zero int
 	// Bins are the non-empty buckets, by ascending index.
 	Bins []Bin
@@ -41,7 +39,7 @@ type SketchedGaps struct {
 
 // Bin is one bucket of a sketch: the gaps whose value v (in ms) has
 // floor(ln v / ln gamma) = Index, gamma = (1+RelativeAccuracy)/(1-RelativeAccuracy),
-// the logarithmic mapping of github.com/DataDog/sketches-go.
+// the logarithmic mapping of a DDSketch (buckets.go).
 type Bin struct {
 	Index int
 	Count int
@@ -63,14 +61,8 @@ func (r *Run) Gaps() Gaps {
 		g.prepare()
 		return Gaps{Exact: slices.Clone(g.exact)}
 	}
-	s := &SketchedGaps{Count: g.n, Max: g.max, Zero: int(g.sketch.GetZeroCount())}
-	g.sketch.GetPositiveValueStore().ForEach(func(index int, count float64) bool {
-		if count > 0 {
-			s.Bins = append(s.Bins, Bin{Index: index, Count: int(count)})
-		}
-		return false
-	})
-	slices.SortFunc(s.Bins, func(a, b Bin) int { return a.Index - b.Index })
+	s := &SketchedGaps{Count: g.n, Max: g.max, Zero: g.sketch.zero}
+	g.sketch.each(func(index, count int) { s.Bins = append(s.Bins, Bin{Index: index, Count: count}) })
 	return Gaps{Sketch: s}
 }
 
@@ -116,35 +108,33 @@ func (g Gaps) set() (*gapSet, error) {
 	if s.Max < 0 || s.Zero < 0 {
 		return nil, bad("Gaps.Sketch", fmt.Sprintf("max %v, zero %d", s.Max, s.Zero), "max and zero must be >= 0")
 	}
-	sketch, err := ddsketch.LogUnboundedDenseDDSketch(RelativeAccuracy)
-	if err != nil { // RelativeAccuracy is a valid constant in (0, 1)
-		panic(fmt.Sprintf("itl: building the sketch: %v", err))
-	}
+	set := &gapSet{spilled: true, n: s.Count, max: s.Max}
+	set.sketch.zero = s.Zero
 	total := s.Zero
+	lowest, highest := mapping.index(ms(1)), mapping.index(ms(math.MaxInt64))
 	for i, b := range s.Bins {
 		if b.Count < 1 || i > 0 && b.Index <= s.Bins[i-1].Index {
 			return nil, bad(fmt.Sprintf("Gaps.Sketch.Bins[%d]", i), fmt.Sprintf("%+v", b), "counts must be >= 1 and indexes ascending")
+		}
+		if b.Index < lowest || b.Index > highest {
+			return nil, bad(fmt.Sprintf("Gaps.Sketch.Bins[%d].Index", i), b.Index,
+				fmt.Sprintf("must be in %d..%d, the buckets of 1 ns..%v", lowest, highest, time.Duration(math.MaxInt64)))
 		}
 		if b.Count > s.Count-total {
 			return nil, bad("Gaps.Sketch.Bins", "counts", fmt.Sprintf("must add up to Count = %d", s.Count))
 		}
 		total += b.Count
-		sketch.GetPositiveValueStore().AddWithCount(b.Index, float64(b.Count))
+		set.sketch.addAt(b.Index, b.Count)
 	}
 	if total != s.Count {
 		return nil, bad("Gaps.Sketch.Bins", total, fmt.Sprintf("zero and bin counts must add up to Count = %d", s.Count))
 	}
 	if len(s.Bins) > 0 {
-		if top := s.Bins[len(s.Bins)-1].Index; sketch.Index(ms(s.Max)) != top {
+		if top := s.Bins[len(s.Bins)-1].Index; s.Max <= 0 || mapping.index(ms(s.Max)) != top {
 			return nil, bad("Gaps.Sketch.Max", s.Max, fmt.Sprintf("must fall in the largest bucket, %d", top))
 		}
 	} else if s.Max != 0 {
 		return nil, bad("Gaps.Sketch.Max", s.Max, "must be 0 when every gap is 0")
 	}
-	if s.Zero > 0 {
-		if err := sketch.AddWithCount(0, float64(s.Zero)); err != nil {
-			panic(fmt.Sprintf("itl: counting zero gaps: %v", err))
-		}
-	}
-	return &gapSet{sketch: sketch, spilled: true, n: s.Count, max: s.Max}, nil
+	return set, nil
 }

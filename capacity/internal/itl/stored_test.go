@@ -67,6 +67,9 @@ func TestAddGapsRefusesImpossible(t *testing.T) {
 		{"small sketch", Gaps{Sketch: &SketchedGaps{Count: 3, Bins: []Bin{{Index: 1, Count: 3}}}}, "Gaps.Sketch.Count"},
 		{"counts off", Gaps{Sketch: &SketchedGaps{Count: s.Count + 1, Max: s.Max, Zero: s.Zero, Bins: s.Bins}}, "Gaps.Sketch.Bins"},
 		{"max outside", Gaps{Sketch: &SketchedGaps{Count: s.Count, Max: s.Max * 3, Zero: s.Zero, Bins: s.Bins}}, "Gaps.Sketch.Max"},
+		// A bucket no duration reaches (which would also cost memory).
+		{"bucket below 1 ns", Gaps{Sketch: &SketchedGaps{Count: s.Count, Max: s.Max, Zero: s.Zero,
+			Bins: append([]Bin{{Index: -1 << 30, Count: 1}}, s.Bins...)}}, "Gaps.Sketch.Bins[0].Index"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			run := recordAll(t, [][]time.Duration{{time.Millisecond, 2 * time.Millisecond}})
