@@ -22,6 +22,7 @@ import (
 
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/merge"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 	"github.com/anvilbench/anvil/reporters"
 )
@@ -226,12 +227,12 @@ func TestShardProcesses(t *testing.T) {
 
 	for c, n := range counts {
 		t.Run(fmt.Sprintf("shards=%d", n), func(t *testing.T) {
-			files := make([]artifact.ShardArtifact, n)
+			files := make([]merge.Artifact, n)
 			for k, p := range shards[c] {
 				name, data := readShardArtifact(t, p.dir)
-				files[k] = artifact.ShardArtifact{Name: name, Data: data}
+				files[k] = merge.Artifact{Name: name, Data: data}
 			}
-			merged, err := artifact.Merge(files...)
+			merged, err := merge.Shards(files...)
 			require.NoError(t, err)
 			require.Equal(t, start.UnixNano(), merged.AnvilGo.Shards.StartAtUnixNS)
 			require.Equal(t, start.UnixNano(), merged.StartedAtUnixNS, "every shard started at the common start")

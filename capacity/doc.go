@@ -50,7 +50,7 @@
 //     generators (Workload.Shard): the shard's requests of the global
 //     plan (index mod Count), its share of the concurrency (shareOf), the
 //     wait for the common start, the plan fingerprint and anvil_go.shard,
-//     which artifact.Merge needs.
+//     which merge.Shards (package capacity/merge) needs.
 //   - slo.go, search.go: SLOs judged on a report (goodput), and the
 //     concurrency and rate searches for the highest load that meets one.
 //   - exchange.go, request_body.go: one request: the body, the clock (t0 is

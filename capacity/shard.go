@@ -17,7 +17,8 @@ import (
 // workload split over several load generators, each computing the same
 // global plan and schedule and measuring its share of the requests, all
 // starting their measured phase at one instant of a shared wall clock.
-// artifact.Merge makes one artifact of the shards' artifacts.
+// merge.Shards (package capacity/merge) makes one artifact of the shards'
+// artifacts.
 
 // maxShards is the largest Shard.Count.
 const maxShards = 1024
@@ -224,7 +225,7 @@ func recordShard(rep *artifact.Report, shard *artifact.Shard, r *runner, startEr
 	x := rep.AnvilGo
 	x.Shard = shard
 	if x.ChunkTiming != nil && r.chunks != nil {
-		x.ChunkTiming.SetDistribution(r.chunks)
+		x.ChunkTiming.Distribution = r.chunks.Distribution()
 	}
 	if errors.Is(startErr, ErrShardLate) && x.Run != nil {
 		reason := startErr.Error()

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/merge"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 
@@ -66,7 +67,7 @@ func TestShardsAreTheWholeRun(t *testing.T) {
 				const lead = 3 * time.Second
 				at := time.Now().Add(lead)
 				reps, errs := runShards(t, target(srv), w, n, lead)
-				files := make([]artifact.ShardArtifact, n)
+				files := make([]merge.Artifact, n)
 				for k, rep := range reps {
 					require.NoError(t, errs[k], "shard %d", k)
 					sh := rep.AnvilGo.Shard
@@ -78,17 +79,17 @@ func TestShardsAreTheWholeRun(t *testing.T) {
 					require.Equal(t, reps[0].AnvilGo.Shard.PlanFingerprint, sh.PlanFingerprint, "one global plan")
 					require.Equal(t, shareOf(8, k, n), rep.Concurrency)
 					require.Equal(t, shareOf(8, k, n), rep.AnvilGo.Arrival.MaxInFlight)
-					require.True(t, rep.AnvilGo.ChunkTiming.HasDistribution(), "the merge needs the gaps")
+					require.NotNil(t, rep.AnvilGo.ChunkTiming.Distribution, "the merge needs the gaps")
 					for _, d := range rep.AnvilGo.Requests {
 						require.Equal(t, k, d.RequestIndex%n, "shard %d measured request %d", k, d.RequestIndex)
 					}
 					var buf bytes.Buffer
 					_, err := rep.WriteTo(&buf)
 					require.NoError(t, err)
-					files[k] = artifact.ShardArtifact{Name: fmt.Sprintf("shard-%d.json", k), Data: buf.Bytes()}
+					files[k] = merge.Artifact{Name: fmt.Sprintf("shard-%d.json", k), Data: buf.Bytes()}
 				}
 				require.Equal(t, len(single.AnvilGo.Requests), len(srv.Traces()), "every planned request reached the server once")
-				merged, err := artifact.Merge(files...)
+				merged, err := merge.Shards(files...)
 				require.NoError(t, err)
 				// The server's counter counts every shard's tokens: a
 				// shard's own check says so, the merge's is exact.
@@ -149,7 +150,7 @@ func TestShardsAreTheWholeRun(t *testing.T) {
 				got, wx := *merged, *merged.AnvilGo
 				got.AnvilGo = &wx
 				ct := *wx.ChunkTiming
-				ct.SetDistribution(nil)
+				ct.Distribution = nil
 				wx.ChunkTiming, wx.Shards, wx.Connections = &ct, nil, single.AnvilGo.Connections
 				got.RunID, got.StartedAt, got.StartedAtUnixNS = single.RunID, single.StartedAt, single.StartedAtUnixNS
 				got.FinishedAt, got.FinishedAtUnixNS = single.FinishedAt, single.FinishedAtUnixNS
@@ -270,8 +271,8 @@ func TestShardLate(t *testing.T) {
 		var buf bytes.Buffer
 		_, err = rep.WriteTo(&buf)
 		require.NoError(t, err)
-		_, err = artifact.Merge(artifact.ShardArtifact{Name: "late.json", Data: buf.Bytes()})
-		require.ErrorIs(t, err, artifact.ErrNotMergeable)
+		_, err = merge.Shards(merge.Artifact{Name: "late.json", Data: buf.Bytes()})
+		require.ErrorIs(t, err, merge.ErrNotMergeable)
 		require.ErrorContains(t, err, "started late: 1.5s after the common start")
 	})
 }

@@ -17,7 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/merge"
 )
 
 // decodeJob decodes a manifest strictly into a batch/v1 Job: an unknown or
@@ -277,13 +277,13 @@ esac
 	paths, err := filepath.Glob(filepath.Join(collected, "shard-*", "*.json"))
 	require.NoError(t, err)
 	require.Len(t, paths, shards)
-	var in []artifact.ShardArtifact
+	var in []merge.Artifact
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		require.NoError(t, err)
-		in = append(in, artifact.ShardArtifact{Name: p, Data: data})
+		in = append(in, merge.Artifact{Name: p, Data: data})
 	}
-	merged, err := artifact.Merge(in...)
+	merged, err := merge.Shards(in...)
 	require.NoError(t, err)
 	require.Equal(t, 24, merged.Completed)
 

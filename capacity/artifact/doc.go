@@ -42,7 +42,7 @@
 //     MaxBytes bound; atomic_file.go: WriteFile and CreateFile, the
 //     module's one atomic writer, which every output goes through.
 //   - shard.go: the anvil_go members of a workload run as shards (one
-//     process or machine each); merge.go, merge_check.go, merge_build.go:
-//     Merge, which makes one artifact of the whole workload from its
-//     shards' artifacts (capacity/PROTOCOL.md#merging-shards).
+//     process or machine each) and of the artifact package capacity/merge
+//     makes of them (capacity/PROTOCOL.md#merging-shards).
+//   - workload.go: the members of a trace or sessions workload.
 package artifact

@@ -48,7 +48,7 @@ type Extension struct {
 	// several processes (shard.go); nil for a whole run.
 	Shard *Shard
 	// Shards is "shards": the artifact is the merge of these shards
-	// (Merge); nil otherwise.
+	// (package capacity/merge); nil otherwise.
 	Shards *ShardSet
 	// Workload is "workload": the trace or sessions the measured requests
 	// came from (workload.go); nil for the synthetic plan.
@@ -174,11 +174,10 @@ type ChunkTiming struct {
 	// TokensPerChunkMean is "tokens_per_chunk_mean": the mean over requests
 	// with usage of completion tokens / output chunks; nil when none.
 	TokensPerChunkMean *float64
-	// distribution is "distribution", written only when set
-	// (SetDistribution): the gaps themselves, which a shard's artifact
-	// carries so that Merge can recompute the percentiles of the whole
-	// workload (shard.go). Only Merge reads them.
-	distribution *gapDistribution
+	// Distribution is "distribution", written only when set: the gaps
+	// themselves, which a shard's artifact carries so that package
+	// capacity/merge can recompute the percentiles of the whole workload.
+	Distribution *GapDistribution
 
 	shape shape
 }

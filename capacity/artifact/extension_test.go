@@ -27,7 +27,7 @@ func fullExtension() *Extension {
 		Search: &SearchProbe{Kind: "rate", Probe: 3, Value: 12.5},
 		ChunkTiming: &ChunkTiming{ITLMS: Quantiles{P50: 4, P90: 4.5, P99: 80, P999: 80, Max: 81.25},
 			Gaps: 297, Exact: true, Stalls: 27, StallRule: StallRule{Relative: 10, FloorMS: 50},
-			TokensPerChunkMean: new(2.0), distribution: &gapDistribution{ExactNS: []int64{0, 4000000, 4000001, 80000000}}},
+			TokensPerChunkMean: new(2.0), Distribution: &GapDistribution{ExactNS: []int64{0, 4000000, 4000001, 80000000}}},
 		PromptSizing: &PromptSizing{Method: "exact", Source: new("tokenize"), TokenizePath: new("/tokenize"),
 			CharsPerToken: 3.41, MaxRelativeError: new(0.0), CountedRequests: 2, CountedOverPlanned: new(2.75),
 			OffPlanRequests: 2, Warning: new("the server counted the prompts at 2.75 x their plan")},

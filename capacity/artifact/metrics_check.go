@@ -20,8 +20,9 @@ var errMetricsContradictRows = errors.New("the stored metrics contradict the req
 // predate throughput_performance_eligible wrote throughput_tok_s for runs
 // with failures, which the protocol now writes as null.
 //
-// Merge checks every shard so, and the reports of anvilreport check what
-// they read, so that no summary prints numbers its rows contradict.
+// The merge (package capacity/merge) checks every shard so, and the
+// reports of anvilreport check what they read, so that no summary prints
+// numbers its rows contradict.
 func (r *Report) CheckMetrics() error {
 	if !r.shape.has("request_timings") || !r.shape.has("wall_clock_ms") {
 		return nil

@@ -275,7 +275,7 @@ var chunkTimingTable = newArtTable(func(c *ChunkTiming) *shape { return &c.shape
 	fieldOf("stall_rule", func(c *ChunkTiming) *StallRule { return &c.StallRule }, stallRuleTable.codec()),
 	fieldOf("stalls", func(c *ChunkTiming) *int { return &c.Stalls }, intCodec),
 	fieldOf("tokens_per_chunk_mean", func(c *ChunkTiming) **float64 { return &c.TokensPerChunkMean }, optFloatCodec),
-	optionalOf("distribution", func(c *ChunkTiming) **gapDistribution { return &c.distribution }, gapDistributionTable.codec()),
+	optionalOf("distribution", func(c *ChunkTiming) **GapDistribution { return &c.Distribution }, gapDistributionTable.codec()),
 )
 
 var promptSizingTable = newArtTable(func(p *PromptSizing) *shape { return &p.shape },
@@ -445,17 +445,17 @@ var shardSetTable = newArtTable(func(s *ShardSet) *shape { return &s.shape },
 	fieldOf("start_at_unix_ns", func(s *ShardSet) *int64 { return &s.StartAtUnixNS }, int64Codec),
 )
 
-var gapSketchTable = newArtTable(func(s *gapSketch) *shape { return &s.shape },
-	fieldOf("bins", func(s *gapSketch) *map[int]int { return &s.Bins }, mapCodec(intMapKey, intCodec)),
-	fieldOf("count", func(s *gapSketch) *int { return &s.Count }, intCodec),
-	fieldOf("max_ns", func(s *gapSketch) *int64 { return &s.MaxNS }, int64Codec),
-	fieldOf("relative_accuracy", func(s *gapSketch) *float64 { return &s.RelativeAccuracy }, floatCodec),
-	fieldOf("zero", func(s *gapSketch) *int { return &s.Zero }, intCodec),
+var gapSketchTable = newArtTable(func(s *GapSketch) *shape { return &s.shape },
+	fieldOf("bins", func(s *GapSketch) *map[int]int { return &s.Bins }, mapCodec(intMapKey, intCodec)),
+	fieldOf("count", func(s *GapSketch) *int { return &s.Count }, intCodec),
+	fieldOf("max_ns", func(s *GapSketch) *int64 { return &s.MaxNS }, int64Codec),
+	fieldOf("relative_accuracy", func(s *GapSketch) *float64 { return &s.RelativeAccuracy }, floatCodec),
+	fieldOf("zero", func(s *GapSketch) *int { return &s.Zero }, intCodec),
 )
 
-var gapDistributionTable = newArtTable(func(d *gapDistribution) *shape { return &d.shape },
-	fieldOf("exact_ns", func(d *gapDistribution) *[]int64 { return &d.ExactNS }, nullableSlice(int64Codec)),
-	fieldOf("sketch", func(d *gapDistribution) **gapSketch { return &d.Sketch }, nullableCodec(gapSketchTable.codec())),
+var gapDistributionTable = newArtTable(func(d *GapDistribution) *shape { return &d.shape },
+	fieldOf("exact_ns", func(d *GapDistribution) *[]int64 { return &d.ExactNS }, nullableSlice(int64Codec)),
+	fieldOf("sketch", func(d *GapDistribution) **GapSketch { return &d.Sketch }, nullableCodec(gapSketchTable.codec())),
 )
 
 // optionalMap is a string map field whose key the current shape writes

@@ -1,35 +1,17 @@
 package artifact
 
-import (
-	"cmp"
-	"fmt"
-	"slices"
-	"time"
-
-	"github.com/anvilbench/anvil/capacity/internal/itl"
-)
-
 // This file holds the anvil_go members of a workload split over several
 // load generators (capacity/PROTOCOL.md#anvil-go, shard and shards): what a
-// shard's artifact records so that Merge can make one artifact of the whole
-// workload, and what the merged artifact records of its shards.
-
-// shardStartTolerance is how far a shard's recorded start
-// (started_at_unix_ns) may lie from the common start instant
-// (anvil_go.shard.start_at_unix_ns) for Merge to accept it. A shard waits
-// for the instant, so it starts after it by its timer's wake-up latency
-// (microseconds to a few milliseconds on a loaded host); a shard later than
-// this sent its schedule skewed against the others' by more than the
-// clock skew a shared NTP or chrony domain is trusted to within, and one
-// earlier did not wait or has another clock.
-const shardStartTolerance = 100 * time.Millisecond
+// shard's artifact records so that package capacity/merge can make one
+// artifact of the whole workload, and what the merged artifact records of
+// its shards.
 
 // Shard is "anvil_go.shard": the run is shard Index of Count of one
 // workload, every shard computing the same global plan and taking its share
 // of the requests, all starting their measured phase at one instant of a
 // shared wall clock. Request indexes, in the v1 rows and in requests[], are
 // the global ones; offsets are from this run's own start
-// (started_at_unix_ns), which Merge re-bases onto the common start.
+// (started_at_unix_ns), which the merge re-bases onto the common start.
 type Shard struct {
 	Index int // "index": 0-based, < Count
 	Count int // "count": shards of the workload, >= 1
@@ -83,92 +65,33 @@ type ShardRecord struct {
 	shape shape
 }
 
-// gapDistribution is "anvil_go.chunk_timing.distribution": the run's
-// inter-chunk gaps as package itl keeps them (itl.Gaps), exact up to
-// itl.ExactGaps gaps and a DDSketch beyond. Exactly one member is non-nil.
-type gapDistribution struct {
+// GapDistribution is "anvil_go.chunk_timing.distribution": the gaps of
+// the run as it kept them, exact up to 65,536 gaps and sketched beyond
+// (capacity/PROTOCOL.md#anvil-go, chunk_timing). Exactly one member is
+// non-nil.
+type GapDistribution struct {
 	// ExactNS is "exact_ns": every gap in nanoseconds, ascending; nil once
 	// the run sketched them.
 	ExactNS []int64
 	// Sketch is "sketch": the sketch of every gap; nil while exact.
-	Sketch *gapSketch
+	Sketch *GapSketch
 
 	shape shape
 }
 
-// gapSketch is "anvil_go.chunk_timing.distribution.sketch".
-type gapSketch struct {
-	// RelativeAccuracy is "relative_accuracy": itl.RelativeAccuracy, which
-	// fixes the buckets.
+// GapSketch is "anvil_go.chunk_timing.distribution.sketch": the gaps in
+// the logarithmic buckets of a DDSketch.
+type GapSketch struct {
+	// RelativeAccuracy is "relative_accuracy": the accuracy a of the
+	// buckets, which fixes them (0.01).
 	RelativeAccuracy float64
 	Count            int   // "count": gaps in the sketch
 	MaxNS            int64 // "max_ns": the largest gap, exact
 	Zero             int   // "zero": gaps of 0 ns, below every bucket
 	// Bins is "bins": bucket index -> gaps in it (non-empty buckets only).
 	// Bucket i holds the gaps v ms with gamma^i <= v < gamma^(i+1), gamma =
-	// (1+a)/(1-a), a the relative accuracy (sketches-go's logarithmic
-	// mapping: i = floor(ln v / ln gamma)).
+	// (1+a)/(1-a): i = floor(ln v / ln gamma).
 	Bins map[int]int
 
 	shape shape
-}
-
-// SetDistribution sets the gaps c writes as its "distribution" to those of
-// run (none when run is nil or has no gap): a shard's artifact carries
-// them so that Merge can recompute the workload's percentiles. Like
-// run.Result, it may reorder the run's stored gaps.
-func (c *ChunkTiming) SetDistribution(run *itl.Run) { c.distribution = gapsOf(run) }
-
-// HasDistribution reports whether c carries its gaps (SetDistribution, or
-// a "distribution" read from the document), as Merge needs.
-func (c *ChunkTiming) HasDistribution() bool { return c.distribution != nil }
-
-// gapsOf is the distribution of run as the artifact stores it, nil when
-// run is nil or has no gap.
-func gapsOf(run *itl.Run) *gapDistribution {
-	if run == nil {
-		return nil
-	}
-	g := run.Gaps()
-	switch {
-	case g.Sketch != nil:
-		s := &gapSketch{RelativeAccuracy: itl.RelativeAccuracy, Count: g.Sketch.Count,
-			MaxNS: int64(g.Sketch.Max), Zero: g.Sketch.Zero, Bins: make(map[int]int, len(g.Sketch.Bins))}
-		for _, b := range g.Sketch.Bins {
-			s.Bins[b.Index] = b.Count
-		}
-		return &gapDistribution{Sketch: s}
-	case len(g.Exact) > 0:
-		ns := make([]int64, len(g.Exact))
-		for i, d := range g.Exact {
-			ns[i] = int64(d)
-		}
-		return &gapDistribution{ExactNS: ns}
-	}
-	return nil
-}
-
-// gaps converts d back to package itl's form, refusing a sketch of another
-// accuracy.
-func (d *gapDistribution) gaps() (itl.Gaps, error) {
-	if d.Sketch == nil {
-		g := itl.Gaps{Exact: make([]time.Duration, len(d.ExactNS))}
-		for i, ns := range d.ExactNS {
-			g.Exact[i] = time.Duration(ns)
-		}
-		return g, nil
-	}
-	s := d.Sketch
-	if s.RelativeAccuracy != itl.RelativeAccuracy {
-		return itl.Gaps{}, fmt.Errorf("sketch.relative_accuracy %v, want %v (this version's buckets)", s.RelativeAccuracy, itl.RelativeAccuracy)
-	}
-	if len(d.ExactNS) > 0 {
-		return itl.Gaps{}, fmt.Errorf("both exact_ns (%d gaps) and sketch are set", len(d.ExactNS))
-	}
-	g := itl.Gaps{Sketch: &itl.SketchedGaps{Count: s.Count, Max: time.Duration(s.MaxNS), Zero: s.Zero}}
-	for i, c := range s.Bins {
-		g.Sketch.Bins = append(g.Sketch.Bins, itl.Bin{Index: i, Count: c})
-	}
-	slices.SortFunc(g.Sketch.Bins, func(a, b itl.Bin) int { return cmp.Compare(a.Index, b.Index) })
-	return g, nil
 }

@@ -80,3 +80,12 @@ type SendLag struct {
 
 	shape shape
 }
+
+// MarshalJSON writes w as the artifact writes "anvil_go.workload": the keys
+// it was read with, or the current shape for one built in Go. (A value
+// receiver, so Workload and *Workload both marshal as the member.)
+func (w Workload) MarshalJSON() ([]byte, error) {
+	e := artEncoder{}
+	workloadTable.encode(&e, &w)
+	return e.buf, e.err
+}

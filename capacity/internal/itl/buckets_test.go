@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 	"time"
 
@@ -62,14 +61,13 @@ func (l *librarySketch) above(threshold float64) int {
 	return int(count)
 }
 
-// bins is the library's positive store as this package stores it.
-func (l *librarySketch) bins() []Bin {
-	var out []Bin
+// bins is the library's positive store as the artifact stores it.
+func (l *librarySketch) bins() map[int]int {
+	out := make(map[int]int)
 	l.s.GetPositiveValueStore().ForEach(func(index int, count float64) bool {
-		out = append(out, Bin{Index: index, Count: int(count)})
+		out[index] = int(count)
 		return false
 	})
-	slices.SortFunc(out, func(a, b Bin) int { return a.Index - b.Index })
 	return out
 }
 
@@ -80,8 +78,8 @@ func requireSameSketch(t *testing.T, g *gapSet, l *librarySketch, thresholds ...
 	require.True(t, g.spilled)
 	got := g.sketch
 	require.Equal(t, int(l.s.GetZeroCount()), got.zero, "zero gaps")
-	var bins []Bin
-	got.each(func(index, count int) { bins = append(bins, Bin{index, count}) })
+	bins := make(map[int]int)
+	got.each(func(index, count int) { bins[index] = count })
 	if diff := cmp.Diff(l.bins(), bins); diff != "" {
 		t.Fatalf("buckets (-library +buckets.go):\n%s", diff)
 	}
@@ -155,7 +153,8 @@ func TestBucketsMatchLibrary(t *testing.T) {
 	}
 }
 
-// TestStoredBucketsMatchLibrary: a sketch stored as Gaps and added back
+// TestStoredBucketsMatchLibrary: a sketch stored as the artifact's
+// distribution and added back
 // holds the library's buckets.
 func TestStoredBucketsMatchLibrary(t *testing.T) {
 	gaps := randomGaps(64, 2*ExactGaps)
@@ -163,12 +162,12 @@ func TestStoredBucketsMatchLibrary(t *testing.T) {
 	for _, d := range gaps {
 		l.add(t, d)
 	}
-	stored := recordAll(t, split(gaps, 1000)).Gaps()
+	stored := recordAll(t, split(gaps, 1000)).Distribution()
 	require.NotNil(t, stored.Sketch)
 	require.Equal(t, l.bins(), stored.Sketch.Bins)
 	run, err := NewRun(DefaultStallRule())
 	require.NoError(t, err)
-	require.NoError(t, run.AddGaps(stored))
+	require.NoError(t, run.AddDistribution(stored))
 	run.gaps.prepare()
 	requireSameSketch(t, &run.gaps, l, 50e6)
 }

@@ -97,10 +97,11 @@
 // requests whose usage was reported). Concurrent workers each keep their
 // own Run and combine them with [Run.Merge]; the merged result is the one a
 // single Run given every stream would report. [Run.Result] gives the
-// artifact's "chunk_timing" member. [Run.Gaps] gives the distribution
-// itself as plain values, to store beside a result, and [Run.AddGaps] adds a
-// stored one to a run: the shards of one workload, measured by different
-// processes, merge that way into exactly what one process would report.
+// artifact's "chunk_timing" member. [Run.Distribution] gives the
+// distribution itself as the artifact stores it beside a result
+// (artifact.GapDistribution), and [Run.AddDistribution] adds a stored one
+// to a run: the shards of one workload, measured by different processes,
+// merge that way into exactly what one process would report.
 //
 // The types map one to one onto the members of the anvil_go artifact
 // extension (their doc comments name the JSON keys); this package does not

@@ -114,7 +114,8 @@ type ChunkTiming struct {
 	// PerToken becomes "per_token": every recorded stream's gaps are per
 	// token (Stream.AddTokens), so the distribution is the inter-token
 	// latency itself; false: gaps between output chunks, or gaps added
-	// without their streams (Run.AddGaps: the caller knows what they were).
+	// without their streams (Run.AddDistribution: the caller knows what they
+	// were).
 	PerToken bool
 	// TokensPerChunkMean becomes "tokens_per_chunk_mean": the mean of
 	// TokensPerChunk over the recorded streams that reported usage; nil

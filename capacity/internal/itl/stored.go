@@ -2,79 +2,63 @@ package itl
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/field"
 )
 
-// Gaps is the gap distribution of a Run as plain values: what the run keeps,
-// and nothing else, so it can be stored with a run's result and merged with
-// other runs' later (the shards of one workload, each measured by its own
-// process). A Run given the Gaps of several runs with AddGaps reports the
-// percentiles a single Run given every stream would: the exact gaps while
-// their total is at most ExactGaps, else the sketch of them all, whose
-// bucket counts are exact integers, so merging loses nothing the sketch had.
-//
-// Exactly one of Exact and Sketch is set for a run with gaps; both are
-// empty for a run without any.
-type Gaps struct {
-	// Exact holds every gap in ascending order while the run keeps them
-	// exactly (at most ExactGaps of them).
-	Exact []time.Duration
-	// Sketch is the run's sketch once it held more than ExactGaps gaps.
-	Sketch *SketchedGaps
-}
+// A Run's gap distribution stored with its result, as the artifact holds
+// it ("anvil_go.chunk_timing.distribution", artifact.GapDistribution): what
+// the run keeps, and nothing else, so that it can be merged with other
+// runs' later (the shards of one workload, each measured by its own
+// process). A Run given the distributions of several runs with
+// AddDistribution reports the percentiles a single Run given every stream
+// would: the exact gaps while their total is at most ExactGaps, else the
+// buckets of them all, whose counts are exact integers, so merging loses
+// nothing the sketches had.
 
-// SketchedGaps is the content of a run's sketch: the gaps in milliseconds
-// in logarithmic buckets of relative accuracy RelativeAccuracy
-// (buckets.go), plus what the run keeps exactly beside it.
-type SketchedGaps struct {
-	Count int           // number of gaps
-	Max   time.Duration // the largest gap, exact
-	// Zero is the number of gaps of 0 ns, which no bucket holds.
-	Zero int
-	// Bins are the non-empty buckets, by ascending index.
-	Bins []Bin
-}
-
-// Bin is one bucket of a sketch: the gaps whose value v (in ms) has
-// floor(ln v / ln gamma) = Index, gamma = (1+RelativeAccuracy)/(1-RelativeAccuracy),
-// the logarithmic mapping of a DDSketch (buckets.go).
-type Bin struct {
-	Index int
-	Count int
-}
-
-// Count returns the number of gaps in g.
-func (g Gaps) Count() int {
-	if g.Sketch != nil {
-		return g.Sketch.Count
-	}
-	return len(g.Exact)
-}
-
-// Gaps returns the run's gap distribution. It may reorder the stored gaps
-// (as Result does), so it must not run concurrently with other methods.
-func (r *Run) Gaps() Gaps {
+// Distribution returns the run's gap distribution as the artifact stores
+// it, nil when the run has no gap: the exact gaps, ascending, while it
+// keeps them, else its sketch. It may reorder the stored gaps (as Result
+// does), so it must not run concurrently with other methods.
+func (r *Run) Distribution() *artifact.GapDistribution {
 	g := &r.gaps
-	if !g.spilled {
+	switch {
+	case g.count() == 0:
+		return nil
+	case !g.spilled:
 		g.prepare()
-		return Gaps{Exact: slices.Clone(g.exact)}
+		ns := make([]int64, len(g.exact))
+		for i, d := range g.exact {
+			ns[i] = int64(d)
+		}
+		return &artifact.GapDistribution{ExactNS: ns}
 	}
-	s := &SketchedGaps{Count: g.n, Max: g.max, Zero: g.sketch.zero}
-	g.sketch.each(func(index, count int) { s.Bins = append(s.Bins, Bin{Index: index, Count: count}) })
-	return Gaps{Sketch: s}
+	s := &artifact.GapSketch{RelativeAccuracy: RelativeAccuracy, Count: g.n, MaxNS: int64(g.max),
+		Zero: g.sketch.zero, Bins: make(map[int]int)}
+	g.sketch.each(func(index, count int) { s.Bins[index] = count })
+	return &artifact.GapDistribution{Sketch: s}
 }
 
-// AddGaps adds a stored distribution to the run's, as Merge adds a run's.
-// It changes only the distribution: the run's stall and tokens-per-chunk
-// totals belong to the streams and are not in Gaps. It fails with an
-// *field.Error (Kind ErrInvalidInput), leaving r unchanged, when g is not a distribution a Run
-// could have kept: both members set, an exact list longer than ExactGaps,
-// out of order or negative, a sketch whose counts do not add up to Count
-// or whose largest bucket cannot hold Max.
-func (r *Run) AddGaps(g Gaps) error {
-	o, err := g.set()
+// AddDistribution adds a stored distribution to the run's, as Merge adds a
+// run's. It changes only the distribution: the run's stall and
+// tokens-per-chunk totals belong to the streams and are not stored with
+// it. It fails with a *field.Error (Kind ErrInvalidInput) whose Field is
+// the member's key within the distribution ("sketch.count"), leaving r
+// unchanged, when d is not a distribution a Run could
+// have kept: both members set, an exact list longer than ExactGaps, out of
+// order or negative, a sketch of another accuracy, whose counts do not add
+// up to its count, with a bucket no duration reaches, or whose largest
+// bucket cannot hold its max.
+func (r *Run) AddDistribution(d *artifact.GapDistribution) error {
+	if d == nil {
+		return nil
+	}
+	o, err := storedSet(d)
 	if err != nil {
 		return err
 	}
@@ -82,59 +66,65 @@ func (r *Run) AddGaps(g Gaps) error {
 	return nil
 }
 
-// set checks g and builds the gapSet it describes.
-func (g Gaps) set() (*gapSet, error) {
+// storedSet checks d and builds the gapSet it describes.
+func storedSet(d *artifact.GapDistribution) (*gapSet, error) {
+	// The caller names the distribution; the error names its member.
 	bad := func(name string, value any, rule string) error {
-		return inputError(name, value, rule)
+		return &field.Error{Field: name, Value: value, Rule: rule, Kind: ErrInvalidInput}
 	}
-	if g.Sketch == nil {
+	if d.Sketch == nil {
 		switch {
-		case len(g.Exact) > ExactGaps:
-			return nil, bad("Gaps.Exact", len(g.Exact), fmt.Sprintf("must hold at most ExactGaps = %d gaps", ExactGaps))
-		case len(g.Exact) > 0 && g.Exact[0] < 0:
-			return nil, bad("Gaps.Exact[0]", g.Exact[0], "must be >= 0")
-		case !slices.IsSorted(g.Exact):
-			return nil, bad("Gaps.Exact", "unsorted", "must be in ascending order")
+		case len(d.ExactNS) > ExactGaps:
+			return nil, bad("exact_ns", len(d.ExactNS), fmt.Sprintf("must hold at most ExactGaps = %d gaps", ExactGaps))
+		case len(d.ExactNS) > 0 && d.ExactNS[0] < 0:
+			return nil, bad("exact_ns[0]", d.ExactNS[0], "must be >= 0")
+		case !slices.IsSorted(d.ExactNS):
+			return nil, bad("exact_ns", "unsorted", "must be in ascending order")
 		}
-		return &gapSet{exact: g.Exact}, nil
+		g := &gapSet{exact: make([]time.Duration, len(d.ExactNS))}
+		for i, ns := range d.ExactNS {
+			g.exact[i] = time.Duration(ns)
+		}
+		return g, nil
 	}
-	s := g.Sketch
-	if len(g.Exact) > 0 {
-		return nil, bad("Gaps.Exact", len(g.Exact), "must be empty when Gaps.Sketch is set")
+	s := d.Sketch
+	switch {
+	case len(d.ExactNS) > 0:
+		return nil, bad("exact_ns", len(d.ExactNS), "must be null when sketch is set")
+	case s.RelativeAccuracy != RelativeAccuracy:
+		return nil, bad("sketch.relative_accuracy", s.RelativeAccuracy, fmt.Sprintf("must be %v, which fixes this version's buckets", RelativeAccuracy))
+	case s.Count <= ExactGaps:
+		return nil, bad("sketch.count", s.Count, fmt.Sprintf("must exceed ExactGaps = %d (a run sketches only past it)", ExactGaps))
+	case s.MaxNS < 0 || s.Zero < 0:
+		return nil, bad("sketch", fmt.Sprintf("max_ns %d, zero %d", s.MaxNS, s.Zero), "max_ns and zero must be >= 0")
 	}
-	if s.Count <= ExactGaps {
-		return nil, bad("Gaps.Sketch.Count", s.Count, fmt.Sprintf("must exceed ExactGaps = %d (a run sketches only past it)", ExactGaps))
-	}
-	if s.Max < 0 || s.Zero < 0 {
-		return nil, bad("Gaps.Sketch", fmt.Sprintf("max %v, zero %d", s.Max, s.Zero), "max and zero must be >= 0")
-	}
-	set := &gapSet{spilled: true, n: s.Count, max: s.Max}
+	set := &gapSet{spilled: true, n: s.Count, max: time.Duration(s.MaxNS)}
 	set.sketch.zero = s.Zero
 	total := s.Zero
 	lowest, highest := mapping.index(ms(1)), mapping.index(ms(math.MaxInt64))
-	for i, b := range s.Bins {
-		if b.Count < 1 || i > 0 && b.Index <= s.Bins[i-1].Index {
-			return nil, bad(fmt.Sprintf("Gaps.Sketch.Bins[%d]", i), fmt.Sprintf("%+v", b), "counts must be >= 1 and indexes ascending")
+	indexes := slices.Sorted(maps.Keys(s.Bins))
+	for _, i := range indexes {
+		n := s.Bins[i]
+		switch {
+		case i < lowest || i > highest:
+			return nil, bad("sketch.bins", i, fmt.Sprintf("bucket indexes must be in %d..%d, the buckets of 1 ns..%v", lowest, highest, time.Duration(math.MaxInt64)))
+		case n < 1:
+			return nil, bad(fmt.Sprintf("sketch.bins[%d]", i), n, "must be >= 1 (only non-empty buckets are stored)")
+		case n > s.Count-total:
+			return nil, bad("sketch.bins", "counts", fmt.Sprintf("zero and bin counts must add up to count = %d", s.Count))
 		}
-		if b.Index < lowest || b.Index > highest {
-			return nil, bad(fmt.Sprintf("Gaps.Sketch.Bins[%d].Index", i), b.Index,
-				fmt.Sprintf("must be in %d..%d, the buckets of 1 ns..%v", lowest, highest, time.Duration(math.MaxInt64)))
-		}
-		if b.Count > s.Count-total {
-			return nil, bad("Gaps.Sketch.Bins", "counts", fmt.Sprintf("must add up to Count = %d", s.Count))
-		}
-		total += b.Count
-		set.sketch.addAt(b.Index, b.Count)
+		total += n
+		set.sketch.addAt(i, n)
 	}
 	if total != s.Count {
-		return nil, bad("Gaps.Sketch.Bins", total, fmt.Sprintf("zero and bin counts must add up to Count = %d", s.Count))
+		return nil, bad("sketch.bins", total, fmt.Sprintf("zero and bin counts must add up to count = %d", s.Count))
 	}
-	if len(s.Bins) > 0 {
-		if top := s.Bins[len(s.Bins)-1].Index; s.Max <= 0 || mapping.index(ms(s.Max)) != top {
-			return nil, bad("Gaps.Sketch.Max", s.Max, fmt.Sprintf("must fall in the largest bucket, %d", top))
+	if len(indexes) > 0 {
+		if top := indexes[len(indexes)-1]; s.MaxNS <= 0 || mapping.index(ms(time.Duration(s.MaxNS))) != top {
+			return nil, bad("sketch.max_ns", s.MaxNS, fmt.Sprintf("must fall in the largest bucket, %d", top))
 		}
-	} else if s.Max != 0 {
-		return nil, bad("Gaps.Sketch.Max", s.Max, "must be 0 when every gap is 0")
+	} else if s.MaxNS != 0 {
+		return nil, bad("sketch.max_ns", s.MaxNS, "must be 0 when every gap is 0")
 	}
 	return set, nil
 }

@@ -10,10 +10,11 @@ import (
 	"path/filepath"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/merge"
 )
 
 // runMerge is "anvilreport merge -o MERGED SHARD...": one artifact of a
-// whole workload from the artifacts of all its shards (artifact.Merge),
+// whole workload from the artifacts of all its shards (merge.Shards),
 // written atomically to MERGED. It never writes over one of its inputs,
 // nor over anything that is not a regular file. Exit status: 0 written, 1
 // the shards do not merge (the reason is named) or a file could not be
@@ -42,7 +43,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "anvilreport merge: %v\n", err)
 		return 1
 	}
-	shards := make([]artifact.ShardArtifact, 0, fset.NArg())
+	shards := make([]merge.Artifact, 0, fset.NArg())
 	for _, path := range fset.Args() {
 		data, err := readBounded(path)
 		if err != nil {
@@ -53,9 +54,9 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "anvilreport merge: %s: %v\n", path, err)
 			return 1
 		}
-		shards = append(shards, artifact.ShardArtifact{Name: path, Data: data})
+		shards = append(shards, merge.Artifact{Name: path, Data: data})
 	}
-	merged, err := artifact.Merge(shards...)
+	merged, err := merge.Shards(shards...)
 	if err != nil {
 		fmt.Fprintf(stderr, "anvilreport merge: %v\n", err)
 		return 1

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/merge"
 )
 
 // The shard corpus: a single-process run and the three shards cut from it
@@ -45,13 +45,13 @@ func TestMergeWritesTheSingleRun(t *testing.T) {
 	require.Equal(t, 3, got.AnvilGo.Shards.Count)
 	require.Equal(t, single.AnvilGo.ChunkTiming.ITLMS, got.AnvilGo.ChunkTiming.ITLMS)
 
-	var shards []artifact.ShardArtifact
+	var shards []merge.Artifact
 	for _, p := range shardPaths {
 		data, err := os.ReadFile(p)
 		require.NoError(t, err)
-		shards = append(shards, artifact.ShardArtifact{Name: p, Data: data})
+		shards = append(shards, merge.Artifact{Name: p, Data: data})
 	}
-	want, err := artifact.Merge(shards...)
+	want, err := merge.Shards(shards...)
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	_, err = want.WriteTo(&buf)

@@ -1,4 +1,4 @@
-package artifact_test
+package merge_test
 
 import (
 	"errors"
@@ -6,22 +6,22 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/merge"
 )
 
 // Merge the artifacts of the three shards of one workload into one
 // artifact of the whole; leave one out and the merge names it.
-func ExampleMerge() {
-	var shards []artifact.ShardArtifact
+func ExampleShards() {
+	var shards []merge.Artifact
 	for _, name := range []string{"shard-2.json", "shard-0.json", "shard-1.json"} {
 		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "shards", name))
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
-		shards = append(shards, artifact.ShardArtifact{Name: name, Data: data})
+		shards = append(shards, merge.Artifact{Name: name, Data: data})
 	}
-	merged, err := artifact.Merge(shards...)
+	merged, err := merge.Shards(shards...)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -33,13 +33,13 @@ func ExampleMerge() {
 		fmt.Println("shard", s.Index, "on", s.Host)
 	}
 
-	_, err = artifact.Merge(shards[:2]...)
-	fmt.Println(errors.Is(err, artifact.ErrNotMergeable), err)
+	_, err = merge.Shards(shards[:2]...)
+	fmt.Println(errors.Is(err, merge.ErrNotMergeable), err)
 	// Output:
 	// 24 requests, 24 succeeded, concurrency 5
 	// wall 2078.1 ms, ttft p99 211.983 ms, itl p99 202.000 ms over 278 gaps
 	// shard 0 on load-0
 	// shard 1 on load-1
 	// shard 2 on load-2
-	// true artifact: merge: shard 1 of 3 is missing (have 0 (shard-0.json), 2 (shard-2.json)): the artifacts are not the shards of one workload
+	// true merge: shard 1 of 3 is missing (have 0 (shard-0.json), 2 (shard-2.json)): the artifacts are not the shards of one workload
 }

@@ -1,4 +1,4 @@
-package artifact
+package merge
 
 import (
 	"cmp"
@@ -8,20 +8,21 @@ import (
 	"slices"
 	"time"
 
+	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/internal/arrival"
 	"github.com/anvilbench/anvil/capacity/internal/itl"
 )
 
 // build assembles the merged artifact of checked shards, sorted by index.
-func build(in []shardIn) (*Report, error) {
+func build(in []shardIn) (*artifact.Report, error) {
 	base := in[0].r
 	start, end := base.StartedAtUnixNS, base.FinishedAtUnixNS
 	for _, s := range in {
 		start, end = min(start, s.r.StartedAtUnixNS), max(end, s.r.FinishedAtUnixNS)
 	}
 	startT, endT := time.Unix(0, start).UTC(), time.Unix(0, end).UTC()
-	m := &Report{
-		Schema:             Schema,
+	m := &artifact.Report{
+		Schema:             artifact.Schema,
 		RunID:              startT.Format("benchmark-20060102T150405Z"),
 		StartedAt:          startT.Format("2006-01-02T15:04:05Z"),
 		StartedAtUnixNS:    start,
@@ -40,8 +41,8 @@ func build(in []shardIn) (*Report, error) {
 		RequestCanaries: base.RequestCanaries, ResponseWords: base.ResponseWords,
 		ControlledOutputPolicy: base.ControlledOutputPolicy, ServeFlags: base.ServeFlags, Sampling: base.Sampling,
 		TimingMethodology: base.TimingMethodology,
-		RequestTimings:    []TimingRow{},
-		Failures:          []Failure{},
+		RequestTimings:    []artifact.TimingRow{},
+		Failures:          []artifact.Failure{},
 	}
 	for _, s := range in {
 		r := s.r
@@ -54,8 +55,8 @@ func build(in []shardIn) (*Report, error) {
 		m.RequestTimings = append(m.RequestTimings, r.RequestTimings...)
 		m.Failures = append(m.Failures, r.Failures...)
 	}
-	slices.SortFunc(m.RequestTimings, func(a, b TimingRow) int { return cmp.Compare(a.RequestIndex, b.RequestIndex) })
-	slices.SortFunc(m.Failures, func(a, b Failure) int { return cmp.Compare(a.RequestIndex, b.RequestIndex) })
+	slices.SortFunc(m.RequestTimings, func(a, b artifact.TimingRow) int { return cmp.Compare(a.RequestIndex, b.RequestIndex) })
+	slices.SortFunc(m.Failures, func(a, b artifact.Failure) int { return cmp.Compare(a.RequestIndex, b.RequestIndex) })
 	m.Completed, m.Failed = len(m.RequestTimings), len(m.Failures)
 	if len(in) == 1 {
 		// The mean of the cached-token ratios needs their count, which
@@ -68,7 +69,7 @@ func build(in []shardIn) (*Report, error) {
 	}
 	m.AnvilGo = x
 	if err := m.Recompute(); err != nil {
-		return nil, fmt.Errorf("artifact: merge: %w", err)
+		return nil, fmt.Errorf("merge: %w", err)
 	}
 	if x.SLO != nil {
 		// Goodput is over the merged wall clock.
@@ -79,15 +80,13 @@ func build(in []shardIn) (*Report, error) {
 
 // mergeExtension merges the anvil_go objects of the shards into that of m,
 // whose v1 run fields are set.
-func mergeExtension(in []shardIn, m *Report) (*Extension, error) {
+func mergeExtension(in []shardIn, m *artifact.Report) (*artifact.Extension, error) {
 	base := in[0].r.AnvilGo
 	common := base.Shard.StartAtUnixNS
-	x := &Extension{
-		Version: extensionVersion,
-		Run:     &RunSummary{},
-		Search:  base.Search,
-		Shards:  &ShardSet{Count: len(in), StartAtUnixNS: common, PlanFingerprint: base.Shard.PlanFingerprint},
-	}
+	x := new(artifact.Report).Extension() // empty, of the version this module writes
+	x.Run = &artifact.RunSummary{}
+	x.Search = base.Search
+	x.Shards = &artifact.ShardSet{Count: len(in), StartAtUnixNS: common, PlanFingerprint: base.Shard.PlanFingerprint}
 	if base.Run != nil {
 		x.Run.DurationMS, x.Run.Benchmark = base.Run.DurationMS, base.Run.Benchmark
 		x.Run.ExtraBody = base.Run.ExtraBody // the shards agree (workloadKeys)
@@ -104,7 +103,7 @@ func mergeExtension(in []shardIn, m *Report) (*Extension, error) {
 		}
 		if c := ext.Connections; c != nil {
 			if x.Connections == nil {
-				x.Connections = &Connections{}
+				x.Connections = &artifact.Connections{}
 			}
 			x.Connections.Prewarmed += c.Prewarmed
 			x.Connections.DialedInMeasurement += c.DialedInMeasurement
@@ -119,10 +118,10 @@ func mergeExtension(in []shardIn, m *Report) (*Extension, error) {
 			}
 			x.Requests = append(x.Requests, d)
 		}
-		x.Shards.Artifacts = append(x.Shards.Artifacts, ShardRecord{Index: ext.Shard.Index, Host: ext.Shard.Host,
+		x.Shards.Artifacts = append(x.Shards.Artifacts, artifact.ShardRecord{Index: ext.Shard.Index, Host: ext.Shard.Host,
 			StartedAtUnixNS: s.r.StartedAtUnixNS, FinishedAtUnixNS: s.r.FinishedAtUnixNS, SHA256: s.sha})
 	}
-	slices.SortFunc(x.Requests, func(a, b RequestDetail) int { return cmp.Compare(a.RequestIndex, b.RequestIndex) })
+	slices.SortFunc(x.Requests, func(a, b artifact.RequestDetail) int { return cmp.Compare(a.RequestIndex, b.RequestIndex) })
 	x.Arrival = mergeArrival(in, x)
 	x.SLO = mergeSLO(in, m.Requests)
 	x.PromptSizing = mergePromptSizing(in)
@@ -142,12 +141,12 @@ func mergeExtension(in []shardIn, m *Report) (*Extension, error) {
 // rate from the shards' own scheduled offsets (each the global schedule's
 // offset, measured from the shard's start), the achieved rate from the
 // re-based send times on the shared clock, and the in-flight caps summed.
-func mergeArrival(in []shardIn, x *Extension) *Arrival {
+func mergeArrival(in []shardIn, x *artifact.Extension) *artifact.Arrival {
 	b := in[0].r.AnvilGo.Arrival
 	if b == nil {
 		return nil
 	}
-	a := &Arrival{Process: b.Process, RateRPS: b.RateRPS, Burstiness: b.Burstiness, Seed: b.Seed}
+	a := &artifact.Arrival{Process: b.Process, RateRPS: b.RateRPS, Burstiness: b.Burstiness, Seed: b.Seed}
 	var schedule []time.Duration
 	complete := true
 	for _, s := range in {
@@ -190,12 +189,12 @@ func definedRate(v float64) *float64 {
 // mergeSLO is anvil_go.slo over all shards, when every shard evaluated the
 // same SLO: a request meets it on its own, so the met requests add up.
 // Goodput is set once the merged wall clock is known.
-func mergeSLO(in []shardIn, requests int) *SLOResult {
+func mergeSLO(in []shardIn, requests int) *artifact.SLOResult {
 	b := in[0].r.AnvilGo.SLO
 	if b == nil || requests <= 0 {
 		return nil
 	}
-	s := &SLOResult{TTFTMS: b.TTFTMS, TPOTMS: b.TPOTMS, E2EMS: b.E2EMS, Attainment: b.Attainment, LatencyClock: b.LatencyClock}
+	s := &artifact.SLOResult{TTFTMS: b.TTFTMS, TPOTMS: b.TPOTMS, E2EMS: b.E2EMS, Attainment: b.Attainment, LatencyClock: b.LatencyClock}
 	for _, sh := range in {
 		s.MetRequests += sh.r.AnvilGo.SLO.MetRequests
 	}
@@ -209,12 +208,15 @@ func mergeSLO(in []shardIn, requests int) *SLOResult {
 // shards', and chars_per_token is the shards' ratio when they agree, else
 // their ratios weighted by the planned prompt tokens of their measured
 // requests (the ratio of all characters to all tokens, up to rounding).
-func mergePromptSizing(in []shardIn) *PromptSizing {
+func mergePromptSizing(in []shardIn) *artifact.PromptSizing {
 	b := in[0].r.AnvilGo.PromptSizing
 	if b == nil {
 		return nil
 	}
-	p := &PromptSizing{Method: b.Method, Source: b.Source, TokenizePath: b.TokenizePath, CharsPerToken: b.CharsPerToken}
+	c := *b // with the shards' key set: a key they lack stays absent
+	p := &c
+	p.CalibrationRequests, p.MaxRelativeError = 0, nil
+	p.CountedRequests, p.CountedOverPlanned, p.OffPlanRequests, p.Warning = 0, nil, 0, nil
 	same := true
 	var chars, tokens float64
 	for _, s := range in {
@@ -231,7 +233,7 @@ func mergePromptSizing(in []shardIn) *PromptSizing {
 		}
 		t := 0
 		for _, d := range s.r.AnvilGo.Requests {
-			if d.Outcome != OutcomeNeverSent {
+			if d.Outcome != artifact.OutcomeNeverSent {
 				t += d.PlannedPromptTokens
 			}
 		}
@@ -242,7 +244,6 @@ func mergePromptSizing(in []shardIn) *PromptSizing {
 		p.CharsPerToken = chars / tokens
 	}
 	mergePlanCheck(p, in)
-	p.shape = b.shape // the shards' key set: a key they lack stays absent
 	return p
 }
 
@@ -251,7 +252,7 @@ func mergePromptSizing(in []shardIn) *PromptSizing {
 // of counted / planned over every shard's requests[] (exactly the single
 // process's), and the warning is that of the shard with the most off-plan
 // requests, naming it (its numbers are that shard's).
-func mergePlanCheck(p *PromptSizing, in []shardIn) {
+func mergePlanCheck(p *artifact.PromptSizing, in []shardIn) {
 	var ratios []float64
 	most := -1
 	for _, s := range in {
@@ -282,12 +283,12 @@ func mergePlanCheck(p *PromptSizing, in []shardIn) {
 // stalls added up, and the tokens-per-chunk mean recomputed exactly from
 // the merged rows. Nil when no shard had a gap, or when one that did
 // stored no distribution (its percentiles cannot be merged).
-func mergeChunkTiming(in []shardIn, m *Report, x *Extension) (*ChunkTiming, error) {
+func mergeChunkTiming(in []shardIn, m *artifact.Report, x *artifact.Extension) (*artifact.ChunkTiming, error) {
 	run, err := itl.NewRun(itl.DefaultStallRule()) // the rule is the shards'; stalls are theirs
 	if err != nil {
 		panic(err)
 	}
-	var rule *StallRule
+	var rule *artifact.StallRule
 	stalls, perToken := 0, true
 	for _, s := range in {
 		ct := s.r.AnvilGo.ChunkTiming
@@ -295,18 +296,16 @@ func mergeChunkTiming(in []shardIn, m *Report, x *Extension) (*ChunkTiming, erro
 			continue
 		}
 		perToken = perToken && ct.PerToken
-		if ct.distribution == nil {
+		d := ct.Distribution
+		if d == nil {
 			return nil, nil
 		}
-		g, err := ct.distribution.gaps()
-		if err == nil {
-			err = run.AddGaps(g)
-		}
-		if err == nil && g.Count() != ct.Gaps {
-			err = fmt.Errorf("holds %d gaps, chunk_timing.gaps says %d", g.Count(), ct.Gaps)
+		err := run.AddDistribution(d)
+		if n := gapCount(d); err == nil && n != ct.Gaps {
+			err = fmt.Errorf("holds %d gaps, chunk_timing.gaps says %d", n, ct.Gaps)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("artifact: merge: %s: anvil_go.chunk_timing.distribution: %w", s.name, err)
+			return nil, fmt.Errorf("merge: %s: anvil_go.chunk_timing.distribution: %w", s.name, err)
 		}
 		stalls += ct.Stalls
 		rule = &ct.StallRule
@@ -315,11 +314,11 @@ func mergeChunkTiming(in []shardIn, m *Report, x *Extension) (*ChunkTiming, erro
 	if !ok {
 		return nil, nil
 	}
-	ct := &ChunkTiming{
-		ITLMS: Quantiles{P50: res.ITL.P50, P90: res.ITL.P90, P99: res.ITL.P99, P999: res.ITL.P999, Max: res.ITL.Max},
+	ct := &artifact.ChunkTiming{
+		ITLMS: artifact.Quantiles{P50: res.ITL.P50, P90: res.ITL.P90, P99: res.ITL.P99, P999: res.ITL.P999, Max: res.ITL.Max},
 		Gaps:  res.Gaps, Exact: res.Exact, RelativeError: res.RelativeError,
-		Stalls: stalls, StallRule: StallRule{Relative: rule.Relative, FloorMS: rule.FloorMS, OverrideMS: rule.OverrideMS},
-		distribution: gapsOf(run),
+		Stalls: stalls, StallRule: artifact.StallRule{Relative: rule.Relative, FloorMS: rule.FloorMS, OverrideMS: rule.OverrideMS},
+		Distribution: run.Distribution(),
 		PerToken:     perToken, // every shard's gaps per token
 	}
 	// The mean of completion tokens / output chunks over the successful
@@ -340,4 +339,12 @@ func mergeChunkTiming(in []shardIn, m *Report, x *Extension) (*ChunkTiming, erro
 		ct.TokensPerChunkMean = &mean
 	}
 	return ct, nil
+}
+
+// gapCount is the number of gaps d holds.
+func gapCount(d *artifact.GapDistribution) int {
+	if d.Sketch != nil {
+		return d.Sketch.Count
+	}
+	return len(d.ExactNS)
 }

@@ -1,4 +1,4 @@
-package artifact_test
+package merge_test
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/merge"
 )
 
 const genCounter = "vllm:generation_tokens_total"
@@ -54,7 +55,7 @@ func TestMergeServerMetrics(t *testing.T) {
 	shards := splitShards(t, single, 3)
 	sampled(shards, ep, firsts, lasts)
 	require.Equal(t, "shard", shards[1].AnvilGo.ServerMetrics.Checks.GenerationTokens.Verdict, "a shard's own check is no verdict")
-	merged, err := artifact.Merge(shardFiles(t, shards)...)
+	merged, err := merge.Shards(shardFiles(t, shards)...)
 	require.NoError(t, err)
 	m := merged.AnvilGo.ServerMetrics
 	require.NotNil(t, m)
@@ -76,7 +77,7 @@ func TestMergeServerMetrics(t *testing.T) {
 	busy := splitShards(t, single, 3)
 	lastsBusy := []float64{lasts[0] + 500, lasts[1], lasts[2]}
 	sampled(busy, ep, firsts, lastsBusy)
-	merged, err = artifact.Merge(shardFiles(t, busy)...)
+	merged, err = merge.Shards(shardFiles(t, busy)...)
 	require.NoError(t, err)
 	g = merged.AnvilGo.ServerMetrics.Checks.GenerationTokens
 	require.Equal(t, "mismatch", g.Verdict)
@@ -86,7 +87,7 @@ func TestMergeServerMetrics(t *testing.T) {
 	apart := splitShards(t, single, 3)
 	sampled(apart, ep, firsts, lasts)
 	apart[1].AnvilGo.ServerMetrics.Endpoint = "http://other-replica:8000/metrics"
-	merged, err = artifact.Merge(shardFiles(t, apart)...)
+	merged, err = merge.Shards(shardFiles(t, apart)...)
 	require.NoError(t, err)
 	require.Nil(t, merged.AnvilGo.ServerMetrics, "two endpoints: no one member")
 	require.Equal(t, "http://other-replica:8000/metrics", merged.AnvilGo.Shards.Artifacts[1].ServerMetrics.Endpoint)
@@ -120,7 +121,7 @@ func TestMergeAudit(t *testing.T) {
 	shards[1].AnvilGo.Audit = &artifact.Audit{Verdict: "suspect", Reasons: []string{reason},
 		SchedLatencyP99MS: new(0.3), SchedSamples: 30, WakeLagP50MS: new(16.8), WakeLagP99MS: new(41.9), WakeSamples: 40,
 		CPUShare: new(0.6), GOMAXPROCS: 2}
-	merged, err := artifact.Merge(shardFiles(t, shards)...)
+	merged, err := merge.Shards(shardFiles(t, shards)...)
 	require.NoError(t, err)
 	a := merged.AnvilGo.Audit
 	require.Equal(t, "suspect", a.Verdict)
@@ -136,13 +137,13 @@ func TestMergeAudit(t *testing.T) {
 	for _, s := range shards {
 		s.AnvilGo.Audit = quiet()
 	}
-	merged, err = artifact.Merge(shardFiles(t, shards)...)
+	merged, err = merge.Shards(shardFiles(t, shards)...)
 	require.NoError(t, err)
 	require.Equal(t, "ok", merged.AnvilGo.Audit.Verdict)
 	require.Equal(t, []string{}, merged.AnvilGo.Audit.Reasons)
 
 	shards[2].AnvilGo.Audit = nil
-	merged, err = artifact.Merge(shardFiles(t, shards)...)
+	merged, err = merge.Shards(shardFiles(t, shards)...)
 	require.NoError(t, err)
 	require.Equal(t, "suspect", merged.AnvilGo.Audit.Verdict)
 	require.Equal(t, []string{"shard 2: not audited (its artifact has no anvil_go.audit)"}, merged.AnvilGo.Audit.Reasons)
@@ -162,7 +163,7 @@ func TestMergeWorkload(t *testing.T) {
 	for k, s := range shards {
 		s.AnvilGo.Workload = workload("ab12", float64(k)+0.5)
 	}
-	merged, err := artifact.Merge(shardFiles(t, shards)...)
+	merged, err := merge.Shards(shardFiles(t, shards)...)
 	require.NoError(t, err)
 	w := merged.AnvilGo.Workload
 	require.NotNil(t, w)
@@ -170,8 +171,8 @@ func TestMergeWorkload(t *testing.T) {
 	require.Nil(t, w.SendLagMS, "the shards' send lag percentiles do not merge")
 
 	shards[2].AnvilGo.Workload = workload("cd34", 0.5)
-	_, err = artifact.Merge(shardFiles(t, shards)...)
-	require.ErrorIs(t, err, artifact.ErrNotMergeable)
+	_, err = merge.Shards(shardFiles(t, shards)...)
+	require.ErrorIs(t, err, merge.ErrNotMergeable)
 	require.ErrorContains(t, err, "two workloads: shard-0.json has anvil_go.workload ")
 	require.ErrorContains(t, err, `"sha256":"cd34"`)
 }

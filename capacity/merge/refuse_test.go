@@ -1,4 +1,4 @@
-package artifact_test
+package merge_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/merge"
 )
 
 func sha256Of(b []byte) string {
@@ -96,16 +97,16 @@ func TestMergeRefuses(t *testing.T) {
 			"shard-1.json is not a shard artifact (it has no anvil_go.shard)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := artifact.Merge(shardFiles(t, tt.shards())...)
-			require.ErrorIs(t, err, artifact.ErrNotMergeable)
+			_, err := merge.Shards(shardFiles(t, tt.shards())...)
+			require.ErrorIs(t, err, merge.ErrNotMergeable)
 			require.ErrorContains(t, err, tt.want)
 		})
 	}
-	_, err := artifact.Merge()
-	require.ErrorIs(t, err, artifact.ErrNotMergeable)
+	_, err := merge.Shards()
+	require.ErrorIs(t, err, merge.ErrNotMergeable)
 }
 
-// FuzzMerge: whatever one shard's bytes are, Merge returns an error or an
+// FuzzMerge: whatever one shard's bytes are, Shards returns an error or an
 // artifact that writes, reads back and recomputes to itself; it never
 // panics.
 func FuzzMerge(f *testing.F) {
@@ -119,10 +120,10 @@ func FuzzMerge(f *testing.F) {
 	f.Add(bytes.Replace(shards[1], []byte(`"index": 1`), []byte(`"index": 0`), 1))
 	f.Add(bytes.Replace(shards[1], []byte(`"started_at_unix_ns": `), []byte(`"started_at_unix_ns": -`), 1))
 	f.Fuzz(func(t *testing.T, one []byte) {
-		merged, err := artifact.Merge(
-			artifact.ShardArtifact{Name: "shard-0.json", Data: shards[0]},
-			artifact.ShardArtifact{Name: "fuzzed.json", Data: one},
-			artifact.ShardArtifact{Name: "shard-2.json", Data: shards[2]})
+		merged, err := merge.Shards(
+			merge.Artifact{Name: "shard-0.json", Data: shards[0]},
+			merge.Artifact{Name: "fuzzed.json", Data: one},
+			merge.Artifact{Name: "shard-2.json", Data: shards[2]})
 		if err != nil {
 			return
 		}
@@ -149,11 +150,40 @@ func TestMergeStartTolerance(t *testing.T) {
 	} {
 		s := splitShards(t, single, 2)
 		s[1].StartedAtUnixNS += int64(tt.off)
-		_, err := artifact.Merge(shardFiles(t, s)...)
+		_, err := merge.Shards(shardFiles(t, s)...)
 		if tt.ok {
 			require.NoError(t, err, "%v", tt.off)
 		} else {
-			require.ErrorIs(t, err, artifact.ErrNotMergeable, "%v", tt.off)
+			require.ErrorIs(t, err, merge.ErrNotMergeable, "%v", tt.off)
 		}
+	}
+}
+
+// TestMergeRefusesBadDistribution: a shard whose stored gaps no run could
+// have kept, or that contradict its own chunk_timing, fails the merge
+// naming the shard and the member.
+func TestMergeRefusesBadDistribution(t *testing.T) {
+	single := runSingle(t)
+	for _, tt := range []struct {
+		name string
+		edit func(d *artifact.ChunkTiming)
+		want string
+	}{
+		{"unsorted", func(c *artifact.ChunkTiming) {
+			ns := c.Distribution.ExactNS
+			ns[0], ns[len(ns)-1] = ns[len(ns)-1], ns[0]
+		}, `shard-1.json: anvil_go.chunk_timing.distribution: exact_ns = "unsorted": must be in ascending order`},
+		{"gap count", func(c *artifact.ChunkTiming) { c.Gaps++ },
+			"shard-1.json: anvil_go.chunk_timing.distribution: holds 89 gaps, chunk_timing.gaps says 90"},
+		{"another accuracy", func(c *artifact.ChunkTiming) {
+			c.Distribution = &artifact.GapDistribution{Sketch: &artifact.GapSketch{RelativeAccuracy: 0.02, Count: 70000, Bins: map[int]int{0: 70000}}}
+		}, "shard-1.json: anvil_go.chunk_timing.distribution: sketch.relative_accuracy = 0.02: must be 0.01"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := splitShards(t, single, 3)
+			tt.edit(s[1].AnvilGo.ChunkTiming)
+			_, err := merge.Shards(shardFiles(t, s)...)
+			require.ErrorContains(t, err, "merge: "+tt.want)
+		})
 	}
 }

@@ -1,8 +1,10 @@
-package artifact
+package merge
 
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // What makes artifacts shards of one workload: the keys every shard must
@@ -11,7 +13,7 @@ import (
 // workloadKey is one key the shards of a workload share.
 type workloadKey struct {
 	key string
-	val func(r *Report) string
+	val func(r *artifact.Report) string
 }
 
 // workloadKeys are the shard's plan and count, the v1 workload and setup
@@ -19,66 +21,66 @@ type workloadKey struct {
 // shard measured, and its share of the load (requests, concurrency,
 // context_distribution, arrival.max_in_flight), are not among them.
 var workloadKeys = []workloadKey{
-	{"anvil_go.shard.count", func(r *Report) string { return strconv.Itoa(r.AnvilGo.Shard.Count) }},
-	{"anvil_go.shard.plan_fingerprint", func(r *Report) string { return r.AnvilGo.Shard.PlanFingerprint }},
-	{"anvil_go.shard.start_at_unix_ns", func(r *Report) string { return unixLabel(r.AnvilGo.Shard.StartAtUnixNS) }},
-	{"clock_domain_id", func(r *Report) string { return quoteOrNull(r.ClockDomainID) }},
-	{"schema", func(r *Report) string { return r.Schema }},
-	{"base_url", func(r *Report) string { return r.BaseURL }},
-	{"model", func(r *Report) string { return r.Model }},
-	{"engine", func(r *Report) string { return quoteOrNull(r.Engine) }},
-	{"gpu", func(r *Report) string { return quoteOrNull(r.GPU) }},
-	{"tier", func(r *Report) string { return quoteOrNull(r.Tier) }},
-	{"manifest", func(r *Report) string { return quoteOrNull(r.Manifest) }},
-	{"source_recipe", func(r *Report) string { return quoteOrNull(r.SourceRecipe) }},
-	{"configuration_fingerprint", func(r *Report) string { return quoteOrNull(r.ConfigurationFingerprint) }},
-	{"max_tokens", func(r *Report) string { return strconv.Itoa(r.MaxTokens) }},
-	{"context_tokens", func(r *Report) string { return intOrNull(r.ContextTokens) }},
-	{"max_context_tokens", func(r *Report) string { return intOrNull(r.MaxContextTokens) }},
-	{"context_seed", func(r *Report) string { return strconv.FormatInt(r.ContextSeed, 10) }},
-	{"shared_prefix_tokens", func(r *Report) string { return strconv.Itoa(r.SharedPrefixTokens) }},
-	{"prompt_cache_mode", func(r *Report) string { return r.PromptCacheMode }},
-	{"request_canaries", func(r *Report) string { return strconv.FormatBool(r.RequestCanaries) }},
-	{"response_words", func(r *Report) string { return strconv.Itoa(r.ResponseWords) }},
-	{"controlled_output_policy", func(r *Report) string { return r.ControlledOutputPolicy }},
-	{"serve_flags", func(r *Report) string {
+	{"anvil_go.shard.count", func(r *artifact.Report) string { return strconv.Itoa(r.AnvilGo.Shard.Count) }},
+	{"anvil_go.shard.plan_fingerprint", func(r *artifact.Report) string { return r.AnvilGo.Shard.PlanFingerprint }},
+	{"anvil_go.shard.start_at_unix_ns", func(r *artifact.Report) string { return unixLabel(r.AnvilGo.Shard.StartAtUnixNS) }},
+	{"clock_domain_id", func(r *artifact.Report) string { return quoteOrNull(r.ClockDomainID) }},
+	{"schema", func(r *artifact.Report) string { return r.Schema }},
+	{"base_url", func(r *artifact.Report) string { return r.BaseURL }},
+	{"model", func(r *artifact.Report) string { return r.Model }},
+	{"engine", func(r *artifact.Report) string { return quoteOrNull(r.Engine) }},
+	{"gpu", func(r *artifact.Report) string { return quoteOrNull(r.GPU) }},
+	{"tier", func(r *artifact.Report) string { return quoteOrNull(r.Tier) }},
+	{"manifest", func(r *artifact.Report) string { return quoteOrNull(r.Manifest) }},
+	{"source_recipe", func(r *artifact.Report) string { return quoteOrNull(r.SourceRecipe) }},
+	{"configuration_fingerprint", func(r *artifact.Report) string { return quoteOrNull(r.ConfigurationFingerprint) }},
+	{"max_tokens", func(r *artifact.Report) string { return strconv.Itoa(r.MaxTokens) }},
+	{"context_tokens", func(r *artifact.Report) string { return intOrNull(r.ContextTokens) }},
+	{"max_context_tokens", func(r *artifact.Report) string { return intOrNull(r.MaxContextTokens) }},
+	{"context_seed", func(r *artifact.Report) string { return strconv.FormatInt(r.ContextSeed, 10) }},
+	{"shared_prefix_tokens", func(r *artifact.Report) string { return strconv.Itoa(r.SharedPrefixTokens) }},
+	{"prompt_cache_mode", func(r *artifact.Report) string { return r.PromptCacheMode }},
+	{"request_canaries", func(r *artifact.Report) string { return strconv.FormatBool(r.RequestCanaries) }},
+	{"response_words", func(r *artifact.Report) string { return strconv.Itoa(r.ResponseWords) }},
+	{"controlled_output_policy", func(r *artifact.Report) string { return r.ControlledOutputPolicy }},
+	{"serve_flags", func(r *artifact.Report) string {
 		f := r.ServeFlags
 		return fmt.Sprintf("thinking_mode=%s no_thinking=%t reasoning_effort=%s shared_prefix_burst=%t",
 			f.ThinkingMode, f.NoThinking, quoteOrNull(f.ReasoningEffort), f.SharedPrefixBurst)
 	}},
-	{"sampling", func(r *Report) string {
-		f := func(s SamplingField) string {
+	{"sampling", func(r *artifact.Report) string {
+		f := func(s artifact.SamplingField) string {
 			return fmt.Sprintf("{requested=%s sent=%t effective_request=%s}", floatOrNull(s.Requested), s.Sent, floatOrNull(s.EffectiveRequest))
 		}
 		return "temperature=" + f(r.Sampling.Temperature) + " top_p=" + f(r.Sampling.TopP)
 	}},
-	{"timestamp_precision", func(r *Report) string { return r.TimestampPrecision }},
-	{"anvil_go.run.duration_ms", func(r *Report) string {
+	{"timestamp_precision", func(r *artifact.Report) string { return r.TimestampPrecision }},
+	{"anvil_go.run.duration_ms", func(r *artifact.Report) string {
 		if r.AnvilGo.Run == nil {
 			return "null"
 		}
 		return floatOrNull(r.AnvilGo.Run.DurationMS)
 	}},
-	{"anvil_go.run.extra_body", func(r *Report) string {
+	{"anvil_go.run.extra_body", func(r *artifact.Report) string {
 		if r.AnvilGo.Run == nil || r.AnvilGo.Run.ExtraBody == nil {
 			return "null"
 		}
 		return fmt.Sprint(r.AnvilGo.Run.ExtraBody) // fmt prints a map sorted by key
 	}},
-	{"anvil_go.arrival", func(r *Report) string {
+	{"anvil_go.arrival", func(r *artifact.Report) string {
 		a := r.AnvilGo.Arrival
 		if a == nil {
 			return "null (closed loop)"
 		}
 		return fmt.Sprintf("process=%s rate_rps=%v burstiness=%s seed=%d", a.Process, a.RateRPS, floatOrNull(a.Burstiness), a.Seed)
 	}},
-	{"anvil_go.prompt_sizing.method", func(r *Report) string {
+	{"anvil_go.prompt_sizing.method", func(r *artifact.Report) string {
 		if p := r.AnvilGo.PromptSizing; p != nil {
 			return p.Method
 		}
 		return "null"
 	}},
-	{"anvil_go.slo", func(r *Report) string {
+	{"anvil_go.slo", func(r *artifact.Report) string {
 		s := r.AnvilGo.SLO
 		if s == nil {
 			return "null"
@@ -87,7 +89,7 @@ var workloadKeys = []workloadKey{
 			floatOrNull(s.TTFTMS), floatOrNull(s.TPOTMS), floatOrNull(s.E2EMS), s.Attainment, s.LatencyClock)
 	}},
 	{"anvil_go.workload", workloadLabel},
-	{"anvil_go.search", func(r *Report) string {
+	{"anvil_go.search", func(r *artifact.Report) string {
 		if s := r.AnvilGo.Search; s != nil {
 			return fmt.Sprintf("kind=%s probe=%d value=%v", s.Kind, s.Probe, s.Value)
 		}
@@ -132,7 +134,7 @@ func checkOneWorkload(in []shardIn) error {
 	return nil
 }
 
-func stallRuleLabel(s StallRule) string {
+func stallRuleLabel(s artifact.StallRule) string {
 	return fmt.Sprintf("relative=%v floor_ms=%v override_ms=%s", s.Relative, s.FloorMS, floatOrNull(s.OverrideMS))
 }
 

@@ -1,4 +1,4 @@
-package artifact
+package merge
 
 import (
 	"bytes"
@@ -11,14 +11,17 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
-// This file is Merge: one artifact of a whole workload from the artifacts
-// of its shards (capacity/PROTOCOL.md#merging-shards). merge_check.go holds
-// the refusals, merge_build.go the assembly.
+// This file is Shards and the refusals of artifacts that are not the
+// shards of one workload; check.go holds the keys they must agree on,
+// build.go the assembly, observers.go the members the run's observers
+// write.
 
-// ShardArtifact is one shard's artifact as it was written.
-type ShardArtifact struct {
+// Artifact is one shard's artifact as it was written.
+type Artifact struct {
 	// Name names the artifact in errors (its file name, say).
 	Name string
 	// Data is the artifact's bytes as written; anvil_go.shards records
@@ -26,37 +29,47 @@ type ShardArtifact struct {
 	Data []byte
 }
 
-// ErrNotMergeable is wrapped by every refusal of Merge: the artifacts are
+// ErrNotMergeable is wrapped by every refusal of Shards: the artifacts are
 // not every shard, exactly once, of one workload on one clock.
 var ErrNotMergeable = errors.New("the artifacts are not the shards of one workload")
 
-// Merge makes one v1 artifact of a workload from the artifacts of all its
+// shardStartTolerance is how far a shard's recorded start
+// (started_at_unix_ns) may lie from the common start instant
+// (anvil_go.shard.start_at_unix_ns) for Shards to accept it. A shard waits
+// for the instant, so it starts after it by its timer's wake-up latency
+// (microseconds to a few milliseconds on a loaded host); a shard later than
+// this sent its schedule skewed against the others' by more than the
+// clock skew a shared NTP or chrony domain is trusted to within, and one
+// earlier did not wait or has another clock.
+const shardStartTolerance = 100 * time.Millisecond
+
+// Shards makes one v1 artifact of a workload from the artifacts of all its
 // shards, in any order. It fails closed, wrapping ErrNotMergeable and naming
 // the problem and the artifacts, unless every artifact is a shard
 // (anvil_go.shard) of one workload (the same identity keys and plan
 // fingerprint, one shard count, each index once, no request index in two
 // places), all declare the same non-null clock_domain_id, each started
 // within 100 ms of the common start instant, and each one's stored metrics
-// are its rows' (Report.CheckMetrics).
+// are its rows' (artifact.Report.CheckMetrics).
 //
 // The merged artifact has the shards' request rows and failures under their
-// global indexes, every v1 metric recomputed from them (Recompute), the wall
-// clock from the earliest shard start to the latest shard end on the shared
-// clock, anvil_go.requests re-based onto the common start, and
-// anvil_go.shards; how each member merges is listed in
-// capacity/PROTOCOL.md#merging-shards.
-func Merge(shards ...ShardArtifact) (*Report, error) {
+// global indexes, every v1 metric recomputed from them
+// (artifact.Report.Recompute), the wall clock from the earliest shard start
+// to the latest shard end on the shared clock, anvil_go.requests re-based
+// onto the common start, and anvil_go.shards; how each member merges is
+// listed in capacity/PROTOCOL.md#merging-shards.
+func Shards(shards ...Artifact) (*artifact.Report, error) {
 	if len(shards) == 0 {
-		return nil, fmt.Errorf("artifact: merge: no shard artifact given: %w", ErrNotMergeable)
+		return nil, fmt.Errorf("merge: no shard artifact given: %w", ErrNotMergeable)
 	}
 	in := make([]shardIn, len(shards))
 	for i, s := range shards {
-		r, err := Read(bytes.NewReader(s.Data))
+		r, err := artifact.Read(bytes.NewReader(s.Data))
 		if err != nil {
-			return nil, fmt.Errorf("artifact: merge: %s: %w", s.Name, err)
+			return nil, fmt.Errorf("merge: %s: %w", s.Name, err)
 		}
 		if err := r.CheckMetrics(); err != nil {
-			return nil, fmt.Errorf("artifact: merge: %s: %w: %w", s.Name, err, ErrNotMergeable)
+			return nil, fmt.Errorf("merge: %s: %w: %w", s.Name, err, ErrNotMergeable)
 		}
 		sum := sha256.Sum256(s.Data)
 		in[i] = shardIn{name: s.Name, r: r, sha: fingerprintPrefix + hex.EncodeToString(sum[:])}
@@ -83,15 +96,15 @@ const fingerprintPrefix = "sha256:"
 // shardIn is one shard artifact being merged.
 type shardIn struct {
 	name string
-	r    *Report
+	r    *artifact.Report
 	sha  string // fingerprintPrefix + hex of its bytes
 }
 
-func (s *shardIn) shard() *Shard { return s.r.AnvilGo.Shard }
+func (s *shardIn) shard() *artifact.Shard { return s.r.AnvilGo.Shard }
 
-// refuse is a refusal of Merge naming what is wrong.
+// refuse is a refusal of Shards naming what is wrong.
 func refuse(format string, args ...any) error {
-	return fmt.Errorf("artifact: merge: "+format+": %w", append(args, ErrNotMergeable)...)
+	return fmt.Errorf("merge: "+format+": %w", append(args, ErrNotMergeable)...)
 }
 
 // check refuses an artifact that is not a shard on a declared clock, or
@@ -162,9 +175,9 @@ func checkRequestIndexes(in []shardIn) error {
 	type owner struct{ name, where string }
 	for _, part := range []struct {
 		what    string
-		indexes func(r *Report) []int
+		indexes func(r *artifact.Report) []int
 	}{
-		{"request_timings/failures", func(r *Report) []int {
+		{"request_timings/failures", func(r *artifact.Report) []int {
 			var ix []int
 			for _, row := range r.RequestTimings {
 				ix = append(ix, row.RequestIndex)
@@ -174,7 +187,7 @@ func checkRequestIndexes(in []shardIn) error {
 			}
 			return ix
 		}},
-		{"anvil_go.requests", func(r *Report) []int {
+		{"anvil_go.requests", func(r *artifact.Report) []int {
 			var ix []int
 			for _, d := range r.AnvilGo.Requests {
 				ix = append(ix, d.RequestIndex)

@@ -1,13 +1,14 @@
-package artifact
+package merge
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // The members the run's observers write, merged (PROTOCOL.md#merging-shards):
@@ -16,46 +17,49 @@ import (
 // workloadLabel is anvil_go.workload as compact JSON without send_lag_ms
 // (each shard's own measurement), for the shards' agreement; "null" when
 // absent.
-func workloadLabel(r *Report) string {
+func workloadLabel(r *artifact.Report) string {
 	w := r.AnvilGo.Workload
 	if w == nil {
 		return "null"
 	}
-	c := *w
-	c.SendLagMS, c.shape = nil, shape{}
-	e := &artEncoder{}
-	workloadTable.encode(e, &c)
-	var b bytes.Buffer
-	if err := json.Compact(&b, e.buf); err != nil {
-		return string(e.buf)
+	b, err := json.Marshal(commonWorkload(w))
+	if err != nil { // a non-finite number: show it as Go does
+		return fmt.Sprintf("%+v", *w)
 	}
-	return b.String()
+	return string(b)
+}
+
+// commonWorkload is w without send_lag_ms, in the current shape (its
+// unknown keys dropped): what the shards of one workload share.
+func commonWorkload(w *artifact.Workload) *artifact.Workload {
+	return &artifact.Workload{Kind: w.Kind, Trace: w.Trace, Sessions: w.Sessions}
 }
 
 // mergeWorkload is anvil_go.workload of the merge: the shards' (equal,
 // checkOneWorkload) workload; its send_lag_ms is one shard's own, and
 // percentiles of several shards' do not merge from their summaries, so it
 // is dropped for more than one shard.
-func mergeWorkload(in []shardIn) *Workload {
+func mergeWorkload(in []shardIn) *artifact.Workload {
 	w := in[0].r.AnvilGo.Workload
-	if w == nil {
+	switch {
+	case w == nil:
 		return nil
+	case len(in) > 1:
+		return commonWorkload(w)
 	}
 	c := *w
-	if len(in) > 1 {
-		c.SendLagMS, c.shape = nil, shape{}
-	}
 	return &c
 }
 
 // mergeAudit is anvil_go.audit of the merge: suspect if any shard's is,
 // each shard's reasons prefixed "shard <index>: " in shard order (an
-// unaudited shard is a reason too); the counts added up, and every other
-// measurement the largest of the shards' (each process audits itself; the
-// merged quantile of several processes lies between the shards' own, so
-// the largest is its bound). Nil when no shard has an audit.
-func mergeAudit(in []shardIn) *Audit {
-	var audited []*Audit
+// unaudited shard is a reason too, and so is a verdict its reasons do not
+// give); the counts added up, and every other measurement the largest of
+// the shards' (each process audits itself; the merged quantile of several
+// processes lies between the shards' own, so the largest is its bound).
+// Nil when no shard has an audit.
+func mergeAudit(in []shardIn) *artifact.Audit {
+	var audited []*artifact.Audit
 	for _, s := range in {
 		if a := s.r.AnvilGo.Audit; a != nil {
 			audited = append(audited, a)
@@ -64,7 +68,7 @@ func mergeAudit(in []shardIn) *Audit {
 	if len(audited) == 0 {
 		return nil
 	}
-	m := &Audit{Verdict: auditOK, Reasons: []string{}}
+	m := &artifact.Audit{Reasons: []string{}}
 	largest := func(dst **float64, v *float64) {
 		if v != nil && (*dst == nil || *v > **dst) {
 			*dst = new(*v)
@@ -73,15 +77,15 @@ func mergeAudit(in []shardIn) *Audit {
 	for _, s := range in {
 		a, index := s.r.AnvilGo.Audit, s.shard().Index
 		if a == nil {
-			m.Verdict = auditSuspect
 			m.Reasons = append(m.Reasons, fmt.Sprintf("shard %d: not audited (its artifact has no anvil_go.audit)", index))
 			continue
 		}
-		if a.Verdict != auditOK {
-			m.Verdict = auditSuspect
-		}
 		for _, r := range a.Reasons {
 			m.Reasons = append(m.Reasons, fmt.Sprintf("shard %d: %s", index, r))
+		}
+		own := artifact.Audit{Reasons: a.Reasons}
+		if own.SetVerdict(); own.Verdict != a.Verdict {
+			m.Reasons = append(m.Reasons, fmt.Sprintf("shard %d: verdict %q, which its %d reasons do not give", index, a.Verdict, len(a.Reasons)))
 		}
 		m.SchedSamples += a.SchedSamples
 		m.WakeSamples += a.WakeSamples
@@ -102,6 +106,7 @@ func mergeAudit(in []shardIn) *Audit {
 		largest(&m.PoolWaitMaxMS, a.PoolWaitMaxMS)
 		m.GOMAXPROCS = max(m.GOMAXPROCS, a.GOMAXPROCS)
 	}
+	m.SetVerdict() // suspect when a reason is listed
 	return m
 }
 
@@ -118,11 +123,11 @@ func deref(v *float64) float64 {
 // every shard sampled the same endpoint, the member of the shard that
 // sampled last (the lowest index on a tie), with its checks computed over
 // all shards (unionChecks); else nil.
-func mergeServerMetrics(in []shardIn, m *Report, x *Extension) *ServerMetrics {
+func mergeServerMetrics(in []shardIn, m *artifact.Report, x *artifact.Extension) *artifact.ServerMetrics {
 	sent := x.Run.SentRequests
 	common := x.Shards.StartAtUnixNS
 	same := true
-	var chosen *ServerMetrics
+	var chosen *artifact.ServerMetrics
 	chosenLast := 0.0
 	for i, s := range in {
 		sm := s.r.AnvilGo.ServerMetrics
@@ -168,7 +173,7 @@ func mergeServerMetrics(in []shardIn, m *Report, x *Extension) *ServerMetrics {
 // (Report.CompletionTokens of the merge; sent is its sent requests), the
 // TTFT against the merged
 // rows' mean time to first output.
-func unionChecks(in []shardIn, m *Report, sent int) *ServerChecks {
+func unionChecks(in []shardIn, m *artifact.Report, sent int) *artifact.ServerChecks {
 	var counter, hist string
 	for _, s := range in {
 		if c := s.r.AnvilGo.ServerMetrics.Checks; c != nil {
@@ -180,7 +185,7 @@ func unionChecks(in []shardIn, m *Report, sent int) *ServerChecks {
 			}
 		}
 	}
-	var out ServerChecks
+	var out artifact.ServerChecks
 	firstMS := 0.0
 	for _, s := range in {
 		firstMS = max(firstMS, float64(s.r.StartedAtUnixNS-in[0].r.AnvilGo.Shard.StartAtUnixNS)/1e6)
@@ -188,7 +193,7 @@ func unionChecks(in []shardIn, m *Report, sent int) *ServerChecks {
 	if counter != "" {
 		if inc, resets, ok := unionIncrease(in, counter); ok {
 			tokens, reported := m.CompletionTokens()
-			tc := &TokenCheck{Counter: counter, ServerIncrease: inc, ClientTokens: tokens}
+			tc := &artifact.TokenCheck{Counter: counter, ServerIncrease: inc, ClientTokens: tokens}
 			tc.Allow(firstMS, m.WallClockMS, max(sent-reported, 0), m.MaxTokens)
 			tc.Judge(resets)
 			out.GenerationTokens = tc
@@ -203,7 +208,7 @@ func unionChecks(in []shardIn, m *Report, sent int) *ServerChecks {
 				ttfo += m.RequestTimings[i].TimeToFirstOutputMS
 			}
 			client, server := ttfo/float64(len(m.RequestTimings)), sum/n*1000
-			out.TTFT = &TTFTCheck{Histogram: hist, ServerRequests: n, ServerMeanMS: server, ClientMeanMS: client,
+			out.TTFT = &artifact.TTFTCheck{Histogram: hist, ServerRequests: n, ServerMeanMS: server, ClientMeanMS: client,
 				NetworkAndClientMS: client - server}
 		}
 	}

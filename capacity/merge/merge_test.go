@@ -1,4 +1,4 @@
-package artifact_test
+package merge_test
 
 import (
 	"bytes"
@@ -18,9 +18,13 @@ import (
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/internal/itl"
+	"github.com/anvilbench/anvil/capacity/merge"
 	"github.com/anvilbench/anvil/capacity/servermetrics"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
+
+// update rewrites the shard corpus (shardCorpus) from a fresh run.
+var update = flag.Bool("update", false, "rewrite the shard artifacts under ../../testdata/shards")
 
 // clockDomain is the clock domain the shards of these tests share.
 const clockDomain = "test-host-clock"
@@ -179,7 +183,7 @@ func splitShards(t *testing.T, s singleRun, n int, lateNS ...int64) []*artifact.
 				StallRule:          artifact.StallRule{Relative: ct.StallRule.Relative, FloorMS: ct.StallRule.FloorMS, OverrideMS: ct.StallRule.OverrideMS},
 				TokensPerChunkMean: ct.TokensPerChunkMean,
 			}
-			x.ChunkTiming.SetDistribution(run)
+			x.ChunkTiming.Distribution = run.Distribution()
 		}
 		r.AnvilGo = x
 		require.NoError(t, r.Recompute())
@@ -198,10 +202,10 @@ func written(t *testing.T, r *artifact.Report) []byte {
 }
 
 // shardFiles writes the shards as ShardArtifacts named shard-<k>.json.
-func shardFiles(t *testing.T, shards []*artifact.Report) []artifact.ShardArtifact {
-	out := make([]artifact.ShardArtifact, len(shards))
+func shardFiles(t *testing.T, shards []*artifact.Report) []merge.Artifact {
+	out := make([]merge.Artifact, len(shards))
 	for k, r := range shards {
-		out[k] = artifact.ShardArtifact{Name: fmt.Sprintf("shard-%d.json", k), Data: written(t, r)}
+		out[k] = merge.Artifact{Name: fmt.Sprintf("shard-%d.json", k), Data: written(t, r)}
 	}
 	return out
 }
@@ -219,19 +223,19 @@ func TestMergeEqualsSingleProcess(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 8} {
 		t.Run(fmt.Sprintf("shards=%d", n), func(t *testing.T) {
 			files := shardFiles(t, splitShards(t, single, n))
-			if n == 3 && flag.Lookup("update").Value.String() == "true" {
+			if n == 3 && *update {
 				writeShardCorpus(t, single.rep, files)
 			}
 			// Any order.
 			files[0], files[n-1] = files[n-1], files[0]
-			merged, err := artifact.Merge(files...)
+			merged, err := merge.Shards(files...)
 			require.NoError(t, err)
 
 			want := *single.rep
 			wx := *want.AnvilGo
 			want.AnvilGo = &wx
 			ct := *wx.ChunkTiming
-			ct.SetDistribution(chunkRun(t, single.traces, allIndexes(single.rep)))
+			ct.Distribution = chunkRun(t, single.traces, allIndexes(single.rep)).Distribution()
 			wx.ChunkTiming = &ct
 			if n > 1 {
 				want.Metrics.PrefixCacheHitAvg = nil // not mergeable: documented
@@ -265,7 +269,7 @@ func TestMergeEqualsSingleProcess(t *testing.T) {
 func TestMergeRebasesLateStarts(t *testing.T) {
 	single := runSingle(t)
 	late := []int64{int64(3 * time.Millisecond), 0, int64(40 * time.Millisecond)}
-	merged, err := artifact.Merge(shardFiles(t, splitShards(t, single, 3, late...))...)
+	merged, err := merge.Shards(shardFiles(t, splitShards(t, single, 3, late...))...)
 	require.NoError(t, err)
 	require.Equal(t, single.rep.StartedAtUnixNS+late[1], merged.StartedAtUnixNS, "the earliest shard start")
 	require.Equal(t, single.rep.WallClockMS, merged.WallClockMS)
@@ -293,8 +297,8 @@ func allIndexes(r *artifact.Report) []int {
 func TestMergeDropsUnmergeableChunkTiming(t *testing.T) {
 	single := runSingle(t)
 	shards := splitShards(t, single, 2)
-	shards[1].AnvilGo.ChunkTiming.SetDistribution(nil)
-	merged, err := artifact.Merge(shardFiles(t, shards)...)
+	shards[1].AnvilGo.ChunkTiming.Distribution = nil
+	merged, err := merge.Shards(shardFiles(t, shards)...)
 	require.NoError(t, err)
 	require.Nil(t, merged.AnvilGo.ChunkTiming)
 	require.Equal(t, single.rep.Metrics.TTFT, merged.Metrics.TTFT)
@@ -304,7 +308,7 @@ func TestMergeDropsUnmergeableChunkTiming(t *testing.T) {
 // shards cut from it, for the anvilreport tests of merged artifacts.
 const shardCorpus = "../../testdata/shards"
 
-func writeShardCorpus(t *testing.T, single *artifact.Report, files []artifact.ShardArtifact) {
+func writeShardCorpus(t *testing.T, single *artifact.Report, files []merge.Artifact) {
 	require.NoError(t, os.MkdirAll(shardCorpus, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(shardCorpus, "single.json"), written(t, single), 0o644))
 	for _, f := range files {
@@ -349,9 +353,9 @@ func TestMergeSketchedChunkTiming(t *testing.T) {
 		require.True(t, ok)
 		require.Equal(t, k == 2, !ct.Exact)
 		sh.AnvilGo.ChunkTiming.Gaps, sh.AnvilGo.ChunkTiming.Stalls = ct.Gaps, ct.Stalls
-		sh.AnvilGo.ChunkTiming.SetDistribution(run)
+		sh.AnvilGo.ChunkTiming.Distribution = run.Distribution()
 	}
-	merged, err := artifact.Merge(shardFiles(t, shards)...)
+	merged, err := merge.Shards(shardFiles(t, shards)...)
 	require.NoError(t, err)
 	want, _ := all.Result()
 	require.False(t, want.Exact, "130,000 gaps are sketched")
@@ -362,6 +366,6 @@ func TestMergeSketchedChunkTiming(t *testing.T) {
 	require.False(t, got.Exact)
 	require.Equal(t, itl.RelativeAccuracy, got.RelativeError)
 	require.Equal(t, stalls, got.Stalls)
-	require.True(t, got.HasDistribution())
+	require.NotNil(t, got.Distribution)
 	require.Contains(t, string(written(t, merged)), `"sketch": {`, "the merged gaps stay sketched")
 }
