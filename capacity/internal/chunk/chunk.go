@@ -1,96 +1,53 @@
 package chunk
 
-import (
-	"errors"
-	"fmt"
-	"strconv"
-)
+import "github.com/anvilbench/anvil/capacity/internal/jsonpick"
 
-// Errors of a payload that is not one JSON object. Their texts are those the
-// stream client has always reported.
+// Errors of a payload that is not one JSON object (package jsonpick's).
 var (
 	// ErrNotObject: the payload, white space trimmed, is empty or does not
 	// begin with '{'.
-	ErrNotObject = errors.New("payload is not a JSON object")
+	ErrNotObject = jsonpick.ErrNotObject
 	// ErrTrailingData: a valid JSON object is followed by more than white
 	// space.
-	ErrTrailingData = errors.New("data after the JSON object")
+	ErrTrailingData = jsonpick.ErrTrailingData
 )
 
 // A MalformedError is a payload beginning with '{' that encoding/json does
 // not decode: Err is the *json.SyntaxError, *json.UnmarshalTypeError or
 // io.ErrUnexpectedEOF that a json.Decoder returns for it.
-type MalformedError struct {
-	Err error
-}
+type MalformedError = jsonpick.MalformedError
 
-var _ error = (*MalformedError)(nil)
-
-// Error returns the text of the encoding/json error.
-func (e *MalformedError) Error() string { return e.Err.Error() }
-
-// Unwrap returns the encoding/json error.
-func (e *MalformedError) Unwrap() error { return e.Err }
-
-// Kind is the JSON type of a member's value, or Absent.
-type Kind uint8
-
-// The kinds of a member's value.
-const (
-	Absent Kind = iota // the member is not in the object (or its object is absent or null)
-	Null
-	Bool
-	Number
-	String
-	Array
-	Object
+// The value types are package jsonpick's, shared with the decoders of the
+// other streaming APIs; they are named here too so that a chunk reads on
+// its own.
+type (
+	// Kind is the JSON type of a member's value, or Absent.
+	Kind = jsonpick.Kind
+	// Text is a member where the protocol expects a JSON string.
+	Text = jsonpick.Text
+	// Int is a usage count.
+	Int = jsonpick.Int
+	// IntKind says what a usage count holds.
+	IntKind = jsonpick.IntKind
 )
 
-var kindNames = [...]string{"absent", "null", "bool", "number", "string", "array", "object"}
+// The kinds of a member's value and of a usage count (see package jsonpick).
+const (
+	Absent = jsonpick.Absent
+	Null   = jsonpick.Null
+	Bool   = jsonpick.Bool
+	Number = jsonpick.Number
+	String = jsonpick.String
+	Array  = jsonpick.Array
+	Object = jsonpick.Object
 
-var _ fmt.Stringer = Kind(0)
-
-// String returns the kind's name: "absent", "null", "string" and so on.
-func (k Kind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
-	}
-	return "Kind(" + strconv.Itoa(int(k)) + ")"
-}
-
-// kindOf returns the kind of a valid JSON value beginning with c.
-func kindOf(c byte) Kind {
-	switch c {
-	case 'n':
-		return Null
-	case 't', 'f':
-		return Bool
-	case '"':
-		return String
-	case '[':
-		return Array
-	case '{':
-		return Object
-	}
-	return Number
-}
-
-// Text is a member where the protocol expects a JSON string.
-type Text struct {
-	// Kind is the JSON type of the value.
-	Kind Kind
-	// Bytes is the string, unescaped, when Kind is String; nil otherwise.
-	// See the package documentation for how long it is valid.
-	Bytes []byte
-}
-
-// NonEmpty reports whether the value is a non-empty string. A number, an
-// object or any other non-string value is no text, as the client has always
-// treated it.
-func (t Text) NonEmpty() bool { return t.Kind == String && len(t.Bytes) > 0 }
-
-// String returns the text, "" unless Kind is String. It allocates.
-func (t Text) String() string { return string(t.Bytes) }
+	IntAbsent     = jsonpick.IntAbsent
+	IntNull       = jsonpick.IntNull
+	IntInteger    = jsonpick.IntInteger
+	IntNotInteger = jsonpick.IntNotInteger
+	IntOutOfRange = jsonpick.IntOutOfRange
+	IntNotNumber  = jsonpick.IntNotNumber
+)
 
 // Choice is what is kept of one element of "choices".
 type Choice struct {

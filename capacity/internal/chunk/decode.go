@@ -2,6 +2,8 @@ package chunk
 
 import (
 	"bytes"
+
+	"github.com/anvilbench/anvil/capacity/internal/jsonpick"
 )
 
 // A Decoder decodes the payloads of one stream, one after the other. Its
@@ -16,7 +18,7 @@ type Decoder struct {
 	// move while it grows).
 	buf   []byte
 	spans []span
-	stack skipStack
+	stack jsonpick.SkipStack
 	// fallbacks counts the payloads handed to encoding/json.
 	fallbacks int
 }
@@ -75,9 +77,9 @@ func (d *Decoder) finish() {
 // those of lv; ci is the index of the choice a choice or delta object
 // belongs to.
 func (d *Decoder) object(b []byte, i int, lv level, ci int) int {
-	i = skipSpace(b, i+1)
+	i = jsonpick.SkipSpace(b, i+1)
 	if i >= len(b) {
-		return fail
+		return jsonpick.Fail
 	}
 	if b[i] == '}' {
 		return i + 1
@@ -88,19 +90,19 @@ func (d *Decoder) object(b []byte, i int, lv level, ci int) int {
 		// here: encoding/json alone decides which member another selects),
 		// its colon and the start of its value at v.
 		if i >= len(b) || b[i] != '"' {
-			return fail
+			return jsonpick.Fail
 		}
-		j, upper := nameEnd(b, i+1)
+		j, upper := jsonpick.NameEnd(b, i+1)
 		if j >= len(b) || b[j] != '"' {
-			return fail
+			return jsonpick.Fail
 		}
 		name := b[i+1 : j]
-		v := skipSpace(b, j+1)
+		v := jsonpick.SkipSpace(b, j+1)
 		if v >= len(b) || b[v] != ':' {
-			return fail
+			return jsonpick.Fail
 		}
-		if v = skipSpace(b, v+1); v >= len(b) {
-			return fail
+		if v = jsonpick.SkipSpace(b, v+1); v >= len(b) {
+			return jsonpick.Fail
 		}
 		var f int
 		if upper {
@@ -109,36 +111,36 @@ func (d *Decoder) object(b []byte, i int, lv level, ci int) int {
 			f = lookup(lv, name)
 		}
 		if f < 0 || seen&f != 0 {
-			return fail
+			return jsonpick.Fail
 		}
 		seen |= f
 		switch {
 		case f != 0:
 			i = d.value(b, v, f, ci)
 		case b[v] == '"': // most members not decoded are strings
-			i, _ = stringEnd(b, v)
+			i, _ = jsonpick.StringEnd(b, v)
 		case b[v] == 'n':
-			i = literalEnd(b, v)
-		case isDigit(b[v]):
-			i = numberEnd(b, v)
+			i = jsonpick.LiteralEnd(b, v)
+		case jsonpick.IsDigit(b[v]):
+			i = jsonpick.NumberEnd(b, v)
 		default:
-			i = valueEnd(b, v, &d.stack)
+			i = jsonpick.ValueEnd(b, v, &d.stack)
 		}
 		if i < 0 {
-			return fail
+			return jsonpick.Fail
 		}
-		i = skipSpace(b, i)
+		i = jsonpick.SkipSpace(b, i)
 		if i >= len(b) {
-			return fail
+			return jsonpick.Fail
 		}
 		switch b[i] {
 		case ',':
-			i = skipSpace(b, i+1)
+			i = jsonpick.SkipSpace(b, i+1)
 			continue
 		case '}':
 			return i + 1
 		}
-		return fail
+		return jsonpick.Fail
 	}
 }
 
@@ -152,9 +154,9 @@ func (d *Decoder) value(b []byte, i int, f int, ci int) int {
 		return d.objectOrNull(b, i, levelUsage, 0)
 	case fError, fTimings:
 		if b[i] == 'n' {
-			return literalEnd(b, i)
+			return jsonpick.LiteralEnd(b, i)
 		}
-		end := valueEnd(b, i, &d.stack)
+		end := jsonpick.ValueEnd(b, i, &d.stack)
 		if end >= 0 {
 			if f == fError {
 				d.chunk.Error = b[i:end:end]
@@ -172,7 +174,7 @@ func (d *Decoder) value(b []byte, i int, f int, ci int) int {
 	case fFinish, fContent, fRole:
 		return d.text(b, i, ci, f)
 	case fReasoningContent, fReasoning:
-		end := valueEnd(b, i, &d.stack)
+		end := jsonpick.ValueEnd(b, i, &d.stack)
 		if end-i > 2 && b[i] == '"' {
 			if ch := &d.choices[ci]; f == fReasoning {
 				ch.Reasoning = true
@@ -182,13 +184,13 @@ func (d *Decoder) value(b []byte, i int, f int, ci int) int {
 		}
 		return end
 	case fPrompt, fCompletion, fTotal, fCached:
-		end := valueEnd(b, i, &d.stack)
+		end := jsonpick.ValueEnd(b, i, &d.stack)
 		if end >= 0 {
-			*d.intField(f) = d.intOf(b[i:end])
+			*d.intField(f), d.buf = jsonpick.ParseInt(b[i:end], d.buf)
 		}
 		return end
 	}
-	return valueEnd(b, i, &d.stack)
+	return jsonpick.ValueEnd(b, i, &d.stack)
 }
 
 // objectOrNull decodes a member that encoding/json decodes into a struct
@@ -201,9 +203,9 @@ func (d *Decoder) objectOrNull(b []byte, i int, lv level, ci int) int {
 		}
 		return d.object(b, i, lv, ci)
 	case 'n':
-		return literalEnd(b, i)
+		return jsonpick.LiteralEnd(b, i)
 	}
-	return fail
+	return jsonpick.Fail
 }
 
 // choiceArray decodes the value of choices: null or an array of objects
@@ -211,14 +213,14 @@ func (d *Decoder) objectOrNull(b []byte, i int, lv level, ci int) int {
 func (d *Decoder) choiceArray(b []byte, i int) int {
 	switch b[i] {
 	case 'n':
-		return literalEnd(b, i)
+		return jsonpick.LiteralEnd(b, i)
 	case '[':
 	default:
-		return fail
+		return jsonpick.Fail
 	}
-	i = skipSpace(b, i+1)
+	i = jsonpick.SkipSpace(b, i+1)
 	if i >= len(b) {
-		return fail
+		return jsonpick.Fail
 	}
 	if b[i] == ']' {
 		return i + 1
@@ -229,40 +231,40 @@ func (d *Decoder) choiceArray(b []byte, i int) int {
 		case '{':
 			i = d.object(b, i, levelChoice, len(d.choices)-1)
 		case 'n':
-			i = literalEnd(b, i)
+			i = jsonpick.LiteralEnd(b, i)
 		default:
-			return fail
+			return jsonpick.Fail
 		}
 		if i < 0 {
-			return fail
+			return jsonpick.Fail
 		}
-		i = skipSpace(b, i)
+		i = jsonpick.SkipSpace(b, i)
 		if i >= len(b) {
-			return fail
+			return jsonpick.Fail
 		}
 		switch b[i] {
 		case ',':
-			if i = skipSpace(b, i+1); i >= len(b) {
-				return fail
+			if i = jsonpick.SkipSpace(b, i+1); i >= len(b) {
+				return jsonpick.Fail
 			}
 			continue
 		case ']':
 			return i + 1
 		}
-		return fail
+		return jsonpick.Fail
 	}
 }
 
 // text decodes a Text member of choice ci starting at b[i].
 func (d *Decoder) text(b []byte, i int, ci int, f int) int {
 	if b[i] != '"' {
-		end := valueEnd(b, i, &d.stack)
-		d.textField(ci, f).Kind = kindOf(b[i])
+		end := jsonpick.ValueEnd(b, i, &d.stack)
+		d.textField(ci, f).Kind = jsonpick.KindOf(b[i])
 		return end
 	}
-	end, escaped := stringEnd(b, i)
+	end, escaped := jsonpick.StringEnd(b, i)
 	if end < 0 {
-		return fail
+		return jsonpick.Fail
 	}
 	d.setString(ci, f, b[i+1:end-1], escaped)
 	return end
@@ -278,34 +280,8 @@ func (d *Decoder) setString(ci int, f int, s []byte, escaped bool) {
 		return
 	}
 	off := len(d.buf)
-	d.buf = appendUnescaped(d.buf, s)
+	d.buf = jsonpick.AppendUnescaped(d.buf, s)
 	d.spans = append(d.spans, span{choice: ci, field: f, off: off, end: len(d.buf)})
-}
-
-// intOf returns the count a valid JSON value v denotes, as json.Number
-// decodes it: a number literal, or a string holding one.
-func (d *Decoder) intOf(v []byte) Int {
-	switch c := v[0]; {
-	case c == 'n':
-		return Int{Kind: IntNull}
-	case c == '-' || isDigit(c):
-		return classify(v)
-	case c != '"':
-		return Int{Kind: IntNotNumber}
-	}
-	s := v[1 : len(v)-1]
-	off := len(d.buf)
-	if bytes.IndexByte(s, '\\') >= 0 {
-		d.buf = appendUnescaped(d.buf, s)
-		s = d.buf[off:]
-	}
-	n := Int{Kind: IntNotNumber}
-	if isNumber(s) {
-		n = classify(s)
-		n.Quoted = true
-	}
-	d.buf = d.buf[:off]
-	return n
 }
 
 // noChoice is the choice index of a top-level Text member.

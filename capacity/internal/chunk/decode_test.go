@@ -10,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/internal/jsonpick"
 )
 
 func str(s string) Text { return Text{Kind: String, Bytes: []byte(s)} }
@@ -143,7 +145,7 @@ var edgeCases = []struct {
 		want: oneChoice(Choice{Content: str("a")})},
 	{name: "empty containers skipped", data: `{"x":[{},[],{"a":[]},[[]]],"choices":[{"delta":{"content":"a"}}]}`, want: oneChoice(Choice{Content: str("a")})},
 	{name: "empty object closing an array", data: `{"":[{}}]}`, err: syntaxErr, fallback: true},
-	{name: "deeper than the fast path", data: `{"x":` + strings.Repeat(`[`, MaxFastDepth+1) + strings.Repeat(`]`, MaxFastDepth+1) + `,"choices":[{"delta":{"content":"a"}}]}`,
+	{name: "deeper than the fast path", data: `{"x":` + strings.Repeat(`[`, jsonpick.MaxFastDepth+1) + strings.Repeat(`]`, jsonpick.MaxFastDepth+1) + `,"choices":[{"delta":{"content":"a"}}]}`,
 		want: oneChoice(Choice{Content: str("a")}), fallback: true},
 	{name: "white space everywhere", data: " \t\n{ \"choices\" : [ { \"delta\" : { \"content\" : \"a\" } } ] }\r\n\u00a0",
 		want: oneChoice(Choice{Content: str("a")})},

@@ -56,7 +56,7 @@
 //     regard to case, with Unicode simple folding;
 //   - a decoded name present twice in the same object;
 //   - the value of a member that is not decoded nesting arrays and objects
-//     more than [MaxFastDepth] deep.
+//     more than [jsonpick.MaxFastDepth] deep.
 //
 // None of these occurs in the repository's captures (ollama, mock-llm, the
 // fake server's dialects) nor in the benchmark payloads shaped like vLLM,

@@ -3,6 +3,8 @@ package chunk
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/anvilbench/anvil/capacity/internal/jsonpick"
 )
 
 // The structs encoding/json decodes a payload into when the fast path gives
@@ -96,7 +98,7 @@ func (d *Decoder) setRawText(ci int, f int, raw json.RawMessage) {
 		s := raw[1 : len(raw)-1]
 		d.setString(ci, f, s, bytes.IndexByte(s, '\\') >= 0)
 	default:
-		d.textField(ci, f).Kind = kindOf(raw[0])
+		d.textField(ci, f).Kind = jsonpick.KindOf(raw[0])
 	}
 }
 
@@ -106,5 +108,7 @@ func (d *Decoder) rawInt(raw json.RawMessage) Int {
 	if len(raw) == 0 {
 		return Int{}
 	}
-	return d.intOf(raw)
+	n, buf := jsonpick.ParseInt(raw, d.buf)
+	d.buf = buf
+	return n
 }

@@ -1,9 +1,6 @@
 package chunk
 
-import (
-	"encoding/binary"
-	"math/bits"
-)
+import "github.com/anvilbench/anvil/capacity/internal/jsonpick"
 
 // The object levels and member names the decoder knows, and the
 // allocation-free lookup of a member name.
@@ -122,8 +119,8 @@ func nameLens(lv level) uint32 {
 
 // lookupFolded resolves a name with upper-case ASCII letters: encoding/json
 // would match it to a decoded member when it folds to that member's name,
-// which the fast path leaves to encoding/json (fail); otherwise it is a
-// member that is not decoded.
+// which the fast path leaves to encoding/json (jsonpick.Fail); otherwise it
+// is a member that is not decoded.
 func lookupFolded(lv level, name []byte) int {
 	if len(name) > maxNameLen {
 		return 0
@@ -136,36 +133,7 @@ func lookupFolded(lv level, name []byte) int {
 		low[i] = c
 	}
 	if lookup(lv, low[:len(name)]) != 0 {
-		return fail
+		return jsonpick.Fail
 	}
 	return 0
-}
-
-// nameEnd scans a member name from b[j], just after its opening quote, to
-// the first quote, backslash, control character or non-ASCII byte, and
-// returns its index and whether the bytes before it have an upper-case
-// ASCII letter. The name is scanned eight bytes at a time while eight
-// remain.
-func nameEnd(b []byte, j int) (int, bool) {
-	var up uint64
-	for j+8 <= len(b) {
-		w := binary.LittleEndian.Uint64(b[j:])
-		if m := stops(w) | w&msb; m != 0 {
-			n := bits.TrailingZeros64(m) // 8 times the bytes before the stop, plus 7
-			// upper is exact below the first non-ASCII byte, hence below n.
-			return j + n>>3, up|upper(w)&(1<<n-1) != 0
-		}
-		up |= upper(w)
-		j += 8
-	}
-	for ; j < len(b); j++ {
-		c := b[j]
-		if c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
-			break
-		}
-		if 'A' <= c && c <= 'Z' {
-			up = 1
-		}
-	}
-	return j, up != 0
 }

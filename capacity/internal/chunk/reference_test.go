@@ -3,12 +3,9 @@ package chunk
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
-	"strconv"
-	"strings"
 
 	"github.com/anvilbench/anvil/capacity/internal/chunk/legacychunk"
+	"github.com/anvilbench/anvil/capacity/internal/jsonpick/pickref"
 )
 
 // The reference decoder: the stream client's decoding as it stood in
@@ -80,53 +77,6 @@ func decodeLegacy(data []byte, c any) error {
 	}
 }
 
-// refKind classifies a raw value (valid JSON) by its first byte.
-func refKind(raw json.RawMessage) Kind {
-	if len(raw) == 0 {
-		return Absent
-	}
-	switch raw[0] {
-	case 'n':
-		return Null
-	case 't', 'f':
-		return Bool
-	case '"':
-		return String
-	case '[':
-		return Array
-	case '{':
-		return Object
-	}
-	return Number
-}
-
-// refInt classifies a raw count with json.Number and strconv, the way the
-// client reads it.
-func refInt(raw json.RawMessage) Int {
-	switch refKind(raw) {
-	case Absent:
-		return Int{}
-	case Null:
-		return Int{Kind: IntNull}
-	}
-	var n json.Number
-	if json.Unmarshal(raw, &n) != nil {
-		return Int{Kind: IntNotNumber}
-	}
-	quoted := raw[0] == '"'
-	i, err := n.Int64()
-	switch {
-	case err == nil:
-		return Int{Kind: IntInteger, Value: i, Quoted: quoted}
-	case errors.Is(err, strconv.ErrRange) && !strings.ContainsAny(n.String(), ".eE"):
-		// strconv reports the range before the syntax: 2e19 written with
-		// 20 digits and a fraction is out of range to it, but it is not
-		// an integer literal (IntNotInteger: "whatever its value").
-		return Int{Kind: IntOutOfRange, Quoted: quoted}
-	}
-	return Int{Kind: IntNotInteger, Quoted: quoted}
-}
-
 // refResult is the reference's answer for one payload, in the fast
 // decoder's types.
 type refResult struct {
@@ -179,7 +129,7 @@ func decodeReference(data []byte) refResult {
 
 // refText is the client's text with the kind of its raw value.
 func refText(s legacychunk.String, raw json.RawMessage) Text {
-	k := refKind(raw)
+	k := pickref.Kind(raw)
 	if k != String {
 		if s != "" {
 			panic("the legacy decoder has text for a non-string")
@@ -192,39 +142,12 @@ func refText(s legacychunk.String, raw json.RawMessage) Text {
 // refCount is the independent classification, checked against the
 // client's own acceptance.
 func refCount(n legacychunk.Int, raw json.RawMessage) Int {
-	r := refInt(raw)
+	r := pickref.Int(raw)
 	if v, ok := r.Int64(); ok != n.OK || (ok && v != n.V) {
 		panic("the classification disagrees with the client's wireInt")
 	}
 	return r
 }
 
-// sameError reports whether the fast decoder's error is the reference's:
-// the same sentinel, or a *MalformedError holding the same encoding/json
-// error (type errors compared by value, member path and offset, since the
-// Go type names differ).
-func sameError(got, want error) bool {
-	switch {
-	case want == nil || got == nil:
-		return got == want
-	case errors.Is(want, ErrNotObject), errors.Is(want, ErrTrailingData):
-		return got == want
-	}
-	var m *MalformedError
-	if !errors.As(got, &m) {
-		return false
-	}
-	var ws, gs *json.SyntaxError
-	if errors.As(want, &ws) {
-		return errors.As(m.Err, &gs) && gs.Error() == ws.Error() && gs.Offset == ws.Offset
-	}
-	var wt, gt *json.UnmarshalTypeError
-	if errors.As(want, &wt) {
-		return errors.As(m.Err, &gt) && gt.Value == wt.Value && gt.Field == wt.Field &&
-			gt.Offset == wt.Offset && gt.Type.Kind() == wt.Type.Kind()
-	}
-	if errors.Is(want, io.ErrUnexpectedEOF) {
-		return m.Err == io.ErrUnexpectedEOF
-	}
-	return false
-}
+// sameError reports whether the fast decoder's error is the reference's.
+func sameError(got, want error) bool { return pickref.SameError(got, want) }

@@ -1,4 +1,4 @@
-package chunk
+package jsonpick
 
 import (
 	"fmt"
@@ -58,40 +58,40 @@ type Int struct {
 // value and acceptance the stream client has always used.
 func (n Int) Int64() (int64, bool) { return n.Value, n.Kind == IntInteger }
 
-// isNumber reports whether s is exactly a JSON number (RFC 8259, section 6):
+// IsNumber reports whether s is exactly a JSON number (RFC 8259, section 6):
 // an optional minus, an integer part without leading zeros, an optional
 // fraction and an optional exponent, each with at least one digit.
-func isNumber(s []byte) bool {
-	return len(s) > 0 && numberEnd(s, 0) == len(s)
+func IsNumber(s []byte) bool {
+	return len(s) > 0 && NumberEnd(s, 0) == len(s)
 }
 
-// numberEnd returns the index after the JSON number starting at s[i], or
-// fail when none starts there. It stops at the first byte that cannot
+// NumberEnd returns the index after the JSON number starting at s[i], or
+// Fail when none starts there. It stops at the first byte that cannot
 // continue the number, which the caller checks is a delimiter.
-func numberEnd(s []byte, i int) int {
+func NumberEnd(s []byte, i int) int {
 	if i < len(s) && s[i] == '-' {
 		i++
 	}
 	if i >= len(s) {
-		return fail
+		return Fail
 	}
 	switch c := s[i]; {
 	case c == '0':
 		i++
 	case '1' <= c && c <= '9':
 		i++
-		for i < len(s) && isDigit(s[i]) {
+		for i < len(s) && IsDigit(s[i]) {
 			i++
 		}
 	default:
-		return fail
+		return Fail
 	}
 	if i < len(s) && s[i] == '.' {
 		i++
-		if i >= len(s) || !isDigit(s[i]) {
-			return fail
+		if i >= len(s) || !IsDigit(s[i]) {
+			return Fail
 		}
-		for i < len(s) && isDigit(s[i]) {
+		for i < len(s) && IsDigit(s[i]) {
 			i++
 		}
 	}
@@ -100,25 +100,25 @@ func numberEnd(s []byte, i int) int {
 		if i < len(s) && (s[i] == '+' || s[i] == '-') {
 			i++
 		}
-		if i >= len(s) || !isDigit(s[i]) {
-			return fail
+		if i >= len(s) || !IsDigit(s[i]) {
+			return Fail
 		}
-		for i < len(s) && isDigit(s[i]) {
+		for i < len(s) && IsDigit(s[i]) {
 			i++
 		}
 	}
 	return i
 }
 
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+func IsDigit(c byte) bool { return '0' <= c && c <= '9' }
 
-// classify returns the count a valid JSON number s denotes. Only an integer
+// Classify returns the count a valid JSON number s denotes. Only an integer
 // literal can be an int64 (strconv.ParseInt, which json.Number.Int64 calls,
 // accepts no fraction or exponent): its digits are accumulated in a uint64
 // and compared with the largest magnitude of the sign, 2^63-1 or 2^63. More
 // than 19 digits cannot fit (no leading zeros), so the accumulation cannot
 // wrap before the check.
-func classify(s []byte) Int {
+func Classify(s []byte) Int {
 	neg := s[0] == '-'
 	digits := s
 	if neg {
@@ -126,7 +126,7 @@ func classify(s []byte) Int {
 	}
 	if len(digits) > 19 {
 		for _, c := range digits {
-			if !isDigit(c) {
+			if !IsDigit(c) {
 				return Int{Kind: IntNotInteger}
 			}
 		}
@@ -134,7 +134,7 @@ func classify(s []byte) Int {
 	}
 	var u uint64
 	for _, c := range digits {
-		if !isDigit(c) {
+		if !IsDigit(c) {
 			return Int{Kind: IntNotInteger}
 		}
 		u = u*10 + uint64(c-'0')

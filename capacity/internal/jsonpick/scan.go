@@ -1,4 +1,4 @@
-package chunk
+package jsonpick
 
 import (
 	"encoding/binary"
@@ -7,14 +7,14 @@ import (
 
 // A validating JSON scanner over the payload. Every function takes the
 // index of the first byte of what it scans and returns the index after it,
-// or fail when the bytes are not valid JSON, are cut short, or are anything
+// or Fail when the bytes are not valid JSON, are cut short, or are anything
 // the fast path leaves to encoding/json. The grammar is RFC 8259's, as
 // encoding/json's scanner applies it: white space is space, tab, line feed
 // and carriage return; strings may hold any byte but '"', '\\' and the
 // control characters below 0x20, unvalidated UTF-8 included.
 
-// fail is the index returned when the fast path gives up.
-const fail = -1
+// Fail is the index returned when the fast path gives up.
+const Fail = -1
 
 // MaxFastDepth is the deepest nesting of arrays and objects the fast path
 // skips in the value of a member that is not decoded; a payload nesting
@@ -25,13 +25,13 @@ const MaxFastDepth = 64 * stackWords
 // level (1: object, 0: array).
 const stackWords = 8
 
-// skipStack records, while a value is skipped, whether each open level is
+// SkipStack records, while a value is skipped, whether each open level is
 // an object or an array, so that a closing bracket is checked against it.
-type skipStack [stackWords]uint64
+type SkipStack [stackWords]uint64
 
-// skipSpace returns the index of the first byte at or after i that is not
+// SkipSpace returns the index of the first byte at or after i that is not
 // white space. Payloads rarely have any, hence the inlined first test.
-func skipSpace(b []byte, i int) int {
+func SkipSpace(b []byte, i int) int {
 	if i < len(b) && b[i] > ' ' {
 		return i
 	}
@@ -75,9 +75,9 @@ func upper(w uint64) uint64 {
 	return (w + lsb*(0x80-'A')) &^ (w + lsb*(0x80-'Z'-1)) & msb
 }
 
-// stringEnd scans the string starting at b[i] == '"'. It returns the index
+// StringEnd scans the string starting at b[i] == '"'. It returns the index
 // after the closing quote and whether the string has an escape sequence.
-func stringEnd(b []byte, i int) (int, bool) {
+func StringEnd(b []byte, i int) (int, bool) {
 	escaped := false
 	i++
 	for {
@@ -90,7 +90,7 @@ func stringEnd(b []byte, i int) (int, bool) {
 			i += 8
 		}
 		if i >= len(b) {
-			return fail, escaped
+			return Fail, escaped
 		}
 		switch c := b[i]; {
 		case c == '"':
@@ -98,21 +98,21 @@ func stringEnd(b []byte, i int) (int, bool) {
 		case c == '\\':
 			escaped = true
 			if i+1 >= len(b) {
-				return fail, escaped
+				return Fail, escaped
 			}
 			switch b[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
 				if i+6 > len(b) || hex4(b[i+2:i+6]) < 0 {
-					return fail, escaped
+					return Fail, escaped
 				}
 				i += 6
 			default:
-				return fail, escaped
+				return Fail, escaped
 			}
 		case c < 0x20:
-			return fail, escaped
+			return Fail, escaped
 		default:
 			i++
 		}
@@ -138,8 +138,8 @@ func hex4(h []byte) rune {
 	return r
 }
 
-// literalEnd scans true, false or null starting at b[i].
-func literalEnd(b []byte, i int) int {
+// LiteralEnd scans true, false or null starting at b[i].
+func LiteralEnd(b []byte, i int) int {
 	var lit string
 	switch b[i] {
 	case 't':
@@ -149,10 +149,10 @@ func literalEnd(b []byte, i int) int {
 	case 'n':
 		lit = "null"
 	default:
-		return fail
+		return Fail
 	}
 	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
-		return fail
+		return Fail
 	}
 	return i + len(lit)
 }
@@ -161,18 +161,18 @@ func literalEnd(b []byte, i int) int {
 func scalarEnd(b []byte, i int) int {
 	switch c := b[i]; {
 	case c == '"':
-		end, _ := stringEnd(b, i)
+		end, _ := StringEnd(b, i)
 		return end
-	case c == '-' || isDigit(c):
-		return numberEnd(b, i)
+	case c == '-' || IsDigit(c):
+		return NumberEnd(b, i)
 	}
-	return literalEnd(b, i)
+	return LiteralEnd(b, i)
 }
 
-// valueEnd scans any JSON value starting at b[i] (i < len(b)), validating
+// ValueEnd scans any JSON value starting at b[i] (i < len(b)), validating
 // it entirely. Containers are walked without recursion; st records the
 // open levels.
-func valueEnd(b []byte, i int, st *skipStack) int {
+func ValueEnd(b []byte, i int, st *SkipStack) int {
 	if c := b[i]; c != '{' && c != '[' {
 		return scalarEnd(b, i)
 	}
@@ -182,11 +182,11 @@ func valueEnd(b []byte, i int, st *skipStack) int {
 		switch b[i] {
 		case '{':
 			if depth == MaxFastDepth {
-				return fail
+				return Fail
 			}
-			i = skipSpace(b, i+1)
+			i = SkipSpace(b, i+1)
 			if i >= len(b) {
-				return fail
+				return Fail
 			}
 			if b[i] == '}' { // empty: no level to open
 				i++
@@ -195,16 +195,16 @@ func valueEnd(b []byte, i int, st *skipStack) int {
 			st[depth>>6] |= 1 << (depth & 63)
 			depth++
 			if i = memberValue(b, i); i < 0 {
-				return fail
+				return Fail
 			}
 			continue
 		case '[':
 			if depth == MaxFastDepth {
-				return fail
+				return Fail
 			}
-			i = skipSpace(b, i+1)
+			i = SkipSpace(b, i+1)
 			if i >= len(b) {
-				return fail
+				return Fail
 			}
 			if b[i] == ']' {
 				i++
@@ -215,7 +215,7 @@ func valueEnd(b []byte, i int, st *skipStack) int {
 			continue
 		default:
 			if i = scalarEnd(b, i); i < 0 {
-				return fail
+				return Fail
 			}
 		}
 		// A value ended before b[i]: close levels until a comma.
@@ -223,19 +223,19 @@ func valueEnd(b []byte, i int, st *skipStack) int {
 			if depth == 0 {
 				return i
 			}
-			i = skipSpace(b, i)
+			i = SkipSpace(b, i)
 			if i >= len(b) {
-				return fail
+				return Fail
 			}
 			inObject := st[(depth-1)>>6]&(1<<((depth-1)&63)) != 0
 			c := b[i]
 			if c == ',' {
-				i = skipSpace(b, i+1)
+				i = SkipSpace(b, i+1)
 				if inObject {
 					i = memberValue(b, i)
 				}
 				if i < 0 || i >= len(b) {
-					return fail
+					return Fail
 				}
 				break
 			}
@@ -244,7 +244,7 @@ func valueEnd(b []byte, i int, st *skipStack) int {
 				i++
 				continue
 			}
-			return fail
+			return Fail
 		}
 	}
 }
@@ -253,18 +253,49 @@ func valueEnd(b []byte, i int, st *skipStack) int {
 // quote, and returns the index of the member's value.
 func memberValue(b []byte, i int) int {
 	if i >= len(b) || b[i] != '"' {
-		return fail
+		return Fail
 	}
-	if i, _ = stringEnd(b, i); i < 0 {
-		return fail
+	if i, _ = StringEnd(b, i); i < 0 {
+		return Fail
 	}
-	i = skipSpace(b, i)
+	i = SkipSpace(b, i)
 	if i >= len(b) || b[i] != ':' {
-		return fail
+		return Fail
 	}
-	i = skipSpace(b, i+1)
+	i = SkipSpace(b, i+1)
 	if i >= len(b) {
-		return fail
+		return Fail
 	}
 	return i
+}
+
+// NameEnd scans a member name from b[j], just after its opening quote, to
+// the first quote, backslash, control character or non-ASCII byte, and
+// returns its index and whether the bytes before it have an upper-case
+// ASCII letter. The name is scanned eight bytes at a time while eight
+// remain. A decoder reads a name that ends at a quote as it is, and hands
+// any other (an escape or a non-ASCII byte: encoding/json folds names with
+// Unicode's simple folding) to encoding/json.
+func NameEnd(b []byte, j int) (int, bool) {
+	var up uint64
+	for j+8 <= len(b) {
+		w := binary.LittleEndian.Uint64(b[j:])
+		if m := stops(w) | w&msb; m != 0 {
+			n := bits.TrailingZeros64(m) // 8 times the bytes before the stop, plus 7
+			// upper is exact below the first non-ASCII byte, hence below n.
+			return j + n>>3, up|upper(w)&(1<<n-1) != 0
+		}
+		up |= upper(w)
+		j += 8
+	}
+	for ; j < len(b); j++ {
+		c := b[j]
+		if c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
+			break
+		}
+		if 'A' <= c && c <= 'Z' {
+			up = 1
+		}
+	}
+	return j, up != 0
 }
