@@ -383,3 +383,30 @@ func ParseInt(v, buf []byte) (Int, []byte) {
 	}
 	return n, buf[:off]
 }
+
+// messageSchema reads the message of an error object: its own "message"
+// ({"message":...,"type":...,"code":...}), or its "error" member's
+// (Anthropic's {"type":"error","error":{"type":...,"message":...}}).
+var messageSchema = Compile(Str("message"), Obj("error", Str("message")))
+
+var (
+	messageSlot       = messageSchema.Slot("message")
+	nestedMessageSlot = messageSchema.Slot("error.message")
+)
+
+// Message returns the message of a JSON error object raw: its "message"
+// member when that is a non-empty string, else that of its "error"
+// member; ok is false when raw is not such an object. It allocates: it is
+// for the one error that ends a stream.
+func Message(raw []byte) (msg string, ok bool) {
+	d := NewDecoder(messageSchema)
+	if d.Decode(raw) != nil {
+		return "", false
+	}
+	for _, s := range []Slot{messageSlot, nestedMessageSlot} {
+		if t := d.Value(s).Text(); t.NonEmpty() {
+			return string(t.Bytes), true
+		}
+	}
+	return "", false
+}

@@ -37,3 +37,18 @@ func ExampleDecoder_Decode() {
 	// response.completed: delta "", input tokens 0 (false, not an integer)
 	// error: data after the JSON object
 }
+
+func ExampleMessage() {
+	for _, raw := range []string{
+		`{"code":500,"message":"The model produced output that does not match the expected peg-native format","type":"server_error"}`,
+		`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
+		`"boom"`,
+	} {
+		msg, ok := jsonpick.Message([]byte(raw))
+		fmt.Printf("%q %v\n", msg, ok)
+	}
+	// Output:
+	// "The model produced output that does not match the expected peg-native format" true
+	// "Overloaded" true
+	// "" false
+}

@@ -1,0 +1,105 @@
+// Package capture reads the repository's real captures of serving engines
+// (testdata/transcripts, described in its README.md) for the tests of the
+// decoders and the client: the events of a captured stream and the status
+// and headers beside it. Only tests import it.
+package capture
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/textproto"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/anvilbench/anvil/capacity/sse"
+)
+
+// Dir returns the folder of the captures, given the path of the module
+// root from the test's package directory ("../../.." from
+// capacity/internal/x).
+func Dir(root string) string { return filepath.Join(root, "testdata", "transcripts") }
+
+// Event is one event of a captured stream.
+type Event struct {
+	// Index counts the stream's events from 0.
+	Index int
+	// Name is the event's type ("" without an event line); Data its data.
+	Name, Data []byte
+}
+
+// maxEvent bounds an event of a capture.
+const maxEvent = 1 << 20
+
+// Events returns the events of the SSE capture at path, read as the
+// client reads a stream (package sse).
+func Events(path string) ([]Event, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []Event
+	r := sse.NewReader(bytes.NewReader(b), maxEvent)
+	for r.Scan() {
+		ev := r.Event()
+		out = append(out, Event{Index: len(out), Name: bytes.Clone(ev.Type), Data: bytes.Clone(ev.Data)})
+	}
+	if err := r.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}
+
+// Response returns the status code and headers of the capture whose body
+// is at path, from the .headers file beside it (curl -D).
+func Response(path string) (int, http.Header, error) {
+	name := strings.TrimSuffix(path, filepath.Ext(path)) + ".headers"
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return 0, nil, err
+	}
+	r := textproto.NewReader(bufio.NewReader(bytes.NewReader(b)))
+	line, err := r.ReadLine()
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	_, rest, _ := strings.Cut(line, " ")
+	code, _, _ := strings.Cut(rest, " ")
+	status, err := strconv.Atoi(code)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s: status line %q: %w", name, line, err)
+	}
+	h, err := r.ReadMIMEHeader()
+	if err != nil && len(h) == 0 {
+		return 0, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return status, http.Header(h), nil
+}
+
+// Glob returns the captures under dir matching the patterns, sorted and
+// without duplicates.
+func Glob(dir string, patterns ...string) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range patterns {
+		m, err := filepath.Glob(filepath.Join(dir, p))
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range m {
+			if !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no capture under %s matches %v", dir, patterns)
+	}
+	slices.Sort(out)
+	return out, nil
+}
