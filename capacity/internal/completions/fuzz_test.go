@@ -1,0 +1,67 @@
+package completions
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/internal/capture"
+	"github.com/anvilbench/anvil/capacity/internal/jsonpick/pickref"
+)
+
+func check(t *testing.T, d *Decoder, data []byte) {
+	t.Helper()
+	want, wantErr := reference(data)
+	got, err := d.Decode(data)
+	if !pickref.SameError(err, wantErr) {
+		t.Fatalf("Decode(%q): error %v, encoding/json's %v", data, err, wantErr)
+	}
+	if diff := cmp.Diff(want, got, eventCmp); diff != "" {
+		t.Fatalf("Decode(%q) disagrees with encoding/json (-json +fast):\n%s", data, diff)
+	}
+}
+
+// primer is decoded between two decodings of a fuzz input, so that state
+// left by one event cannot leak into the next.
+const primer = `{"choices":[{"text":"a\n","finish_reason":"length"},null,{"text":"b"}],"usage":{"prompt_tokens":1,"completion_tokens":"2",` +
+	`"total_tokens":3,"prompt_tokens_details":{"cached_tokens":4}},"error":{"m":1},"object":"text_completion","message":"m\t","timings":{"prompt_n":1}}`
+
+var seeds = []string{
+	primer,
+	`{"id":"cmpl-364","object":"text_completion","created":1796160787,"choices":[{"text":" or","index":0,"finish_reason":null}],"model":"tiny:latest","system_fingerprint":"fp_ollama","usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0}}`,
+	`null`, ` null `, `nul`,
+	`{"object":"error","message":"The model does not exist.","type":"NotFoundError","param":null,"code":404}`,
+	`{"error":{"code":500,"message":"boom","type":"server_error"}}`,
+	`{"choices":[{"Text":"folded"}]}`, `{"choices":[1]}`, `{"choices":[{"text":"a"}],"choices":[null]}`,
+	`{"choices":[]} {"choices":[]}`, `[]`,
+}
+
+func FuzzDecodeMatchesEncodingJSON(f *testing.F) {
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	files, err := capture.Glob(capture.Dir("../../.."), "*completions*.sse")
+	require.NoError(f, err)
+	for _, file := range files {
+		evs, err := capture.Events(file)
+		require.NoError(f, err)
+		for _, ev := range evs {
+			f.Add(ev.Data)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d := NewDecoder()
+		check(t, d, data)
+		_, err := d.Decode([]byte(primer))
+		require.NoError(t, err)
+		check(t, d, data)
+	})
+}
+
+func TestSeeds(t *testing.T) {
+	d := NewDecoder()
+	for _, s := range seeds {
+		check(t, d, []byte(s))
+	}
+}
