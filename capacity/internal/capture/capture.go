@@ -1,7 +1,8 @@
 // Package capture reads the repository's real captures of serving engines
 // (testdata/transcripts, described in its README.md) for the tests of the
-// decoders and the client: the events of a captured stream and the status
-// and headers beside it. Only tests import it.
+// decoders and the client: the events of a captured stream, the status and
+// headers beside it, a table test over every capture of a kind and a
+// benchmark over one capture's events. Only tests import it.
 package capture
 
 import (
@@ -15,6 +16,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/sse"
 )
@@ -102,4 +107,74 @@ func Glob(dir string, patterns ...string) ([]string, error) {
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// StreamEvents returns the events of every SSE capture under dir matching
+// the patterns, in file order, failing tb on an error: the seeds of a
+// decoder's fuzz target.
+func StreamEvents(tb testing.TB, dir string, patterns ...string) []Event {
+	tb.Helper()
+	files, err := Glob(dir, patterns...)
+	require.NoError(tb, err)
+	var out []Event
+	for _, f := range files {
+		evs, err := Events(f)
+		require.NoError(tb, err)
+		out = append(out, evs...)
+	}
+	return out
+}
+
+// Table runs, for every capture under dir matching the patterns, a
+// subtest that folds it with fold and compares the result with want's
+// entry for its file name (go-cmp, with opts). A capture without an entry,
+// or an entry without a capture, fails the test: every capture is
+// checked, and only captures that exist.
+func Table[S any](t *testing.T, dir string, want map[string]S, fold func(t *testing.T, file string) S, patterns []string, opts ...cmp.Option) {
+	t.Helper()
+	files, err := Glob(dir, patterns...)
+	require.NoError(t, err)
+	names := map[string]bool{}
+	for _, f := range files {
+		name := filepath.Base(f)
+		names[name] = true
+		t.Run(name, func(t *testing.T) {
+			got := fold(t, f)
+			w, ok := want[name]
+			if !ok {
+				t.Fatalf("no expectation for this capture; it gives %#v", got)
+			}
+			if diff := cmp.Diff(w, got, opts...); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+	for name := range want {
+		if !names[name] {
+			t.Errorf("expectation for %s, which no capture matching %v is", name, patterns)
+		}
+	}
+}
+
+// Bench runs decode on the events of the SSE capture at path, one event
+// per iteration, as a benchmark of the decoder's cost per event; the
+// terminal [DONE] is left out. Bytes per operation are the mean event's.
+func Bench(b *testing.B, path string, decode func(name, data []byte) error) {
+	evs, err := Events(path)
+	require.NoError(b, err)
+	evs = slices.DeleteFunc(evs, func(e Event) bool { return string(bytes.TrimSpace(e.Data)) == "[DONE]" })
+	size := 0
+	for _, ev := range evs {
+		size += len(ev.Data)
+	}
+	b.SetBytes(int64(size / len(evs)))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		ev := &evs[i%len(evs)]
+		if err := decode(ev.Name, ev.Data); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
 }

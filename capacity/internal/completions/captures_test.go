@@ -2,10 +2,8 @@ package completions
 
 import (
 	"bytes"
-	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/internal/capture"
@@ -107,20 +105,5 @@ func TestCaptures(t *testing.T) {
 		"llamacpp-b10573-bytebias-completions-stream.sse": {Events: 1, FirstText: -1, Usage: [4]int64{-1, -1, -1, -1},
 			Error: `{"code":500,"message":"The model produced output that does not match the expected Content-only format","type":"server_error"}`},
 	}
-	files, err := capture.Glob(capture.Dir("../../.."), "*completions*.sse")
-	require.NoError(t, err)
-	for _, f := range files {
-		name := filepath.Base(f)
-		t.Run(name, func(t *testing.T) {
-			got := fold(t, f)
-			w, ok := want[name]
-			if !ok {
-				t.Errorf("no expectation: %#v", got)
-				return
-			}
-			if diff := cmp.Diff(w, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
-	}
+	capture.Table(t, capture.Dir("../../.."), want, fold, []string{"*completions*.sse"})
 }

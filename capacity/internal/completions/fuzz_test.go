@@ -1,9 +1,10 @@
 package completions
 
 import (
+	"fmt"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/internal/capture"
@@ -14,12 +15,7 @@ func check(t *testing.T, d *Decoder, data []byte) {
 	t.Helper()
 	want, wantErr := reference(data)
 	got, err := d.Decode(data)
-	if !pickref.SameError(err, wantErr) {
-		t.Fatalf("Decode(%q): error %v, encoding/json's %v", data, err, wantErr)
-	}
-	if diff := cmp.Diff(want, got, eventCmp); diff != "" {
-		t.Fatalf("Decode(%q) disagrees with encoding/json (-json +fast):\n%s", data, diff)
-	}
+	pickref.Differential(t, fmt.Sprintf("%q", data), got, err, want, wantErr, cmpopts.EquateEmpty())
 }
 
 // primer is decoded between two decodings of a fuzz input, so that state
@@ -41,14 +37,8 @@ func FuzzDecodeMatchesEncodingJSON(f *testing.F) {
 	for _, s := range seeds {
 		f.Add([]byte(s))
 	}
-	files, err := capture.Glob(capture.Dir("../../.."), "*completions*.sse")
-	require.NoError(f, err)
-	for _, file := range files {
-		evs, err := capture.Events(file)
-		require.NoError(f, err)
-		for _, ev := range evs {
-			f.Add(ev.Data)
-		}
+	for _, ev := range capture.StreamEvents(f, capture.Dir("../../.."), "*completions*.sse") {
+		f.Add(ev.Data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d := NewDecoder()

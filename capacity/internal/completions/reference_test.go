@@ -4,10 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
-
-	"github.com/anvilbench/anvil/capacity/internal/jsonpick"
 	"github.com/anvilbench/anvil/capacity/internal/jsonpick/pickref"
 )
 
@@ -54,9 +50,4 @@ func reference(data []byte) (*Event, error) {
 		}
 	}
 	return e, nil
-}
-
-var eventCmp = cmp.Options{
-	cmp.Comparer(func(a, b jsonpick.Text) bool { return a.Kind == b.Kind && string(a.Bytes) == string(b.Bytes) }),
-	cmpopts.EquateEmpty(),
 }

@@ -3,8 +3,6 @@ package messages
 import (
 	"encoding/json"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/anvilbench/anvil/capacity/internal/jsonpick"
 	"github.com/anvilbench/anvil/capacity/internal/jsonpick/pickref"
 )
@@ -101,5 +99,3 @@ func reference(name string, data []byte) (*Event, error) {
 	}
 	return e, nil
 }
-
-var eventCmp = cmp.Comparer(func(a, b jsonpick.Text) bool { return a.Kind == b.Kind && string(a.Bytes) == string(b.Bytes) })

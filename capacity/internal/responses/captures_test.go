@@ -1,10 +1,8 @@
 package responses
 
 import (
-	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/internal/capture"
@@ -104,20 +102,5 @@ func TestCaptures(t *testing.T) {
 		"llamacpp-b10573-bytebias-responses-stream.sse": {Events: 15, FirstText: -1, FirstReas: -1,
 			End: Error, Usage: [5]int64{-1, -1, -1, -1, -1}, Message: peg},
 	}
-	files, err := capture.Glob(capture.Dir("../../.."), "*responses*.sse")
-	require.NoError(t, err)
-	for _, f := range files {
-		name := filepath.Base(f)
-		t.Run(name, func(t *testing.T) {
-			got := fold(t, f)
-			w, ok := want[name]
-			if !ok {
-				t.Errorf("no expectation: %+v", got)
-				return
-			}
-			if diff := cmp.Diff(w, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
-	}
+	capture.Table(t, capture.Dir("../../.."), want, fold, []string{"*responses*.sse"})
 }

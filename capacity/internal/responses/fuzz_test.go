@@ -1,9 +1,9 @@
 package responses
 
 import (
+	"fmt"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/internal/capture"
@@ -15,12 +15,7 @@ func check(t *testing.T, d *Decoder, name string, data []byte) {
 	t.Helper()
 	want, wantErr := reference(name, data)
 	got, err := d.Decode([]byte(name), data)
-	if !pickref.SameError(err, wantErr) {
-		t.Fatalf("Decode(%q, %q): error %v, encoding/json's %v", name, data, err, wantErr)
-	}
-	if diff := cmp.Diff(want, got, eventCmp); diff != "" {
-		t.Fatalf("Decode(%q, %q) disagrees with encoding/json (-json +fast):\n%s", name, data, diff)
-	}
+	pickref.Differential(t, fmt.Sprintf("%q, %q", name, data), got, err, want, wantErr)
 }
 
 // primer is decoded between two decodings of a fuzz input, so that state
@@ -47,14 +42,8 @@ func FuzzDecodeMatchesEncodingJSON(f *testing.F) {
 	for _, s := range seeds {
 		f.Add(s.name, []byte(s.data))
 	}
-	files, err := capture.Glob(capture.Dir("../../.."), "*responses*.sse")
-	require.NoError(f, err)
-	for _, file := range files {
-		evs, err := capture.Events(file)
-		require.NoError(f, err)
-		for _, ev := range evs {
-			f.Add(string(ev.Name), ev.Data)
-		}
+	for _, ev := range capture.StreamEvents(f, capture.Dir("../../.."), "*responses*.sse") {
+		f.Add(string(ev.Name), ev.Data)
 	}
 	f.Fuzz(func(t *testing.T, name string, data []byte) {
 		d := NewDecoder()

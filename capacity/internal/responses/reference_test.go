@@ -3,8 +3,6 @@ package responses
 import (
 	"encoding/json"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/anvilbench/anvil/capacity/internal/jsonpick"
 	"github.com/anvilbench/anvil/capacity/internal/jsonpick/pickref"
 )
@@ -90,9 +88,4 @@ func reference(name string, data []byte) (*Event, error) {
 		e.Kind = refKinds[name]
 	}
 	return e, nil
-}
-
-// eventCmp compares texts and raw values by content.
-var eventCmp = cmp.Options{
-	cmp.Comparer(func(a, b jsonpick.Text) bool { return a.Kind == b.Kind && string(a.Bytes) == string(b.Bytes) }),
 }

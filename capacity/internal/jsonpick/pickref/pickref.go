@@ -13,6 +13,9 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/anvilbench/anvil/capacity/internal/jsonpick"
 )
@@ -139,4 +142,23 @@ func SameError(got, want error) bool {
 		return g.Err == io.ErrUnexpectedEOF
 	}
 	return false
+}
+
+// TextCmp compares texts by content: nil and empty bytes are one text.
+var TextCmp = cmp.Comparer(func(a, b jsonpick.Text) bool { return a.Kind == b.Kind && string(a.Bytes) == string(b.Bytes) })
+
+// Differential fails tb unless a decoder and its reference agree on one
+// input: the same error (SameError), or no error and the same value (go-cmp
+// with TextCmp and opts). input describes the input in the failure.
+func Differential[V any](tb testing.TB, input string, got V, gotErr error, want V, wantErr error, opts ...cmp.Option) {
+	tb.Helper()
+	if !SameError(gotErr, wantErr) {
+		tb.Fatalf("decoding %s: error %v, encoding/json's %v", input, gotErr, wantErr)
+	}
+	if gotErr != nil {
+		return
+	}
+	if diff := cmp.Diff(want, got, append(opts, TextCmp)...); diff != "" {
+		tb.Fatalf("decoding %s disagrees with encoding/json (-json +fast):\n%s", input, diff)
+	}
 }
