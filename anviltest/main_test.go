@@ -16,7 +16,7 @@ import (
 // mixedIgnore is the -ignore list README "Comparing runs" gives for
 // putting converted artifacts and go test output in one table: the keys
 // only one of them carries.
-const mixedIgnore = "goos,goarch,pkg,cpu,target,fake-profile,fake-time-scale,protocol,workload,eligible,audit"
+const mixedIgnore = "goos,goarch,pkg,cpu,target,fake-profile,fake-time-scale,protocol,workload,eligible"
 
 func TestIdentityConfig(t *testing.T) {
 	env := func(kv map[string]string) Option {
@@ -56,6 +56,11 @@ func TestIdentityConfig(t *testing.T) {
 			var want strings.Builder
 			for _, kv := range tc.want {
 				want.WriteString(kv[0] + ": " + kv[1] + "\n")
+			}
+			if tc.want != nil {
+				// The build of the binary, as its artifacts record it: a
+				// go test binary of this module is "(devel)", unstamped.
+				want.WriteString("anvil-version: (devel)\n")
 			}
 			require.Equal(t, want.String(), buf.String())
 		})
@@ -99,7 +104,8 @@ func TestGoTestOutputCarriesIdentity(t *testing.T) {
 	require.Len(t, converted, 1)
 	require.Equal(t, got.Name.String(), converted[0].Name.String(), "named as go test names it")
 	require.Regexp(t, `^Seam-\d+$`, converted[0].Name.String())
-	require.Equal(t, cfg(got, "model", "engine", "gpu"), cfg(converted[0], "model", "engine", "gpu"))
+	require.Equal(t, cfg(got, "model", "engine", "gpu", "anvil-version", "anvil-revision"), cfg(converted[0], "model", "engine", "gpu", "anvil-version", "anvil-revision"))
+	require.Equal(t, "(devel)", string(got.GetConfig("anvil-version")), "the build, on both sides")
 
 	// benchstat's grouping: -table .config -row .fullname, ignoring the keys
 	// only one side carries.

@@ -43,6 +43,7 @@ func extendReport(rep *artifact.Report, f runFacts, results []result, unsent []i
 		NeverSentRequests: len(unsent),
 		Interrupted:       f.cancelled || f.runner.stopped,
 	}
+	x.Run.RecordBuild() // the binary that measured: module version, revision, Go
 	x.PromptSizing = promptSizingOf(f.plan, results)
 	x.ChunkTiming = chunkTimingOf(f.runner.chunks)
 	x.Connections = connectionsOf(f.runner)

@@ -278,15 +278,26 @@ const (
 	// eligible` compares them anyway). Legacy artifacts, which do not
 	// record it, get the value Report.Eligible derives from their counts.
 	configEligible = "eligible"
+	// configVersion and configRevision are the version and the commit of
+	// this module in the binary that made the run (anvil_go.run
+	// module_version and vcs_revision, "(modified)" added for a checkout
+	// with uncommitted changes; package anviltest's Main prints the same
+	// keys before the benchmarks): runs measured by different builds of
+	// the tool are not silently compared (benchstat -ignore
+	// anvil-version,anvil-revision compares them anyway). Empty for an
+	// artifact that does not record them.
+	configVersion  = "anvil-version"
+	configRevision = "anvil-revision"
 )
 
 // benchConfig returns the file-level configuration of r in key order
-// model, engine, gpu, protocol, workload, eligible. Every key is written;
+// model, engine, gpu, protocol, workload, eligible, anvil-version,
+// anvil-revision. Every key is written;
 // an unknown (null or empty) value is written empty, which in benchfmt
 // clears the key, so a file concatenated after another never inherits
 // the other's identity. Values are one line, made Printable.
 func benchConfig(r *artifact.Report) []benchfmt.Config {
-	cs := make([]benchfmt.Config, 0, 6)
+	cs := make([]benchfmt.Config, 0, 8)
 	add := func(key, value string) {
 		cs = append(cs, benchfmt.Config{Key: key, Value: []byte(configValue(value)), File: true})
 	}
@@ -297,6 +308,9 @@ func benchConfig(r *artifact.Report) []benchfmt.Config {
 	add(configWorkload, workloadIdentity(r))
 	eligible, _ := r.Eligible()
 	add(configEligible, strconv.FormatBool(eligible))
+	version, revision := runSummary(r).BuildLabels()
+	add(configVersion, version)
+	add(configRevision, revision)
 	return cs
 }
 

@@ -24,10 +24,14 @@ func readSeed() *artifact.Report {
 // Convert an artifact to the Go benchmark format, for benchstat: unit
 // metadata, the run's identity as configuration, then one result whose
 // iterations are the measured requests, each value rounded as go test
-// prints it. A BenchWriter writes the unit metadata once, then each report
-// it is given (the configuration only when it changes).
+// prints it. The seed predates anvil_go; a run of today records the build
+// of the module that measured it (anvil_go.run), configuration too. A
+// BenchWriter writes the unit metadata once, then each report it is given
+// (the configuration only when it changes).
 func ExampleBenchWriter() {
 	r := readSeed()
+	version, revision := "v0.0.0-20261201221049-e02e9a91af51", "e02e9a91af51"
+	r.AnvilGo = &artifact.Extension{Version: 1, Run: &artifact.RunSummary{SentRequests: 6, ModuleVersion: &version, VCSRevision: &revision}}
 	if err := reporters.NewBenchWriter(os.Stdout).Write(r, ""); err != nil {
 		panic(err)
 	}
@@ -53,6 +57,8 @@ func ExampleBenchWriter() {
 	// protocol: capacity-v4-reasoning
 	// workload: ctx=65536 served-ctx=262144 conc=1 max-tokens=8192 cache=unique prefix=0 thinking=default canaries=true
 	// eligible: true
+	// anvil-version: v0.0.0-20261201221049-e02e9a91af51
+	// anvil-revision: e02e9a91af51
 	//
 	// BenchmarkCapacity/ctx=65536/conc=1 6 7.064243067e+09 ns/op 8953 ttft-p50-ms 10017 ttft-p95-ms 8016 ttfo-p50-ms 4.171 tpot-ms 232 decode-tok/s 7773 prefill-tok/s 9134 e2e-p50-ms 53.86 output-tok/s 33.33 cache-hit-% 0 failed-req
 }

@@ -122,11 +122,18 @@ func connectionNote(r *artifact.Report) string {
 // WriteIdentity writes the identity of a target as benchfmt configuration
 // lines ("key: value"), the header go test output carries before its
 // first benchmark: model, engine and gpu under the keys of the .bench
-// files (see BenchResult), then the pairs of extra, in order. A pair with
-// an empty value is left out; each value is written as the .bench files
-// write it, one line (whitespace runs as one space) made Printable.
+// files (see BenchResult), then the pairs of extra, in order, then the
+// build of this module in the running binary (anvil-version and
+// anvil-revision, the keys the .bench files of its runs carry, from
+// artifact.RunSummary.RecordBuild). A pair with an empty value is left
+// out; each value is written as the .bench files write it, one line
+// (whitespace runs as one space) made Printable.
 func WriteIdentity(w io.Writer, model, engine, gpu string, extra ...[2]string) error {
+	var build artifact.RunSummary
+	build.RecordBuild()
+	version, revision := build.BuildLabels()
 	kv := append([][2]string{{configModel, model}, {configEngine, engine}, {configGPU, gpu}}, extra...)
+	kv = append(kv, [2]string{configVersion, version}, [2]string{configRevision, revision})
 	var b strings.Builder
 	for _, p := range kv {
 		if p[1] != "" {

@@ -88,6 +88,24 @@ type RunSummary struct {
 	// "sha256:<hex> (<n> bytes)"). Runs with different extra bodies are
 	// different workloads.
 	ExtraBody map[string]string
+	// ModuleVersion is "module_version", written only when known: the
+	// version of this module (github.com/anvilbench/anvil) in the binary
+	// that made the run, as runtime/debug.ReadBuildInfo reports it: a
+	// release (v0.4.0) or pseudo-version (v0.0.0-20261201221049-e02e9a91af51)
+	// when the module is a dependency or a stamped build, "(devel)" for a
+	// build of a checkout that is not stamped (go test binaries never are).
+	// See RecordBuild.
+	ModuleVersion *string
+	// VCSRevision is "vcs_revision", written only when known: the commit
+	// the binary was built from, from the build's vcs.revision stamp, or
+	// the 12-digit revision prefix of a pseudo-version.
+	VCSRevision *string
+	// VCSModified is "vcs_modified", written only when the build was
+	// stamped: the checkout had uncommitted changes.
+	VCSModified *bool
+	// GoVersion is "go_version", written only when known: the Go release
+	// that built the binary (go1.26.0).
+	GoVersion *string
 
 	shape shape
 }

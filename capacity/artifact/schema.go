@@ -209,10 +209,14 @@ var runSummaryTable = newArtTable(func(r *RunSummary) *shape { return &r.shape }
 	optionalOf("benchmark", func(r *RunSummary) **string { return &r.Benchmark }, stringCodec),
 	optionalOf("duration_ms", func(r *RunSummary) **float64 { return &r.DurationMS }, floatCodec),
 	optionalMap("extra_body", func(r *RunSummary) *map[string]string { return &r.ExtraBody }),
+	optionalOf("go_version", func(r *RunSummary) **string { return &r.GoVersion }, stringCodec),
 	fieldOf("interrupted", func(r *RunSummary) *bool { return &r.Interrupted }, boolCodec),
+	optionalOf("module_version", func(r *RunSummary) **string { return &r.ModuleVersion }, stringCodec),
 	fieldOf("never_sent_requests", func(r *RunSummary) *int { return &r.NeverSentRequests }, intCodec),
 	fieldOf("sent_requests", func(r *RunSummary) *int { return &r.SentRequests }, intCodec),
 	optionalOf("stop_reason", func(r *RunSummary) **string { return &r.StopReason }, stringCodec),
+	optionalOf("vcs_modified", func(r *RunSummary) **bool { return &r.VCSModified }, boolCodec),
+	optionalOf("vcs_revision", func(r *RunSummary) **string { return &r.VCSRevision }, stringCodec),
 )
 
 var arrivalTable = newArtTable(func(a *Arrival) *shape { return &a.shape },

@@ -78,6 +78,13 @@ func build(in []shardIn) (*artifact.Report, error) {
 	return m, nil
 }
 
+// sameBuild sets *have to nil unless v holds what it holds.
+func sameBuild[T comparable](have **T, v *T) {
+	if *have != nil && (v == nil || *v != **have) {
+		*have = nil
+	}
+}
+
 // mergeExtension merges the anvil_go objects of the shards into that of m,
 // whose v1 run fields are set.
 func mergeExtension(in []shardIn, m *artifact.Report) (*artifact.Extension, error) {
@@ -90,6 +97,8 @@ func mergeExtension(in []shardIn, m *artifact.Report) (*artifact.Extension, erro
 	if base.Run != nil {
 		x.Run.DurationMS, x.Run.Benchmark = base.Run.DurationMS, base.Run.Benchmark
 		x.Run.ExtraBody = base.Run.ExtraBody // the shards agree (workloadKeys)
+		x.Run.ModuleVersion, x.Run.VCSRevision = base.Run.ModuleVersion, base.Run.VCSRevision
+		x.Run.VCSModified, x.Run.GoVersion = base.Run.VCSModified, base.Run.GoVersion
 	}
 	for _, s := range in {
 		ext := s.r.AnvilGo
@@ -100,6 +109,11 @@ func mergeExtension(in []shardIn, m *artifact.Report) (*artifact.Extension, erro
 			if x.Run.Benchmark != nil && (run.Benchmark == nil || *run.Benchmark != *x.Run.Benchmark) {
 				x.Run.Benchmark = nil // no one name for the shards' runs
 			}
+			// The build is the shards' when they agree, else unknown.
+			sameBuild(&x.Run.ModuleVersion, run.ModuleVersion)
+			sameBuild(&x.Run.VCSRevision, run.VCSRevision)
+			sameBuild(&x.Run.VCSModified, run.VCSModified)
+			sameBuild(&x.Run.GoVersion, run.GoVersion)
 		}
 		if c := ext.Connections; c != nil {
 			if x.Connections == nil {

@@ -141,8 +141,10 @@ func splitShards(t *testing.T, s singleRun, n int, lateNS ...int64) []*artifact.
 		r.Completed, r.Failed = len(r.RequestTimings), 0
 		ps := *orig.AnvilGo.PromptSizing // the run's sizing; the plan check counts the shard's own requests
 		ps.CountedRequests = 0
+		o := orig.AnvilGo.Run // each shard is built as the single process was
 		x := &artifact.Extension{Version: 1,
-			Run:           &artifact.RunSummary{},
+			Run: &artifact.RunSummary{ModuleVersion: o.ModuleVersion, VCSRevision: o.VCSRevision,
+				VCSModified: o.VCSModified, GoVersion: o.GoVersion},
 			PromptSizing:  &ps,
 			ContextWindow: orig.AnvilGo.ContextWindow,
 			Connections:   &artifact.Connections{Prewarmed: share(orig.AnvilGo.Connections.Prewarmed, n, k)},

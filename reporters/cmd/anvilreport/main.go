@@ -11,6 +11,7 @@
 //	                             compare runs of one workload (also: compare OLD NEW)
 //	anvilreport merge -o MERGED SHARD...
 //	                             merge the shard artifacts of one workload into one
+//	anvilreport -version         print the module version and VCS revision
 //
 // bench reads artifacts of every generation (legacy ones carry fewer
 // metrics and yield fewer units) and writes benchfmt to standard output, one
@@ -87,6 +88,10 @@ const usage = `usage:
                                differing clock_domain_id, a shard that started late.
                                exit status: 0 written, 1 not mergeable or a file
                                error, 2 usage
+  anvilreport -version         print this build's module version, VCS revision
+                               and Go release (those its artifacts' readers see
+                               in anvil_go.run of the runs it measured are the
+                               benchmark binary's)
 `
 
 func main() {
@@ -112,6 +117,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		switch {
 		case a == "-h" || a == "-help" || a == "--help" || a == "help":
 			fmt.Fprint(stdout, usage)
+			return 0
+		case a == "-version" || a == "--version" || a == "version":
+			fmt.Fprintln(stdout, versionLine())
 			return 0
 		case strings.HasPrefix(a, "-"):
 			fmt.Fprintf(stderr, "anvilreport: unknown flag %s (name a file beginning with - as ./%s)\n%s", a, a, usage)
@@ -208,6 +216,29 @@ func files(n int) string {
 		return "1 file"
 	}
 	return fmt.Sprintf("%d files", n)
+}
+
+// versionLine is what -version prints: the build of this module that
+// the binary holds (artifact.RunSummary.RecordBuild, the keys every
+// artifact's anvil_go.run records), what it cannot say named as unknown:
+//
+//	anvilreport v0.4.0, revision e02e9a91af51, go1.26.0
+//	anvilreport (devel), revision unknown (go build stamps it from a git checkout), go1.26.0
+func versionLine() string {
+	var b artifact.RunSummary
+	b.RecordBuild()
+	version, revision := b.BuildLabels()
+	if version == "" {
+		version = "version unknown"
+	}
+	if revision == "" {
+		revision = "unknown (go build stamps it from a git checkout)"
+	}
+	goVersion := "Go release unknown"
+	if b.GoVersion != nil {
+		goVersion = *b.GoVersion
+	}
+	return fmt.Sprintf("anvilreport %s, revision %s, %s", version, revision, goVersion)
 }
 
 // readReport reads one capacity artifact; artifact.Read bounds how much of the
