@@ -9,24 +9,23 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
+	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 )
 
-// maxErrorMessageRunes is the longest error_message, in code points
-// (capacity/PROTOCOL.md#failure-classes).
-const maxErrorMessageRunes = 2048
-
-// escapeHeavy is a failure message of exactly maxErrorMessageRunes
+// escapeHeavy is a failure message of exactly wiretest.MaxErrorMessageRunes
 // code points, every one of which takes a two-byte JSON escape (quote,
 // backslash, newline, tab, carriage return, backspace, form feed): the
 // longest message Failure.SetErrorMessage keeps whole.
 func escapeHeavy() string {
 	const pattern = "\"\\\n\t\r\b\f"
 	var b strings.Builder
-	for n := 0; n < maxErrorMessageRunes; n++ {
+	for n := 0; n < wiretest.MaxErrorMessageRunes; n++ {
 		b.WriteByte(pattern[n%len(pattern)])
 	}
 	return b.String()
@@ -60,7 +59,7 @@ func largestReport(t testing.TB) *artifact.Report {
 	whole.SetErrorMessage(escapeHeavy())
 	msg := whole.ErrorMessage
 	require.False(t, whole.ErrorMessageTruncated)
-	require.Equal(t, maxErrorMessageRunes, utf8.RuneCountInString(msg))
+	require.Equal(t, wiretest.MaxErrorMessageRunes, utf8.RuneCountInString(msg))
 	row := seed.RequestTimings[0]
 	for i := range maxRequests {
 		row := row
@@ -70,7 +69,7 @@ func largestReport(t testing.TB) *artifact.Report {
 			ObservedExtraWords: 12345, CaptureComplete: true, ExactAdherence: new(false), Policy: "strict"}
 		r.Failures = append(r.Failures, artifact.Failure{
 			RequestIndex: i, PlannedContextTokens: 262144, FailureClass: artifact.FailureControlledOutput,
-			ErrorType: errorTypeControlledOutput, ErrorMessage: msg, ErrorMessageTruncated: true,
+			ErrorType: client.ErrorTypeControlledOutput, ErrorMessage: msg, ErrorMessageTruncated: true,
 			ResponseReceived: true, ElapsedMS: 3599999.123456789, HTTPStatus: new(200),
 			ResponseTiming: &row,
 			ResponseMetadata: &artifact.ResponseMetadata{OutputTokenSource: artifact.SourceUsage,

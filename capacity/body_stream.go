@@ -6,10 +6,11 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/anvilbench/anvil/capacity/internal/client"
 	"github.com/anvilbench/anvil/capacity/internal/jsonstr"
 )
 
-// A request body is head + the JSON-quoted prompt + tail (requestEncoder).
+// A request body is head + the JSON-quoted prompt + tail (client.Encoder).
 // Most of a long prompt is bytes every request shares (the shared prefix,
 // or in unique mode the filler of the request-specific prefix) and filler
 // lines that follow a formula. So a body is not built into a buffer per
@@ -18,7 +19,7 @@ import (
 // calibration line, the closing instruction) and the request's filler
 // lines, generated as the transport reads them. A request in flight holds
 // a few hundred bytes whatever its prompt's size; the bytes sent are
-// exactly requestEncoder.appendBody of the prompt appendPrompt builds
+// exactly client.Encoder.AppendBody of the prompt appendPrompt builds
 // (TestStreamedBodyBytes compares them over many workloads).
 
 // sharedPieces are the prompt bytes of a run that every request shares:
@@ -152,11 +153,11 @@ func (b *streamedBody) add(p []byte) {
 	b.length += int64(len(p))
 }
 
-// contentLength implements requestBody.
-func (b *streamedBody) contentLength() int64 { return b.length }
+// ContentLength implements client.Body.
+func (b *streamedBody) ContentLength() int64 { return b.length }
 
-// newReader implements requestBody.
-func (b *streamedBody) newReader() io.ReadCloser { return &streamedReader{body: b} }
+// NewReader implements client.Body.
+func (b *streamedBody) NewReader() io.ReadCloser { return &streamedReader{body: b} }
 
 // streamedReader reads a streamedBody from its start.
 type streamedReader struct {
@@ -231,20 +232,4 @@ func (r *streamedReader) nextLine() bool {
 // Close implements io.Closer.
 func (r *streamedReader) Close() error { return nil }
 
-// requestBody is what client.send sends: a body of known size that can be
-// read from its start any number of times.
-type requestBody interface {
-	contentLength() int64
-	newReader() io.ReadCloser
-}
-
-var (
-	_ requestBody = (*streamedBody)(nil)
-	_ requestBody = (*bodyBuffer)(nil)
-)
-
-// contentLength implements requestBody.
-func (b *bodyBuffer) contentLength() int64 { return int64(len(b.buf)) }
-
-// newReader implements requestBody.
-func (b *bodyBuffer) newReader() io.ReadCloser { return b.reader() }
+var _ client.Body = (*streamedBody)(nil)

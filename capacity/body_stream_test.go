@@ -12,13 +12,15 @@ import (
 	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 )
 
 // readBody reads a streamed body with reads of size step.
 func readBody(t testing.TB, b *streamedBody, step int) []byte {
 	t.Helper()
 	var out bytes.Buffer
-	r := b.newReader()
+	r := b.NewReader()
 	buf := make([]byte, step)
 	for {
 		n, err := r.Read(buf)
@@ -83,8 +85,8 @@ func TestStreamedBodyBytes(t *testing.T) {
 				return
 			}
 			require.NoError(t, err, "%s %s", s.name, what)
-			wantBody := enc.appendBody(nil, pr)
-			require.Equal(t, int64(len(wantBody)), b.contentLength(), "%s %s: ContentLength", s.name, what)
+			wantBody := enc.AppendBody(nil, pr)
+			require.Equal(t, int64(len(wantBody)), b.ContentLength(), "%s %s: ContentLength", s.name, what)
 			for _, step := range []int{1, 7, 100, 32 << 10} {
 				if step*4096 < len(wantBody) {
 					continue // small reads of the small bodies suffice
@@ -137,10 +139,10 @@ func TestStreamedBodyReaders(t *testing.T) {
 	require.NoError(t, err)
 	prompt, err := p.AppendPrompt(nil, 1)
 	require.NoError(t, err)
-	want := enc.appendBody(nil, prompt)
+	want := enc.AppendBody(nil, prompt)
 	b, err := p.measuredBody(enc, 1)
 	require.NoError(t, err)
-	r1, r2 := b.newReader(), b.newReader()
+	r1, r2 := b.NewReader(), b.NewReader()
 	var got1, got2 bytes.Buffer
 	buf := make([]byte, 333)
 	for done1, done2 := false, false; !done1 || !done2; {
@@ -157,7 +159,7 @@ func TestStreamedBodyReaders(t *testing.T) {
 	}
 	require.Equal(t, string(want), got1.String())
 	require.Equal(t, string(want), got2.String())
-	require.NoError(t, iotest.TestReader(b.newReader(), want))
+	require.NoError(t, iotest.TestReader(b.NewReader(), want))
 }
 
 // TestStreamedBodyRedirected: a caller's client that follows a 307 or 308
@@ -181,7 +183,7 @@ func TestStreamedBodyRedirected(t *testing.T) {
 					http.Redirect(w, r, "/v2/chat/completions", status)
 					return
 				}
-				writeOKStream(w, raw)
+				wiretest.WriteOKStream(w, raw)
 			})
 			rep, err := Run(t.Context(), pipeTarget(t, h), Workload{Requests: 1, ContextTokens: 4096, PromptCacheMode: promptCacheUnique})
 			require.NoError(t, err)
@@ -207,7 +209,7 @@ func BenchmarkStreamedBody(b *testing.B) {
 			buf := make([]byte, 32<<10)
 			first, err := p.measuredBody(enc, 0)
 			require.NoError(b, err)
-			b.SetBytes(first.contentLength())
+			b.SetBytes(first.ContentLength())
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
@@ -215,7 +217,7 @@ func BenchmarkStreamedBody(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				r := body.newReader()
+				r := body.NewReader()
 				for {
 					if _, err := r.Read(buf); err != nil {
 						break

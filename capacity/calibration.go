@@ -178,21 +178,21 @@ func (k *calibrator) measure(ctx context.Context, index, chars int) (measured, e
 		return measured{}, err
 	}
 	m := measured{chars: len(s.prompt)}
-	if ex.class != "" {
-		r, ok := refusalOf(ex)
+	if class, message := ex.Failure(); class != "" {
+		r, ok := ex.Refusal()
 		if !ok {
 			return measured{}, fmt.Errorf("%w: calibration request for request %d (%d characters): %s: %s (counts so far: %s)",
-				errPromptSizing, index, len(s.prompt), ex.class, ex.message, pointsText(k.pts))
+				errPromptSizing, index, len(s.prompt), class, message, pointsText(k.pts))
 		}
-		k.window = min(k.window, r.window)
-		m.tokens, m.refused = r.promptTokens, true
+		k.window = min(k.window, r.Window)
+		m.tokens, m.refused = r.PromptTokens, true
 		return m, nil
 	}
-	u := ex.stream.usage.prompt
-	if !u.ok || u.v <= 0 {
+	n, ok := ex.PromptTokens()
+	if !ok || n <= 0 {
 		return measured{}, fmt.Errorf("%w: the server has no tokenizer endpoint and its calibration response reported no usage.prompt_tokens: use promptSizingReference", errPromptSizing)
 	}
-	m.tokens = int(u.v)
+	m.tokens = n
 	m.cut = m.tokens >= nearWindow(s.plan, k.window)
 	return m, nil
 }

@@ -14,7 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
 	"github.com/anvilbench/anvil/capacity/internal/itl"
+	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 
@@ -101,7 +103,7 @@ func TestChunkTimingStallThreshold(t *testing.T) {
 			if tt.threshold == 0 {
 				require.Nil(t, ct.StallRule.OverrideMS)
 			} else {
-				require.Equal(t, monoMS(tt.threshold), *ct.StallRule.OverrideMS)
+				require.Equal(t, client.MS(tt.threshold), *ct.StallRule.OverrideMS)
 			}
 		}
 	})
@@ -165,7 +167,7 @@ func TestChunkTimingFailuresAndNone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rep, err := Run(t.Context(), pipeTarget(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			raw, _ := io.ReadAll(r.Body)
-			writeOKStream(w, raw) // one content chunk: no gap
+			wiretest.WriteOKStream(w, raw) // one content chunk: no gap
 		})), Workload{Requests: 3, Concurrency: 1, ContextTokens: 512})
 		require.NoError(t, err)
 		require.Nil(t, rep.AnvilGo.ChunkTiming)

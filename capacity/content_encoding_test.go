@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // flushWriter is a compressor that can push out what it holds.
@@ -120,7 +121,7 @@ func TestRunUnsupportedEncoding(t *testing.T) {
 		require.Len(t, rep.Failures, 1)
 		f := rep.Failures[0]
 		require.Equal(t, artifact.FailureStreamValidation, f.FailureClass)
-		require.Equal(t, errorTypeContentEncoding, f.ErrorType)
+		require.Equal(t, client.ErrorTypeContentEncoding, f.ErrorType)
 		require.Contains(t, f.ErrorMessage, `unsupported Content-Encoding "br"`)
 	})
 	synctest.Test(t, func(t *testing.T) {
@@ -132,7 +133,7 @@ func TestRunUnsupportedEncoding(t *testing.T) {
 		rep, err := Run(t.Context(), pipeTarget(t, h), Workload{Requests: 1, Concurrency: 1, ContextTokens: 512})
 		require.NoError(t, err)
 		require.Len(t, rep.Failures, 1)
-		require.Equal(t, errorTypeContentEncoding, rep.Failures[0].ErrorType)
+		require.Equal(t, client.ErrorTypeContentEncoding, rep.Failures[0].ErrorType)
 		require.Contains(t, rep.Failures[0].ErrorMessage, "Content-Encoding gzip: the stream does not decode")
 	})
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // Where servers whose /v1/models carries no context length say it
@@ -144,7 +146,7 @@ func discoverNative(ctx context.Context, hc *http.Client, t Target, apiKey, mode
 		case bad != "":
 			outOfRange(s.path, bad)
 		default:
-			said("no window in " + strconv.Quote(serverExcerpt(string(body))))
+			said("no window in " + strconv.Quote(client.Excerpt(string(body))))
 		}
 	}
 	return a
@@ -170,7 +172,7 @@ func askServer(ctx context.Context, hc *http.Client, t Target, apiKey, url strin
 	}
 	req, err := http.NewRequestWithContext(sctx, method, url, rd)
 	if err != nil {
-		return nil, unwrapURLError(err).Error()
+		return nil, client.UnwrapURLError(err).Error()
 	}
 	for k, vs := range t.Headers {
 		for _, v := range vs {
@@ -192,7 +194,7 @@ func askServer(ctx context.Context, hc *http.Client, t Target, apiKey, url strin
 		case context.Cause(sctx) == errProbeTimeout:
 			return fmt.Sprintf("timed out after %v", timeout)
 		}
-		return unwrapURLError(err).Error()
+		return client.UnwrapURLError(err).Error()
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
@@ -206,7 +208,7 @@ func askServer(ctx context.Context, hc *http.Client, t Target, apiKey, url strin
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxRefusalDrain))
 		return nil, "HTTP " + resp.Status
 	}
-	decoded, err := decodeBody(resp)
+	decoded, err := client.DecodeBody(resp)
 	if err != nil {
 		return nil, failed(err)
 	}
@@ -292,6 +294,6 @@ func windowOf(info modelInfo) (int, string) {
 // windowInt reads a window a server advertises: a positive integer no
 // larger than maxContextTokens (a larger one could not be planned for).
 func windowInt(raw json.RawMessage) (int, bool) {
-	n, ok := positiveInt(raw)
+	n, ok := client.PositiveInt(raw)
 	return n, ok && n <= maxContextTokens
 }

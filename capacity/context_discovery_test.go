@@ -10,6 +10,8 @@ import (
 	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 )
 
 // nativeServer answers /v1/models with models (no context length, as
@@ -61,7 +63,7 @@ func TestDiscoverContextWindow(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				tg := Target{BaseURL: "http://pipe.invalid/v1", HTTPClient: servePipe(t, nativeServer(t, tt.models, tt.native)), MetricsURL: "off"}
+				tg := Target{BaseURL: "http://pipe.invalid/v1", HTTPClient: wiretest.Serve(t, nativeServer(t, tt.models, tt.native)), MetricsURL: "off"}
 				rep, err := Run(t.Context(), tg, Workload{Requests: 1, Concurrency: 1, ContextTokens: 512})
 				require.NoError(t, err)
 				require.Equal(t, tt.want, *rep.MaxContextTokens)
@@ -71,7 +73,7 @@ func TestDiscoverContextWindow(t *testing.T) {
 	}
 	t.Run("none answers", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			tg := Target{BaseURL: "http://pipe.invalid/v1", HTTPClient: servePipe(t, nativeServer(t, string(ollamaModels), map[string]string{"GET /props": `{"default_generation_settings":{}}`, "GET /api/ps": `not json`})), MetricsURL: "off"}
+			tg := Target{BaseURL: "http://pipe.invalid/v1", HTTPClient: wiretest.Serve(t, nativeServer(t, string(ollamaModels), map[string]string{"GET /props": `{"default_generation_settings":{}}`, "GET /api/ps": `not json`})), MetricsURL: "off"}
 			_, err := Run(t.Context(), tg, Workload{Requests: 1, Concurrency: 1, ContextTokens: 512})
 			require.ErrorIs(t, err, ErrInvalidConfig)
 			require.ErrorContains(t, err, "neither http://pipe.invalid/props (llama.cpp) nor http://pipe.invalid/api/ps or http://pipe.invalid/api/show (ollama) gave a context length: set Target.MaxModelLen")
@@ -102,7 +104,7 @@ func TestDiscoverTwoAdvertisedWindows(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := nativeServer(t, tc.models, map[string]string{"GET /props": props})
-				d, err := Discover(t.Context(), Target{BaseURL: "http://m.invalid/v1", HTTPClient: servePipe(t, h)})
+				d, err := Discover(t.Context(), Target{BaseURL: "http://m.invalid/v1", HTTPClient: wiretest.Serve(t, h)})
 				require.NoError(t, err)
 				require.Equal(t, tc.want, d.Window)
 				require.Equal(t, tc.want, d.TruncationWindow)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/anvilbench/anvil/capacity/internal/client"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 
@@ -33,7 +34,7 @@ func TestZeroWorkloadAgainstTheDefaultFake(t *testing.T) {
 		require.Zero(t, ref.Completed)
 		require.Len(t, ref.Failures, 2)
 		for _, f := range ref.Failures {
-			require.Equal(t, errorTypeNoVisibleContent, f.ErrorType)
+			require.Equal(t, client.ErrorTypeNoVisibleContent, f.ErrorType)
 			require.Contains(t, f.ErrorMessage, "raise Workload.MaxTokens")
 		}
 	})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // Where a Discovery's model and windows came from
@@ -111,14 +112,14 @@ func Discover(ctx context.Context, t Target) (Discovery, error) {
 		defer own.CloseIdleConnections()
 		hc = &http.Client{Transport: own, CheckRedirect: noRedirects}
 	}
-	hc, _ = withConnectionRule(hc, own)
+	hc, _ = client.WithConnectionRule(hc, own)
 	d, err := discover(ctx, hc, t, key, defaultTimeout)
-	sec := secretsOf(t, key)
-	d.ModelsError = sec.scrub(d.ModelsError)
+	sec := t.secrets(key)
+	d.ModelsError = sec.Scrub(d.ModelsError)
 	for i, a := range d.Asked {
-		d.Asked[i] = sec.scrub(a)
+		d.Asked[i] = sec.Scrub(a)
 	}
-	return d, sec.redactErr(err)
+	return d, sec.Redact(err)
 }
 
 // declaredProbeTimeout bounds the whole discovery when Target.Model and
@@ -261,11 +262,11 @@ func noWindowError(t Target, info modelInfo, outOfRange []string) error {
 }
 
 // truncationWindowFrom is where TruncationWindow came from.
-func (d Discovery) truncationWindowFrom() windowOrigin {
+func (d Discovery) truncationWindowFrom() client.WindowOrigin {
 	if d.Advertised > 0 && d.TruncationWindow == d.Advertised {
-		return windowOrigin{source: d.AdvertisedSource}
+		return client.WindowOrigin{Source: d.AdvertisedSource, Trained: d.AdvertisedSource == sourceShow}
 	}
-	return windowOrigin{source: sourceMaxModelLen, declared: true}
+	return client.WindowOrigin{Source: sourceMaxModelLen, Declared: true}
 }
 
 // record is anvil_go.context_window.

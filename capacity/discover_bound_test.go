@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 )
 
 // TestNativeStepIsBounded: a /props that accepts the request and never
@@ -29,7 +31,7 @@ func TestNativeStepIsBounded(t *testing.T) {
 			}
 		})
 		start := time.Now()
-		d, err := Discover(t.Context(), Target{BaseURL: "http://hang.invalid/v1", HTTPClient: servePipe(t, h)})
+		d, err := Discover(t.Context(), Target{BaseURL: "http://hang.invalid/v1", HTTPClient: wiretest.Serve(t, h)})
 		require.NoError(t, err)
 		require.Equal(t, nativeStepTimeout, time.Since(start), "the hanging /props costs its bound, not the request timeout")
 		require.Equal(t, []string{"GET /v1/models", "GET /props", "GET /api/ps"}, asked)
@@ -71,7 +73,7 @@ func TestNativeStepsEachBounded(t *testing.T) {
 					case <-stop:
 					}
 				})
-				target := Target{BaseURL: "http://hang.invalid/v1", HTTPClient: servePipe(t, h), MetricsURL: "off"}
+				target := Target{BaseURL: "http://hang.invalid/v1", HTTPClient: wiretest.Serve(t, h), MetricsURL: "off"}
 				start := time.Now()
 				var err error
 				if tt.timeout == 0 {

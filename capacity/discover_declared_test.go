@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 )
 
 // TestDeclaredDiscoveryIsBounded: with the model and the window declared,
@@ -25,7 +27,7 @@ func TestDeclaredDiscoveryIsBounded(t *testing.T) {
 			asked = append(asked, r.Method+" "+r.URL.Path)
 			<-r.Context().Done()
 		})
-		target := Target{BaseURL: "http://hang.invalid/v1", Model: "m", MaxModelLen: 8192, HTTPClient: servePipe(t, h), MetricsURL: "off"}
+		target := Target{BaseURL: "http://hang.invalid/v1", Model: "m", MaxModelLen: 8192, HTTPClient: wiretest.Serve(t, h), MetricsURL: "off"}
 		start := time.Now()
 		rep, err := Run(t.Context(), target, Workload{Requests: 1, ContextTokens: 512, Timeout: time.Minute})
 		require.NoError(t, err)

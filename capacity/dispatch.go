@@ -5,13 +5,15 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // sendBuffers are what one in-flight slot keeps for the requests that hold
 // the slot in turn, so memory scales with the cap on requests in flight,
 // not with the plan.
 type sendBuffers struct {
-	timer *chunkTimer // the slot's per-chunk timing, merged when the phase ends
+	timer *client.ChunkTimer // the slot's per-chunk timing, merged when the phase ends
 }
 
 // seams are the resolved seams of the measured phase.
@@ -52,7 +54,7 @@ func (r *runner) measure(ctx context.Context, start time.Time, s seams) error {
 
 	slots := make(chan *sendBuffers, max(r.concurrency, 1))
 	for range min(r.concurrency, n) {
-		buf := &sendBuffers{timer: newChunkTimer(r.stallRule)}
+		buf := &sendBuffers{timer: client.NewChunkTimer(r.stallRule)}
 		defer r.mergeChunks(buf.timer) // after wg.Wait: every request of the slot has finished
 		slots <- buf
 	}

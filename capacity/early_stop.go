@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // earlyStopRequests is the number of measured requests that, when they are
@@ -28,7 +29,7 @@ var ErrStoppedEarly = errors.New("capacity: run stopped early: the first request
 // truncated (prompt_truncated). A 401, 403 or 404 before any success
 // stops the run at once, as a refusal, before this rule applies.
 func permanentFailure(f *artifact.Failure) bool {
-	if f.ErrorType == errorTypePromptTruncated {
+	if f.ErrorType == client.ErrorTypePromptTruncated {
 		return true
 	}
 	if f.HTTPStatus == nil {
@@ -64,7 +65,7 @@ func (r *runner) earlyStopOn(f *artifact.Failure) {
 func runnerFailure(i, planned int, msg string) *artifact.Failure {
 	f := &artifact.Failure{
 		RequestIndex: i, PlannedContextTokens: planned, FailureClass: artifact.FailureRunnerError,
-		ErrorType: errorTypeSourceRequest,
+		ErrorType: client.ErrorTypeSourceRequest,
 	}
 	f.SetErrorMessage(msg)
 	return f

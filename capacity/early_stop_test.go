@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // statusServer answers every chat request with status and an OpenAI
@@ -140,6 +141,6 @@ func TestEarlyStopOnTruncation(t *testing.T) {
 		require.ErrorIs(t, err, ErrStoppedEarly, "%+v", rep.Failures)
 		require.ErrorContains(t, err, "prompt truncated")
 		require.EqualValues(t, earlyStopRequests, seen.Load())
-		require.Equal(t, errorTypePromptTruncated, rep.Failures[0].ErrorType)
+		require.Equal(t, client.ErrorTypePromptTruncated, rep.Failures[0].ErrorType)
 	})
 }

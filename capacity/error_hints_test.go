@@ -18,13 +18,16 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/internal/client"
+	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 )
 
 // okChat answers every chat request with writeOKStream.
 func okChat() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		writeOKStream(w, body)
+		wiretest.WriteOKStream(w, body)
 	})
 }
 
@@ -176,7 +179,7 @@ func TestH2CHintForms(t *testing.T) {
 		{plain, nil, errors.New("dial tcp: connection refused"), ""},
 		{plain, &http.Transport{Protocols: h2cOnly()}, frame, ""},
 	} {
-		got := transportHint(tc.u, tc.rt, tc.err)
+		got := client.TransportHint(tc.u, tc.rt, tc.err)
 		if tc.want == "" {
 			require.Empty(t, got, "%v %v", tc.u, tc.err)
 			continue

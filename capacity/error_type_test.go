@@ -2,53 +2,17 @@ package capacity
 
 import (
 	"context"
-	"crypto/x509"
-	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
-
-// timeoutErr is a net.Error that timed out, as a dial timeout is.
-type timeoutErr struct{}
-
-func (timeoutErr) Error() string   { return "i/o timeout" }
-func (timeoutErr) Timeout() bool   { return true }
-func (timeoutErr) Temporary() bool { return true }
-
-// TestTransportErrorType maps every transport cause to its error_type,
-// wrapped as net/http wraps them.
-func TestTransportErrorType(t *testing.T) {
-	tests := []struct {
-		err  error
-		want string
-	}{
-		{&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, errorTypeConnectionRefused},
-		{&net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, errorTypeConnectionReset},
-		{&net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.EPIPE)}, errorTypeConnectionReset},
-		{fmt.Errorf("net/http: %w", io.EOF), errorTypeEOF},
-		{io.ErrUnexpectedEOF, errorTypeEOF},
-		{&net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "nope.invalid", IsNotFound: true}}, errorTypeDNS},
-		{x509.UnknownAuthorityError{}, errorTypeTLS},
-		{fmt.Errorf("handshake: %w", x509.HostnameError{Host: "h"}), errorTypeTLS},
-		{&net.OpError{Op: "dial", Net: "tcp", Err: timeoutErr{}}, errorTypeTimeout},
-		{errors.New("something else"), errorTypeNetwork},
-	}
-	for _, tt := range tests {
-		t.Run(tt.want+"/"+tt.err.Error(), func(t *testing.T) {
-			require.Equal(t, tt.want, transportErrorType(tt.err))
-		})
-	}
-}
 
 // TestRunRequestErrorTypesLoopback: real loopback failures record what a
 // user can act on, never a Go type name.
@@ -73,9 +37,9 @@ func TestRunRequestErrorTypesLoopback(t *testing.T) {
 	tests := []struct {
 		name, base, want string
 	}{
-		{"refused", "http://" + closedAddr + "/v1", errorTypeConnectionRefused},
-		{"tls", tlsSrv.URL + "/v1", errorTypeTLS},
-		{"closed before the response", reset.URL + "/v1", errorTypeEOF},
+		{"refused", "http://" + closedAddr + "/v1", client.ErrorTypeConnectionRefused},
+		{"tls", tlsSrv.URL + "/v1", client.ErrorTypeTLS},
+		{"closed before the response", reset.URL + "/v1", client.ErrorTypeEOF},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

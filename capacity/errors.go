@@ -19,22 +19,6 @@ var ErrEndpointRefused = errors.New("capacity: the endpoint refused the requests
 // early because the endpoint refused it.
 var errRunStopped = errors.New("capacity: run stopped: the endpoint refused the first requests")
 
-// Causes recorded on a request's context when one of its limits ends it.
-var (
-	errTotalTimeout = errors.New("capacity: request exceeded Workload.Timeout")
-	errStallTimeout = errors.New("capacity: stream idle longer than Workload.StallTimeout")
-)
-
-// Malformed stream chunks.
-var (
-	errNotObject    = errors.New("payload is not a JSON object")
-	errTrailingData = errors.New("data after the JSON object")
-)
-
-// errBodyEndGrace is the cause given to a request whose body stayed open
-// longer than bodyEndGrace after its outcome was known.
-var errBodyEndGrace = errors.New("capacity: response body still open after the outcome was known")
-
 // errProbeTimeout is the cause recorded when the model probe runs out of time.
 var errProbeTimeout = errors.New("timed out")
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // requestClock holds the monotonic stamps of one measured request; a zero
@@ -21,8 +22,18 @@ func offsetMS(t, start time.Time) *float64 {
 	if t.IsZero() {
 		return nil
 	}
-	ms := monoMS(t.Sub(start))
+	ms := client.MS(t.Sub(start))
 	return &ms
+}
+
+// connectionsOf is anvil_go.connections of a run, but for the counts
+// taken from its requests' phases (extendReport adds them).
+func connectionsOf(r *runner) *artifact.Connections {
+	c := &artifact.Connections{Prewarmed: r.prewarmed}
+	if rule := r.cl.Rule(); rule != nil {
+		c.KeptAliveClosed, c.ReuseDisabled = rule.KeptAliveClosed(), rule.ReuseDisabled()
+	}
+	return c
 }
 
 // sinceMS is the milliseconds from a to b; nil when either is zero.
@@ -30,7 +41,7 @@ func sinceMS(a, b time.Time) *float64 {
 	if a.IsZero() || b.IsZero() {
 		return nil
 	}
-	ms := monoMS(b.Sub(a))
+	ms := client.MS(b.Sub(a))
 	return &ms
 }
 
@@ -52,7 +63,7 @@ func extendReport(rep *artifact.Report, f runFacts, results []result, unsent []i
 		x.Run.StopReason = &reason
 	}
 	if w := f.workload; w.Duration > 0 && !w.OpenLoop() {
-		ms := monoMS(w.Duration)
+		ms := client.MS(w.Duration)
 		x.Run.DurationMS = &ms
 	}
 	for _, res := range results {
@@ -82,11 +93,11 @@ func extendReport(rep *artifact.Report, f runFacts, results []result, unsent []i
 			d.PlannedOutputTokens, d.CountedOutputTokens, d.CachedPromptTokens = &maxTokens, sf.completion, sf.cached
 		}
 		if p := res.phases; p != nil {
-			d.Phases = p.artifact()
-			if p.retried {
+			d.Phases = p
+			if p.Retried {
 				x.Connections.Retried++
 			}
-			if !p.reused {
+			if !p.Reused {
 				x.Connections.DialedInMeasurement++
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 )
 
 // TestRunRecordsExtraBody: the fields Target.ExtraBody merges into every
@@ -36,7 +37,7 @@ func TestRunRecordsExtraBody(t *testing.T) {
 			inner.ServeHTTP(w, r)
 		})
 		grammar := strings.Repeat("root ::= [a-z]+ ", 100)
-		target := Target{BaseURL: "http://llama.invalid/v1", HTTPClient: servePipe(t, h), MetricsURL: "off",
+		target := Target{BaseURL: "http://llama.invalid/v1", HTTPClient: wiretest.Serve(t, h), MetricsURL: "off",
 			Headers:   http.Header{"X-Api-Key": {"key-0123456789"}},
 			ExtraBody: map[string]any{"cache_prompt": false, "id_slot": 1, "tag": "team key-0123456789 <b>", "grammar": grammar}}
 		rep, err := Run(t.Context(), target, Workload{MaxTokens: 8, Requests: 2, Concurrency: 1, ContextTokens: 1000})

@@ -20,18 +20,6 @@ func TestPlanPromptLayout(t *testing.T) {
 		"# request 2: begin your answer with ANVIL_REQ_7_00002, then summarize the above in one line.", string(buf))
 }
 
-// TestCanaryCheckPeer: a response that begins with its own marker passes;
-// one that also carries a peer's marker fails and counts it.
-func TestCanaryCheckPeer(t *testing.T) {
-	marker := canaryMarker(1717, 3)
-	ok := checkCanary(marker, marker+" The file defines helpers.", true)
-	peer := checkCanary(marker, marker+" see ANVIL_REQ_1717_00004", true)
-	require.Equal(t, "ANVIL_REQ_1717_00003", ok.Marker)
-	require.True(t, ok.Passed)
-	require.False(t, peer.Passed)
-	require.Equal(t, 1, peer.ForeignMarkerCount)
-}
-
 // TestRedactBaseURLDropsCredentials: userinfo and query never reach the
 // recorded base URL.
 func TestRedactBaseURLDropsCredentials(t *testing.T) {

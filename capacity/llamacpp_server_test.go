@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -14,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 )
 
 // tinyTokens is the tokenizer of the llama.cpp captures' tiny model, as
@@ -63,22 +63,14 @@ type llamaCppServer struct {
 	largestBody                  int
 }
 
-// readTranscript reads a capture of testdata/transcripts.
-func readTranscript(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(transcripts, name))
-	require.NoError(t, err)
-	return b
-}
-
 func newLlamaCppServer(t testing.TB) *llamaCppServer {
 	return &llamaCppServer{
 		t: t, window: 8192,
-		models:      readTranscript(t, "llamacpp-b10573-models.json"),
-		props:       readTranscript(t, "llamacpp-b10573-props.json"),
-		emptyTokens: readTranscript(t, "llamacpp-b10573-tokenize-messages.json"),
-		overWindow:  readTranscript(t, "llamacpp-b10573-stream-over-window.json"),
-		stream:      readTranscript(t, "llamacpp-b10573-stream-usage.sse"),
+		models:      wiretest.ReadTranscript(t, "llamacpp-b10573-models.json"),
+		props:       wiretest.ReadTranscript(t, "llamacpp-b10573-props.json"),
+		emptyTokens: wiretest.ReadTranscript(t, "llamacpp-b10573-tokenize-messages.json"),
+		overWindow:  wiretest.ReadTranscript(t, "llamacpp-b10573-stream-over-window.json"),
+		stream:      wiretest.ReadTranscript(t, "llamacpp-b10573-stream-usage.sse"),
 	}
 }
 
@@ -184,7 +176,7 @@ func TestLlamaCppServerMatchesCaptures(t *testing.T) {
 	var tok struct {
 		Tokens []int `json:"tokens"`
 	}
-	require.NoError(t, json.Unmarshal(readTranscript(t, "llamacpp-b10573-tokenize.json"), &tok))
+	require.NoError(t, json.Unmarshal(wiretest.ReadTranscript(t, "llamacpp-b10573-tokenize.json"), &tok))
 	require.InDelta(t, len(tok.Tokens), tinyTokens("def helper_0(x): return compute(x, 0);"), 1)
 
 	var over strings.Builder
@@ -193,7 +185,11 @@ func TestLlamaCppServerMatchesCaptures(t *testing.T) {
 	}
 	counted := chatMLTokens(chatML(over.String()[:49152]), true)
 	require.InEpsilon(t, 44722, counted, 0.01, "the captured refusal counted 44722 tokens")
-	r, ok := parseWindowRefusal(string(readTranscript(t, "llamacpp-b10573-stream-over-window.json")))
-	require.True(t, ok)
-	require.Equal(t, windowRefusal{promptTokens: 44722, window: 8192}, r)
+	var refusal struct {
+		Error struct {
+			NPromptTokens int `json:"n_prompt_tokens"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(wiretest.ReadTranscript(t, "llamacpp-b10573-stream-over-window.json"), &refusal))
+	require.Equal(t, 44722, refusal.Error.NPromptTokens)
 }

@@ -6,8 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
+
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // maxModelsBody bounds the bytes of a /models answer the probe reads.
@@ -46,7 +47,7 @@ type modelInfo struct {
 func probeModel(ctx context.Context, hc *http.Client, t Target, apiKey string) (modelInfo, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.ModelsURL(), nil)
 	if err != nil {
-		return modelInfo{}, fmt.Errorf("capacity: model probe: %w", unwrapURLError(err))
+		return modelInfo{}, fmt.Errorf("capacity: model probe: %w", client.UnwrapURLError(err))
 	}
 	for k, vs := range t.Headers {
 		for _, v := range vs {
@@ -57,14 +58,14 @@ func probeModel(ctx context.Context, hc *http.Client, t Target, apiKey string) (
 	if apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+apiKey)
 	}
-	where := redactedURL(req.URL)
-	scrub := secretsOf(t, apiKey).scrub
+	where := client.RedactedURL(req.URL)
+	scrub := t.secrets(apiKey).Scrub
 	resp, err := hc.Do(req)
 	if err != nil {
-		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: %s%s", where, scrub(unwrapURLError(err).Error()), transportHint(req.URL, hc.Transport, unwrapURLError(err)))
+		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: %s%s", where, scrub(client.UnwrapURLError(err).Error()), client.TransportHint(req.URL, hc.Transport, client.UnwrapURLError(err)))
 	}
 	defer resp.Body.Close()
-	decoded, err := decodeBody(resp) // Target.Headers may ask for a compressed answer
+	decoded, err := client.DecodeBody(resp) // Target.Headers may ask for a compressed answer
 	if err != nil {
 		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: %s", where, scrub(err.Error()))
 	}
@@ -74,9 +75,9 @@ func probeModel(ctx context.Context, hc *http.Client, t Target, apiKey string) (
 	}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound:
-		return modelInfo{}, fmt.Errorf("%w: model probe GET %s: HTTP %s: %s", ErrEndpointRefused, where, scrub(resp.Status), scrub(answerReason(resp, serverExcerpt(scrub(string(body))))))
+		return modelInfo{}, fmt.Errorf("%w: model probe GET %s: HTTP %s: %s", ErrEndpointRefused, where, scrub(resp.Status), scrub(client.AnswerReason(resp, client.Excerpt(scrub(string(body))))))
 	case resp.StatusCode < 200 || resp.StatusCode >= 300:
-		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: HTTP %s: %s", where, scrub(resp.Status), scrub(answerReason(resp, serverExcerpt(scrub(string(body))))))
+		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: HTTP %s: %s", where, scrub(resp.Status), scrub(client.AnswerReason(resp, client.Excerpt(scrub(string(body))))))
 	}
 	info, err := parseModels(body, t.Model)
 	if err != nil {
@@ -161,18 +162,4 @@ func jsonString(raw json.RawMessage) string {
 		return ""
 	}
 	return s
-}
-
-// positiveInt reads a JSON number that is a positive integer (32768 or
-// 32768.0) fitting an int.
-func positiveInt(raw json.RawMessage) (int, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
-		return 0, false
-	}
-	var f float64
-	if json.Unmarshal(raw, &f) != nil || f < 1 || f > math.MaxInt32 || f != math.Trunc(f) {
-		return 0, false
-	}
-	return int(f), true
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 
@@ -55,10 +56,10 @@ func TestParseLlamaCppCaptures(t *testing.T) {
 		suffix string
 		want   int
 	}{{"", 8192}, {"-ctx8192-parallel4", 2048}} {
-		info, err := parseModels(readTranscript(t, "llamacpp-b10573-models"+tt.suffix+".json"), "")
+		info, err := parseModels(wiretest.ReadTranscript(t, "llamacpp-b10573-models"+tt.suffix+".json"), "")
 		require.NoError(t, err)
 		require.Equal(t, modelInfo{ID: "tiny.gguf", MaxModelLen: tt.want, Field: "meta.n_ctx", Listed: []string{"tiny.gguf"}}, info)
-		n, bad := parseLlamaCppProps(readTranscript(t, "llamacpp-b10573-props"+tt.suffix+".json"), "tiny.gguf")
+		n, bad := parseLlamaCppProps(wiretest.ReadTranscript(t, "llamacpp-b10573-props"+tt.suffix+".json"), "tiny.gguf")
 		require.Equal(t, tt.want, n)
 		require.Empty(t, bad)
 	}

@@ -9,9 +9,11 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 	"github.com/anvilbench/anvil/capacity/servermetrics"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
-	"github.com/stretchr/testify/require"
 )
 
 // metricsBeside serves the fake's chat routes and, at /metrics, metrics
@@ -37,7 +39,7 @@ func (m *metricsBeside) client(t *testing.T, metrics []byte) *http.Client {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		_, _ = w.Write(metrics)
 	})
-	return servePipe(t, mux)
+	return wiretest.Serve(t, mux)
 }
 
 // TestRunSamplesAPlainServersMetrics: a plain server serving llama.cpp's

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
+	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 )
 
 // ollamaServer answers as the captured Ollama 0.17.4 does: its /v1/models
@@ -30,10 +32,10 @@ type ollamaServer struct {
 
 func newOllamaServer(t testing.TB) *ollamaServer {
 	return &ollamaServer{
-		models: readTranscript(t, "ollama-0.17.4-models.json"),
-		ps:     readTranscript(t, "ollama-0.17.4-api-ps.json"),
-		show:   readTranscript(t, "ollama-0.17.4-api-show.json"),
-		stream: readTranscript(t, "ollama-0.17.4-stream-usage.sse"),
+		models: wiretest.ReadTranscript(t, "ollama-0.17.4-models.json"),
+		ps:     wiretest.ReadTranscript(t, "ollama-0.17.4-api-ps.json"),
+		show:   wiretest.ReadTranscript(t, "ollama-0.17.4-api-show.json"),
+		stream: wiretest.ReadTranscript(t, "ollama-0.17.4-stream-usage.sse"),
 		window: 4096,
 	}
 }
@@ -82,7 +84,7 @@ func TestExactSizingOllamaTruncation(t *testing.T) {
 		t.Run(fmt.Sprint(ctx), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				srv := newOllamaServer(t)
-				target := Target{BaseURL: "http://ollama.invalid/v1", HTTPClient: servePipe(t, srv.handler())}
+				target := Target{BaseURL: "http://ollama.invalid/v1", HTTPClient: wiretest.Serve(t, srv.handler())}
 				rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 4, Concurrency: 1, ContextTokens: ctx, PromptSizing: promptSizingExact})
 				require.NoError(t, err)
 				require.Equal(t, 4, rep.Completed, "failures: %+v", rep.Failures)
@@ -109,7 +111,7 @@ func TestExactSizingStepsBelowACut(t *testing.T) {
 			head := min(len(s), 1000)
 			return tinyTokens(s[:head]) + (len(s)-head)*20/11
 		}
-		target := Target{BaseURL: "http://ollama.invalid/v1", HTTPClient: servePipe(t, srv.handler())}
+		target := Target{BaseURL: "http://ollama.invalid/v1", HTTPClient: wiretest.Serve(t, srv.handler())}
 		rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 3, Concurrency: 1, ContextTokens: 3400, PromptSizing: promptSizingExact})
 		require.NoError(t, err)
 		require.Equal(t, 3, rep.Completed, "failures: %+v", rep.Failures)
@@ -127,7 +129,7 @@ func TestExactSizingStepsBelowACut(t *testing.T) {
 func TestExactSizingBelievesNoCutCount(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := newOllamaServer(t)
-		target := Target{BaseURL: "http://ollama.invalid/v1", MaxModelLen: 16384, HTTPClient: servePipe(t, srv.handler())}
+		target := Target{BaseURL: "http://ollama.invalid/v1", MaxModelLen: 16384, HTTPClient: wiretest.Serve(t, srv.handler())}
 		w := Workload{MaxTokens: 64, Requests: 2, ContextTokens: 8000, PromptSizing: promptSizingExact}
 		for _, model := range []string{"", "tiny"} {
 			target.Model = model
@@ -147,7 +149,7 @@ func TestExactSizingBelievesNoCutCount(t *testing.T) {
 func TestExactSizingBelievesNoCutCountUndeclared(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := newOllamaServer(t)
-		target := Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 16384, HTTPClient: servePipe(t, withoutNativeAPI(srv.handler()))}
+		target := Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 16384, HTTPClient: wiretest.Serve(t, withoutNativeAPI(srv.handler()))}
 		_, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 2, ContextTokens: 8000, PromptSizing: promptSizingExact})
 		require.ErrorIs(t, err, errPromptSizing)
 		t.Log(err)
@@ -176,7 +178,7 @@ func withoutNativeAPI(h http.Handler) http.Handler {
 func TestDeclaredWindowAboveAdvertised(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := newOllamaServer(t)
-		target := Target{BaseURL: "http://ollama.invalid/v1", MaxModelLen: 16384, HTTPClient: servePipe(t, srv.handler())}
+		target := Target{BaseURL: "http://ollama.invalid/v1", MaxModelLen: 16384, HTTPClient: wiretest.Serve(t, srv.handler())}
 		rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 3, Concurrency: 1, ContextTokens: 8000})
 		require.NoError(t, err)
 		cw := rep.AnvilGo.ContextWindow
@@ -190,7 +192,7 @@ func TestDeclaredWindowAboveAdvertised(t *testing.T) {
 		require.Zero(t, rep.Completed)
 		for _, f := range rep.Failures {
 			require.Equal(t, artifact.FailureStreamValidation, f.FailureClass)
-			require.Equal(t, errorTypePromptTruncated, f.ErrorType)
+			require.Equal(t, client.ErrorTypePromptTruncated, f.ErrorType)
 			require.Contains(t, f.ErrorMessage, "context window of 4096 tokens")
 		}
 	})
@@ -204,7 +206,7 @@ func TestDeclaredWindowAboveAdvertised(t *testing.T) {
 func TestDeclaredWindowsCompared(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := newOllamaServer(t)
-		target := Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 16384, HTTPClient: servePipe(t, srv.handler())}
+		target := Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 16384, HTTPClient: wiretest.Serve(t, srv.handler())}
 		rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 3, Concurrency: 1, ContextTokens: 8000})
 		require.NoError(t, err)
 		require.Zero(t, rep.Completed)
@@ -215,7 +217,7 @@ func TestDeclaredWindowsCompared(t *testing.T) {
 		require.Contains(t, *cw.Note, "Target.MaxModelLen 16384 is above the window of 4096 tokens the server advertises (/api/ps)")
 		require.Len(t, rep.Failures, 3)
 		for _, f := range rep.Failures {
-			require.Equal(t, errorTypePromptTruncated, f.ErrorType)
+			require.Equal(t, client.ErrorTypePromptTruncated, f.ErrorType)
 			require.Contains(t, f.ErrorMessage, "the context window of 4096 tokens the server advertises (/api/ps)")
 		}
 	})
@@ -229,7 +231,7 @@ func TestDeclaredWindowsCompared(t *testing.T) {
 func TestDeclaredWindowsHideTruncation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := newOllamaServer(t)
-		target := Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 16384, HTTPClient: servePipe(t, withoutNativeAPI(srv.handler()))}
+		target := Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 16384, HTTPClient: wiretest.Serve(t, withoutNativeAPI(srv.handler()))}
 		rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 3, Concurrency: 1, ContextTokens: 8000})
 		require.NoError(t, err)
 		require.Equal(t, 3, rep.Completed, "the cut prompts pass the truncation checks of the declared window")
@@ -248,7 +250,7 @@ func TestDeclaredWindowsHideTruncation(t *testing.T) {
 func TestDeclaredWindowBelowAdvertised(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := newLlamaCppServer(t)
-		target := Target{BaseURL: "http://llama.invalid/v1", MaxModelLen: 4096, HTTPClient: servePipe(t, srv.handler())}
+		target := Target{BaseURL: "http://llama.invalid/v1", MaxModelLen: 4096, HTTPClient: wiretest.Serve(t, srv.handler())}
 		rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 2, Concurrency: 1, ContextTokens: 2000})
 		require.NoError(t, err)
 		require.Equal(t, 2, rep.Completed, "failures: %+v", rep.Failures)
@@ -271,24 +273,24 @@ func TestDiscover(t *testing.T) {
 		t    Target
 		want Discovery
 	}{
-		{"llama.cpp", Target{BaseURL: "http://llama.invalid/v1", HTTPClient: servePipe(t, llama.handler())},
+		{"llama.cpp", Target{BaseURL: "http://llama.invalid/v1", HTTPClient: wiretest.Serve(t, llama.handler())},
 			Discovery{Model: "tiny.gguf", ModelSource: sourceModels, Window: 8192, WindowSource: sourceModels,
 				Advertised: 8192, AdvertisedSource: sourceModels, AdvertisedField: "meta.n_ctx", Listed: []string{"tiny.gguf"},
 				TruncationWindow: 8192, Slots: 4, SlotsSource: llamaCppPropsPath,
 				Asked: []string{"GET /models: 1 model, window 8192 (meta.n_ctx)", "GET /props: answered, window 8192, 4 slots"}}},
-		{"ollama", Target{BaseURL: "http://ollama.invalid/v1", HTTPClient: servePipe(t, ollama.handler())},
+		{"ollama", Target{BaseURL: "http://ollama.invalid/v1", HTTPClient: wiretest.Serve(t, ollama.handler())},
 			Discovery{Model: "tiny:latest", ModelSource: sourceModels, Window: 4096, WindowSource: sourcePS,
 				Advertised: 4096, AdvertisedSource: sourcePS, Listed: []string{"tiny:latest"}, TruncationWindow: 4096,
 				Asked: []string{"GET /models: 1 model, no window", "GET /props: HTTP 404 Not Found", "GET /api/ps: answered, window 4096"}}},
-		{"declared", Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 2048, HTTPClient: servePipe(t, ollama.handler())},
+		{"declared", Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 2048, HTTPClient: wiretest.Serve(t, ollama.handler())},
 			Discovery{Model: "tiny", ModelSource: sourceModel, Window: 2048, WindowSource: sourceMaxModelLen,
 				Advertised: 4096, AdvertisedSource: sourcePS, Listed: []string{"tiny:latest"}, TruncationWindow: 4096,
 				Asked: []string{"GET /models: 1 model, no window", "GET /props: HTTP 404 Not Found", "GET /api/ps: answered, window 4096"},
 				Note:  "Target.MaxModelLen 2048 is below the window of 4096 tokens the server advertises (/api/ps): prompts are planned for 2048, and only a count at or above 4096 is a prompt cut to the server's window"}},
-		{"declared, no native API", Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 2048, HTTPClient: servePipe(t, withoutNativeAPI(ollama.handler()))},
+		{"declared, no native API", Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 2048, HTTPClient: wiretest.Serve(t, withoutNativeAPI(ollama.handler()))},
 			Discovery{Model: "tiny", ModelSource: sourceModel, Window: 2048, WindowSource: sourceMaxModelLen, Listed: []string{"tiny:latest"}, TruncationWindow: 2048,
 				Asked: []string{"GET /models: 1 model, no window", "GET /props: HTTP 404 Not Found", "GET /api/ps: HTTP 404 Not Found", "POST /api/show: HTTP 404 Not Found"}}},
-		{"declared, /models refused", Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 2048, HTTPClient: servePipe(t, withoutModels(ollama.handler()))},
+		{"declared, /models refused", Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 2048, HTTPClient: wiretest.Serve(t, withoutModels(ollama.handler()))},
 			Discovery{Model: "tiny", ModelSource: sourceModel, Window: 2048, WindowSource: sourceMaxModelLen,
 				ModelsError: "capacity: the endpoint refused the requests: model probe GET http://ollama.invalid/v1/models: HTTP 404 Not Found: no such route",
 				Advertised:  4096, AdvertisedSource: sourcePS, TruncationWindow: 4096,
@@ -309,12 +311,12 @@ func TestDiscover(t *testing.T) {
 // /models gave no list when it gave none.
 func TestDiscoverError(t *testing.T) {
 	ollama := newOllamaServer(t)
-	d, err := Discover(t.Context(), Target{BaseURL: "http://ollama.invalid/v1", HTTPClient: servePipe(t, withoutNativeAPI(ollama.handler()))})
+	d, err := Discover(t.Context(), Target{BaseURL: "http://ollama.invalid/v1", HTTPClient: wiretest.Serve(t, withoutNativeAPI(ollama.handler()))})
 	require.ErrorIs(t, err, ErrInvalidConfig)
 	require.Equal(t, Discovery{Model: "tiny:latest", ModelSource: sourceModels, Listed: []string{"tiny:latest"},
 		Asked: []string{"GET /models: 1 model, no window", "GET /props: HTTP 404 Not Found", "GET /api/ps: HTTP 404 Not Found", "POST /api/show: HTTP 404 Not Found"}}, d, "no window, so no source")
 
-	d, err = Discover(t.Context(), Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", HTTPClient: servePipe(t, withoutModels(ollama.handler()))})
+	d, err = Discover(t.Context(), Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", HTTPClient: wiretest.Serve(t, withoutModels(ollama.handler()))})
 	require.ErrorIs(t, err, ErrEndpointRefused)
 	require.Equal(t, Discovery{Model: "tiny", ModelSource: sourceModel,
 		ModelsError: "capacity: the endpoint refused the requests: model probe GET http://ollama.invalid/v1/models: HTTP 404 Not Found: no such route",

@@ -18,6 +18,7 @@ import (
 
 	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/internal/arrival"
+	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 	"github.com/anvilbench/anvil/stats"
 )
 
@@ -42,7 +43,7 @@ func (a *arrivalLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeOKStream(w, raw)
+	wiretest.WriteOKStream(w, raw)
 }
 
 // offsets returns the arrivals as offsets from start, in arrival order.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // plan is the deterministic part of a run, resolved completely before any
@@ -207,7 +209,7 @@ func (p *plan) Marker(index int) string {
 	if !p.Workload.RequestCanaries {
 		return ""
 	}
-	return canaryMarker(p.Workload.Seed, index)
+	return client.CanaryMarker(p.Workload.Seed, index)
 }
 
 // ContextDistribution counts the planned contexts: context -> requests.

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // maxPlanDeviation is the share by which the server's count of a measured
@@ -33,7 +34,7 @@ func checkPlan(ps *artifact.PromptSizing, p *plan, results []result) {
 		if res.promptTokens == nil {
 			continue
 		}
-		if res.fail != nil && res.fail.ErrorType == errorTypeInvalidUsage {
+		if res.fail != nil && res.fail.ErrorType == client.ErrorTypeInvalidUsage {
 			// The usage object was impossible (a negative count, more
 			// completion tokens than max_tokens allows, ...): its prompt
 			// count cannot judge the plan, and advice to size prompts by

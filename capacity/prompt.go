@@ -3,6 +3,8 @@ package capacity
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // promptCharsPerToken is the reference's estimate of characters per prompt
@@ -59,17 +61,17 @@ func (p *plan) appendTail(dst []byte, index int, warmup bool) []byte {
 	dst = append(dst, ": "...)
 	if p.Workload.RequestCanaries && !warmup {
 		dst = append(dst, "begin your answer with "...)
-		dst = appendCanaryMarker(dst, p.Workload.Seed, index)
+		dst = client.AppendCanaryMarker(dst, p.Workload.Seed, index)
 		dst = append(dst, ", then "...)
 	}
 	words := p.Workload.ResponseWords
 	switch {
 	case words == 1:
-		dst = append(dst, "reply with exactly 1 word: the lowercase word "+controlledOutputWord+", and nothing else."...)
+		dst = append(dst, "reply with exactly 1 word: the lowercase word "+client.ControlledOutputWord+", and nothing else."...)
 	case words > 1:
 		dst = append(dst, "reply with exactly "...)
 		dst = strconv.AppendInt(dst, int64(words), 10)
-		dst = append(dst, " words: the lowercase word "+controlledOutputWord+" repeated "...)
+		dst = append(dst, " words: the lowercase word "+client.ControlledOutputWord+" repeated "...)
 		dst = strconv.AppendInt(dst, int64(words), 10)
 		dst = append(dst, " times, separated by spaces, and nothing else."...)
 	default:

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
+	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 
@@ -22,7 +24,7 @@ const truncatedPlan = 19126
 // replayTruncated serves the truncated-prompt capture to every request.
 func replayTruncated(t *testing.T) Target {
 	c := loadCapture(t, "ollama-0.17.4-stream-usage.headers", truncatedTranscript)
-	return Target{BaseURL: "http://replay.invalid/v1", Model: "tiny", HTTPClient: servePipe(t, replay(c, nil, nil))}
+	return Target{BaseURL: "http://replay.invalid/v1", Model: "tiny", HTTPClient: wiretest.Serve(t, replay(c, nil, nil))}
 }
 
 // TestRunTruncatedPromptFails: a response whose usage.prompt_tokens fell far
@@ -44,7 +46,7 @@ func TestRunTruncatedPromptFails(t *testing.T) {
 		for i, f := range rep.Failures {
 			require.Equal(t, i, f.RequestIndex)
 			require.Equal(t, artifact.FailureStreamValidation, f.FailureClass)
-			require.Equal(t, errorTypePromptTruncated, f.ErrorType)
+			require.Equal(t, client.ErrorTypePromptTruncated, f.ErrorType)
 			require.Equal(t, fmt.Sprintf("prompt truncated: usage.prompt_tokens 4096 is at or below the floor of 9563 tokens (0.5 of the planned context of %d tokens): the server dropped part of the prompt", truncatedPlan), f.ErrorMessage)
 			require.Equal(t, truncatedPlan, f.PlannedContextTokens)
 			require.True(t, f.ResponseReceived)
@@ -94,13 +96,17 @@ func TestWarmupSkipsPromptFloor(t *testing.T) {
 		require.NoError(t, err)
 		plan, err := newPlan(w, tg.MaxModelLen, defaultMargin, "")
 		require.NoError(t, err)
-		cl, err := newClient(tg, w, tg.HTTPClient, "")
+		cfg := clientConfig(tg, w, tg.HTTPClient, "")
+		cfg.Checks.Window = plan.MaxModelLen
+		cl, err := client.New(cfg)
 		require.NoError(t, err)
-		r := &runner{plan: plan, cl: cl, concurrency: 1, checks: responseChecks{promptFloor: true, maxTokens: plan.Workload.MaxTokens, window: plan.MaxModelLen}}
+		enc, err := newRequestEncoder(tg, w)
+		require.NoError(t, err)
+		r := &runner{plan: plan, cl: cl, enc: enc, concurrency: 1}
 		warm := r.one(t.Context(), 0, true, nil, nil, false)
 		require.Nil(t, warm.fail)
 		require.NotNil(t, warm.row)
-		measured := r.one(t.Context(), 0, false, newChunkTimer(stallRule(w)), nil, false)
+		measured := r.one(t.Context(), 0, false, client.NewChunkTimer(stallRule(w)), nil, false)
 		require.NotNil(t, measured.fail)
 		require.Contains(t, measured.fail.ErrorMessage, "usage.prompt_tokens 4096 is at or below the floor")
 	})
@@ -133,7 +139,7 @@ func TestFakeTokenizerWithinPromptFloor(t *testing.T) {
 					for _, row := range rep.RequestTimings {
 						planned := min(context, cfg.MaxModelLen-defaultMaxTokens-defaultMargin)
 						require.Equal(t, planned, row.PlannedContextTokens)
-						require.GreaterOrEqual(t, float64(*row.PromptTokens), minPromptTokenFraction*float64(planned))
+						require.GreaterOrEqual(t, float64(*row.PromptTokens), client.MinPromptTokenFraction*float64(planned))
 					}
 				})
 			})
@@ -176,7 +182,7 @@ func TestRunTruncatedPromptOllamaNumbers(t *testing.T) {
 				require.Len(t, rep.Failures, 2)
 				require.False(t, rep.PerformanceEligible)
 				for _, f := range rep.Failures {
-					require.Equal(t, errorTypePromptTruncated, f.ErrorType)
+					require.Equal(t, client.ErrorTypePromptTruncated, f.ErrorType)
 					require.Contains(t, f.ErrorMessage, tt.message)
 				}
 				for _, row := range rep.RequestTimings {

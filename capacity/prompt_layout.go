@@ -3,13 +3,15 @@ package capacity
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // The streamed form of the prompts of prompt.go: the same layout, as parts
 // of a request body (body_stream.go) instead of bytes in a buffer.
 
 // measuredBody is the streamed request body of measured request index.
-func (p *plan) measuredBody(enc *requestEncoder, index int) (*streamedBody, error) {
+func (p *plan) measuredBody(enc *client.Encoder, index int) (*streamedBody, error) {
 	if index < 0 || index >= len(p.Contexts) {
 		return nil, fmt.Errorf("capacity: request index %d: must be in 0..%d", index, len(p.Contexts)-1)
 	}
@@ -17,7 +19,7 @@ func (p *plan) measuredBody(enc *requestEncoder, index int) (*streamedBody, erro
 }
 
 // warmupBody is the streamed request body of warm-up request k.
-func (p *plan) warmupBody(enc *requestEncoder, k int) (*streamedBody, error) {
+func (p *plan) warmupBody(enc *client.Encoder, k int) (*streamedBody, error) {
 	if k < 0 || len(p.Contexts) == 0 {
 		return nil, fmt.Errorf("capacity: warm-up request %d: must be >= 0 in a non-empty plan", k)
 	}
@@ -44,7 +46,7 @@ func (p *plan) uniqueHeader(dst []byte, index int, notMeasured bool) []byte {
 // prompt (prefix, "\n", calibration line, filler, closing instruction) and
 // tail, with the prefix's lines taken from the run's shared pieces and the
 // filler generated when read.
-func (p *plan) streamPrompt(enc *requestEncoder, label, offset, context, budget int, kind promptKind) (*streamedBody, error) {
+func (p *plan) streamPrompt(enc *client.Encoder, label, offset, context, budget int, kind promptKind) (*streamedBody, error) {
 	warmup := kind == promptWarmup
 	var header []byte
 	shared := 0 // characters of the shared lines in the prefix
@@ -94,7 +96,7 @@ func (p *plan) streamPrompt(enc *requestEncoder, label, offset, context, budget 
 	post := own
 
 	b := &streamedBody{}
-	b.add(enc.head)
+	b.add(enc.Head())
 	b.add(pre)
 	if shared > 0 {
 		b.add(p.pieces.escapedPrefix(shared))
@@ -106,6 +108,6 @@ func (p *plan) streamPrompt(enc *requestEncoder, label, offset, context, budget 
 		b.length += b.fill.size()
 	}
 	b.add(post)
-	b.add(enc.tail)
+	b.add(enc.Tail())
 	return b, nil
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // PromptSizing says how a run sizes its prompts to their planned contexts
@@ -73,7 +74,7 @@ type sizingRecord struct {
 // p.chars. t is the resolved target with its model; window is the window
 // the server serves (Discovery.TruncationWindow), at and near which no
 // count is believed.
-func sizePrompts(ctx context.Context, p *plan, t Target, cl *client, window int) error {
+func sizePrompts(ctx context.Context, p *plan, t Target, cl *client.Client, window int) error {
 	if p.Len() == 0 {
 		return nil
 	}
@@ -83,9 +84,7 @@ func sizePrompts(ctx context.Context, p *plan, t Target, cl *client, window int)
 	if err != nil {
 		return err
 	}
-	cal := *cl
-	cal.enc = enc
-	s := &sizer{plan: p, cal: &cal, minChars: make([]int, p.Len())}
+	s := &sizer{plan: p, cl: cl, enc: enc, minChars: make([]int, p.Len())}
 	warmTail := 0
 	for k := range p.Workload.Warmup {
 		warmTail = max(warmTail, p.tailLen(k, true))
@@ -113,12 +112,13 @@ func sizePrompts(ctx context.Context, p *plan, t Target, cl *client, window int)
 // sizer holds the state of one exact sizing.
 type sizer struct {
 	plan     *plan
-	cal      *client // the run's client, sending max_tokens 1
-	minChars []int   // the least budget of each index: its closing instructions fit
+	cl       *client.Client  // the run's client
+	enc      *client.Encoder // the calibration requests' bodies: max_tokens 1
+	minChars []int           // the least budget of each index: its closing instructions fit
 	chars    []int
 	record   sizingRecord
 	prompt   []byte
-	body     bodyBuffer
+	body     client.Buffer
 }
 
 // representatives returns the request indexes calibration measures: those
@@ -150,17 +150,17 @@ func (s *sizer) representatives() []int {
 // calibrate sends the calibration prompt of index with chars characters
 // (max_tokens 1, unmeasured) and returns its exchange; the error is only
 // for a prompt that cannot be built.
-func (s *sizer) calibrate(ctx context.Context, index, chars int) (*exchange, error) {
+func (s *sizer) calibrate(ctx context.Context, index, chars int) (*client.Exchange, error) {
 	var err error
 	s.prompt, err = s.plan.appendCalibrationPrompt(s.prompt[:0], index, max(chars, s.minChars[index]))
 	if err != nil {
 		return nil, err
 	}
-	s.body.buf = s.cal.enc.appendBody(s.body.reset(), s.prompt)
-	ex := &exchange{unmeasured: true}
-	s.cal.send(ctx, &s.body, ex)
+	s.body.Set(s.enc.AppendBody(s.body.Reset(), s.prompt))
+	ex := &client.Exchange{Index: index, Unmeasured: true}
+	s.cl.Send(ctx, &s.body, ex)
 	s.record.calibrationRequests++
-	if ex.class != "" && ctx.Err() != nil {
+	if class, _ := ex.Failure(); class != "" && ctx.Err() != nil {
 		return nil, fmt.Errorf("%w: %w", errPromptSizing, context.Cause(ctx))
 	}
 	return ex, nil

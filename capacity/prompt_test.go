@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // The -update flag rewrites the Go-written golden files of this package
@@ -110,7 +112,7 @@ func TestPromptShape(t *testing.T) {
 			want := string(p.appendTail(nil, i, false))
 			require.True(t, strings.HasSuffix(string(a), want), "mode %d request %d lacks its tail", mi, i)
 			if w.RequestCanaries {
-				require.Contains(t, string(a), "begin your answer with "+canaryMarker(w.Seed, i)+",")
+				require.Contains(t, string(a), "begin your answer with "+client.CanaryMarker(w.Seed, i)+",")
 			}
 		}
 	}
@@ -165,7 +167,7 @@ func TestWarmupPrompt(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, b, promptChars(500))
 		require.False(t, measured[string(b)])
-		require.NotContains(t, string(b), canaryMarkerPrefix)
+		require.NotContains(t, string(b), client.CanaryMarkerPrefix)
 		require.True(t, strings.HasSuffix(string(b), fmt.Sprintf("\n# warmup request %d: summarize the above in one line.", k)))
 	}
 	_, err = p.AppendWarmupPrompt(nil, -1)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
 	"github.com/anvilbench/anvil/stats"
 )
 
@@ -72,11 +73,11 @@ func assemble(f runFacts) (*artifact.Report, error) {
 		FinishedAt:         isoSecond(f.end),
 		FinishedAtUnixNS:   f.end.UnixNano(),
 		TimestampPrecision: timestampPrecision,
-		WallClockMS:        monoMS(f.end.Sub(f.start)),
+		WallClockMS:        client.MS(f.end.Sub(f.start)),
 		ClockDomainID:      optional(t.ClockDomainID),
 
 		BaseURL:                  f.baseURL,
-		Model:                    f.runner.cl.secrets.scrub(t.Model), // may come from the server's /models
+		Model:                    f.runner.cl.Scrub(t.Model), // may come from the server's /models
 		Engine:                   optional(t.Engine),
 		GPU:                      optional(t.GPU),
 		Tier:                     optional(t.Tier),
@@ -140,7 +141,7 @@ func assemble(f runFacts) (*artifact.Report, error) {
 			RequestIndex:         i,
 			PlannedContextTokens: f.plan.Contexts[i],
 			FailureClass:         artifact.FailureCancelled,
-			ErrorType:            errorTypeCancelled,
+			ErrorType:            client.ErrorTypeCancelled,
 			ErrorMessage:         "run cancelled before the request was sent",
 		})
 	}

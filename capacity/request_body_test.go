@@ -8,9 +8,11 @@ import (
 	"testing"
 	"testing/synctest"
 
-	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 )
 
 // recorder answers writeOKStream and keeps the first chat request it saw.
@@ -35,7 +37,7 @@ func (rc *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, rc.answer+" "+r.Header.Get("Authorization"))
 		return
 	}
-	writeOKStream(w, raw)
+	wiretest.WriteOKStream(w, raw)
 }
 
 // TestRequestBody checks the body of capacity/PROTOCOL.md#wire-protocol for each sampling
@@ -164,38 +166,16 @@ func TestSecretNeverRecorded(t *testing.T) {
 	}
 }
 
-// TestBodyBufferReuse: the body storage is reused only once the transport
-// closed every reader it was handed.
-func TestBodyBufferReuse(t *testing.T) {
-	var b bodyBuffer
-	b.buf = append(b.reset(), "first"...)
-	r := b.reader()
-	got, err := io.ReadAll(r)
-	require.NoError(t, err)
-	require.Equal(t, "first", string(got))
-	held := b.buf
-	b.buf = append(b.reset(), "second"...)
-	require.Equal(t, "first", string(held), "an open reader keeps its bytes")
-	require.NoError(t, r.Close())
-	require.NoError(t, r.Close(), "Close is idempotent")
-
-	r2 := b.reader()
-	require.NoError(t, r2.Close())
-	prev := &b.buf[0]
-	b.buf = append(b.reset(), "third"...)
-	require.Same(t, prev, &b.buf[0], "closed readers free the storage for reuse")
-}
-
 // TestDefaultTemperatureBytes: the zero Workload sends "temperature": 0.0
 // written as the reference writes it, and the artifact records it as sent
 // without a request.
 func TestDefaultTemperatureBytes(t *testing.T) {
 	enc, err := newRequestEncoder(Target{Model: "m"}, Workload{MaxTokens: 64})
 	require.NoError(t, err)
-	require.Contains(t, string(enc.appendBody(nil, []byte("p"))), `"temperature":0.0`)
+	require.Contains(t, string(enc.AppendBody(nil, []byte("p"))), `"temperature":0.0`)
 	enc, err = newRequestEncoder(Target{Model: "m"}, Workload{MaxTokens: 64, Temperature: new(0.7)})
 	require.NoError(t, err)
-	require.Contains(t, string(enc.appendBody(nil, []byte("p"))), `"temperature":0.7`, "an explicit temperature wins")
+	require.Contains(t, string(enc.AppendBody(nil, []byte("p"))), `"temperature":0.7`, "an explicit temperature wins")
 	require.Equal(t, artifact.SamplingField{Sent: true, EffectiveRequest: new(0.0)}, temperatureField(nil))
 }
 
@@ -210,6 +190,6 @@ func BenchmarkAppendBody(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(prompt)))
 	for b.Loop() {
-		buf = enc.appendBody(buf[:0], prompt)
+		buf = enc.AppendBody(buf[:0], prompt)
 	}
 }

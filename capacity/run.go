@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // Run runs the capacity protocol of the anvil-serving.benchmark/v1 artifact:
@@ -32,14 +33,14 @@ import (
 // any Target.Headers value, the base URL's userinfo), whatever the server
 // echoed: see capacity/PROTOCOL.md#failure-classes.
 func Run(ctx context.Context, t Target, w Workload) (*artifact.Report, error) {
-	var sec secrets
+	var sec client.Secrets
 	rep, err := run(ctx, t, w, &sec)
-	return rep, sec.redactErr(err)
+	return rep, sec.Redact(err)
 }
 
 // run is Run; it sets *sec to the run's credentials as soon as they are
 // known, for Run to scrub the error.
-func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Report, error) {
+func run(ctx context.Context, t Target, w Workload, sec *client.Secrets) (*artifact.Report, error) {
 	w, err := w.Resolved()
 	if err != nil {
 		return nil, err
@@ -64,10 +65,10 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 		}
 		concurrency = shareOf(w.Concurrency, sh.Index, sh.Count)
 	}
-	if err := ensureFileLimit(concurrency); err != nil {
+	if err := client.EnsureFileLimit(concurrency); err != nil {
 		return nil, err
 	}
-	*sec = secretsOf(t, key)
+	*sec = t.secrets(key)
 	hc, own := t.HTTPClient, (*http.Transport)(nil)
 	if hc == nil {
 		own = newTransport(concurrency)
@@ -76,20 +77,20 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 	}
 	// Every request of the run, probes included, follows one connection
 	// rule (capacity/PROTOCOL.md#connection-rule).
-	hc, _ = withConnectionRule(hc, own)
+	hc, _ = client.WithConnectionRule(hc, own)
 
 	disc, err := discover(ctx, hc, t, key, w.Timeout)
 	if err != nil {
 		return nil, err
 	}
 	disc.noteSlots(w.Concurrency) // the whole workload's: shards share the server's slots
-	extra, err := extraBodyRecord(t.ExtraBody, sec.scrub)
+	extra, err := extraBodyRecord(t.ExtraBody, sec.Scrub)
 	if err != nil {
 		return nil, err
 	}
 	t.Model = disc.Model
 	maxModelLen := disc.Window
-	builtin, release, err := builtinObservers(ctx, t, key, sec.scrub)
+	builtin, release, err := builtinObservers(ctx, t, key, sec.Scrub)
 	defer release()
 	if err != nil {
 		return nil, err
@@ -112,7 +113,13 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 		return nil, err
 	}
 	plan.Workload.Concurrency, w.Concurrency = concurrency, concurrency
-	cl, err := newClient(t, plan.Workload, hc, key)
+	enc, err := newRequestEncoder(t, plan.Workload)
+	if err != nil {
+		return nil, err
+	}
+	cfg := clientConfig(t, plan.Workload, hc, key)
+	cfg.Checks.Window, cfg.Checks.WindowFrom = disc.TruncationWindow, disc.truncationWindowFrom()
+	cl, err := client.New(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -122,10 +129,8 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 		}
 	}
 	r := &runner{
-		plan: plan, cl: cl, concurrency: w.Concurrency,
+		plan: plan, cl: cl, enc: enc, concurrency: w.Concurrency,
 		maxFailures: w.MaxFailures, duration: w.Duration, scheduled: schedule != nil, keepGoing: w.KeepGoing, progress: w.Progress,
-		checks: responseChecks{promptFloor: true, canaries: w.RequestCanaries, seed: w.Seed, words: w.ResponseWords, policy: w.ControlledOutputPolicy,
-			maxTokens: plan.Workload.MaxTokens, window: disc.TruncationWindow, windowFrom: disc.truncationWindowFrom()},
 		stallRule: stallRule(w),
 		bodies:    &sourceBodies{target: t, w: plan.Workload, plan: plan},
 		owned:     sh.indexes(plan.Len()),
@@ -150,7 +155,7 @@ func run(ctx context.Context, t Target, w Workload, sec *secrets) (*artifact.Rep
 	// is the caller's (http.DefaultTransport keeps two idle connections a
 	// host, and would close the rest again).
 	if t.HTTPClient == nil && ctx.Err() == nil {
-		r.prewarmed = cl.prewarm(ctx, min(w.Concurrency, len(r.indexes())), min(prewarmLimit, w.Timeout))
+		r.prewarmed = cl.Prewarm(ctx, min(w.Concurrency, len(r.indexes())), min(client.PrewarmLimit, w.Timeout))
 	}
 	primeObservers(ctx, builtin) // the metrics' first sample, with nothing in flight
 	start, startErr := time.Now(), error(nil)
@@ -215,6 +220,34 @@ func probeWithin(ctx context.Context, hc *http.Client, t Target, key string, tim
 		return modelInfo{}, fmt.Errorf("%w (no answer within Workload.Timeout = %v)", err, timeout)
 	}
 	return info, err
+}
+
+// MaxEventSize is the largest SSE event the client accepts, 256 KiB of the
+// wire form (field names, data and line ends). Chat-completion chunks are a
+// few hundred bytes; a larger event fails the request with
+// stream_validation_failed instead of growing the read buffer. go-sse's own
+// default (64 KiB) is not relied upon.
+const MaxEventSize = client.MaxEventSize
+
+// NewConnectionRule returns an http.RoundTripper that sends requests over
+// base (http.DefaultTransport when nil) under the module's connection rule
+// (capacity/PROTOCOL.md#connection-rule), for a client outside a run (a
+// conformance check, a tool); base itself when it already follows the
+// rule, so wrapping twice changes nothing.
+func NewConnectionRule(base http.RoundTripper) http.RoundTripper {
+	return client.NewConnectionRule(base)
+}
+
+// clientConfig is the configuration of the client of a run against t
+// (resolved, its model known) with the resolved workload w, sending over
+// hc with the bearer token key: the contracts of w, no truncation window.
+func clientConfig(t Target, w Workload, hc *http.Client, key string) client.Config {
+	return client.Config{
+		BaseURL: t.BaseURL, HTTPClient: hc, Header: t.Headers, APIKey: key, Secrets: t.secrets(key),
+		Timeout: w.Timeout, StallTimeout: w.StallTimeout,
+		Checks: client.Checks{Canaries: w.RequestCanaries, Seed: w.Seed, Words: w.ResponseWords,
+			Policy: string(w.ControlledOutputPolicy), MaxTokens: w.MaxTokens},
+	}
 }
 
 // noRedirects makes the default client return a redirect as the answer:

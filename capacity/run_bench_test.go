@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/anvilbench/anvil/capacity/internal/client"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 
@@ -37,10 +38,10 @@ func BenchmarkFidelity(b *testing.B) {
 				traces := tracesByIndex(b, srv, seed)
 				for _, row := range rep.RequestTimings {
 					tr := traces[row.RequestIndex]
-					ttfo = append(ttfo, row.TimeToFirstOutputMS-monoMS(tr.FirstReasoning))
-					ttft = append(ttft, row.TTFTMS-monoMS(tr.FirstContent))
-					e2e = append(e2e, row.E2EMS-monoMS(tr.Last))
-					gen = append(gen, row.GenerationMS-monoMS(tr.Last-tr.FirstReasoning))
+					ttfo = append(ttfo, row.TimeToFirstOutputMS-client.MS(tr.FirstReasoning))
+					ttft = append(ttft, row.TTFTMS-client.MS(tr.FirstContent))
+					e2e = append(e2e, row.E2EMS-client.MS(tr.Last))
+					gen = append(gen, row.GenerationMS-client.MS(tr.Last-tr.FirstReasoning))
 				}
 			}
 			report := func(name string, errs []float64) {

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 	"github.com/anvilbench/anvil/stats"
 )
@@ -21,7 +22,7 @@ import (
 // the canary marker each answer began with.
 func tracesByIndex(t testing.TB, srv *fakeserver.Server, seed int64) map[int]fakeserver.Trace {
 	t.Helper()
-	prefix := canaryMarkerPrefix + strconv.FormatInt(seed, 10) + "_"
+	prefix := client.CanaryMarkerPrefix + strconv.FormatInt(seed, 10) + "_"
 	out := make(map[int]fakeserver.Trace)
 	for _, tr := range srv.Traces() {
 		require.True(t, tr.Done(), "trace %d is final", tr.Index)
@@ -88,9 +89,9 @@ func TestRunExactUnderFakeTime(t *testing.T) {
 		for i, row := range rep.RequestTimings {
 			require.Equal(t, i, row.RequestIndex)
 			tr := traces[i]
-			require.Equal(t, monoMS(tr.FirstReasoning), row.TimeToFirstOutputMS, "request %d TTFO", i)
-			require.Equal(t, monoMS(tr.FirstContent), row.TTFTMS, "request %d TTFT", i)
-			require.Equal(t, monoMS(tr.Last), row.E2EMS, "request %d E2E", i)
+			require.Equal(t, client.MS(tr.FirstReasoning), row.TimeToFirstOutputMS, "request %d TTFO", i)
+			require.Equal(t, client.MS(tr.FirstContent), row.TTFTMS, "request %d TTFT", i)
+			require.Equal(t, client.MS(tr.Last), row.E2EMS, "request %d E2E", i)
 			require.Equal(t, tr.CompletionTokens, *row.OutputTokens, "request %d completion tokens", i)
 			require.Equal(t, tr.PromptTokens, *row.PromptTokens, "request %d prompt tokens", i)
 			require.Equal(t, countChunks(tr, "content"), row.ContentChunks)
@@ -166,6 +167,6 @@ func TestReportKeySets(t *testing.T) {
 		started := time.Unix(0, rep.StartedAtUnixNS).UTC()
 		require.Equal(t, "benchmark-"+started.Format("20060102T150405Z"), rep.RunID)
 		require.Equal(t, started.Truncate(time.Second).Format(time.RFC3339), rep.StartedAt)
-		require.Equal(t, monoMS(time.Duration(rep.FinishedAtUnixNS-rep.StartedAtUnixNS)), rep.WallClockMS, "fake time: wall and monotonic agree")
+		require.Equal(t, client.MS(time.Duration(rep.FinishedAtUnixNS-rep.StartedAtUnixNS)), rep.WallClockMS, "fake time: wall and monotonic agree")
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 
@@ -48,26 +49,26 @@ func TestRunFaultOutcomes(t *testing.T) {
 		received bool
 		slow     bool // skipped with -short (the unit tests cover it)
 	}{
-		{fault: "http_429", errType: errorTypeHTTPStatus, class: artifact.FailureHTTPError, status: 429, received: true, message: "HTTP 429 Too Many Requests: {"},
-		{fault: "http_500", errType: errorTypeHTTPStatus, class: artifact.FailureHTTPError, status: 500, received: true, message: "The server had an error"},
-		{fault: "http_503", errType: errorTypeHTTPStatus, class: artifact.FailureHTTPError, status: 503, received: true, message: "HTTP 503"},
-		{fault: "http_400", errType: errorTypeHTTPStatus, class: artifact.FailureHTTPError, status: 400, received: true, message: "invalid_request_error"},
-		{fault: "drop", errType: errorTypeEOF, class: artifact.FailureStreamValidation, status: 200, received: true, message: "connection dropped mid-stream (unexpected EOF)"},
-		{fault: "stall", w: Workload{StallTimeout: 5 * time.Second}, errType: errorTypeStall, class: artifact.FailureTimeout, status: 200, received: true, message: "stream idle longer than Workload.StallTimeout (5s)"},
-		{fault: "slow_headers", w: Workload{StallTimeout: 5 * time.Second}, errType: errorTypeStall, class: artifact.FailureTimeout, message: "no response headers within Workload.StallTimeout (5s)"},
-		{fault: "slow_headers", w: Workload{Timeout: 10 * time.Second}, errType: errorTypeTimeout, class: artifact.FailureTimeout, message: "no response headers within Workload.Timeout (10s)"},
-		{fault: "endless", w: Workload{Timeout: 10 * time.Second}, errType: errorTypeTimeout, class: artifact.FailureTimeout, status: 200, received: true, message: "request exceeded Workload.Timeout (10s)"},
-		{fault: "endless", errType: errorTypeTooManyEvents, class: artifact.FailureStreamValidation, status: 200, received: true, message: "more chunks than any max_tokens allows", slow: true},
-		{fault: "malformed_json", errType: errorTypeMalformedChunk, class: artifact.FailureStreamValidation, status: 200, received: true, message: "malformed JSON chunk"},
-		{fault: "stream_error", errType: errorTypeServerError, class: artifact.FailureStreamValidation, status: 200, received: true, message: "in-stream error object"},
-		{fault: "oversized_event", errType: errorTypeEventTooLarge, class: artifact.FailureStreamValidation, status: 200, received: true, message: "event larger than MaxEventSize"},
-		{fault: "reasoning_only", errType: errorTypeNoVisibleContent, class: artifact.FailureStreamValidation, status: 200, received: true, message: "stream completed without visible content"},
-		{fault: "empty_body", errType: errorTypeNoVisibleContent, class: artifact.FailureStreamValidation, status: 200, received: true, message: "stream completed without visible content"},
-		{fault: "wrong_content_type", errType: errorTypeContentType, class: artifact.FailureStreamValidation, status: 200, received: true, message: `Content-Type "application/json" is not text/event-stream`},
-		{fault: "omit_marker", w: Workload{RequestCanaries: true}, errType: errorTypeCanary, class: artifact.FailureRequestCanary, status: 200, received: true, message: "marker missing"},
-		{fault: "late_marker", w: Workload{RequestCanaries: true}, errType: errorTypeCanary, class: artifact.FailureRequestCanary, status: 200, received: true, message: "marker not at the start"},
-		{fault: "foreign_marker", w: Workload{RequestCanaries: true}, errType: errorTypeCanary, class: artifact.FailureRequestCanary, status: 200, received: true, message: "peer marker"},
-		{fault: "extra_words", w: Workload{ResponseWords: 5, ControlledOutputPolicy: policyStrict}, errType: errorTypeControlledOutput, class: artifact.FailureControlledOutput, status: 200, received: true, message: "want exactly 5 words \"code\""},
+		{fault: "http_429", errType: client.ErrorTypeHTTPStatus, class: artifact.FailureHTTPError, status: 429, received: true, message: "HTTP 429 Too Many Requests: {"},
+		{fault: "http_500", errType: client.ErrorTypeHTTPStatus, class: artifact.FailureHTTPError, status: 500, received: true, message: "The server had an error"},
+		{fault: "http_503", errType: client.ErrorTypeHTTPStatus, class: artifact.FailureHTTPError, status: 503, received: true, message: "HTTP 503"},
+		{fault: "http_400", errType: client.ErrorTypeHTTPStatus, class: artifact.FailureHTTPError, status: 400, received: true, message: "invalid_request_error"},
+		{fault: "drop", errType: client.ErrorTypeEOF, class: artifact.FailureStreamValidation, status: 200, received: true, message: "connection dropped mid-stream (unexpected EOF)"},
+		{fault: "stall", w: Workload{StallTimeout: 5 * time.Second}, errType: client.ErrorTypeStall, class: artifact.FailureTimeout, status: 200, received: true, message: "stream idle longer than Workload.StallTimeout (5s)"},
+		{fault: "slow_headers", w: Workload{StallTimeout: 5 * time.Second}, errType: client.ErrorTypeStall, class: artifact.FailureTimeout, message: "no response headers within Workload.StallTimeout (5s)"},
+		{fault: "slow_headers", w: Workload{Timeout: 10 * time.Second}, errType: client.ErrorTypeTimeout, class: artifact.FailureTimeout, message: "no response headers within Workload.Timeout (10s)"},
+		{fault: "endless", w: Workload{Timeout: 10 * time.Second}, errType: client.ErrorTypeTimeout, class: artifact.FailureTimeout, status: 200, received: true, message: "request exceeded Workload.Timeout (10s)"},
+		{fault: "endless", errType: client.ErrorTypeTooManyEvents, class: artifact.FailureStreamValidation, status: 200, received: true, message: "more chunks than any max_tokens allows", slow: true},
+		{fault: "malformed_json", errType: client.ErrorTypeMalformedChunk, class: artifact.FailureStreamValidation, status: 200, received: true, message: "malformed JSON chunk"},
+		{fault: "stream_error", errType: client.ErrorTypeServerError, class: artifact.FailureStreamValidation, status: 200, received: true, message: "in-stream error object"},
+		{fault: "oversized_event", errType: client.ErrorTypeEventTooLarge, class: artifact.FailureStreamValidation, status: 200, received: true, message: "event larger than MaxEventSize"},
+		{fault: "reasoning_only", errType: client.ErrorTypeNoVisibleContent, class: artifact.FailureStreamValidation, status: 200, received: true, message: "stream completed without visible content"},
+		{fault: "empty_body", errType: client.ErrorTypeNoVisibleContent, class: artifact.FailureStreamValidation, status: 200, received: true, message: "stream completed without visible content"},
+		{fault: "wrong_content_type", errType: client.ErrorTypeContentType, class: artifact.FailureStreamValidation, status: 200, received: true, message: `Content-Type "application/json" is not text/event-stream`},
+		{fault: "omit_marker", w: Workload{RequestCanaries: true}, errType: client.ErrorTypeCanary, class: artifact.FailureRequestCanary, status: 200, received: true, message: "marker missing"},
+		{fault: "late_marker", w: Workload{RequestCanaries: true}, errType: client.ErrorTypeCanary, class: artifact.FailureRequestCanary, status: 200, received: true, message: "marker not at the start"},
+		{fault: "foreign_marker", w: Workload{RequestCanaries: true}, errType: client.ErrorTypeCanary, class: artifact.FailureRequestCanary, status: 200, received: true, message: "peer marker"},
+		{fault: "extra_words", w: Workload{ResponseWords: 5, ControlledOutputPolicy: policyStrict}, errType: client.ErrorTypeControlledOutput, class: artifact.FailureControlledOutput, status: 200, received: true, message: "want exactly 5 words \"code\""},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.fault)+"/"+string(tt.class), func(t *testing.T) {

@@ -10,8 +10,11 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
+	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 )
 
 // TestRunCancelDuringWarmup: a run cancelled while warming up reports every
@@ -51,7 +54,7 @@ func TestRunCancelDuringWarmup(t *testing.T) {
 func TestRunProbeTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		hang := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
-		tg := Target{BaseURL: "http://hang.invalid/v1", HTTPClient: servePipe(t, hang), MetricsURL: "off"}
+		tg := Target{BaseURL: "http://hang.invalid/v1", HTTPClient: wiretest.Serve(t, hang), MetricsURL: "off"}
 		start := time.Now()
 		rep, err := Run(t.Context(), tg, Workload{Requests: 1, Timeout: 5 * time.Second})
 		require.Nil(t, rep)
@@ -82,14 +85,14 @@ func hangAfter(write func(http.ResponseWriter, *http.Request)) http.Handler {
 func TestRunDoneThenHang(t *testing.T) {
 	hang := hangAfter(func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := io.ReadAll(r.Body)
-		writeOKStream(w, raw)
+		wiretest.WriteOKStream(w, raw)
 	})
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
 		rep, err := Run(t.Context(), pipeTarget(t, hang), Workload{Requests: 3, Concurrency: 1, ContextTokens: 512, Timeout: time.Minute})
 		require.NoError(t, err)
 		require.Equal(t, 3, rep.Completed, "failures: %+v", rep.Failures)
-		require.Equal(t, 3*bodyEndGrace, time.Since(start))
+		require.Equal(t, 3*client.BodyEndGrace, time.Since(start))
 		for _, row := range rep.RequestTimings {
 			require.Zero(t, row.E2EMS, "e2e ends at [DONE]")
 		}
@@ -98,7 +101,7 @@ func TestRunDoneThenHang(t *testing.T) {
 
 // TestRunErrorBodyThenHang: an error status whose body never ends is an
 // http_error (or a Content-Type failure) quoting what arrived, known at the
-// headers, and holds its worker only bodyEndGrace.
+// headers, and holds its worker only client.BodyEndGrace.
 func TestRunErrorBodyThenHang(t *testing.T) {
 	for _, tc := range []struct {
 		status      int
@@ -118,13 +121,13 @@ func TestRunErrorBodyThenHang(t *testing.T) {
 			start := time.Now()
 			rep, err := Run(t.Context(), pipeTarget(t, hang), Workload{Requests: 2, Concurrency: 1, ContextTokens: 512, Timeout: time.Minute})
 			require.NoError(t, err)
-			require.Equal(t, 2*bodyEndGrace, time.Since(start))
+			require.Equal(t, 2*client.BodyEndGrace, time.Since(start))
 			require.Len(t, rep.Failures, 2)
 			for _, f := range rep.Failures {
 				require.Equal(t, tc.class, f.FailureClass)
 				require.Equal(t, tc.status, *f.HTTPStatus)
 				require.Equal(t, tc.message, f.ErrorMessage)
-				require.Equal(t, monoMS(bodyEndGrace), f.ElapsedMS)
+				require.Equal(t, client.MS(client.BodyEndGrace), f.ElapsedMS)
 			}
 		})
 	}

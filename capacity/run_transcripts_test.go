@@ -17,8 +17,10 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 )
 
 const transcripts = "../testdata/transcripts"
@@ -82,7 +84,7 @@ func replay(c capture, edit func([]byte) []byte, models []byte) http.Handler {
 // MaxModelLen are explicit unless probe is set.
 func runReplay(t *testing.T, h http.Handler, w Workload, probe bool) (*artifact.Report, error) {
 	t.Helper()
-	tg := Target{BaseURL: "http://replay.invalid/v1", HTTPClient: servePipe(t, h)}
+	tg := Target{BaseURL: "http://replay.invalid/v1", HTTPClient: wiretest.Serve(t, h)}
 	if !probe {
 		tg.Model, tg.MaxModelLen = "tiny", 8192
 	}
@@ -90,7 +92,7 @@ func runReplay(t *testing.T, h http.Handler, w Workload, probe bool) (*artifact.
 }
 
 // transcriptContext is the planned context of the replayed successes: the
-// ollama captures answered a 100-token prompt, within minPromptTokenFraction
+// ollama captures answered a 100-token prompt, within client.MinPromptTokenFraction
 // of this plan.
 const transcriptContext = 128
 
@@ -225,7 +227,7 @@ func TestRunTranscriptErrors(t *testing.T) {
 			require.ErrorIs(t, err, ErrInvalidConfig)
 			require.Contains(t, err.Error(), `the /models entry "tiny:latest" has none of [max_model_len max_context_length context_length], and neither http://replay.invalid/props (llama.cpp) nor http://replay.invalid/api/ps or http://replay.invalid/api/show (ollama) gave a context length: set Target.MaxModelLen`)
 
-			tg := Target{BaseURL: "http://replay.invalid/v1", HTTPClient: servePipe(t, replay(c, nil, models)), MaxModelLen: 8192}
+			tg := Target{BaseURL: "http://replay.invalid/v1", HTTPClient: wiretest.Serve(t, replay(c, nil, models)), MaxModelLen: 8192}
 			rep, err := Run(t.Context(), tg, Workload{Requests: 1, ContextTokens: 1024})
 			require.NoError(t, err)
 			require.Equal(t, "tiny:latest", rep.Model, "the model id comes from /models")

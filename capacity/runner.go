@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
 	"github.com/anvilbench/anvil/capacity/internal/itl"
 )
 
@@ -33,7 +34,7 @@ type result struct {
 	// chunks is the request's chunk timing (nil when not summarized).
 	chunks *itl.Summary
 	// phases is the request's connection record; nil when never sent.
-	phases *phaseRecord
+	phases *artifact.Phases
 	// serverTimings is what the server reported of its own timings.
 	serverTimings *artifact.ServerTimings
 	// answer is the visible content the capture kept, answerCut whether
@@ -61,8 +62,8 @@ type sourceFacts struct {
 // (measure, dispatch.go).
 type runner struct {
 	plan        *plan
-	cl          *client
-	checks      responseChecks
+	cl          *client.Client
+	enc         *client.Encoder // the plan's request bodies
 	concurrency int
 	maxFailures int
 	duration    time.Duration
@@ -209,33 +210,33 @@ func (r *runner) report() {
 //
 // req is what a Workload.Source said request i is (nil for warm-up
 // requests); answer asks for the visible content in res.answer.
-func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer, req *Request, answer bool) (res result) {
+func (r *runner) one(ctx context.Context, i int, warmup bool, timer *client.ChunkTimer, req *Request, answer bool) (res result) {
 	planned := r.plan.Contexts[i%r.plan.Len()]
-	checks := r.checks
 	res.index = i
 	start := time.Now()
 	res.clock.taken = start
 	defer func() {
 		if p := recover(); p != nil {
 			clock := res.clock
-			stack, _ := cutOnRune(r.cl.secrets.scrub(string(debug.Stack())), maxPanicStack) // scrubbed before any cut
+			stack, _ := client.CutOnRune(r.cl.Scrub(string(debug.Stack())), maxPanicStack) // scrubbed before any cut
 			f := &artifact.Failure{
 				RequestIndex: i, PlannedContextTokens: planned, FailureClass: artifact.FailureRunnerError,
-				ErrorType: errorTypePanic, ElapsedMS: monoMS(time.Since(start)),
+				ErrorType: client.ErrorTypePanic, ElapsedMS: client.MS(time.Since(start)),
 			}
-			f.SetErrorMessage(r.cl.secrets.scrub(fmt.Sprintf("panic in the request worker: %v\n%s", p, stack)))
+			f.SetErrorMessage(r.cl.Scrub(fmt.Sprintf("panic in the request worker: %v\n%s", p, stack)))
 			res = result{index: i, fail: f, clock: clock}
 		}
 	}()
+	ex := client.Exchange{Index: i, Unmeasured: warmup}
 	var (
-		body requestBody
+		body client.Body
 		err  error
 	)
 	switch {
 	case warmup:
-		body, err = r.plan.warmupBody(r.cl.enc, i)
+		body, err = r.plan.warmupBody(r.enc, i)
 	case req == nil || req.plan:
-		body, err = r.plan.measuredBody(r.cl.enc, i)
+		body, err = r.plan.measuredBody(r.enc, i)
 	default:
 		var sb sourceBody
 		if sb, err = r.bodies.build(i, *req); err != nil {
@@ -243,45 +244,39 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *chunkTimer,
 			// the request, never a request the server sees.
 			planned = max(req.PromptTokens, 0)
 			r.plan.Contexts[i] = planned // this goroutine's index alone; read once the phase ended
-			return result{index: i, clock: res.clock, fail: runnerFailure(i, planned, r.cl.secrets.scrub(err.Error()))}
+			return result{index: i, clock: res.clock, fail: runnerFailure(i, planned, r.cl.Scrub(err.Error()))}
 		}
-		body, planned, checks.maxTokens = sb.body, sb.planned, sb.maxTokens
+		body, planned, ex.MaxTokens = sb.body, sb.planned, sb.maxTokens
 		r.plan.Contexts[i] = planned // this goroutine's index alone; read once the phase ended
 		res.source = &sourceFacts{session: req.Session, turn: req.Turn, maxTokens: sb.maxTokens}
-		checks.promptFloor = checks.promptFloor && planned > 0
 	}
 	if err != nil {
 		panic(err) // the plan covers every index the runner dispatches
 	}
-	ex := exchange{unmeasured: warmup}
+	ex.Planned = planned
 	if timer != nil {
-		timer.begin(&ex.stream, start)
+		timer.Begin(&ex, start)
 	}
-	r.cl.send(ctx, body, &ex)
-	res.received = ex.received
-	res.clock = requestClock{taken: start, sent: ex.start, end: ex.endAt,
-		firstOutput: ex.stream.firstOutput, firstContent: ex.stream.firstContent}
-	if warmup {
-		// Warm-up prompts carry no canary or word count.
-		checks = responseChecks{maxTokens: r.checks.maxTokens, window: r.checks.window, windowFrom: r.checks.windowFrom}
-	}
+	r.cl.Send(ctx, body, &ex)
+	res.received = ex.Received()
+	res.clock = requestClock{taken: start, sent: ex.Start(), end: ex.End(),
+		firstOutput: ex.FirstOutput(), firstContent: ex.FirstContent()}
 	if answer {
-		res.answer, res.answerCut = ex.stream.capture.String(), ex.stream.capture.Truncated()
+		res.answer, res.answerCut = ex.Answer()
 	}
-	res.row, res.fail = checks.evaluate(i, planned, &ex)
-	res.promptTokens = countedPromptTokens(&ex) // usage as checked by evaluate, or a refusal's count
-	res.phases = phasesOf(&ex)
+	res.row, res.fail = r.cl.Evaluate(&ex)
+	res.promptTokens = ex.CountedPromptTokens() // usage as checked by Evaluate, or a refusal's count
+	res.phases = ex.Phases()
 	if res.source != nil {
-		res.source.completion = wireIntPtr(ex.stream.usage.completion)
-		res.source.cached = wireIntPtr(ex.stream.usage.cachedToks)
+		res.source.completion = ex.CompletionTokens()
+		res.source.cached = ex.CachedTokens()
 	}
-	res.serverTimings = serverTimingsOf(ex.stream.timings)
-	if res.row != nil && ex.stream.usage.cachedToks.ok && ex.stream.usage.prompt.ok && ex.stream.usage.prompt.v > 0 {
-		ratio := float64(ex.stream.usage.cachedToks.v) / float64(ex.stream.usage.prompt.v)
-		res.cacheRatio = &ratio
+	res.serverTimings = ex.ServerTimings()
+	if res.row != nil {
+		res.cacheRatio = ex.CacheRatio()
 	}
 	if timer != nil {
-		res.chunks = timer.finish(res.row != nil, wireIntPtr(ex.stream.usage.completion))
+		res.chunks = timer.Finish(res.row != nil, ex.CompletionTokens())
 	}
 	return res
 }

@@ -2,8 +2,6 @@ package capacity
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -19,29 +17,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
+	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
-
-// writeOKStream answers a chat request with a minimal valid stream: one
-// content chunk, usage, [DONE]. Its usage counts the prompt at exactly
-// promptCharsPerToken characters per token (a tokenizer that agrees with the
-// plan's estimate) and 3 completion tokens.
-func writeOKStream(w http.ResponseWriter, rawRequest []byte) {
-	var req struct {
-		Messages []struct {
-			Content string `json:"content"`
-		} `json:"messages"`
-	}
-	_ = json.Unmarshal(rawRequest, &req)
-	prompt := 0
-	for _, m := range req.Messages {
-		prompt += int(float64(len(m.Content)) / promptCharsPerToken)
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	_, _ = fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"}}]}\n\n"+
-		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":3,\"total_tokens\":%d}}\n\n"+
-		"data: [DONE]\n\n", prompt, prompt+3)
-}
 
 // sleepyStream answers every chat request after d with writeOKStream (or
 // not at all when the client gives up first) and
@@ -69,7 +48,7 @@ func (s *sleepyStream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done(): // the client gave up: answer nothing
 		return
 	}
-	writeOKStream(w, raw)
+	wiretest.WriteOKStream(w, raw)
 }
 
 // pipeTarget is a target served by h over the in-memory transport, with
@@ -80,7 +59,7 @@ func (s *sleepyStream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // or native endpoints answers; discover_test.go and
 // context_discovery_test.go test it): h sees only the run's own requests.
 func pipeTarget(t *testing.T, h http.Handler) Target {
-	return Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192, HTTPClient: servePipe(t, withoutDiscovery(h)), MetricsURL: "off"}
+	return Target{BaseURL: "http://pipe.invalid/v1", Model: "m", MaxModelLen: 8192, HTTPClient: wiretest.Serve(t, withoutDiscovery(h)), MetricsURL: "off"}
 }
 
 // withoutDiscovery answers 404 to the requests of window discovery
@@ -219,7 +198,7 @@ func TestRunWorkerPanic(t *testing.T) {
 		require.Equal(t, 2, f.RequestIndex)
 		require.Equal(t, artifact.FailureRunnerError, f.FailureClass)
 		require.Contains(t, f.ErrorMessage, "panic in the request worker: transport defect")
-		require.LessOrEqual(t, len([]rune(f.ErrorMessage)), maxErrorMessageRunes)
+		require.LessOrEqual(t, len([]rune(f.ErrorMessage)), wiretest.MaxErrorMessageRunes)
 		require.Equal(t, 4, rep.Completed)
 	})
 }
@@ -237,7 +216,7 @@ func TestRunRequestError(t *testing.T) {
 	require.Len(t, rep.Failures, 2)
 	for _, f := range rep.Failures {
 		require.Equal(t, artifact.FailureRequestError, f.FailureClass)
-		require.Equal(t, errorTypeConnectionRefused, f.ErrorType)
+		require.Equal(t, client.ErrorTypeConnectionRefused, f.ErrorType)
 		require.Contains(t, f.ErrorMessage, "connection refused")
 		require.NotContains(t, f.ErrorMessage, "pw")
 		require.False(t, f.ResponseReceived)

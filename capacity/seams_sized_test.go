@@ -7,6 +7,8 @@ import (
 	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 )
 
 // sizedSource is a SizedSource of one user message of filler per request,
@@ -46,7 +48,7 @@ func TestSizedSourceExactSizing(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				srv := newLlamaCppServer(t)
 				srv.noTokenize = noTokenize
-				target := Target{BaseURL: "http://llama.invalid/v1", HTTPClient: servePipe(t, srv.handler())}
+				target := Target{BaseURL: "http://llama.invalid/v1", HTTPClient: wiretest.Serve(t, srv.handler())}
 				var given []float64
 				src := sizedSource{planned: []int{3000, 5000, 7000, 4000}, given: &given}
 				rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 4, Concurrency: 2, ContextTokens: 4000,

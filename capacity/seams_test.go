@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // seenRequest is what a test server saw of one chat request.
@@ -183,7 +184,7 @@ func TestSourceRequestRefused(t *testing.T) {
 		require.Len(t, rep.Failures, 1)
 		f := rep.Failures[0]
 		require.Equal(t, artifact.FailureRunnerError, f.FailureClass)
-		require.Equal(t, errorTypeSourceRequest, f.ErrorType)
+		require.Equal(t, client.ErrorTypeSourceRequest, f.ErrorType)
 		require.Contains(t, f.ErrorMessage, `body field "model" is set by Target.Model`)
 		require.Len(t, srv.seen, 2)
 	})

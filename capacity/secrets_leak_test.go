@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // The planted credentials: each holds characters a JSON encoder may escape.
@@ -99,7 +100,7 @@ func TestPlantedCredentialsNeverLeak(t *testing.T) {
 			w.WriteHeader(http.StatusFound)
 		},
 		"usage value cut inside the echo": func(w http.ResponseWriter, r *http.Request) {
-			pad := strings.Repeat("x", maxBadUsageText-len(`"Bearer sk-PLANTEDK`))
+			pad := strings.Repeat("x", client.MaxBadUsageText-len(`"Bearer sk-PLANTEDK`))
 			sseAfterContent(w, fmt.Sprintf("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%q}}\n\ndata: [DONE]\n\n", pad+echoedCredentials(r)))
 		},
 		"upper-cased echo": func(w http.ResponseWriter, r *http.Request) {
@@ -121,7 +122,7 @@ func TestPlantedCredentialsNeverLeak(t *testing.T) {
 		},
 		"long body cut inside the echo": func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusInternalServerError)
-			pad := strings.Repeat("x", maxErrorExcerpt-len("Bearer sk-PLANT"))
+			pad := strings.Repeat("x", client.MaxErrorExcerpt-len("Bearer sk-PLANT"))
 			fmt.Fprint(w, pad+echoedCredentials(r))
 		},
 	}
@@ -157,7 +158,7 @@ func TestPlantedCredentialsNeverLeak(t *testing.T) {
 		}
 		leaks := []string{plantedMarker, "7f3a9c", "LANTED", "9e8d", basic, "YmVuY2g6"}
 		for _, c := range []string{plantedKey, plantedJWT, plantedPass} {
-			leaks = append(leaks, base64Cores(c)...)
+			leaks = append(leaks, client.Base64Cores(c)...)
 		}
 		for _, leak := range leaks {
 			require.False(t, strings.Contains(strings.ToLower(got), strings.ToLower(leak)), "%q leaked; error %v; failure messages %q", leak, err, msgs)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 )
 
 // bodyBound is the documented bound on a request body for a prompt
@@ -34,7 +35,7 @@ func TestExactSizingLlamaCppColdStart(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				srv := newLlamaCppServer(t)
 				srv.noTokenize = noTokenize
-				target := Target{BaseURL: "http://llama.invalid/v1", HTTPClient: servePipe(t, srv.handler())}
+				target := Target{BaseURL: "http://llama.invalid/v1", HTTPClient: wiretest.Serve(t, srv.handler())}
 				rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 8, Concurrency: 2, ContextTokens: 7000, PromptSizing: promptSizingExact})
 				require.NoError(t, err)
 				require.Equal(t, 8, rep.Completed, "failures: %+v", rep.Failures)
@@ -86,7 +87,7 @@ func TestReferenceSizingLlamaCppSaysSo(t *testing.T) {
 		t.Run(fmt.Sprint(tt.context), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				srv := newLlamaCppServer(t)
-				target := Target{BaseURL: "http://llama.invalid/v1", HTTPClient: servePipe(t, srv.handler())}
+				target := Target{BaseURL: "http://llama.invalid/v1", HTTPClient: wiretest.Serve(t, srv.handler())}
 				rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 4, Concurrency: 1, ContextTokens: tt.context})
 				require.NoError(t, err)
 				require.Equal(t, tt.completed, rep.Completed)
@@ -107,43 +108,6 @@ func TestReferenceSizingLlamaCppSaysSo(t *testing.T) {
 			})
 		})
 	}
-}
-
-// TestParseWindowRefusal: the captured llama.cpp refusal, quoted in a
-// failure message, is read; other error bodies and cut ones are not.
-func TestParseWindowRefusal(t *testing.T) {
-	captured := string(readTranscript(t, "llamacpp-b10573-stream-over-window.json"))
-	tests := []struct {
-		text string
-		want windowRefusal
-		ok   bool
-	}{
-		{captured, windowRefusal{44722, 8192}, true},
-		{"HTTP 400 Bad Request: " + captured, windowRefusal{44722, 8192}, true},
-		{"HTTP 400 Bad Request: " + captured[:120] + "...", windowRefusal{}, false},
-		{string(readTranscript(t, "ollama-0.17.4-bad-body.json")), windowRefusal{}, false},
-		{strings.Replace(captured, `"n_ctx":8192`, `"n_ctx":-1`, 1), windowRefusal{}, false},
-		{strings.Replace(captured, "exceed_context_size_error", "invalid_request_error", 1), windowRefusal{}, false},
-		{"no body", windowRefusal{}, false},
-	}
-	for i, tt := range tests {
-		got, ok := parseWindowRefusal(tt.text)
-		require.Equal(t, tt.ok, ok, "case %d", i)
-		require.Equal(t, tt.want, got, "case %d", i)
-	}
-}
-
-// FuzzParseWindowRefusal: any text parses or not without panicking, and a
-// parsed refusal has positive counts.
-func FuzzParseWindowRefusal(f *testing.F) {
-	f.Add(string(readTranscript(f, "llamacpp-b10573-stream-over-window.json")))
-	f.Add(`{"error":{"type":"exceed_context_size_error","n_prompt_tokens":1e3,"n_ctx":2.5}}`)
-	f.Fuzz(func(t *testing.T, s string) {
-		if r, ok := parseWindowRefusal(s); ok {
-			require.Positive(t, r.promptTokens)
-			require.Positive(t, r.window)
-		}
-	})
 }
 
 // lyingUsageServer answers every chat request with a stream whose
@@ -259,7 +223,7 @@ func TestCalibrationLearnsFromARefusal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := newLlamaCppServer(t)
 		srv.noTokenize, srv.window = true, 4096
-		target := Target{BaseURL: "http://llama.invalid/v1", HTTPClient: servePipe(t, srv.handler())}
+		target := Target{BaseURL: "http://llama.invalid/v1", HTTPClient: wiretest.Serve(t, srv.handler())}
 		_, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 3, ContextTokens: 7000, PromptSizing: promptSizingExact})
 		require.ErrorIs(t, err, errPromptSizing)
 		t.Log(err)

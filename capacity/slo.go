@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // defaultAttainment is the share of requests that must meet an SLO when
@@ -174,7 +175,7 @@ func boundMS(d time.Duration) *float64 {
 	if d == 0 {
 		return nil
 	}
-	ms := monoMS(d)
+	ms := client.MS(d)
 	return &ms
 }
 

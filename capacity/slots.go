@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // This file reads how many requests a llama.cpp server runs at once
@@ -30,7 +32,7 @@ func llamaCppSlots(ctx context.Context, ask askFunc, props []byte) (int, string)
 	if json.Unmarshal(props, &p) != nil {
 		return 0, ""
 	}
-	if n, ok := positiveInt(p.TotalSlots); ok {
+	if n, ok := client.PositiveInt(p.TotalSlots); ok {
 		return n, llamaCppPropsPath
 	}
 	if len(p.Default) == 0 || ctx.Err() != nil {

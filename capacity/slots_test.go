@@ -7,6 +7,8 @@ import (
 	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 )
 
 // TestDiscoverLlamaCppSlots: the slots of the captured llama-server
@@ -16,13 +18,13 @@ import (
 // per-slot window is n_ctx in both captures: 8192 at --ctx-size 32768, 2048
 // at --ctx-size 8192.
 func TestDiscoverLlamaCppSlots(t *testing.T) {
-	props := readTranscript(t, "llamacpp-b10573-props.json")
+	props := wiretest.ReadTranscript(t, "llamacpp-b10573-props.json")
 	var withoutTotal map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(props, &withoutTotal))
 	delete(withoutTotal, "total_slots")
 	noTotal, err := json.Marshal(withoutTotal)
 	require.NoError(t, err)
-	slots := readTranscript(t, "llamacpp-b10573-slots.json")
+	slots := wiretest.ReadTranscript(t, "llamacpp-b10573-slots.json")
 	var slotList []struct {
 		NCtx int `json:"n_ctx"`
 	}
@@ -39,12 +41,12 @@ func TestDiscoverLlamaCppSlots(t *testing.T) {
 		window, wantSlots int
 		wantSource        string
 	}{
-		{"props total_slots", readTranscript(t, "llamacpp-b10573-models.json"), props, slots, 8192, 4, llamaCppPropsPath},
-		{"ctx-size 8192 over 4 slots", readTranscript(t, "llamacpp-b10573-models-ctx8192-parallel4.json"),
-			readTranscript(t, "llamacpp-b10573-props-ctx8192-parallel4.json"), nil, 2048, 4, llamaCppPropsPath},
-		{"no total_slots: /slots", readTranscript(t, "llamacpp-b10573-models.json"), noTotal, slots, 8192, 4, llamaCppSlotsPath},
-		{"no total_slots, no /slots", readTranscript(t, "llamacpp-b10573-models.json"), noTotal, nil, 8192, 0, ""},
-		{"not llama.cpp", readTranscript(t, "llamacpp-b10573-models.json"), []byte(`{"total_slots":"four"}`), slots, 8192, 0, ""},
+		{"props total_slots", wiretest.ReadTranscript(t, "llamacpp-b10573-models.json"), props, slots, 8192, 4, llamaCppPropsPath},
+		{"ctx-size 8192 over 4 slots", wiretest.ReadTranscript(t, "llamacpp-b10573-models-ctx8192-parallel4.json"),
+			wiretest.ReadTranscript(t, "llamacpp-b10573-props-ctx8192-parallel4.json"), nil, 2048, 4, llamaCppPropsPath},
+		{"no total_slots: /slots", wiretest.ReadTranscript(t, "llamacpp-b10573-models.json"), noTotal, slots, 8192, 4, llamaCppSlotsPath},
+		{"no total_slots, no /slots", wiretest.ReadTranscript(t, "llamacpp-b10573-models.json"), noTotal, nil, 8192, 0, ""},
+		{"not llama.cpp", wiretest.ReadTranscript(t, "llamacpp-b10573-models.json"), []byte(`{"total_slots":"four"}`), slots, 8192, 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,7 +62,7 @@ func TestDiscoverLlamaCppSlots(t *testing.T) {
 				}
 				_, _ = w.Write(tt.slots)
 			})
-			d, err := Discover(t.Context(), Target{BaseURL: "http://llama.invalid/v1", HTTPClient: servePipe(t, mux)})
+			d, err := Discover(t.Context(), Target{BaseURL: "http://llama.invalid/v1", HTTPClient: wiretest.Serve(t, mux)})
 			require.NoError(t, err)
 			require.Equal(t, tt.window, d.Window)
 			require.Equal(t, tt.wantSlots, d.Slots)
@@ -80,7 +82,7 @@ func TestRunConcurrencyAboveSlots(t *testing.T) {
 	for _, conc := range []int{4, 6} {
 		synctest.Test(t, func(t *testing.T) {
 			srv := newLlamaCppServer(t)
-			target := Target{BaseURL: "http://llama.invalid/v1", HTTPClient: servePipe(t, srv.handler()), MetricsURL: "off"}
+			target := Target{BaseURL: "http://llama.invalid/v1", HTTPClient: wiretest.Serve(t, srv.handler()), MetricsURL: "off"}
 			rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: conc, Concurrency: conc, ContextTokens: 1000, PromptSizing: promptSizingExact})
 			require.NoError(t, err)
 			require.Equal(t, conc, rep.Completed, "failures: %+v", rep.Failures)
@@ -106,7 +108,7 @@ func TestDiscoverWindowOutOfRange(t *testing.T) {
 		mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
 			_, _ = w.Write([]byte(`{"object":"list","data":[{"id":"m","object":"model","max_model_len":` + v + `}]}`))
 		})
-		_, err := Discover(t.Context(), Target{BaseURL: "http://vllm.invalid/v1", HTTPClient: servePipe(t, mux)})
+		_, err := Discover(t.Context(), Target{BaseURL: "http://vllm.invalid/v1", HTTPClient: wiretest.Serve(t, mux)})
 		require.ErrorIs(t, err, ErrInvalidConfig)
 		require.ErrorContains(t, err, `the /models entry "m" has max_model_len `+v+`, out of the range 1..1048576 of a window`)
 	}

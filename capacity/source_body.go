@@ -9,12 +9,8 @@ import (
 	"strconv"
 
 	"github.com/anvilbench/anvil/capacity/internal/blocktext"
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
-
-// errorTypeSourceRequest is the error_type of a runner_error row whose
-// request, as a Workload.Source described it, could not be built (a
-// reserved body field, a prompt that does not fit): it was never sent.
-const errorTypeSourceRequest = "source_request"
 
 // planSource is the Source of the synthetic workload: request i is the
 // plan's request i, whose body is the plan's streamed body (byte for byte
@@ -38,7 +34,7 @@ type sourceBodies struct {
 
 // sourceBody is a built request body and what its checks need.
 type sourceBody struct {
-	body      requestBody
+	body      client.Body
 	planned   int // planned_context_tokens
 	maxTokens int // the max_tokens sent
 }
@@ -104,8 +100,8 @@ func (b *sourceBodies) build(i int, req Request) (sourceBody, error) {
 	}
 	buf.WriteByte(',')
 	buf.Write(bytes.TrimSpace(rest.Bytes())[1:])
-	bb := &bodyBuffer{}
-	bb.buf = append(bb.reset(), buf.Bytes()...)
+	bb := &client.Buffer{}
+	bb.Set(append(bb.Reset(), buf.Bytes()...))
 	return sourceBody{body: bb, planned: planned, maxTokens: maxTokens}, nil
 }
 

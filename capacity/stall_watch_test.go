@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // TestStallWatchExact: a stream that sends a chunk every 30 ms, five
@@ -33,7 +34,7 @@ func TestStallWatchExact(t *testing.T) {
 		require.Len(t, rep.Failures, 1)
 		f := rep.Failures[0]
 		require.Equal(t, artifact.FailureTimeout, f.FailureClass)
-		require.Equal(t, errorTypeStall, f.ErrorType)
-		require.Equal(t, monoMS(5*gap+limit), f.ElapsedMS, "last byte at 150 ms, cancelled 50 ms later")
+		require.Equal(t, client.ErrorTypeStall, f.ErrorType)
+		require.Equal(t, client.MS(5*gap+limit), f.ElapsedMS, "last byte at 150 ms, cancelled 50 ms later")
 	})
 }

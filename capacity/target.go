@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // Bounds and defaults of a Target (capacity/PROTOCOL.md#bounds).
@@ -150,6 +152,26 @@ func (t Target) apiKey() (string, error) {
 			"names an environment variable whose value holds a control character such as a trailing newline, which HTTP refuses in the Authorization header (the value is not shown)")
 	}
 	return v, nil
+}
+
+// Redactor returns the scrubber Run applies to every server-provided
+// string, for the credentials of t: apiKey (the bearer token the caller
+// read from t.APIKeyEnv; empty for none), the value of every t.Headers
+// entry whatever its name (and a Basic value decoded), and the userinfo of
+// t.BaseURL with its Basic form, each replaced by "[redacted]" in every
+// form a server trivially produces from it: raw, in any letter case,
+// JSON-escaped, percent-encoded (a redirect's Location) and base64. A tool
+// that talks to the target itself (the conformance suite of package
+// anviltest) passes what it prints through it, whole, before cutting it:
+// a credential cut in part is no longer recognised.
+func (t Target) Redactor(apiKey string) func(text string) string {
+	return t.secrets(apiKey).Scrub
+}
+
+// secrets are the credentials of a run against t with the bearer token
+// apiKey.
+func (t Target) secrets(apiKey string) client.Secrets {
+	return client.SecretsOf(apiKey, t.Headers, t.BaseURL)
 }
 
 // redactBaseURL returns raw without userinfo, query or fragment, as the

@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
+	"github.com/anvilbench/anvil/capacity/internal/client"
 	"github.com/anvilbench/anvil/capacity/internal/jsonstr"
 )
 
@@ -64,7 +66,8 @@ var tokenizeShapes = [...]tokenizeShape{shapeMessages, shapeTemplate, shapePromp
 
 // tokenizer counts prompts with one endpoint and body shape.
 type tokenizer struct {
-	cl          *client // the run's client: its transport and headers
+	cl          *client.Client // the run's client: its transport and headers
+	timeout     time.Duration  // each count's (Workload.Timeout)
 	url, path   string
 	templateURL string // shapeTemplate: the /apply-template URL
 	head, tail  []byte // the body is head + the JSON-quoted prompt + tail
@@ -76,7 +79,7 @@ type tokenizer struct {
 // newTokenizer prepares the bodies of shape for the target's model and
 // the workload's thinking control (sent as chat_template_kwargs in the chat
 // form, so the template counted is the one the chat requests apply).
-func newTokenizer(cl *client, rawURL string, shape tokenizeShape, t Target, w Workload) (*tokenizer, error) {
+func newTokenizer(cl *client.Client, rawURL string, shape tokenizeShape, t Target, w Workload) (*tokenizer, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("capacity: tokenizer URL: %w", err)
@@ -85,7 +88,7 @@ func newTokenizer(cl *client, rawURL string, shape tokenizeShape, t Target, w Wo
 	if err != nil {
 		return nil, err
 	}
-	tk := &tokenizer{cl: cl, url: rawURL, path: u.Path}
+	tk := &tokenizer{cl: cl, timeout: w.Timeout, url: rawURL, path: u.Path}
 	switch shape {
 	case shapeTemplate:
 		tk.templateURL = strings.TrimSuffix(rawURL, tokenizePath) + applyTemplatePath
@@ -143,7 +146,7 @@ func (tk *tokenizer) count(ctx context.Context, prompt []byte) (int, error) {
 			Prompt *string `json:"prompt"`
 		}
 		if err := json.Unmarshal(raw, &a); err != nil || a.Prompt == nil {
-			return 0, fmt.Errorf("%w: POST %s: the answer has no string \"prompt\": %s", errPromptSizing, applyTemplatePath, serverExcerpt(tk.cl.secrets.scrub(string(raw))))
+			return 0, fmt.Errorf("%w: POST %s: the answer has no string \"prompt\": %s", errPromptSizing, applyTemplatePath, client.Excerpt(tk.cl.Scrub(string(raw))))
 		}
 		body = append(jsonstr.Append([]byte(`{"content":`), []byte(*a.Prompt), jsonstr.Go), `,"add_special":true}`...)
 	}
@@ -153,7 +156,7 @@ func (tk *tokenizer) count(ctx context.Context, prompt []byte) (int, error) {
 	}
 	var a tokenizeAnswer
 	if err := json.Unmarshal(raw, &a); err != nil {
-		return 0, fmt.Errorf("%w: POST %s: the answer is not JSON: %s", errPromptSizing, tk.path, tk.cl.secrets.scrub(err.Error()))
+		return 0, fmt.Errorf("%w: POST %s: the answer is not JSON: %s", errPromptSizing, tk.path, tk.cl.Scrub(err.Error()))
 	}
 	switch {
 	case a.Count != nil && *a.Count >= 0:
@@ -163,36 +166,32 @@ func (tk *tokenizer) count(ctx context.Context, prompt []byte) (int, error) {
 	case a.Tokens != nil:
 		return len(a.Tokens), nil
 	}
-	return 0, fmt.Errorf("%w: POST %s: the answer has neither \"count\" nor \"tokens\": %s", errPromptSizing, tk.path, serverExcerpt(tk.cl.secrets.scrub(string(raw))))
+	return 0, fmt.Errorf("%w: POST %s: the answer has neither \"count\" nor \"tokens\": %s", errPromptSizing, tk.path, client.Excerpt(tk.cl.Scrub(string(raw))))
 }
 
 // post sends body to rawURL with the run's headers and returns a 200
 // answer's body (at most maxTokenizeAnswer bytes).
 func (tk *tokenizer) post(ctx context.Context, rawURL string, body []byte) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, tk.cl.timeout)
+	ctx, cancel := context.WithTimeout(ctx, tk.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(body))
+	req, err := tk.cl.NewRequest(ctx, http.MethodPost, rawURL, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
-	for k, vs := range tk.cl.tmpl.Header {
-		req.Header[k] = vs
-	}
-	req.Header.Set("Accept", "application/json")
 	// A count changes nothing on the server: marked idempotent (the key
 	// present, no value, so nothing is sent), the transport sends it again
 	// on a fresh connection when a kept-alive one was closed under it, as
 	// llama.cpp closes every connection after a streamed answer.
 	req.Header[idempotencyKey] = nil
 	path := req.URL.Path
-	resp, err := tk.cl.hc.Do(req)
+	resp, err := tk.cl.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: POST %s: %s", errPromptSizing, path, tk.cl.secrets.scrub(unwrapURLError(err).Error()))
+		return nil, fmt.Errorf("%w: POST %s: %s", errPromptSizing, path, tk.cl.Scrub(client.UnwrapURLError(err).Error()))
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenizeAnswer))
 	if err != nil {
-		return nil, fmt.Errorf("%w: POST %s: reading the answer: %s", errPromptSizing, path, tk.cl.secrets.scrub(err.Error()))
+		return nil, fmt.Errorf("%w: POST %s: reading the answer: %s", errPromptSizing, path, tk.cl.Scrub(err.Error()))
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, &tokenizeStatusError{path: path, status: resp.StatusCode}
@@ -221,7 +220,7 @@ var tokenizeProbe = appendLines(nil, 0, 64)
 // tokenizeProbe (an empty token list is no count). A 404 or 405 of the
 // URL itself skips its other shapes. It returns nil when no endpoint
 // answers (the server has none), and an error only when ctx ends.
-func discoverTokenizer(ctx context.Context, cl *client, t Target, w Workload) (*tokenizer, error) {
+func discoverTokenizer(ctx context.Context, cl *client.Client, t Target, w Workload) (*tokenizer, error) {
 	for _, u := range tokenizeURLs(t.BaseURL) {
 		for _, shape := range tokenizeShapes {
 			tk, err := newTokenizer(cl, u, shape, t, w)

@@ -7,6 +7,8 @@ import (
 	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // FuzzTokenizeAnswer: whatever a tokenizer endpoint answers, count returns
@@ -22,9 +24,9 @@ func FuzzTokenizeAnswer(f *testing.F) {
 			target := pipeTarget(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				_, _ = w.Write([]byte(answer))
 			}))
-			cl, err := newClient(target, Workload{Timeout: defaultTimeout}, target.HTTPClient, "")
+			cl, err := client.New(clientConfig(target, Workload{Timeout: defaultTimeout}, target.HTTPClient, ""))
 			require.NoError(t, err)
-			tk, err := newTokenizer(cl, "http://pipe.invalid/tokenize", shapeContent, target, Workload{})
+			tk, err := newTokenizer(cl, "http://pipe.invalid/tokenize", shapeContent, target, Workload{Timeout: defaultTimeout})
 			require.NoError(t, err)
 			n, err := tk.count(t.Context(), []byte("def helper_0():"))
 			if err != nil {

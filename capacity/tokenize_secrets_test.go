@@ -10,6 +10,8 @@ import (
 	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // TestTokenizeAnswerExcerptLeaksNoPrefix: a /tokenize that, after
@@ -22,7 +24,7 @@ func TestTokenizeAnswerExcerptLeaksNoPrefix(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := tokenizeServer(func(w http.ResponseWriter, r *http.Request) {
 			head := `{"echo":"`
-			pad := strings.Repeat("x", maxErrorExcerpt-len(head)-9) // the cut falls after 9 characters of the token
+			pad := strings.Repeat("x", client.MaxErrorExcerpt-len(head)-9) // the cut falls after 9 characters of the token
 			fmt.Fprintf(w, `%s%s%s"}`, head, pad, r.Header.Get("X-Session"))
 		})
 		tgt := pipeTarget(t, h)

@@ -10,6 +10,8 @@ import (
 	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // TestTemplateTokenizerBodies: llama.cpp's templated count posts the chat
@@ -30,9 +32,9 @@ func TestTemplateTokenizerBodies(t *testing.T) {
 				_, _ = io.WriteString(w, `{"tokens":[1,2,3,4,5,6,7]}`)
 			}
 		}))
-		cl, err := newClient(target, Workload{Timeout: defaultTimeout}, target.HTTPClient, "")
+		cl, err := client.New(clientConfig(target, Workload{Timeout: defaultTimeout}, target.HTTPClient, ""))
 		require.NoError(t, err)
-		tk, err := newTokenizer(cl, "http://pipe.invalid/tokenize", shapeTemplate, target, Workload{})
+		tk, err := newTokenizer(cl, "http://pipe.invalid/tokenize", shapeTemplate, target, Workload{Timeout: defaultTimeout})
 		require.NoError(t, err)
 		n, err := tk.count(t.Context(), []byte("hello"))
 		require.NoError(t, err)
@@ -60,9 +62,9 @@ func FuzzApplyTemplateAnswer(f *testing.F) {
 				}
 				_, _ = io.WriteString(w, `{"tokens":[1]}`)
 			}))
-			cl, err := newClient(target, Workload{Timeout: defaultTimeout}, target.HTTPClient, "")
+			cl, err := client.New(clientConfig(target, Workload{Timeout: defaultTimeout}, target.HTTPClient, ""))
 			require.NoError(t, err)
-			tk, err := newTokenizer(cl, "http://pipe.invalid/tokenize", shapeTemplate, target, Workload{})
+			tk, err := newTokenizer(cl, "http://pipe.invalid/tokenize", shapeTemplate, target, Workload{Timeout: defaultTimeout})
 			require.NoError(t, err)
 			n, err := tk.count(t.Context(), []byte("def helper_0():"))
 			if err != nil {
@@ -97,9 +99,9 @@ func TestTokenizerSurvivesClosedKeepAlive(t *testing.T) {
 	defer srv.Close()
 	target := Target{BaseURL: srv.URL + "/v1", Model: "m", MaxModelLen: 8192}
 	hc := &http.Client{Transport: newTransport(1)}
-	cl, err := newClient(target, Workload{Timeout: defaultTimeout}, hc, "")
+	cl, err := client.New(clientConfig(target, Workload{Timeout: defaultTimeout}, hc, ""))
 	require.NoError(t, err)
-	tk, err := newTokenizer(cl, srv.URL+"/tokenize", shapeContent, target, Workload{})
+	tk, err := newTokenizer(cl, srv.URL+"/tokenize", shapeContent, target, Workload{Timeout: defaultTimeout})
 	require.NoError(t, err)
 	for i := range 200 {
 		n, err := tk.count(t.Context(), []byte("def helper_0():"))

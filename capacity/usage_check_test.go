@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // usageServer streams a two-chunk answer and then a usage chunk; the
@@ -56,7 +57,7 @@ func TestRunRefusesImpossibleUsage(t *testing.T) {
 	tests = append(tests,
 		tc{"completion beyond max_tokens", `"prompt_tokens":400,"completion_tokens":5000000`, "usage.completion_tokens", "5000000"},
 		tc{"completion 2^63-1", `"prompt_tokens":400,"completion_tokens":9223372036854775807`, "usage.completion_tokens", "9223372036854775807"},
-		tc{"completion one above the tolerance", fmt.Sprintf(`"prompt_tokens":400,"completion_tokens":%d`, maxTokens+completionTokensTolerance+1), "usage.completion_tokens", fmt.Sprint(maxTokens + completionTokensTolerance + 1)},
+		tc{"completion one above the tolerance", fmt.Sprintf(`"prompt_tokens":400,"completion_tokens":%d`, maxTokens+client.CompletionTokensTolerance+1), "usage.completion_tokens", fmt.Sprint(maxTokens + client.CompletionTokensTolerance + 1)},
 		tc{"cached above prompt", ok + `,"prompt_tokens_details":{"cached_tokens":401}`, "usage.prompt_tokens_details.cached_tokens", "401"},
 		tc{"no completion tokens after content", `"prompt_tokens":400,"completion_tokens":0,"total_tokens":400`, "usage.completion_tokens", "0, but 2 chunks of visible content streamed"},
 		tc{"cached -100000", ok + `,"prompt_tokens_details":{"cached_tokens":-100000}`, "usage.prompt_tokens_details.cached_tokens", "-100000"},
@@ -72,7 +73,7 @@ func TestRunRefusesImpossibleUsage(t *testing.T) {
 				f := rep.Failures[0]
 				require.Equal(t, 1, f.RequestIndex)
 				require.Equal(t, artifact.FailureStreamValidation, f.FailureClass)
-				require.Equal(t, errorTypeInvalidUsage, f.ErrorType)
+				require.Equal(t, client.ErrorTypeInvalidUsage, f.ErrorType)
 				require.Contains(t, f.ErrorMessage, tt.field+" is "+tt.value)
 				require.NotEmpty(t, rep.MeasurementProtocol)
 				require.Equal(t, 3, rep.MetricPopulation.AttemptedRequests)
@@ -89,11 +90,11 @@ func TestRunRefusesImpossibleUsage(t *testing.T) {
 }
 
 // TestUsageWithinTolerance: completion tokens up to max_tokens +
-// completionTokensTolerance, an integer written as 24.0 and a total that is
+// client.CompletionTokensTolerance, an integer written as 24.0 and a total that is
 // not prompt + completion are accepted.
 func TestUsageWithinTolerance(t *testing.T) {
 	for _, usage := range []string{
-		fmt.Sprintf(`"prompt_tokens":400,"completion_tokens":%d`, 64+completionTokensTolerance),
+		fmt.Sprintf(`"prompt_tokens":400,"completion_tokens":%d`, 64+client.CompletionTokensTolerance),
 		`"prompt_tokens":400.0,"completion_tokens":2.0,"total_tokens":402`,
 		`"prompt_tokens":400,"completion_tokens":2,"total_tokens":400`,
 		`"prompt_tokens":400,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":400}`,
@@ -137,7 +138,7 @@ func TestReasoningUsedTheBudget(t *testing.T) {
 				require.NoError(t, err)
 				require.Len(t, rep.Failures, 1)
 				f := rep.Failures[0]
-				require.Equal(t, errorTypeNoVisibleContent, f.ErrorType)
+				require.Equal(t, client.ErrorTypeNoVisibleContent, f.ErrorType)
 				if finish == "length" {
 					require.Contains(t, f.ErrorMessage, "reasoning used the whole max_tokens budget (48 tokens")
 					require.Contains(t, f.ErrorMessage, "Workload.MaxTokens")
@@ -166,7 +167,7 @@ func TestImpossibleUsageJudgesNoPlan(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, rep.Failures, 4)
 		for _, f := range rep.Failures {
-			require.Equal(t, errorTypeInvalidUsage, f.ErrorType)
+			require.Equal(t, client.ErrorTypeInvalidUsage, f.ErrorType)
 		}
 		ps := rep.AnvilGo.PromptSizing
 		require.Nil(t, ps.Warning)

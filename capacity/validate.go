@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/anvilbench/anvil/capacity/internal/client"
 	"github.com/anvilbench/anvil/capacity/internal/field"
 )
 
@@ -276,9 +277,9 @@ func displayURL(raw string) string {
 		pairs := strings.Split(s, "&")
 		for i, p := range pairs {
 			if name, _, ok := strings.Cut(p, "="); ok {
-				pairs[i] = name + "=" + redactedMark
+				pairs[i] = name + "=" + client.RedactedMark
 			} else if p != "" {
-				pairs[i] = redactedMark
+				pairs[i] = client.RedactedMark
 			}
 		}
 		return strings.Join(pairs, "&")

@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 func TestWorkloadDefaults(t *testing.T) {

@@ -1,6 +1,10 @@
 package capacity
 
-import "time"
+import (
+	"time"
+
+	"github.com/anvilbench/anvil/capacity/internal/client"
+)
 
 // Reference defaults and bounds of a Workload (capacity/PROTOCOL.md#bounds,
 // which states their values for users). Each is defined once here;
@@ -42,8 +46,9 @@ const (
 	// model may spend all of it thinking, and the request then fails
 	// without visible content.
 	referenceMaxTokens = 64
-	// maxMaxTokens is the largest Workload.MaxTokens.
-	maxMaxTokens = 65536
+	// maxMaxTokens is the largest Workload.MaxTokens, the client's bound
+	// of a stream's events.
+	maxMaxTokens = client.MaxMaxTokens
 	// minCanaryMaxTokens is the smallest Workload.MaxTokens that leaves room
 	// for a request canary marker in the answer.
 	minCanaryMaxTokens = 16
@@ -89,10 +94,10 @@ type ControlledOutputPolicy string
 
 const (
 	// policyObserve records adherence without failing the request (the default).
-	policyObserve ControlledOutputPolicy = "observe"
+	policyObserve ControlledOutputPolicy = client.PolicyObserve
 	// policyStrict fails every response that is not exactly the requested
 	// words, including responses whose capture was truncated.
-	policyStrict ControlledOutputPolicy = "strict"
+	policyStrict ControlledOutputPolicy = client.PolicyStrict
 )
 
 // ThinkingMode is the chat-template thinking switch sent to the server:

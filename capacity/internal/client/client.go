@@ -1,0 +1,116 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Config is what a Client needs to know of its requests. Package capacity
+// makes it from a run's Target and Workload; the client knows neither.
+type Config struct {
+	// BaseURL is the API root as users write it ("http://host:8000/v1",
+	// no trailing slash): the streamed requests go to BaseURL +
+	// "/chat/completions", the connection warm-up's to BaseURL + "/models".
+	BaseURL string
+	// HTTPClient sends every request. A run's goes through the connection
+	// rule (WithConnectionRule), whose state Rule reports.
+	HTTPClient *http.Client
+	// Header holds the headers every request carries (Target.Headers); it
+	// is copied. APIKey, when not empty, is sent as the bearer token.
+	Header http.Header
+	APIKey string
+	// Secrets are scrubbed from every message the client writes (see
+	// SecretsOf).
+	Secrets Secrets
+	// Timeout bounds each request from t0 to the end of its answer
+	// (Workload.Timeout). StallTimeout, when in (0, Timeout), bounds the
+	// time a request receives nothing (Workload.StallTimeout); otherwise
+	// there is no stall limit below Timeout.
+	Timeout, StallTimeout time.Duration
+	// Checks are the response contracts Evaluate applies.
+	Checks Checks
+}
+
+// A Client sends the requests of one run and turns each answer into a
+// timing row or a failure row. It is safe for concurrent use; the state of
+// one request lives in its Exchange.
+type Client struct {
+	hc      *http.Client
+	tmpl    *http.Request // method, URL and headers of every streamed request
+	base    http.Header   // Config.Header and the credential: every unmeasured request's
+	timeout time.Duration
+	stall   time.Duration // 0: no stall limit below timeout
+	secrets Secrets       // scrubbed from every message (Exchange.fail)
+	checks  Checks
+
+	modelsURL string // GET {BaseURL}/models: the connection warm-up's request
+}
+
+// New returns the client of cfg. Its one error is a base URL no request
+// can be made for.
+func New(cfg Config) (*Client, error) {
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	tmpl, err := http.NewRequest(http.MethodPost, base+"/chat/completions", nil)
+	if err != nil {
+		return nil, fmt.Errorf("capacity: Target.BaseURL: %w", UnwrapURLError(err))
+	}
+	header := http.Header{}
+	for k, vs := range cfg.Header {
+		for _, v := range vs {
+			header.Add(k, v)
+		}
+	}
+	if cfg.APIKey != "" {
+		header.Set("Authorization", "Bearer "+cfg.APIKey)
+	}
+	tmpl.Header = header.Clone()
+	tmpl.Header.Set("Content-Type", "application/json")
+	tmpl.Header.Set("Accept", eventStreamType)
+	if tmpl.Header.Get("Accept-Encoding") == "" {
+		// An uncompressed stream: a compressor on the server buffers events,
+		// which would delay their arrival stamps (Go's transport otherwise
+		// asks for gzip on its own). Config.Header may still ask for one.
+		tmpl.Header.Set("Accept-Encoding", "identity")
+	}
+	c := &Client{hc: cfg.HTTPClient, tmpl: tmpl, base: header, timeout: cfg.Timeout, secrets: cfg.Secrets,
+		checks: cfg.Checks, modelsURL: base + "/models"}
+	if c.hc == nil {
+		c.hc = http.DefaultClient
+	}
+	if cfg.StallTimeout > 0 && cfg.StallTimeout < cfg.Timeout {
+		c.stall = cfg.StallTimeout
+	}
+	return c, nil
+}
+
+// Scrub returns text without any of the client's secrets (Config.Secrets).
+func (c *Client) Scrub(text string) string { return c.secrets.Scrub(text) }
+
+// NewRequest returns an unmeasured request to url (a GET without body, or
+// a POST of a JSON body) carrying Config.Header, the bearer token and
+// Accept: application/json: the model probe's, the discovery's, the
+// tokenizer's and the connection warm-up's requests. Do sends it.
+func (c *Client) NewRequest(ctx context.Context, method, url string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = c.base.Clone()
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, nil
+}
+
+// Do sends an unmeasured request through the client's HTTP client (and so
+// its connection rule).
+func (c *Client) Do(req *http.Request) (*http.Response, error) { return c.hc.Do(req) }
+
+// Transport is the transport under the client's connection rule, for what
+// asks about the transport's own settings (TransportHint).
+func (c *Client) Transport() http.RoundTripper { return baseTransport(c.hc.Transport) }

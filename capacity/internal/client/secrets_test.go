@@ -1,0 +1,114 @@
+package client
+
+import (
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// rawSecrets are the secrets of a list that are not base64 cores of
+// another, the credentials as collected.
+func rawSecrets(s Secrets) Secrets {
+	cores := map[string]bool{}
+	for _, v := range s {
+		for _, c := range Base64Cores(v) {
+			cores[c] = true
+		}
+	}
+	var raw Secrets
+	for _, v := range s {
+		if !cores[v] {
+			raw = append(raw, v)
+		}
+	}
+	return raw
+}
+
+func TestSecretsOf(t *testing.T) {
+	h := http.Header{
+		"Authorization": {"Bearer tok-1"}, "Cookie": {"sid=abc"}, "X-Custom-Token": {"tok-1"}, "Accept-Language": {"en"},
+	}
+	require.Equal(t, Secrets{"Bearer tok-1", "sk-env-key", "sid=abc", "tok-1", "en"}, rawSecrets(SecretsOf("sk-env-key", h, "")))
+	require.Equal(t, "a [redacted] b [redacted] [redacted]", SecretsOf("", h, "").Scrub("a Bearer tok-1 b sid=abc en"))
+	require.Equal(t, Secrets{"YmVuY2g6cEBzcw==", "bench:p%40ss", "bench:p@ss", "YmVuY2g6", "bench", "p@ss"}, rawSecrets(SecretsOf("", nil, "http://bench:p%40ss@h/v1")))
+	// A Basic header is decoded: its pair, user and password are secrets.
+	h = http.Header{"Authorization": {"Basic " + base64.StdEncoding.EncodeToString([]byte("ops:hunter2-pw"))}}
+	require.Equal(t, Secrets{"Basic b3BzOmh1bnRlcjItcHc=", "b3BzOmh1bnRlcjItcHc=", "ops:hunter2-pw", "hunter2-pw", "b3BzOg==", "ops"}, rawSecrets(SecretsOf("", h, "")))
+	require.Empty(t, SecretsOf("", nil, ""))
+}
+
+// TestBase64Cores: the cores of a secret are found in the base64 of any
+// text that holds it, at each of the three alignments, in both alphabets,
+// padded or not; a secret shorter than minBase64Secret has none.
+func TestBase64Cores(t *testing.T) {
+	const key = "sk-live/key?~~>"
+	s := Secrets(Base64Cores(key))
+	for _, around := range []string{key, "Bearer " + key, "u:" + key, "x" + key + "yz"} {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+			text := enc.EncodeToString([]byte(around))
+			require.Contains(t, s.Scrub(text), RedactedMark, "%q in %q", around, text)
+		}
+	}
+	require.Empty(t, Base64Cores("abcde"))
+	require.Len(t, Base64Cores("abcdef"), 6)
+}
+
+// TestScrubForms: each form a server trivially produces from a
+// credential is scrubbed, one table row per form.
+func TestScrubForms(t *testing.T) {
+	const key = "sk-Live/Key+7f3a ü"
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("ops:hunter2-pw"))
+	s := SecretsOf(key, http.Header{"Authorization": {basic}}, "")
+	for _, tc := range []struct{ form, echo string }{
+		{"raw", key},
+		{"json escaped", `sk\u002dLive\/Key+7f3a \u00fc`},
+		{"json escaped twice", `sk\\u002dLive\\/Key+7f3a \\u00FC`},
+		{"percent-encoded path", url.PathEscape(key)},
+		{"percent-encoded query", url.QueryEscape(key)},
+		{"percent-encoded lower-case hex", strings.ToLower(url.QueryEscape(key))},
+		{"base64", base64.StdEncoding.EncodeToString([]byte(key))},
+		{"base64 url, unpadded", base64.RawURLEncoding.EncodeToString([]byte(key))},
+		{"base64 of the bearer header", base64.StdEncoding.EncodeToString([]byte("Bearer " + key))},
+		{"decoded basic", "ops:hunter2-pw"},
+		{"decoded basic password", "password hunter2-pw"},
+		{"upper-cased", strings.ToUpper(key)},
+		{"lower-cased", strings.ToLower(key)},
+		{"upper-cased and percent-encoded", url.QueryEscape(strings.ToUpper(key))},
+		{"upper-cased basic", strings.ToUpper("ops:hunter2-pw")},
+	} {
+		t.Run(tc.form, func(t *testing.T) {
+			got := s.Scrub("<" + tc.echo + ">")
+			require.Contains(t, got, RedactedMark)
+			for _, part := range []string{"7f3a", "7F3A", "hunter2", "HUNTER2", "Live", "LIVE"} {
+				require.NotContains(t, got, part, "from %q", tc.echo)
+			}
+		})
+	}
+	require.Equal(t, "sk-Live/Key+7f3b", s.Scrub("sk-Live/Key+7f3b"), "another text is not the secret")
+	// '%' and '\' spell themselves and start an escape: every way is tried.
+	pct := Secrets{`k%25\u-9`}
+	for _, echo := range []string{`k%25\u-9`, url.QueryEscape(`k%25\u-9`), `k%2525%5Cu-9`, `k\u002525\\u-9`} {
+		require.Equal(t, "<"+RedactedMark+">", pct.Scrub("<"+echo+">"), echo)
+	}
+	require.Equal(t, "%zz sk%2", s.Scrub("%zz sk%2"), "a broken escape matches nothing")
+}
+
+// TestScrubEscapedForms: a secret is removed raw and in every JSON-escaped
+// spelling, mixed, escaped twice, and with either case of hex digits.
+func TestScrubEscapedForms(t *testing.T) {
+	s := Secrets{"sk-a/b\"c"}
+	for _, echo := range []string{
+		`sk-a/b"c`,
+		`sk\u002da\/b\"c`,
+		`\u0073\u006B\u002D\u0061\u002F\u0062\u0022\u0063`,
+		`sk\\u002da\\/b\\"c`,
+	} {
+		require.Equal(t, "<"+RedactedMark+">", s.Scrub("<"+echo+">"), echo)
+	}
+	require.Equal(t, `sk\u002ea/b"c`, s.Scrub(`sk\u002ea/b"c`), "another character is not the secret")
+	require.Equal(t, "sk-a/b", s.Scrub("sk-a/b"), "a part is not replaced")
+}
