@@ -1,6 +1,9 @@
 package servermetrics
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // engineName names the serving engine whose metric names an endpoint has, as
 // recorded in anvil_go.server_metrics.engine.
@@ -100,6 +103,17 @@ func engineOf(name string) engineName {
 	return ""
 }
 
+// engineIndex returns the index in engines of the engine whose prefix
+// name has, or -1.
+func engineIndex(name []byte) int {
+	for i, s := range engines {
+		if bytes.HasPrefix(name, []byte(s.prefix)) {
+			return i
+		}
+	}
+	return -1
+}
+
 // createdSuffix ends the families prometheus_client adds beside each
 // counter and histogram, holding its creation time: not a metric.
 const createdSuffix = "_created"
@@ -126,4 +140,9 @@ func newSelection(extra []string) selection {
 // *_created family.
 func (s selection) keeps(name string) bool {
 	return s[name] && !strings.HasSuffix(name, createdSuffix)
+}
+
+// keepsBytes is keeps on a name in bytes, without allocating.
+func (s selection) keepsBytes(name []byte) bool {
+	return s[string(name)] && !bytes.HasSuffix(name, []byte(createdSuffix))
 }

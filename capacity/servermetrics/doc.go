@@ -26,11 +26,16 @@
 // Discover is silent (a nil Sampler) when the server has no endpoint. The
 // Sampler GETs the endpoint on its own goroutine and connection, every
 // interval, each GET under its own timeout; failures are counted, never
-// returned. The text format is read with the format's own parser
-// (github.com/prometheus/common/expfmt, parse.go), keeping each engine's
-// curated families (curated.go), recognised by their names' prefix, plus
-// any the user names. The member is bounded (series.go): 240 points per
-// series, downsampled keeping the max, 64 series, and under 2 MiB in all.
+// returned. A body is read as it arrives, a line at a time (scan.go),
+// keeping each engine's curated families (curated.go), recognised by
+// their names' prefix, plus any the user names: a line of any other family
+// costs its name, never a label or an allocation, so a sample's cost is
+// bounded by what it keeps whatever the server exposes. The reader keeps
+// what the format's own parser (github.com/prometheus/common/expfmt)
+// reads of any body it accepts (oracle_test.go); Probe, the conformance
+// check, judges the body with expfmt itself. The member is bounded
+// (series.go): 240 points per series, downsampled keeping the max, 64
+// series, and under 2 MiB in all.
 // The cross-checks hold the server's counters to the run's own
 // measurements (checks.go). A bad Config is a *capacity.FieldError
 // naming the field; Config.Check reports it before anything is sent.

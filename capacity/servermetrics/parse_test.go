@@ -11,7 +11,7 @@ import (
 )
 
 // values returns name{labels} -> value of a scrape, for comparisons.
-func values(sc scrapeResult) map[string]float64 {
+func values(sc parsed) map[string]float64 {
 	out := map[string]float64{}
 	for _, s := range sc.Samples {
 		out[s.key()] = s.Value
@@ -166,5 +166,5 @@ func TestParseRefused(t *testing.T) {
 	}
 	sc, err := parse(strings.NewReader(""), nil)
 	require.NoError(t, err, "an empty body is a server with no metric yet")
-	require.Equal(t, scrapeResult{}, sc)
+	require.Equal(t, parsed{}, sc)
 }

@@ -1,8 +1,10 @@
 package servermetrics
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"slices"
 )
 
@@ -40,24 +42,31 @@ func Probe(ctx context.Context, cfg Config) (ProbeResult, error) {
 	if err != nil {
 		return ProbeResult{}, err
 	}
-	s := &Sampler{cfg: cfg, endpoint: recordedEndpoint(cfg.URL, cfg.Scrub)}
+	s := newSampler(cfg)
 	r := ProbeResult{Endpoint: s.endpoint}
-	body, err := s.fetch(ctx)
-	if err != nil {
+	var body []byte
+	if err := s.get(ctx, func(r io.Reader) (err error) {
+		body, err = io.ReadAll(r)
+		return err
+	}); err != nil {
 		r.Detail = cfg.Scrub(err.Error())
 		r.Answered = errors.Is(err, errBodyTooLarge)
 		return r, nil
 	}
-	sc, err := parseBytes(body, nil)
+	r.Answered = true
+	sc, err := s.scan.scan(bytes.NewReader(body), nil)
+	if err == nil {
+		err = checkFormat(body) // the format's own parser's verdict
+	}
 	if err != nil {
-		r.Answered, r.Detail = true, cfg.Scrub(err.Error())
+		r.Detail = cfg.Scrub(err.Error())
 		return r, nil
 	}
-	r.Answered, r.Text, r.Engine, r.Families = true, true, string(sc.Engine), sc.Families
+	r.Text, r.Engine, r.Families = true, string(sc.Engine), sc.Families
 	if spec := specOf(sc.Engine); spec != nil {
 		have := map[string]bool{}
-		for _, smp := range sc.Samples {
-			have[smp.Family] = true
+		for _, f := range sc.Kept {
+			have[f] = true
 		}
 		for _, n := range spec.curated {
 			if have[n] {

@@ -18,11 +18,18 @@ import (
 const (
 	// defaultInterval is the time between samples when Config.Interval is 0.
 	defaultInterval = time.Second
-	// minInterval and maxInterval bound Config.Interval.
-	minInterval = 10 * time.Millisecond
-	maxInterval = time.Hour
+	// MinInterval and MaxInterval bound Config.Interval (and so
+	// capacity.Target.MetricsInterval).
+	MinInterval = 10 * time.Millisecond
+	MaxInterval = time.Hour
 	// maxBodyBytes bounds a /metrics body; a longer one is a failed sample.
 	maxBodyBytes = 8 << 20
+	// maxRunWait bounds a GET taken on the run's own goroutine (Discover's,
+	// Prime's and Finish's, the sample at the phase's end), whatever the
+	// interval and Timeout, and the default Timeout: a /metrics that stops
+	// answering delays a run's start or end by at most this much, even at
+	// an interval of an hour.
+	maxRunWait = 2 * time.Second
 )
 
 // acceptHeader asks for the text format 0.0.4, which parse reads, rather
@@ -44,7 +51,8 @@ type Config struct {
 	// 1s).
 	Interval time.Duration
 	// Timeout limits one sample's GET, body included: (0, Interval/2]
-	// (0: Interval/4), so a slow endpoint never piles samples up.
+	// (0: Interval/4, at most 2s), so a slow endpoint never piles samples
+	// up. The GETs on the run's goroutine wait at most 2s whatever it is.
 	Timeout time.Duration
 	// Client sends the GETs; nil means a client of the sampler's own (a
 	// clone of http.DefaultTransport holding one connection, following no
@@ -78,14 +86,14 @@ func (c Config) resolved() (Config, error) {
 	if c.Interval == 0 {
 		c.Interval = defaultInterval
 	}
-	if c.Interval < minInterval || c.Interval > maxInterval {
-		return c, configError("Config.Interval", c.Interval, fmt.Sprintf("must be in %v..%v (0: %v)", minInterval, maxInterval, defaultInterval), nil)
+	if c.Interval < MinInterval || c.Interval > MaxInterval {
+		return c, configError("Config.Interval", c.Interval, fmt.Sprintf("must be in %v..%v (0: %v)", MinInterval, MaxInterval, defaultInterval), nil)
 	}
 	if c.Timeout == 0 {
-		c.Timeout = c.Interval / 4
+		c.Timeout = min(c.Interval/4, maxRunWait)
 	}
 	if c.Timeout < 0 || c.Timeout > c.Interval/2 {
-		return c, configError("Config.Timeout", c.Timeout, fmt.Sprintf("must be in (0, Interval/2 = %v] (0: Interval/4)", c.Interval/2), nil)
+		return c, configError("Config.Timeout", c.Timeout, fmt.Sprintf("must be in (0, Interval/2 = %v] (0: Interval/4, at most %v)", c.Interval/2, maxRunWait), nil)
 	}
 	if c.Scrub == nil {
 		c.Scrub = func(s string) string { return s }
@@ -110,12 +118,13 @@ type Sampler struct {
 	engine   engineName // as discovered; read by Engine, never written after
 	seen     engineName // the first engine the samples showed (the loop's)
 
-	primed *scrapeResult // Prime's sample: the first point, at offset 0
+	primed bool // Prime's sample is the first point, at offset 0
 
+	scan   *scanner // reads every body, keeping the selected families
+	st     *store   // the series, from Prime's sample on
 	start  time.Time
 	cancel context.CancelFunc
 	done   chan struct{}
-	st     *store
 	ok     int
 	failed int
 	last   error
@@ -141,8 +150,10 @@ func Discover(ctx context.Context, cfg Config) (*Sampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sampler{cfg: cfg, endpoint: recordedEndpoint(cfg.URL, cfg.Scrub)}
-	sc, err := s.scrape(ctx)
+	s := newSampler(cfg)
+	wctx, cancel := runWait(ctx)
+	defer cancel()
+	sc, err := s.scrape(wctx, nil)
 	if err != nil {
 		if cfg.Explicit {
 			return nil, fmt.Errorf("%w at %s: %s", ErrNoEndpoint, s.endpoint, cfg.Scrub(err.Error()))
@@ -151,6 +162,18 @@ func Discover(ctx context.Context, cfg Config) (*Sampler, error) {
 	}
 	s.engine = sc.Engine
 	return s, nil
+}
+
+// newSampler returns a sampler of a resolved cfg.
+func newSampler(cfg Config) *Sampler {
+	return &Sampler{cfg: cfg, endpoint: recordedEndpoint(cfg.URL, cfg.Scrub),
+		scan: newScanner(newSelection(cfg.Series)), st: newStore()}
+}
+
+// runWait returns ctx bounded by maxRunWait, for a GET on the run's
+// goroutine.
+func runWait(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, maxRunWait)
 }
 
 // Engine returns the engine whose names the endpoint had when discovered,
@@ -169,15 +192,9 @@ func (s *Sampler) Prime(ctx context.Context) {
 	if s == nil {
 		return
 	}
-	sc, err := s.scrape(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			s.failed++
-			s.last = err
-		}
-		return
-	}
-	s.primed = &sc
+	ctx, cancel := runWait(ctx)
+	defer cancel()
+	s.primed = s.sampleAt(ctx, 0)
 }
 
 // Start starts sampling: a sample at once, then one every interval, until
@@ -204,12 +221,7 @@ func (s *Sampler) Start(ctx context.Context, runStart time.Time) func(rep *artif
 
 // begin starts the sampling goroutine.
 func (s *Sampler) begin(ctx context.Context, runStart time.Time) {
-	s.start, s.st, s.done = runStart, newStore(), make(chan struct{})
-	if p := s.primed; p != nil {
-		s.ok++
-		s.st.add(0, p.Samples)
-		s.seen = p.Engine
-	}
+	s.start, s.done = runStart, make(chan struct{})
 	ctx, s.cancel = context.WithCancel(ctx)
 	go s.loop(ctx)
 }
@@ -219,7 +231,7 @@ func (s *Sampler) loop(ctx context.Context) {
 	t := time.NewTicker(s.cfg.Interval)
 	defer t.Stop()
 	for first := true; ; first = false {
-		if !first || s.primed == nil {
+		if !first || !s.primed {
 			s.sample(ctx)
 		}
 		select {
@@ -235,31 +247,38 @@ func (s *Sampler) sample(ctx context.Context) {
 	s.sampleAt(ctx, time.Since(s.start))
 }
 
-// sampleAt takes one sample recorded at offset at of the run's clock.
-func (s *Sampler) sampleAt(ctx context.Context, at time.Duration) {
-	sc, err := s.scrape(ctx)
+// sampleAt takes one sample recorded at offset at of the run's clock,
+// and reports whether it answered.
+func (s *Sampler) sampleAt(ctx context.Context, at time.Duration) bool {
+	s.st.begin()
+	sc, err := s.scrape(ctx, s.st)
 	if err != nil {
+		s.st.rollback()
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-			return // stopped while sampling: not a failure of the server
+			return false // stopped while sampling: not a failure of the server
 		}
 		s.failed++
 		s.last = err
-		return
+		return false
 	}
 	s.ok++
-	s.st.add(float64(at)/float64(time.Millisecond), sc.Samples)
+	s.st.commit(float64(at) / float64(time.Millisecond))
 	if s.seen == "" {
 		s.seen = sc.Engine
 	}
+	return true
 }
 
-// scrape GETs and parses the endpoint within the timeout.
-func (s *Sampler) scrape(ctx context.Context) (scrapeResult, error) {
-	body, err := s.fetch(ctx)
-	if err != nil {
-		return scrapeResult{}, err
-	}
-	return parseBytes(body, s.cfg.Series)
+// scrape GETs the endpoint within the timeout, reading the body as it
+// arrives: the kept samples go to sink (nil: none), every other line is
+// read past. On an error sink may have had some of the body's samples.
+func (s *Sampler) scrape(ctx context.Context, sink sampleSink) (scrapeResult, error) {
+	var sc scrapeResult
+	err := s.get(ctx, func(body io.Reader) (err error) {
+		sc, err = s.scan.scan(body, sink)
+		return err
+	})
+	return sc, err
 }
 
 // errBodyTooLarge is a body over maxBodyBytes.
@@ -273,20 +292,22 @@ type statusError struct {
 
 func (e *statusError) Error() string { return fmt.Sprintf("GET %s: status %d", e.endpoint, e.status) }
 
-// fetch GETs the endpoint's body within the timeout. A transport that
-// panics (a caller's RoundTripper) is a failed sample, never a crash of
-// the run.
-func (s *Sampler) fetch(ctx context.Context) (body []byte, err error) {
+// get GETs the endpoint within the timeout and passes its body, at most
+// maxBodyBytes, to read. An error reading the body (a timeout, a body
+// over the bound) is the error, whatever read made of the part it got. A
+// transport that panics (a caller's RoundTripper) is a failed sample,
+// never a crash of the run.
+func (s *Sampler) get(ctx context.Context, read func(io.Reader) error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			body, err = nil, fmt.Errorf("GET %s: the transport panicked: %v", s.endpoint, p)
+			err = fmt.Errorf("GET %s: the transport panicked: %v", s.endpoint, p)
 		}
 	}()
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.cfg.URL, nil)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", s.endpoint, err)
+		return fmt.Errorf("GET %s: %w", s.endpoint, err)
 	}
 	for k, vs := range s.cfg.Header {
 		req.Header[k] = vs
@@ -298,21 +319,49 @@ func (s *Sampler) fetch(ctx context.Context) (body []byte, err error) {
 		if errors.As(err, &ue) {
 			err = ue.Err // it repeats the URL, userinfo included
 		}
-		return nil, fmt.Errorf("GET %s: %w", s.endpoint, err)
+		return fmt.Errorf("GET %s: %w", s.endpoint, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // keep the connection
-		return nil, &statusError{s.endpoint, resp.StatusCode}
+		return &statusError{s.endpoint, resp.StatusCode}
 	}
-	body, err = io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes+1))
+	body := &bodyReader{r: resp.Body, left: maxBodyBytes}
+	err = read(body)
+	if body.err != nil {
+		return fmt.Errorf("GET %s: reading the body: %w", s.endpoint, body.err)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: reading the body: %w", s.endpoint, err)
+		return fmt.Errorf("GET %s: %w", s.endpoint, err)
 	}
-	if len(body) > maxBodyBytes {
-		return nil, fmt.Errorf("GET %s: %w", s.endpoint, errBodyTooLarge)
+	return nil
+}
+
+// bodyReader reads a body of at most left bytes, remembering the first
+// error of the body itself (errBodyTooLarge past the bound).
+type bodyReader struct {
+	r    io.Reader
+	left int64
+	err  error
+}
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
 	}
-	return body, nil
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	switch {
+	case b.left < 0:
+		b.err = errBodyTooLarge
+		return 0, b.err
+	case err != nil && err != io.EOF:
+		b.err = err
+	}
+	return n, err
 }
 
 // Finish ends the sampling when the measured phase ends and takes the
@@ -324,8 +373,9 @@ func (s *Sampler) fetch(ctx context.Context) (body []byte, err error) {
 // is stopped first (a GET it has in flight is cancelled, not counted),
 // then the last GET runs on a context of its own within the timeout
 // (Config.Timeout, at most half the interval), even when the run was
-// cancelled. Later calls do nothing; before Start, or on a nil Sampler,
-// it does nothing.
+// cancelled, and at most 2s (maxRunWait) whatever the interval: a
+// /metrics that stopped answering delays the run's end by no more. Later
+// calls do nothing; before Start, or on a nil Sampler, it does nothing.
 func (s *Sampler) Finish() {
 	if s == nil || s.done == nil || s.finished {
 		return
@@ -334,7 +384,9 @@ func (s *Sampler) Finish() {
 	s.finished = true
 	s.cancel()
 	<-s.done
-	s.sampleAt(context.Background(), at)
+	ctx, cancel := runWait(context.Background())
+	defer cancel()
+	s.sampleAt(ctx, at)
 	if s.cfg.own {
 		s.cfg.Client.CloseIdleConnections() // its connection outlives no run
 	}

@@ -196,8 +196,8 @@ func TestConfigBounds(t *testing.T) {
 	}{
 		{Config{Interval: time.Millisecond}, "servermetrics: Config.Interval = 1ms: must be in 10ms..1h0m0s (0: 1s)"},
 		{Config{Interval: 2 * time.Hour}, "servermetrics: Config.Interval = 2h0m0s: must be in 10ms..1h0m0s (0: 1s)"},
-		{Config{Interval: time.Second, Timeout: 600 * time.Millisecond}, "servermetrics: Config.Timeout = 600ms: must be in (0, Interval/2 = 500ms] (0: Interval/4)"},
-		{Config{Timeout: -time.Second}, "servermetrics: Config.Timeout = -1s: must be in (0, Interval/2 = 500ms] (0: Interval/4)"},
+		{Config{Interval: time.Second, Timeout: 600 * time.Millisecond}, "servermetrics: Config.Timeout = 600ms: must be in (0, Interval/2 = 500ms] (0: Interval/4, at most 2s)"},
+		{Config{Timeout: -time.Second}, "servermetrics: Config.Timeout = -1s: must be in (0, Interval/2 = 500ms] (0: Interval/4, at most 2s)"},
 	} {
 		tc.cfg.URL = "http://h/metrics"
 		_, err := Discover(context.Background(), tc.cfg)

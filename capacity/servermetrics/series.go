@@ -1,8 +1,12 @@
 package servermetrics
 
 import (
+	"cmp"
+	"hash/maphash"
+	"maps"
 	"math"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
@@ -59,6 +63,13 @@ type series struct {
 	stride          int
 	groupN          int
 	groupAt, groupV float64
+
+	// order and seq place it in the member (store.members); gen is the
+	// scrape whose value pending holds (store.sample).
+	order   string
+	seq     int
+	gen     uint64
+	pending float64
 
 	// counter bookkeeping over every sample, not only the kept points.
 	n        int
@@ -131,54 +142,120 @@ func (s *series) member() artifact.MetricSeries {
 	return m
 }
 
-// store is the series of one sampler, bounded by maxSeries.
+// store is the series of one sampler, bounded by maxSeries. It is the
+// sink of each scrape's samples, taken as one transaction: begin, a
+// sample call per kept sample in the body's order, then commit at the
+// scrape's offset or, when the body failed half way, rollback, which
+// leaves the store as it was.
+//
+// A series is known by a 64-bit hash of its identity (its name and its
+// labels sorted by name, values whole: sampleView.key), computed once per
+// sample into a buffer the store reuses; a known series costs that and a
+// map lookup, and only a new one allocates. Neither map holds a server's
+// text, so a series of any length costs the same few bytes.
 type store struct {
-	byKey   map[string]*series
-	dropped map[string]bool // keys of series dropped, counted once
-	skipped int             // non-finite values left out
+	seed    maphash.Seed
+	byKey   map[uint64]*series
+	dropped map[uint64]struct{} // series dropped, counted once
+	skipped int                 // non-finite values left out
+	added   int                 // series ever kept: their order of arrival
+
+	// The scrape in progress.
+	gen          uint64    // its number; a series' gen says it has a value in it
+	touched      []*series // the series with a value in it
+	fresh        []uint64  // the series it added
+	freshDropped []uint64  // the dropped series it added
+	skippedNow   int
+	key          []byte
 }
 
-func newStore() *store { return &store{byKey: map[string]*series{}, dropped: map[string]bool{}} }
+func newStore() *store {
+	return &store{seed: maphash.MakeSeed(), byKey: map[uint64]*series{}, dropped: map[uint64]struct{}{}}
+}
 
-// add records the samples of one scrape taken at offset at (ms).
-func (st *store) add(at float64, samples []metricSample) {
+// begin starts a scrape.
+func (st *store) begin() {
+	st.gen++
+	st.touched, st.fresh, st.freshDropped, st.skippedNow = st.touched[:0], st.fresh[:0], st.freshDropped[:0], 0
+}
+
+// sample records one kept sample of the scrape: a series' value (the
+// last, when a body repeats a series), a new series while fewer than
+// maxSeries are kept and its labels fit (the first in the body's order),
+// else a dropped one.
+func (st *store) sample(v *sampleView) {
+	if math.IsNaN(v.value) || math.IsInf(v.value, 0) {
+		st.skippedNow++
+		return
+	}
+	st.key = v.key(st.key[:0])
+	k := maphash.Bytes(st.seed, st.key)
+	s, ok := st.byKey[k]
+	if !ok {
+		if _, ok := st.dropped[k]; ok {
+			return
+		}
+		if !labelsFit(v.labels) || len(st.byKey) >= maxSeries {
+			if len(st.dropped) < maxDropped {
+				st.dropped[k] = struct{}{}
+				st.freshDropped = append(st.freshDropped, k)
+			}
+			return
+		}
+		labels := boundLabels(v.labelMap())
+		s = &series{name: string(v.name), typ: v.typ, labels: labels, order: sortKey(v.name, labels), seq: st.added}
+		st.added++
+		st.byKey[k] = s
+		st.fresh = append(st.fresh, k)
+	}
+	if s.gen != st.gen {
+		s.gen = st.gen
+		st.touched = append(st.touched, s)
+	}
+	s.pending = v.value
+}
+
+// commit records the scrape's values at offset at (ms).
+func (st *store) commit(at float64) {
 	at = math.Round(at/offsetResolutionMS) * offsetResolutionMS
-	for i := range samples {
-		smp := &samples[i]
-		if math.IsNaN(smp.Value) || math.IsInf(smp.Value, 0) {
-			st.skipped++
-			continue
-		}
-		k := smp.key()
-		s, ok := st.byKey[k]
-		if !ok {
-			if st.dropped[k] {
-				continue
-			}
-			labels, fits := boundLabels(smp.Labels)
-			if !fits || len(st.byKey) >= maxSeries {
-				if len(st.dropped) < maxDropped {
-					st.dropped[k] = true
-				}
-				continue
-			}
-			s = &series{name: smp.Name, typ: smp.Type, labels: labels}
-			st.byKey[k] = s
-		}
-		s.add(at, smp.Value)
+	for _, s := range st.touched {
+		s.add(at, s.pending)
 	}
+	st.skipped += st.skippedNow
+	st.begin()
 }
 
-// members returns the series sorted by name then labels.
-func (st *store) members() []artifact.MetricSeries {
-	keys := make([]string, 0, len(st.byKey))
-	for k := range st.byKey {
-		keys = append(keys, k)
+// rollback forgets the scrape: the series and dropped series it added,
+// its values.
+func (st *store) rollback() {
+	for _, k := range st.fresh {
+		delete(st.byKey, k)
 	}
-	slices.Sort(keys)
-	out := make([]artifact.MetricSeries, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, st.byKey[k].member())
+	for _, k := range st.freshDropped {
+		delete(st.dropped, k)
+	}
+	st.begin()
+}
+
+// sortKey is the order of a series in the member: by name, then by its
+// labels (as kept, values cut) sorted by name, in the encoding of
+// sampleView.key.
+func sortKey(name []byte, labels map[string]string) string {
+	b := keyPart(nil, name)
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		b = keyPart(keyPart(b, []byte(k)), []byte(labels[k]))
+	}
+	return string(b)
+}
+
+// members returns the series sorted by name then labels (two whose kept
+// labels are the same, their values cut, in their order of arrival).
+func (st *store) members() []artifact.MetricSeries {
+	all := slices.Collect(maps.Values(st.byKey))
+	slices.SortFunc(all, func(a, b *series) int { return cmp.Or(strings.Compare(a.order, b.order), cmp.Compare(a.seq, b.seq)) })
+	out := make([]artifact.MetricSeries, 0, len(all))
+	for _, s := range all {
+		out = append(out, s.member())
 	}
 	return out
 }
@@ -197,20 +274,27 @@ func (st *store) increase(name string) (float64, int) {
 	return sum, n
 }
 
-// boundLabels returns labels within the bounds (values cut), or false when
-// they cannot be kept.
-func boundLabels(in map[string]string) (map[string]string, bool) {
-	if len(in) > maxLabels {
-		return nil, false
+// labelsFit reports whether a series with these labels can be kept: at
+// most maxLabels, no name over maxLabelNameBytes.
+func labelsFit(labels []labelView) bool {
+	if len(labels) > maxLabels {
+		return false
 	}
-	out := make(map[string]string, len(in))
-	for k, v := range in {
-		if len(k) > maxLabelNameBytes {
-			return nil, false
+	for _, l := range labels {
+		if len(l.name) > maxLabelNameBytes {
+			return false
 		}
-		out[k] = cutLabel(v)
 	}
-	return out, true
+	return true
+}
+
+// boundLabels cuts the values of labels that fit (labelsFit) to
+// maxLabelValueBytes, in place.
+func boundLabels(labels map[string]string) map[string]string {
+	for k, v := range labels {
+		labels[k] = cutLabel(v)
+	}
+	return labels
 }
 
 // cutLabel cuts v to at most maxLabelValueBytes bytes, on a character

@@ -73,13 +73,12 @@ func TestStoreBounds(t *testing.T) {
 	require.Equal(t, 2, st.skipped)
 
 	long := strings.Repeat("é", maxLabelValueBytes)
-	labels, ok := boundLabels(map[string]string{"model_name": long})
-	require.True(t, ok)
+	labels := boundLabels(map[string]string{"model_name": long})
 	require.LessOrEqual(t, len(labels["model_name"]), maxLabelValueBytes)
 	require.True(t, strings.HasSuffix(labels["model_name"], labelCut))
 	require.True(t, strings.HasPrefix(long, strings.TrimSuffix(labels["model_name"], labelCut)))
-	_, ok = boundLabels(map[string]string{strings.Repeat("k", maxLabelNameBytes+1): "v"})
-	require.False(t, ok)
+	require.False(t, labelsFit([]labelView{{name: []byte(strings.Repeat("k", maxLabelNameBytes+1)), value: []byte("v")}}))
+	require.True(t, labelsFit([]labelView{{name: []byte(strings.Repeat("k", maxLabelNameBytes)), value: []byte("v")}}))
 }
 
 // TestMemberSizeBound: the largest member the bounds allow (maxSeries
