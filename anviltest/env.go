@@ -177,9 +177,13 @@ var envVars = [...]envVar{
 		e.metricsURL = v
 		return nil
 	}},
-	{envMetricsInterval, "Target.MetricsInterval", "a duration such as 5s, the time between samples", func(e *environment, v string) error {
+	{envMetricsInterval, "Target.MetricsInterval", "a duration in " + servermetrics.MinInterval.String() + ".." + servermetrics.MaxInterval.String() + " such as 5s, the time between samples", func(e *environment, v string) error {
 		d, err := time.ParseDuration(v)
-		if err == nil {
+		switch {
+		case err != nil:
+		case d == 0: // Target's 0 is the default; a variable set to 0 is a mistake
+			err = errOutOfRange
+		default:
 			err = servermetrics.Config{Interval: d}.Check() // its range
 		}
 		e.metricsInterval = d
