@@ -93,16 +93,6 @@ func specOf(e engineName) *engineSpec {
 	return nil
 }
 
-// engineOf returns the engine whose prefix name has, or "".
-func engineOf(name string) engineName {
-	for _, s := range engines {
-		if strings.HasPrefix(name, s.prefix) {
-			return s.engine
-		}
-	}
-	return ""
-}
-
 // engineIndex returns the index in engines of the engine whose prefix
 // name has, or -1.
 func engineIndex(name []byte) int {

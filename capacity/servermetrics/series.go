@@ -260,20 +260,6 @@ func (st *store) members() []artifact.MetricSeries {
 	return out
 }
 
-// increase returns the summed increase of every counter series named name
-// (one per label set: vLLM labels each engine core of a data-parallel
-// server), and how many there are.
-func (st *store) increase(name string) (float64, int) {
-	sum, n := 0.0, 0
-	for _, s := range st.byKey {
-		if s.name == name && s.typ == typeCounter && s.n > 0 {
-			sum += s.increase
-			n++
-		}
-	}
-	return sum, n
-}
-
 // labelsFit reports whether a series with these labels can be kept: at
 // most maxLabels, no name over maxLabelNameBytes.
 func labelsFit(labels []labelView) bool {
