@@ -36,6 +36,7 @@ var azureLayouts = []string{
 // order, other columns ignored), then one request a row.
 type azure struct {
 	r      *csv.Reader
+	in     *recordBound
 	name   string
 	cols   [3]int // TIMESTAMP, ContextTokens, GeneratedTokens
 	header bool
@@ -44,23 +45,63 @@ type azure struct {
 }
 
 func newAzure(r io.Reader, name string) *azure {
-	c := csv.NewReader(r)
+	in := &recordBound{r: r}
+	c := csv.NewReader(in)
 	c.FieldsPerRecord = -1
 	c.ReuseRecord = true
-	return &azure{r: c, name: name}
+	return &azure{r: c, in: in, name: name}
+}
+
+// errRecordTooLong is the error recordBound reads past its limit.
+var errRecordTooLong = errors.New("record too long")
+
+// recordBound feeds a csv.Reader at most maxRecordBytes+1 bytes past the
+// start of the record it reads (encoding/csv has no bound of its own: a
+// 64 MiB field was read whole), so a record, its quoted newlines and its
+// fields included, costs a few times maxRecordBytes at most. The
+// csv.Reader's own buffer reads ahead of the record by a few KiB, which
+// the bound allows for.
+type recordBound struct {
+	r     io.Reader
+	out   int64 // bytes handed to the csv.Reader
+	limit int64 // the most it is handed
+}
+
+// start sets the bound of the record beginning at offset off.
+func (b *recordBound) start(off int64) { b.limit = off + maxRecordBytes + 1 }
+
+func (b *recordBound) Read(p []byte) (int, error) {
+	if b.out >= b.limit {
+		return 0, errRecordTooLong
+	}
+	if rest := b.limit - b.out; int64(len(p)) > rest {
+		p = p[:rest]
+	}
+	n, err := b.r.Read(p)
+	b.out += int64(n)
+	return n, err
 }
 
 func (*azure) stampField() string { return azureTimestamp }
 
+// read returns the next record. A malformed one is reported at the line
+// it starts on (csv.ParseError.StartLine: a quote left open runs to the
+// end of the file, and the line where it opened is the one to fix), a
+// record over the bound at its first line too.
 func (a *azure) read() ([]string, error) {
+	a.in.start(a.r.InputOffset())
 	row, err := a.r.Read()
-	if err == nil || errors.Is(err, io.EOF) {
+	switch pe, parse := errors.AsType[*csv.ParseError](err); {
+	case err == nil || errors.Is(err, io.EOF):
 		return row, err
+	case parse:
+		return nil, &field.Error{Pkg: pkg, Kind: errInvalid, Where: at(a.name, pe.StartLine), Field: "row", Err: pe.Err}
 	}
-	if pe, ok := errors.AsType[*csv.ParseError](err); ok {
-		return nil, &field.Error{Pkg: pkg, Kind: errInvalid, Where: at(a.name, pe.Line), Field: "row", Err: pe.Err}
+	line, _ := a.r.FieldPos(0) // a record cut by a read error still has its first field
+	if errors.Is(err, errRecordTooLong) {
+		return nil, &field.Error{Pkg: pkg, Kind: errInvalid, Where: at(a.name, line), Field: "row",
+			Rule: "must be " + fmt.Sprintf("at most %d bytes, its fields and quoted newlines included", maxRecordBytes)}
 	}
-	line, _ := a.r.FieldPos(0)
 	return nil, &field.Error{Pkg: pkg, Kind: errInvalid, Where: at(a.name, line), Field: "file", Err: err}
 }
 
@@ -75,7 +116,7 @@ func (a *azure) readHeader() error {
 	}
 	a.cols = [3]int{-1, -1, -1}
 	for i, c := range row {
-		c = strings.TrimSpace(strings.TrimPrefix(c, "\ufeff"))
+		c = strings.TrimSpace(strings.TrimPrefix(c, utf8BOM))
 		for j, name := range []string{azureTimestamp, azureContext, azureGenerated} {
 			if c == name && a.cols[j] < 0 {
 				a.cols[j] = i

@@ -20,7 +20,10 @@
 // naming the file, the line and the field. Rows must be in time order
 // (equal timestamps allowed); a row earlier than the one before it is an
 // error, never silently reordered. Blank lines of a JSONL file are
-// skipped.
+// skipped, and a UTF-8 byte order mark starting a file of either format.
+// Every read is bounded: a JSONL line is at most 16 MiB, a CSV record at
+// most 1 MiB, its fields and quoted newlines included; a longer one is an
+// error at the line it starts on.
 //
 // # Formats
 //

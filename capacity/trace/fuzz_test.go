@@ -90,6 +90,7 @@ func FuzzMooncake(f *testing.F) {
 	seedLines(f, realTraces[1].file, 2)
 	f.Add([]byte(`{"timestamp": 1.5e3, "input_length": 1, "output_length": 1, "hash_ids": []}` + "\r\n\n"))
 	f.Add([]byte(`{"timestamp": 5, "input_length": 1, "output_length": 1}` + "\n" + `{"timestamp": 4, "input_length": 1, "output_length": 1}`))
+	f.Add([]byte("\ufeff" + `{"timestamp": 0, "input_length": 1, "output_length": 1}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkTrace(t, data, "f.jsonl", trace.Format("mooncake"))
 	})
@@ -100,6 +101,7 @@ func FuzzAzure(f *testing.F) {
 	seedLines(f, realTraces[3].file, 3)
 	f.Add([]byte("GeneratedTokens,x,TIMESTAMP,ContextTokens\r\n5,\"a,b\",2024-05-12 00:00:00.001163+00:00,7\r\n"))
 	f.Add([]byte("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n2023-11-16 18:15:40,1,1\n"))
+	f.Add([]byte("\ufeffTIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,\"374,44\n2023-11-16 18:15:47,1,1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkTrace(t, data, "f.csv", trace.Format("azure"))
 	})
@@ -112,6 +114,7 @@ func FuzzJSONL(f *testing.F) {
 	f.Add([]byte(`{"offset_ms": 0, "prompt_tokens": 1, "output_tokens": 1, "blocks": [1], "block_tokens": 2}` + "\n" +
 		`{"offset_ms": 0, "prompt_tokens": 1, "output_tokens": 1, "blocks": [1], "block_tokens": 3}`))
 	f.Add([]byte(`{"offset_ms": 0, "prompt_tokens": 1, "output_tokens": 1, "turn": 1}`))
+	f.Add([]byte("\ufeff" + `{"offset_ms": 0, "prompt_tokens": 1, "output_tokens": 1}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkTrace(t, data, "f.jsonl", trace.Format("jsonl"))
 	})

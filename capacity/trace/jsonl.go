@@ -29,10 +29,16 @@ func newLines(r io.Reader, name string) *lines {
 }
 
 // next returns the next non-blank line and its number; io.EOF at the end.
+// A UTF-8 byte order mark starting the file is not part of its first line
+// (an editor may write one; the Azure reader skips it too).
 func (l *lines) next() ([]byte, int, error) {
 	for l.sc.Scan() {
 		l.line++
-		b := bytes.TrimSpace(l.sc.Bytes())
+		b := l.sc.Bytes()
+		if l.line == 1 {
+			b = bytes.TrimPrefix(b, []byte(utf8BOM))
+		}
+		b = bytes.TrimSpace(b)
 		if len(b) > 0 {
 			return b, l.line, nil
 		}

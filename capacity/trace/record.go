@@ -21,11 +21,20 @@ const (
 	maxOffset = 1_000_000 * time.Hour
 	// maxLineBytes is the longest line of a JSONL trace, 16 MiB.
 	maxLineBytes = 16 << 20
+	// maxRecordBytes is the longest record of an Azure CSV, its fields
+	// and quoted newlines included, 1 MiB: a row holds a date-time, two
+	// integers and whatever other columns, about 60 bytes in the
+	// published traces.
+	maxRecordBytes = 1 << 20
 	// mooncakeBlockTokens is the size of the blocks that Mooncake's
 	// hash_ids name (FAST25-release/README.md: "The block size is 512
 	// tokens").
 	mooncakeBlockTokens = 512
 )
+
+// utf8BOM is the byte order mark an editor may write at a file's start;
+// neither the CSV nor the JSONL reader takes it for data.
+const utf8BOM = "\ufeff"
 
 // Record is one request of a trace, in the trace's order. A Record owns
 // its Blocks slice; the Reader never reuses it.
