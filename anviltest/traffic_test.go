@@ -243,7 +243,7 @@ func TestIgnoreEOSFromTheEnvironment(t *testing.T) {
 		require.True(t, ok, "%T", tr)
 		require.Len(t, replay.Records, 3)
 		require.Equal(t, on, replay.IgnoreEOS)
-		req, err := replay.Request(0)
+		req, err := replay.Request(t.Context(), 0)
 		require.NoError(t, err)
 		if on {
 			require.JSONEq(t, "true", string(req.Body["ignore_eos"]))

@@ -81,7 +81,10 @@ func (r *runner) measure(ctx context.Context, start time.Time, s seams) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for _, i := range indexes {
-		due := s.schedule.Due(i)
+		due := s.schedule.Due(dispatch, i)
+		if dispatch.Err() != nil {
+			return nil // the Schedule gave up waiting: the run is over
+		}
 		var at time.Time // the scheduled time; zero for DueNow
 		switch due.kind {
 		case dueAt:
@@ -111,7 +114,7 @@ func (r *runner) measure(ctx context.Context, start time.Time, s seams) error {
 			return nil
 		}
 		srcMu.Lock()
-		req, err := s.source.Request(i)
+		req, err := s.source.Request(dispatch, i)
 		srcMu.Unlock()
 		if err != nil {
 			r.mu.Lock()
@@ -132,7 +135,7 @@ func (r *runner) measure(ctx context.Context, start time.Time, s seams) error {
 			refused := r.record(res, false)
 			if s.answerer != nil {
 				srcMu.Lock()
-				s.answerer.Answer(i, res.answer, res.answerCut, res.fail == nil)
+				s.answerer.Answer(runCtx, i, Answer{Content: res.answer, Truncated: res.answerCut, OK: res.fail == nil})
 				srcMu.Unlock()
 			}
 			endAt[i] = time.Now()

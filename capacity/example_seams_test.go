@@ -15,7 +15,7 @@ import (
 // size and max_tokens.
 type replay []struct{ prompt, maxTokens int }
 
-func (r replay) Request(i int) (capacity.Request, error) {
+func (r replay) Request(_ context.Context, i int) (capacity.Request, error) {
 	return capacity.Request{PromptTokens: r[i].prompt, MaxTokens: r[i].maxTokens}, nil
 }
 
@@ -40,7 +40,7 @@ func Example_seams() {
 		capacity.Workload{
 			Requests: len(trace), Concurrency: 3,
 			Source:    trace,
-			Schedule:  capacity.ScheduleFunc(func(i int) capacity.Due { return capacity.DueAt(offsets[i]) }),
+			Schedule:  capacity.ScheduleFunc(func(_ context.Context, i int) capacity.Due { return capacity.DueAt(offsets[i]) }),
 			Observers: []capacity.Observer{obs},
 		})
 	if err != nil {

@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -12,7 +13,7 @@ import (
 // cap through synthetic contexts it does not send; the warm-up's contexts,
 // which are sent, still count.
 func TestNewPlanSourceCapsTheWarmupAlone(t *testing.T) {
-	src := SourceFunc(func(int) (Request, error) { return Request{PromptTokens: 1}, nil })
+	src := SourceFunc(func(context.Context, int) (Request, error) { return Request{PromptTokens: 1}, nil })
 	w := Workload{Requests: 10000, MaxTokens: 16}
 	_, err := newPlan(w, 1<<20, defaultMargin, "")
 	var ce *FieldError

@@ -70,28 +70,41 @@ type Request struct {
 // A Source says what measured request i is. Run calls Request once per
 // index, in index order, on the goroutine that called Run, immediately
 // before the request is sent (after it is due and a slot is free), so a
-// source may depend on what earlier requests answered (Answerer). An error
-// stops dispatch: the requests sent are reported and Run returns the error.
+// source may depend on what earlier requests answered (Answerer). ctx
+// ends when dispatch does (the run is cancelled, stopped or over): a
+// source that reads or waits gives up then. An error stops dispatch: the
+// requests sent are reported and Run returns the error.
 type Source interface {
-	Request(i int) (Request, error)
+	Request(ctx context.Context, i int) (Request, error)
 }
 
 // SourceFunc adapts a function to a Source.
-type SourceFunc func(i int) (Request, error)
+type SourceFunc func(ctx context.Context, i int) (Request, error)
 
 // Request implements Source.
-func (f SourceFunc) Request(i int) (Request, error) { return f(i) }
+func (f SourceFunc) Request(ctx context.Context, i int) (Request, error) { return f(ctx, i) }
 
 // An Answerer is a Source that learns what each measured request answered,
 // as a multi-turn session must to send the actual answer in its next turn.
-// Run calls Answer once for every measured request that was sent, before
-// the request counts as ended for the Schedule (so a request due after it
-// sees the answer), with the visible content the capture kept (at most
-// 8192 characters; truncated says some was dropped) and
-// whether the request succeeded. Calls of Answer and Request never overlap.
+// Run calls Answer once for every measured request that was sent, on the
+// request's goroutine once it ended and before it counts as ended for the
+// Schedule (so a request due after it sees the answer). ctx is the run's.
+// Calls of Answer and Request never overlap.
 type Answerer interface {
 	Source
-	Answer(i int, content string, truncated, ok bool)
+	Answer(ctx context.Context, i int, a Answer)
+}
+
+// Answer is what a measured request answered, as Run tells an Answerer.
+type Answer struct {
+	// Content is the visible content the capture kept: the first 8192
+	// characters (code points) of the answer (capacity/PROTOCOL.md#stream).
+	Content string
+	// Truncated says the answer was longer and Content holds its start.
+	Truncated bool
+	// OK says the request succeeded; a failed request's Content is what
+	// arrived before it failed.
+	OK bool
 }
 
 // A SizedSource is a Source that writes its own prompts
@@ -142,25 +155,29 @@ func DueAfter(j int, think time.Duration) Due {
 // A Schedule says when measured request i is due. Run calls Due once per
 // index, in index order, on the goroutine that called Run. Requests leave
 // in index order (FIFO): one that waits, for its due time or for a slot,
-// holds back the ones after it.
+// holds back the ones after it. A schedule may block until it knows (a
+// session's next turn waits for a turn in flight); ctx ends when dispatch
+// does, and a Due that returns then is not sent.
 type Schedule interface {
-	Due(i int) Due
+	Due(ctx context.Context, i int) Due
 }
 
 // ScheduleFunc adapts a function to a Schedule.
-type ScheduleFunc func(i int) Due
+type ScheduleFunc func(ctx context.Context, i int) Due
 
 // Due implements Schedule.
-func (f ScheduleFunc) Due(i int) Due { return f(i) }
+func (f ScheduleFunc) Due(ctx context.Context, i int) Due { return f(ctx, i) }
 
 // closedLoop is the Schedule of the closed loop: every request DueNow.
-func closedLoop() Schedule { return ScheduleFunc(func(int) Due { return DueNow() }) }
+func closedLoop() Schedule {
+	return ScheduleFunc(func(context.Context, int) Due { return DueNow() })
+}
 
 // offsetSchedule is the Schedule of due offsets from the start of the measured
 // phase (an arrival schedule, a trace's timestamps); an index past the end
 // is due at the last offset.
 func offsetSchedule(offsets []time.Duration) Schedule {
-	return ScheduleFunc(func(i int) Due {
+	return ScheduleFunc(func(_ context.Context, i int) Due {
 		if len(offsets) == 0 {
 			return DueNow()
 		}

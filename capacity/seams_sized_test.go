@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ func (s sizedSource) SizedAt(r float64) Source {
 	return s
 }
 
-func (s sizedSource) Request(i int) (Request, error) {
+func (s sizedSource) Request(_ context.Context, i int) (Request, error) {
 	ratio := s.ratio
 	if ratio == 0 {
 		ratio = promptCharsPerToken

@@ -83,7 +83,7 @@ type session struct {
 	answers map[int]string
 }
 
-func (s *session) Request(i int) (Request, error) {
+func (s *session) Request(_ context.Context, i int) (Request, error) {
 	switch i {
 	case 0:
 		return Request{PromptTokens: 200, MaxTokens: 7}, nil
@@ -98,9 +98,9 @@ func (s *session) Request(i int) (Request, error) {
 	return Request{PromptTokens: 100}, nil
 }
 
-func (s *session) Answer(i int, content string, truncated, ok bool) {
-	if ok && !truncated {
-		s.answers[i] = content
+func (s *session) Answer(_ context.Context, i int, a Answer) {
+	if a.OK && !a.Truncated {
+		s.answers[i] = a.Content
 	}
 }
 
@@ -112,7 +112,7 @@ func TestSourceAndSchedule(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := &answeringServer{start: time.Now()}
 		src := &session{answers: map[int]string{}}
-		sched := ScheduleFunc(func(i int) Due {
+		sched := ScheduleFunc(func(_ context.Context, i int) Due {
 			switch i {
 			case 0:
 				return DueAt(0)
@@ -172,7 +172,7 @@ func TestSourceAndSchedule(t *testing.T) {
 func TestSourceRequestRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := &answeringServer{start: time.Now()}
-		src := SourceFunc(func(i int) (Request, error) {
+		src := SourceFunc(func(_ context.Context, i int) (Request, error) {
 			if i == 1 {
 				return Request{PromptTokens: 100, Body: map[string]json.RawMessage{"model": json.RawMessage(`"other"`)}}, nil
 			}
@@ -254,7 +254,7 @@ func TestObserverAndGate(t *testing.T) {
 func TestScheduleErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := &sleepyStream{d: 10 * time.Millisecond}
-		bad := ScheduleFunc(func(i int) Due { return DueAfter(i, 0) })
+		bad := ScheduleFunc(func(_ context.Context, i int) Due { return DueAfter(i, 0) })
 		rep, err := Run(t.Context(), pipeTarget(t, h), Workload{Requests: 2, Concurrency: 1, ContextTokens: 512, Schedule: bad})
 		require.ErrorIs(t, err, ErrInvalidConfig)
 		require.ErrorContains(t, err, "request 0 is due after request 0")
@@ -262,7 +262,7 @@ func TestScheduleErrors(t *testing.T) {
 	})
 	_, err := Workload{Rate: 5, Schedule: closedLoop()}.Resolved()
 	require.ErrorContains(t, err, "Workload.Schedule")
-	_, err = Workload{PromptSizing: promptSizingExact, Source: SourceFunc(func(int) (Request, error) { return Request{}, nil })}.Resolved()
+	_, err = Workload{PromptSizing: promptSizingExact, Source: SourceFunc(func(context.Context, int) (Request, error) { return Request{}, nil })}.Resolved()
 	require.ErrorContains(t, err, "Workload.Source")
 }
 
@@ -275,7 +275,7 @@ func TestPrefixBlocks(t *testing.T) {
 		srv := &answeringServer{start: time.Now()}
 		ids := [][]int{{7, 8, 9}, {7, 8, 60}, {7, 8}}
 		const blockTokens, promptTokens = 16, 100
-		src := SourceFunc(func(i int) (Request, error) {
+		src := SourceFunc(func(_ context.Context, i int) (Request, error) {
 			return Request{PromptTokens: promptTokens, PrefixBlocks: ids[i], BlockTokens: blockTokens}, nil
 		})
 		rep, err := Run(t.Context(), pipeTarget(t, srv), Workload{Requests: 3, Concurrency: 1, Source: src})
@@ -303,7 +303,7 @@ func TestPrefixBlocks(t *testing.T) {
 func TestSourceWithWarmup(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := &answeringServer{start: time.Now()}
-		src := SourceFunc(func(i int) (Request, error) {
+		src := SourceFunc(func(_ context.Context, i int) (Request, error) {
 			return Request{Messages: []Message{{Role: "user", Content: fmt.Sprintf("question %d", i)}}}, nil
 		})
 		rep, err := Run(t.Context(), pipeTarget(t, srv), Workload{Requests: 2, Concurrency: 1, ContextTokens: 256, Warmup: 2, Source: src})

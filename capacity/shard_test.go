@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -316,7 +317,7 @@ func TestShardValidation(t *testing.T) {
 		{Shard{Count: 3}, nil, `Workload.Shard.StartAt = "zero": must be set with Workload.Shard.Count`},
 		{Shard{Count: 3, StartAt: at}, func(w *Workload) { w.Schedule = closedLoop() }, "Workload.Schedule = \"set\": must be nil with Workload.Shard"},
 		{Shard{Count: 3, StartAt: at}, func(w *Workload) {
-			w.Source = SourceFunc(func(int) (Request, error) { return Request{}, nil })
+			w.Source = SourceFunc(func(context.Context, int) (Request, error) { return Request{}, nil })
 		}, "Workload.Source = \"set\": must be nil with Workload.Shard"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {

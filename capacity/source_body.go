@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -18,7 +19,7 @@ import (
 type planSource struct{ p *plan }
 
 // Request implements Source.
-func (s planSource) Request(i int) (Request, error) {
+func (s planSource) Request(_ context.Context, i int) (Request, error) {
 	return Request{PromptTokens: s.p.Contexts[i], plan: true}, nil
 }
 

@@ -1,6 +1,7 @@
 package traffic_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
@@ -34,7 +35,7 @@ func ExampleReplay() {
 	w := replay.Workload(capacity.Workload{Concurrency: 16})
 	fmt.Println("requests:", w.Requests)
 	for i := range w.Requests {
-		req, err := replay.Request(i)
+		req, err := replay.Request(context.Background(), i)
 		if err != nil {
 			fmt.Println(err)
 			return

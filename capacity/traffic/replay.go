@@ -1,6 +1,7 @@
 package traffic
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -67,7 +68,7 @@ func (r Replay) SizedAt(charsPerToken float64) capacity.Source {
 
 // Due implements capacity.Schedule: request i is due at Records[i].Offset
 // (the last record's for an index past the end).
-func (r Replay) Due(i int) capacity.Due {
+func (r Replay) Due(_ context.Context, i int) capacity.Due {
 	if len(r.Records) == 0 {
 		return capacity.DueNow()
 	}
@@ -78,7 +79,7 @@ func (r Replay) Due(i int) capacity.Due {
 // PromptTokens x CharsPerToken characters, written by blocktext from the
 // record's blocks (no blocks: all of it the request's own text), closed
 // by "\n# request {i}: summarize the above in one line." when that fits.
-func (r Replay) Request(i int) (capacity.Request, error) {
+func (r Replay) Request(_ context.Context, i int) (capacity.Request, error) {
 	if i < 0 || i >= len(r.Records) {
 		return capacity.Request{}, fmt.Errorf("traffic: request %d of a trace of %d records", i, len(r.Records))
 	}

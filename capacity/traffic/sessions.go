@@ -77,10 +77,9 @@ type Sessions struct {
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced when a turn ends
-	ctx     context.Context
-	at      time.Time
-	next    int // the next session to start
-	active  int // sessions started and not ended
+	at      time.Time     // the measured phase's start (Start); zero before
+	next    int           // the next session to start
+	active  int           // sessions started and not ended
 	state   []sessionState
 	ready   []int // sessions whose last turn ended and that have turns left
 	byIndex map[int]*sentTurn
@@ -217,10 +216,10 @@ func (s *Sessions) Workload(w capacity.Workload) capacity.Workload {
 // one Sessions serves run after run (never two runs at once). Its end
 // hook writes anvil_go.workload (the sessions, their spec) into the
 // artifact.
-func (s *Sessions) Start(ctx context.Context, at time.Time) func(*artifact.Report) {
+func (s *Sessions) Start(_ context.Context, at time.Time) func(*artifact.Report) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.ctx, s.at = ctx, at
+	s.at = at
 	s.next, s.active, s.ready = 0, 0, nil
 	s.state = make([]sessionState, len(s.plans))
 	clear(s.byIndex)
@@ -249,12 +248,15 @@ func (s *Sessions) Admit(i int) bool {
 	return s.byIndex[i] != nil
 }
 
-// Due implements capacity.Schedule; see Sessions for the choice.
-func (s *Sessions) Due(i int) capacity.Due {
+// Due implements capacity.Schedule; see Sessions for the choice. While it
+// waits for a turn in flight it gives up when ctx ends, returning DueNow
+// (which Admit does not admit). Called without Start, the first Due is
+// the origin of SessionOptions.Starts.
+func (s *Sessions) Due(ctx context.Context, i int) capacity.Due {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ctx == nil {
-		s.ctx, s.at = context.Background(), time.Now()
+	if s.at.IsZero() {
+		s.at = time.Now()
 	}
 	for {
 		now := time.Now()
@@ -279,7 +281,7 @@ func (s *Sessions) Due(i int) capacity.Due {
 		case ready < 0 && !canStart, inFlight && at.After(now):
 			// A turn in flight may end and make another turn due before
 			// the earliest known: wait for it, or for that time.
-			if !s.wait(ready >= 0 || canStart, at.Sub(now)) {
+			if !s.wait(ctx, ready >= 0 || canStart, at.Sub(now)) {
 				return capacity.DueNow() // the run is over: not admitted
 			}
 		case useStart:
@@ -302,8 +304,8 @@ func (s *Sessions) Due(i int) capacity.Due {
 }
 
 // wait releases the lock until a turn ends, d has passed (when timed) or
-// the run is over, and reports whether the run goes on.
-func (s *Sessions) wait(timed bool, d time.Duration) bool {
+// ctx ends, and reports whether the run goes on.
+func (s *Sessions) wait(ctx context.Context, timed bool, d time.Duration) bool {
 	changed := s.changed
 	var wake <-chan time.Time
 	if timed {
@@ -316,7 +318,7 @@ func (s *Sessions) wait(timed bool, d time.Duration) bool {
 	select {
 	case <-changed:
 	case <-wake:
-	case <-s.ctx.Done():
+	case <-ctx.Done():
 		return false
 	}
 	return true
@@ -338,7 +340,7 @@ func (s *Sessions) nextStart(now time.Time) (time.Time, bool) {
 // user message of the turn's planned tokens; PromptTokens counts the
 // user messages' planned tokens and the answers at 3 characters per
 // token (at the sizing's ratio with SizedAt).
-func (s *Sessions) Request(i int) (capacity.Request, error) {
+func (s *Sessions) Request(_ context.Context, i int) (capacity.Request, error) {
 	return s.request(i, s.opts.CharsPerToken)
 }
 
@@ -358,13 +360,13 @@ type sizedSessions struct {
 }
 
 // Request implements capacity.Source.
-func (z sizedSessions) Request(i int) (capacity.Request, error) {
+func (z sizedSessions) Request(_ context.Context, i int) (capacity.Request, error) {
 	return z.s.request(i, z.charsPerToken)
 }
 
 // Answer implements capacity.Answerer.
-func (z sizedSessions) Answer(i int, content string, truncated, ok bool) {
-	z.s.answer(i, content, ok, z.charsPerToken)
+func (z sizedSessions) Answer(_ context.Context, i int, a capacity.Answer) {
+	z.s.answer(i, a, z.charsPerToken)
 }
 
 // answerTokens is the planned tokens of an answer of chars characters at
@@ -420,11 +422,11 @@ func (s *Sessions) sessionID(i int) string {
 
 // Answer implements capacity.Answerer: a successful turn's answer joins
 // its session's history; a failed turn ends its session.
-func (s *Sessions) Answer(i int, content string, truncated, ok bool) {
-	s.answer(i, content, ok, s.opts.CharsPerToken)
+func (s *Sessions) Answer(_ context.Context, i int, a capacity.Answer) {
+	s.answer(i, a, s.opts.CharsPerToken)
 }
 
-func (s *Sessions) answer(i int, content string, ok bool, charsPerToken float64) {
+func (s *Sessions) answer(i int, a capacity.Answer, charsPerToken float64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.byIndex[i]
@@ -433,13 +435,13 @@ func (s *Sessions) answer(i int, content string, ok bool, charsPerToken float64)
 	}
 	delete(s.byIndex, i)
 	state := &s.state[st.session]
-	if ok {
-		state.history = append(state.history, st.user, capacity.Message{Role: "assistant", Content: content})
+	if a.OK {
+		state.history = append(state.history, st.user, capacity.Message{Role: "assistant", Content: a.Content})
 		state.planned += s.plans[st.session][st.turn-1].user
-		state.answered += answerTokens(charsPerToken, len(content))
+		state.answered += answerTokens(charsPerToken, len(a.Content))
 		state.turns, state.lastIndex, state.endedAt = st.turn, i, time.Now()
 	}
-	if ok && state.turns < len(s.plans[st.session]) {
+	if a.OK && state.turns < len(s.plans[st.session]) {
 		s.ready = append(s.ready, st.session)
 	} else {
 		s.active--

@@ -1,6 +1,7 @@
 package traffic_test
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -207,9 +208,9 @@ func TestSessionsRecordedIDs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, err := traffic.Recorded(recorded, traffic.SessionOptions{})
 		require.NoError(t, err)
-		require.Equal(t, capacity.DueAt(0), s.Due(0))
+		require.Equal(t, capacity.DueAt(0), s.Due(t.Context(), 0))
 		require.True(t, s.Admit(0))
-		req, err := s.Request(0)
+		req, err := s.Request(t.Context(), 0)
 		require.NoError(t, err)
 		require.Equal(t, "user-42", req.Session)
 		require.Equal(t, 0, req.Turn)
@@ -218,11 +219,43 @@ func TestSessionsRecordedIDs(t *testing.T) {
 		// Session 0's turn is in flight: Due waits for the next start (on the
 		// bubble's clock) in case that turn ends first.
 		start := time.Now()
-		require.Equal(t, capacity.DueAt(5*time.Millisecond), s.Due(1))
+		require.Equal(t, capacity.DueAt(5*time.Millisecond), s.Due(t.Context(), 1))
 		require.Equal(t, 5*time.Millisecond, time.Since(start))
-		req, err = s.Request(1)
+		req, err = s.Request(t.Context(), 1)
 		require.NoError(t, err)
 		require.Equal(t, "1", req.Session, "a row without a session is named by its index")
+	})
+}
+
+// TestSessionsDueEndsWithItsContext: a Due that waits for a turn in
+// flight (one user, whose first turn has not answered) returns when the
+// context it was given ends, with nothing admitted; the answer then makes
+// the next Due, under a live context, the session's second turn.
+func TestSessionsDueEndsWithItsContext(t *testing.T) {
+	spec, err := session.ParseSpec("turns=2,user=20,output=4,think=1s")
+	require.NoError(t, err)
+	synctest.Test(t, func(t *testing.T) {
+		s, err := traffic.Synthetic(spec, 1, traffic.SessionOptions{Users: 1})
+		require.NoError(t, err)
+		require.Equal(t, capacity.DueNow(), s.Due(t.Context(), 0))
+		require.True(t, s.Admit(0))
+		_, err = s.Request(t.Context(), 0)
+		require.NoError(t, err)
+
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+		defer cancel()
+		start := time.Now()
+		require.Equal(t, capacity.DueNow(), s.Due(ctx, 1), "gave up")
+		require.Equal(t, 3*time.Second, time.Since(start), "waited until the context ended")
+		require.False(t, s.Admit(1), "nothing to send")
+
+		s.Answer(t.Context(), 0, capacity.Answer{Content: "four words of answer", OK: true})
+		require.Equal(t, capacity.DueAfter(0, time.Second), s.Due(t.Context(), 2))
+		require.True(t, s.Admit(2))
+		req, err := s.Request(t.Context(), 2)
+		require.NoError(t, err)
+		require.Equal(t, 1, req.Turn)
+		require.Equal(t, "four words of answer", req.Messages[1].Content)
 	})
 }
 
