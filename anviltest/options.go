@@ -83,7 +83,7 @@ type settings struct {
 	slo         capacity.SLO          // WithSLO, then ANVIL_SLO_*; off when no bound is set
 	probe       *artifact.SearchProbe // the run is this probe of a Sweep
 	conformance conformanceSettings
-	traffic     trafficSource // WithTraffic; nil: ANVIL_TRACE or ANVIL_SESSIONS decide
+	traffic     Traffic // WithTraffic; nil: ANVIL_TRACE or ANVIL_SESSIONS decide
 }
 
 // WithTarget sets the endpoint and its identity. Its non-empty fields win

@@ -56,21 +56,25 @@ const (
 // recorded sessions.
 const recordedSessions = "recorded"
 
-// trafficSource is what replaces a benchmark's synthetic plan (WithTraffic).
-type trafficSource interface {
+// Traffic is what replaces a benchmark's synthetic plan (WithTraffic): a
+// traffic.Replay, a *traffic.Sessions, or any value whose Workload method
+// sets a Workload's Source and Schedule the same way. Workload is given
+// the benchmark's Workload, with its plan's fields (Requests, Duration,
+// Burst, Rate, Arrival, Burstiness, ContextTokens) cleared, so its
+// Concurrency (the cap on requests in flight), MaxTokens, Timeout and the
+// rest still apply.
+type Traffic interface {
 	Workload(w capacity.Workload) capacity.Workload
 }
 
-// WithTraffic runs t instead of the benchmark's synthetic plan: a
-// traffic.Replay, a *traffic.Sessions, or any value whose Workload method
-// sets a Workload's Source and Schedule the same way. t's Workload method
-// is given the benchmark's Workload, with its plan's fields (Requests,
-// Duration, Burst, Rate, Arrival, Burstiness, ContextTokens) cleared, so
-// its Concurrency (the cap on requests in flight), MaxTokens, Timeout and
-// the rest still apply. It wins over ANVIL_TRACE and ANVIL_SESSIONS.
-func WithTraffic(t interface {
-	Workload(w capacity.Workload) capacity.Workload
-}) Option {
+var (
+	_ Traffic = traffic.Replay{}
+	_ Traffic = (*traffic.Sessions)(nil)
+)
+
+// WithTraffic runs t instead of the benchmark's synthetic plan. It wins
+// over ANVIL_TRACE and ANVIL_SESSIONS.
+func WithTraffic(t Traffic) Option {
 	return func(s *settings) { s.traffic = t }
 }
 
@@ -199,7 +203,7 @@ func (s *settings) applyTraffic(w capacity.Workload) (capacity.Workload, bool, e
 func (et envTraffic) ignoresEOS() bool { return et.ignoreEOS != nil && *et.ignoreEOS }
 
 // resolve builds the traffic the environment asks for; nil for none.
-func (et envTraffic) resolve(w capacity.Workload) (trafficSource, error) {
+func (et envTraffic) resolve(w capacity.Workload) (Traffic, error) {
 	switch {
 	case et.recorded && et.path == "":
 		return nil, fmt.Errorf("anviltest: %s=%s needs %s, the trace whose sessions to run", envSessions, recordedSessions, envTrace)

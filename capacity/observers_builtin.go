@@ -17,6 +17,12 @@ import (
 // run once it is measuring; both run before Workload.Observers, so those
 // see the members they fill.
 
+// The built-in observers take their end readings in Finish.
+var (
+	_ Finisher = (*audit.Observer)(nil)
+	_ Finisher = (*servermetrics.Sampler)(nil)
+)
+
 // primeObservers lets every built-in observer that takes a first sample
 // take it now, on the goroutine that called Run, with nothing in flight:
 // after the warm-up and the connection warm-up, before the phase's clock.
@@ -28,15 +34,15 @@ func primeObservers(ctx context.Context, obs []Observer) {
 	}
 }
 
-// finishObservers calls Finish on every observer that has one (the
+// finishObservers calls Finish on every observer that is a Finisher (the
 // audit's end readings, the sampler's last sample; a Workload.Observers
-// entry may have one too, see Observer), in order, on the goroutine that
+// entry may be one too), in order, on the goroutine that
 // called Run, when the measured phase ends: every measured request has
 // ended, before the report is assembled, so that neither the assembly
 // nor anything after the phase is measured.
 func finishObservers(obs []Observer) {
 	for _, o := range obs {
-		if f, ok := o.(interface{ Finish() }); ok {
+		if f, ok := o.(Finisher); ok {
 			f.Finish()
 		}
 	}

@@ -89,7 +89,9 @@ func timings(r *artifact.Report) [][2]float64 {
 	return out
 }
 
-// afterPhase is a Workload.Observers entry with a Finish: it records when
+var _ capacity.Finisher = (*afterPhase)(nil)
+
+// afterPhase is a Workload.Observers entry that is a Finisher: it records when
 // Run called it and, there, sends the fake one more request (tokens the
 // server's counter counts after the measured phase) and lets time pass.
 type afterPhase struct {

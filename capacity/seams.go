@@ -198,15 +198,8 @@ func offsetSchedule(offsets []time.Duration) Schedule {
 // Observer call ever runs on a request's goroutine, so an observer never
 // delays a request's clock.
 //
-// An Observer may also have a method Finish() (an optional interface, as
-// io.WriterTo is to io.Writer): Run then calls it when the measured phase
-// ends, on the same goroutine, once every measured request has ended and
-// before the report is assembled; the end func follows later. It is the
-// moment for end readings that must not include the assembly, such as
-// the built-in server-metrics sampler's last sample and the self-audit's
-// end readings (capacity/PROTOCOL.md#server-metrics, #audit). Run calls
-// the built-in observers' Finish first, then those of Workload.Observers
-// in order; it is called whenever Start was, even when no report follows.
+// An Observer may also be a Finisher, told when the measured phase ends,
+// and a Gate, asked before each measured request leaves.
 type Observer interface {
 	Start(ctx context.Context, at time.Time) (end func(rep *artifact.Report))
 }
@@ -217,6 +210,21 @@ type ObserverFunc func(ctx context.Context, at time.Time) func(rep *artifact.Rep
 // Start implements Observer.
 func (f ObserverFunc) Start(ctx context.Context, at time.Time) func(rep *artifact.Report) {
 	return f(ctx, at)
+}
+
+// A Finisher is an Observer that is also told when the measured phase
+// ends (an optional interface, as io.WriterTo is to io.Writer): Run calls
+// Finish on the goroutine that called Run, once every measured request has
+// ended and before the report is assembled; the end func Start returned
+// follows later. It is the moment for end readings that must not include
+// the assembly, such as the built-in server-metrics sampler's last sample
+// and the self-audit's end readings (capacity/PROTOCOL.md#server-metrics,
+// #audit). Run calls the built-in observers' Finish first, then those of
+// Workload.Observers in order; it is called whenever Start was, even when
+// no report follows.
+type Finisher interface {
+	Observer
+	Finish()
 }
 
 // A Gate is an Observer that also decides whether each measured request
