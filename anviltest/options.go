@@ -253,14 +253,22 @@ func explainFields(err error, pairs ...[2]string) error {
 }
 
 // fieldErrors lists every *capacity.FieldError in err's tree (errors.Join
-// and %w wrapping included), in order.
+// and %w wrapping included), in order: each error that is one, or that
+// errors.As would take for one (the field errors of package trace, say).
 func fieldErrors(err error) []*capacity.FieldError {
 	var found []*capacity.FieldError
 	var walk func(error)
 	walk = func(e error) {
-		switch x := e.(type) {
-		case *capacity.FieldError:
+		var fe *capacity.FieldError
+		if x, ok := e.(*capacity.FieldError); ok {
 			found = append(found, x)
+			return
+		}
+		if x, ok := e.(interface{ As(any) bool }); ok && x.As(&fe) {
+			found = append(found, fe)
+			return
+		}
+		switch x := e.(type) {
 		case interface{ Unwrap() []error }:
 			for _, e := range x.Unwrap() {
 				walk(e)

@@ -3,6 +3,7 @@ package anviltest
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/trace"
 )
 
 // env is a fake environment for withGetenv.
@@ -204,6 +206,21 @@ func TestExplainFieldsNamesTheSources(t *testing.T) {
 	require.Nil(t, benchtimeFieldNames(capacity.Workload{Requests: 5}, benchtime{n: 20}), "a Workload that sizes itself")
 	require.Equal(t, [][2]string{{"Workload.Duration", "-benchtime 2h0m0s"}},
 		benchtimeFieldNames(capacity.Workload{}, benchtime{d: 2 * time.Hour}))
+}
+
+// TestFieldErrorsOfEveryPackage: the field errors of a tree are found
+// whichever package made them: capacity's own, and package trace's,
+// which errors.As takes for *capacity.FieldError.
+func TestFieldErrorsOfEveryPackage(t *testing.T) {
+	_, capErr := capacity.Workload{Concurrency: 20000}.Resolved()
+	traceErr := trace.Format("csv").Check()
+	require.Error(t, traceErr)
+	got := fieldErrors(fmt.Errorf("run: %w", errors.Join(capErr, errors.New("plain"), traceErr)))
+	var fields []string
+	for _, fe := range got {
+		fields = append(fields, fe.Pkg+" "+fe.Field)
+	}
+	require.Equal(t, []string{"capacity Workload.Concurrency", "trace format"}, fields)
 }
 
 // TestExtraBodyFromEnvironment: ANVIL_EXTRA_BODY fills Target.ExtraBody

@@ -18,17 +18,58 @@ import (
 
 // FieldError is the module's one error type for a bad input value: a
 // field of a Workload, Target, SLO or SearchSpec here, a trace row's column
-// or an arrival spec in the packages that read them. Its message names the
-// package, the field, the value and what is allowed:
+// or a session spec in the packages that read them. Its message names the
+// package, where the value was, the field, the value and what is allowed
+// (ExampleFieldError):
 //
-//	capacity: Workload.Concurrency = 0: must be in 1..256
+//	capacity: Workload.Concurrency = 20000: must be in 1..16384
+//	trace: conv_mooncake.jsonl:2: input_length = "-3": must be an integer in [1, 10000000]
 //
-// Every FieldError of package capacity has Pkg "capacity" and Kind
+// errors.As finds a *FieldError in the error of every package of the
+// module that reports a bad value (trace, session, servermetrics,
+// anviltest's variables, the engine's own arrival and stall rules), and
+// errors.Is its Kind. Every FieldError of package capacity has Pkg "capacity" and Kind
 // ErrInvalidConfig, so errors.Is(err, ErrInvalidConfig) holds for it.
-type FieldError = field.Error
+type FieldError struct {
+	// Pkg is the package reporting the error, the message's prefix
+	// ("capacity", "trace"); empty for none.
+	Pkg string
+	// Where locates the value when it sits in a file ("conv.jsonl:17");
+	// empty otherwise.
+	Where string
+	// Field names the value: "Workload.Concurrency", "input_length",
+	// "Spec.Rate".
+	Field string
+	// Value is the offending value (never a secret); nil shows none.
+	Value any
+	// Rule says what is allowed, as a phrase: "must be in 1..16384".
+	Rule string
+	// Kind is the sentinel the error matches with errors.Is (for example
+	// ErrInvalidConfig), or nil.
+	Kind error
+	// Err is the underlying cause (a syntax or I/O error), or nil.
+	Err error
+}
+
+// FieldError has the fields of package internal/field's Error, which the
+// other packages return; the conversions of its methods keep the two
+// identical, and each type's As converts to the other for errors.As.
+var _ error = (*FieldError)(nil)
+
+// Error implements error: "pkg: where: Field = Value: Rule: Err", each
+// part present only when set.
+func (e *FieldError) Error() string { return (*field.Error)(e).Error() }
+
+// Unwrap returns Kind and Err, those that are set, for errors.Is and
+// errors.As.
+func (e *FieldError) Unwrap() []error { return (*field.Error)(e).Unwrap() }
+
+// As lets errors.As find e as the engine's internal field error (what its
+// own packages match on); users match *FieldError itself.
+func (e *FieldError) As(target any) bool { return (*field.Error)(e).As(target) }
 
 // badField is the FieldError of a configuration field: rule says what is
-// allowed, as a phrase ("must be in 1..256").
+// allowed, as a phrase ("must be in 1..16384").
 func badField(name string, value any, rule string) *FieldError {
 	return &FieldError{Pkg: "capacity", Field: name, Value: value, Rule: rule, Kind: ErrInvalidConfig}
 }

@@ -1,7 +1,8 @@
 // Package field holds the module's one error type for a bad input value: a
 // Workload or Target field, a trace row's column, an arrival spec, a stall
-// rule. Users name it as capacity.FieldError (an alias); the fake server,
-// which shares no code with the client it checks, has its own.
+// rule. Users name it as capacity.FieldError, a type declared with the same
+// fields, which errors.As converts an *Error to (Error.As); the fake
+// server, which shares no code with the client it checks, has its own.
 package field
 
 import (
@@ -16,10 +17,11 @@ import (
 const maxValueBytes = 80
 
 // Error is one bad value. Its message names the package, where the value
-// was, the field, the value and what is allowed:
+// was, the field, the value and what is allowed (ExampleError, whose
+// output these lines are):
 //
-//	capacity: Workload.Concurrency = 0: must be in 1..256
-//	trace: conv.jsonl:17: input_length = -3: must be an integer in [1, 10000000]
+//	capacity: Workload.Concurrency = 20000: must be in 1..16384
+//	trace: conv_mooncake.jsonl:2: input_length = "-3": must be an integer in [1, 10000000]
 type Error struct {
 	// Pkg is the package reporting the error, the message's prefix
 	// ("capacity", "trace"); empty for none.
@@ -32,7 +34,7 @@ type Error struct {
 	Field string
 	// Value is the offending value (never a secret); nil shows none.
 	Value any
-	// Rule says what is allowed, as a phrase: "must be in 1..256".
+	// Rule says what is allowed, as a phrase: "must be in 1..16384".
 	Rule string
 	// Kind is the sentinel the error matches with errors.Is (for example
 	// capacity.ErrInvalidConfig), or nil.
@@ -63,6 +65,23 @@ func (e *Error) Error() string {
 		msg += ": " + e.Err.Error()
 	}
 	return msg
+}
+
+// As lets errors.As find e as a pointer to any struct type declared with
+// exactly Error's fields, capacity.FieldError being the one users name:
+// when target points to such a pointer, it is set to e, converted (the
+// same value, so both see one error), and As reports true.
+func (e *Error) As(target any) bool {
+	t := reflect.ValueOf(target)
+	if t.Kind() != reflect.Pointer || t.IsNil() {
+		return false
+	}
+	dst, v := t.Elem(), reflect.ValueOf(e)
+	if dst.Kind() != reflect.Pointer || dst.Type().Elem().Kind() != reflect.Struct || !v.CanConvert(dst.Type()) {
+		return false
+	}
+	dst.Set(v.Convert(dst.Type()))
+	return true
 }
 
 // Unwrap returns Kind and Err, those that are set.
