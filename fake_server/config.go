@@ -155,6 +155,11 @@ type Config struct {
 	ReasoningTokens Range
 	AnswerTokens    Range
 
+	// EmbeddingDimension is the length of the vectors /v1/embeddings
+	// answers, 0..65536; zero means 64. A request's "dimensions" may ask
+	// for fewer.
+	EmbeddingDimension int
+
 	// TimeScale multiplies every simulated duration: 0.1 runs ten times
 	// faster than the profile's model. Zero means 1.
 	TimeScale float64
@@ -350,6 +355,7 @@ func (c Config) Validate() error {
 		c.SpecTokens.check("SpecTokens", 1),
 		c.ReasoningTokens.check("ReasoningTokens", 0),
 		c.AnswerTokens.check("AnswerTokens", 0),
+		check{"EmbeddingDimension", c.EmbeddingDimension, c.EmbeddingDimension >= 0 && c.EmbeddingDimension <= maxEmbeddingDimension, "0..65536"},
 	)
 	if err != nil {
 		return err

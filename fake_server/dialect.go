@@ -21,6 +21,10 @@ const (
 	gzipOff        = "off"
 	gzipIfAccepted = "if-accepted"
 	gzipAlways     = "always"
+
+	layoutReference = "reference"
+	layoutOllama    = "ollama"
+	layoutLlamaCpp  = "llamacpp"
 )
 
 // defaultContentType is the Content-Type of a stream when the Dialect names
@@ -129,6 +133,34 @@ type Dialect struct {
 	// its first top-level comma; SSE joins them with a newline, which JSON
 	// reads as whitespace.
 	SplitData bool
+	// Layout lays out the answers of /v1/responses, /v1/messages and
+	// /v1/completions (chat's follow the knobs above):
+	//
+	//   - "reference" (the default, empty): the form of the API's owner,
+	//     OpenAI's Responses and completions and Anthropic's Messages:
+	//     Responses' full response objects with sequence numbers (as
+	//     Ollama writes them), response.incomplete with
+	//     incomplete_details.reason "max_output_tokens" when the limit
+	//     stopped the answer, reasoning as response.reasoning_text.delta,
+	//     the true cached and reasoning token counts; Messages'
+	//     message_start with input_tokens (uncached), cache_read and
+	//     cache_creation counts and a ping after it, a signature_delta
+	//     closing a thinking block, message_delta with output_tokens;
+	//     completions chunks laid out as chat's by Usage, FinishChunk,
+	//     OmitDone, SystemFingerprint and OmitCachedTokens.
+	//   - "ollama": Ollama 0.17.4's, byte for byte (the repository's
+	//     captures): Responses always "completed", reasoning as
+	//     response.reasoning_summary_text.delta, cached and reasoning
+	//     tokens always 0; Messages' message_start input_tokens an
+	//     estimate (a quarter of the request's characters) and the count in
+	//     message_delta, no cache counts, no ping; completions chunks
+	//     carrying usage of zeros before the usage chunk.
+	//   - "llamacpp": llama.cpp b10573's, byte for byte: Responses events
+	//     without sequence numbers and a "timings" object beside the
+	//     completed response, always "completed"; Messages with
+	//     input_tokens leaving out cache_read_input_tokens; completions
+	//     with usage and timings on the finish chunk.
+	Layout string
 }
 
 // dialectVLLM is vLLM's OpenAI server format.
@@ -144,6 +176,7 @@ func dialectOllama() Dialect {
 		SystemFingerprint: "fp_ollama",
 		EscapeHTML:        true,
 		ContentType:       "text/event-stream",
+		Layout:            layoutOllama,
 	}
 }
 
@@ -170,7 +203,8 @@ var dialects = map[string]func() Dialect{
 //	ollama    ollama 0.17's /v1, as in the repository's testdata/transcripts:
 //	          the "reasoning" field, the role in every delta, a separate
 //	          finish chunk, no cached tokens, system_fingerprint
-//	          "fp_ollama", HTML-escaped JSON, Content-Type text/event-stream
+//	          "fp_ollama", HTML-escaped JSON, Content-Type text/event-stream,
+//	          and its Responses, Messages and completions (Layout "ollama")
 //	mock-llm  @dwmkerr/mock-llm: no usage, the role in the first delta,
 //	          finish_reason on the last content chunk
 //
@@ -196,6 +230,7 @@ func (d Dialect) validate() error {
 		check{"Dialect.Role", d.Role, oneOf(d.Role, roleChunk, roleFirst, roleEvery), "chunk, first or every"},
 		check{"Dialect.KeepAlive", d.KeepAlive, d.KeepAlive >= 0, ">= 0"},
 		check{"Dialect.Gzip", d.Gzip, oneOf(d.Gzip, gzipOff, gzipIfAccepted, gzipAlways), "off, if-accepted or always"},
+		check{"Dialect.Layout", d.Layout, oneOf(d.Layout, layoutReference, layoutOllama, layoutLlamaCpp), "reference, ollama or llamacpp"},
 	)
 }
 
@@ -204,6 +239,7 @@ func (d Dialect) withDefaults() Dialect {
 	d.Usage = cmp.Or(d.Usage, usageFinal)
 	d.Role = cmp.Or(d.Role, roleChunk)
 	d.Gzip = cmp.Or(d.Gzip, gzipOff)
+	d.Layout = cmp.Or(d.Layout, layoutReference)
 	return d
 }
 

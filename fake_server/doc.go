@@ -1,7 +1,9 @@
 // Package fakeserver is a simulated OpenAI-compatible LLM serving engine for
 // tests and for benchmarks that need a target: it streams chat completions
-// over Server-Sent Events the way vLLM, SGLang or ollama do, and it knows the
-// ground truth of what it sent.
+// over Server-Sent Events the way vLLM, SGLang or ollama do, serves the
+// OpenAI Responses API, Anthropic Messages, legacy completions and
+// embeddings over the same engine, and it knows the ground truth of what it
+// sent.
 //
 // It is a simulation, not a sleep loop. A tokenizer approximation counts
 // prompt tokens: by default ("bpe") as a byte-pair-encoding tokenizer does
@@ -73,6 +75,25 @@
 //	                           ("This model's maximum context length is N tokens.
 //	                           However, you requested M tokens ..."), 400 bad body;
 //	                           500 and an HTML page instead with Dialect.HTMLErrors
+//	POST /v1/responses         OpenAI Responses: input (a string or message
+//	                           items), instructions (a system message),
+//	                           max_output_tokens, reasoning.effort ("none":
+//	                           no reasoning), stream; events laid out as
+//	                           Dialect.Layout says; stream_error is
+//	                           response.failed
+//	POST /v1/messages          Anthropic Messages: messages, system, max_tokens
+//	                           (required), thinking ({"type":"disabled"}: no
+//	                           reasoning), stream; Anthropic-shaped errors;
+//	                           keep-alives are ping events
+//	POST /v1/completions       legacy completions: prompt (one), max_tokens
+//	                           (default 16), stream_options.include_usage;
+//	                           no chat template and no reasoning
+//	POST /v1/embeddings        input (a string, strings or token ids),
+//	                           encoding_format (float or base64), dimensions;
+//	                           unit vectors drawn from each input's text
+//	                           (Config.EmbeddingDimension values), answered
+//	                           when the engine has prefilled every input
+//	                           (each counted with a BOS token)
 //	POST /tokenize             {"prompt"} or {"messages"} (vLLM): answers
 //	                           {"count","max_model_len","tokens"}, messages
 //	                           counted as usage.prompt_tokens counts them;
@@ -89,7 +110,7 @@
 //	                           engine's own bookkeeping (running, waiting,
 //	                           KV use, token counters, TTFT and E2E histograms)
 //
-// Request fields read: model, messages (string or text-part content),
+// Chat request fields read: model, messages (string or text-part content),
 // stream, stream_options.include_usage, max_tokens, max_completion_tokens
 // (wins), ignore_eos, temperature (0: text drawn from the prompt),
 // chat_template_kwargs.enable_thinking (false: no reasoning),
@@ -97,6 +118,12 @@
 // picks a fault, RequestIDHeader is recorded and echoed, Accept-Encoding
 // decides Dialect.Gzip "if-accepted". Config.IdleTimeout closes idle
 // keep-alive connections.
+//
+// Every API runs on the one engine: a prompt sent over chat, Responses or
+// Messages is the same prompt (the same tokens, the same prefix-cache
+// blocks) and gets the same answer at the same times; only the framing
+// around the tokens differs. The faults apply to every API where they make
+// sense (see Fault).
 //
 // Server.Trace returns what the server scheduled and wrote for each request,
 // as durations since the request arrived (monotonic readings do not compare

@@ -1,57 +1,11 @@
 package fakeserver
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 )
-
-// writeError writes an OpenAI-style error body.
-func writeError(w http.ResponseWriter, status int, msg, typ, param, code string) {
-	b := new(bytes.Buffer)
-	b.WriteString(`{"error":{"message":`)
-	m, _ := json.Marshal(msg)
-	b.Write(m)
-	b.WriteString(`,"type":`)
-	m, _ = json.Marshal(typ)
-	b.Write(m)
-	for _, v := range []struct{ k, v string }{{"param", param}, {"code", code}} {
-		b.WriteString(`,"` + v.k + `":`)
-		if v.v == "" {
-			b.WriteString("null")
-		} else {
-			m, _ = json.Marshal(v.v)
-			b.Write(m)
-		}
-	}
-	b.WriteString("}}\n")
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
-	w.WriteHeader(status)
-	_, _ = w.Write(b.Bytes())
-}
-
-// htmlErrorBody is the page Dialect.HTMLErrors answers a bad request with,
-// status 500, Content-Type text/html.
-const htmlErrorBody = "<html>\n<head><title>500 Internal Server Error</title></head>\n<body>\n<center><h1>500 Internal Server Error</h1></center>\n<hr><center>fakeserver</center>\n</body>\n</html>\n"
-
-// badRequest answers a request the server refuses: an OpenAI-style JSON
-// error with status, or with Dialect.HTMLErrors a 500 htmlErrorBody. It
-// returns the status written.
-func (s *Server) badRequest(w http.ResponseWriter, status int, msg, typ, param, code string) int {
-	if !s.cfg.Dialect.HTMLErrors {
-		writeError(w, status, msg, typ, param, code)
-		return status
-	}
-	w.Header().Set("Content-Type", "text/html")
-	w.Header().Set("Content-Length", strconv.Itoa(len(htmlErrorBody)))
-	w.WriteHeader(http.StatusInternalServerError)
-	_, _ = io.WriteString(w, htmlErrorBody)
-	return http.StatusInternalServerError
-}
 
 // writeJSON answers 200 with v as JSON.
 func writeJSON(w http.ResponseWriter, v any) {

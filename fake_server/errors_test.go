@@ -13,7 +13,7 @@ import (
 )
 
 // faultWant is the Want of a fault name check.
-var faultWant = "one of [drop empty_body endless extra_words foreign_marker http_400 http_429 http_500 http_503 ignore_max_tokens late_marker malformed_json omit_marker oversized_event reasoning_only slow_headers stall stream_error usage_total_mismatch wrong_content_type]"
+var faultWant = "one of [drop empty_body endless extra_words foreign_marker http_400 http_429 http_500 http_503 ignore_max_tokens late_marker malformed_json omit_marker oversized_event reasoning_only slow_headers stall stream_error usage_total_mismatch vector_count vector_dimension vector_nan wrong_content_type]"
 
 // TestConfigValidate: every invalid field is reported as a *ConfigError
 // naming the field, the value and the allowed range, and NewUnstarted

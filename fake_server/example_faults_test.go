@@ -50,5 +50,5 @@ func Example_faults() {
 	// request 0: fault "http_429", status 429, end rejected
 	// request 1: fault "http_503", status 503, end rejected
 	// request 2: fault "", status 400, end rejected
-	// fakeserver: Fault = "no_such_fault": want one of [drop empty_body endless extra_words foreign_marker http_400 http_429 http_500 http_503 ignore_max_tokens late_marker malformed_json omit_marker oversized_event reasoning_only slow_headers stall stream_error usage_total_mismatch wrong_content_type]
+	// fakeserver: Fault = "no_such_fault": want one of [drop empty_body endless extra_words foreign_marker http_400 http_429 http_500 http_503 ignore_max_tokens late_marker malformed_json omit_marker oversized_event reasoning_only slow_headers stall stream_error usage_total_mismatch vector_count vector_dimension vector_nan wrong_content_type]
 }

@@ -62,6 +62,23 @@ import (
 //	                    marker is present but not at the start
 //	extra_words         appends " and more" to the answer (to a controlled
 //	                    "exactly N" answer: words that are not "code")
+//
+// Embeddings faults change the vectors of a /v1/embeddings answer:
+//
+//	vector_count        answers one vector fewer than the inputs
+//	vector_nan          makes a value of the first vector a NaN (JSON null,
+//	                    the NaN's bits in base64)
+//	vector_dimension    drops the last value of the last vector
+//
+// Every fault applies to every API where it makes sense: the HTTP faults,
+// drop, slow_headers, wrong_content_type and empty_body to all five; the
+// stream faults to a streamed answer of chat, Responses, Messages and
+// completions, each in that API's own form (stream_error: chat's and
+// completions' in-stream {"error": ...}, Responses' response.failed,
+// Messages' error event); usage_total_mismatch to every total_tokens
+// (Messages has none; an embeddings answer's total becomes 0); the
+// disobedience faults to every generating API; the embeddings faults to
+// /v1/embeddings alone. A fault that does not apply changes nothing.
 type Fault string
 
 // The faults, as documented on Fault.
@@ -87,6 +104,9 @@ const (
 	faultForeignMarker    Fault = "foreign_marker"
 	faultLateMarker       Fault = "late_marker"
 	faultExtraWords       Fault = "extra_words"
+	faultVectorCount      Fault = "vector_count"
+	faultVectorNaN        Fault = "vector_nan"
+	faultVectorDimension  Fault = "vector_dimension"
 )
 
 // FaultHeader is the request header naming the fault to apply to that
@@ -123,6 +143,7 @@ var faultSet = map[Fault]bool{
 	faultIgnoreMaxTokens: true, faultUsageTotal: true,
 	faultReasoningOnly: true, faultWrongContentType: true, faultEmptyBody: true,
 	faultOmitMarker: true, faultForeignMarker: true, faultLateMarker: true, faultExtraWords: true,
+	faultVectorCount: true, faultVectorNaN: true, faultVectorDimension: true,
 }
 
 // ParseFault returns the Fault named s (surrounding space removed): one of

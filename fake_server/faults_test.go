@@ -27,7 +27,7 @@ func faultConfig() Config {
 // TestFaults checks each fault's observable behaviour, as a client sees it
 // and as the trace records it.
 func TestFaults(t *testing.T) {
-	tested := []Fault{faultEndless}
+	tested := []Fault{faultEndless, faultVectorCount, faultVectorNaN, faultVectorDimension} // TestEmbeddingsFaults for the vector faults
 	for _, tc := range []struct {
 		fault Fault
 		check func(t *testing.T, resp *http.Response, body []byte, readErr error, elapsed time.Duration, tr Trace)
@@ -157,7 +157,7 @@ func TestFaults(t *testing.T) {
 			})
 		})
 	}
-	assert.ElementsMatch(t, Faults(), tested, "every fault has its case (endless: TestFaultEndless)")
+	assert.ElementsMatch(t, Faults(), tested, "every fault has its case (endless: TestFaultEndless; vector_*: TestEmbeddingsFaults)")
 }
 
 func statusCheck(status int, typ string) func(*testing.T, *http.Response, []byte, error, time.Duration, Trace) {

@@ -1,7 +1,6 @@
 package fakeserver
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -21,14 +20,17 @@ const maxBodyBytes = 16 << 20
 const faultSalt = 0x9e3779b97f4a7c15
 
 // Handler returns the server's routes: GET /v1/models, POST
-// /v1/chat/completions, POST /tokenize (also under /v1), GET /fake/trace,
-// GET /metrics (vLLM's Prometheus names, metrics.go),
-// and, when the Dialect serves them, GET /props, GET /api/ps and POST
-// /api/show (404 otherwise).
+// /v1/chat/completions, /v1/responses, /v1/messages, /v1/completions and
+// /v1/embeddings, POST /tokenize (also under /v1), GET /fake/trace, GET
+// /metrics (vLLM's Prometheus names, metrics.go), and, when the Dialect
+// serves them, GET /props, GET /api/ps and POST /api/show (404 otherwise).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/models", s.serveModels)
-	mux.HandleFunc("POST /v1/chat/completions", s.serveChat)
+	for _, a := range apis {
+		mux.HandleFunc("POST "+a.path(), func(w http.ResponseWriter, r *http.Request) { s.serveAPI(w, r, a) })
+	}
+	mux.HandleFunc("POST "+embeddingsPath, s.serveEmbeddings)
 	mux.HandleFunc("POST /tokenize", s.serveTokenize)
 	mux.HandleFunc("POST /v1/tokenize", s.serveTokenize)
 	mux.HandleFunc("GET /fake/trace", s.serveTrace)
@@ -67,22 +69,6 @@ func (m message) text() (string, error) {
 	return b.String(), nil
 }
 
-// chatRequest is the part of a chat completion request the fake reads.
-type chatRequest struct {
-	Model         string    `json:"model"`
-	Messages      []message `json:"messages"`
-	Stream        bool      `json:"stream"`
-	StreamOptions *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
-	Temperature         *float64       `json:"temperature"`
-	MaxTokens           *int           `json:"max_tokens"`
-	MaxCompletionTokens *int           `json:"max_completion_tokens"`
-	IgnoreEOS           bool           `json:"ignore_eos"`
-	ChatTemplateKwargs  map[string]any `json:"chat_template_kwargs"`
-	ReasoningEffort     string         `json:"reasoning_effort"`
-}
-
 // prompt is a parsed prompt: all messages with their roles (hashed for the
 // prefix cache), the message texts alone, the user text, the token count.
 type prompt struct {
@@ -92,13 +78,15 @@ type prompt struct {
 	tokens  int
 }
 
-func (s *Server) parsePrompt(msgs []message, template int) (prompt, error) {
+// parsePrompt reads the messages of a prompt; field names them in an
+// error ("messages", "input").
+func (s *Server) parsePrompt(msgs []message, template int, field string) (prompt, error) {
 	var all, content, user strings.Builder
 	n := 0
 	for i, m := range msgs {
 		t, err := m.text()
 		if err != nil {
-			return prompt{}, fmt.Errorf("messages[%d]: %w", i, err)
+			return prompt{}, fmt.Errorf("%s[%d]: %w", field, i, err)
 		}
 		n += s.cfg.countTokens(t)
 		content.WriteString(t)
@@ -114,17 +102,11 @@ func (s *Server) parsePrompt(msgs []message, template int) (prompt, error) {
 	return prompt{all: all.String(), content: content.String(), user: user.String(), tokens: n + template}, nil
 }
 
-// thinking reports whether the request leaves reasoning on.
-func (r *chatRequest) thinking() bool {
-	if v, ok := r.ChatTemplateKwargs["enable_thinking"].(bool); ok && !v {
-		return false
-	}
-	return r.ReasoningEffort != "none"
-}
-
-// reqState is one admitted chat request.
+// reqState is one admitted request.
 type reqState struct {
-	req     chatRequest
+	api     api      // a generating API's; nil for embeddings
+	errs    errorAPI // how its errors are written
+	req     request
 	prompt  prompt
 	in      instructions
 	budget  int
@@ -136,20 +118,22 @@ type reqState struct {
 	tr      *Trace
 }
 
-func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
+// serveAPI answers a request of one of the generating APIs.
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, a api) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		writeError(w, http.StatusServiceUnavailable, "server closed", "server_error", "", "")
+		s.writeAPIError(w, a, &apiError{status: http.StatusServiceUnavailable, message: "server closed", typ: "server_error"})
 		return
 	}
 	s.active.Add(1)
 	s.mu.Unlock()
 	defer s.active.Done()
 
-	st := &reqState{arrived: time.Now()}
+	st := &reqState{api: a, errs: a, arrived: time.Now()}
 	idx := int(s.arrived.Add(1) - 1)
 	st.tr = newTrace(idx)
+	st.tr.API = a.name()
 	st.tr.RequestID = r.Header.Get(RequestIDHeader)
 	if st.tr.RequestID != "" {
 		w.Header().Set(RequestIDHeader, st.tr.RequestID)
@@ -158,18 +142,8 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	s.traces.put(st.tr)
 
 	frng := rand.New(rand.NewPCG(s.cfg.Seed^faultSalt, uint64(idx)))
-	fault, err := s.cfg.Faults.choose(r, idx, frng)
-	if err != nil {
-		s.reject(w, st, http.StatusBadRequest, err.Error(), "invalid_request_error", FaultHeader, "")
-		return
-	}
-	st.tr.Fault = fault
-	if hf, ok := httpFaults[fault]; ok {
-		if fault == faultHTTP429 {
-			w.Header().Set("Retry-After", strconv.Itoa(s.cfg.Faults.RetryAfter))
-		}
-		writeError(w, hf.status, hf.message, hf.typ, "", hf.code)
-		st.tr.Status, st.tr.End = hf.status, endRejected
+	fault, ok := s.chooseFault(w, r, st, frng)
+	if !ok {
 		return
 	}
 	if !s.admitRequest(w, r, st) {
@@ -187,9 +161,29 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// chooseFault picks the request's fault and answers an HTTP fault (or an
+// unknown fault name) itself; ok is false when it did.
+func (s *Server) chooseFault(w http.ResponseWriter, r *http.Request, st *reqState, rng *rand.Rand) (Fault, bool) {
+	fault, err := s.cfg.Faults.choose(r, st.tr.Index, rng)
+	if err != nil {
+		s.reject(w, st, &apiError{status: http.StatusBadRequest, message: err.Error(), typ: "invalid_request_error", param: FaultHeader})
+		return "", false
+	}
+	st.tr.Fault = fault
+	if hf, ok := httpFaults[fault]; ok {
+		if fault == faultHTTP429 {
+			w.Header().Set("Retry-After", strconv.Itoa(s.cfg.Faults.RetryAfter))
+		}
+		s.writeAPIError(w, st.errs, &apiError{status: hf.status, message: hf.message, typ: hf.typ, code: hf.code})
+		st.tr.Status, st.tr.End = hf.status, endRejected
+		return "", false
+	}
+	return fault, true
+}
+
 // reject answers a bad request (see badRequest) and records it.
-func (s *Server) reject(w http.ResponseWriter, st *reqState, status int, msg, typ, param, code string) {
-	st.tr.Status = s.badRequest(w, status, msg, typ, param, code)
+func (s *Server) reject(w http.ResponseWriter, st *reqState, e *apiError) {
+	st.tr.Status = s.badRequest(w, st.errs, e)
 	st.tr.End = endRejected
 }
 
@@ -198,36 +192,33 @@ func (s *Server) reject(w http.ResponseWriter, st *reqState, status int, msg, ty
 // bad request.
 func (s *Server) admitRequest(w http.ResponseWriter, r *http.Request, st *reqState) bool {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
-	if err == nil {
-		dec := json.NewDecoder(bytes.NewReader(body))
-		err = dec.Decode(&st.req)
-	}
 	if err != nil {
-		s.reject(w, st, http.StatusBadRequest, "invalid request body: "+err.Error(), "invalid_request_error", "", "")
+		s.reject(w, st, &apiError{status: http.StatusBadRequest, message: "invalid request body: " + err.Error(), typ: "invalid_request_error"})
 		return false
 	}
-	q := &st.req
+	q, bad := st.api.parse(body)
+	if bad != nil {
+		s.reject(w, st, bad)
+		return false
+	}
+	st.req = q
 	tr := st.tr
-	tr.Model, tr.Stream = q.Model, q.Stream
+	tr.Model, tr.Stream, tr.IncludeUsage = q.Model, q.Stream, q.IncludeUsage
 	if tr.Model == "" {
 		tr.Model = s.cfg.Model
 	}
-	tr.IncludeUsage = q.StreamOptions != nil && q.StreamOptions.IncludeUsage
 	if q.Model != "" && q.Model != s.cfg.Model {
-		s.reject(w, st, http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", q.Model), "invalid_request_error", "model", "model_not_found")
+		s.reject(w, st, &apiError{status: http.StatusNotFound, message: fmt.Sprintf("The model `%s` does not exist.", q.Model),
+			typ: "invalid_request_error", param: "model", code: "model_not_found"})
 		return false
 	}
-	if len(q.Messages) == 0 {
-		s.reject(w, st, http.StatusBadRequest, "messages: want a non-empty array", "invalid_request_error", "messages", "")
-		return false
+	template := s.cfg.TemplateTokens
+	if q.Raw {
+		template = 0
 	}
-	if st.prompt, err = s.parsePrompt(q.Messages, s.cfg.TemplateTokens); err != nil {
-		s.reject(w, st, http.StatusBadRequest, err.Error(), "invalid_request_error", "messages", "")
+	if st.prompt, err = s.parsePrompt(q.Messages, template, q.PromptField); err != nil {
+		s.reject(w, st, &apiError{status: http.StatusBadRequest, message: err.Error(), typ: "invalid_request_error", param: q.PromptField})
 		return false
-	}
-	field, mt := "max_tokens", q.MaxTokens
-	if q.MaxCompletionTokens != nil {
-		field, mt = "max_completion_tokens", q.MaxCompletionTokens
 	}
 	if over := st.prompt.tokens - s.cfg.MaxModelLen; s.cfg.Dialect.TruncatePrompt && over > 0 {
 		st.prompt.tokens = s.cfg.MaxModelLen
@@ -236,21 +227,23 @@ func (s *Server) admitRequest(w http.ResponseWriter, r *http.Request, st *reqSta
 	tr.PromptTokens = st.prompt.tokens
 	st.window = s.cfg.MaxModelLen - st.prompt.tokens
 	st.budget = st.window
+	mt := q.MaxTokens
 	if s.cfg.Dialect.TruncatePrompt && mt == nil {
 		st.budget = s.cfg.MaxModelLen // the natural answer ends first
 	}
 	if mt != nil {
 		if *mt < 1 {
-			s.reject(w, st, http.StatusBadRequest, fmt.Sprintf("%s = %d: want >= 1", field, *mt), "invalid_request_error", field, "")
+			s.reject(w, st, &apiError{status: http.StatusBadRequest, message: fmt.Sprintf("%s = %d: want >= 1", q.MaxField, *mt),
+				typ: "invalid_request_error", param: q.MaxField})
 			return false
 		}
 		st.budget, st.limited = *mt, true
 	}
 	tr.MaxTokens = st.budget
 	if total := st.prompt.tokens + st.budget; !s.cfg.Dialect.TruncatePrompt && (total > s.cfg.MaxModelLen || st.budget < 1) {
-		s.reject(w, st, http.StatusBadRequest, fmt.Sprintf(
+		s.reject(w, st, &apiError{status: http.StatusBadRequest, message: fmt.Sprintf(
 			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
-			s.cfg.MaxModelLen, total, st.prompt.tokens, st.budget), "invalid_request_error", "messages", "context_length_exceeded")
+			s.cfg.MaxModelLen, total, st.prompt.tokens, st.budget), typ: "invalid_request_error", param: q.PromptField, code: "context_length_exceeded"})
 		return false
 	}
 	st.in = parseInstructions(st.prompt.user)
@@ -264,7 +257,7 @@ func (s *Server) admitRequest(w http.ResponseWriter, r *http.Request, st *reqSta
 // temperature 0 (identical prompts get identical answers, as greedy
 // decoding does), the arrival index otherwise or when
 // Config.Nondeterministic is set.
-func (s *Server) textStream(q *chatRequest, p *prompt, index int) uint64 {
+func (s *Server) textStream(q request, p *prompt, index int) uint64 {
 	if q.Temperature == nil || *q.Temperature != 0 || s.cfg.Nondeterministic {
 		return uint64(index)
 	}
@@ -357,35 +350,17 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, st *reqState) 
 			st.tr.ContentTokens++
 		}
 	}
-	if s.cfg.Dialect.ThinkTags && reasoning.Len() > 0 {
-		c := thinkOpen + reasoning.String() + thinkClose + content.String()
-		reasoning.Reset()
-		content.Reset()
-		content.WriteString(c)
-	}
 	st.tr.CompletionTokens = len(sq.plan.tokens)
-	var u *usage
-	if s.cfg.Dialect.Usage != usageNone {
-		u = &usage{Prompt: st.tr.PromptTokens, Completion: st.tr.CompletionTokens, Cached: st.tr.CachedTokens, Reasoning: st.tr.ReasoningTokens,
-			BadTotal: st.fault == faultUsageTotal}
-	}
-	rend := newRenderer(&s.cfg.Dialect)
-	h := s.header(st, "chat.completion")
-	body := rend.completion(&h, reasoning.String(), content.String(), sq.plan.finish, u)
-	ct := "application/json"
-	if st.fault == faultWrongContentType {
-		ct = "text/plain; charset=utf-8"
-	}
-	w.Header().Set("Content-Type", ct)
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
-	st.tr.Status = http.StatusOK
-	if _, err := w.Write(body); err != nil {
+	sw := s.newResponse(w, st)
+	sw.sq, sw.plan = sq, sq.plan
+	ans := answer{reasoning: reasoning.String(), content: content.String(), finish: sq.plan.finish,
+		usage: usage{Prompt: st.tr.PromptTokens, Completion: st.tr.CompletionTokens, Cached: st.tr.CachedTokens,
+			Reasoning: st.tr.ReasoningTokens, BadTotal: st.fault == faultUsageTotal}}
+	body := st.api.body(sw, &ans)
+	at, ok := writeBody(w, st, body, st.tr.CompletionTokens, last)
+	if !ok {
 		return endClientGone
 	}
-	at := time.Since(st.arrived)
-	st.tr.Headers = at
-	st.tr.wrote(Chunk{Kind: chunkBody, Tokens: st.tr.CompletionTokens, Bytes: len(body), Scheduled: last, Written: at})
 	if st.tr.ContentTokens > 0 {
 		st.tr.FirstContent = at
 	}
@@ -395,12 +370,36 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, st *reqState) 
 	return endComplete
 }
 
-// header is the identity of st's response.
-func (s *Server) header(st *reqState, object string) header {
-	return header{
-		ID:      fmt.Sprintf("chatcmpl-%016x", rand.New(rand.NewPCG(s.cfg.Seed, ^uint64(st.tr.Index))).Uint64()),
-		Object:  object,
-		Created: st.arrived.Unix(),
-		Model:   s.cfg.Model,
+// writeBody answers 200 with a whole JSON body (labelled text/plain under
+// the wrong_content_type fault) and records it, its tokens scheduled at
+// scheduled; it returns when the write returned and false when it failed.
+func writeBody(w http.ResponseWriter, st *reqState, body []byte, tokens int, scheduled time.Duration) (time.Duration, bool) {
+	ct := "application/json"
+	if st.fault == faultWrongContentType {
+		ct = "text/plain; charset=utf-8"
 	}
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	st.tr.Status = http.StatusOK
+	if _, err := w.Write(body); err != nil {
+		return 0, false
+	}
+	at := time.Since(st.arrived)
+	st.tr.Headers = at
+	st.tr.wrote(Chunk{Kind: chunkBody, Tokens: tokens, Bytes: len(body), Scheduled: scheduled, Written: at})
+	return at, true
+}
+
+// answer is the whole of a non-streamed answer.
+type answer struct {
+	reasoning, content string
+	finish             string // "stop" or "length"
+	usage              usage
+}
+
+// ids returns the generator of st's response ids: the same for a request
+// index and seed, whatever the API.
+func (s *Server) ids(st *reqState) *rand.Rand {
+	return rand.New(rand.NewPCG(s.cfg.Seed, ^uint64(st.tr.Index)))
 }

@@ -1,9 +1,7 @@
 package fakeserver
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -42,17 +40,7 @@ func post(t *testing.T, srv *Server, body chatBody, hdr map[string]string) (*htt
 	t.Helper()
 	b, err := json.Marshal(body)
 	require.NoError(t, err)
-	req, err := http.NewRequest("POST", srv.URL+"/v1/chat/completions", bytes.NewReader(b))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := srv.Client().Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	data, rerr := io.ReadAll(resp.Body)
-	return resp, data, rerr
+	return postRaw(t, srv, "/v1/chat/completions", b, hdr)
 }
 
 // sseData returns the data payloads of an SSE body (LF or CRLF framed);

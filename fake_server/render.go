@@ -190,16 +190,18 @@ func (r *renderer) completion(h *header, reasoning, content, finish string, u *u
 	return append(b, '}', '\n')
 }
 
-// event frames one SSE data event.
-func (r *renderer) event(data []byte) []byte {
-	nl := "\n"
-	if r.d.CRLF {
-		nl = "\r\n"
-	}
+// event frames one SSE data event, named Dialect.EventName when that is
+// set.
+func (r *renderer) event(data []byte) []byte { return r.namedEvent(r.d.EventName, data) }
+
+// namedEvent frames one SSE data event with an "event: name" line first
+// unless name is "".
+func (r *renderer) namedEvent(name string, data []byte) []byte {
+	nl := r.nl()
 	r.events++
-	b := make([]byte, 0, len(data)+32)
-	if r.d.EventName != "" {
-		b = append(b, "event: "+r.d.EventName+nl...)
+	b := make([]byte, 0, len(data)+len(name)+32)
+	if name != "" {
+		b = append(b, "event: "+name+nl...)
 	}
 	if r.d.EventIDs {
 		b = append(b, "id: "+strconv.Itoa(r.events)+nl...)
@@ -218,11 +220,16 @@ func (r *renderer) event(data []byte) []byte {
 	return append(b, nl...)
 }
 
+// nl is the dialect's line end.
+func (r *renderer) nl() string {
+	if r.d.CRLF {
+		return "\r\n"
+	}
+	return "\n"
+}
+
 // comment frames one SSE comment line and its blank line.
 func (r *renderer) comment(text string) []byte {
-	nl := "\n"
-	if r.d.CRLF {
-		nl = "\r\n"
-	}
+	nl := r.nl()
 	return []byte(": " + text + nl + nl)
 }

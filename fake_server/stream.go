@@ -8,14 +8,31 @@ import (
 	"time"
 )
 
-// streamWriter writes SSE events of one response and records them.
+// streamWriter writes one response, streamed or not, and records what it
+// wrote in the request's trace.
 type streamWriter struct {
+	srv  *Server
 	w    http.ResponseWriter
 	gz   *gzip.Writer // Dialect.Gzip's compressor, nil when not compressing
 	rc   *http.ResponseController
 	st   *reqState
+	d    *Dialect
 	rend *renderer
-	h    header
+	// plan and sq are the streamed answer's, set once it is submitted.
+	plan *outputPlan
+	sq   *seq
+}
+
+// newResponse returns the writer of st's response.
+func (s *Server) newResponse(w http.ResponseWriter, st *reqState) *streamWriter {
+	return &streamWriter{srv: s, w: w, rc: http.NewResponseController(w), st: st, d: &s.cfg.Dialect, rend: newRenderer(&s.cfg.Dialect)}
+}
+
+// usage is the streamed answer's token accounting so far.
+func (sw *streamWriter) usage() *usage {
+	tr := sw.st.tr
+	return &usage{Prompt: tr.PromptTokens, Completion: tr.CompletionTokens, Cached: sw.sq.cachedTokens(), Reasoning: tr.ReasoningTokens,
+		BadTotal: sw.st.fault == faultUsageTotal}
 }
 
 // write sends b, flushes it and records the chunk; scheduled < 0 means
@@ -39,16 +56,41 @@ func (sw *streamWriter) write(kind string, tokens int, scheduled time.Duration, 
 	return true
 }
 
-func (sw *streamWriter) chunk(kind string, tokens int, at time.Duration, dl *delta) bool {
-	return sw.write(kind, tokens, at, sw.rend.event(sw.rend.chunk(&sw.h, dl)))
+// event writes one SSE event named name ("" for none) with data.
+func (sw *streamWriter) event(kind string, tokens int, scheduled time.Duration, name string, data []byte) bool {
+	return sw.write(kind, tokens, scheduled, sw.rend.namedEvent(name, data))
+}
+
+// A framer writes the events of one API's stream around the engine's
+// output, as one dialect frames them.
+type framer interface {
+	// begin writes what precedes the first output, g, at its scheduled
+	// time (chat's role chunk, Responses' response.created, Messages'
+	// message_start, ...).
+	begin(g *group) bool
+	// output writes one group of output tokens; last says it is the
+	// answer's last.
+	output(g *group, last bool) bool
+	// end writes what follows the last output: the finish, the usage and
+	// the end of the stream.
+	end() bool
+	// keepAlive writes a keep-alive: an SSE comment, or an event of the
+	// API's own.
+	keepAlive() bool
+	// streamError writes the stream_error fault's in-stream error; the
+	// stream ends after it.
+	streamError() bool
+	// malformed writes an event whose JSON is cut short.
+	malformed() bool
+	// oversized writes one content event of text.
+	oversized(text string) bool
 }
 
 // stream answers a streamed request.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) string {
 	d := &s.cfg.Dialect
-	sw := &streamWriter{w: w, rc: http.NewResponseController(w), st: st, rend: newRenderer(d),
-		h: s.header(st, "chat.completion.chunk")}
-	ct := d.contentType()
+	sw := s.newResponse(w, st)
+	ct := st.api.contentType(d)
 	if st.fault == faultWrongContentType {
 		ct = "application/json"
 	}
@@ -74,9 +116,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 		return endComplete
 	}
 	sq := s.submit(st)
-	plan := sq.plan
-	defer finishTrace(st.tr, sq, plan)
+	sw.sq, sw.plan = sq, sq.plan
+	defer finishTrace(st.tr, sq, sq.plan)
 	defer sq.cancelled.Store(true) // a no-op for a finished sequence
+	f := st.api.framer(sw)
 
 	var keepAlive <-chan time.Time
 	var ka *time.Timer
@@ -85,20 +128,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 		defer ka.Stop()
 		keepAlive = ka.C
 	}
-	includeUsage := st.tr.IncludeUsage && d.Usage != usageNone
-	u := func() *usage {
-		return &usage{Prompt: st.tr.PromptTokens, Completion: st.tr.CompletionTokens, Cached: sq.cachedTokens(), Reasoning: st.tr.ReasoningTokens,
-			BadTotal: st.fault == faultUsageTotal}
-	}
 	chunks, fired := 0, false
-	ck := chunker{plan: plan, size: s.cfg.TokensPerChunk}
+	ck := chunker{plan: sq.plan, size: s.cfg.TokensPerChunk}
 	var stalled time.Duration // StallEvery pauses so far
-	thinking := false         // ThinkTags: <think> sent, </think> not yet
 	for {
 		select {
 		case <-sq.notify:
 		case <-keepAlive:
-			if !sw.write(chunkComment, 0, -1, sw.rend.comment("keep-alive")) {
+			if !f.keepAlive() {
 				return endClientGone
 			}
 			ka.Reset(d.KeepAlive)
@@ -108,52 +145,31 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 		}
 		outs, final := sq.take()
 		gs := ck.feed(outs, final)
-		for i, g := range gs {
+		for i := range gs {
+			g := &gs[i]
 			if n := s.cfg.StallEvery; n > 0 && chunks > 0 && chunks%n == 0 {
 				stalled += s.cfg.scaled(s.cfg.StallFor)
 			}
 			if d := time.Until(st.arrived.Add(g.at + stalled)); stalled > 0 && d > 0 && !s.sleep(r, d) {
 				return endClientGone
 			}
-			if d.Role == roleChunk && chunks == 0 {
-				if !sw.chunk(chunkRole, 0, g.at, &delta{Role: true}) {
-					return endClientGone
-				}
+			if chunks == 0 && !f.begin(g) {
+				return endClientGone
 			}
-			last := final && i == len(gs)-1
-			dl := delta{Role: chunks == 0 && d.Role == roleFirst}
-			kind := chunkContent
-			switch {
-			case g.kind == kindReasoning && d.ThinkTags:
-				dl.Content, dl.HasText, kind = g.text, true, chunkReasoning
-				if !thinking {
-					dl.Content, thinking = thinkOpen+g.text, true
-				}
+			if g.kind == kindReasoning {
 				st.tr.ReasoningTokens += g.tokens
-			case g.kind == kindReasoning:
-				dl.Reasoning, kind = g.text, chunkReasoning
-				st.tr.ReasoningTokens += g.tokens
-			default:
-				dl.Content, dl.HasText = g.text, true
-				if thinking {
-					dl.Content, thinking = thinkClose+g.text, false
-				}
+			} else {
 				st.tr.ContentTokens += g.tokens
 			}
 			st.tr.CompletionTokens += g.tokens
-			if last && !d.FinishChunk {
-				dl.Finish = plan.finish
-				if includeUsage && d.Usage == usageLastChoice {
-					dl.Usage = u()
-				}
-			}
-			if !sw.chunk(kind, g.tokens, g.at, &dl) {
+			last := final && i == len(gs)-1
+			if !f.output(g, last) {
 				return endClientGone
 			}
 			chunks++
 			if st.fault.midStream() && !fired && (chunks >= s.cfg.Faults.After || last) {
 				fired = true
-				if end, stop := s.midStreamFault(sw, r); stop {
+				if end, stop := s.midStreamFault(sw, f, r); stop {
 					return end
 				}
 			}
@@ -164,21 +180,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *reqState) st
 		if !final {
 			continue
 		}
-		if d.FinishChunk {
-			dl := delta{HasText: true, Finish: plan.finish}
-			if includeUsage && d.Usage == usageLastChoice {
-				dl.Usage = u()
-			}
-			if !sw.chunk(chunkFinish, 0, -1, &dl) {
-				return endClientGone
-			}
-		}
-		if includeUsage && d.Usage == usageFinal {
-			if !sw.write(chunkUsage, 0, -1, sw.rend.event(sw.rend.usageChunk(&sw.h, u()))) {
-				return endClientGone
-			}
-		}
-		if !d.OmitDone && !sw.write(chunkDone, 0, -1, sw.rend.event([]byte("[DONE]"))) {
+		if !f.end() {
 			return endClientGone
 		}
 		return endComplete
@@ -215,12 +217,13 @@ func (sq *seq) cachedTokens() int {
 	return sq.cached
 }
 
-// streamErrorBody is faultStreamError's in-stream error object.
-const streamErrorBody = `{"error":{"message":"Simulated engine failure during generation.","type":"server_error","param":null,"code":500}}`
+// streamErrorMessage is the message of faultStreamError's in-stream error.
+const streamErrorMessage = "Simulated engine failure during generation."
 
 // midStreamFault applies a mid-stream fault; stop reports that the stream
 // ends with end.
-func (s *Server) midStreamFault(sw *streamWriter, r *http.Request) (end string, stop bool) {
+func (s *Server) midStreamFault(sw *streamWriter, f framer, r *http.Request) (end string, stop bool) {
+	ok := true
 	switch sw.st.fault {
 	case faultDrop:
 		sw.st.tr.End = endDropped
@@ -231,23 +234,17 @@ func (s *Server) midStreamFault(sw *streamWriter, r *http.Request) (end string, 
 			return endClientGone, true
 		}
 	case faultMalformedJSON:
-		b := sw.rend.chunk(&sw.h, &delta{Content: "x"})
-		if !sw.write(chunkMalformed, 0, -1, sw.rend.event(b[:len(b)/2])) {
-			return endClientGone, true
-		}
+		ok = f.malformed()
 	case faultOversized:
-		big := strings.Repeat("x", s.cfg.Faults.OversizeBytes)
-		if !sw.chunk(chunkOversized, 0, -1, &delta{Content: big}) {
-			return endClientGone, true
-		}
+		ok = f.oversized(strings.Repeat("x", s.cfg.Faults.OversizeBytes))
 	case faultStreamError:
-		if !sw.write(chunkError, 0, -1, sw.rend.event([]byte(streamErrorBody))) {
-			return endClientGone, true
-		}
-		if !s.cfg.Dialect.OmitDone && !sw.write(chunkDone, 0, -1, sw.rend.event([]byte("[DONE]"))) {
+		if !f.streamError() {
 			return endClientGone, true
 		}
 		return endComplete, true
+	}
+	if !ok {
+		return endClientGone, true
 	}
 	return "", false
 }

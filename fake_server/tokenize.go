@@ -47,11 +47,11 @@ func (s *Server) serveTokenize(w http.ResponseWriter, r *http.Request) {
 		err = json.Unmarshal(body, &q)
 	}
 	if err != nil {
-		s.badRequest(w, http.StatusBadRequest, "invalid request body: "+err.Error(), "invalid_request_error", "", "")
+		s.badRequest(w, chatAPI{}, invalid("", "invalid request body: "+err.Error()))
 		return
 	}
 	if q.Model != "" && q.Model != s.cfg.Model {
-		s.badRequest(w, http.StatusNotFound, "The model `"+q.Model+"` does not exist.", "invalid_request_error", "model", "model_not_found")
+		s.badRequest(w, chatAPI{}, &apiError{status: http.StatusNotFound, message: "The model `" + q.Model + "` does not exist.", typ: "invalid_request_error", param: "model", code: "model_not_found"})
 		return
 	}
 	var text string
@@ -61,9 +61,9 @@ func (s *Server) serveTokenize(w http.ResponseWriter, r *http.Request) {
 		text = *q.Prompt
 		n = s.cfg.countTokens(text)
 	case len(q.Messages) > 0:
-		p, err := s.parsePrompt(q.Messages, s.cfg.TemplateTokens)
+		p, err := s.parsePrompt(q.Messages, s.cfg.TemplateTokens, "messages")
 		if err != nil {
-			s.badRequest(w, http.StatusBadRequest, err.Error(), "invalid_request_error", "messages", "")
+			s.badRequest(w, chatAPI{}, invalid("messages", err.Error()))
 			return
 		}
 		text, n = p.content, p.tokens
@@ -71,7 +71,7 @@ func (s *Server) serveTokenize(w http.ResponseWriter, r *http.Request) {
 		text = *q.Content
 		n = s.cfg.countTokens(text)
 	default:
-		s.badRequest(w, http.StatusBadRequest, "want prompt, messages or content", "invalid_request_error", "prompt", "")
+		s.badRequest(w, chatAPI{}, invalid("prompt", "want prompt, messages or content"))
 		return
 	}
 	n = max(0, n+s.cfg.Dialect.TokenizeSkew)

@@ -18,6 +18,8 @@ const (
 	chunkDone      = "done"
 	chunkComment   = "comment"
 	chunkError     = "error"
+	chunkFraming   = "framing"
+	chunkPing      = "ping"
 	chunkMalformed = "malformed"
 	chunkOversized = "oversized"
 	chunkBody      = "body"
@@ -54,8 +56,11 @@ const (
 // Trace is the ground truth of one chat completion request: what the server
 // scheduled and when it wrote each chunk.
 type Trace struct {
-	// Index is the 0-based arrival order among chat completion requests.
+	// Index is the 0-based arrival order among the requests of every API.
 	Index int `json:"index"`
+	// API is the API the request spoke: "chat", "responses", "messages",
+	// "completions" or "embeddings".
+	API string `json:"api"`
 	// RequestID is the request's X-Request-Id header (RequestIDHeader).
 	RequestID    string `json:"request_id,omitempty"`
 	Model        string `json:"model"`           // the model served (the request's, or Config.Model)
@@ -65,6 +70,7 @@ type Trace struct {
 	Status       int    `json:"status"`          // HTTP status answered (0 before the headers)
 
 	PromptTokens     int    `json:"prompt_tokens"`              // prompt tokens, chat template included
+	Inputs           int    `json:"inputs,omitempty"`           // embeddings: the inputs embedded
 	TruncatedTokens  int    `json:"truncated_tokens,omitempty"` // prompt tokens dropped by Dialect.TruncatePrompt
 	CachedTokens     int    `json:"cached_tokens"`              // prompt tokens found in the prefix cache
 	ReasoningTokens  int    `json:"reasoning_tokens"`           // reasoning tokens written

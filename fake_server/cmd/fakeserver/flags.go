@@ -65,6 +65,7 @@ var knobTable = []knob{
 	{"cache-tokens", groupEngine, "prefix cache capacity in tokens (0 disables)", "CacheTokens", "", intField(func(c cfgP) *int { return &c.CacheTokens })},
 	{"reasoning-tokens", groupEngine, "reasoning tokens per answer", "ReasoningTokens", "", rangeField(func(c cfgP) *fakeserver.Range { return &c.ReasoningTokens })},
 	{"answer-tokens", groupEngine, "free answer tokens", "AnswerTokens", "", rangeField(func(c cfgP) *fakeserver.Range { return &c.AnswerTokens })},
+	{"embedding-dimension", groupEngine, "length of the /v1/embeddings vectors (0: 64)", "EmbeddingDimension", "0..65536", intField(func(c cfgP) *int { return &c.EmbeddingDimension })},
 	{"slot-prefill", groupEngine, "run -max-seqs independent slots whose prefill takes exactly this and whose decode steps take -decode-step (0: batch engine)", "SlotPrefill", "", durationField(func(c cfgP) *time.Duration { return &c.SlotPrefill })},
 	{"nondeterministic", groupEngine, "different text for identical requests even at temperature 0", "Nondeterministic", "", boolField(func(c cfgP) *bool { return &c.Nondeterministic })},
 	{"time-scale", groupEngine, "multiplier of every simulated duration", "TimeScale", "a finite factor > 0", floatField(func(c cfgP) *float64 { return &c.TimeScale })},
@@ -97,6 +98,8 @@ var knobTable = []knob{
 	{"dialect-serve-ollama-show", groupDialect, "serve ollama's POST /api/show (model_info.<arch>.context_length)", "Dialect.ServeOllamaShow", "", boolField(func(c cfgP) *bool { return &c.Dialect.ServeOllamaShow })},
 	{"dialect-gzip", groupDialect, "gzip streams: off, if-accepted (Accept-Encoding allows gzip), always", "Dialect.Gzip", "", enumField(func(c cfgP) *string { return &c.Dialect.Gzip }, "off", "if-accepted", "always")},
 	{"dialect-split-data", groupDialect, "write each JSON chunk over two data: lines", "Dialect.SplitData", "", boolField(func(c cfgP) *bool { return &c.Dialect.SplitData })},
+	{"dialect-layout", groupDialect, "layout of /v1/responses, /v1/messages and /v1/completions: reference (OpenAI's, Anthropic's), ollama or llamacpp", "Dialect.Layout", "",
+		enumField(func(c cfgP) *string { return &c.Dialect.Layout }, "reference", "ollama", "llamacpp")},
 
 	{"fault-at", groupFaults, "faults by request index; a FAULT is one of " + faultNames(), "Faults.ByIndex", "", faultIndexes},
 	{"fault-prob", groupFaults, "fault probabilities, summing to <= 1", "Faults.Probability", "", faultProbs},
