@@ -114,9 +114,12 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 	if err != nil {
 		b.Fatal(err)
 	}
-	if progress {
-		prog = newProgressLine(os.Stderr)
+	switch view := viewOf(t, w); {
+	case progress:
+		prog = newProgressLine(os.Stderr, view, time.Now)
 		w.Progress = prog.update
+	case s.heartbeatWanted(os.Stderr):
+		w.Progress = newHeartbeat(os.Stderr, b.Name(), view, time.Now).update
 	}
 	html, err := s.htmlWanted()
 	if err != nil {

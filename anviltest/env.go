@@ -168,7 +168,7 @@ var envVars = [...]envVar{
 	}},
 	{envFakeTimeScale, "", "a number in (0, 1000]", float(func(e *environment) *float64 { return &e.fakeTimeScale }, 0, 1000)},
 	{envFakeDecodeStep, "", "a duration in (0, 1m]", duration(func(e *environment) *time.Duration { return &e.fakeDecodeStep }, time.Minute)},
-	{envProgress, "", "0 (off) or 1 (on when standard error is a terminal)", boolean(func(e *environment) **bool { return &e.progress })},
+	{envProgress, "", "0 (off) or 1 (a live line on a terminal, a heartbeat line every 10 s elsewhere)", boolean(func(e *environment) **bool { return &e.progress })},
 	{envHTML, "", "1 (write " + htmlReportName + " beside the artifacts) or 0", boolean(func(e *environment) **bool { return &e.html })},
 	{envMetricsURL, "Target.MetricsURL", "an http(s) URL of the server's Prometheus metrics, or off", func(e *environment, v string) error {
 		if _, err := servermetrics.EndpointURL("http://base.invalid", v); err != nil {

@@ -213,6 +213,22 @@ func (s *settings) progressWanted(stderr *os.File) (bool, error) {
 	return isTerminal(stderr), nil
 }
 
+// heartbeatWanted reports whether a run writes heartbeat lines to stderr
+// (see heartbeat): when the progress line is not drawn because stderr is
+// not a terminal, unless withProgress(false) or ANVIL_PROGRESS=0 turn the
+// progress off, or a line now could split a benchmark result
+// (namePending). A configuration error is progressWanted's to report.
+func (s *settings) heartbeatWanted(stderr *os.File) bool {
+	if s.progress != nil {
+		return false // forced on draws the line; forced off draws nothing
+	}
+	e, err := s.env()
+	if err != nil || (e.progress != nil && !*e.progress) || isTerminal(stderr) && s.getenv("TERM") != "dumb" {
+		return false
+	}
+	return !namePending()
+}
+
 // benchtimeFieldNames pairs the Workload field that -benchtime sized (none
 // when the Workload sized itself) with the flag, for explainFields.
 func benchtimeFieldNames(user capacity.Workload, bt benchtime) [][2]string {

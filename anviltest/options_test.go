@@ -162,7 +162,7 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 
 	bad := newSettings([]Option{WithEnvironment(env{envProgress: "maybe"}.get)})
 	_, err = bad.progressWanted(tty)
-	require.EqualError(t, err, `anviltest: ANVIL_PROGRESS = "maybe": want 0 (off) or 1 (on when standard error is a terminal)`)
+	require.EqualError(t, err, `anviltest: ANVIL_PROGRESS = "maybe": want 0 (off) or 1 (a live line on a terminal, a heartbeat line every 10 s elsewhere)`)
 }
 
 // TestExplainFieldsNamesTheSources: capacity's errors name Go fields; the

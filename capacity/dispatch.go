@@ -45,7 +45,9 @@ func (r *runner) measure(ctx context.Context, start time.Time, s seams) error {
 	n := len(indexes)
 	r.mu.Lock()
 	r.warming, r.n, r.dispatched, r.phaseStart = false, n, 0, start
+	r.flights.reset()
 	r.mu.Unlock()
+	r.feed.attach(r.snapshot)
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	// dispatch ends the dispatcher alone: in-flight requests keep runCtx.
@@ -122,7 +124,7 @@ func (r *runner) measure(ctx context.Context, start time.Time, s seams) error {
 			r.mu.Unlock()
 			return fmt.Errorf("capacity: Workload.Source: request %d: %w", i, err)
 		}
-		if !r.take(dispatch) {
+		if !r.take(dispatch, i) {
 			return nil
 		}
 		done := make(chan struct{})
@@ -189,9 +191,9 @@ func (r *runner) admit(ctx context.Context, i int, gates []Gate) bool {
 	return true
 }
 
-// take dispatches the next index, or reports that the run must not send
-// any more.
-func (r *runner) take(ctx context.Context) bool {
+// take dispatches request i, or reports that the run must not send any
+// more.
+func (r *runner) take(ctx context.Context, i int) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if ctx.Err() != nil || r.stopped {
@@ -199,6 +201,7 @@ func (r *runner) take(ctx context.Context) bool {
 	}
 	r.dispatched++
 	r.inFlight++
+	r.flights.out(i, time.Now())
 	r.report()
 	return true
 }

@@ -79,6 +79,8 @@ func run(ctx context.Context, t Target, w Workload, sec *client.Secrets) (*artif
 	// rule (capacity/PROTOCOL.md#connection-rule).
 	hc, _ = client.WithConnectionRule(hc, own)
 
+	feed := newProgressFeed(w.Progress) // phaseDiscovery, every second from here on
+	defer feed.Close()
 	disc, err := discover(ctx, hc, t, key, w.Timeout)
 	if err != nil {
 		return nil, err
@@ -124,13 +126,14 @@ func run(ctx context.Context, t Target, w Workload, sec *client.Secrets) (*artif
 		return nil, err
 	}
 	if w.PromptSizing == promptSizingExact {
+		feed.enter(phaseCalibration)
 		if err := sizePrompts(ctx, plan, t, cl, disc.TruncationWindow); err != nil {
 			return nil, err
 		}
 	}
 	r := &runner{
 		plan: plan, cl: cl, enc: enc, concurrency: w.Concurrency,
-		maxFailures: w.MaxFailures, duration: w.Duration, scheduled: schedule != nil, keepGoing: w.KeepGoing, progress: w.Progress,
+		maxFailures: w.MaxFailures, duration: w.Duration, scheduled: schedule != nil, keepGoing: w.KeepGoing, feed: feed,
 		stallRule: stallRule(w),
 		bodies:    &sourceBodies{target: t, w: plan.Workload, plan: plan},
 		owned:     sh.indexes(plan.Len()),
@@ -155,11 +158,13 @@ func run(ctx context.Context, t Target, w Workload, sec *client.Secrets) (*artif
 	// is the caller's (http.DefaultTransport keeps two idle connections a
 	// host, and would close the rest again).
 	if t.HTTPClient == nil && ctx.Err() == nil {
+		feed.enter(phaseConnections)
 		r.prewarmed = cl.Prewarm(ctx, min(w.Concurrency, len(r.indexes())), min(client.PrewarmLimit, w.Timeout))
 	}
 	primeObservers(ctx, builtin) // the metrics' first sample, with nothing in flight
 	start, startErr := time.Now(), error(nil)
 	if sh.Count > 0 {
+		feed.enter(phaseStart)
 		start, startErr = waitStart(ctx, sh) // ErrShardLate: the measured phase sends nothing
 	}
 	// The measured phase starts even when ctx is already done (it then

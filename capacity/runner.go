@@ -72,7 +72,7 @@ type runner struct {
 	scheduled bool
 	// keepGoing turns the early stop off (Workload.KeepGoing).
 	keepGoing bool
-	progress  func(Progress)
+	feed      *progressFeed // Workload.Progress's calls; nil without one
 	// bodies builds the bodies of requests a Workload.Source describes.
 	bodies *sourceBodies
 
@@ -91,6 +91,7 @@ type runner struct {
 	earlyStop  string // why the early stop stopped the run, "" when it did not
 	permanent  int    // measured failures that will not change, before any success
 	results    []result
+	flights    flights // the current phase's requests in flight, for Progress.Oldest
 
 	stallRule itl.StallRule // applied to every measured stream
 	chunks    *itl.Run      // the measured workers' runs, merged as they exit
@@ -106,7 +107,9 @@ type runner struct {
 func (r *runner) warmup(ctx context.Context, n int) {
 	r.mu.Lock()
 	r.warming, r.n, r.dispatched, r.phaseStart = true, n, 0, time.Now()
+	r.flights.reset()
 	r.mu.Unlock()
+	r.feed.attach(r.snapshot)
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	var wg sync.WaitGroup
@@ -141,6 +144,7 @@ func (r *runner) next(ctx context.Context) (int, bool) {
 	i := r.dispatched
 	r.dispatched++
 	r.inFlight++
+	r.flights.out(i, time.Now())
 	r.report()
 	return i, true
 }
@@ -151,6 +155,7 @@ func (r *runner) record(res result, warmup bool) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.inFlight--
+	r.flights.back(res.index)
 	refusedNow := false
 	if st := statusOf(res); st >= 200 && st < 300 {
 		r.anyOK = true
@@ -185,24 +190,40 @@ func statusOf(res result) int {
 	return 0
 }
 
-// report calls the progress callback; r.mu is held, so calls never overlap.
+// report passes the runner's state on to Workload.Progress; r.mu is held.
 func (r *runner) report() {
-	if r.progress == nil {
+	if r.feed == nil {
 		return
 	}
-	p := Progress{Planned: r.n, Dispatched: r.dispatched}
-	if r.warming {
-		p.Planned, p.Dispatched = r.plan.Len(), 0
-	}
-	r.progress(Progress{
-		Planned:    p.Planned,
-		Dispatched: p.Dispatched,
+	r.feed.pass(r.progressLocked(), r.feed.next())
+}
+
+// snapshot is the runner's state for a tick of the feed, and the
+// sequence number of the moment it was taken.
+func (r *runner) snapshot() (Progress, uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.progressLocked(), r.feed.next()
+}
+
+// progressLocked is the runner's state as a Progress; r.mu is held.
+func (r *runner) progressLocked() Progress {
+	now := time.Now()
+	p := Progress{
+		Phase:      phaseMeasured,
+		Planned:    r.n,
+		Dispatched: r.dispatched,
 		Succeeded:  r.succeeded,
 		Failed:     r.failed,
 		InFlight:   r.inFlight,
-		Warmup:     r.warming,
-		Elapsed:    time.Since(r.phaseStart),
-	})
+		Oldest:     r.flights.oldest(now),
+		Elapsed:    now.Sub(r.phaseStart),
+	}
+	if r.warming {
+		p.Phase, p.Warmup = phaseWarmup, true
+		p.Planned, p.Dispatched = r.plan.Len(), 0
+	}
+	return p
 }
 
 // one sends request i and evaluates it. A panic anywhere in it becomes a

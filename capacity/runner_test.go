@@ -288,7 +288,7 @@ func TestRunWarmupAndProgress(t *testing.T) {
 		}
 		require.Equal(t, 8, warm, "4 dispatches and 4 completions")
 		last := calls[len(calls)-1]
-		require.Equal(t, Progress{Planned: 6, Dispatched: 6, Succeeded: 6, InFlight: 0, Elapsed: last.Elapsed}, last)
+		require.Equal(t, Progress{Phase: "measured", Planned: 6, Dispatched: 6, Succeeded: 6, InFlight: 0, Elapsed: last.Elapsed}, last)
 	})
 }
 

@@ -137,6 +137,14 @@ const (
 
 // Progress is a snapshot of a running campaign passed to Workload.Progress.
 type Progress struct {
+	// Phase is what the run is doing: "discovery" (the model probe, the
+	// context window, the server's slots and metrics endpoint),
+	// "calibration" (exact prompt sizing), "warm-up" (Workload.Warmup's
+	// requests), "connections" (the connection warm-up), "start" (a shard
+	// waiting for Shard.StartAt) or "measured". Only the warm-up and the
+	// measured phase have requests to count; the other snapshots carry
+	// the phase and its Elapsed alone.
+	Phase string
 	// Planned is the number of measured requests the run may dispatch.
 	Planned int
 	// Dispatched counts measured requests sent so far.
@@ -147,11 +155,14 @@ type Progress struct {
 	Failed int
 	// InFlight counts requests (warm-up included) currently outstanding.
 	InFlight int
-	// Warmup is true while the warm-up requests are running.
+	// Warmup is true while the warm-up requests are running (Phase
+	// "warm-up").
 	Warmup bool
-	// Elapsed is the monotonic time since the current phase started: the
-	// warm-up while Warmup is true, then the measured requests (the time
-	// Workload.Duration is compared with).
+	// Oldest is how long the oldest request in flight has been out, 0
+	// when none is: a request that hangs shows here.
+	Oldest time.Duration
+	// Elapsed is the monotonic time since the current phase started (in
+	// the measured phase, the time Workload.Duration is compared with).
 	Elapsed time.Duration
 }
 
@@ -236,8 +247,11 @@ type Workload struct {
 	// the plan stops at the longest prefix of requests whose planned contexts
 	// fit 67108864 tokens. 0..24h.
 	Duration time.Duration
-	// Progress, when non-nil, is called by the runner as the run advances,
-	// from one goroutine at a time; it must return quickly.
+	// Progress, when non-nil, is called by the runner as the run advances
+	// (each phase, each dispatch and completion) and at least once a second
+	// from the model probe to the end of the measured phase, with its
+	// clocks advanced, so that a wait shows; from one goroutine at a time,
+	// never two calls at once. It must return quickly.
 	Progress func(Progress)
 	// StallThreshold, when > 0, is the gap between two output chunks above
 	// which the gap is a stall, for every stream (anvil_go.chunk_timing).
