@@ -11,7 +11,7 @@ import (
 )
 
 // summary is what a stream tells the client, folded from its events the
-// way PROTOCOL.md#api-completions says: the last usage object whose counts
+// way capacity/PROTOCOL.md#api-completions says: the last usage object whose counts
 // are not all zero wins.
 type summary struct {
 	Events, Nulls int

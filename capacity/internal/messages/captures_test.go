@@ -10,7 +10,7 @@ import (
 )
 
 // summary is what a stream tells the client, folded from its events the
-// way PROTOCOL.md#api-messages says: each usage count is the last one
+// way capacity/PROTOCOL.md#api-messages says: each usage count is the last one
 // reported (message_delta's over message_start's).
 type summary struct {
 	Events                 int

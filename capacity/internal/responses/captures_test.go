@@ -10,7 +10,7 @@ import (
 )
 
 // summary is what a stream tells the client, folded from its events the
-// way PROTOCOL.md#api-responses says.
+// way capacity/PROTOCOL.md#api-responses says.
 type summary struct {
 	Events               int
 	Texts, Reasonings    int // events of each kind
