@@ -87,6 +87,7 @@ func (r *runner) measure(ctx context.Context, start time.Time, s seams) error {
 		if dispatch.Err() != nil {
 			return nil // the Schedule gave up waiting: the run is over
 		}
+		r.dues |= 1 << due.kind
 		var at time.Time // the scheduled time; zero for DueNow
 		switch due.kind {
 		case dueAt:

@@ -5,6 +5,7 @@ import (
 
 	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/internal/client"
+	"github.com/anvilbench/anvil/capacity/internal/steady"
 )
 
 // requestClock holds the monotonic stamps of one measured request; a zero
@@ -116,4 +117,5 @@ func extendReport(rep *artifact.Report, f runFacts, results []result, unsent []i
 			RequestIndex: i, Outcome: artifact.OutcomeNeverSent, PlannedPromptTokens: f.plan.Contexts[i],
 		})
 	}
+	x.Steady = steady.OfReport(rep, f.runner.steadyLoad())
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/internal/client"
 	"github.com/anvilbench/anvil/capacity/internal/itl"
+	"github.com/anvilbench/anvil/capacity/internal/steady"
 )
 
 // maxPanicStack bounds the stack trace kept in a runner_error message.
@@ -97,6 +98,9 @@ type runner struct {
 	chunks    *itl.Run      // the measured workers' runs, merged as they exit
 
 	prewarmed int // live connections the measured phase started with (prewarm)
+	// dues has bit 1<<k set once the measured phase dispatched a request
+	// of dueKind k; the dispatcher's alone until the phase ends.
+	dues uint8
 
 	owned []int // a shard's measured indexes, ascending (Shard.indexes); nil: the whole plan
 }
@@ -300,6 +304,20 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *client.Chun
 		res.chunks = timer.Finish(res.row != nil, ex.CompletionTokens())
 	}
 	return res
+}
+
+// steadyLoad is the load the steady-state test holds the run to
+// (capacity/PROTOCOL.md#steady): a closed loop's requests in flight, the
+// rate of a schedule of due times, or nothing for requests due after
+// others ended (sessions).
+func (r *runner) steadyLoad() string {
+	switch {
+	case r.dues&(1<<dueAfter) != 0:
+		return steady.None
+	case r.dues&(1<<dueAt) != 0:
+		return steady.Rate
+	}
+	return steady.InFlight
 }
 
 // measured returns the measured results sorted by request index.

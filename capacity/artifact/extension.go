@@ -44,6 +44,9 @@ type Extension struct {
 	ServerMetrics *ServerMetrics
 	// Audit is "audit": the client's self-audit (extension_observers.go).
 	Audit *Audit
+	// Steady is "steady": the steady-state window of the measured phase
+	// (steady.go); nil when the run has no requests to test.
+	Steady *Steady
 	// Shard is "shard": the run is one shard of a workload split over
 	// several processes (shard.go); nil for a whole run.
 	Shard *Shard

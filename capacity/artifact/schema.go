@@ -382,6 +382,7 @@ var extensionTable = newArtTable(func(x *Extension) *shape { return &x.shape },
 	optionalOf("shard", func(x *Extension) **Shard { return &x.Shard }, shardTable.codec()),
 	optionalOf("shards", func(x *Extension) **ShardSet { return &x.Shards }, shardSetTable.codec()),
 	optionalOf("slo", func(x *Extension) **SLOResult { return &x.SLO }, sloTable.codec()),
+	optionalOf("steady", func(x *Extension) **Steady { return &x.Steady }, steadyTable.codec()),
 	fieldOf("version", func(x *Extension) *int { return &x.Version }, intCodec),
 	optionalOf("workload", func(x *Extension) **Workload { return &x.Workload }, workloadTable.codec()),
 )

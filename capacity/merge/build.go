@@ -11,6 +11,7 @@ import (
 	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/internal/arrival"
 	"github.com/anvilbench/anvil/capacity/internal/itl"
+	"github.com/anvilbench/anvil/capacity/internal/steady"
 )
 
 // build assembles the merged artifact of checked shards, sorted by index.
@@ -74,6 +75,11 @@ func build(in []shardIn) (*artifact.Report, error) {
 	if x.SLO != nil {
 		// Goodput is over the merged wall clock.
 		x.SLO.GoodputRPS = float64(x.SLO.MetRequests) / (m.WallClockMS / 1000)
+	}
+	if st := base.AnvilGo.Steady; st != nil {
+		// The window of the whole workload, from every shard's requests
+		// on the shared clock, held to the load the shards were.
+		x.Steady = steady.OfReport(m, st.Load)
 	}
 	return m, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/internal/itl"
+	"github.com/anvilbench/anvil/capacity/internal/steady"
 	"github.com/anvilbench/anvil/capacity/merge"
 	"github.com/anvilbench/anvil/capacity/servermetrics"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
@@ -188,6 +189,9 @@ func splitShards(t *testing.T, s singleRun, n int, lateNS ...int64) []*artifact.
 			x.ChunkTiming.Distribution = run.Distribution()
 		}
 		r.AnvilGo = x
+		if st := orig.AnvilGo.Steady; st != nil {
+			x.Steady = steady.OfReport(&r, st.Load) // each shard tests its own requests
+		}
 		require.NoError(t, r.Recompute())
 		out = append(out, &r)
 	}
