@@ -132,6 +132,9 @@ func writeRunHeader(b *strings.Builder, i int, v *runView) {
 	if v.Audit != "" {
 		fmt.Fprintf(b, `<dt>client audit</dt><dd class="%s">%s</dd>`, map[bool]string{true: "bad", false: "good"}[v.Suspect], esc(v.Audit))
 	}
+	if v.Steady != "" {
+		fmt.Fprintf(b, `<dt>steady state</dt><dd class="%s">%s</dd>`, map[bool]string{true: "good", false: "bad"}[known(v.SteadyFrom)], esc(v.Steady))
+	}
 	if v.Unsent > 0 {
 		field("outcome", fmt.Sprintf("%d planned, %d sent, %d succeeded, %d failed, %d never sent", v.Planned, v.Planned-v.Unsent, v.Succeeded, v.Failed, v.Unsent))
 	} else {

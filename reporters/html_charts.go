@@ -53,6 +53,8 @@ const (
 	// colorQueue is an open-loop request's wait for the in-flight cap,
 	// from when it was due to its send: lighter than waiting.
 	colorQueue = "#E4E4E4"
+	// colorSteady shades the steady-state window behind the bars.
+	colorSteady = "#009E73"
 )
 
 // classColor is the timeline colour of a failure class.
@@ -337,6 +339,9 @@ func writeTimeline(b *strings.Builder, id string, v *runView) bool {
 		xl, yl = "time since the run started (ms)", "requests in send order"
 		layout = "Bars are placed at their send offsets from the run start."
 	}
+	if v.Offsets && known(v.SteadyFrom) {
+		layout += fmt.Sprintf(" The green band is the steady-state window, %s to %s ms.", fmtNum(v.SteadyFrom), fmtNum(v.SteadyTo))
+	}
 	grouping := ""
 	if g > 1 {
 		grouping = fmt.Sprintf(" %d requests are drawn as %d rows of %d consecutive requests at their median times; the mark at a row's end is its share of failures.",
@@ -357,6 +362,11 @@ func writeTimeline(b *strings.Builder, id string, v *runView) bool {
 		}
 		fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s"/>`,
 			px(c.x.px(x0)), px(y), px(math.Max(0.5, c.x.px(x1)-c.x.px(x0))), px(barH), fill)
+	}
+	if v.Offsets && known(v.SteadyFrom) {
+		fmt.Fprintf(b, `<rect class="steady" x="%s" y="%s" width="%s" height="%s" fill="%s" fill-opacity="0.12"><title>steady window %s to %s ms</title></rect>`,
+			px(c.x.px(v.SteadyFrom)), px(c.top), px(c.x.px(v.SteadyTo)-c.x.px(v.SteadyFrom)), px(c.bottom-c.top), colorSteady,
+			fmtNum(v.SteadyFrom), fmtNum(v.SteadyTo))
 	}
 	b.WriteString(`<g class="bars">`)
 	for _, r := range rows {

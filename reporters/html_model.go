@@ -9,26 +9,31 @@ import "math"
 
 // runView is one capacity run as the reporters show it.
 type runView struct {
-	Label      string // "run 1", set by the page
-	RunID      string
-	Model      string
-	Engine     string
-	GPU        string
-	Protocol   string
-	StartedAt  string
-	WallMS     float64 // NaN when not recorded
-	Identity   []viewField
-	Eligible   string      // "yes", "no" or "not recorded"
-	Audit      string      // auditLine: the client's self-audit, "" without one
-	Suspect    bool        // the audit's verdict is suspect
-	Server     *serverView // the server's gauges (html_server.go); nil without
-	Planned    int         // planned requests
-	Succeeded  int
-	Failed     int          // requests sent that failed
-	Unsent     int          // planned requests never sent (v1 records them as cancelled failures)
-	Failures   []classCount // failures of sent requests per class, by class name
-	Summary    []metricSummary
-	Throughput float64 // output tok/s of the run; NaN when not eligible (Report.Eligible) or not recorded
+	Label     string // "run 1", set by the page
+	RunID     string
+	Model     string
+	Engine    string
+	GPU       string
+	Protocol  string
+	StartedAt string
+	WallMS    float64 // NaN when not recorded
+	Identity  []viewField
+	Eligible  string // "yes", "no" or "not recorded"
+	Audit     string // auditLine: the client's self-audit, "" without one
+	Suspect   bool   // the audit's verdict is suspect
+	// Steady is steadyLine: the steady-state window or why there is none,
+	// "" without anvil_go.steady; SteadyFrom and SteadyTo are the window's
+	// offsets, NaN when there is none.
+	Steady               string
+	SteadyFrom, SteadyTo float64
+	Server               *serverView // the server's gauges (html_server.go); nil without
+	Planned              int         // planned requests
+	Succeeded            int
+	Failed               int          // requests sent that failed
+	Unsent               int          // planned requests never sent (v1 records them as cancelled failures)
+	Failures             []classCount // failures of sent requests per class, by class name
+	Summary              []metricSummary
+	Throughput           float64 // output tok/s of the run; NaN when not eligible (Report.Eligible) or not recorded
 
 	// Requests holds every request the artifact records (successes and
 	// failures), sorted by request index.

@@ -138,6 +138,10 @@ func viewOf(r *artifact.Report) (runView, error) {
 		v.Eligible = map[bool]string{true: "yes", false: "no"}[r.PerformanceEligible]
 	}
 	v.Audit, v.Suspect = auditLine(r), suspect(r)
+	v.Steady, v.SteadyFrom, v.SteadyTo = steadyLine(r), math.NaN(), math.NaN()
+	if st := r.AnvilGo; st != nil && st.Steady != nil && st.Steady.Found {
+		v.SteadyFrom, v.SteadyTo = *st.Steady.StartMS, *st.Steady.EndMS
+	}
 	if r.AnvilGo != nil {
 		v.Server = serverViewOf(r.AnvilGo.ServerMetrics)
 	}

@@ -55,7 +55,9 @@ var summaryStats = []struct {
 // never-sent requests counted apart), for an open loop the offered and
 // achieved rates and the latencies from the scheduled time, a table of the
 // latency and rate distributions (p50, p95, p99, mean and its 95%
-// interval), throughput and the contract checks. Values an artifact does not carry print as "-", so
+// interval), throughput, the steady-state window with its headline
+// metrics beside the whole run's (capacity/PROTOCOL.md#steady) and the
+// contract checks. Values an artifact does not carry print as "-", so
 // legacy artifacts summarize too. The p99 column is marked descriptive when
 // the samples are too few for a tail estimate.
 //
@@ -164,6 +166,9 @@ func WriteSummary(w io.Writer, r *artifact.Report) error {
 	}
 	if m.PrefixCacheHitAvg != nil {
 		p("prefix cache hit %.1f%%\n", *m.PrefixCacheHitAvg*100)
+	}
+	if err := writeSteady(&buf, r); err != nil {
+		return err
 	}
 	writeChecks(&buf, r)
 	for _, line := range crossCheckLines(r) {

@@ -1,0 +1,93 @@
+package reporters
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
+)
+
+// steadyRun is a closed loop of 800 requests whose steady window, 6 s to
+// 42 s of 75 s, holds twice the whole run's throughput.
+func steadyRun() *artifact.Report {
+	r := &artifact.Report{Requests: 800, Completed: 800, WallClockMS: 75312.5, PerformanceEligible: true,
+		Metrics: artifact.Metrics{ThroughputTokS: new(1062.24), ThroughputPerformanceEligible: true,
+			TTFT: artifact.Distribution{P50: new(52.3), P95: new(402.0)}, E2E: artifact.Distribution{P50: new(401.5)}}}
+	r.Extension().Steady = &artifact.Steady{Found: true, BinMS: 1000, Bins: 75, Load: "in_flight",
+		Target: new(8.0), Achieved: new(7.99), StartMS: new(6000.0), EndMS: new(42000.0),
+		CompletionsZ: new(0.508), TTFTZ: new(1.675),
+		Metrics: &artifact.WindowMetrics{Requests: 716, Succeeded: 716, TTFTP50MS: new(50.1), TTFTP95MS: new(59.2),
+			E2EP50MS: new(400.2), OutputTokS: new(1998.08), CompletionsPerS: 19.98}}
+	return r
+}
+
+// TestWriteSummarySteady: the summary gives the window, its load and its
+// trend statistics, then its headline metrics beside the whole run's; a
+// run without one says why.
+func TestWriteSummarySteady(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, WriteSummary(&buf, steadyRun()))
+	out := buf.String()
+	section := out[strings.Index(out, "steady window"):]
+	end := strings.Index(section, "req/s")
+	section = section[:end+strings.Index(section[end:], "\n")+1]
+	want := `steady window 6.0 .. 42.0 s of 75.3 (bins of 1000 ms; 7.99 in flight of 8.00; Mann-Kendall z completions 0.508, TTFT 1.68)
+       metric   unit  window  whole run
+     requests            716        800
+     TTFT p50     ms    50.1       52.3
+     TTFT p95     ms    59.2        402
+     TTFO p50     ms       -          -
+     TPOT p50     ms       -          -
+      E2E p50     ms     400        402
+   decode p50  tok/s       -          -
+  prefill p50  tok/s       -          -
+       output  tok/s    1998       1062
+  completions  req/s    20.0       10.6
+`
+	require.Equal(t, want, section)
+	require.Contains(t, strings.Join(RunLog(steadyRun()), "\n"),
+		"steady window 6.0 .. 42.0 s of 75.3 (bins of 1000 ms; 7.99 in flight of 8.00; Mann-Kendall z completions 0.508, TTFT 1.68): output 1998 tok/s (whole run 1062), TTFT p50 50.1 ms (52.3)")
+
+	none := steadyRun()
+	none.AnvilGo.Steady = &artifact.Steady{Load: "in_flight", BinMS: 133.3, Bins: 7,
+		Reason: new("too short: the phase holds 7 bins of 133.3 ms (4 completions each on average at least), the test needs 10")}
+	buf.Reset()
+	require.NoError(t, WriteSummary(&buf, none))
+	require.Contains(t, buf.String(), "\nno steady window: too short: the phase holds 7 bins of 133.3 ms (4 completions each on average at least), the test needs 10\n")
+	require.NotContains(t, buf.String(), "whole run")
+	require.Contains(t, RunLog(none), "no steady window: too short: the phase holds 7 bins of 133.3 ms (4 completions each on average at least), the test needs 10")
+}
+
+// TestWriteHTMLSteady: the page names the window in the run's header and
+// shades it on the timeline, on the run's own time axis.
+func TestWriteHTMLSteady(t *testing.T) {
+	r := syntheticRun(t, 40, 4, 3)
+	x := r.Extension()
+	for _, row := range r.RequestTimings {
+		at := float64(row.RequestIndex/4) * 100
+		x.Requests = append(x.Requests, artifact.RequestDetail{RequestIndex: row.RequestIndex, Outcome: artifact.OutcomeSuccess,
+			SentMS: new(at), EndMS: new(at + row.E2EMS), FirstOutputMS: new(at + row.TimeToFirstOutputMS), FirstContentMS: new(at + row.TTFTMS)})
+	}
+	for _, f := range r.Failures {
+		at := float64(f.RequestIndex/4) * 100
+		x.Requests = append(x.Requests, artifact.RequestDetail{RequestIndex: f.RequestIndex, Outcome: string(f.FailureClass),
+			SentMS: new(at), EndMS: new(at + f.ElapsedMS)})
+	}
+	slices.SortFunc(x.Requests, func(a, b artifact.RequestDetail) int { return a.RequestIndex - b.RequestIndex })
+	x.Steady = &artifact.Steady{Found: true, BinMS: 100, Bins: 16, Load: "in_flight", Target: new(4.0), Achieved: new(3.9),
+		StartMS: new(300.0), EndMS: new(900.0), CompletionsZ: new(0.1), TTFTZ: new(-0.2), Metrics: &artifact.WindowMetrics{Requests: 24}}
+	page := string(renderHTML(t, r))
+	require.Contains(t, page, `<dt>steady state</dt><dd class="good">steady window 0.3 .. 0.9 s of 1.6 (bins of 100 ms; 3.90 in flight of 4.00; Mann-Kendall z completions 0.100, TTFT -0.200)</dd>`)
+	require.Regexp(t, `<rect class="steady" x="[0-9.]+" y="[0-9.]+" width="[0-9.]+" height="[0-9.]+" fill="#009E73" fill-opacity="0.12"><title>steady window 300 to 900 ms</title></rect>`, page)
+	require.Contains(t, page, "The green band is the steady-state window, 300 to 900 ms.")
+	parseCharts(t, []byte(page)) // still well formed
+
+	x.Steady = &artifact.Steady{Load: "in_flight", Reason: new("too short: the phase holds 7 bins")}
+	page = string(renderHTML(t, r))
+	require.Contains(t, page, `<dt>steady state</dt><dd class="bad">no steady window: too short: the phase holds 7 bins</dd>`)
+	require.NotContains(t, page, `class="steady"`)
+}
