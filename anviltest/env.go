@@ -48,7 +48,7 @@ type environment struct {
 	maxModelLen                             int
 	extraBody                               map[string]any
 	out                                     string
-	warmup                                  int
+	warmup                                  capacity.Workload // Warmup, WarmupFor, WarmupSteady (ANVIL_WARMUP)
 	timeout                                 time.Duration
 	promptSizing                            capacity.PromptSizing
 	rate                                    float64
@@ -102,13 +102,21 @@ var envVars = [...]envVar{
 	{envClockDomainID, "Target.ClockDomainID", "a clock domain label", str(func(e *environment) *string { return &e.clockDomainID })},
 	{envConfigurationFingerprint, "Target.ConfigurationFingerprint", "sha256:<64 hex digits>", str(func(e *environment) *string { return &e.configurationFingerprint })},
 	{envOut, "", "a directory", str(func(e *environment) *string { return &e.out })},
-	{envWarmup, "Workload.Warmup", "an integer", func(e *environment, v string) error {
-		n, err := strconv.Atoi(v)
-		if err == nil {
-			err = checkWorkload("Workload.Warmup", capacity.Workload{Warmup: n})
+	{envWarmup, "Workload.Warmup", "a request count, a duration such as 30s, or steady", func(e *environment, v string) error {
+		if v == "steady" {
+			e.warmup = capacity.Workload{WarmupSteady: true}
+			return nil
 		}
-		e.warmup = n
-		return err
+		if n, err := strconv.Atoi(v); err == nil {
+			e.warmup = capacity.Workload{Warmup: n}
+			return checkWorkload("Workload.Warmup", e.warmup)
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return err
+		}
+		e.warmup = capacity.Workload{WarmupFor: d}
+		return checkWorkload("Workload.WarmupFor", e.warmup)
 	}},
 	{envTimeout, "Workload.Timeout", "a positive duration such as 90s", func(e *environment, v string) error {
 		err := duration(func(e *environment) *time.Duration { return &e.timeout }, 0)(e, v)

@@ -32,8 +32,9 @@ const (
 	// envOut is the artifact directory used when -artifacts is not set
 	// (unset: ./anvil-out in the package directory).
 	envOut = "ANVIL_OUT"
-	// envWarmup is the number of unmeasured warm-up requests of each run
-	// when the Workload sets none.
+	// envWarmup is the unmeasured warm-up of each run when the Workload
+	// sets none: a request count, a duration (Workload.WarmupFor) or
+	// "steady" (Workload.WarmupSteady).
 	envWarmup = "ANVIL_WARMUP"
 	// envTimeout is the per-request timeout (a Go duration such as 5m) when
 	// the Workload sets none.
@@ -177,8 +178,8 @@ func (s *settings) applyWorkloadEnv(w capacity.Workload) (capacity.Workload, err
 	if err != nil {
 		return w, err
 	}
-	if w.Warmup == 0 {
-		w.Warmup = e.warmup
+	if w.Warmup == 0 && w.WarmupFor == 0 && !w.WarmupSteady {
+		w.Warmup, w.WarmupFor, w.WarmupSteady = e.warmup.Warmup, e.warmup.WarmupFor, e.warmup.WarmupSteady
 	}
 	if w.Timeout == 0 {
 		w.Timeout = e.timeout

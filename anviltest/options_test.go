@@ -50,7 +50,9 @@ func TestEnvironmentErrorsNameVariableValueAndRange(t *testing.T) {
 	}{
 		{envMaxModelLen, "lots", "ANVIL_MAX_MODEL_LEN = \"lots\": want an integer: strconv.Atoi"},
 		{envMaxModelLen, "-1", "ANVIL_MAX_MODEL_LEN = \"-1\": want an integer: capacity: Target.MaxModelLen = -1: must be in 0..1048576"},
-		{envWarmup, "10001", "ANVIL_WARMUP = \"10001\": want an integer: capacity: Workload.Warmup = 10001: must be in 0..10000"},
+		{envWarmup, "10001", "ANVIL_WARMUP = \"10001\": want a request count, a duration such as 30s, or steady: capacity: Workload.Warmup = 10001: must be in 0..10000"},
+		{envWarmup, "2h", "ANVIL_WARMUP = \"2h\": want a request count, a duration such as 30s, or steady: capacity: Workload.WarmupFor = 2h0m0s: must be in 0..1h0m0s"},
+		{envWarmup, "soon", "ANVIL_WARMUP = \"soon\": want a request count, a duration such as 30s, or steady: time: invalid duration"},
 		{envTimeout, "2h", "ANVIL_TIMEOUT = \"2h\": want a positive duration such as 90s: capacity: Workload.Timeout = 2h0m0s: must be in (0s, 1h0m0s]"},
 		{envTimeout, "0s", "ANVIL_TIMEOUT = \"0s\": want a positive duration such as 90s"},
 		{envFakeTimeScale, "0", "ANVIL_FAKE_TIME_SCALE = \"0\": want a number in (0, 1000]"},
@@ -87,6 +89,20 @@ func TestWorkloadEnvFillsOnlyZeroFields(t *testing.T) {
 	require.Equal(t, time.Minute, got.Timeout, "the Workload's own value wins")
 	_, err = got.Resolved()
 	require.NoError(t, err)
+	for v, want := range map[string]capacity.Workload{
+		"30s": {WarmupFor: 30 * time.Second}, "steady": {WarmupSteady: true}, "7": {Warmup: 7},
+	} {
+		s := newSettings([]Option{WithEnvironment(env{envWarmup: v}.get)})
+		got, err := s.applyWorkloadEnv(capacity.Workload{})
+		require.NoError(t, err)
+		require.Equal(t, want.Warmup, got.Warmup, v)
+		require.Equal(t, want.WarmupFor, got.WarmupFor, v)
+		require.Equal(t, want.WarmupSteady, got.WarmupSteady, v)
+		got, err = s.applyWorkloadEnv(capacity.Workload{WarmupFor: time.Second})
+		require.NoError(t, err)
+		require.Equal(t, capacity.Workload{WarmupFor: time.Second}.Warmup, got.Warmup, "a Workload's own warm-up wins: %s", v)
+		require.False(t, got.WarmupSteady, v)
+	}
 
 	// The identity labels are the Target's.
 	tgt, err := s.resolveTarget()

@@ -33,6 +33,10 @@ type plan struct {
 	Contexts []int
 	// Nonce is the per-run nonce of unique-mode prefixes ("" when unused).
 	Nonce string
+	// Warmups is the most warm-up requests the run may send: Workload.Warmup,
+	// or for a warm-up by time or until steady as many as the bounds allow
+	// (warmupRule).
+	Warmups int
 
 	// sharedPrefix is the prefix of every prompt in shared mode (the raw
 	// lines of pieces).
@@ -129,6 +133,10 @@ func newPlan(w Workload, maxModelLen, margin int, nonce string) (*plan, error) {
 			p.Contexts[i] = min(c, budget)
 		}
 	}
+	p.Warmups = w.Warmup
+	if w.timedWarmup() {
+		p.Warmups = maxRequests
+	}
 	if w.Source != nil {
 		// A Source plans the measured prompts: the synthetic contexts
 		// are the warm-up's alone (seamsOf clears the rest).
@@ -175,7 +183,7 @@ func newPlan(w Workload, maxModelLen, margin int, nonce string) (*plan, error) {
 			return nil, err
 		}
 	}
-	for k := range w.Warmup {
+	for k := range p.Warmups {
 		if err := p.checkTail(k, p.Contexts[k%len(p.Contexts)], true); err != nil {
 			return nil, err
 		}
@@ -184,14 +192,19 @@ func newPlan(w Workload, maxModelLen, margin int, nonce string) (*plan, error) {
 }
 
 // capWarmup holds the warm-up's planned contexts of a run with a Source
-// to maxPlannedPromptTokens: warm-up request k sends Contexts[k mod n].
+// to maxPlannedPromptTokens: warm-up request k sends Contexts[k mod n]. A
+// warm-up by time stops at the count that fits.
 func (p *plan) capWarmup() error {
 	total := 0
-	for k := range p.Workload.Warmup {
+	for k := range p.Warmups {
 		if len(p.Contexts) == 0 {
 			return nil
 		}
 		total += p.Contexts[k%len(p.Contexts)]
+		if total > maxPlannedPromptTokens && p.Workload.timedWarmup() {
+			p.Warmups = k
+			return nil
+		}
 		if total > maxPlannedPromptTokens {
 			return badField("Workload.Warmup", p.Workload.Warmup,
 				fmt.Sprintf("plans more than %d prompt tokens in all (the first %d warm-up requests fit)", maxPlannedPromptTokens, k))

@@ -86,7 +86,7 @@ func sizePrompts(ctx context.Context, p *plan, t Target, cl *client.Client, wind
 	}
 	s := &sizer{plan: p, cl: cl, enc: enc, minChars: make([]int, p.Len())}
 	warmTail := 0
-	for k := range p.Workload.Warmup {
+	for k := range p.Warmups {
 		warmTail = max(warmTail, p.tailLen(k, true))
 	}
 	for i := range s.minChars {

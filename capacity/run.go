@@ -14,7 +14,8 @@ import (
 // it validates t and w (errors wrap ErrInvalidConfig), asks GET
 // {BaseURL}/models for the model and its context length when t leaves
 // either out (waiting at most w.Timeout for the answer), resolves the
-// plan, sends w.Warmup warm-up requests (left out of the report), then the
+// plan, warms up (w.Warmup requests, for w.WarmupFor, or until steady:
+// left out of the report), then sends the
 // measured requests with w.Concurrency in flight (an open loop, w.Rate >
 // 0: at their scheduled times, at most w.Concurrency in flight), and
 // returns the Report, recomputed (see Report.Recompute).
@@ -146,8 +147,9 @@ func run(ctx context.Context, t Target, w Workload, sec *client.Secrets) (*artif
 		}
 		shard = shardOf(sh, t, fp)
 	}
-	if w.Warmup > 0 {
-		r.warmup(ctx, w.Warmup)
+	warm := warmupOf(w, plan)
+	if warm.kind != "" {
+		r.warmup(ctx, warm)
 		if r.refusal != "" {
 			return nil, fmt.Errorf("%w during warm-up: %s", ErrEndpointRefused, r.refusal)
 		}
@@ -191,6 +193,7 @@ func run(ctx context.Context, t Target, w Workload, sec *client.Secrets) (*artif
 		if rep.AnvilGo.Run != nil {
 			rep.AnvilGo.Run.ExtraBody = extra
 		}
+		warm.record(rep.AnvilGo.Run, r.warmSent, r.warmLog)
 	}
 	if rep != nil && shard != nil {
 		recordShard(rep, shard, r, startErr)

@@ -98,6 +98,11 @@ type runner struct {
 	chunks    *itl.Run      // the measured workers' runs, merged as they exit
 
 	prewarmed int // live connections the measured phase started with (prewarm)
+	// warm is the warm-up's rule, warmLog its requests, warmSent the
+	// warm-up requests it sent (warmup.go).
+	warm     warmupRule
+	warmLog  *warmupLog
+	warmSent int
 	// dues has bit 1<<k set once the measured phase dispatched a request
 	// of dueKind k; the dispatcher's alone until the phase ends.
 	dues uint8
@@ -105,22 +110,29 @@ type runner struct {
 	owned []int // a shard's measured indexes, ascending (Shard.indexes); nil: the whole plan
 }
 
-// warmup runs the n warm-up requests with the runner's concurrency, as a
-// closed loop of workers, and returns when every dispatched request has
-// finished. ctx ends it: undispatched requests are not sent.
-func (r *runner) warmup(ctx context.Context, n int) {
+// warmup runs the warm-up requests of rule with the runner's
+// concurrency, as a closed loop of workers, and returns when every
+// dispatched request has finished: rule.count of them, none sent after
+// rule.limit, and for a warm-up until steady none once its requests were
+// steady (warmup.go). ctx ends it: undispatched requests are not sent.
+func (r *runner) warmup(ctx context.Context, rule warmupRule) {
+	now := time.Now()
 	r.mu.Lock()
-	r.warming, r.n, r.dispatched, r.phaseStart = true, n, 0, time.Now()
+	r.warming, r.n, r.dispatched, r.phaseStart = true, rule.count, 0, now
+	r.warm, r.warmLog = rule, &warmupLog{start: now, lastCheck: now}
 	r.flights.reset()
 	r.mu.Unlock()
 	r.feed.attach(r.snapshot)
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	var wg sync.WaitGroup
-	for range min(r.concurrency, n) {
+	for range min(r.concurrency, rule.count) {
 		wg.Go(func() { r.worker(runCtx, stop) })
 	}
 	wg.Wait()
+	r.mu.Lock()
+	r.warmLog.elapsed, r.warmSent = time.Since(now), r.dispatched
+	r.mu.Unlock()
 }
 
 // worker sends warm-up requests until none is left. Request bodies are
@@ -145,10 +157,15 @@ func (r *runner) next(ctx context.Context) (int, bool) {
 	if ctx.Err() != nil || r.stopped || r.dispatched >= r.n {
 		return 0, false
 	}
+	now := time.Now()
+	if r.warm.limit > 0 && now.Sub(r.warmLog.start) >= r.warm.limit || r.warm.steady && r.warmLog.steadyNow(now, r.concurrency) {
+		return 0, false
+	}
 	i := r.dispatched
+	r.warmLog.sent(i, now)
 	r.dispatched++
 	r.inFlight++
-	r.flights.out(i, time.Now())
+	r.flights.out(i, now)
 	r.report()
 	return i, true
 }
@@ -167,7 +184,9 @@ func (r *runner) record(res result, warmup bool) bool {
 		r.refusal = res.fail.ErrorMessage
 		r.stopped, refusedNow = true, true
 	}
-	if !warmup {
+	if warmup {
+		r.warmLog.ended(res.index, res)
+	} else {
 		r.results = append(r.results, res)
 		if res.fail != nil {
 			r.failed++

@@ -107,3 +107,68 @@ func TestRunSteadyWindow(t *testing.T) {
 		})
 	})
 }
+
+// TestRunWarmupByTimeAndUntilSteady: a warm-up by time sends requests for
+// its duration and none after; one until steady stops once its own
+// requests are steady, past the cold start, well before its limit, and
+// the measured phase then has a steady window from its start; against a
+// server that never settles it runs to its limit and says so.
+func TestRunWarmupByTimeAndUntilSteady(t *testing.T) {
+	cold := func() *driftServer {
+		return &driftServer{
+			ttft: func(since time.Duration, _ int) time.Duration {
+				if since < 5*time.Second {
+					return 400 * time.Millisecond
+				}
+				return 50 * time.Millisecond
+			},
+			decode: func(time.Duration, int) time.Duration { return 350 * time.Millisecond },
+		}
+	}
+	t.Run("time", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			h := &sleepyStream{d: 250 * time.Millisecond}
+			rep, err := Run(t.Context(), pipeTarget(t, h), Workload{Requests: 40, Concurrency: 4, ContextTokens: 256, WarmupFor: time.Second})
+			require.NoError(t, err)
+			run := rep.AnvilGo.Run
+			require.Equal(t, "time", *run.Warmup)
+			require.Nil(t, run.WarmupSteady)
+			// 4 slots of 250 ms requests: sends at 0, 0.25, 0.5 and
+			// 0.75 s, none at 1 s, when the last ones end.
+			require.Equal(t, 16, *run.WarmupRequests)
+			require.Equal(t, 1000.0, *run.WarmupMS)
+			require.EqualValues(t, 16+40, h.seen.Load())
+		})
+	})
+	t.Run("steady", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := cold()
+			rep, err := Run(t.Context(), pipeTarget(t, s), Workload{Requests: 400, Concurrency: 8, ContextTokens: 256,
+				WarmupSteady: true, WarmupFor: 2 * time.Minute})
+			require.NoError(t, err)
+			run := rep.AnvilGo.Run
+			require.Equal(t, "steady", *run.Warmup)
+			require.True(t, *run.WarmupSteady)
+			require.Greater(t, *run.WarmupMS, 5000.0, "past the cold start")
+			require.Less(t, *run.WarmupMS, 30000.0, "well before the limit")
+			st := rep.AnvilGo.Steady
+			require.True(t, st.Found, "%v", st.Reason)
+			require.InDelta(t, 50, *st.Metrics.TTFTP50MS, 10)
+			require.InDelta(t, 50, *rep.Metrics.TTFT.P95, 15, "the measured phase is warm throughout")
+		})
+	})
+	t.Run("never steady", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := &driftServer{
+				ttft:   func(since time.Duration, _ int) time.Duration { return 50*time.Millisecond + since/50 },
+				decode: func(time.Duration, int) time.Duration { return 200 * time.Millisecond },
+			}
+			rep, err := Run(t.Context(), pipeTarget(t, s), Workload{Requests: 20, Concurrency: 4, ContextTokens: 256,
+				WarmupSteady: true, WarmupFor: 20 * time.Second})
+			require.NoError(t, err)
+			run := rep.AnvilGo.Run
+			require.False(t, *run.WarmupSteady)
+			require.GreaterOrEqual(t, *run.WarmupMS, 20000.0, "ran to its limit")
+		})
+	})
+}

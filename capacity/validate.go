@@ -165,6 +165,12 @@ func (w Workload) validate() error {
 	}
 	v.intRange("Workload.ResponseWords", w.ResponseWords, 0, maxResponseWords)
 	v.intRange("Workload.Warmup", w.Warmup, 0, maxRequests)
+	if w.WarmupFor < 0 || w.WarmupFor > maxWarmupFor {
+		v.add("Workload.WarmupFor", w.WarmupFor, "must be in 0..%v", maxWarmupFor)
+	}
+	if w.Warmup > 0 && (w.WarmupFor > 0 || w.WarmupSteady) {
+		v.add("Workload.Warmup", w.Warmup, "must be 0 with WarmupFor or WarmupSteady: the warm-up is by count, by time or until steady")
+	}
 	v.intRange("Workload.MaxFailures", w.MaxFailures, 0, maxRequests)
 	w.validateSeams(&v)
 	w.validateShard(&v)

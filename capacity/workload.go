@@ -14,6 +14,11 @@ const (
 	defaultRequests = 60
 	// maxRequests is the largest Workload.Requests.
 	maxRequests = 10000
+	// maxWarmupFor is the largest Workload.WarmupFor.
+	maxWarmupFor = time.Hour
+	// defaultSteadyWarmup is the longest a WarmupSteady warm-up takes when
+	// WarmupFor is 0.
+	defaultSteadyWarmup = 5 * time.Minute
 	// defaultConcurrency is the number of requests in flight when Workload.Concurrency is 0.
 	defaultConcurrency = 20
 	// maxConcurrency is the largest Workload.Concurrency. The reference tool
@@ -238,6 +243,20 @@ type Workload struct {
 	// Warmup is the number of requests sent before the measured ones and left
 	// out of the report, 0..10000.
 	Warmup int
+	// WarmupFor, when > 0, warms up by time instead: warm-up requests are
+	// sent with Concurrency in flight until WarmupFor has elapsed (those
+	// in flight then finish), at most 10000 of them. With WarmupSteady it
+	// is the longest the warm-up may take instead. 0..1h; Warmup must be
+	// 0 with it.
+	WarmupFor time.Duration
+	// WarmupSteady warms up until steady: warm-up requests are sent until
+	// their own requests, tested as a measured phase is
+	// (capacity/PROTOCOL.md#steady), have a steady window that reaches
+	// their last two bins and holds at least half of them (checked once a
+	// second), or for WarmupFor (0: 5 minutes) if they never do;
+	// anvil_go.run.warmup_steady says which.
+	// Warmup must be 0 with it.
+	WarmupSteady bool
 	// MaxFailures stops dispatching after that many failed measured requests,
 	// 0..10000 (0: never stop early).
 	MaxFailures int

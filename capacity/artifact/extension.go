@@ -109,6 +109,17 @@ type RunSummary struct {
 	// GoVersion is "go_version", written only when known: the Go release
 	// that built the binary (go1.26.0).
 	GoVersion *string
+	// Warmup is "warmup", written only when the run warmed up: the rule
+	// it followed, "count" (Workload.Warmup), "time" (WarmupFor) or
+	// "steady" (WarmupSteady). WarmupRequests and WarmupMS are
+	// "warmup_requests" and "warmup_ms": the warm-up requests sent and how
+	// long the warm-up took; WarmupSteady is "warmup_steady", for the
+	// "steady" rule: whether the warm-up's requests reached a steady
+	// window before its limit (capacity/PROTOCOL.md#warm-up).
+	Warmup         *string
+	WarmupRequests *int
+	WarmupMS       *float64
+	WarmupSteady   *bool
 
 	shape shape
 }

@@ -19,7 +19,8 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 func fullExtension() *Extension {
 	return &Extension{
 		Version: extensionVersion,
-		Run:     &RunSummary{SentRequests: 3, NeverSentRequests: 1, Interrupted: true},
+		Run: &RunSummary{SentRequests: 3, NeverSentRequests: 1, Interrupted: true,
+			Warmup: new("steady"), WarmupRequests: new(57), WarmupMS: new(6240.5), WarmupSteady: new(true)},
 		Arrival: &Arrival{Process: "gamma", RateRPS: 12.5, Burstiness: new(0.25), Seed: 42,
 			OfferedRPS: new(12.4), AchievedRPS: new(11.9), MaxInFlight: 8},
 		SLO: &SLOResult{TTFTMS: new(500.0), TPOTMS: new(50.0), Attainment: 0.9, MetRequests: 2,

@@ -217,6 +217,10 @@ var runSummaryTable = newArtTable(func(r *RunSummary) *shape { return &r.shape }
 	optionalOf("stop_reason", func(r *RunSummary) **string { return &r.StopReason }, stringCodec),
 	optionalOf("vcs_modified", func(r *RunSummary) **bool { return &r.VCSModified }, boolCodec),
 	optionalOf("vcs_revision", func(r *RunSummary) **string { return &r.VCSRevision }, stringCodec),
+	optionalOf("warmup", func(r *RunSummary) **string { return &r.Warmup }, stringCodec),
+	optionalOf("warmup_ms", func(r *RunSummary) **float64 { return &r.WarmupMS }, floatCodec),
+	optionalOf("warmup_requests", func(r *RunSummary) **int { return &r.WarmupRequests }, intCodec),
+	optionalOf("warmup_steady", func(r *RunSummary) **bool { return &r.WarmupSteady }, boolCodec),
 )
 
 var arrivalTable = newArtTable(func(a *Arrival) *shape { return &a.shape },
