@@ -24,8 +24,9 @@ import (
 //     (capacity/PROTOCOL.md#exact-token-sizing);
 //   - when successful requests reported no usage, how many: their prompts
 //     were never counted;
-//   - the steady-state window with its throughput and TTFT beside the
-//     whole run's, or why the run has none (capacity/PROTOCOL.md#steady);
+//   - how the run warmed up (capacity/PROTOCOL.md#warm-up), then the
+//     steady-state window with its throughput and TTFT beside the whole
+//     run's, or why the run has none (capacity/PROTOCOL.md#steady);
 //   - the client's self-audit when it is suspect;
 //   - the server-metrics cross-checks;
 //   - when requests sent failed, their count per failure class and the
@@ -54,6 +55,7 @@ func RunLog(r *artifact.Report) []string {
 	add(connectionNote(r))
 	add(contextWindowNote(r))
 	add(noUsageNote(r))
+	add(warmupLine(r))
 	add(steadyWindowLine(r))
 	if w := promptPlanWarning(r); w != "" {
 		add("prompts off plan: " + w)

@@ -85,6 +85,9 @@ func steadyWindowLine(r *artifact.Report) string {
 // writeSteady writes the summary's steady-state section: the line, then
 // for a window its headline metrics beside the whole run's.
 func writeSteady(buf *bytes.Buffer, r *artifact.Report) error {
+	if line := warmupLine(r); line != "" {
+		fmt.Fprintf(buf, "%s\n", line)
+	}
 	line := steadyLine(r)
 	if line == "" {
 		return nil
@@ -117,4 +120,31 @@ func orDashPtr(s *string) string {
 		return "-"
 	}
 	return orDash(*s)
+}
+
+// warmupLine says how the run warmed up (anvil_go.run.warmup): the rule,
+// the requests and the time, and for a warm-up until steady whether it
+// got there; "" without a warm-up.
+func warmupLine(r *artifact.Report) string {
+	if r.AnvilGo == nil || r.AnvilGo.Run == nil || r.AnvilGo.Run.Warmup == nil {
+		return ""
+	}
+	run := r.AnvilGo.Run
+	line := fmt.Sprintf("warm-up by %s: %s requests in %s s", Printable(*run.Warmup), intOrDash(run.WarmupRequests), secondsOf(run.WarmupMS))
+	switch {
+	case run.WarmupSteady == nil:
+	case *run.WarmupSteady:
+		line = fmt.Sprintf("warm-up until steady: %s requests in %s s, steady", intOrDash(run.WarmupRequests), secondsOf(run.WarmupMS))
+	default:
+		line = fmt.Sprintf("warm-up until steady: %s requests in %s s, never steady (stopped at its limit)", intOrDash(run.WarmupRequests), secondsOf(run.WarmupMS))
+	}
+	return line
+}
+
+// secondsOf is seconds of a nullable millisecond duration.
+func secondsOf(ms *float64) string {
+	if ms == nil {
+		return "-"
+	}
+	return seconds(*ms)
 }

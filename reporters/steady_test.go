@@ -52,6 +52,16 @@ func TestWriteSummarySteady(t *testing.T) {
 	require.Contains(t, strings.Join(RunLog(steadyRun()), "\n"),
 		"steady window 6.0 .. 42.0 s of 75.3 (bins of 1000 ms; 7.99 in flight of 8.00; Mann-Kendall z completions 0.508, TTFT 1.68): output 1998 tok/s (whole run 1062), TTFT p50 50.1 ms (52.3)")
 
+	warm := steadyRun()
+	warm.AnvilGo.Run = &artifact.RunSummary{Warmup: new("steady"), WarmupRequests: new(57), WarmupMS: new(6240.0), WarmupSteady: new(true)}
+	require.Contains(t, RunLog(warm), "warm-up until steady: 57 requests in 6.2 s, steady")
+	warm.AnvilGo.Run.WarmupSteady = new(false)
+	buf.Reset()
+	require.NoError(t, WriteSummary(&buf, warm))
+	require.Contains(t, buf.String(), "\nwarm-up until steady: 57 requests in 6.2 s, never steady (stopped at its limit)\nsteady window")
+	warm.AnvilGo.Run = &artifact.RunSummary{Warmup: new("time"), WarmupRequests: new(16), WarmupMS: new(1000.0)}
+	require.Contains(t, RunLog(warm), "warm-up by time: 16 requests in 1.0 s")
+
 	none := steadyRun()
 	none.AnvilGo.Steady = &artifact.Steady{Load: "in_flight", BinMS: 133.3, Bins: 7,
 		Reason: new("too short: the phase holds 7 bins of 133.3 ms (4 completions each on average at least), the test needs 10")}
