@@ -24,15 +24,23 @@ import (
 // connections, as two shards of one workload would be.
 const memoryRunStreams = 8192
 
+// memoryTTFT is how long the server of BenchmarkMemoryPerStream waits
+// before a stream's first event: longer than the dispatch of 16,384
+// requests takes on a loaded machine, so that they are all open at once.
+const memoryTTFT = 6 * time.Second
+
 // BenchmarkMemoryPerStream holds many streams open at once (the server
-// waits 3 s before the first token) and samples the client process's
+// waits memoryTTFT before the first token) and samples the client process's
 // resident memory every 10 ms over the whole run (connection warm-up,
-// request bodies, the streams). Reported, as medians over the iterations:
-// rss-KiB/stream, the peak's growth over the idle process (its freed
-// memory returned first) divided by the streams; rss-MiB, the growth in
-// total; inflight-KiB/stream, the growth sampled when every stream is
-// first in flight (a client that dials lazily flatters it: not every
-// connection exists yet then); and cpu-us/request, the process's CPU time
+// request bodies, the streams, the report); its four events are 250 ms
+// apart. Reported, as medians over the iterations, each a growth over the
+// idle process (its freed memory returned first) divided by the streams:
+// steady-KiB/stream, sampled when the first stream ends (every stream,
+// started together, is then in its last gap: the steady state of that
+// many open streams); rss-KiB/stream, the peak over the whole run
+// (rss-MiB: in total), which adds the transients of dispatch and of the
+// report to the steady state; inflight-KiB/stream, sampled when every
+// request has been sent and none has an answer yet; and cpu-us/request, the process's CPU time
 // over the run per request (connection, body, the stream's four chunks,
 // the report). Two shapes: 16,384 streams of small prompts (two runs of
 // 8,192 at once, memoryRunStreams), and 512 streams of 131,072-token
@@ -55,14 +63,14 @@ func memoryPerStream(b *testing.B, streams, context int) {
 		b.Skipf("%d streams: %v", streams, err)
 	}
 	raiseFileLimit()
-	base := startServer(b, Schedule{TTFT: 3 * time.Second, Chunks: 4, PromptTokens: context})
+	base := startServer(b, Schedule{TTFT: memoryTTFT, Gap: 250 * time.Millisecond, Chunks: 4, PromptTokens: context})
 	t := capacity.Target{BaseURL: base, Model: "perf", MaxModelLen: 1 << 20}
-	var growth, inflight, cpu []float64
+	var growth, inflight, steady, cpu []float64
 	for b.Loop() {
 		debug.FreeOSMemory() // what an earlier run left is returned, not counted as idle
 		idle := residentKiB(b)
 		var inFlight atomic.Int64 // of all the runs
-		var atInFlight atomic.Int64
+		var atInFlight, atFirstEnd atomic.Int64
 		var maxSeen atomic.Int64
 		done := make(chan struct{})
 		peak := make(chan int64)
@@ -85,7 +93,7 @@ func memoryPerStream(b *testing.B, streams, context int) {
 		var ready sync.WaitGroup // every run in its measured phase
 		ready.Add(runs)
 		errs := make([]error, runs)
-		failures := make([]int, runs)
+		failures := make([]string, runs)
 		for r := range runs {
 			w := capacity.Workload{Requests: per, Concurrency: per, ContextTokens: context,
 				SharedPrefixTokens: capacity.None, MaxTokens: 4, Timeout: time.Minute,
@@ -100,12 +108,18 @@ func memoryPerStream(b *testing.B, streams, context int) {
 				if n == int64(streams) && atInFlight.Load() == 0 { // every stream is waiting for its first token
 					atInFlight.Store(residentKiB(b))
 				}
+				if p.Succeeded+p.Failed > 0 && atInFlight.Load() != 0 && atFirstEnd.Load() == 0 {
+					// The first stream has ended: every stream, started
+					// together, is in its last gap.
+					atFirstEnd.Store(residentKiB(b))
+				}
 			}
 			wg.Go(func() {
 				rep, err := capacity.Run(b.Context(), t, w)
 				errs[r] = err
-				if rep != nil {
-					failures[r] = len(rep.Failures)
+				if rep != nil && len(rep.Failures) > 0 {
+					f := rep.Failures[0]
+					failures[r] = fmt.Sprintf("%d failed requests, the first: %s %s", len(rep.Failures), f.ErrorType, f.ErrorMessage)
 				}
 			})
 		}
@@ -115,12 +129,15 @@ func memoryPerStream(b *testing.B, streams, context int) {
 		growth = append(growth, float64(<-peak-idle))
 		for r := range runs {
 			require.NoError(b, errs[r])
-			require.Zero(b, failures[r], "failed requests")
+			require.Empty(b, failures[r])
 		}
 		require.NotZero(b, atInFlight.Load(), "the streams were never all in flight (at most %d)", maxSeen.Load())
 		inflight = append(inflight, float64(atInFlight.Load()-idle))
+		require.NotZero(b, atFirstEnd.Load())
+		steady = append(steady, float64(atFirstEnd.Load()-idle))
 	}
 	b.Logf("load average %s; rss growth per iteration (KiB): %.0f", loadAverage(), growth)
+	b.ReportMetric(median(steady)/float64(streams), "steady-KiB/stream")
 	b.ReportMetric(median(growth)/float64(streams), "rss-KiB/stream")
 	b.ReportMetric(median(growth)/1024, "rss-MiB")
 	b.ReportMetric(median(inflight)/float64(streams), "inflight-KiB/stream")
