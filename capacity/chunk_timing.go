@@ -1,7 +1,6 @@
 package capacity
 
 import (
-	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/internal/client"
 	"github.com/anvilbench/anvil/capacity/internal/itl"
 )
@@ -30,40 +29,6 @@ func (r *runner) mergeChunks(c *client.ChunkTimer) {
 	if err := r.chunks.Merge(c.Run()); err != nil {
 		panic(err) // every worker of a run applies the run's rule
 	}
-}
-
-// chunkTimingOf is anvil_go.chunk_timing of a run: nil when no successful
-// request had a gap.
-func chunkTimingOf(run *itl.Run) *artifact.ChunkTiming {
-	if run == nil {
-		return nil
-	}
-	ct, ok := run.Result()
-	if !ok {
-		return nil
-	}
-	return &artifact.ChunkTiming{
-		ITLMS:         artifact.Quantiles{P50: ct.ITL.P50, P90: ct.ITL.P90, P99: ct.ITL.P99, P999: ct.ITL.P999, Max: ct.ITL.Max},
-		Gaps:          ct.Gaps,
-		Exact:         ct.Exact,
-		RelativeError: ct.RelativeError,
-		Stalls:        ct.Stalls,
-		StallRule: artifact.StallRule{Relative: ct.StallRule.Relative, FloorMS: ct.StallRule.FloorMS,
-			OverrideMS: ct.StallRule.OverrideMS},
-		TokensPerChunkMean: ct.TokensPerChunkMean,
-		PerToken:           ct.PerToken,
-	}
-}
-
-// setChunkDetail fills the chunk members of a request's anvil_go entry.
-func setChunkDetail(d *artifact.RequestDetail, s *itl.Summary) {
-	if s == nil {
-		return
-	}
-	if s.ITL != nil {
-		d.ITLMS = &artifact.Quantiles{P50: s.ITL.P50, P90: s.ITL.P90, P99: s.ITL.P99, Max: s.ITL.Max}
-	}
-	d.OutputChunks, d.Stalls, d.TokensPerChunk = s.OutputChunks, s.Stalls, s.TokensPerChunk
 }
 
 // validateChunksAndSizing checks Workload.StallThreshold and

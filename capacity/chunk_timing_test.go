@@ -149,7 +149,7 @@ func TestChunkTimingAgainstFakeTrace(t *testing.T) {
 			require.Empty(t, cmp.Diff(&artifact.Quantiles{P50: want.ITL.P50, P90: want.ITL.P90, P99: want.ITL.P99, Max: want.ITL.Max}, d.ITLMS, ignoreChunkShape), "request %d", i)
 		}
 		require.Positive(t, stalled, "the fake stalled")
-		wantRun := chunkTimingOf(all)
+		wantRun := client.ChunkTimingOf(all)
 		// The run's tokens-per-chunk mean is a float sum the client merges
 		// per worker in the order the workers end, which the scheduler
 		// chooses: equal up to the last bits, not bit for bit.

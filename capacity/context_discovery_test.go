@@ -81,13 +81,6 @@ func TestDiscoverContextWindow(t *testing.T) {
 	})
 }
 
-func TestServerRoot(t *testing.T) {
-	require.Equal(t, "http://h:11434", serverRoot("http://h:11434/v1"))
-	require.Equal(t, "http://h:11434", serverRoot("http://h:11434/v1/"))
-	require.Equal(t, "http://h/proxy", serverRoot("http://h/proxy/v1"))
-	require.Equal(t, "http://h/api", serverRoot("http://h/api"))
-}
-
 // TestDiscoverTwoAdvertisedWindows: a /models entry and llama.cpp's /props
 // that advertise different windows are named, and the smaller is the one
 // planned for and checked.

@@ -2,32 +2,19 @@ package capacity
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
-	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/internal/client"
-)
-
-// Where a Discovery's model and windows came from
-// (capacity/PROTOCOL.md#context-window).
-const (
-	// sourceModel and sourceMaxModelLen: the Target set it (ANVIL_MODEL,
-	// ANVIL_MAX_MODEL_LEN in package anviltest).
-	sourceModel       = "Target.Model"
-	sourceMaxModelLen = "Target.MaxModelLen"
-	// sourceModels: GET {BaseURL}/models.
-	sourceModels = "/models"
-	// sourcePS and sourceShow are Ollama's /api/ps and /api/show, at the
-	// server root (llama.cpp's /props is llamaCppPropsPath).
-	sourcePS   = ollamaPSPath
-	sourceShow = ollamaShowPath
+	"github.com/anvilbench/anvil/capacity/internal/discovery"
 )
 
 // Discovery is what Run learns of the model and its context window before
-// it plans, and where each came from.
+// it plans, and where each came from. (It is the engine's own
+// discovery result field for field: Discover converts one into the other,
+// which stops compiling the moment they differ.)
 type Discovery struct {
 	// Model is the model id sent: Target.Model, else the /models entry's.
 	Model string
@@ -119,170 +106,21 @@ func Discover(ctx context.Context, t Target) (Discovery, error) {
 	for i, a := range d.Asked {
 		d.Asked[i] = sec.Scrub(a)
 	}
-	return d, sec.Redact(err)
+	return Discovery(d), sec.Redact(err)
 }
 
-// declaredProbeTimeout bounds the whole discovery when Target.Model and
-// Target.MaxModelLen are both declared: the answers are then only
-// compared with the declared window, and an idle server answers these
-// requests in milliseconds, so a server that does not answer them costs
-// the run seconds, not a request timeout per step.
-const declaredProbeTimeout = 5 * time.Second
-
-// discover is Discover with the run's client, key and step timeout.
-func discover(ctx context.Context, hc *http.Client, t Target, key string, timeout time.Duration) (Discovery, error) {
-	var d Discovery
-	if t.Model != "" {
-		d.Model, d.ModelSource = t.Model, sourceModel
-	}
-	if t.MaxModelLen > 0 {
-		d.Window, d.WindowSource = t.MaxModelLen, sourceMaxModelLen
-	}
-	conflict := "" // two advertised windows that disagree
-	declared := t.Model != "" && t.MaxModelLen > 0
-	if declared {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, declaredProbeTimeout, errDeclaredBudget)
-		defer cancel()
-	}
-	info, err := probeWithin(ctx, hc, t, key, timeout)
-	d.Asked = append(d.Asked, modelsOutcome(info, err))
-	switch {
-	case err != nil && declared:
-		// Only a comparison: the declared model and window stand, and the
-		// measured requests meet whatever refused the probe.
-		d.ModelsError = err.Error()
-	case err != nil:
-		d.ModelsError = err.Error()
-		return d, fmt.Errorf("%w (with Target.Model and Target.MaxModelLen set, the run does not need its answer)", err)
-	default:
-		d.Listed = info.Listed
-		if d.Model == "" {
-			d.Model, d.ModelSource = info.ID, sourceModels
-		}
-		if info.MaxModelLen > 0 {
-			d.Advertised, d.AdvertisedSource, d.AdvertisedField = info.MaxModelLen, sourceModels, info.Field
-		}
-	}
-	var a nativeAnswers
-	if ctx.Err() == nil {
-		a = discoverNative(ctx, hc, t, key, d.Model, d.Advertised == 0, timeout)
-		switch {
-		case d.Advertised == 0:
-			d.Advertised, d.AdvertisedSource = a.window, a.windowSource
-		case a.window > 0 && a.window != d.Advertised:
-			// Both are windows the server serves (/models and llama.cpp's
-			// /props): the smaller is the one no prompt may exceed.
-			conflict = fmt.Sprintf("the server advertises two windows, %d tokens (%s) and %d tokens (%s): the smaller is used",
-				d.Advertised, d.AdvertisedSource, a.window, a.windowSource)
-			if a.window < d.Advertised {
-				d.Advertised, d.AdvertisedSource = a.window, a.windowSource
-			}
-		}
-		d.Slots, d.SlotsSource = a.slots, a.slotsSource
-		d.Asked = append(d.Asked, a.asked...)
-	}
-	if d.Window == 0 {
-		if d.Advertised == 0 {
-			return d, noWindowError(t, info, a.outOfRange)
-		}
-		d.Window, d.WindowSource = d.Advertised, d.AdvertisedSource
-	}
-	d.TruncationWindow = d.Window
-	if d.Advertised > 0 && d.Advertised != d.Window {
-		served := d.AdvertisedSource != sourceShow
-		if served || d.Advertised < d.Window {
-			d.TruncationWindow = d.Advertised
-		}
-		switch {
-		case d.Window > d.Advertised:
-			d.Note = fmt.Sprintf("Target.MaxModelLen %d is above the window of %d tokens the server advertises (%s): prompts are planned for %d, and a count at or above %d is a prompt cut to the server's window",
-				d.Window, d.Advertised, d.AdvertisedSource, d.Window, d.TruncationWindow)
-		case served:
-			d.Note = fmt.Sprintf("Target.MaxModelLen %d is below the window of %d tokens the server advertises (%s): prompts are planned for %d, and only a count at or above %d is a prompt cut to the server's window",
-				d.Window, d.Advertised, d.AdvertisedSource, d.Window, d.TruncationWindow)
-		}
-	}
-	if conflict != "" {
-		if d.Note != "" {
-			conflict += "; " + d.Note
-		}
-		d.Note = conflict
-	}
-	return d, nil
-}
-
-// errDeclaredBudget is the cause of a discovery ended by
-// declaredProbeTimeout.
-var errDeclaredBudget = fmt.Errorf("the %v budget of a discovery with Target.Model and Target.MaxModelLen declared is spent", declaredProbeTimeout)
-
-// modelsOutcome is the Discovery.Asked line of GET /models.
-func modelsOutcome(info modelInfo, err error) string {
+// discover runs package discovery's Discover for a run against t (resolved)
+// with the bearer token key over hc, /models bounded by timeout: a
+// discovery that found no window is ErrInvalidConfig's, one whose /models
+// refused is ErrEndpointRefused's (discovery.ErrRefused).
+func discover(ctx context.Context, hc *http.Client, t Target, key string, timeout time.Duration) (discovery.Result, error) {
+	cl, err := client.New(client.Config{BaseURL: t.BaseURL, HTTPClient: hc, Header: t.Headers, APIKey: key, Secrets: t.secrets(key)})
 	if err != nil {
-		// The error names the URL ("model probe GET http://host/v1/models:
-		// HTTP 404 ..."); the line keeps what follows it.
-		msg := err.Error()
-		if _, after, ok := strings.Cut(msg, sourceModels+": "); ok {
-			msg = after
-		}
-		return "GET /models: " + msg
+		return discovery.Result{}, err
 	}
-	s := fmt.Sprintf("GET /models: %d models", len(info.Listed))
-	if len(info.Listed) == 1 {
-		s = "GET /models: 1 model"
+	d, err := discovery.Discover(ctx, discovery.Config{Client: cl, BaseURL: t.BaseURL, Model: t.Model, MaxModelLen: t.MaxModelLen, Timeout: timeout})
+	if _, ok := errors.AsType[*discovery.NoWindowError](err); ok {
+		err = fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
-	switch {
-	case info.MaxModelLen > 0:
-		return s + fmt.Sprintf(", window %d (%s)", info.MaxModelLen, info.Field)
-	case info.OutOfRange != "":
-		return s + ", no window (" + info.OutOfRange + " is out of range)"
-	}
-	return s + ", no window"
-}
-
-// noWindowError is the error of a discovery that found no window: what
-// /models held (no field, or one out of range), the native endpoints
-// asked and the out-of-range windows they gave (outOfRange: "/props
-// n_ctx -5").
-func noWindowError(t Target, info modelInfo, outOfRange []string) error {
-	root := serverRoot(t.BaseURL)
-	if u, err := redactBaseURL(t.BaseURL); err == nil {
-		root = serverRoot(u)
-	}
-	models := fmt.Sprintf("the /models entry %q has none of %v", info.ID, contextLengthFields)
-	if info.OutOfRange != "" {
-		models = fmt.Sprintf("the /models entry %q has %s, out of the range 1..%d of a window", info.ID, info.OutOfRange, maxContextTokens)
-	}
-	native := ""
-	if len(outOfRange) > 0 {
-		native = fmt.Sprintf(" (%s: out of the range 1..%d of a window)", strings.Join(outOfRange, ", "), maxContextTokens)
-	}
-	return fmt.Errorf("%w: Target.MaxModelLen = 0, %s, and neither %s%s (llama.cpp) nor %s%s or %s%s (ollama) gave a context length%s: set Target.MaxModelLen",
-		ErrInvalidConfig, models, root, llamaCppPropsPath, root, ollamaPSPath, root, ollamaShowPath, native)
-}
-
-// truncationWindowFrom is where TruncationWindow came from.
-func (d Discovery) truncationWindowFrom() client.WindowOrigin {
-	if d.Advertised > 0 && d.TruncationWindow == d.Advertised {
-		return client.WindowOrigin{Source: d.AdvertisedSource, Trained: d.AdvertisedSource == sourceShow}
-	}
-	return client.WindowOrigin{Source: sourceMaxModelLen, Declared: true}
-}
-
-// record is anvil_go.context_window.
-func (d Discovery) record() *artifact.ContextWindow {
-	cw := &artifact.ContextWindow{Tokens: d.Window, Source: d.WindowSource, TruncationWindow: d.TruncationWindow}
-	if d.Advertised > 0 {
-		n, src := d.Advertised, d.AdvertisedSource
-		cw.Advertised, cw.AdvertisedSource = &n, &src
-	}
-	if d.Slots > 0 {
-		n, src := d.Slots, d.SlotsSource
-		cw.Slots, cw.SlotsSource = &n, &src
-	}
-	if d.Note != "" {
-		note := d.Note
-		cw.Note = &note
-	}
-	return cw
+	return d, err
 }

@@ -11,8 +11,12 @@ import (
 	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 )
 
+// nativeStep is the documented bound of each native discovery step
+// (capacity/PROTOCOL.md#context-window-discovery).
+const nativeStep = 5 * time.Second
+
 // TestNativeStepIsBounded: a /props that accepts the request and never
-// answers costs the discovery exactly nativeStepTimeout, and Ollama's
+// answers costs the discovery exactly nativeStep, and Ollama's
 // /api/ps is still asked and gives the window; Discovery.Asked says so.
 func TestNativeStepIsBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -33,10 +37,10 @@ func TestNativeStepIsBounded(t *testing.T) {
 		start := time.Now()
 		d, err := Discover(t.Context(), Target{BaseURL: "http://hang.invalid/v1", HTTPClient: wiretest.Serve(t, h)})
 		require.NoError(t, err)
-		require.Equal(t, nativeStepTimeout, time.Since(start), "the hanging /props costs its bound, not the request timeout")
+		require.Equal(t, nativeStep, time.Since(start), "the hanging /props costs its bound, not the request timeout")
 		require.Equal(t, []string{"GET /v1/models", "GET /props", "GET /api/ps"}, asked)
 		require.Equal(t, 4096, d.Window)
-		require.Equal(t, sourcePS, d.WindowSource)
+		require.Equal(t, "/api/ps", d.WindowSource)
 		require.Equal(t, []string{
 			"GET /models: 1 model, no window",
 			"GET /props: timed out after 5s",
@@ -55,7 +59,7 @@ func TestNativeStepsEachBounded(t *testing.T) {
 		timeout time.Duration // Run's Workload.Timeout; 0: Discover
 		step    time.Duration
 	}{
-		{"Discover", 0, nativeStepTimeout},
+		{"Discover", 0, nativeStep},
 		{"Run, short request timeout", 2 * time.Second, 2 * time.Second},
 	}
 	for _, tt := range tests {

@@ -11,9 +11,13 @@ import (
 	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 )
 
+// declaredBudget is the documented bound of a whole discovery with the
+// model and the window declared (capacity/PROTOCOL.md#context-window).
+const declaredBudget = 5 * time.Second
+
 // TestDeclaredDiscoveryIsBounded: with the model and the window declared,
 // a server that never answers the discovery's requests costs the run
-// declaredProbeTimeout in all, not a request timeout per step, and the
+// declaredBudget in all, not a request timeout per step, and the
 // run goes on with the declared window.
 func TestDeclaredDiscoveryIsBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -31,12 +35,12 @@ func TestDeclaredDiscoveryIsBounded(t *testing.T) {
 		start := time.Now()
 		rep, err := Run(t.Context(), target, Workload{Requests: 1, ContextTokens: 512, Timeout: time.Minute})
 		require.NoError(t, err)
-		require.Equal(t, declaredProbeTimeout, time.Since(start))
+		require.Equal(t, declaredBudget, time.Since(start))
 		require.Equal(t, []string{"GET /v1/models"}, asked, "the budget ends the discovery at its first step")
 		require.Equal(t, 1, rep.Completed)
 		cw := rep.AnvilGo.ContextWindow
 		require.Equal(t, 8192, cw.TruncationWindow)
-		require.Equal(t, sourceMaxModelLen, cw.Source)
+		require.Equal(t, "Target.MaxModelLen", cw.Source)
 		require.Nil(t, cw.Advertised)
 	})
 }

@@ -37,15 +37,6 @@ func connectionsOf(r *runner) *artifact.Connections {
 	return c
 }
 
-// sinceMS is the milliseconds from a to b; nil when either is zero.
-func sinceMS(a, b time.Time) *float64 {
-	if a.IsZero() || b.IsZero() {
-		return nil
-	}
-	ms := client.MS(b.Sub(a))
-	return &ms
-}
-
 // extendReport fills the anvil_go object of a run's report from its
 // measured results (sorted by request index) and the indexes planned but
 // never sent.
@@ -57,7 +48,7 @@ func extendReport(rep *artifact.Report, f runFacts, results []result, unsent []i
 	}
 	x.Run.RecordBuild() // the binary that measured: module version, revision, Go
 	x.PromptSizing = promptSizingOf(f.plan, results)
-	x.ChunkTiming = chunkTimingOf(f.runner.chunks)
+	x.ChunkTiming = client.ChunkTimingOf(f.runner.chunks)
 	x.Connections = connectionsOf(f.runner)
 	x.Requests = make([]artifact.RequestDetail, 0, len(results)+len(unsent))
 	if reason := f.runner.earlyStop; reason != "" {
@@ -74,17 +65,17 @@ func extendReport(rep *artifact.Report, f runFacts, results []result, unsent []i
 			Outcome:             artifact.OutcomeSuccess,
 			ScheduledMS:         offsetMS(c.taken, f.start),
 			SentMS:              offsetMS(c.sent, f.start),
-			QueueMS:             sinceMS(c.taken, c.sent),
+			QueueMS:             client.SinceMS(c.taken, c.sent),
 			EndMS:               offsetMS(c.end, f.start),
 			FirstOutputMS:       offsetMS(c.firstOutput, f.start),
 			FirstContentMS:      offsetMS(c.firstContent, f.start),
-			ScheduledTTFTMS:     sinceMS(c.taken, c.firstContent),
-			ScheduledE2EMS:      sinceMS(c.taken, c.end),
+			ScheduledTTFTMS:     client.SinceMS(c.taken, c.firstContent),
+			ScheduledE2EMS:      client.SinceMS(c.taken, c.end),
 			PlannedPromptTokens: f.plan.Contexts[res.index],
 			CountedPromptTokens: res.promptTokens,
 			ServerTimings:       res.serverTimings,
 		}
-		setChunkDetail(&d, res.chunks)
+		client.SetChunkDetail(&d, res.chunks)
 		if sf := res.source; sf != nil {
 			if sf.session != "" {
 				session, turn := sf.session, sf.turn+1

@@ -92,7 +92,7 @@ func TestExactSizingOllamaTruncation(t *testing.T) {
 				require.LessOrEqual(t, slicesMax(countedErrors(t, rep)), 0.01)
 				require.Nil(t, rep.AnvilGo.PromptSizing.Warning)
 				require.Equal(t, "tiny:latest", rep.Model)
-				require.Equal(t, sourcePS, rep.AnvilGo.ContextWindow.Source)
+				require.Equal(t, "/api/ps", rep.AnvilGo.ContextWindow.Source)
 			})
 		})
 	}
@@ -183,9 +183,9 @@ func TestDeclaredWindowAboveAdvertised(t *testing.T) {
 		require.NoError(t, err)
 		cw := rep.AnvilGo.ContextWindow
 		require.Equal(t, 16384, cw.Tokens)
-		require.Equal(t, sourceMaxModelLen, cw.Source)
+		require.Equal(t, "Target.MaxModelLen", cw.Source)
 		require.Equal(t, 4096, *cw.Advertised)
-		require.Equal(t, sourcePS, *cw.AdvertisedSource)
+		require.Equal(t, "/api/ps", *cw.AdvertisedSource)
 		require.Equal(t, 4096, cw.TruncationWindow)
 		require.NotNil(t, cw.Note)
 		require.Contains(t, *cw.Note, "Target.MaxModelLen 16384 is above the window of 4096 tokens the server advertises (/api/ps)")
@@ -213,7 +213,7 @@ func TestDeclaredWindowsCompared(t *testing.T) {
 		require.Equal(t, "tiny", rep.Model, "the declared model is sent")
 		cw := rep.AnvilGo.ContextWindow
 		require.Equal(t, 4096, cw.TruncationWindow)
-		require.Equal(t, sourcePS, *cw.AdvertisedSource)
+		require.Equal(t, "/api/ps", *cw.AdvertisedSource)
 		require.Contains(t, *cw.Note, "Target.MaxModelLen 16384 is above the window of 4096 tokens the server advertises (/api/ps)")
 		require.Len(t, rep.Failures, 3)
 		for _, f := range rep.Failures {
@@ -235,7 +235,7 @@ func TestDeclaredWindowsHideTruncation(t *testing.T) {
 		rep, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 3, Concurrency: 1, ContextTokens: 8000})
 		require.NoError(t, err)
 		require.Equal(t, 3, rep.Completed, "the cut prompts pass the truncation checks of the declared window")
-		require.Equal(t, artifact.ContextWindow{Tokens: 16384, Source: sourceMaxModelLen, TruncationWindow: 16384}, *rep.AnvilGo.ContextWindow)
+		require.Equal(t, artifact.ContextWindow{Tokens: 16384, Source: "Target.MaxModelLen", TruncationWindow: 16384}, *rep.AnvilGo.ContextWindow)
 		w := rep.AnvilGo.PromptSizing.Warning
 		require.NotNil(t, w)
 		require.Contains(t, *w, "at 0.51 x their plan")
@@ -274,26 +274,26 @@ func TestDiscover(t *testing.T) {
 		want Discovery
 	}{
 		{"llama.cpp", Target{BaseURL: "http://llama.invalid/v1", HTTPClient: wiretest.Serve(t, llama.handler())},
-			Discovery{Model: "tiny.gguf", ModelSource: sourceModels, Window: 8192, WindowSource: sourceModels,
-				Advertised: 8192, AdvertisedSource: sourceModels, AdvertisedField: "meta.n_ctx", Listed: []string{"tiny.gguf"},
-				TruncationWindow: 8192, Slots: 4, SlotsSource: llamaCppPropsPath,
+			Discovery{Model: "tiny.gguf", ModelSource: "/models", Window: 8192, WindowSource: "/models",
+				Advertised: 8192, AdvertisedSource: "/models", AdvertisedField: "meta.n_ctx", Listed: []string{"tiny.gguf"},
+				TruncationWindow: 8192, Slots: 4, SlotsSource: "/props",
 				Asked: []string{"GET /models: 1 model, window 8192 (meta.n_ctx)", "GET /props: answered, window 8192, 4 slots"}}},
 		{"ollama", Target{BaseURL: "http://ollama.invalid/v1", HTTPClient: wiretest.Serve(t, ollama.handler())},
-			Discovery{Model: "tiny:latest", ModelSource: sourceModels, Window: 4096, WindowSource: sourcePS,
-				Advertised: 4096, AdvertisedSource: sourcePS, Listed: []string{"tiny:latest"}, TruncationWindow: 4096,
+			Discovery{Model: "tiny:latest", ModelSource: "/models", Window: 4096, WindowSource: "/api/ps",
+				Advertised: 4096, AdvertisedSource: "/api/ps", Listed: []string{"tiny:latest"}, TruncationWindow: 4096,
 				Asked: []string{"GET /models: 1 model, no window", "GET /props: HTTP 404 Not Found", "GET /api/ps: answered, window 4096"}}},
 		{"declared", Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 2048, HTTPClient: wiretest.Serve(t, ollama.handler())},
-			Discovery{Model: "tiny", ModelSource: sourceModel, Window: 2048, WindowSource: sourceMaxModelLen,
-				Advertised: 4096, AdvertisedSource: sourcePS, Listed: []string{"tiny:latest"}, TruncationWindow: 4096,
+			Discovery{Model: "tiny", ModelSource: "Target.Model", Window: 2048, WindowSource: "Target.MaxModelLen",
+				Advertised: 4096, AdvertisedSource: "/api/ps", Listed: []string{"tiny:latest"}, TruncationWindow: 4096,
 				Asked: []string{"GET /models: 1 model, no window", "GET /props: HTTP 404 Not Found", "GET /api/ps: answered, window 4096"},
 				Note:  "Target.MaxModelLen 2048 is below the window of 4096 tokens the server advertises (/api/ps): prompts are planned for 2048, and only a count at or above 4096 is a prompt cut to the server's window"}},
 		{"declared, no native API", Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 2048, HTTPClient: wiretest.Serve(t, withoutNativeAPI(ollama.handler()))},
-			Discovery{Model: "tiny", ModelSource: sourceModel, Window: 2048, WindowSource: sourceMaxModelLen, Listed: []string{"tiny:latest"}, TruncationWindow: 2048,
+			Discovery{Model: "tiny", ModelSource: "Target.Model", Window: 2048, WindowSource: "Target.MaxModelLen", Listed: []string{"tiny:latest"}, TruncationWindow: 2048,
 				Asked: []string{"GET /models: 1 model, no window", "GET /props: HTTP 404 Not Found", "GET /api/ps: HTTP 404 Not Found", "POST /api/show: HTTP 404 Not Found"}}},
 		{"declared, /models refused", Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", MaxModelLen: 2048, HTTPClient: wiretest.Serve(t, withoutModels(ollama.handler()))},
-			Discovery{Model: "tiny", ModelSource: sourceModel, Window: 2048, WindowSource: sourceMaxModelLen,
+			Discovery{Model: "tiny", ModelSource: "Target.Model", Window: 2048, WindowSource: "Target.MaxModelLen",
 				ModelsError: "capacity: the endpoint refused the requests: model probe GET http://ollama.invalid/v1/models: HTTP 404 Not Found: no such route",
-				Advertised:  4096, AdvertisedSource: sourcePS, TruncationWindow: 4096,
+				Advertised:  4096, AdvertisedSource: "/api/ps", TruncationWindow: 4096,
 				Asked: []string{"GET /models: HTTP 404 Not Found: no such route", "GET /props: HTTP 404 Not Found", "GET /api/ps: answered, window 4096"},
 				Note:  "Target.MaxModelLen 2048 is below the window of 4096 tokens the server advertises (/api/ps): prompts are planned for 2048, and only a count at or above 4096 is a prompt cut to the server's window"}},
 	}
@@ -313,12 +313,12 @@ func TestDiscoverError(t *testing.T) {
 	ollama := newOllamaServer(t)
 	d, err := Discover(t.Context(), Target{BaseURL: "http://ollama.invalid/v1", HTTPClient: wiretest.Serve(t, withoutNativeAPI(ollama.handler()))})
 	require.ErrorIs(t, err, ErrInvalidConfig)
-	require.Equal(t, Discovery{Model: "tiny:latest", ModelSource: sourceModels, Listed: []string{"tiny:latest"},
+	require.Equal(t, Discovery{Model: "tiny:latest", ModelSource: "/models", Listed: []string{"tiny:latest"},
 		Asked: []string{"GET /models: 1 model, no window", "GET /props: HTTP 404 Not Found", "GET /api/ps: HTTP 404 Not Found", "POST /api/show: HTTP 404 Not Found"}}, d, "no window, so no source")
 
 	d, err = Discover(t.Context(), Target{BaseURL: "http://ollama.invalid/v1", Model: "tiny", HTTPClient: wiretest.Serve(t, withoutModels(ollama.handler()))})
 	require.ErrorIs(t, err, ErrEndpointRefused)
-	require.Equal(t, Discovery{Model: "tiny", ModelSource: sourceModel,
+	require.Equal(t, Discovery{Model: "tiny", ModelSource: "Target.Model",
 		ModelsError: "capacity: the endpoint refused the requests: model probe GET http://ollama.invalid/v1/models: HTTP 404 Not Found: no such route",
 		Asked:       []string{"GET /models: HTTP 404 Not Found: no such route"}}, d, "no window, so no source")
 }

@@ -86,7 +86,7 @@ func run(ctx context.Context, t Target, w Workload, sec *client.Secrets) (*artif
 	if err != nil {
 		return nil, err
 	}
-	disc.noteSlots(w.Concurrency) // the whole workload's: shards share the server's slots
+	disc.NoteSlots(w.Concurrency) // the whole workload's: shards share the server's slots
 	extra, err := extraBodyRecord(t.ExtraBody, sec.Scrub)
 	if err != nil {
 		return nil, err
@@ -121,7 +121,7 @@ func run(ctx context.Context, t Target, w Workload, sec *client.Secrets) (*artif
 		return nil, err
 	}
 	cfg := clientConfig(t, plan.Workload, hc, key)
-	cfg.Checks.Window, cfg.Checks.WindowFrom = disc.TruncationWindow, disc.truncationWindowFrom()
+	cfg.Checks.Window, cfg.Checks.WindowFrom = disc.TruncationWindow, disc.TruncationWindowFrom()
 	cl, err := client.New(cfg)
 	if err != nil {
 		return nil, err
@@ -189,7 +189,7 @@ func run(ctx context.Context, t Target, w Workload, sec *client.Secrets) (*artif
 		start: start, end: end, cancelled: ctx.Err() != nil || startErr != nil, runner: r, schedule: shardOffsets(schedule, r.owned),
 	})
 	if rep != nil && rep.AnvilGo != nil {
-		rep.AnvilGo.ContextWindow = disc.record()
+		rep.AnvilGo.ContextWindow = disc.Record()
 		if rep.AnvilGo.Run != nil {
 			rep.AnvilGo.Run.ExtraBody = extra
 		}
@@ -216,18 +216,6 @@ func run(ctx context.Context, t Target, w Workload, sec *client.Secrets) (*artif
 		return rep, fmt.Errorf("%w: %s", ErrStoppedEarly, r.earlyStop)
 	}
 	return rep, nil
-}
-
-// probeWithin runs the model probe bounded by timeout (Workload.Timeout),
-// so an endpoint that never answers GET /models cannot hold Run forever.
-func probeWithin(ctx context.Context, hc *http.Client, t Target, key string, timeout time.Duration) (modelInfo, error) {
-	pctx, cancel := context.WithTimeoutCause(ctx, timeout, errProbeTimeout)
-	defer cancel()
-	info, err := probeModel(pctx, hc, t, key)
-	if err != nil && ctx.Err() == nil && context.Cause(pctx) == errProbeTimeout {
-		return modelInfo{}, fmt.Errorf("%w (no answer within Workload.Timeout = %v)", err, timeout)
-	}
-	return info, err
 }
 
 // MaxEventSize is the largest SSE event the client accepts, 256 KiB of the

@@ -68,7 +68,7 @@ func pipeTarget(t *testing.T, h http.Handler) Target {
 func withoutDiscovery(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method + " " + r.URL.Path {
-		case "GET /v1/models", "GET " + llamaCppPropsPath, "GET " + llamaCppSlotsPath, "GET " + ollamaPSPath, "POST " + ollamaShowPath:
+		case "GET /v1/models", "GET " + "/props", "GET " + "/slots", "GET " + "/api/ps", "POST " + "/api/show":
 			http.NotFound(w, r)
 			return
 		}

@@ -42,8 +42,8 @@ func TestExactSizingLlamaCppColdStart(t *testing.T) {
 				require.Zero(t, srv.refused.Load(), "no request was refused over the window")
 				require.Equal(t, "tiny.gguf", rep.Model)
 				cw := rep.AnvilGo.ContextWindow
-				require.Equal(t, artifact.ContextWindow{Tokens: 8192, Source: sourceModels, Advertised: new(8192),
-					AdvertisedSource: new(sourceModels), TruncationWindow: 8192, Slots: new(4), SlotsSource: new(llamaCppPropsPath)}, *cw)
+				require.Equal(t, artifact.ContextWindow{Tokens: 8192, Source: "/models", Advertised: new(8192),
+					AdvertisedSource: new("/models"), TruncationWindow: 8192, Slots: new(4), SlotsSource: new("/props")}, *cw)
 
 				ps := rep.AnvilGo.PromptSizing
 				errs := countedErrors(t, rep)

@@ -41,10 +41,10 @@ func TestDiscoverLlamaCppSlots(t *testing.T) {
 		window, wantSlots int
 		wantSource        string
 	}{
-		{"props total_slots", wiretest.ReadTranscript(t, "llamacpp-b10573-models.json"), props, slots, 8192, 4, llamaCppPropsPath},
+		{"props total_slots", wiretest.ReadTranscript(t, "llamacpp-b10573-models.json"), props, slots, 8192, 4, "/props"},
 		{"ctx-size 8192 over 4 slots", wiretest.ReadTranscript(t, "llamacpp-b10573-models-ctx8192-parallel4.json"),
-			wiretest.ReadTranscript(t, "llamacpp-b10573-props-ctx8192-parallel4.json"), nil, 2048, 4, llamaCppPropsPath},
-		{"no total_slots: /slots", wiretest.ReadTranscript(t, "llamacpp-b10573-models.json"), noTotal, slots, 8192, 4, llamaCppSlotsPath},
+			wiretest.ReadTranscript(t, "llamacpp-b10573-props-ctx8192-parallel4.json"), nil, 2048, 4, "/props"},
+		{"no total_slots: /slots", wiretest.ReadTranscript(t, "llamacpp-b10573-models.json"), noTotal, slots, 8192, 4, "/slots"},
 		{"no total_slots, no /slots", wiretest.ReadTranscript(t, "llamacpp-b10573-models.json"), noTotal, nil, 8192, 0, ""},
 		{"not llama.cpp", wiretest.ReadTranscript(t, "llamacpp-b10573-models.json"), []byte(`{"total_slots":"four"}`), slots, 8192, 0, ""},
 	}
@@ -67,7 +67,7 @@ func TestDiscoverLlamaCppSlots(t *testing.T) {
 			require.Equal(t, tt.window, d.Window)
 			require.Equal(t, tt.wantSlots, d.Slots)
 			require.Equal(t, tt.wantSource, d.SlotsSource)
-			if tt.wantSource == llamaCppPropsPath {
+			if tt.wantSource == "/props" {
 				require.Zero(t, slotsAsked, "/slots is asked only when /props names no total_slots")
 			}
 		})
@@ -88,7 +88,7 @@ func TestRunConcurrencyAboveSlots(t *testing.T) {
 			require.Equal(t, conc, rep.Completed, "failures: %+v", rep.Failures)
 			cw := rep.AnvilGo.ContextWindow
 			require.Equal(t, 4, *cw.Slots)
-			require.Equal(t, llamaCppPropsPath, *cw.SlotsSource)
+			require.Equal(t, "/props", *cw.SlotsSource)
 			if conc == 4 {
 				require.Nil(t, cw.Note)
 				return

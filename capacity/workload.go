@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/anvilbench/anvil/capacity/internal/client"
+	"github.com/anvilbench/anvil/capacity/internal/discovery"
 )
 
 // Reference defaults and bounds of a Workload (capacity/PROTOCOL.md#bounds,
@@ -38,7 +39,7 @@ const (
 	minContextTokens = 32
 	// maxContextTokens is the largest fixed Workload.ContextTokens and the
 	// largest Target.MaxModelLen.
-	maxContextTokens = 1048576
+	maxContextTokens = discovery.MaxWindow
 	// defaultMaxTokens is the completion limit sent when Workload.MaxTokens
 	// is 0: room for a reasoning model to think before its answer (the
 	// embedded fake's default profile thinks for a few hundred tokens).

@@ -3,6 +3,7 @@ package client
 import (
 	"time"
 
+	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/internal/itl"
 )
 
@@ -63,3 +64,38 @@ func (c *ChunkTimer) Finish(success bool, completion *int) *itl.Summary {
 // Run is the worker's distribution: every successful stream Finish
 // recorded.
 func (c *ChunkTimer) Run() *itl.Run { return c.run }
+
+// ChunkTimingOf is anvil_go.chunk_timing of a run, the workers' Runs
+// merged: nil when no successful request had a gap.
+func ChunkTimingOf(run *itl.Run) *artifact.ChunkTiming {
+	if run == nil {
+		return nil
+	}
+	ct, ok := run.Result()
+	if !ok {
+		return nil
+	}
+	return &artifact.ChunkTiming{
+		ITLMS:         artifact.Quantiles{P50: ct.ITL.P50, P90: ct.ITL.P90, P99: ct.ITL.P99, P999: ct.ITL.P999, Max: ct.ITL.Max},
+		Gaps:          ct.Gaps,
+		Exact:         ct.Exact,
+		RelativeError: ct.RelativeError,
+		Stalls:        ct.Stalls,
+		StallRule: artifact.StallRule{Relative: ct.StallRule.Relative, FloorMS: ct.StallRule.FloorMS,
+			OverrideMS: ct.StallRule.OverrideMS},
+		TokensPerChunkMean: ct.TokensPerChunkMean,
+		PerToken:           ct.PerToken,
+	}
+}
+
+// SetChunkDetail fills the chunk members of a request's anvil_go entry
+// from the summary ChunkTimer.Finish returned (nothing for nil).
+func SetChunkDetail(d *artifact.RequestDetail, s *itl.Summary) {
+	if s == nil {
+		return
+	}
+	if s.ITL != nil {
+		d.ITLMS = &artifact.Quantiles{P50: s.ITL.P50, P90: s.ITL.P90, P99: s.ITL.P99, Max: s.ITL.Max}
+	}
+	d.OutputChunks, d.Stalls, d.TokensPerChunk = s.OutputChunks, s.Stalls, s.TokensPerChunk
+}

@@ -162,7 +162,7 @@ func (ex *Exchange) Phases() *artifact.Phases {
 	}
 	ph := &artifact.Phases{GotConnMS: ex.gotConnMS, Reused: ex.reused, Retried: ex.retried,
 		ConnectMS: ex.connectMS, WroteRequestMS: ex.wroteMS, FirstByteMS: ex.firstByteMS,
-		FirstEventMS: sinceMS(ex.start, ex.stream.firstEvent)}
+		FirstEventMS: SinceMS(ex.start, ex.stream.firstEvent)}
 	if f := ex.failedAttempt; f != nil {
 		ph.FailedAttempt = &artifact.FailedAttempt{GotConnMS: f.gotConnMS, Reused: f.reused, ConnectMS: f.connectMS,
 			WroteRequestMS: f.wroteMS, EndedMS: f.endedMS}
@@ -170,8 +170,8 @@ func (ex *Exchange) Phases() *artifact.Phases {
 	return ph
 }
 
-// sinceMS is the milliseconds from a to b; nil when either is zero.
-func sinceMS(a, b time.Time) *float64 {
+// SinceMS is the milliseconds from a to b; nil when either is zero.
+func SinceMS(a, b time.Time) *float64 {
 	if a.IsZero() || b.IsZero() {
 		return nil
 	}

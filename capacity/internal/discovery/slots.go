@@ -1,4 +1,4 @@
-package capacity
+package discovery
 
 import (
 	"context"
@@ -49,10 +49,10 @@ func llamaCppSlots(ctx context.Context, ask askFunc, props []byte) (int, string)
 	return len(slots), llamaCppSlotsPath
 }
 
-// noteSlots adds to d.Note that concurrency requests in flight exceed the
+// NoteSlots adds to d.Note that concurrency requests in flight exceed the
 // server's slots, when they do: the requests beyond the slots wait in the
 // server's queue, inside their TTFT.
-func (d *Discovery) noteSlots(concurrency int) {
+func (d *Result) NoteSlots(concurrency int) {
 	if d.Slots == 0 || concurrency <= d.Slots {
 		return
 	}

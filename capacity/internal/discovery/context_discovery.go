@@ -1,4 +1,4 @@
-package capacity
+package discovery
 
 import (
 	"bytes"
@@ -61,7 +61,7 @@ type nativeAnswers struct {
 	slotsSource  string   // llamaCppPropsPath or llamaCppSlotsPath
 	asked        []string // each step's outcome ("GET /props: HTTP 404 Not Found")
 	// outOfRange is each answer's window that is a number outside
-	// 1..maxContextTokens, with its endpoint ("/props n_ctx -5"): such a
+	// 1..MaxWindow, with its endpoint ("/props n_ctx -5"): such a
 	// window is none, and the error of a discovery that found none names
 	// it.
 	outOfRange []string
@@ -78,12 +78,12 @@ type askFunc func(path string, body []byte) ([]byte, bool)
 // of model, each bounded by the smaller of timeout and nativeStepTimeout.
 // Any failure of a step is only "no answer" (recorded in asked): the
 // caller then asks for Target.MaxModelLen.
-func discoverNative(ctx context.Context, hc *http.Client, t Target, apiKey, model string, wantWindow bool, timeout time.Duration) nativeAnswers {
-	root := serverRoot(t.BaseURL)
-	step := min(timeout, nativeStepTimeout)
+func discoverNative(ctx context.Context, cfg Config, model string, wantWindow bool) nativeAnswers {
+	root := serverRoot(cfg.BaseURL)
+	step := min(cfg.Timeout, nativeStepTimeout)
 	var a nativeAnswers
 	ask := func(path string, body []byte) ([]byte, bool) {
-		b, failure := askServer(ctx, hc, t, apiKey, root+path, body, step)
+		b, failure := askServer(ctx, cfg.Client, root+path, body, step)
 		method := http.MethodGet
 		if body != nil {
 			method = http.MethodPost
@@ -103,7 +103,7 @@ func discoverNative(ctx context.Context, hc *http.Client, t Target, apiKey, mode
 	outOfRange := func(path, bad string) {
 		a.outOfRange = append(a.outOfRange, path+" "+bad)
 		last := &a.asked[len(a.asked)-1]
-		*last = strings.TrimSuffix(*last, "answered") + bad + fmt.Sprintf(" out of the range 1..%d of a window", maxContextTokens)
+		*last = strings.TrimSuffix(*last, "answered") + bad + fmt.Sprintf(" out of the range 1..%d of a window", MaxWindow)
 	}
 	if body, ok := ask(llamaCppPropsPath, nil); ok {
 		switch n, bad := parseLlamaCppProps(body, model); {
@@ -163,28 +163,16 @@ func mustJSON(v any) []byte {
 // askServer sends GET url (POST with body when body is not nil) with the
 // run's headers, bounded by timeout, and returns a 2xx answer's body, or
 // why there is none ("HTTP 404 Not Found", "timed out after 5s").
-func askServer(ctx context.Context, hc *http.Client, t Target, apiKey, url string, body []byte, timeout time.Duration) ([]byte, string) {
+func askServer(ctx context.Context, cl *client.Client, url string, body []byte, timeout time.Duration) ([]byte, string) {
 	sctx, cancel := context.WithTimeoutCause(ctx, timeout, errProbeTimeout)
 	defer cancel()
 	method, rd := http.MethodGet, io.Reader(nil)
 	if body != nil {
 		method, rd = http.MethodPost, bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(sctx, method, url, rd)
+	req, err := cl.NewRequest(sctx, method, url, rd)
 	if err != nil {
 		return nil, client.UnwrapURLError(err).Error()
-	}
-	for k, vs := range t.Headers {
-		for _, v := range vs {
-			req.Header.Add(k, v)
-		}
-	}
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+apiKey)
 	}
 	// failed says why err ended the step.
 	failed := func(err error) string {
@@ -196,7 +184,7 @@ func askServer(ctx context.Context, hc *http.Client, t Target, apiKey, url strin
 		}
 		return client.UnwrapURLError(err).Error()
 	}
-	resp, err := hc.Do(req)
+	resp, err := cl.Do(req)
 	if err != nil {
 		return nil, failed(err)
 	}
@@ -292,8 +280,8 @@ func windowOf(info modelInfo) (int, string) {
 }
 
 // windowInt reads a window a server advertises: a positive integer no
-// larger than maxContextTokens (a larger one could not be planned for).
+// larger than MaxWindow (a larger one could not be planned for).
 func windowInt(raw json.RawMessage) (int, bool) {
 	n, ok := client.PositiveInt(raw)
-	return n, ok && n <= maxContextTokens
+	return n, ok && n <= MaxWindow
 }

@@ -1,4 +1,4 @@
-package capacity
+package discovery
 
 import (
 	"bytes"
@@ -35,34 +35,26 @@ type modelInfo struct {
 	// entry with no string id).
 	Listed []string
 	// OutOfRange names the first of those fields that holds a number
-	// outside 1..maxContextTokens ("max_model_len 0"), "" when none does:
+	// outside 1..MaxWindow ("max_model_len 0"), "" when none does:
 	// such a window is none.
 	OutOfRange string
 }
 
-// probeModel asks GET {t.BaseURL}/models for the model to use and its
-// context length (capacity/PROTOCOL.md#wire-protocol): the entry whose id equals t.Model,
-// else the first entry. It sends t.Headers and apiKey as the bearer token.
-// A 401, 403 or 404 answer wraps ErrEndpointRefused.
-func probeModel(ctx context.Context, hc *http.Client, t Target, apiKey string) (modelInfo, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.ModelsURL(), nil)
+// probeModel asks GET {BaseURL}/models for the model to use and its
+// context length (capacity/PROTOCOL.md#wire-protocol): the entry whose id
+// equals cfg.Model, else the first entry. A 401, 403 or 404 answer wraps
+// ErrRefused.
+func probeModel(ctx context.Context, cfg Config) (modelInfo, error) {
+	cl := cfg.Client
+	req, err := cl.NewRequest(ctx, http.MethodGet, cfg.BaseURL+"/models", nil)
 	if err != nil {
 		return modelInfo{}, fmt.Errorf("capacity: model probe: %w", client.UnwrapURLError(err))
 	}
-	for k, vs := range t.Headers {
-		for _, v := range vs {
-			req.Header.Add(k, v)
-		}
-	}
-	req.Header.Set("Accept", "application/json")
-	if apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+apiKey)
-	}
 	where := client.RedactedURL(req.URL)
-	scrub := t.secrets(apiKey).Scrub
-	resp, err := hc.Do(req)
+	scrub := cl.Scrub
+	resp, err := cl.Do(req)
 	if err != nil {
-		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: %s%s", where, scrub(client.UnwrapURLError(err).Error()), client.TransportHint(req.URL, hc.Transport, client.UnwrapURLError(err)))
+		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: %s%s", where, scrub(client.UnwrapURLError(err).Error()), client.TransportHint(req.URL, cl.Transport(), client.UnwrapURLError(err)))
 	}
 	defer resp.Body.Close()
 	decoded, err := client.DecodeBody(resp) // Target.Headers may ask for a compressed answer
@@ -75,11 +67,11 @@ func probeModel(ctx context.Context, hc *http.Client, t Target, apiKey string) (
 	}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound:
-		return modelInfo{}, fmt.Errorf("%w: model probe GET %s: HTTP %s: %s", ErrEndpointRefused, where, scrub(resp.Status), scrub(client.AnswerReason(resp, client.Excerpt(scrub(string(body))))))
+		return modelInfo{}, fmt.Errorf("%w: model probe GET %s: HTTP %s: %s", ErrRefused, where, scrub(resp.Status), scrub(client.AnswerReason(resp, client.Excerpt(scrub(string(body))))))
 	case resp.StatusCode < 200 || resp.StatusCode >= 300:
 		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: HTTP %s: %s", where, scrub(resp.Status), scrub(client.AnswerReason(resp, client.Excerpt(scrub(string(body))))))
 	}
-	info, err := parseModels(body, t.Model)
+	info, err := parseModels(body, cfg.Model)
 	if err != nil {
 		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: %s", where, scrub(err.Error()))
 	}
