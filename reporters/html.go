@@ -116,6 +116,7 @@ func writeRunHeader(b *strings.Builder, i int, v *runView) {
 	field := func(label, value string) {
 		fmt.Fprintf(b, `<dt>%s</dt><dd>%s</dd>`, esc(label), esc(value))
 	}
+	field("benchmark", orDash(v.Benchmark))
 	field("run id", orDash(v.RunID))
 	field("started", orDash(v.StartedAt))
 	field("engine", orDash(v.Engine))

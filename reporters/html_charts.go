@@ -142,8 +142,14 @@ func writeCDF(b *strings.Builder, id, name, long, unit string, series []cdfSerie
 		return false
 	}
 	lo, hi := niceDomain(0, hi, true)
+	var legend []legendEntry
+	for _, s := range series {
+		if len(s.values) > 0 {
+			legend = append(legend, legendEntry{Label: s.label, Style: s.style})
+		}
+	}
 	c := beginChart(b, chartSpec{
-		ID: id, W: chartW, H: chartH,
+		ID: id, W: chartW, H: chartH, Legend: legend,
 		Title:  fmt.Sprintf("%s (%s): empirical CDF", name, long),
 		Desc:   "Share of successful requests at or below each value. " + strings.Join(desc, "; ") + ".",
 		XLabel: fmt.Sprintf("%s (%s)", name, unit), YLabel: "share of requests (%)",
@@ -159,14 +165,11 @@ func writeCDF(b *strings.Builder, id, name, long, unit string, series []cdfSerie
 		fmt.Fprintf(b, `<line class="ref" x1="%s" y1="%s" x2="%s" y2="%s"/><text class="tick" x="%s" y="%s" text-anchor="end">%s</text>`,
 			px(c.left), px(y), px(c.right), px(y), px(c.right-2), px(ly), m.name)
 	}
-	var labels []string
-	var styles []seriesStyle
 	for _, s := range series {
 		n := len(s.values)
 		if n == 0 {
 			continue
 		}
-		labels, styles = append(labels, s.label), append(styles, s.style)
 		k := min(n, maxCDFPoints)
 		fmt.Fprintf(b, `<g class="series" data-series="%s"><title>%s: %s CDF, %d samples`, esc(s.label), esc(s.label), esc(name), n)
 		if k < n {
@@ -187,7 +190,6 @@ func writeCDF(b *strings.Builder, id, name, long, unit string, series []cdfSerie
 		}
 		b.WriteString(`</g>`)
 	}
-	c.legend(labels, styles, true)
 	c.end()
 	return true
 }
@@ -216,25 +218,26 @@ func writeScatter(b *strings.Builder, views []runView) bool {
 	xlo, xhi = niceDomain(xlo, xhi, false)
 	ylo, yhi := niceDomain(0, yhi, true)
 	total := 0
-	for _, p := range pts {
+	var legend []legendEntry
+	for i, p := range pts {
 		total += len(p)
+		if len(p) > 0 {
+			legend = append(legend, legendEntry{Label: views[i].Label, Style: styleOf(i)})
+		}
 	}
 	c := beginChart(b, chartSpec{
-		ID: "scatter-ttft-prompt", W: wideChartW, H: chartH + 40,
+		ID: "scatter-ttft-prompt", W: wideChartW, H: chartH + 40, Legend: legend,
 		Title: "TTFT against prompt tokens",
 		Desc: fmt.Sprintf("One point per successful request (%d), TTFT in ms against the prompt tokens the server counted "+
 			"(the planned context where it reported none). Prefill cost rises with the prompt; prompt-cache hits sit low.", total),
 		XLabel: "prompt tokens (usage; planned where not reported)", YLabel: "TTFT (ms)",
 		X: scale{lo: xlo, hi: xhi}, Y: scale{lo: ylo, hi: yhi},
 	})
-	var labels []string
-	var styles []seriesStyle
 	for i, ps := range pts {
 		if len(ps) == 0 {
 			continue
 		}
 		st := styleOf(i)
-		labels, styles = append(labels, views[i].Label), append(styles, st)
 		seen := map[[2]int]bool{}
 		var body strings.Builder
 		drawn := 0
@@ -258,7 +261,6 @@ func writeScatter(b *strings.Builder, views []runView) bool {
 		fmt.Fprintf(b, `<g class="series" data-series="%s" fill-opacity="0.7"><title>%s: %d requests, %d points drawn</title>%s</g>`,
 			esc(views[i].Label), esc(views[i].Label), len(ps), drawn, body.String())
 	}
-	c.legend(labels, styles, false)
 	c.end()
 	return true
 }
@@ -348,11 +350,12 @@ func writeTimeline(b *strings.Builder, id string, v *runView) bool {
 			len(v.Requests), len(rows), g)
 	}
 	c := beginChart(b, chartSpec{
-		ID: id, W: wideChartW, H: plotH + marginTop + marginBottom + 16,
+		ID: id, W: wideChartW, H: plotH + marginTop + marginBottom,
 		Title:  v.Label + ": requests over time",
 		Desc:   desc + layout + grouping,
 		XLabel: xl, YLabel: yl,
 		X: scale{lo: 0, hi: hi}, Y: scale{lo: float64(len(v.Requests)), hi: 0},
+		Legend: phaseLegend(v),
 	})
 	rowH := (c.bottom - c.top) / float64(len(rows))
 	barH := math.Max(0.8, rowH*0.8)
@@ -416,7 +419,6 @@ func writeTimeline(b *strings.Builder, id string, v *runView) bool {
 		b.WriteString(`</g>`)
 	}
 	b.WriteString(`</g>`)
-	phaseLegend(c, v)
 	c.end()
 	writeServerTimeline(b, id, v, hi)
 	return true
@@ -433,27 +435,17 @@ func timelineHi(rows []timelineRow) float64 {
 	return hi
 }
 
-// phaseLegend writes the timeline legend: the phases and the failure
-// classes the run has.
-func phaseLegend(c *chart, v *runView) {
-	type entry struct{ label, color string }
-	es := []entry{{"waiting", colorWaiting}, {"reasoning", colorReasoning}, {"content", colorContent}}
+// phaseLegend is the timeline's legend: the phases and the failure
+// classes the run has, each a colour swatch.
+func phaseLegend(v *runView) []legendEntry {
+	es := []legendEntry{{Label: "waiting", Fill: colorWaiting}, {Label: "reasoning", Fill: colorReasoning}, {Label: "content", Fill: colorContent}}
 	if v.Scheduled {
-		es = append([]entry{{"queued", colorQueue}}, es...)
+		es = append([]legendEntry{{Label: "queued", Fill: colorQueue}}, es...)
 	}
 	for _, f := range v.Failures {
-		es = append(es, entry{f.Class, classColor(f.Class)})
+		es = append(es, legendEntry{Label: f.Class, Fill: classColor(f.Class)})
 	}
-	width := 0.0
-	for _, e := range es {
-		width += 28 + 6.5*float64(len(e.label))
-	}
-	x, y := c.right-width, 16.0
-	for _, e := range es {
-		fmt.Fprintf(c.b, `<g class="legend"><rect x="%s" y="%s" width="12" height="10" fill="%s"/><text class="tick" x="%s" y="%s">%s</text></g>`,
-			px(x), px(y-9), e.color, px(x+16), px(y), esc(e.label))
-		x += 28 + 6.5*float64(len(e.label))
-	}
+	return es
 }
 
 // median of the known values of xs (NaN for none).

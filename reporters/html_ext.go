@@ -222,8 +222,12 @@ func writeSweep(b *strings.Builder, views []runView, sw sweep) int {
 		if known(p.bound) {
 			desc += fmt.Sprintf(" SLO bound %s ms.", fmtNum(p.bound))
 		}
+		var legend []legendEntry
+		for k, cv := range p.curves {
+			legend = append(legend, legendEntry{Label: cv.label, Style: styleOf(k)})
+		}
 		c := beginChart(b, chartSpec{
-			ID: "sweep-" + sw.kind + "-" + p.id, W: chartW, H: chartH,
+			ID: "sweep-" + sw.kind + "-" + p.id, W: chartW, H: chartH, Legend: legend,
 			Title: fmt.Sprintf("%s against %s", p.title, sw.kind), Desc: desc,
 			XLabel: sweepAxis(sw.kind), YLabel: p.ylabel,
 			X: scale{lo: xlo, hi: xhi}, Y: scale{lo: ylo, hi: yhi},
@@ -239,11 +243,8 @@ func writeSweep(b *strings.Builder, views []runView, sw sweep) int {
 			fmt.Fprintf(b, `<g class="knee"><title>best passing %s: %s</title><line class="kneeline" x1="%s" y1="%s" x2="%s" y2="%s"/><text class="tick" x="%s" y="%s">best passing %s</text></g>`,
 				esc(sw.kind), fmtNum(v), px(x), px(c.top), px(x), px(c.bottom), px(x+4), px(c.top+12), fmtNum(v))
 		}
-		var labels []string
-		var styles []seriesStyle
 		for k, cv := range p.curves {
 			st := styleOf(k)
-			labels, styles = append(labels, cv.label), append(styles, st)
 			var d, marks strings.Builder
 			for _, i := range sw.probes {
 				y := cv.of(&views[i])
@@ -268,7 +269,6 @@ func writeSweep(b *strings.Builder, views []runView, sw sweep) int {
 			fmt.Fprintf(b, `<g class="series" data-series="%s"><path class="line" d="%s" stroke="%s" stroke-dasharray="%s"/>%s</g>`,
 				esc(cv.label), d.String(), st.Color, st.Dash, marks.String())
 		}
-		c.legend(labels, styles, false)
 		c.end()
 		n++
 	}

@@ -10,6 +10,7 @@ import "math"
 // runView is one capacity run as the reporters show it.
 type runView struct {
 	Label     string // "run 1", set by the page
+	Benchmark string // benchName: the benchmark as go test and benchstat name it
 	RunID     string
 	Model     string
 	Engine    string

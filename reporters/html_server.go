@@ -113,15 +113,14 @@ func writeServerTimeline(b *strings.Builder, id string, v *runView, hi float64) 
 	}
 	draw := func(suffix, title, ylabel, desc string, lines []line, yfmt func(float64) string) {
 		yhi := 0.0
-		var labels []string
-		var styles []seriesStyle
+		var legend []legendEntry
 		var present []line
 		for _, l := range lines {
 			if l.g == nil {
 				continue
 			}
 			present = append(present, l)
-			labels, styles = append(labels, l.label), append(styles, l.style)
+			legend = append(legend, legendEntry{Label: l.label, Style: l.style})
 			yhi = math.Max(yhi, gaugeMax(l.g)*l.scale)
 		}
 		if len(present) == 0 {
@@ -132,7 +131,7 @@ func writeServerTimeline(b *strings.Builder, id string, v *runView, hi float64) 
 			ID: id + "-" + suffix, W: wideChartW, H: 150 + marginTop + marginBottom,
 			Title: v.Label + ": " + title, Desc: desc,
 			XLabel: "time since the run started (ms)", YLabel: ylabel,
-			X: scale{lo: 0, hi: hi}, Y: scale{lo: 0, hi: yhi}, YFmt: yfmt,
+			X: scale{lo: 0, hi: hi}, Y: scale{lo: 0, hi: yhi}, YFmt: yfmt, Legend: legend,
 		})
 		for _, l := range present {
 			var d strings.Builder
@@ -147,7 +146,6 @@ func writeServerTimeline(b *strings.Builder, id string, v *runView, hi float64) 
 			fmt.Fprintf(b, `<g class="series" data-series="%s"><title>%s (%s): %d samples, max %s</title><path class="line" d="%s" stroke="%s" stroke-dasharray="%s"/></g>`,
 				esc(l.label), esc(l.label), esc(l.g.Name), len(l.g.At), fmtNum(gaugeMax(l.g)*l.scale), d.String(), l.style.Color, l.style.Dash)
 		}
-		c.legend(labels, styles, false)
 		c.end()
 	}
 	draw("queue", "server requests over time", "requests",

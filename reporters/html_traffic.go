@@ -211,7 +211,13 @@ func writeByTurn(b *strings.Builder, views []runView) bool {
 	}
 	draw := func(id, title, desc, ylabel string, yhi float64, of func(turnStat) float64, unit string) {
 		_, yhi = niceDomain(0, math.Max(yhi, 1e-9), true)
-		c := beginChart(b, chartSpec{ID: id, W: chartW, H: chartH, Title: title, Desc: desc,
+		var legend []legendEntry
+		for i, ts := range stats {
+			if len(ts) > 0 {
+				legend = append(legend, legendEntry{Label: views[i].Label, Style: styleOf(i)})
+			}
+		}
+		c := beginChart(b, chartSpec{ID: id, W: chartW, H: chartH, Title: title, Desc: desc, Legend: legend,
 			XLabel: "turn", YLabel: ylabel, X: scale{lo: 0.5, hi: float64(turns) + 0.5}, Y: scale{lo: 0, hi: yhi},
 			XFmt: func(v float64) string {
 				if v != math.Trunc(v) || v < 1 {
@@ -219,14 +225,11 @@ func writeByTurn(b *strings.Builder, views []runView) bool {
 				}
 				return fmt.Sprint(int(v))
 			}})
-		var labels []string
-		var styles []seriesStyle
 		for i, ts := range stats {
 			if len(ts) == 0 {
 				continue
 			}
 			st := styleOf(i)
-			labels, styles = append(labels, views[i].Label), append(styles, st)
 			var d, marks strings.Builder
 			for k, t := range ts {
 				y := of(t)
@@ -246,7 +249,6 @@ func writeByTurn(b *strings.Builder, views []runView) bool {
 			fmt.Fprintf(b, `<g class="series" data-series="%s"><path class="line" d="%s" stroke="%s" stroke-dasharray="%s"/>%s</g>`,
 				esc(views[i].Label), d.String(), st.Color, st.Dash, marks.String())
 		}
-		c.legend(labels, styles, false)
 		c.end()
 	}
 	ttft := func(t turnStat) float64 {

@@ -125,7 +125,7 @@ func compareRunOf(r *artifact.Report) (compareRun, error) {
 func viewOf(r *artifact.Report) (runView, error) {
 	ext, reqs := extOf(r.AnvilGo)
 	v := runView{
-		RunID: r.RunID, Model: r.Model, Engine: deref(r.Engine), GPU: deref(r.GPU),
+		Benchmark: benchName(r), RunID: r.RunID, Model: r.Model, Engine: deref(r.Engine), GPU: deref(r.GPU),
 		Protocol: r.MeasurementProtocol, StartedAt: r.StartedAt, WallMS: math.NaN(),
 		Planned: r.Requests, Succeeded: r.Completed, Failed: r.SentFailedRequests(), Unsent: r.UnsentRequests(),
 		Throughput: ptrOrNaN(throughputReported(r)), Ext: ext,

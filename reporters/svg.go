@@ -190,9 +190,16 @@ var runDashes = [...]string{"", "7 3", "2 2", "9 3 2 3", "4 4", "1 3", "12 3 3 3
 // runMarkers are the scatter marker shapes of runs, in order.
 var runMarkers = [...]string{"circle", "square", "triangle", "diamond", "cross", "triangle-down", "plus"}
 
-// styleOf is the style of run i (0-based); it cycles after seven runs.
+// styleOf is the style of run i (0-based). The first seven runs differ in
+// colour, dash pattern and marker shape alike (so they differ without
+// colour too); each later seven take the colours again with the patterns
+// and shapes shifted by one more, so the first 49 runs each look
+// different from every other (the colour with the dash on a line, with
+// the marker in a scatter).
 func styleOf(i int) seriesStyle {
-	return seriesStyle{okabeIto[i%len(okabeIto)], runDashes[i%len(runDashes)], runMarkers[i%len(runMarkers)]}
+	n := len(okabeIto)
+	k := (i%n + i/n) % len(runDashes)
+	return seriesStyle{okabeIto[i%n], runDashes[k], runMarkers[k]}
 }
 
 // marker writes the marker shape at (x, y) with radius r.
@@ -238,13 +245,25 @@ type chart struct {
 }
 
 // chartSpec says what a chart shows: its accessible title and description
-// and its axes. xFmt and yFmt format tick labels (nil: fmtNum).
+// and its axes. xFmt and yFmt format tick labels (nil: fmtNum). H is the
+// height of a chart with a one-line title and no legend: a longer title
+// wraps onto more lines above the plot, the legend's rows go below the
+// axis label, and the chart grows by them, the plot keeping its size.
 type chartSpec struct {
 	ID, Title, Desc string
 	W, H            float64
 	XLabel, YLabel  string
 	X, Y            scale                // domains only; the pixel ranges are set by begin
 	XFmt, YFmt      func(float64) string // nil: by the tick step
+	Legend          []legendEntry        // one per run or line drawn; none: no legend
+}
+
+// legendEntry is one line of a chart's legend: a label and how its
+// series is drawn, a line style or (Fill set) a colour swatch.
+type legendEntry struct {
+	Label string
+	Style seriesStyle
+	Fill  string
 }
 
 // Chart margins in pixels: room for tick labels and axis labels.
@@ -255,17 +274,97 @@ const (
 	marginBottom = 44
 )
 
+// Text metrics of the chart frame. The widths are generous estimates of
+// the page's fonts (a browser's system-ui is narrower), so that a wrapped
+// line never reaches past the chart's edge.
+const (
+	titleCharW  = 7.6 // px per rune of the 13px bold title
+	titleLineH  = 16  // px between two lines of a wrapped title
+	legendCharW = 6.6 // px per rune of an 11px legend label
+	legendSwW   = 34  // px of an entry's line sample and the gap before its label
+	legendGap   = 14  // px between two entries of a row
+	legendRowH  = 18  // px per row of the legend
+)
+
+// wrapWords splits text into lines of at most width pixels at charW px a
+// rune, breaking at spaces; a word longer than a line gets a line of its
+// own.
+func wrapWords(text string, width, charW float64) []string {
+	limit := max(1, int(width/charW))
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = w
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) <= limit:
+			line += " " + w
+		default:
+			lines = append(lines, line)
+			line = w
+		}
+	}
+	return append(lines, line)
+}
+
+// legendSlot is where one legend entry is drawn: its left edge and row.
+type legendSlot struct {
+	x   float64
+	row int
+}
+
+// layoutLegend places entries in a grid from left to right: columns as
+// wide as the widest entry, as many as fit, and as many rows as the
+// entries need, whatever their number.
+func layoutLegend(entries []legendEntry, left, right float64) (slots []legendSlot, rows int) {
+	if len(entries) == 0 {
+		return nil, 0
+	}
+	colW := 0.0
+	for _, e := range entries {
+		colW = max(colW, legendEntryW(e.Label)+legendGap)
+	}
+	cols := max(1, int((right-left+legendGap)/colW))
+	for k := range entries {
+		slots = append(slots, legendSlot{left + colW*float64(k%cols), k / cols})
+	}
+	return slots, (len(entries) + cols - 1) / cols
+}
+
+// legendEntryW is the width of an entry with label.
+func legendEntryW(label string) float64 {
+	return legendSwW + legendCharW*float64(utf8.RuneCountInString(label))
+}
+
 // beginChart writes the opening of an SVG chart with its title, desc,
-// grid, axes, ticks and axis labels, and returns the chart to draw into.
+// grid, axes, ticks, axis labels and legend, and returns the chart to
+// draw into.
 func beginChart(b *strings.Builder, s chartSpec) *chart {
-	c := &chart{b: b, w: s.W, h: s.H, left: marginLeft, top: marginTop,
-		right: s.W - marginRight, bottom: s.H - marginBottom, x: s.X, y: s.Y}
+	titleLines := wrapWords(s.Title, s.W-marginLeft-marginRight+20, titleCharW)
+	top := marginTop + titleLineH*float64(len(titleLines)-1)
+	bottom := top + s.H - marginTop - marginBottom
+	slots, rows := layoutLegend(s.Legend, marginLeft, s.W-marginRight)
+	legendTop := bottom + marginBottom + 2
+	h := legendTop - 2
+	if rows > 0 {
+		h = legendTop + legendRowH*float64(rows)
+	}
+	c := &chart{b: b, w: s.W, h: h, left: marginLeft, top: top,
+		right: s.W - marginRight, bottom: bottom, x: s.X, y: s.Y}
 	c.x.p0, c.x.p1 = c.left, c.right
 	c.y.p0, c.y.p1 = c.bottom, c.top
 	fmt.Fprintf(b, `<svg class="chart" id="%s" role="img" aria-labelledby="%s-t %s-d" aria-label="%s" viewBox="0 0 %s %s" width="%s" height="%s">`,
-		esc(s.ID), esc(s.ID), esc(s.ID), esc(s.Title), px(s.W), px(s.H), px(s.W), px(s.H))
+		esc(s.ID), esc(s.ID), esc(s.ID), esc(s.Title), px(s.W), px(h), px(s.W), px(h))
 	fmt.Fprintf(b, `<title id="%s-t">%s</title><desc id="%s-d">%s</desc>`, esc(s.ID), esc(s.Title), esc(s.ID), esc(s.Desc))
-	fmt.Fprintf(b, `<text class="ctitle" x="%s" y="16">%s</text>`, px(c.left), esc(s.Title))
+	fmt.Fprintf(b, `<text class="ctitle" x="%s" y="16">`, px(c.left))
+	for i, l := range titleLines {
+		dy := "0"
+		if i > 0 {
+			dy = strconv.Itoa(titleLineH)
+		}
+		fmt.Fprintf(b, `<tspan x="%s" dy="%s">%s</tspan>`, px(c.left), dy, esc(l))
+	}
+	b.WriteString(`</text>`)
 	xf, yf := s.XFmt, s.YFmt
 	if xf == nil {
 		xf = c.x.tickFormat()
@@ -286,39 +385,23 @@ func beginChart(b *strings.Builder, s chartSpec) *chart {
 	}
 	fmt.Fprintf(b, `<path class="axis" d="M%s %sV%sH%s"/>`, px(c.left), px(c.top), px(c.bottom), px(c.right))
 	fmt.Fprintf(b, `<text class="label" x="%s" y="%s" text-anchor="middle">%s</text>`,
-		px((c.left+c.right)/2), px(s.H-8), esc(s.XLabel))
+		px((c.left+c.right)/2), px(c.bottom+marginBottom-8), esc(s.XLabel))
 	fmt.Fprintf(b, `<text class="label" transform="translate(14 %s) rotate(-90)" text-anchor="middle">%s</text>`,
 		px((c.top+c.bottom)/2), esc(s.YLabel))
 	b.WriteString(`</g>`)
+	for i, e := range s.Legend {
+		x, y := slots[i].x, legendTop+legendRowH*float64(slots[i].row)+legendRowH/2
+		if st := e.Style; e.Fill == "" {
+			fmt.Fprintf(b, `<g class="legend"><line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="2.5" stroke-dasharray="%s"/>`,
+				px(x), px(y), px(x+22), px(y), st.Color, st.Dash)
+			marker(b, st.Marker, x+11, y, 3.5, st.Color)
+		} else {
+			fmt.Fprintf(b, `<g class="legend"><rect x="%s" y="%s" width="22" height="10" fill="%s"/>`, px(x), px(y-5), e.Fill)
+		}
+		fmt.Fprintf(b, `<text class="tick" x="%s" y="%s">%s</text></g>`, px(x+26), px(y+4), esc(e.Label))
+	}
 	return c
 }
 
 // end closes the chart.
 func (c *chart) end() { c.b.WriteString(`</svg>`) }
-
-// note writes a small text line at the top right of the chart.
-func (c *chart) note(text string) {
-	fmt.Fprintf(c.b, `<text class="note" x="%s" y="16" text-anchor="end">%s</text>`, px(c.right), esc(text))
-}
-
-// legend writes one entry per style in a row: at the top left of the plot,
-// or (bottomRight) at its bottom right, where a CDF never draws.
-func (c *chart) legend(labels []string, styles []seriesStyle, bottomRight bool) {
-	entryW := func(l string) float64 { return 34 + 6.5*float64(utf8.RuneCountInString(l)) }
-	x, y := c.left+8, c.top+10
-	if bottomRight {
-		width := 0.0
-		for _, l := range labels {
-			width += entryW(l)
-		}
-		x, y = c.right-width, c.bottom-12
-	}
-	for i, l := range labels {
-		s := styles[i]
-		fmt.Fprintf(c.b, `<g class="legend"><line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="2.5" stroke-dasharray="%s"/>`,
-			px(x), px(y), px(x+22), px(y), s.Color, s.Dash)
-		marker(c.b, s.Marker, x+11, y, 3.5, s.Color)
-		fmt.Fprintf(c.b, `<text class="tick" x="%s" y="%s">%s</text></g>`, px(x+26), px(y+4), esc(l))
-		x += entryW(l)
-	}
-}
