@@ -316,7 +316,8 @@ func benchConfig(r *artifact.Report) []benchfmt.Config {
 
 // workloadIdentity summarizes the workload fields of r that must match for
 // two runs to be comparable (capacity/PROTOCOL.md#comparing, less the request count, which
-// a time-based run does not fix): context, served context, concurrency, max
+// a time-based run does not fix): the API when it is not chat (api=responses),
+// context, served context, concurrency, max
 // tokens, burst, prompt cache mode, shared prefix, thinking, response words
 // and policy, canaries, the fields Target.ExtraBody merged into every
 // request body (extra-body={"cache_prompt":false}); for an open-loop run
@@ -330,6 +331,9 @@ func benchConfig(r *artifact.Report) []benchfmt.Config {
 func workloadIdentity(r *artifact.Report) string {
 	var parts []string
 	add := func(k, v string) { parts = append(parts, k+"="+v) }
+	if api := artifact.APIOf(r); api != artifact.APIChat {
+		add("api", api)
+	}
 	if r.ContextTokens != nil {
 		add("ctx", strconv.Itoa(*r.ContextTokens))
 	} else {

@@ -38,6 +38,12 @@ type Comparison struct {
 	Provenance []Difference
 	// Metrics are the compared metrics, in a fixed order.
 	Metrics []MetricDelta
+	// APIs are the API of each side's runs (anvil_go.run.api) and
+	// ByDefinition what differs between them by definition, one sentence
+	// each (capacity/PROTOCOL.md#comparing-apis); both are set only by
+	// CompareAcrossAPIs for two different APIs.
+	APIs         [2]string
+	ByDefinition []string
 }
 
 // A Difference is an artifact key whose value is not the same in the runs
@@ -112,21 +118,36 @@ var comparedMetrics = []struct{ key, name, unit, better string }{
 }
 
 // compareRuns checks that every run of each side is the first run's
-// workload and that the sides are one workload, then compares metrics.
-func compareRuns(old, new []compareRun) (Comparison, error) {
+// workload and that the sides are one workload (over two APIs when
+// acrossAPI), then compares metrics.
+func compareRuns(old, new []compareRun, acrossAPI bool) (Comparison, error) {
 	for s, runs := range [2][]compareRun{old, new} {
 		for i := 1; i < len(runs); i++ {
 			sides := [2]string{fmt.Sprintf("%s run 1", sideName[s]), fmt.Sprintf("%s run %d", sideName[s], i+1)}
-			if res := matchIdentity(runs[0].doc, runs[i].doc, sides); len(res.diffs) > 0 {
+			if res := matchIdentity(runs[0].doc, runs[i].doc, sides, false); len(res.diffs) > 0 {
 				return Comparison{}, &NotComparableError{Sides: sides, Diffs: res.diffs}
 			}
 		}
 	}
-	res := matchIdentity(old[0].doc, new[0].doc, sideName)
+	res := matchIdentity(old[0].doc, new[0].doc, sideName, acrossAPI)
 	if len(res.diffs) > 0 {
 		return Comparison{}, &NotComparableError{Sides: sideName, Diffs: res.diffs}
 	}
 	c := Comparison{OldRuns: len(old), NewRuns: len(new), Workload: res.shared, Unrecorded: res.unrecorded}
+	if acrossAPI {
+		var apis [2]string
+		for s, runs := range [2][]compareRun{old, new} {
+			v, _ := lookup(runs[0].doc, apiKey)
+			apis[s], _ = v.(string)
+		}
+		if apis[0] != apis[1] {
+			notes, err := byDefinition(apis)
+			if err != nil {
+				return Comparison{}, err
+			}
+			c.APIs, c.ByDefinition = apis, notes
+		}
+	}
 	c.Provenance = provenanceDiffs(old, new)
 	for _, m := range comparedMetrics {
 		c.Metrics = append(c.Metrics, compareMetric(m.key, m.name, m.unit, m.better, old, new))
@@ -233,6 +254,12 @@ func WriteComparison(w io.Writer, c Comparison) error {
 		b.WriteString(" " + Printable(kv))
 	}
 	b.WriteString("\n")
+	if c.APIs[0] != c.APIs[1] {
+		fmt.Fprintf(&b, "across APIs: old %s  new %s; by definition these differ:\n", Printable(c.APIs[0]), Printable(c.APIs[1]))
+		for _, n := range c.ByDefinition {
+			b.WriteString("  - " + n + "\n")
+		}
+	}
 	if len(c.Unrecorded) > 0 {
 		fmt.Fprintf(&b, "not recorded by these artifacts (older generation): %s\n", strings.Join(c.Unrecorded, ", "))
 	}

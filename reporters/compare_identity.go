@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // This file decides whether two runs measured one workload: the identity
@@ -141,7 +143,10 @@ type identityKey struct {
 // output policy only when a response length was requested; a sampling
 // parameter's value only when it was sent; the arrival rate only for open
 // loop, its burstiness only for a gamma process.
-func identityKeys(a, b map[string]any) []identityKey {
+//
+// acrossAPI leaves out the API (anvil_go.run.api): a comparison across
+// APIs compares one workload sent over two (see CompareAcrossAPIs).
+func identityKeys(a, b map[string]any, acrossAPI bool) []identityKey {
 	either := func(path string, pred func(v any) bool) bool {
 		va, _ := lookup(a, path)
 		vb, _ := lookup(b, path)
@@ -151,8 +156,11 @@ func identityKeys(a, b map[string]any) []identityKey {
 	keys := []identityKey{
 		{"schema", nonEmptyString}, // the reader accepts only the v1 schema
 		{"measurement_protocol", nonEmptyString},
-		{"context_tokens", nullable(intAtLeast(1))},
 	}
+	if !acrossAPI {
+		keys = append(keys, identityKey{apiKey, oneOf(artifact.APIs()...)})
+	}
+	keys = append(keys, identityKey{"context_tokens", nullable(intAtLeast(1))})
 	if either("context_tokens", isNull) {
 		keys = append(keys, identityKey{"context_seed", intAtLeast(0)},
 			identityKey{"context_distribution", contextDistribution})
@@ -272,6 +280,11 @@ var provenanceKeys = []string{
 	"base_url", "clock_domain_id", "run_id", "started_at", "finished_at",
 }
 
+// apiKey is the API a run spoke; a run without anvil_go.run.api (every
+// reference artifact, every anvil-go run before it) reads as
+// artifact.APIChat.
+const apiKey = "anvil_go.run.api"
+
 // promptSizingKey is how the prompts were sized; a run without
 // anvil_go.prompt_sizing (every reference artifact) reads as "reference".
 const promptSizingKey = "anvil_go.prompt_sizing.method"
@@ -279,7 +292,8 @@ const promptSizingKey = "anvil_go.prompt_sizing.method"
 // lookup returns the value at a dotted path of doc and whether it is
 // there. The arrival process is closedLoop when anvil_go.arrival is absent
 // or null, the prompt sizing "reference" when anvil_go.prompt_sizing is,
-// the workload's kind syntheticWorkload when anvil_go.workload is.
+// the workload's kind syntheticWorkload when anvil_go.workload is, the API
+// artifact.APIChat when anvil_go.run.api is.
 func lookup(doc map[string]any, path string) (any, bool) {
 	if path == arrivalProcessKey {
 		arr, _ := lookup(doc, "anvil_go.arrival")
@@ -295,6 +309,13 @@ func lookup(doc map[string]any, path string) (any, bool) {
 	if path == promptSizingKey {
 		if ps, _ := lookup(doc, "anvil_go.prompt_sizing"); ps == nil {
 			return "reference", true
+		}
+	}
+	if path == apiKey {
+		if run, _ := lookup(doc, "anvil_go.run"); run == nil {
+			return artifact.APIChat, true
+		} else if m, ok := run.(map[string]any); ok && m["api"] == nil {
+			return artifact.APIChat, true
 		}
 	}
 	var cur any = doc
@@ -354,10 +375,11 @@ type identityResult struct {
 	diffs      []Difference
 }
 
-// matchIdentity compares the identity of two runs, named by sides.
-func matchIdentity(a, b map[string]any, sides [2]string) identityResult {
+// matchIdentity compares the identity of two runs, named by sides
+// (leaving the API out acrossAPI).
+func matchIdentity(a, b map[string]any, sides [2]string, acrossAPI bool) identityResult {
 	var res identityResult
-	for _, k := range identityKeys(a, b) {
+	for _, k := range identityKeys(a, b, acrossAPI) {
 		va, pa := lookup(a, k.path)
 		vb, pb := lookup(b, k.path)
 		vals := [2]string{absent, absent}

@@ -130,6 +130,11 @@ func TestIdentityKeys(t *testing.T) {
 			want: []string{"anvil_go.run.extra_body"}, problem: "absent in old"},
 		{name: "malformed extra body", both: []edit{{"anvil_go.run", map[string]any{"extra_body": map[string]any{"cache_prompt": false}}, false}},
 			want: []string{"anvil_go.run.extra_body", "anvil_go.run.extra_body"}, problem: "malformed in old: want an object of strings"},
+		{name: "another API", news: []edit{{"anvil_go.run", map[string]any{"api": "responses"}, false}},
+			want: []string{"anvil_go.run.api"}, problem: "differs"},
+		{name: "no API is chat", news: []edit{{"anvil_go.run", map[string]any{"api": "chat"}, false}}},
+		{name: "unknown API", both: []edit{{"anvil_go.run", map[string]any{"api": "grpc"}, false}}, want: []string{"anvil_go.run.api", "anvil_go.run.api"},
+			problem: "malformed in old: want one of chat, responses, messages, completions, embeddings"},
 		{name: "missing", news: []edit{{"concurrency", nil, true}}, want: []string{"concurrency"}, problem: "absent in new"},
 		{name: "missing nested", news: []edit{{"serve_flags.reasoning_effort", nil, true}}, want: []string{"serve_flags.reasoning_effort"}, problem: "absent in new"},
 		{name: "missing on both", both: []edit{{"prompt_cache_mode", nil, true}}},
@@ -167,7 +172,7 @@ func checkIdentity(t *testing.T, cases []identityCase) {
 			for _, e := range tc.news {
 				set(new, e.path, e.v, e.del)
 			}
-			res := matchIdentity(old, new, sideName)
+			res := matchIdentity(old, new, sideName, false)
 			var got []string
 			for _, d := range res.diffs {
 				got = append(got, d.Key)
@@ -185,7 +190,7 @@ func TestIdentityDiffNamesBothValues(t *testing.T) {
 	new := cloneDoc(old).(map[string]any)
 	set(new, "context_tokens", n("32768"), false)
 	set(new, "concurrency", nil, true)
-	res := matchIdentity(old, new, sideName)
+	res := matchIdentity(old, new, sideName, false)
 	want := []Difference{
 		{Key: "context_tokens", Old: []string{"65536"}, New: []string{"32768"}, Problem: "differs"},
 		{Key: "concurrency", Old: []string{"1"}, New: []string{"absent"}, Problem: "absent in new"},

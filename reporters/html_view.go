@@ -51,7 +51,19 @@ func WriteHTML(w io.Writer, runs ...*artifact.Report) error {
 // with both values. What differs in the setup under test (engine, GPU,
 // model, run ids, times, fingerprint...) is reported as provenance in the
 // Comparison. Metrics are compared per run: see Comparison.
-func Compare(old, new []*artifact.Report) (Comparison, error) {
+func Compare(old, new []*artifact.Report) (Comparison, error) { return compare(old, new, false) }
+
+// CompareAcrossAPIs is Compare for one workload sent over two APIs (the
+// same server, planned prompts and settings; old over chat, new over
+// Responses, say): the API may differ between the sides (never between
+// the runs of one side), and the Comparison then says in ByDefinition what
+// differs between the two by definition rather than by the server.
+// Embeddings, which have no output tokens, compare with embeddings only.
+func CompareAcrossAPIs(old, new []*artifact.Report) (Comparison, error) {
+	return compare(old, new, true)
+}
+
+func compare(old, new []*artifact.Report, acrossAPI bool) (Comparison, error) {
 	sides := [2][]compareRun{}
 	for s, reps := range [2][]*artifact.Report{old, new} {
 		if len(reps) == 0 {
@@ -68,7 +80,7 @@ func Compare(old, new []*artifact.Report) (Comparison, error) {
 			sides[s] = append(sides[s], c)
 		}
 	}
-	return compareRuns(sides[0], sides[1])
+	return compareRuns(sides[0], sides[1], acrossAPI)
 }
 
 // document returns r as a generic JSON value: exactly the keys its artifact

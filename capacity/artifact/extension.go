@@ -63,10 +63,31 @@ type Extension struct {
 	shape shape
 }
 
+// APIs returns the values of RunSummary.API, in the order
+// capacity/PROTOCOL.md#apis documents them: chat completions first.
+func APIs() []string { return []string{APIChat, "responses", "messages", "completions", "embeddings"} }
+
+// APIChat is chat completions, the API of every artifact without
+// anvil_go.run.api.
+const APIChat = "chat"
+
+// APIOf returns the API r spoke: RunSummary.API, or APIChat when r records
+// none.
+func APIOf(r *Report) string {
+	if r.AnvilGo != nil && r.AnvilGo.Run != nil && r.AnvilGo.Run.API != nil {
+		return *r.AnvilGo.Run.API
+	}
+	return APIChat
+}
+
 // RunSummary is "anvil_go.run": what was actually sent. The v1 document
 // counts a planned request the run never issued as a "cancelled" failure;
 // these counts tell the two apart.
 type RunSummary struct {
+	// API is "api", written by every run of this version: the API the run
+	// spoke, one of APIs() ("chat", "responses", "messages", "completions",
+	// "embeddings"); an artifact without it spoke chat.
+	API               *string
 	SentRequests      int  // "sent_requests": measured requests issued
 	NeverSentRequests int  // "never_sent_requests": planned, never issued
 	Interrupted       bool // "interrupted": the run was cancelled or stopped early

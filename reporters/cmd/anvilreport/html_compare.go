@@ -57,16 +57,20 @@ func runHTML(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// runCompare is "anvilreport compare OLD... -- NEW..." (or "compare OLD
-// NEW"). Exit status: 0 comparable (the comparison is printed), 1 not
-// comparable (every differing identity key is named), 2 bad usage or an
-// artifact that cannot be read.
+// runCompare is "anvilreport compare [-across-api] OLD... -- NEW..." (or
+// "compare OLD NEW"). Exit status: 0 comparable (the comparison is
+// printed), 1 not comparable (every differing identity key is named), 2
+// bad usage or an artifact that cannot be read.
 func runCompare(args []string, stdout, stderr io.Writer) int {
 	for _, a := range args {
 		if a == "-h" || a == "-help" || a == "--help" {
 			fmt.Fprint(stdout, usage)
 			return 0
 		}
+	}
+	compare := reporters.Compare
+	if len(args) > 0 && (args[0] == "-across-api" || args[0] == "--across-api") {
+		compare, args = reporters.CompareAcrossAPIs, args[1:]
 	}
 	var old, new []string
 	switch i := slices.Index(args, "--"); {
@@ -93,7 +97,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	if st1 != 0 || st2 != 0 {
 		return 2
 	}
-	c, err := reporters.Compare(oldReps, newReps)
+	c, err := compare(oldReps, newReps)
 	var nc *reporters.NotComparableError
 	switch {
 	case errors.As(err, &nc):

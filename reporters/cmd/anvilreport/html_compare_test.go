@@ -58,6 +58,10 @@ func TestCompareExitCodes(t *testing.T) {
 	changed := filepath.Join(t.TempDir(), "changed.json")
 	require.NoError(t, os.WriteFile(changed,
 		bytes.Replace(data, []byte(`"context_tokens": 65536,`), []byte(`"context_tokens": 32768,`), 1), 0o644))
+	// The seed's workload sent over Responses.
+	responses := filepath.Join(t.TempDir(), "responses.json")
+	require.NoError(t, os.WriteFile(responses,
+		bytes.Replace(data, []byte("{"), []byte(`{"anvil_go": {"version": 1, "run": {"api": "responses"}},`), 1), 0o644))
 	r1 := findings + "2026-07-28-agents-a1-multimodal-qualification-evidence/fp8-moe-ab-default-v3-primary-r1.json"
 	r2 := findings + "2026-07-28-agents-a1-multimodal-qualification-evidence/fp8-moe-ab-default-v3-primary-r2.json"
 	t1 := findings + "2026-07-28-agents-a1-multimodal-qualification-evidence/fp8-moe-ab-tuned-v3-primary-r1.json"
@@ -82,6 +86,10 @@ func TestCompareExitCodes(t *testing.T) {
 		{"empty side", []string{seed, "--"}, 2, nil, []string{"each side needs at least one artifact"}},
 		{"unreadable", []string{seed, "missing.json"}, 2, nil, []string{"missing.json: no such file or directory"}},
 		{"flag", []string{"-x", seed}, 2, nil, []string{"unknown flag -x"}},
+		{"two APIs", []string{seed, responses}, 1, nil, []string{`anvil_go.run.api: old "chat", new "responses" (differs)`}},
+		{"across APIs", []string{"-across-api", seed, responses}, 0,
+			[]string{"across APIs: old chat  new responses; by definition these differ:\n  - framing: ", "  - usage: Responses reports it only"}, nil},
+		{"across APIs, flag after the files", []string{seed, "--", responses, "-across-api"}, 2, nil, []string{"unknown flag -across-api"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -99,7 +107,7 @@ func TestCompareExitCodes(t *testing.T) {
 func TestUsageNamesHTMLAndCompare(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, 0, run([]string{"-h"}, &stdout, &stderr))
-	for _, s := range []string{"anvilreport html [-o FILE] ARTIFACT...", "anvilreport compare OLD... -- NEW...",
+	for _, s := range []string{"anvilreport html [-o FILE] ARTIFACT...", "anvilreport compare [-across-api] OLD... -- NEW...",
 		"0 comparable, 1 not comparable, 2 usage"} {
 		require.True(t, strings.Contains(stdout.String(), s), s)
 	}

@@ -7,7 +7,7 @@
 //	anvilreport summary FILE...  print a console summary of each artifact
 //	anvilreport html [-o FILE] ARTIFACT...
 //	                             write one self-contained HTML report of the artifacts
-//	anvilreport compare OLD... -- NEW...
+//	anvilreport compare [-across-api] OLD... -- NEW...
 //	                             compare runs of one workload (also: compare OLD NEW)
 //	anvilreport merge -o MERGED SHARD...
 //	                             merge the shard artifacts of one workload into one
@@ -24,7 +24,12 @@
 // compare fails closed: when the two sides (or two runs of one side) did not
 // send the same workload, it names every differing identity key with both
 // values and exits with status 1; 0 means comparable, 2 bad usage or an
-// unreadable artifact.
+// unreadable artifact. With -across-api the two sides may have sent the
+// workload over two APIs (anvil_go.run.api: chat and Responses, say, against
+// one server), and the comparison says what differs between them by
+// definition (capacity/PROTOCOL.md#comparing-apis):
+//
+//	anvilreport compare -across-api chat.json -- responses.json
 //
 // html -o never writes over one of its input files or over anything that
 // is not a regular file (a FIFO, a symbolic link, a device such as
@@ -71,13 +76,16 @@ const usage = `usage:
                                write one self-contained HTML page (inline SVG, no
                                script, nothing fetched) for all artifacts, runs
                                overlaid; to FILE, or stdout without -o
-  anvilreport compare OLD... -- NEW...
+  anvilreport compare [-across-api] OLD... -- NEW...
   anvilreport compare OLD NEW  compare the runs of OLD with those of NEW (one or more
                                artifacts a side). Refuses runs that did not send one
                                workload, naming every differing identity key; shows
                                setup differences (engine, gpu, model...) as provenance;
                                per metric prints old, new, delta and, with >= 2 runs a
                                side, a Mann-Whitney U test at alpha 0.05.
+                               -across-api: the sides may have sent the workload over
+                               two APIs (chat, responses, messages, completions); says
+                               what differs between them by definition.
                                exit status: 0 comparable, 1 not comparable, 2 usage
                                or read error
   anvilreport merge -o MERGED SHARD...
