@@ -38,8 +38,10 @@
 //     the benchmark for why that is exact), p50/p95/p99 at concurrency 1,
 //     64, 256 and 1024, for a burst (the closed loop) and for paced (open
 //     loop) dispatch; and t0's lead, the server's handler start minus t0.
-//     The goal: own-err-p95-ms at most 1 ms up to c=256 and 5 ms at
-//     c=1024.
+//     In a burst, the minimal reader's own error beside it (its first
+//     data line's stamp minus the same server's first write), and
+//     own-err-floor-ratio, the client's p95 over the floor's. The goal:
+//     own-err-p95-ms at most 1 ms up to c=256 and 5 ms at c=1024.
 //   - Memory per stream, BenchmarkMemoryPerStream: steady-KiB/stream, the
 //     growth of the client process's resident memory with 16,384 streams
 //     open and streaming at once, per stream, beside rss-KiB/stream, the

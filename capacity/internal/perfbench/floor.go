@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // FloorBuffer is the minimal reader's line buffer: 64 KiB, a bufio.Scanner's
@@ -23,25 +24,39 @@ var dataPrefix = []byte("data: ")
 // POST requests of body to url through hc, at most concurrency at once,
 // and returns the data lines of all the responses.
 func Floor(ctx context.Context, hc *http.Client, url string, body []byte, requests, concurrency int) (int, error) {
+	lines, _, err := floor(ctx, hc, url, func(int) []byte { return body }, requests, concurrency)
+	return lines, err
+}
+
+// FloorFirstLines is Floor sending body(i) as request i, and returns
+// besides the lines the instant each request's first data line was read
+// (time.Now right after the scan that returned it): the minimal reader's
+// first stamp, the floor of a client's own time-to-first-token error.
+func FloorFirstLines(ctx context.Context, hc *http.Client, url string, body func(i int) []byte, requests, concurrency int) (int, []time.Time, error) {
+	return floor(ctx, hc, url, body, requests, concurrency)
+}
+
+func floor(ctx context.Context, hc *http.Client, url string, body func(int) []byte, requests, concurrency int) (int, []time.Time, error) {
 	if requests < 1 || concurrency < 1 {
-		return 0, fmt.Errorf("perfbench: Floor: requests = %d and concurrency = %d must be at least 1", requests, concurrency)
+		return 0, nil, fmt.Errorf("perfbench: Floor: requests = %d and concurrency = %d must be at least 1", requests, concurrency)
 	}
+	firsts := make([]time.Time, requests)
 	var (
 		mu       sync.Mutex
 		lines    int
 		firstErr error
 		wg       sync.WaitGroup
 	)
-	next := make(chan struct{}, requests)
-	for range requests {
-		next <- struct{}{}
+	next := make(chan int, requests)
+	for i := range requests {
+		next <- i
 	}
 	close(next)
 	for range min(concurrency, requests) {
 		wg.Go(func() {
 			buf := make([]byte, FloorBuffer)
-			for range next {
-				n, err := floorOne(ctx, hc, url, body, buf)
+			for i := range next {
+				n, err := floorOne(ctx, hc, url, body(i), buf, &firsts[i])
 				mu.Lock()
 				lines += n
 				if err != nil && firstErr == nil {
@@ -52,11 +67,12 @@ func Floor(ctx context.Context, hc *http.Client, url string, body []byte, reques
 		})
 	}
 	wg.Wait()
-	return lines, firstErr
+	return lines, firsts, firstErr
 }
 
-// floorOne sends one request and counts the data lines of its response.
-func floorOne(ctx context.Context, hc *http.Client, url string, body, buf []byte) (int, error) {
+// floorOne sends one request and counts the data lines of its response,
+// noting when the first was read.
+func floorOne(ctx context.Context, hc *http.Client, url string, body, buf []byte, first *time.Time) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return 0, err
@@ -75,6 +91,9 @@ func floorOne(ctx context.Context, hc *http.Client, url string, body, buf []byte
 	n := 0
 	for sc.Scan() {
 		if bytes.HasPrefix(sc.Bytes(), dataPrefix) {
+			if n == 0 {
+				*first = time.Now()
+			}
 			n++
 		}
 	}

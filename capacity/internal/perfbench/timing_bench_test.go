@@ -4,6 +4,7 @@ package perfbench
 
 import (
 	"math"
+	"net/http"
 	"slices"
 	"strconv"
 	"testing"
@@ -104,7 +105,11 @@ const (
 // length, so that about c are in flight with a cap of c), at c = 1, 64,
 // 256 and 1024, max(2c, 20) measured requests a run after c warm-up
 // requests. Reported: the medians over the runs of each run's nearest-rank
-// p50, p95 and p99, in ms.
+// p50, p95 and p99, in ms. In a burst, each run is followed by one of the
+// minimal reader (FloorFirstLines: net/http and a line scan, stamping its
+// first data line) with as many workers and requests against the same
+// server: floor-own-err-p50-ms and floor-own-err-p95-ms are its own error,
+// own-err-floor-ratio the client's p95 over the floor's.
 func BenchmarkOwnError(b *testing.B) {
 	base := startServer(b, Schedule{TTFT: ownTTFT, Gap: ownGap, Chunks: ownChunks, PromptTokens: 64})
 	for _, paced := range []bool{false, true} {
@@ -136,6 +141,12 @@ func ownError(b *testing.B, base string, c int, paced bool) {
 	}
 	quantiles := []float64{50, 95, 99}
 	perRun := map[string][]float64{} // metric -> one value per run
+	// The floor's reader, in a burst: as many workers, the same requests.
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c, MaxIdleConns: c}}
+	defer hc.CloseIdleConnections()
+	floorBody := func(i int) []byte {
+		return []byte(`{"model":"perf","messages":[{"role":"user","content":"\n# request ` + strconv.Itoa(i) + `: count"}],"stream":true}`)
+	}
 	for b.Loop() {
 		_, err := FetchRecords(b.Context(), base) // nothing of an earlier run is left
 		require.NoError(b, err)
@@ -156,6 +167,12 @@ func ownError(b *testing.B, base string, c int, paced bool) {
 			perRun["lead-p"+p+"-ms"] = append(perRun["lead-p"+p+"-ms"], nearestRank(lead, q))
 		}
 		perRun["server-late-p95-ms"] = append(perRun["server-late-p95-ms"], nearestRank(late, 95))
+		if !paced {
+			floor := floorOwnError(b, hc, base, floorBody, w.Requests, c)
+			perRun["floor-own-err-p50-ms"] = append(perRun["floor-own-err-p50-ms"], nearestRank(floor, 50))
+			perRun["floor-own-err-p95-ms"] = append(perRun["floor-own-err-p95-ms"], nearestRank(floor, 95))
+			perRun["own-err-floor-ratio"] = append(perRun["own-err-floor-ratio"], nearestRank(own, 95)/nearestRank(floor, 95))
+		}
 	}
 	b.Logf("load average %s; own-err p95 per run: %.3f", loadAverage(), perRun["own-err-p95-ms"])
 	for _, q := range quantiles {
@@ -167,6 +184,31 @@ func ownError(b *testing.B, base string, c int, paced bool) {
 		b.ReportMetric(median(perRun["lead-p"+p+"-ms"]), "lead-p"+p+"-ms")
 	}
 	b.ReportMetric(median(perRun["server-late-p95-ms"]), "server-late-p95-ms")
+	if !paced {
+		b.ReportMetric(median(perRun["floor-own-err-p50-ms"]), "floor-own-err-p50-ms")
+		b.ReportMetric(median(perRun["floor-own-err-p95-ms"]), "floor-own-err-p95-ms")
+		b.ReportMetric(median(perRun["own-err-floor-ratio"]), "own-err-floor-ratio")
+	}
+}
+
+// floorOwnError runs the minimal reader (FloorFirstLines) in a burst of
+// requests at concurrency c against the server at base and returns,
+// sorted, each request's own error in ms: its first data line's stamp
+// minus the server's first write.
+func floorOwnError(b *testing.B, hc *http.Client, base string, body func(int) []byte, requests, c int) []float64 {
+	_, err := FetchRecords(b.Context(), base)
+	require.NoError(b, err)
+	_, firsts, err := FloorFirstLines(b.Context(), hc, base+"/chat/completions", body, requests, c)
+	require.NoError(b, err)
+	recs, err := FetchRecords(b.Context(), base)
+	require.NoError(b, err)
+	require.Len(b, recs, requests)
+	own := make([]float64, 0, requests)
+	for _, r := range recs {
+		own = append(own, float64(firsts[r.Index].UnixNano()-r.FirstWriteUnixNS)/1e6)
+	}
+	slices.Sort(own)
+	return own
 }
 
 // matchRecords matches the server's records to the run's requests by index
