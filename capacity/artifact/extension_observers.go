@@ -168,6 +168,14 @@ type Audit struct {
 	WakeLagP99MS *float64
 	WakeLagMaxMS *float64
 	WakeSamples  int // "wake_samples": the wake-ups measured
+	// HeldWakeLagP90MS and HeldWakeLagMaxMS are "held_wake_lag_p90_ms" and
+	// "held_wake_lag_max_ms": the part of each wake-up's lag the client's
+	// own work accounts for (its lag, at most the CPU time the process
+	// used since the previous wake-up), nearest rank, as bucket upper
+	// bounds: intermittent stalls of the client itself, not of the
+	// machine; nil without a wake-up or where the platform does not say.
+	HeldWakeLagP90MS *float64
+	HeldWakeLagMaxMS *float64
 	// GCPauses is "gc_pauses", GCPauseMaxMS "gc_pause_max_ms" and
 	// GCPauseTotalMS "gc_pause_total_ms": stop-the-world GC pauses in the
 	// phase (/gc/pauses:seconds); the max and total from bucket bounds,

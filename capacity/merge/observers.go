@@ -99,6 +99,8 @@ func mergeAudit(in []shardIn) *artifact.Audit {
 		largest(&m.WakeLagP50MS, a.WakeLagP50MS)
 		largest(&m.WakeLagP99MS, a.WakeLagP99MS)
 		largest(&m.WakeLagMaxMS, a.WakeLagMaxMS)
+		largest(&m.HeldWakeLagP90MS, a.HeldWakeLagP90MS)
+		largest(&m.HeldWakeLagMaxMS, a.HeldWakeLagMaxMS)
 		largest(&m.GCPauseMaxMS, a.GCPauseMaxMS)
 		largest(&m.CPUShare, a.CPUShare)
 		largest(&m.SendLagP99MS, a.SendLagP99MS)

@@ -1,7 +1,8 @@
 // Package audit is the client's audit of itself during a capacity run:
 // did the benchmark distort its own timings? It reads the Go runtime's
 // scheduler latency and GC pauses (runtime/metrics), how late its own
-// timer wake-ups run (a probe: wake.go), the process's CPU use
+// timer wake-ups run and how much of that its own work held them up (a
+// probe: wake.go), the process's CPU use
 // as a share of GOMAXPROCS, and facts the engine passes in (the open
 // loop's send lag, waits for a pooled connection), and judges them by a
 // documented rule (Judge), each distortion weighed against the run's own

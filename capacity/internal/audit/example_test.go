@@ -10,11 +10,11 @@ import (
 )
 
 // Judge turns the measurements into the verdict, weighed against the
-// run's own timings: a 4.1 ms scheduler latency is suspect beside 5 ms
-// gaps, not beside gaps of 100 ms.
+// run's own timings: stalls that held a tenth of the client's wake-ups
+// 4.1 ms are suspect beside 5 ms gaps, not beside gaps of 100 ms.
 func ExampleJudge() {
-	p99 := 4.1
-	a := &artifact.Audit{SchedLatencyP99MS: &p99, SchedSamples: 900, GOMAXPROCS: 2}
+	p90, worst := 4.1, 14.7
+	a := &artifact.Audit{HeldWakeLagP90MS: &p90, HeldWakeLagMaxMS: &worst, WakeSamples: 200, GOMAXPROCS: 2}
 	audit.Judge(a, audit.Resolution{Gap: 5 * time.Millisecond, GapOf: "TPOT"})
 	fmt.Println(a.Verdict)
 	fmt.Println(a.Reasons[0])
@@ -22,7 +22,7 @@ func ExampleJudge() {
 	fmt.Println(a.Verdict)
 	// Output:
 	// suspect
-	// scheduler latency p99 4.1 ms: timings below ~4.1 ms resolution are not trustworthy (82% of the run's TPOT p50 of 5 ms)
+	// intermittent stalls: the client's own work held its processors while its wake-ups were due, one in ten by 4.1 ms or more, up to 14.7 ms: timings are uncertain by up to ~15 ms (82% of the run's TPOT p50 of 5 ms)
 	// ok
 }
 

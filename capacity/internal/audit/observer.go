@@ -40,11 +40,13 @@ func (o *Observer) Finish() {
 
 // InputsOf reads the audit's inputs from a run's anvil_go.requests:
 //
-//   - send lags, for an open loop (anvil_go.arrival present): sent_ms -
-//     scheduled_ms of each sent request that was not waiting for the
-//     in-flight cap, that is, fewer than max_in_flight other requests were
-//     in flight (sent at or before its due time, not yet ended) when it
-//     was due;
+//   - send lags, for a run whose requests were due at times of their own
+//     (an open loop, anvil_go.arrival, capped at its max_in_flight; a
+//     trace replay or sessions, anvil_go.workload, capped at the run's
+//     concurrency): sent_ms - scheduled_ms of each sent request that was
+//     not waiting for the in-flight cap, that is, fewer than the cap of
+//     other requests were in flight (sent at or before its due time, not
+//     yet ended) when it was due;
 //   - connection waits: phases.got_conn_ms of each sent request that did
 //     not dial (no connect_ms): the time from t0 to a pooled connection;
 //   - the resolution: metrics.ttft_p50_ms, and the smaller of
@@ -73,8 +75,12 @@ func InputsOf(rep *artifact.Report) Inputs {
 		}
 		in.ConnWaits = append(in.ConnWaits, ms(d.Phases.GotConnMS))
 	}
-	if x.Arrival == nil {
-		return in
+	limit := rep.Concurrency
+	switch {
+	case x.Arrival != nil:
+		limit = x.Arrival.MaxInFlight
+	case x.Workload == nil:
+		return in // a closed loop: a request is due when a worker takes it
 	}
 	// In flight at t: sent at or before t, not ended by t.
 	var sent, ended []float64
@@ -101,7 +107,7 @@ func InputsOf(rep *artifact.Report) Inputs {
 		if *d.SentMS <= due && (d.EndMS == nil || *d.EndMS > due) {
 			busy-- // itself
 		}
-		if busy < x.Arrival.MaxInFlight {
+		if busy < limit {
 			in.SendLags = append(in.SendLags, ms(max(*d.SentMS-due, 0)))
 		}
 	}

@@ -107,3 +107,43 @@ func TestObserverFinish(t *testing.T) {
 	first := *rep.AnvilGo.Audit
 	require.Equal(t, first, *o.rec.Stop(Inputs{}), "the end hook judged the readings Finish took")
 }
+
+// TestReplaySendLagJudged: a trace replay has no anvil_go.arrival, and its
+// send lag is judged all the same, capped at the run's concurrency: a
+// replay at concurrency 4 that left 6 rows 112 to 115 ms late while at
+// most 2 requests were in flight is suspect with the send-lag reason; a
+// row due while 4 were in flight waited for the cap, not for the client.
+func TestReplaySendLagJudged(t *testing.T) {
+	reused := &artifact.Phases{GotConnMS: 0.01, Reused: true}
+	var reqs []artifact.RequestDetail
+	for i := range 40 {
+		due := float64(100 * i)
+		lag := 0.2
+		if i >= 20 && i < 26 {
+			lag = 112 + float64(i-20)*0.6 // 6 rows 112 to 115 ms late
+		}
+		reqs = append(reqs, detail(i, due, due+lag, due+lag+60, reused))
+	}
+	// 4 requests in flight at 4100 (sent 4000..4030, ending after 4100):
+	// the next, due at 4100, waited for the cap.
+	for k := range 4 {
+		reqs = append(reqs, detail(40+k, 4000+float64(k)*10, 4000+float64(k)*10, 4200, reused))
+	}
+	reqs = append(reqs, detail(44, 4100, 4200, 4300, reused))
+	rep := &artifact.Report{Concurrency: 4, AnvilGo: &artifact.Extension{
+		Workload: &artifact.Workload{Kind: artifact.WorkloadTrace},
+		Requests: reqs,
+	}}
+	rep.Metrics.TTFT.P50 = new(50.0)
+	in := InputsOf(rep)
+	require.Len(t, in.SendLags, 44, "every row but the one that waited for the cap")
+	end := (&Observer{}).Start(t.Context(), time.Now())
+	end(rep)
+	a := rep.AnvilGo.Audit
+	require.Equal(t, "suspect", a.Verdict)
+	require.InDelta(t, 115, *a.SendLagMaxMS, 1e-9)
+	require.Contains(t, a.Reasons, "open-loop send lag p99 115 ms: requests left later than scheduled while the in-flight cap allowed them (230% of the run's TTFT p50 of 50 ms)")
+
+	rep.AnvilGo.Workload, rep.AnvilGo.Audit = nil, nil
+	require.Nil(t, InputsOf(rep).SendLags, "a closed loop: due when a worker took it")
+}

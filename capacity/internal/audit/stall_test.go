@@ -80,11 +80,11 @@ func TestStalledClient(t *testing.T) {
 			again := a
 			Judge(&again, Resolution{})
 			require.Equal(t, again.Reasons, a.Reasons, "the verdict is the rule's on the measured values")
-			require.Equal(t, tc.verdict, a.Verdict, "reasons %q", a.Reasons)
 			if tc.verdict == "ok" {
-				require.Equal(t, []string{}, a.Reasons)
+				requireQuiet(t, a)
 				return
 			}
+			require.Equal(t, tc.verdict, a.Verdict, "reasons %q", a.Reasons)
 			require.GreaterOrEqual(t, a.WakeSamples, wakeMinSamples, "enough wake-ups for the rule")
 			require.GreaterOrEqual(t, *a.WakeLagP50MS, 5.0, "each wake-up waited for the preemption, 10 ms after the previous")
 			require.True(t, strings.HasPrefix(a.Reasons[0], "scheduler latency"), "the scheduler's reason first: %q", a.Reasons)
@@ -93,6 +93,25 @@ func TestStalledClient(t *testing.T) {
 				*a.WakeLagP50MS, *a.WakeLagP99MS, *a.WakeLagP50MS))
 		})
 	}
+}
+
+// requireQuiet: a quiet child's audit is ok, unless the machine itself
+// delayed it: every reason is then the wake-up median's, naming the
+// machine's other processes (its own work held it up under
+// heldLagP90Limit). A machine busy enough to make a quiet client's median
+// wake-up 2 ms late distorts its timings, and the audit is right to say
+// so; what it must never do is blame the client's own work.
+func requireQuiet(t *testing.T, a artifact.Audit) {
+	t.Helper()
+	if a.Verdict == "ok" {
+		require.Equal(t, []string{}, a.Reasons)
+		return
+	}
+	require.Equal(t, "suspect", a.Verdict)
+	for _, r := range a.Reasons {
+		require.True(t, strings.HasSuffix(r, machineLoad), "a quiet client's reason blames its own work: %q", r)
+	}
+	t.Logf("the machine itself delayed the quiet child: %q", a.Reasons)
 }
 
 // TestAuditChild is the child of TestStalledClient: it audits
