@@ -27,7 +27,7 @@ const memoryRunStreams = 8192
 // memoryTTFT is how long the server of BenchmarkMemoryPerStream waits
 // before a stream's first event: longer than the dispatch of 16,384
 // requests takes on a loaded machine, so that they are all open at once.
-const memoryTTFT = 6 * time.Second
+const memoryTTFT = 10 * time.Second
 
 // BenchmarkMemoryPerStream holds many streams open at once (the server
 // waits memoryTTFT before the first token) and samples the client process's

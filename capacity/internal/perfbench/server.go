@@ -114,7 +114,7 @@ func Serve(ctx context.Context, spec string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: Handler(s), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: Handler(s), ReadHeaderTimeout: time.Minute}
 	fmt.Fprintf(out, "listening http://%s\n", ln.Addr())
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
