@@ -1,6 +1,6 @@
 package anviltest
 
-// The server-metrics sampler's variables (capacity/PROTOCOL.md#server-metrics).
+// The server-metrics sampler's variables (capacity/PROTOCOL.md#server_metrics).
 const (
 	// envMetricsURL sets Target.MetricsURL: the server's Prometheus
 	// metrics endpoint, or off for none (unset: /metrics at the base

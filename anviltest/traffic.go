@@ -16,7 +16,7 @@ import (
 
 // Environment variables of recorded and conversational traffic: either
 // variable replaces the synthetic plan of the benchmark that runs
-// (capacity/PROTOCOL.md#traces).
+// (capacity/PROTOCOL.md#trace-replay).
 const (
 	// envTrace is the path of a trace file to replay (relative to the
 	// package directory, as go test runs): every row is sent at its

@@ -11,7 +11,7 @@ import (
 	"github.com/anvilbench/anvil/capacity/servermetrics"
 )
 
-// The observers every run has (capacity/PROTOCOL.md#server-metrics and
+// The observers every run has (capacity/PROTOCOL.md#server_metrics and
 // #audit): the client's self-audit, always, and the server-metrics
 // sampler when the server has a metrics endpoint. Neither ever fails a
 // run once it is measuring; both run before Workload.Observers, so those

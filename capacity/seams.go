@@ -218,7 +218,7 @@ func (f ObserverFunc) Start(ctx context.Context, at time.Time) func(rep *artifac
 // ended and before the report is assembled; the end func Start returned
 // follows later. It is the moment for end readings that must not include
 // the assembly, such as the built-in server-metrics sampler's last sample
-// and the self-audit's end readings (capacity/PROTOCOL.md#server-metrics,
+// and the self-audit's end readings (capacity/PROTOCOL.md#server_metrics,
 // #audit). Run calls the built-in observers' Finish first, then those of
 // Workload.Observers in order; it is called whenever Start was, even when
 // no report follows.

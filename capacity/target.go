@@ -78,7 +78,7 @@ type Target struct {
 	// anvil_go.run.extra_body and the benchfmt workload configuration.
 	ExtraBody map[string]any
 	// MetricsURL is the server's Prometheus metrics endpoint, sampled
-	// during the measured phase (capacity/PROTOCOL.md#server-metrics): ""
+	// during the measured phase (capacity/PROTOCOL.md#server_metrics): ""
 	// means /metrics at BaseURL's root (a trailing /v1 stripped), found
 	// once before the run and silently absent when the server has none;
 	// an http or https URL is that endpoint, which must answer;
