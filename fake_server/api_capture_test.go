@@ -81,9 +81,6 @@ func pinned(t *testing.T, name string, capture, got []byte) {
 	}
 }
 
-func intp(n int) *int                  { return &n }
-func floatp(f float64) *float64        { return &f }
-func strp(s string) *string            { return &s }
 func unix(s int64) time.Time           { return time.Unix(s, 0) }
 func clockAt(s int64) func() time.Time { return func() time.Time { return unix(s) } }
 

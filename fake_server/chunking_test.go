@@ -52,10 +52,9 @@ func TestPeriodicStalls(t *testing.T) {
 				}
 				require.Equal(t, all, stamps, "the client sees each write when the trace says")
 				p := time.Duration(float64(995*time.Microsecond) * tc.scale)
-				var written, scheduled []time.Duration
+				var written []time.Duration
 				for i, c := range outputChunks(tr) {
 					written = append(written, c.Written-p)
-					scheduled = append(scheduled, c.Scheduled-p)
 					assert.Equal(t, time.Duration(float64(ms(float64(i)))*tc.scale), c.Scheduled-p, "chunk %d scheduled by the engine", i)
 					assert.Equal(t, 1, c.Tokens)
 				}

@@ -72,15 +72,6 @@ func (o *jsonObj) str(k, v string) {
 	o.b = o.r.str(o.b, v)
 }
 
-// optStr writes the member k, the string v, or null when v is nil.
-func (o *jsonObj) optStr(k string, v *string) {
-	if v == nil {
-		o.raw(k, "null")
-		return
-	}
-	o.str(k, *v)
-}
-
 // num writes the member k, the integer v.
 func (o *jsonObj) num(k string, v int) {
 	o.key(k)

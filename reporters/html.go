@@ -32,7 +32,6 @@ svg.chart{background:#fff;max-width:100%;height:auto;break-inside:avoid}
 svg text{font:11px system-ui,sans-serif;fill:#333}
 svg .ctitle{font-size:13px;font-weight:600;fill:#1a1a1a}
 svg .label{font-size:12px;fill:#1a1a1a}
-svg .note{font-size:11px;fill:#555}
 svg .grid{stroke:#e6e6e6;stroke-width:1}
 svg .axis{stroke:#555;fill:none;stroke-width:1}
 svg .ref{stroke:#999;stroke-width:1;stroke-dasharray:1 3}

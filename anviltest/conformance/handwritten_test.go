@@ -14,13 +14,12 @@ import (
 // handServer is an OpenAI-compatible server written here, with the wire
 // details the fake has no knob for.
 type handServer struct {
-	modelsStatus     int    // GET /v1/models status (0: 200)
-	finish           string // the finish_reason sent (empty: "stop")
-	afterDone        bool   // one more data event after [DONE]
-	refuseInStream   bool   // refuse the over-long prompt inside a 200 stream
-	stringErrors     bool   // {"error": "..."} instead of an object
-	handWindow       int
-	handPromptTokens func(chars int) int
+	modelsStatus   int    // GET /v1/models status (0: 200)
+	finish         string // the finish_reason sent (empty: "stop")
+	afterDone      bool   // one more data event after [DONE]
+	refuseInStream bool   // refuse the over-long prompt inside a 200 stream
+	stringErrors   bool   // {"error": "..."} instead of an object
+	handWindow     int
 }
 
 func (h *handServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {

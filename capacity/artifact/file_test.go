@@ -14,10 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var (
-	corpusDir   = filepath.Join("..", "..", "testdata", "corpus")
-	notCapacity = filepath.Join("..", "..", "testdata", "not-capacity")
-)
+var notCapacity = filepath.Join("..", "..", "testdata", "not-capacity")
 
 // exact compares Reports completely, the remembered key sets and raw
 // unknown keys included.

@@ -172,7 +172,6 @@ func shardList(in []shardIn) string {
 // checkRequestIndexes refuses a request index that two shards (or one
 // twice) account for, in the v1 rows and failures or in anvil_go.requests.
 func checkRequestIndexes(in []shardIn) error {
-	type owner struct{ name, where string }
 	for _, part := range []struct {
 		what    string
 		indexes func(r *artifact.Report) []int

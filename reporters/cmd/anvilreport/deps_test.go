@@ -2,8 +2,6 @@ package main
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -18,9 +16,7 @@ const module = "github.com/anvilbench/anvil"
 func deps(t *testing.T, pkgs ...string) []string {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
+	require.NoError(t, err, "the go command lists the packages")
 	args := append([]string{"list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}"}, pkgs...)
 	out, err := exec.CommandContext(t.Context(), goTool, args...).Output()
 	require.NoError(t, err, "go list -deps %s", strings.Join(pkgs, " "))
