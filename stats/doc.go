@@ -22,6 +22,13 @@
 //   - Percentile p is the sample at 1-based rank ceil(p * N / 100) (at least
 //     1) of the ascending sort: the nearest-rank method, never interpolated.
 //
+// TInterval95 is the interval of a metric across repeated runs (an SLO
+// search's repeats, a summary of several runs of one workload): the mean
+// plus or minus the 0.975 quantile of Student's t distribution with n-1
+// degrees of freedom times the standard deviation over sqrt(n), with the
+// mean and standard deviation above; few runs widen it (4.30 standard
+// errors either side for 3 runs), as they should.
+//
 // A statistic that is undefined is NaN: every one when N = 0, and Stddev and
 // the CI bounds when N = 1. Callers that write JSON turn NaN into null.
 package stats
