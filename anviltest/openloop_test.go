@@ -177,3 +177,24 @@ func TestProbeName(t *testing.T) {
 	require.Equal(t, "conc=8", probeName(artifact.SearchProbe{Kind: "concurrency", Value: 8}))
 	require.Equal(t, "rate=12.5", probeName(artifact.SearchProbe{Kind: "rate", Value: 12.5}))
 }
+
+// TestSweepNotes: a repeated search's log names each value's interval and
+// verdict, how sure the knee is, the values that were not monotone and
+// those whose runs had no steady window.
+func TestSweepNotes(t *testing.T) {
+	res := capacity.SearchResult{Kind: "concurrency", Best: 6, Failed: 7, Repeats: 3, Sure: true,
+		Values: []capacity.SearchValue{
+			{Value: 6, Attained: []float64{1, 1, 1}, Mean: 1, Low: 1, High: 1, Verdict: "pass"},
+			{Value: 7, Attained: []float64{0.8, 0.79, 0.78}, Mean: 0.79, Low: 0.765, High: 0.815, Verdict: "fail", Unsteady: 2},
+		},
+		NonMonotone: []string{"attainment rose from 0.921 [0.854, 0.987] at concurrency 4 to 1.000 [1.000, 1.000] at 6: not monotone in the load"}}
+	require.Equal(t, []string{
+		"conc=6: attained 1.000 [1.000, 1.000] over 3 runs (95% t-interval): pass",
+		"conc=7: attained 0.790 [0.765, 0.815] over 3 runs (95% t-interval): fail",
+		"conc=7: 2 of 3 runs had no steady window (anvil_go.steady)",
+		"knee 6 .. 7: sure at the 95% level",
+		"attainment rose from 0.921 [0.854, 0.987] at concurrency 4 to 1.000 [1.000, 1.000] at 6: not monotone in the load",
+	}, sweepNotes(res))
+	res.Repeats, res.Sure, res.NonMonotone = 1, false, nil
+	require.Equal(t, []string{"conc=7: 2 of 3 runs had no steady window (anvil_go.steady)"}, sweepNotes(res))
+}

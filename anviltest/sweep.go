@@ -90,6 +90,9 @@ func Sweep(b *testing.B, w capacity.Workload, spec capacity.SearchSpec, opts ...
 	}
 	b.Logf("sweep %s: best %g (found %t, at max %t, first failing %g) after %d probes, SLO %s",
 		res.Kind, res.Best, res.Found, res.AtMax, res.Failed, len(res.Runs), slo)
+	for _, line := range sweepNotes(res) {
+		b.Log(line)
+	}
 	b.Run(sweepBestName, func(b *testing.B) {
 		// No work to time: the loop runs out (-benchtime Nx: N empty
 		// iterations; a time-based one: a wait), and ns/op is left out.
@@ -101,6 +104,32 @@ func Sweep(b *testing.B, w capacity.Workload, spec capacity.SearchSpec, opts ...
 		b.ReportMetric(float64(len(res.Runs)), unitProbes)
 	})
 	return res
+}
+
+// sweepNotes are the log lines of a search's confidence: with repeats,
+// each value's attainment interval and verdict, whether the knee is sure,
+// and the values that were not monotone; for any search, the values whose
+// runs had no steady window.
+func sweepNotes(res capacity.SearchResult) []string {
+	var out []string
+	for _, v := range res.Values {
+		name := probeName(artifact.SearchProbe{Kind: res.Kind, Value: v.Value})
+		if res.Repeats > 1 {
+			out = append(out, fmt.Sprintf("%s: attained %.3f [%.3f, %.3f] over %d runs (95%% t-interval): %s",
+				name, v.Mean, v.Low, v.High, len(v.Attained), v.Verdict))
+		}
+		if v.Unsteady > 0 {
+			out = append(out, fmt.Sprintf("%s: %d of %d runs had no steady window (anvil_go.steady)", name, v.Unsteady, len(v.Attained)))
+		}
+	}
+	if res.Repeats > 1 {
+		sure := "not sure at the 95% level: an end of the knee is unsure"
+		if res.Sure {
+			sure = "sure at the 95% level"
+		}
+		out = append(out, fmt.Sprintf("knee %g .. %g: %s", res.Best, res.Failed, sure))
+	}
+	return append(out, res.NonMonotone...)
 }
 
 // probeName is the sub-benchmark name of a probe: conc=8 or rate=12.5.

@@ -29,6 +29,8 @@ const (
 	// probeMissAllowance is the number of requests k that each probe may
 	// let miss the SLO and still pass; see probeRequests.
 	probeMissAllowance = 10
+	// maxSearchRepeats is the largest SearchSpec.Repeats.
+	maxSearchRepeats = 100
 )
 
 // probeRequests is the number of measured requests of each probe of a
@@ -105,6 +107,12 @@ type SearchSpec struct {
 	// (0: 0.05, the failing rate within 5% above the passing one); it must
 	// be 0 for concurrency.
 	Precision float64
+	// Repeats is how many times each value is run, 1..100 (0: 1). With 2
+	// or more, each value is judged by the 95% t-interval of its
+	// attainment across its runs (SearchValue), the knee is reported with
+	// how sure it is (SearchResult.Sure) and attainments that rise with
+	// the load are named (SearchResult.NonMonotone).
+	Repeats int
 }
 
 // SearchResult is the outcome of an SLO search.
@@ -125,6 +133,22 @@ type SearchResult struct {
 	// Runs holds every probe's report in probe order; each carries
 	// anvil_go.search and anvil_go.slo.
 	Runs []*artifact.Report
+	// Repeats is the runs of each value (SearchSpec.Repeats).
+	Repeats int
+	// Values holds each value probed, in probe order: its runs'
+	// attainments, their interval and its verdict.
+	Values []SearchValue
+	// Sure reports that the knee is certain at the 95% level: Best's
+	// verdict is "pass" (or nothing passed) and Failed's is "fail" (or
+	// nothing failed). Never with one run per value, which has no
+	// interval.
+	Sure bool
+	// NonMonotone names each pair of probed values at which meeting the
+	// SLO was not monotone in the load: a higher value whose attainment
+	// interval lies wholly above a lower value's. The search's bracket
+	// assumes monotonicity; these say where the server broke it. Empty
+	// with one run per value.
+	NonMonotone []string
 }
 
 // Search finds the highest value of the field s names at which a run of w
@@ -138,8 +162,13 @@ type SearchResult struct {
 //     for a rate until the failing rate is within Precision of the passing
 //     one (relative), taking the midpoint each time.
 //
-// The search assumes that meeting the SLO is monotone in the value (more
-// load, worse latency); each value is probed once. Every probe runs w with
+// A value passes when the mean of its runs' attainments (SearchSpec.Repeats
+// runs each, 1 by default) is at least the SLO's: the bracket assumes that
+// meeting the SLO is monotone in the value (more load, worse latency).
+// With repeats, each value's verdict is that of the 95% t-interval of its
+// attainment (SearchValue), the result says whether the knee is sure and
+// names the pairs of values where attainment rose with the load
+// (SearchResult.NonMonotone). Every probe runs w with
 // the value set (Concurrency, or Rate) and N = max(R, ceil(10 / (1 - a)))
 // requests (at most 10000), where R is w.Requests (0: 60) and a the SLO's
 // attainment: 100 at a = 0.9, so that a passing probe may hold up to 10
@@ -164,6 +193,7 @@ func Search(ctx context.Context, p Prober, w Workload, slo SLO, s SearchSpec) (S
 	if w, err = probeWorkload(w, slo, s); err != nil {
 		return res, err
 	}
+	res.Repeats = s.Repeats
 	probe := func(v float64) (bool, error) {
 		pw := w
 		if s.Kind == concurrencySearch {
@@ -171,26 +201,38 @@ func Search(ctx context.Context, p Prober, w Workload, slo SLO, s SearchSpec) (S
 		} else {
 			pw.Rate = v
 		}
-		info := artifact.SearchProbe{Kind: string(s.Kind), Probe: len(res.Runs), Value: v}
-		rep, err := p.Probe(ctx, pw, info)
-		if rep != nil {
-			res.Runs = append(res.Runs, rep)
+		val := SearchValue{Value: v}
+		for k := range s.Repeats {
+			info := artifact.SearchProbe{Kind: string(s.Kind), Probe: len(res.Runs), Value: v}
+			if s.Repeats > 1 {
+				info.Repeat = &k
+			}
+			rep, err := p.Probe(ctx, pw, info)
+			if rep != nil {
+				res.Runs = append(res.Runs, rep)
+			}
+			if err != nil {
+				return false, fmt.Errorf("capacity: search probe %d (%s %g): %w", info.Probe, s.Kind, v, err)
+			}
+			if rep == nil {
+				return false, fmt.Errorf("capacity: search probe %d (%s %g): no report", info.Probe, s.Kind, v)
+			}
+			if err := ctx.Err(); err != nil {
+				return false, err // a cancelled probe judges nothing
+			}
+			sr, err := slo.Apply(rep)
+			if err != nil {
+				return false, fmt.Errorf("capacity: search probe %d (%s %g): %w", info.Probe, s.Kind, v, err)
+			}
+			rep.AnvilGo.Search = &info
+			val.Attained = append(val.Attained, sr.Attained)
+			if st := rep.AnvilGo.Steady; st != nil && !st.Found {
+				val.Unsteady++
+			}
 		}
-		if err != nil {
-			return false, fmt.Errorf("capacity: search probe %d (%s %g): %w", info.Probe, s.Kind, v, err)
-		}
-		if rep == nil {
-			return false, fmt.Errorf("capacity: search probe %d (%s %g): no report", info.Probe, s.Kind, v)
-		}
-		if err := ctx.Err(); err != nil {
-			return false, err // a cancelled probe judges nothing
-		}
-		sr, err := slo.Apply(rep)
-		if err != nil {
-			return false, fmt.Errorf("capacity: search probe %d (%s %g): %w", info.Probe, s.Kind, v, err)
-		}
-		rep.AnvilGo.Search = &info
-		return sr.Passed, nil
+		val.judge(slo.Attainment)
+		res.Values = append(res.Values, val)
+		return val.Mean >= slo.Attainment, nil
 	}
 
 	lo, hi := 0.0, 0.0 // highest passing, lowest failing; 0: none yet
@@ -240,10 +282,12 @@ func Search(ctx context.Context, p Prober, w Workload, slo SLO, s SearchSpec) (S
 	return res.finish(lo, hi, s), nil
 }
 
-// finish fills the outcome from the bracket [lo, hi).
+// finish fills the outcome from the bracket [lo, hi) and the values'
+// verdicts.
 func (r SearchResult) finish(lo, hi float64, s SearchSpec) SearchResult {
 	r.Best, r.Failed, r.Found = lo, hi, lo > 0
 	r.AtMax = lo >= s.Max
+	r.Sure, r.NonMonotone = r.confidence(s.Kind)
 	return r
 }
 
@@ -283,6 +327,12 @@ func (s SearchSpec) resolved() (SearchSpec, error) {
 		}
 	default:
 		v.add("SearchSpec.Kind", s.Kind, "must be %q or %q", concurrencySearch, rateSearch)
+	}
+	if s.Repeats == 0 {
+		s.Repeats = 1
+	}
+	if s.Repeats < 1 || s.Repeats > maxSearchRepeats {
+		v.add("SearchSpec.Repeats", s.Repeats, "must be in 1..%d (0: 1)", maxSearchRepeats)
 	}
 	return s, v.err()
 }

@@ -204,6 +204,8 @@ func TestSearchInvalid(t *testing.T) {
 		{"burst", Workload{Burst: 2}, slo, SearchSpec{Kind: concurrencySearch, Max: 4}, "Workload.Burst"},
 		{"shard", Workload{Shard: Shard{Count: 2, StartAt: time.Unix(1, 0)}}, slo, SearchSpec{Kind: concurrencySearch, Max: 4}, "Workload.Shard.Count"},
 		{"bad workload", Workload{MaxTokens: -1}, slo, SearchSpec{Kind: concurrencySearch, Max: 4}, "Workload.MaxTokens"},
+		{"repeats", Workload{}, slo, SearchSpec{Kind: concurrencySearch, Max: 4, Repeats: 101}, "SearchSpec.Repeats"},
+		{"negative repeats", Workload{}, slo, SearchSpec{Kind: rateSearch, Max: 10, Repeats: -1}, "SearchSpec.Repeats"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &scriptedProber{knee: 1}

@@ -185,6 +185,9 @@ type SearchProbe struct {
 	Kind  string  // "kind": concurrency or rate
 	Probe int     // "probe": 0-based probe number in the search
 	Value float64 // "value": the concurrency or rate probed
+	// Repeat is "repeat", written only when the search repeats each
+	// value (capacity.SearchSpec.Repeats > 1): the 0-based run of Value.
+	Repeat *int
 
 	shape shape
 }

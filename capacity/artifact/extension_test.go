@@ -25,7 +25,7 @@ func fullExtension() *Extension {
 			OfferedRPS: new(12.4), AchievedRPS: new(11.9), MaxInFlight: 8},
 		SLO: &SLOResult{TTFTMS: new(500.0), TPOTMS: new(50.0), Attainment: 0.9, MetRequests: 2,
 			Attained: 0.5, GoodputRPS: 1.0, LatencyClock: "scheduled"},
-		Search: &SearchProbe{Kind: "rate", Probe: 3, Value: 12.5},
+		Search: &SearchProbe{Kind: "rate", Probe: 3, Value: 12.5, Repeat: new(1)},
 		Steady: &Steady{Found: true, BinMS: 1000, Bins: 60, Load: "in_flight", Target: new(8.0), Achieved: new(7.96),
 			StartMS: new(4000.0), EndMS: new(55000.0), CompletionsZ: new(-0.42), TTFTZ: new(1.13),
 			Metrics: &WindowMetrics{Requests: 1020, Succeeded: 1019, TTFTP50MS: new(50.5), TTFTP95MS: new(61.0), TTFOP50MS: new(40.0),

@@ -249,6 +249,7 @@ var sloTable = newArtTable(func(s *SLOResult) *shape { return &s.shape },
 var searchTable = newArtTable(func(s *SearchProbe) *shape { return &s.shape },
 	fieldOf("kind", func(s *SearchProbe) *string { return &s.Kind }, stringCodec),
 	fieldOf("probe", func(s *SearchProbe) *int { return &s.Probe }, intCodec),
+	optionalOf("repeat", func(s *SearchProbe) **int { return &s.Repeat }, intCodec),
 	fieldOf("value", func(s *SearchProbe) *float64 { return &s.Value }, floatCodec),
 )
 
