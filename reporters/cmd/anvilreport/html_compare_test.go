@@ -141,3 +141,34 @@ func TestCompareAnvilRuns(t *testing.T) {
 	require.Equal(t, 1, run([]string{"compare", a, other}, &stdout, &stderr))
 	require.Contains(t, stderr.String(), "context_tokens: old 2048, new 1024")
 }
+
+// TestSummaryAcrossRuns: summary of several runs of one workload ends
+// with the mean and 95% t-interval of each headline metric across them;
+// the run of another workload is summarized alone and not mixed in.
+func TestSummaryAcrossRuns(t *testing.T) {
+	srv := fakeserver.New(fakeserver.Fast())
+	defer srv.Close()
+	dir := t.TempDir()
+	runTo := func(name string, ctx int) string {
+		rep, err := capacity.Run(t.Context(), capacity.Target{BaseURL: srv.URL + "/v1", Engine: "fake"},
+			capacity.Workload{Requests: 4, Concurrency: 2, ContextTokens: ctx, MaxTokens: 32})
+		require.NoError(t, err)
+		path := filepath.Join(dir, name)
+		require.NoError(t, rep.WriteFile(path))
+		return path
+	}
+	a, b, c, other := runTo("a.json", 2048), runTo("b.json", 2048), runTo("c.json", 2048), runTo("o.json", 1024)
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, run([]string{"summary", a, b, other, c}, &stdout, &stderr), stderr.String())
+	out := stdout.String()
+	require.Equal(t, 4, strings.Count(out, "== "+dir), "each file summarized")
+	i := strings.Index(out, "\n== across 3 runs of one workload: "+a+", "+b+", "+c+"\n")
+	require.Positive(t, i, out)
+	across := out[i:]
+	require.NotContains(t, across, other)
+	require.Regexp(t, `\n\s+TTFT p50\s+ms\s+3\s+[0-9.]+\s+[-0-9.]+\s+[0-9.]+\s+lower\n`, across)
+
+	stdout.Reset()
+	require.Equal(t, 0, run([]string{"summary", a}, &stdout, &stderr))
+	require.NotContains(t, stdout.String(), "== across", "one run has no interval")
+}

@@ -4,7 +4,9 @@
 // Usage:
 //
 //	anvilreport bench FILE...    write the artifacts as Go benchmark format
-//	anvilreport summary FILE...  print a console summary of each artifact
+//	anvilreport summary FILE...  print a console summary of each artifact, then
+//	                             for runs of one workload the 95% t-interval of
+//	                             each headline metric across them
 //	anvilreport html [-o FILE] ARTIFACT...
 //	                             write one self-contained HTML report of the artifacts
 //	anvilreport compare [-across-api] OLD... -- NEW...
@@ -71,7 +73,9 @@ import (
 
 const usage = `usage:
   anvilreport bench FILE...    convert capacity artifacts to Go benchmark format (stdout)
-  anvilreport summary FILE...  print a console summary of each artifact
+  anvilreport summary FILE...  print a console summary of each artifact; for two or
+                               more runs of one workload, then the mean and 95%
+                               t-interval of each headline metric across them
   anvilreport html [-o FILE] ARTIFACT...
                                write one self-contained HTML page (inline SVG, no
                                script, nothing fetched) for all artifacts, runs
@@ -162,10 +166,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	in, status := readInputs(args[0], args[1:], stderr)
+	var reps []*artifact.Report // the runs summarized, for the intervals across them
+	var names []string
 	for _, f := range in {
 		if err := each(f.rep, f.path); err != nil {
 			fmt.Fprintf(stderr, "anvilreport: %s: %v\n", f.path, err)
 			status = 1
+			continue
+		}
+		reps, names = append(reps, f.rep), append(names, f.path)
+	}
+	if args[0] == "summary" && len(reps) > 1 {
+		var across strings.Builder
+		if err := reporters.WriteAcross(&across, reps, names); err != nil {
+			fmt.Fprintf(stderr, "anvilreport: summary: %v\n", err)
+			return 1
+		}
+		if across.Len() > 0 {
+			fmt.Fprintf(stdout, "\n%s", across.String())
 		}
 	}
 	return status
