@@ -265,7 +265,8 @@ func sourceOf(q *requestView, e *artifact.RequestDetail) {
 
 // rowView is a successful timing row as a request view. A row without
 // time_to_first_output_ms (older artifacts) reads as 0 there: its first
-// output is then taken to be its first content.
+// output is then taken to be its first content. A row without token times
+// (embeddings) has no TTFT, TTFO or first output (NaN: not drawn).
 func rowView(row *artifact.TimingRow) requestView {
 	q := requestView{Index: row.RequestIndex, TTFT: row.TTFTMS, TTFO: positive(row.TimeToFirstOutputMS),
 		E2E: row.E2EMS, TPOT: ptrOrNaN(row.TPOTMS), Queue: math.NaN(), Scheduled: math.NaN()}
@@ -278,6 +279,10 @@ func rowView(row *artifact.TimingRow) requestView {
 	}
 	q.FirstContent = row.TTFTMS
 	q.FirstOutput = cmpOrNaN(q.TTFO, row.TTFTMS)
+	if !row.TokenTimed() {
+		// An answer without tokens (embeddings): its latency alone.
+		q.TTFT, q.TTFO, q.FirstContent, q.FirstOutput = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	}
 	return q
 }
 

@@ -87,7 +87,11 @@ type RunSummary struct {
 	// API is "api", written by every run of this version: the API the run
 	// spoke, one of APIs() ("chat", "responses", "messages", "completions",
 	// "embeddings"); an artifact without it spoke chat.
-	API               *string
+	API *string
+	// AbsentTimings is "absent_timings", written only when set: why the
+	// run's rows have no times to tokens (TimingRow.TokenTimed false), in
+	// one sentence: its API generates none (embeddings).
+	AbsentTimings     *string
 	SentRequests      int  // "sent_requests": measured requests issued
 	NeverSentRequests int  // "never_sent_requests": planned, never issued
 	Interrupted       bool // "interrupted": the run was cancelled or stopped early

@@ -47,3 +47,17 @@ func (r *Report) Has(key string) bool { return r.shape.has(key) }
 // Has reports whether the metrics object has key (such as "ttft_p50_ms"),
 // as Report.Has does for the top level.
 func (m *Metrics) Has(key string) bool { return m.shape.has(key) }
+
+// without returns the current shape of t's type less the known keys: an
+// object built in Go that writes every key but those.
+func (t *artTable[T]) without(keys ...string) shape {
+	sh := shape{index: t.index}
+	for i := range t.fields {
+		sh.present[i/64] |= 1 << (i % 64)
+	}
+	for _, k := range keys {
+		i := t.index[k]
+		sh.present[i/64] &^= 1 << (i % 64)
+	}
+	return sh
+}

@@ -128,7 +128,9 @@ func (r *Report) sawReasoning() bool {
 }
 
 // Check validates one successful row: finite values, non-negative counts,
-// and 0 <= TTFO <= TTFT <= E2E (TTFO only when the row records it).
+// and 0 <= TTFO <= TTFT <= E2E (TTFO only when the row records it); a row
+// without token times (TokenTimed false: an embeddings answer) has none of
+// them and E2E >= 0.
 func (row *TimingRow) Check() error {
 	floats := []struct {
 		key string
@@ -162,6 +164,18 @@ func (row *TimingRow) Check() error {
 	}
 	if row.PromptTokens != nil && *row.PromptTokens < 0 {
 		return fmt.Errorf("prompt_tokens is %d, want a count >= 0", *row.PromptTokens)
+	}
+	if !row.TokenTimed() {
+		// An answer that generates no token: its latency alone.
+		for _, k := range tokenTimeKeys {
+			if row.shape.has(k) {
+				return fmt.Errorf("%s without ttft_ms: a row has every time to a token, or none (an embeddings answer)", k)
+			}
+		}
+		if !(row.E2EMS >= 0) {
+			return fmt.Errorf("want e2e_ms (%v) >= 0", row.E2EMS)
+		}
+		return nil
 	}
 	ttfo := row.TimeToFirstOutputMS
 	if !row.shape.has("time_to_first_output_ms") {
@@ -208,13 +222,15 @@ func (m *Metrics) derive(rows []TimingRow) error {
 		add(famEffectivePrefill, row.EffectivePrefillTokS)
 		add(famMeanInterTokenLatency, row.MeanInterTokenLatencyMS)
 		add(famE2E, &row.E2EMS)
-		add(famGeneration, &row.GenerationMS)
 		add(famMeanTimePerOutputToken, row.MeanTimePerOutputTokenMS)
 		if row.shape.has("time_to_first_output_ms") {
 			add(famTimeToFirstOutput, &row.TimeToFirstOutputMS)
 		}
 		add(famTPOT, row.TPOTMS)
-		add(famTTFT, &row.TTFTMS)
+		if row.TokenTimed() {
+			add(famGeneration, &row.GenerationMS)
+			add(famTTFT, &row.TTFTMS)
+		}
 
 		exact = exact && row.OutputTokenSource == SourceUsage && row.OutputTokens != nil
 		m.OutputTokenSources[row.OutputTokenSource]++

@@ -55,6 +55,25 @@ type TimingRow struct {
 	shape shape
 }
 
+// tokenTimeKeys are the keys of a row's times to and between tokens,
+// which a row of an answer that generates no token (an embeddings answer)
+// does not have.
+var tokenTimeKeys = [...]string{"time_to_first_output_ms", "ttft_ms", "generation_ms", "visible_generation_ms"}
+
+// OmitTokenTimes makes r the row of an answer that generates no token (an
+// embeddings answer): it has no time_to_first_output_ms, ttft_ms,
+// generation_ms or visible_generation_ms (absent, not zero: the row
+// writes none of them and the run's distributions take none from it), and
+// its e2e_ms is the answer's latency.
+func (r *TimingRow) OmitTokenTimes() {
+	r.TimeToFirstOutputMS, r.TTFTMS, r.GenerationMS, r.VisibleGenerationMS = 0, 0, 0, 0
+	r.shape = rowTable.without(tokenTimeKeys[:]...)
+}
+
+// TokenTimed reports whether r has its times to tokens: false for the row
+// of an answer that generates none (OmitTokenTimes), true for every other.
+func (r *TimingRow) TokenTimed() bool { return r.shape.has("ttft_ms") }
+
 // CanaryCheck is a "request_canary" object: whether the response began with
 // its own synthetic marker and carried no peer's.
 type CanaryCheck struct {

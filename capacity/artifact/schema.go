@@ -206,6 +206,7 @@ var reportTable = newArtTable(func(r *Report) *shape { return &r.shape },
 // when set.
 
 var runSummaryTable = newArtTable(func(r *RunSummary) *shape { return &r.shape },
+	optionalOf("absent_timings", func(r *RunSummary) **string { return &r.AbsentTimings }, stringCodec),
 	optionalOf("api", func(r *RunSummary) **string { return &r.API }, stringCodec),
 	optionalOf("benchmark", func(r *RunSummary) **string { return &r.Benchmark }, stringCodec),
 	optionalOf("duration_ms", func(r *RunSummary) **float64 { return &r.DurationMS }, floatCodec),
