@@ -102,7 +102,8 @@ func mergeExtension(in []shardIn, m *artifact.Report) (*artifact.Extension, erro
 	x.Shards = &artifact.ShardSet{Count: len(in), StartAtUnixNS: common, PlanFingerprint: base.Shard.PlanFingerprint}
 	if base.Run != nil {
 		x.Run.DurationMS, x.Run.Benchmark = base.Run.DurationMS, base.Run.Benchmark
-		x.Run.ExtraBody = base.Run.ExtraBody // the shards agree (workloadKeys)
+		x.Run.API, x.Run.AbsentTimings = base.Run.API, base.Run.AbsentTimings // the shards agree (workloadKeys)
+		x.Run.ExtraBody = base.Run.ExtraBody                                  // the shards agree (workloadKeys)
 		x.Run.ModuleVersion, x.Run.VCSRevision = base.Run.ModuleVersion, base.Run.VCSRevision
 		x.Run.VCSModified, x.Run.GoVersion = base.Run.VCSModified, base.Run.GoVersion
 	}

@@ -55,6 +55,7 @@ var workloadKeys = []workloadKey{
 		return "temperature=" + f(r.Sampling.Temperature) + " top_p=" + f(r.Sampling.TopP)
 	}},
 	{"timestamp_precision", func(r *artifact.Report) string { return r.TimestampPrecision }},
+	{"anvil_go.run.api", func(r *artifact.Report) string { return artifact.APIOf(r) }},
 	{"anvil_go.run.duration_ms", func(r *artifact.Report) string {
 		if r.AnvilGo.Run == nil {
 			return "null"

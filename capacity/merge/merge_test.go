@@ -144,7 +144,7 @@ func splitShards(t *testing.T, s singleRun, n int, lateNS ...int64) []*artifact.
 		ps.CountedRequests = 0
 		o := orig.AnvilGo.Run // each shard is built as the single process was
 		x := &artifact.Extension{Version: 1,
-			Run: &artifact.RunSummary{ModuleVersion: o.ModuleVersion, VCSRevision: o.VCSRevision,
+			Run: &artifact.RunSummary{API: o.API, AbsentTimings: o.AbsentTimings, ModuleVersion: o.ModuleVersion, VCSRevision: o.VCSRevision,
 				VCSModified: o.VCSModified, GoVersion: o.GoVersion},
 			PromptSizing:  &ps,
 			ContextWindow: orig.AnvilGo.ContextWindow,

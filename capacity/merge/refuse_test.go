@@ -45,6 +45,11 @@ func TestMergeRefuses(t *testing.T) {
 			s[1].AnvilGo.Run.ExtraBody = map[string]string{"cache_prompt": "false"}
 			return s
 		}, "two workloads: shard-0.json has anvil_go.run.extra_body null, shard-1.json has map[cache_prompt:false]"},
+		{"two APIs", func() []*artifact.Report {
+			s := fresh()
+			s[2].AnvilGo.Run.API = new("responses")
+			return s
+		}, "two workloads: shard-0.json has anvil_go.run.api chat, shard-2.json has responses"},
 		{"two plans", func() []*artifact.Report {
 			s := fresh()
 			s[1].AnvilGo.Shard.PlanFingerprint = "sha256:" + s[1].AnvilGo.Shard.PlanFingerprint[9:] + "00"
