@@ -35,7 +35,7 @@ func TestMetricsCheck(t *testing.T) {
 		reason  string
 	}{
 		{"llama.cpp", capture("llamacpp-b10573-metrics.txt"), "text/plain; version=0.0.4", false, Pass,
-			"/metrics parses (15 families) with llamacpp's names, 5 of its 6 curated series"},
+			"/metrics parses (15 families) with llamacpp's names, 9 of its 9 curated series"},
 		{"vLLM", capture("vllm-fork-0.6.3dev-metrics-idle-from-FerranAgulloLopez-vLLMBatchingMemoryGap.txt"), "text/plain; version=0.0.4", false, Pass,
 			"with vllm's names"},
 		{"SGLang", capture("sglang-unknown-metrics-docs-example-from-sgl-project-sglang.txt"), "text/plain; version=0.0.4", false, Pass,

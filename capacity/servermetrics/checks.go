@@ -29,6 +29,18 @@ type runFacts struct {
 	// token (reasoning or content: what the servers' histograms time) over
 	// the successful requests; nil when none succeeded.
 	ClientFirstTokenMeanMS *float64
+	// Prompt is what the successful requests whose responses carried the
+	// server's own prompt time (server_timings.prompt_ms) measured; its
+	// N is 0 when none did.
+	Prompt promptFacts
+}
+
+// promptFacts are the server's and the client's means over the requests
+// with a server prompt time.
+type promptFacts struct {
+	N                int
+	ServerMeanMS     float64 // server_timings.prompt_ms
+	ClientTTFOMeanMS float64 // time_to_first_output_ms of the same requests
 }
 
 // check computes the cross-checks of a finished member against the run's
@@ -41,7 +53,12 @@ type runFacts struct {
 //
 // TTFT: the increase of the histogram's _sum over that of its _count is
 // the server's mean time to first token; the client's mean minus it is
-// what the network and the client add.
+// what the network and the client add. An engine without the histogram
+// that reports each response's prompt time (llama.cpp) is checked on
+// those: the mean of server_timings.prompt_ms against the client's mean
+// time to the first output over the same requests; the prompt time is
+// the prefill alone, so the difference also holds a wait for a free slot
+// (requests_deferred) and the request's parsing.
 func check(m *artifact.ServerMetrics, f runFacts) *artifact.ServerChecks {
 	if m == nil || m.Engine == nil {
 		return nil
@@ -54,8 +71,13 @@ func check(m *artifact.ServerMetrics, f runFacts) *artifact.ServerChecks {
 	if spec.generationTokens != "" {
 		c.GenerationTokens = tokenCheck(m, spec.generationTokens, f)
 	}
-	if spec.ttft != "" && f.ClientFirstTokenMeanMS != nil {
+	switch {
+	case spec.ttft != "" && f.ClientFirstTokenMeanMS != nil:
 		c.TTFT = ttftCheck(m, spec.ttft, *f.ClientFirstTokenMeanMS)
+	case spec.promptTimings && f.Prompt.N > 0:
+		p := f.Prompt
+		c.TTFT = &artifact.TTFTCheck{Histogram: promptTimingsSource, ServerRequests: float64(p.N), ServerMeanMS: p.ServerMeanMS,
+			ClientMeanMS: p.ClientTTFOMeanMS, NetworkAndClientMS: p.ClientTTFOMeanMS - p.ServerMeanMS}
 	}
 	if c.GenerationTokens == nil && c.TTFT == nil {
 		return nil
@@ -97,6 +119,10 @@ func tokenCheck(m *artifact.ServerMetrics, counter string, f runFacts) *artifact
 	return tc
 }
 
+// promptTimingsSource names the per-response prompt times in a TTFT
+// check's histogram key.
+const promptTimingsSource = "server_timings.prompt_ms"
+
 func ttftCheck(m *artifact.ServerMetrics, hist string, clientMS float64) *artifact.TTFTCheck {
 	sum, _, _, okS := counterOf(m, hist+"_sum")
 	n, _, _, okN := counterOf(m, hist+"_count")
@@ -113,14 +139,26 @@ func ttftCheck(m *artifact.ServerMetrics, hist string, clientMS float64) *artifa
 // still carried usage; as unreported, the requests sent
 // (anvil_go.run.sent_requests, else every row and failure) less those;
 // max_tokens; wall_clock_ms as the phase's duration; the mean
-// time_to_first_output_ms of the timing rows.
+// time_to_first_output_ms of the timing rows, and over those whose
+// request's anvil_go.requests entry has server_timings.prompt_ms, the
+// means of both.
 func factsOf(r *artifact.Report) runFacts {
 	f := runFacts{MaxTokens: r.MaxTokens, DurationMS: r.WallClockMS}
 	tokens, reported := r.CompletionTokens()
 	f.CompletionTokens = tokens
 	ttfo := 0.0
 	for i := range r.RequestTimings {
-		ttfo += r.RequestTimings[i].TimeToFirstOutputMS
+		row := &r.RequestTimings[i]
+		ttfo += row.TimeToFirstOutputMS
+		if d := r.AnvilGo.Request(row.RequestIndex); d != nil && d.ServerTimings != nil && d.ServerTimings.PromptMS != nil {
+			f.Prompt.N++
+			f.Prompt.ServerMeanMS += *d.ServerTimings.PromptMS
+			f.Prompt.ClientTTFOMeanMS += row.TimeToFirstOutputMS
+		}
+	}
+	if n := float64(f.Prompt.N); n > 0 {
+		f.Prompt.ServerMeanMS /= n
+		f.Prompt.ClientTTFOMeanMS /= n
 	}
 	sent := len(r.RequestTimings) + len(r.Failures)
 	if r.AnvilGo != nil && r.AnvilGo.Run != nil {

@@ -31,6 +31,11 @@ type engineSpec struct {
 	// when the engine has none.
 	generationTokens string
 	ttft             string
+	// promptTimings says the engine reports each response's own prompt
+	// time (llama.cpp's timings.prompt_ms, recorded as
+	// anvil_go.requests[].server_timings): the TTFT cross-check of an
+	// engine without a TTFT histogram.
+	promptTimings bool
 }
 
 // engines is the curated set, in the order engines are recognised.
@@ -41,9 +46,14 @@ type engineSpec struct {
 // vllm:gpu_prefix_cache_hit_rate (V0's hit rate; V1 counts
 // prefix_cache_queries and prefix_cache_hits in tokens). SGLang: the
 // running and queued requests, token_usage (the KV pool's used share) and
-// cache_hit_rate. llama.cpp: the slots processing and the requests
-// deferred for want of one, the KV cache's used share and the token
-// counters. TGI: the queue and the current batch.
+// cache_hit_rate. llama.cpp (as b10573 serves it with --metrics): the
+// slots processing and the requests deferred for want of one, the token
+// counters and the server's own seconds of prompt processing and of
+// generation, its llama_decode calls and the slots busy in each; it has
+// no KV-cache gauge. TGI: the queue and the current batch.
+//
+// A family is added by naming it in its engine's curated list; a new
+// engine (or exporter) by an entry of its own, recognised by its prefix.
 var engines = []engineSpec{
 	{engine: engineVLLM, prefix: "vllm:", curated: []string{
 		"vllm:num_requests_running",
@@ -72,11 +82,14 @@ var engines = []engineSpec{
 	{engine: engineLlamaCpp, prefix: "llamacpp:", curated: []string{
 		"llamacpp:requests_processing",
 		"llamacpp:requests_deferred",
-		"llamacpp:kv_cache_usage_ratio",
 		"llamacpp:prompt_tokens_total",
 		"llamacpp:prompt_tokens_cached_total",
+		"llamacpp:prompt_seconds_total",
 		"llamacpp:tokens_predicted_total",
-	}, generationTokens: "llamacpp:tokens_predicted_total"},
+		"llamacpp:tokens_predicted_seconds_total",
+		"llamacpp:n_decode_total",
+		"llamacpp:n_busy_slots_per_decode",
+	}, generationTokens: "llamacpp:tokens_predicted_total", promptTimings: true},
 	{engine: engineTGI, prefix: "tgi_", curated: []string{
 		"tgi_queue_size",
 		"tgi_batch_current_size",

@@ -38,11 +38,15 @@ func TestParseCaptures(t *testing.T) {
 		want     map[string]float64
 	}{
 		{"llamacpp-b10573-metrics.txt", engineLlamaCpp, 15, map[string]float64{
-			"llamacpp:prompt_tokens_total":        75,
-			"llamacpp:prompt_tokens_cached_total": 280,
-			"llamacpp:tokens_predicted_total":     35,
-			"llamacpp:requests_processing":        0,
-			"llamacpp:requests_deferred":          0,
+			"llamacpp:prompt_tokens_total":            75,
+			"llamacpp:prompt_tokens_cached_total":     280,
+			"llamacpp:prompt_seconds_total":           0.115984,
+			"llamacpp:tokens_predicted_total":         35,
+			"llamacpp:tokens_predicted_seconds_total": 0.010527,
+			"llamacpp:n_decode_total":                 35,
+			"llamacpp:n_busy_slots_per_decode":        1,
+			"llamacpp:requests_processing":            0,
+			"llamacpp:requests_deferred":              0,
 		}},
 		{"vllm-fork-0.6.3dev-metrics-idle-from-FerranAgulloLopez-vLLMBatchingMemoryGap.txt", engineVLLM, 15, map[string]float64{
 			"vllm:num_preemptions_total" + vllmModel:     0,
