@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
@@ -100,12 +99,13 @@ func clampNote(r *artifact.Report) string {
 		return ""
 	}
 	slices.Sort(got)
-	served := "unknown"
-	if r.MaxContextTokens != nil {
-		served = strconv.Itoa(*r.MaxContextTokens)
+	budget := got[len(got)-1] // a fixed context is clamped to the budget
+	why := "max model length unknown, less max_tokens and the margin kept free"
+	if n := r.MaxContextTokens; n != nil {
+		why = fmt.Sprintf("max model length %d - max_tokens %d - margin %d", *n, r.MaxTokens, *n-r.MaxTokens-budget)
 	}
-	return fmt.Sprintf("context %d does not fit the served model (max model length %s): requests planned at %v tokens instead",
-		want, served, got)
+	return fmt.Sprintf("context %d does not fit the served model's prompt budget of %d tokens (%s): requests planned at %v tokens instead",
+		want, budget, why, got)
 }
 
 // connectionNote says when the server closed connections it had kept

@@ -27,12 +27,17 @@ func TestClampNote(t *testing.T) {
 			ContextDistribution: map[int]int{4096: 8}}, ""},
 		{"sampled contexts", artifact.Report{MaxContextTokens: ptr(32768),
 			ContextDistribution: map[int]int{16000: 3, 30720: 5}}, ""},
-		{"clamped", artifact.Report{ContextTokens: ptr(65536), MaxContextTokens: ptr(32768),
+		{"clamped", artifact.Report{ContextTokens: ptr(65536), MaxContextTokens: ptr(32768), MaxTokens: 1024,
 			ContextDistribution: map[int]int{30720: 4}},
-			"context 65536 does not fit the served model (max model length 32768): requests planned at [30720] tokens instead"},
+			"context 65536 does not fit the served model's prompt budget of 30720 tokens (max model length 32768 - max_tokens 1024 - margin 1024): requests planned at [30720] tokens instead"},
+		// The issue's: the context asked for is the model's length, which
+		// holds the answer and the margin too.
+		{"context of the model's length", artifact.Report{ContextTokens: ptr(8192), MaxContextTokens: ptr(8192), MaxTokens: 64,
+			ContextDistribution: map[int]int{7104: 4}},
+			"context 8192 does not fit the served model's prompt budget of 7104 tokens (max model length 8192 - max_tokens 64 - margin 1024): requests planned at [7104] tokens instead"},
 		{"unknown length", artifact.Report{ContextTokens: ptr(65536),
 			ContextDistribution: map[int]int{30720: 4, 65536: 0}},
-			"context 65536 does not fit the served model (max model length unknown): requests planned at [30720] tokens instead"},
+			"context 65536 does not fit the served model's prompt budget of 30720 tokens (max model length unknown, less max_tokens and the margin kept free): requests planned at [30720] tokens instead"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.Equal(t, tc.want, clampNote(&tc.r))
@@ -64,7 +69,7 @@ func TestRunLog(t *testing.T) {
 	}
 	require.Equal(t, []string{
 		`m\x1b[31m: 3 requests planned, 2 sent, 1 succeeded, 1 failed, 1 never sent, wall 1500 ms, protocol capacity-v4-reasoning, eligible false`,
-		"context 65536 does not fit the served model (max model length 32768): requests planned at [30720] tokens instead",
+		"context 65536 does not fit the served model's prompt budget of 30720 tokens (max model length 32768 - max_tokens 0 - margin 2048): requests planned at [30720] tokens instead",
 		`failures by class: map[http_error:1]; first: request 1: boom\u202e`,
 	}, RunLog(r))
 }
