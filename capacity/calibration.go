@@ -7,33 +7,14 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/anvilbench/anvil/capacity/internal/budget"
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // This file is what exact sizing believes of a server's counts, and the
 // calibration that learns them from unmeasured requests
 // (capacity/PROTOCOL.md#exact-token-sizing).
-
-// The plausible range of characters per token. No tokenizer counts the
-// ASCII filler of a prompt (prompt.go) at more than a few characters per
-// token (the largest vocabularies reach about 5), and none at fewer than one
-// (byte-level and byte-fallback tokenizers give at most a token a byte).
-// A count outside the range is not a count of the prompt: exact sizing
-// fails naming it rather than build a prompt from it.
-const (
-	// maxCharsPerToken is the most characters per token exact sizing
-	// believes: of any one count (the chat template's tokens only lower a
-	// count's ratio), and between two counts of prompts far apart. It also
-	// bounds every prompt: no prompt planned at c tokens has more than
-	// maxCharsPerToken * c characters (maxPromptChars), so no request body
-	// exceeds twice that (JSON escapes at most one character in two of the
-	// filler, a newline) plus the fixed fields.
-	maxCharsPerToken = 10.0
-	// minCharsPerToken is the fewest characters per token exact sizing
-	// believes between two counts of prompts far apart (the difference of
-	// their characters over the difference of their counts, free of the
-	// template's fixed tokens).
-	minCharsPerToken = 0.5
-)
 
 // Calibration steps (capacity/PROTOCOL.md#exact-token-sizing).
 const (
@@ -58,12 +39,6 @@ const (
 // the largest). In practice the first takes three to five (it grows from a
 // small prompt) and the others one or two. With /tokenize it sends one.
 const maxCalibrationRequests = 3 * calibrationSteps
-
-// maxPromptChars is the bound on the characters of a prompt planned at
-// context tokens (maxCharsPerToken).
-func maxPromptChars(context int) int {
-	return int(math.Ceil(maxCharsPerToken * float64(context)))
-}
 
 // calibrationTolerance is how far from its planned context c a
 // calibration point may count for calibration to stop there: 0.2 % of c,
@@ -106,16 +81,16 @@ const cutHint = " (a prompt cut to the server's window counts the same whatever 
 
 // checkPoint returns an error when p, a new count by the server, is not
 // believable with the points already believed: a ratio above
-// maxCharsPerToken, a count that falls while the prompt grows, or a ratio
+// budget.MaxCharsPerToken, a count that falls while the prompt grows, or a ratio
 // between p and a point far from it (an eighth of the larger prompt's
-// characters or more) outside [minCharsPerToken, maxCharsPerToken].
+// characters or more) outside [budget.MinCharsPerToken, budget.MaxCharsPerToken].
 func checkPoint(pts []sizePoint, p sizePoint, what string) error {
 	if p.tokens <= 0 {
 		return fmt.Errorf("%w: %s: the server counted %d tokens for a %d-character prompt: want a positive count", errPromptSizing, what, p.tokens, p.chars)
 	}
-	if r := float64(p.chars) / float64(p.tokens); r > maxCharsPerToken {
+	if r := float64(p.chars) / float64(p.tokens); r > budget.MaxCharsPerToken {
 		return fmt.Errorf("%w: %s: the server counted %d tokens for a %d-character prompt (%.1f characters per token, above the plausible %g): not a count of the prompt",
-			errPromptSizing, what, p.tokens, p.chars, r, maxCharsPerToken)
+			errPromptSizing, what, p.tokens, p.chars, r, budget.MaxCharsPerToken)
 	}
 	for _, q := range pts {
 		a, b := q, p // a the shorter prompt
@@ -136,23 +111,46 @@ func checkPoint(pts []sizePoint, p sizePoint, what string) error {
 		if dn <= 0 {
 			return fmt.Errorf("%w: %s: the count did not grow with the prompt: %s but %s%s", errPromptSizing, what, a, b, cutHint)
 		}
-		if r := float64(dc) / float64(dn); r < minCharsPerToken || r > maxCharsPerToken {
+		if r := float64(dc) / float64(dn); r < budget.MinCharsPerToken || r > budget.MaxCharsPerToken {
 			hint := ""
-			if r > maxCharsPerToken {
+			if r > budget.MaxCharsPerToken {
 				hint = cutHint
 			}
 			return fmt.Errorf("%w: %s: %s and %s imply %.2f characters per token, outside the plausible %g..%g%s",
-				errPromptSizing, what, a, b, r, minCharsPerToken, maxCharsPerToken, hint)
+				errPromptSizing, what, a, b, r, budget.MinCharsPerToken, budget.MaxCharsPerToken, hint)
 		}
 	}
 	return nil
 }
 
-// calibrator learns the server's counts from calibration requests.
+// calText is a text calibration measures: a prompt written at any
+// length, sent as one user message.
+type calText struct {
+	what  string                                      // names the text in errors: "request 3", "block text"
+	write func(dst []byte, chars int) ([]byte, error) // appends the text at chars characters
+	least int                                         // the fewest characters (its closing instruction)
+	bound int                                         // the most characters (budget.MaxChars of its plan)
+}
+
+// planText is the calibration prompt standing for measured request index
+// of the plan (appendCalibrationPrompt).
+func (s *sizer) planText(index int) calText {
+	p := s.plan
+	return calText{
+		what: fmt.Sprintf("request %d", index),
+		write: func(dst []byte, chars int) ([]byte, error) {
+			return p.appendCalibrationPrompt(dst, index, chars)
+		},
+		least: s.minChars[index],
+		bound: budget.MaxChars(p.Contexts[index]),
+	}
+}
+
+// calibrator learns the server's counts of one kind of text from
+// calibration requests.
 type calibrator struct {
-	s      *sizer
-	window int // the server's window (the truncation window), lowered by a refusal's n_ctx
-	pts    []sizePoint
+	s   *sizer
+	pts []sizePoint
 }
 
 // measured is one calibration request's outcome: the count, and whether it
@@ -163,28 +161,39 @@ type measured struct {
 	refused       bool // refused over the window; tokens is the refusal's count
 }
 
-// measure sends the calibration prompt of index at chars characters and
-// reads the server's count: usage.prompt_tokens, or the counts of an
-// over-window refusal (which also lower the window known).
-func (k *calibrator) measure(ctx context.Context, index, chars int) (measured, error) {
+// measure sends txt at chars characters and reads the server's count:
+// usage.prompt_tokens, or the counts of an over-window refusal (which
+// also lower the window known).
+func (k *calibrator) measure(ctx context.Context, txt calText, chars int) (measured, error) {
 	s := k.s
-	chars = max(chars, s.minChars[index])
-	if b := maxPromptChars(s.plan.Contexts[index]); chars > b {
-		return measured{}, fmt.Errorf("%w: a calibration prompt of request %d would have %d characters, above the bound of %d (%g characters per token of its planned %d): the counts so far (%s) are implausible",
-			errPromptSizing, index, chars, b, maxCharsPerToken, s.plan.Contexts[index], pointsText(k.pts))
+	chars = max(chars, txt.least)
+	if chars > txt.bound {
+		return measured{}, fmt.Errorf("%w: a calibration prompt of %s would have %d characters, above the bound of %d (%g characters per token of its plan): the counts so far (%s) are implausible",
+			errPromptSizing, txt.what, chars, txt.bound, budget.MaxCharsPerToken, pointsText(k.pts))
 	}
-	ex, err := s.calibrate(ctx, index, chars)
+	var err error
+	if s.prompt, err = txt.write(s.prompt[:0], chars); err != nil {
+		return measured{}, err
+	}
+	ex, err := s.calibrate(ctx, s.prompt)
 	if err != nil {
 		return measured{}, err
 	}
-	m := measured{chars: len(s.prompt)}
+	return k.read(ex, txt.what, len(s.prompt))
+}
+
+// read is the count of a calibration request of chars characters for
+// what.
+func (k *calibrator) read(ex *client.Exchange, what string, chars int) (measured, error) {
+	s := k.s
+	m := measured{chars: chars}
 	if class, message := ex.Failure(); class != "" {
 		r, ok := ex.Refusal()
 		if !ok {
-			return measured{}, fmt.Errorf("%w: calibration request for request %d (%d characters): %s: %s (counts so far: %s)",
-				errPromptSizing, index, len(s.prompt), class, message, pointsText(k.pts))
+			return measured{}, fmt.Errorf("%w: calibration request for %s (%d characters): %s: %s (counts so far: %s)",
+				errPromptSizing, what, chars, class, message, pointsText(k.pts))
 		}
-		k.window = min(k.window, r.Window)
+		s.window = min(s.window, r.Window)
 		m.tokens, m.refused = r.PromptTokens, true
 		return m, nil
 	}
@@ -193,36 +202,40 @@ func (k *calibrator) measure(ctx context.Context, index, chars int) (measured, e
 		return measured{}, fmt.Errorf("%w: the server has no tokenizer endpoint and its calibration response reported no usage.prompt_tokens: use promptSizingReference", errPromptSizing)
 	}
 	m.tokens = n
-	m.cut = m.tokens >= nearWindow(s.plan, k.window)
+	m.cut = m.tokens >= nearWindow(s.plan, s.window)
 	return m, nil
 }
 
-// reach calibrates the representative index until a believed point counts
-// within calibrationTolerance of its planned context, in at most
-// calibrationSteps requests. The first prompt is small; each next one is
-// read off the curve through the believed points (charsFor), grown at most
-// calibrationGrowth-fold over the largest believed prompt, and kept below
-// the smallest prompt that was cut or refused. A count at or near the
-// window is not believed (the prompt was cut): the next prompt is smaller.
-func (k *calibrator) reach(ctx context.Context, index int) error {
+// reach calibrates txt until a believed point counts within
+// calibrationTolerance of c, in at most calibrationSteps requests. The
+// first prompt is small; each next one is read off the curve through the
+// believed points (charsFor), grown at most calibrationGrowth-fold over the
+// largest believed prompt, and kept below the smallest prompt that was cut
+// or refused. A count at or near the window is not believed (the prompt
+// was cut): the next prompt is smaller.
+func (k *calibrator) reach(ctx context.Context, txt calText, c int) error {
 	s := k.s
-	c := s.plan.Contexts[index]
 	tol := calibrationTolerance(c)
-	if near := nearWindow(s.plan, k.window); c >= near {
-		return fmt.Errorf("%w: request %d is planned at %d tokens, at or above %d, the window of %d tokens the server serves less half the plan's free room: no count there is believed (a server that cuts prompts answers its window): plan for the server's window",
-			errPromptSizing, index, c, near, k.window)
+	if near := nearWindow(s.plan, s.window); c >= near {
+		return fmt.Errorf("%w: %s is planned at %d tokens, at or above %d, the window of %d tokens the server serves less half the plan's free room: no count there is believed (a server that cuts prompts answers its window): plan for the server's window",
+			errPromptSizing, txt.what, c, near, s.window)
 	}
 	hi := math.MaxInt // the smallest prompt cut or refused
 	var cuts []string
 	last, sent := -1, 0
 	for step := range calibrationSteps {
-		guess := k.next(index, c, hi, step)
-		if guess == last {
-			break // no prompt between the points left to try
+		guess := k.next(txt, c, hi, step)
+		if guess == last || k.measured(guess) {
+			// The curve points at a prompt already counted (a text whose
+			// count jumps at a digit run): halve the bracket instead.
+			var ok bool
+			if guess, ok = k.bisect(c, hi); !ok {
+				break // no prompt between the points left to try
+			}
 		}
 		last = guess
 		sent++
-		m, err := k.measure(ctx, index, guess)
+		m, err := k.measure(ctx, txt, guess)
 		if err != nil {
 			return err
 		}
@@ -232,15 +245,15 @@ func (k *calibrator) reach(ctx context.Context, index int) error {
 			continue
 		}
 		p := sizePoint{m.chars, m.tokens}
-		if err := checkPoint(k.pts, p, fmt.Sprintf("calibration of request %d", index)); err != nil {
+		if err := checkPoint(k.pts, p, "calibration of "+txt.what); err != nil {
 			return err
 		}
 		k.pts = append(k.pts, p)
 		if m.refused {
 			hi = min(hi, m.chars)
-			if c >= nearWindow(s.plan, k.window) {
-				return fmt.Errorf("%w: the server refused a prompt it counted at %d tokens over its window of %d tokens (n_ctx), and request %d is planned at %d, not below %d (that window less half the plan's free room): plan for the server's window",
-					errPromptSizing, m.tokens, k.window, index, c, nearWindow(s.plan, k.window))
+			if c >= nearWindow(s.plan, s.window) {
+				return fmt.Errorf("%w: the server refused a prompt it counted at %d tokens over its window of %d tokens (n_ctx), and %s is planned at %d, not below %d (that window less half the plan's free room): plan for the server's window",
+					errPromptSizing, m.tokens, s.window, txt.what, c, nearWindow(s.plan, s.window))
 			}
 			continue
 		}
@@ -250,18 +263,42 @@ func (k *calibrator) reach(ctx context.Context, index int) error {
 	}
 	why := fmt.Sprintf("the last believed counts were %s", pointsText(k.pts))
 	if len(cuts) > 0 {
-		why += fmt.Sprintf("; not believed, at or near the window of %d (at or above %d: the prompt was cut): %s", k.window, nearWindow(s.plan, k.window), strings.Join(cuts, ", "))
+		why += fmt.Sprintf("; not believed, at or near the window of %d (at or above %d: the prompt was cut): %s", s.window, nearWindow(s.plan, s.window), strings.Join(cuts, ", "))
 	}
-	return fmt.Errorf("%w: calibration of request %d did not count within %d tokens of its planned %d in %d requests: %s",
-		errPromptSizing, index, tol, c, sent, why)
+	return fmt.Errorf("%w: calibration of %s did not count within %d tokens of its planned %d in %d requests: %s",
+		errPromptSizing, txt.what, tol, c, sent, why)
 }
 
-// next is the budget of the next calibration prompt for planned context c.
-func (k *calibrator) next(index, c, hi, step int) int {
+// measured reports whether a prompt of chars characters was believed.
+func (k *calibrator) measured(chars int) bool {
+	return slices.ContainsFunc(k.pts, func(p sizePoint) bool { return p.chars == chars })
+}
+
+// bisect is the prompt halfway between the longest believed prompt that
+// counted fewer than c and the shortest that counted more (below hi, the
+// smallest prompt cut or refused); false when no prompt lies between.
+func (k *calibrator) bisect(c, hi int) (int, bool) {
+	lo, up := 0, hi
+	for _, p := range k.pts {
+		if p.tokens < c {
+			lo = max(lo, p.chars)
+		} else if p.tokens > c {
+			up = min(up, p.chars)
+		}
+	}
+	if up == math.MaxInt || up-lo <= 1 {
+		return 0, false
+	}
+	return lo + (up-lo)/2, true
+}
+
+// next is the budget of the next calibration prompt of txt for planned
+// context c.
+func (k *calibrator) next(txt calText, c, hi, step int) int {
 	s := k.s
 	var g int
 	if len(k.pts) == 0 {
-		start := min(c, max(k.window/calibrationStartShare, 1))
+		start := min(c, max(s.window/calibrationStartShare, 1))
 		g = int(math.Round(promptCharsPerToken * float64(start)))
 		for range step { // every earlier try was cut
 			g /= calibrationGrowth
@@ -283,39 +320,78 @@ func (k *calibrator) next(index, c, hi, step int) int {
 		}
 		g = below + (hi-below)/2
 	}
-	return max(g, s.minChars[index], 1)
+	return max(g, txt.least, 1)
 }
 
-// byCalibration sizes every prompt from calibration requests: each
-// representative context is calibrated (reach), then every request's
+// byCalibration sizes the prompts of indexes from calibration requests:
+// each representative context is calibrated (reach), then every request's
 // budget is read off the piecewise-linear curve through the believed
 // (characters, tokens) points (charsFor), which follows the chat
-// template's fixed tokens and a ratio that changes with the prompt's size.
-func (s *sizer) byCalibration(ctx context.Context, window int) error {
-	k := &calibrator{s: s, window: window}
-	for _, i := range s.representatives() {
-		if err := k.reach(ctx, i); err != nil {
+// template's fixed tokens and a ratio that changes with the prompt's
+// size. A request planned below what its least prompt counts on the
+// curve is sized at that least prompt (plan.least).
+func (s *sizer) byCalibration(ctx context.Context, indexes []int) error {
+	k := &calibrator{s: s}
+	for _, i := range s.representatives(indexes) {
+		if err := k.reach(ctx, s.planText(i), s.plan.Contexts[i]); err != nil {
 			return err
 		}
 	}
-	s.chars = make([]int, s.plan.Len())
-	for i, c := range s.plan.Contexts {
+	for _, i := range indexes {
+		c := s.plan.Contexts[i]
 		s.chars[i] = max(charsFor(k.pts, c), s.minChars[i])
+		if least := tokensAt(k.pts, s.minChars[i]); least-c > calibrationTolerance(c) {
+			s.plan.least[i] = least
+		}
 	}
 	s.record.source = sizingSourceCalibration
-	return s.checkBounds(pointsText(k.pts))
+	return s.checkBounds(indexes, pointsText(k.pts))
 }
 
-// checkBounds fails the sizing when a budget is above maxPromptChars of its
-// planned context; learned says what the budgets were learned from.
-func (s *sizer) checkBounds(learned string) error {
-	for i, c := range s.plan.Contexts {
-		if b := maxPromptChars(c); s.chars[i] > b {
+// checkBounds fails the sizing when a budget of indexes is above
+// budget.MaxChars of its planned context; learned says what the budgets
+// were learned from.
+func (s *sizer) checkBounds(indexes []int, learned string) error {
+	for _, i := range indexes {
+		c := s.plan.Contexts[i]
+		if b := budget.MaxChars(c); s.chars[i] > b {
 			return fmt.Errorf("%w: request %d (planned %d tokens) would have %d characters, above the bound of %d (%g characters per token): learned from %s",
-				errPromptSizing, i, c, s.chars[i], b, maxCharsPerToken, learned)
+				errPromptSizing, i, c, s.chars[i], b, budget.MaxCharsPerToken, learned)
 		}
 	}
 	return nil
+}
+
+// curvePoints sorts pts by tokens and keeps one point per count.
+func curvePoints(pts []sizePoint) []sizePoint {
+	pts = slices.Clone(pts)
+	slices.SortFunc(pts, func(a, b sizePoint) int {
+		return cmp.Or(cmp.Compare(a.tokens, b.tokens), cmp.Compare(a.chars, b.chars))
+	})
+	return slices.CompactFunc(pts, func(a, b sizePoint) bool { return a.tokens == b.tokens })
+}
+
+// tokensAt reads the curve of charsFor the other way: the tokens the
+// piecewise-linear curve through pts (by characters) counts at chars
+// characters, the end segments extended beyond the points, and through
+// the origin with a single point.
+func tokensAt(pts []sizePoint, chars int) int {
+	pts = slices.Clone(pts)
+	slices.SortFunc(pts, func(a, b sizePoint) int {
+		return cmp.Or(cmp.Compare(a.chars, b.chars), cmp.Compare(a.tokens, b.tokens))
+	})
+	pts = slices.CompactFunc(pts, func(a, b sizePoint) bool { return a.chars == b.chars })
+	if len(pts) == 1 {
+		return int(math.Round(float64(pts[0].tokens) * float64(chars) / float64(max(pts[0].chars, 1))))
+	}
+	k, _ := slices.BinarySearchFunc(pts, chars, func(p sizePoint, c int) int { return cmp.Compare(p.chars, c) })
+	k = min(max(k, 1), len(pts)-1) // the segment [k-1, k]
+	a, b := pts[k-1], pts[k]
+	if b.chars == a.chars {
+		return b.tokens
+	}
+	slope := float64(b.tokens-a.tokens) / float64(b.chars-a.chars)
+	return int(math.Round(float64(a.tokens) + float64(chars-a.chars)*slope))
 }
 
 // charsFor inverts the observed points: the characters at which the
@@ -323,11 +399,7 @@ func (s *sizer) checkBounds(learned string) error {
 // segments extended beyond the points, and through the origin with a
 // single distinct count.
 func charsFor(pts []sizePoint, tokens int) int {
-	pts = slices.Clone(pts)
-	slices.SortFunc(pts, func(a, b sizePoint) int {
-		return cmp.Or(cmp.Compare(a.tokens, b.tokens), cmp.Compare(a.chars, b.chars))
-	})
-	pts = slices.CompactFunc(pts, func(a, b sizePoint) bool { return a.tokens == b.tokens })
+	pts = curvePoints(pts)
 	if len(pts) == 1 {
 		return int(math.Round(float64(pts[0].chars) * float64(tokens) / float64(pts[0].tokens)))
 	}

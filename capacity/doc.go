@@ -29,8 +29,8 @@
 //     the clock: as many as requests will be in flight.
 //   - The measured phase, through three seams, each an interface with a
 //     func adapter: a Source says what measured request i is (a Request;
-//     an Answerer also learns what each answered, a SizedSource writes its
-//     own prompts at a ratio exact sizing learned), a Schedule when it is
+//     an Answerer also learns what each answered, a SizedSource sizes its
+//     own prompts with the server's counts, a Sizer), a Schedule when it is
 //     due (DueNow for the closed loop, DueAt for an arrival schedule or a
 //     trace, DueAfter for a session's next turn), and Observers are told
 //     when the phase starts and ends (a Gate also admits each request).

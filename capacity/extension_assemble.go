@@ -75,6 +75,10 @@ func extendReport(rep *artifact.Report, f runFacts, results []result, unsent []i
 			CountedPromptTokens: res.promptTokens,
 			ServerTimings:       res.serverTimings,
 		}
+		if res.least > d.PlannedPromptTokens {
+			least := res.least
+			d.LeastPromptTokens = &least
+		}
 		client.SetChunkDetail(&d, res.chunks)
 		if sf := res.source; sf != nil {
 			if sf.session != "" {
@@ -102,6 +106,7 @@ func extendReport(rep *artifact.Report, f runFacts, results []result, unsent []i
 		}
 		x.Requests = append(x.Requests, d)
 	}
+	x.PromptSizing.CheckPlan(x.Requests, rep.Failures)
 	x.Arrival = arrivalOf(f, results, len(results)+len(unsent))
 	for _, i := range unsent {
 		x.Requests = append(x.Requests, artifact.RequestDetail{

@@ -47,11 +47,16 @@ type plan struct {
 	// chars holds the character budget of each measured request index
 	// found by exact sizing; nil for reference sizing.
 	chars []int
+	// least holds, for an index exact sizing could not size for its
+	// planned context, what its least prompt counts (its closing
+	// instruction and the chat template alone count more); 0 otherwise,
+	// nil for reference sizing.
+	least []int
 	// sizing is how the prompts were sized (anvil_go.prompt_sizing).
 	sizing sizingRecord
-	// sourceCharsPerToken is the ratio exact sizing gave a SizedSource;
-	// 0 when none was given.
-	sourceCharsPerToken float64
+	// source is the Source a SizedSource returned from exact sizing; nil
+	// otherwise.
+	source Source
 }
 
 // A nonce is written into prompts: 1 to maxNonceLen characters of

@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
-	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/budget"
 	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
@@ -38,9 +39,10 @@ const (
 // sizing could not learn the server's tokenizer: no /tokenize endpoint
 // and no calibration request that reported usage.prompt_tokens, a
 // calibration request that failed, counts outside the bounds of what
-// sizing believes (maxCharsPerToken, minCharsPerToken; the message names
-// the counts), a plan beyond the window the server serves, or calibration
-// that did not reach its tolerance in calibrationSteps requests.
+// sizing believes (budget.MaxCharsPerToken, budget.MinCharsPerToken; the
+// message names the counts), a plan beyond the window the server serves,
+// or calibration that did not reach its tolerance in calibrationSteps
+// requests.
 var errPromptSizing = errors.New("capacity: exact prompt sizing failed")
 
 // Sources of exact sizing, recorded as anvil_go.prompt_sizing.source.
@@ -54,28 +56,28 @@ const (
 	sizingSourceCalibration = "calibration"
 )
 
-// maxSizingCounts bounds the /tokenize counts spent on one prompt. The
-// search converges in two or three (the first guess uses the ratio of the
-// previous prompt); the bound only stops a tokenizer whose counts do not
-// grow with the text.
-const maxSizingCounts = 16
-
 // sizingRecord is how a run's prompts were sized: anvil_go.prompt_sizing
 // without the per-request error, which the results give.
 type sizingRecord struct {
+	exact               bool
 	source              string // "" for reference sizing
 	tokenizePath        string // "" unless source is tokenize
 	calibrationRequests int
+	// template is the tokens the chat template adds to a request of one
+	// user message, as exact sizing learned it; nil when it did not.
+	template *int
 }
 
-// sizePrompts sizes every prompt of p for the server behind cl (exact
+// sizePrompts sizes the prompts of p for the server behind cl (exact
 // sizing), before any warm-up or measured request: it finds the server's
 // tokenizer endpoint, or else sends calibration requests, and sets
-// p.chars. t is the resolved target with its model; window is the window
-// the server serves (Discovery.TruncationWindow), at and near which no
-// count is believed.
+// p.chars for the plan's own prompts (every measured request's, or with
+// a Source the warm-up's alone) and, for a SizedSource, p.source to the
+// source it sized. t is the resolved target with its model; window is
+// the window the server serves (Discovery.TruncationWindow), at and near
+// which no count is believed.
 func sizePrompts(ctx context.Context, p *plan, t Target, cl *client.Client, window int) error {
-	if p.Len() == 0 {
+	if _, sized := p.Workload.Source.(SizedSource); p.Len() == 0 && !sized {
 		return nil
 	}
 	one := p.Workload
@@ -84,7 +86,8 @@ func sizePrompts(ctx context.Context, p *plan, t Target, cl *client.Client, wind
 	if err != nil {
 		return err
 	}
-	s := &sizer{plan: p, cl: cl, enc: enc, minChars: make([]int, p.Len())}
+	s := &sizer{plan: p, cl: cl, enc: enc, window: window, minChars: make([]int, p.Len()),
+		bodies: &sourceBodies{target: t, w: one, plan: p}}
 	warmTail := 0
 	for k := range p.Warmups {
 		warmTail = max(warmTail, p.tailLen(k, true))
@@ -92,19 +95,45 @@ func sizePrompts(ctx context.Context, p *plan, t Target, cl *client.Client, wind
 	for i := range s.minChars {
 		s.minChars[i] = max(p.tailLen(i, false), warmTail)
 	}
-	tok, err := discoverTokenizer(ctx, cl, t, p.Workload)
-	if err != nil {
+	if s.tok, err = discoverTokenizer(ctx, cl, t, p.Workload); err != nil {
 		return err
 	}
-	if tok != nil {
-		err = s.byTokenize(ctx, tok, window)
-	} else {
-		err = s.byCalibration(ctx, window)
+	s.record.exact = true
+	s.record.source = sizingSourceCalibration
+	if s.tok != nil {
+		s.record.source, s.record.tokenizePath = sizingSourceTokenize, s.tok.path
 	}
-	if err != nil {
-		return err
+	s.chars = make([]int, p.Len())
+	s.plan.least = make([]int, p.Len())
+	for i, c := range p.Contexts {
+		s.chars[i] = promptChars(c) // the reference's, for an index no request sends
+	}
+	if ix := s.planIndexes(); len(ix) > 0 {
+		if s.tok != nil {
+			err = s.byTokenize(ctx, ix)
+		} else {
+			err = s.byCalibration(ctx, ix)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	p.chars = s.chars
+	if src, ok := p.Workload.Source.(SizedSource); ok {
+		if p.source, err = src.SizedBy(ctx, &serverSizer{s: s}); err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("%w: %w", errPromptSizing, context.Cause(ctx))
+			}
+			return fmt.Errorf("%w: the source's prompts: %w", errPromptSizing, err)
+		}
+		if p.source == nil {
+			return fmt.Errorf("%w: the source's SizedBy returned no Source", errPromptSizing)
+		}
+	}
+	if s.templateKnown {
+		t0 := s.templates[0]
+		s.record.template = &t0
+	}
 	p.sizing = s.record
 	return nil
 }
@@ -114,51 +143,88 @@ type sizer struct {
 	plan     *plan
 	cl       *client.Client  // the run's client
 	enc      *client.Encoder // the calibration requests' bodies: max_tokens 1
+	bodies   *sourceBodies   // the bodies of calibration requests of several messages
+	tok      *tokenizer      // nil: calibration
+	window   int             // the server's window (the truncation window), lowered by a refusal's n_ctx
 	minChars []int           // the least budget of each index: its closing instructions fit
 	chars    []int
 	record   sizingRecord
 	prompt   []byte
 	body     client.Buffer
+
+	// What the Sizer learned (source_sizing.go).
+	offset        int  // tokenize: the server's count less the endpoint's
+	offsetKnown   bool // offset was learned
+	templates     [2]int
+	templateKnown bool      // templates[0] was learned
+	exchangeKnown bool      // templates[1] was learned
+	probe         sizePoint // the template probe's text: its characters and its tokens as a message's content
+	emptyOnce     sync.Once // a chat form's count of an empty message
+	empty         int
+	emptyErr      error
 }
 
-// representatives returns the request indexes calibration measures: those
-// of the smallest, the median and the largest distinct planned context.
-func (s *sizer) representatives() []int {
-	first := map[int]int{} // context -> first index planned with it
-	var contexts []int
-	for i, c := range s.plan.Contexts {
-		if _, ok := first[c]; !ok {
-			first[c] = i
-			contexts = append(contexts, c)
-		}
+// planIndexes are the plan's indexes a request sends with its own prompt:
+// all of them, or with a Source those the warm-up sends (warm-up request
+// k sends index k mod Len).
+func (s *sizer) planIndexes() []int {
+	n := s.plan.Len()
+	if s.plan.Workload.Source != nil {
+		n = min(n, s.plan.Warmups)
 	}
-	slices.Sort(contexts)
-	picks := []int{contexts[0]}
-	if n := len(contexts); n > 2 {
-		picks = append(picks, contexts[n/2])
+	ix := make([]int, n)
+	for i := range ix {
+		ix[i] = i
 	}
-	if n := len(contexts); n > 1 {
-		picks = append(picks, contexts[n-1])
+	return ix
+}
+
+// representatives returns the indexes of indexes calibration measures:
+// those of the smallest, the median and the largest distinct planned
+// context.
+func (s *sizer) representatives(indexes []int) []int {
+	sizes := make([]int, len(indexes))
+	for k, i := range indexes {
+		sizes[k] = s.plan.Contexts[i]
 	}
-	out := make([]int, len(picks))
-	for k, c := range picks {
-		out[k] = first[c]
+	out := representativeSizes(sizes)
+	for k, c := range out {
+		out[k] = indexes[slices.Index(sizes, c)]
 	}
 	return out
 }
 
-// calibrate sends the calibration prompt of index with chars characters
-// (max_tokens 1, unmeasured) and returns its exchange; the error is only
-// for a prompt that cannot be built.
-func (s *sizer) calibrate(ctx context.Context, index, chars int) (*client.Exchange, error) {
-	var err error
-	s.prompt, err = s.plan.appendCalibrationPrompt(s.prompt[:0], index, max(chars, s.minChars[index]))
-	if err != nil {
-		return nil, err
+// representativeSizes returns the smallest, the median and the largest
+// distinct value of sizes, ascending, without repeats.
+func representativeSizes(sizes []int) []int {
+	d := slices.Clone(sizes)
+	slices.Sort(d)
+	d = slices.Compact(d)
+	if len(d) == 0 {
+		return nil
 	}
-	s.body.Set(s.enc.AppendBody(s.body.Reset(), s.prompt))
-	ex := &client.Exchange{Index: index, Unmeasured: true}
-	s.cl.Send(ctx, &s.body, ex)
+	picks := []int{d[0]}
+	if n := len(d); n > 2 {
+		picks = append(picks, d[n/2])
+	}
+	if n := len(d); n > 1 {
+		picks = append(picks, d[n-1])
+	}
+	return picks
+}
+
+// calibrate sends prompt as the one user message of a calibration request
+// (max_tokens 1, unmeasured) and returns its exchange; the error is only
+// for a run whose context ended.
+func (s *sizer) calibrate(ctx context.Context, prompt []byte) (*client.Exchange, error) {
+	s.body.Set(s.enc.AppendBody(s.body.Reset(), prompt))
+	return s.send(ctx, &s.body)
+}
+
+// send sends a calibration request's body.
+func (s *sizer) send(ctx context.Context, body client.Body) (*client.Exchange, error) {
+	ex := &client.Exchange{Unmeasured: true}
+	s.cl.Send(ctx, body, ex)
 	s.record.calibrationRequests++
 	if class, _ := ex.Failure(); class != "" && ctx.Err() != nil {
 		return nil, fmt.Errorf("%w: %w", errPromptSizing, context.Cause(ctx))
@@ -166,25 +232,49 @@ func (s *sizer) calibrate(ctx context.Context, index, chars int) (*client.Exchan
 	return ex, nil
 }
 
-// byTokenize sizes every prompt exactly with the server's tokenizer. The
-// prompt of the smallest planned context is first sized with the endpoint
-// alone (so the calibration request fits the window whatever the
-// tokenizer's ratio), then one calibration request learns offset =
-// usage.prompt_tokens - the endpoint's count of the same prompt (0 when
-// the endpoint applies the chat template as the server does), and each
-// request's budget is searched until the endpoint counts its planned
+// byTokenize sizes the prompts of indexes exactly with the server's
+// tokenizer. The prompt of the smallest planned context is first sized
+// with the endpoint alone (so the calibration request fits the window
+// whatever the tokenizer's ratio), then one calibration request learns
+// offset = usage.prompt_tokens - the endpoint's count of the same prompt
+// (0 when the endpoint applies the chat template as the server does), and
+// each request's budget is searched until the endpoint counts its planned
 // context minus offset (see search).
-func (s *sizer) byTokenize(ctx context.Context, tok *tokenizer, window int) error {
-	s.record.source, s.record.tokenizePath = sizingSourceTokenize, tok.path
-	first := s.representatives()[0]
+func (s *sizer) byTokenize(ctx context.Context, indexes []int) error {
+	tok := s.tok
+	first := s.representatives(indexes)[0]
 	c := s.plan.Contexts[first]
-	ratio := min(max(tok.probeRatio, minCharsPerToken), maxCharsPerToken)
-	chars, err := s.search(ctx, tok, first, c, ratio)
+	ratio := min(max(tok.probeRatio, budget.MinCharsPerToken), budget.MaxCharsPerToken)
+	r, err := s.search(ctx, first, c, ratio)
 	if err != nil {
 		return err
 	}
-	k := &calibrator{s: s, window: window}
-	m, err := k.measure(ctx, first, chars)
+	if err := s.learnOffset(ctx, s.planText(first), r.Budget, c); err != nil {
+		return err
+	}
+	ratio = float64(r.Budget) / float64(max(r.Tokens, 1))
+	for _, i := range indexes {
+		c := s.plan.Contexts[i]
+		r, err := s.search(ctx, i, c-s.offset, ratio)
+		if err != nil {
+			return err
+		}
+		s.chars[i] = r.Budget
+		if r.Tokens > c-s.offset {
+			s.plan.least[i] = r.Tokens + s.offset // the closing instruction alone counts more
+		}
+		ratio = float64(r.Budget) / float64(max(c-s.offset, 1))
+	}
+	return s.checkBounds(indexes, fmt.Sprintf("%s counts and an offset of %d tokens", tok.path, s.offset))
+}
+
+// learnOffset sends txt at chars characters as one calibration request and
+// learns offset = usage.prompt_tokens - the endpoint's count of the same
+// prompt; c is the count txt was sized for, by which the offset is judged.
+func (s *sizer) learnOffset(ctx context.Context, txt calText, chars, c int) error {
+	tok := s.tok
+	k := &calibrator{s: s}
+	m, err := k.measure(ctx, txt, chars)
 	if err != nil {
 		return err
 	}
@@ -194,42 +284,27 @@ func (s *sizer) byTokenize(ctx context.Context, tok *tokenizer, window int) erro
 	}
 	if m.cut {
 		return fmt.Errorf("%w: the server counted %d tokens, at its window of %d, for a calibration prompt its tokenizer (%s) counts %d: it cut the prompt, or counts differently; plan for a smaller context",
-			errPromptSizing, m.tokens, k.window, tok.path, counted)
+			errPromptSizing, m.tokens, s.window, tok.path, counted)
 	}
 	offset := m.tokens - counted
 	if abs(offset) > max(c/2, 256) {
 		return fmt.Errorf("%w: the server counted %d tokens (usage.prompt_tokens) for a %d-character calibration prompt its tokenizer (%s) counts %d: the two disagree by more than half the planned %d",
 			errPromptSizing, m.tokens, m.chars, tok.path, counted, c)
 	}
-	if err := checkPoint(nil, sizePoint{m.chars, m.tokens}, fmt.Sprintf("calibration of request %d", first)); err != nil {
+	if err := checkPoint(nil, sizePoint{m.chars, m.tokens}, "calibration of "+txt.what); err != nil {
 		return err
 	}
-	ratio = float64(len(s.prompt)) / float64(max(counted, 1))
-	s.chars = make([]int, s.plan.Len())
-	for i, c := range s.plan.Contexts {
-		b, err := s.search(ctx, tok, i, c-offset, ratio)
-		if err != nil {
-			return err
-		}
-		s.chars[i] = b
-		ratio = float64(b) / float64(max(c-offset, 1))
-	}
-	return s.checkBounds(fmt.Sprintf("%s counts and an offset of %d tokens", tok.path, offset))
+	s.offset, s.offsetKnown = offset, true
+	return nil
 }
 
 // search finds the budget of request index whose prompt the endpoint
-// counts as target tokens: a secant step from the ratio's guess, kept
-// inside the bracket of budgets known to count too few and too many, and
-// halving the bracket when a step would leave it. It ends on the exact
-// count, on a bracket with no budget left between its ends, or after
-// maxSizingCounts counts, with the budget whose count was closest (the
-// smaller budget on a tie).
-func (s *sizer) search(ctx context.Context, tok *tokenizer, index, target int, ratio float64) (int, error) {
-	lo, hi := s.minChars[index]-1, math.MaxInt // counts below target at lo, above at hi
-	bound := maxPromptChars(s.plan.Contexts[index])
-	b := min(max(int(math.Round(ratio*float64(target))), s.minChars[index]), bound)
-	best, bestErr := b, math.MaxInt
-	for range maxSizingCounts {
+// counts as target tokens (budget.Search), the first guess at ratio
+// characters per token, between the least budget that holds its closing
+// instructions and budget.MaxChars of its planned context.
+func (s *sizer) search(ctx context.Context, index, target int, ratio float64) (budget.Result, error) {
+	tok := s.tok
+	count := func(b int) (int, error) {
 		var err error
 		s.prompt, err = s.plan.appendPrompt(s.prompt[:0], index, index, s.plan.Contexts[index], b, promptMeasured)
 		if err != nil {
@@ -239,38 +314,14 @@ func (s *sizer) search(ctx context.Context, tok *tokenizer, index, target int, r
 		if err != nil {
 			return 0, err
 		}
-		if float64(len(s.prompt)) > maxCharsPerToken*float64(max(n, 1)) && n < target {
+		if float64(len(s.prompt)) > budget.MaxCharsPerToken*float64(max(n, 1)) && n < target {
 			return 0, fmt.Errorf("%w: POST %s counted %d tokens for a %d-character prompt (above the plausible %g characters per token): not a count of the prompt",
-				errPromptSizing, tok.path, n, len(s.prompt), maxCharsPerToken)
+				errPromptSizing, tok.path, n, len(s.prompt), budget.MaxCharsPerToken)
 		}
-		if d := abs(n - target); d < bestErr || d == bestErr && b < best {
-			best, bestErr = b, d
-		}
-		switch {
-		case n == target:
-			return b, nil
-		case n < target:
-			lo = b
-		default:
-			hi = b
-			if b == s.minChars[index] {
-				return b, nil // the closing instruction alone counts more
-			}
-		}
-		if hi-lo <= 1 || b == bound && n < target {
-			break
-		}
-		next := b + int(math.Round(float64(target-n)*float64(b)/float64(max(n, 1))))
-		if next <= lo || next >= hi {
-			if hi == math.MaxInt {
-				next = min(lo+max(lo-s.minChars[index], 1), bound) // grow until the count passes the target
-			} else {
-				next = lo + (hi-lo)/2
-			}
-		}
-		b = next
+		return n, nil
 	}
-	return best, nil
+	guess := int(math.Round(ratio * float64(target)))
+	return budget.Search(count, target, s.minChars[index], budget.MaxChars(s.plan.Contexts[index]), guess)
 }
 
 func abs(n int) int {
@@ -289,41 +340,4 @@ func (p *plan) exactCharsPerToken() float64 {
 		tokens += c
 	}
 	return float64(chars) / float64(max(tokens, 1))
-}
-
-// promptSizingOf is anvil_go.prompt_sizing of a run: the method, what
-// exact sizing learned, the largest relative error of the server's counts
-// (usage.prompt_tokens, or an over-window refusal's) against the planned
-// contexts, and the plan check (checkPlan).
-// chars_per_token is the ratio the prompts were built with: for exact
-// sizing the characters of all measured prompts over their planned tokens,
-// or the ratio a SizedSource was given.
-func promptSizingOf(p *plan, results []result) *artifact.PromptSizing {
-	ps := &artifact.PromptSizing{Method: string(promptSizingReference), CharsPerToken: promptCharsPerToken}
-	if p.chars != nil {
-		ps.Method = string(promptSizingExact)
-		source := p.sizing.source
-		ps.Source = &source
-		if p.sizing.tokenizePath != "" {
-			path := p.sizing.tokenizePath
-			ps.TokenizePath = &path
-		}
-		ps.CalibrationRequests = p.sizing.calibrationRequests
-		ps.CharsPerToken = p.sourceCharsPerToken
-		if ps.CharsPerToken == 0 {
-			ps.CharsPerToken = p.exactCharsPerToken()
-		}
-	}
-	for _, res := range results {
-		if res.promptTokens == nil {
-			continue
-		}
-		planned := p.Contexts[res.index]
-		e := math.Abs(float64(*res.promptTokens-planned)) / float64(planned)
-		if ps.MaxRelativeError == nil || e > *ps.MaxRelativeError {
-			ps.MaxRelativeError = &e
-		}
-	}
-	checkPlan(ps, p, results)
-	return ps
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 
@@ -51,7 +52,11 @@ const templateTokens = 7
 // answering {"tokens"} (bare text, no template), "vllm" POST /v1/tokenize
 // {"messages"} answering {"count"} (the template included).
 type tokenizingServer struct {
-	tokenize     string
+	tokenize string
+	// overcount makes chat requests count that share more than the
+	// tokenizer endpoint does (a template or a tokenizer it does not
+	// apply): 0.2 counts 1.2 times.
+	overcount    float64
 	chats        atomic.Int32
 	oneTokenChat atomic.Int32 // chat requests with max_tokens 1
 	tokenizes    atomic.Int32
@@ -97,7 +102,7 @@ func (s *tokenizingServer) chat(w http.ResponseWriter, r *http.Request) {
 	if b.MaxTokens == 1 {
 		s.oneTokenChat.Add(1)
 	}
-	n := b.chatTokens()
+	n := int(math.Round(float64(b.chatTokens()) * (1 + s.overcount)))
 	w.Header().Set("Content-Type", "text/event-stream")
 	fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":\"ok\"}}]}\n\n"+
 		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":1,\"total_tokens\":%d}}\n\ndata: [DONE]\n\n", n, n+1)
@@ -335,4 +340,33 @@ func BenchmarkAppendPromptExact(b *testing.B) {
 			benchAppendPrompt(b, p)
 		})
 	}
+}
+
+// TestExactSizingOffPlanIsNotEligible: exact sizing against a server whose
+// chat requests count 20 % more than its /tokenize says lands every
+// prompt of a source about 20 % over its plan: the run says so (off_plan_requests, the
+// warning, max_relative_error agreeing) and is not performance eligible,
+// where it was once eligible with a null warning.
+func TestExactSizingOffPlanIsNotEligible(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := &tokenizingServer{tokenize: "vllm", overcount: 0.2}
+		target := Target{BaseURL: "http://independent.invalid/v1", Model: "m", MaxModelLen: 32768, HTTPClient: wiretest.Serve(t, srv.handler())}
+		src := sizedSource{planned: []int{1000, 2000, 4000, 3000, 1500, 2500}, sized: new(int)}
+		rep, err := Run(t.Context(), target, Workload{Requests: 6, Concurrency: 2, MaxTokens: 8, PromptSizing: promptSizingExact, Source: src})
+		require.NoError(t, err)
+		require.Equal(t, 6, rep.Completed)
+		ps := rep.AnvilGo.PromptSizing
+		require.Equal(t, 6, ps.CountedRequests)
+		require.Equal(t, 6, ps.OffPlanRequests)
+		require.Greater(t, *ps.MaxRelativeError, 0.1)
+		require.NotNil(t, ps.Warning)
+		t.Log(*ps.Warning)
+		require.Contains(t, *ps.Warning, "exact sizing missed the plan: the server counted 6 of 6 prompts more than 2% off their plan")
+		require.Contains(t, *ps.Warning, "differently from its tokenizer endpoint")
+		require.False(t, rep.PerformanceEligible)
+		eligible, recorded := rep.Eligible()
+		require.False(t, eligible)
+		require.True(t, recorded)
+		require.False(t, rep.Metrics.ThroughputPerformanceEligible)
+	})
 }

@@ -45,6 +45,11 @@ type result struct {
 	// source is what a Workload.Source said of the request and the usage
 	// counts reported beside it; nil for the plan's own requests.
 	source *sourceFacts
+	// promptChars is the characters of the prompt's messages (exact
+	// sizing's chars_per_token); least what its least prompt counts when
+	// exact sizing could not size it for its plan (plan.least,
+	// Request.LeastTokens), else 0.
+	promptChars, least int
 }
 
 // sourceFacts are the per-request keys of a request from a
@@ -281,6 +286,10 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *client.Chun
 		body, err = r.plan.warmupBody(r.enc, i)
 	case req == nil || req.plan:
 		body, err = r.plan.measuredBody(r.enc, i)
+		res.promptChars = r.plan.promptChars(i)
+		if r.plan.least != nil {
+			res.least = r.plan.least[i]
+		}
 	default:
 		var sb sourceBody
 		if sb, err = r.bodies.build(i, *req); err != nil {
@@ -293,6 +302,7 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *client.Chun
 		body, planned, ex.MaxTokens = sb.body, sb.planned, sb.maxTokens
 		r.plan.Contexts[i] = planned // this goroutine's index alone; read once the phase ended
 		res.source = &sourceFacts{session: req.Session, turn: req.Turn, maxTokens: sb.maxTokens}
+		res.promptChars, res.least = sb.chars, req.LeastTokens
 	}
 	if err != nil {
 		panic(err) // the plan covers every index the runner dispatches

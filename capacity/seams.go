@@ -53,6 +53,12 @@ type Request struct {
 	// MaxTokens is the request's max_tokens, 1..65536; 0 sends the
 	// workload's (Workload.MaxTokens).
 	MaxTokens int
+	// LeastTokens, above PromptTokens, says that a SizedSource could not
+	// size the prompt for PromptTokens: the least prompt it can send (the
+	// chat template's fixed tokens, its closing instruction) counts
+	// LeastTokens, and is sent. The plan check counts the request as
+	// unsizable instead of judging it (capacity/PROTOCOL.md#exact-token-sizing).
+	LeastTokens int
 	// Body holds extra request body fields of this request, merged over
 	// Target.ExtraBody; the fields the engine controls (model, messages,
 	// stream, stream_options, max_tokens, temperature, top_p,
@@ -108,16 +114,65 @@ type Answer struct {
 }
 
 // A SizedSource is a Source that writes its own prompts
-// (Request.Messages) at a number of characters per token, as a trace
-// replay does. With PromptSizing "exact", Run learns the server's
-// characters per token before the warm-up (from its tokenizer endpoint or
-// calibration requests, see capacity/PROTOCOL.md#exact-token-sizing) and
-// sends the requests of SizedAt(charsPerToken) instead: one ratio for the
-// whole run, so that text written per block id stays byte-identical in
-// every request. Other Sources are refused with exact sizing.
+// (Request.Messages) and can size them to the server's counts. With
+// PromptSizing "exact", Run calls SizedBy once, before the warm-up, with
+// a Sizer that counts text as the server does (from its tokenizer
+// endpoint, or from calibration requests), and sends the requests of the
+// Source SizedBy returns (capacity/PROTOCOL.md#exact-sizing-traffic).
+// Other Sources are refused with exact sizing.
 type SizedSource interface {
 	Source
-	SizedAt(charsPerToken float64) Source
+	SizedBy(ctx context.Context, s Sizer) (Source, error)
+}
+
+// A Sizer is how the server counts prompt text, as exact sizing learned
+// it before the warm-up: the fixed tokens of its chat template, and the
+// tokens of the texts a SizedSource writes. Its methods send requests to
+// the server (never measured, and never warming a cache a measured request
+// would find, as long as the texts a TextKind writes share no prefix with
+// a measured prompt); they are safe for concurrent use.
+type Sizer interface {
+	// Exact reports whether the Counters count each text with the
+	// server's tokenizer endpoint, one request a text, exactly; false:
+	// they read the curve that calibration requests drew of their kind of
+	// text, costing nothing per text, within about 0.2 % where the kind's
+	// sizes were calibrated.
+	Exact() bool
+	// Template returns the tokens the server counts in a chat request
+	// beyond the contents of its messages (the chat template's role
+	// markers and generation prompt, a BOS token) for one user message
+	// after exchanges earlier (user, assistant) pairs: what a request
+	// counts for its messages' texts is Template(exchanges) plus their
+	// Counts.
+	Template(ctx context.Context, exchanges int) (int, error)
+	// Counter returns the Counter of texts of kind.
+	Counter(ctx context.Context, kind TextKind) (Counter, error)
+	// Count returns the server's count of one text as a message's
+	// content: one count of the tokenizer endpoint, or without one a
+	// calibration request of the text, less the template. No measured
+	// prompt may start with the text.
+	Count(ctx context.Context, text string) (int, error)
+}
+
+// A TextKind is a kind of text a SizedSource writes (its blocks, its
+// requests' own text), for calibration to learn how the server counts
+// it when there is no tokenizer endpoint.
+type TextKind struct {
+	// Name names the kind in errors ("block text").
+	Name string
+	// Write appends a text of the kind, n characters long, to dst.
+	// Calibration sends such texts as one user message each: no measured
+	// prompt may start with them.
+	Write func(dst []byte, n int) []byte
+	// Tokens are the counts, in tokens, the source needs texts of the kind
+	// at: calibration measures the smallest, the median and the largest.
+	Tokens []int
+}
+
+// A Counter counts a text's tokens as the content of a chat message (the
+// chat template's are Sizer.Template's). It is safe for concurrent use.
+type Counter interface {
+	Count(ctx context.Context, text string) (int, error)
 }
 
 // Due says when a measured request is due. The zero value is DueNow.
@@ -261,11 +316,8 @@ func seamsOf(w Workload, p *plan, offsets []time.Duration) seams {
 	}
 	if w.Source != nil {
 		s.source = w.Source
-		if sz, ok := w.Source.(SizedSource); ok && p.chars != nil {
-			// Exact sizing sized the synthetic plan: its ratio sizes the
-			// source's prompts.
-			p.sourceCharsPerToken = p.exactCharsPerToken()
-			s.source = sz.SizedAt(p.sourceCharsPerToken)
+		if p.source != nil {
+			s.source = p.source // sized by exact sizing
 		}
 		s.answerer, _ = s.source.(Answerer)
 		// The planned contexts are the source's, known as it is asked.

@@ -291,7 +291,7 @@ func TestPrefixBlocks(t *testing.T) {
 		require.Equal(t, prompts[0][:2*block], prompts[1][:2*block], "blocks 7 and 8 are one text")
 		require.Equal(t, prompts[0][:2*block], prompts[2][:2*block])
 		require.NotEqual(t, prompts[0][2*block], prompts[1][2*block], "block 60 differs from block 9 from its first character")
-		require.Equal(t, "J9\n", prompts[0][2*block:2*block+3], "the block text of package internal/blocktext")
+		require.Equal(t, "J9000000000000000000\n", prompts[0][2*block:2*block+21], "the block text of package internal/blocktext")
 		require.NotEqual(t, prompts[0][2*block:3*block], prompts[2][2*block:3*block], "request 2 goes on with its own filler")
 		require.Contains(t, prompts[2], "# request 2: summarize the above in one line.")
 	})

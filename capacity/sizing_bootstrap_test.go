@@ -13,13 +13,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/budget"
 	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 )
 
 // bodyBound is the documented bound on a request body for a prompt
 // planned at context tokens: twice maxPromptChars (JSON escapes at most
 // every other filler character) plus the fixed fields.
-func bodyBound(context int) int { return 2*maxPromptChars(context) + 4096 }
+func bodyBound(context int) int { return 2*budget.MaxChars(context) + 4096 }
 
 // TestExactSizingLlamaCppColdStart is the acceptance test of the
 // bootstrap: against a server built from the llama.cpp b10573 captures,
@@ -95,7 +96,7 @@ func TestReferenceSizingLlamaCppSaysSo(t *testing.T) {
 				require.Equal(t, 4, ps.CountedRequests)
 				require.Equal(t, 4, ps.OffPlanRequests)
 				require.NotNil(t, ps.CountedOverPlanned)
-				require.InDelta(t, 2.73, *ps.CountedOverPlanned, 0.03)
+				require.InDelta(t, 2.76, *ps.CountedOverPlanned, 0.02)
 				require.NotNil(t, ps.Warning)
 				t.Log(*ps.Warning)
 				require.Contains(t, *ps.Warning, "at 2.7")
@@ -227,7 +228,7 @@ func TestCalibrationLearnsFromARefusal(t *testing.T) {
 		_, err := Run(t.Context(), target, Workload{MaxTokens: 64, Requests: 3, ContextTokens: 7000, PromptSizing: promptSizingExact})
 		require.ErrorIs(t, err, errPromptSizing)
 		t.Log(err)
-		require.ErrorContains(t, err, "counted at 5605 tokens over its window of 4096 tokens (n_ctx), and request 0 is planned at 7000, not below 3552")
+		require.ErrorContains(t, err, "counted at 5662 tokens over its window of 4096 tokens (n_ctx), and request 0 is planned at 7000, not below 3552")
 		require.EqualValues(t, 1, srv.refused.Load())
 		require.EqualValues(t, 2, srv.chats.Load(), "two calibration requests, no measured one")
 	})

@@ -38,6 +38,7 @@ type sourceBody struct {
 	body      client.Body
 	planned   int // planned_context_tokens
 	maxTokens int // the max_tokens sent
+	chars     int // the characters of its messages' contents
 }
 
 // build returns the body of measured request i as req describes it.
@@ -62,9 +63,11 @@ func (b *sourceBodies) build(i int, req Request) (sourceBody, error) {
 	}
 	planned := max(req.PromptTokens, 0)
 	msgs := make([]wireMessage, 0, max(len(req.Messages), 1))
+	chars := 0
 	if req.Messages != nil {
 		for _, m := range req.Messages {
 			msgs = append(msgs, wireMessage{Content: m.Content, Role: m.Role})
+			chars += len(m.Content)
 		}
 	} else {
 		budget := b.plan.MaxModelLen - maxTokens - b.plan.Margin
@@ -83,6 +86,7 @@ func (b *sourceBodies) build(i int, req Request) (sourceBody, error) {
 			return sourceBody{}, err
 		}
 		msgs = append(msgs, wireMessage{Content: string(prompt), Role: "user"})
+		chars = len(prompt)
 	}
 	// {"messages":[...], then the other fields sorted, as the plan's bodies.
 	var buf bytes.Buffer
@@ -103,7 +107,7 @@ func (b *sourceBodies) build(i int, req Request) (sourceBody, error) {
 	buf.Write(bytes.TrimSpace(rest.Bytes())[1:])
 	bb := &client.Buffer{}
 	bb.Set(append(bb.Reset(), buf.Bytes()...))
-	return sourceBody{body: bb, planned: planned, maxTokens: maxTokens}, nil
+	return sourceBody{body: bb, planned: planned, maxTokens: maxTokens, chars: chars}, nil
 }
 
 // wireMessage is a chat message as the request body writes it.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,6 +72,11 @@ type tokenizer struct {
 	url, path   string
 	templateURL string // shapeTemplate: the /apply-template URL
 	head, tail  []byte // the body is head + the JSON-quoted prompt + tail
+	// chat is set for the chat forms (shapeMessages, shapeTemplate),
+	// whose counts include the chat template: the body of a conversation
+	// is chatHead + its messages as a JSON array + chatTail.
+	chat               bool
+	chatHead, chatTail []byte
 	// probeRatio is the characters per token of the discovery probe's
 	// count: the first guess of a search.
 	probeRatio float64
@@ -95,16 +101,19 @@ func newTokenizer(cl *client.Client, rawURL string, shape tokenizeShape, t Targe
 		tk.path = u.Path + " (after " + strings.TrimSuffix(u.Path, tokenizePath) + applyTemplatePath + ")"
 		fallthrough
 	case shapeMessages:
-		tk.head = fmt.Appendf(nil, `{"model":%s,"messages":[{"role":"user","content":`, model)
-		tk.tail = []byte(`}],"add_generation_prompt":true`)
+		tk.chat = true
+		tk.chatHead = fmt.Appendf(nil, `{"model":%s,"messages":`, model)
+		tk.chatTail = []byte(`,"add_generation_prompt":true`)
 		if kw, ok := bodyFields(t, w)["chat_template_kwargs"]; ok {
 			b, err := json.Marshal(kw)
 			if err != nil {
 				return nil, err
 			}
-			tk.tail = fmt.Appendf(tk.tail, `,"chat_template_kwargs":%s`, b)
+			tk.chatTail = fmt.Appendf(tk.chatTail, `,"chat_template_kwargs":%s`, b)
 		}
-		tk.tail = append(tk.tail, '}')
+		tk.chatTail = append(tk.chatTail, '}')
+		tk.head = append(slices.Clip(tk.chatHead), `[{"role":"user","content":`...)
+		tk.tail = append([]byte(`}]`), tk.chatTail...)
 	case shapePrompt:
 		tk.head = fmt.Appendf(nil, `{"model":%s,"prompt":`, model)
 		tk.tail = []byte(`}`)
@@ -116,10 +125,11 @@ func newTokenizer(cl *client.Client, rawURL string, shape tokenizeShape, t Targe
 }
 
 // tokenizeAnswer is what the client reads of a /tokenize answer: vLLM's
-// and SGLang's "count", or the length of "tokens" (llama.cpp).
+// and SGLang's "count", or the length of "tokens" (llama.cpp), decoded
+// only without a count.
 type tokenizeAnswer struct {
-	Count  *int              `json:"count"`
-	Tokens []json.RawMessage `json:"tokens"`
+	Count  *int            `json:"count"`
+	Tokens json.RawMessage `json:"tokens"`
 }
 
 // tokenizeStatusError is an answer of the endpoint other than 200; path
@@ -136,7 +146,25 @@ func (e *tokenizeStatusError) Error() string {
 // count returns the endpoint's token count of prompt, within
 // Workload.Timeout (each request).
 func (tk *tokenizer) count(ctx context.Context, prompt []byte) (int, error) {
-	body := append(jsonstr.Append(append([]byte(nil), tk.head...), prompt, jsonstr.Go), tk.tail...)
+	return tk.countBody(ctx, append(jsonstr.Append(append([]byte(nil), tk.head...), prompt, jsonstr.Go), tk.tail...))
+}
+
+// countMessages returns a chat form's count of a conversation, template
+// included; tk.chat must be set.
+func (tk *tokenizer) countMessages(ctx context.Context, msgs []Message) (int, error) {
+	wire := make([]wireMessage, len(msgs))
+	for i, m := range msgs {
+		wire[i] = wireMessage{Role: m.Role, Content: m.Content}
+	}
+	b, err := json.Marshal(wire)
+	if err != nil {
+		return 0, err
+	}
+	return tk.countBody(ctx, append(append(slices.Clip(tk.chatHead), b...), tk.chatTail...))
+}
+
+// countBody posts a body of tk's form and reads its count.
+func (tk *tokenizer) countBody(ctx context.Context, body []byte) (int, error) {
 	if tk.templateURL != "" {
 		raw, err := tk.post(ctx, tk.templateURL, body)
 		if err != nil {
@@ -163,8 +191,12 @@ func (tk *tokenizer) count(ctx context.Context, prompt []byte) (int, error) {
 		return *a.Count, nil
 	case a.Count != nil:
 		return 0, fmt.Errorf("%w: POST %s: \"count\" = %d: want a count >= 0", errPromptSizing, tk.path, *a.Count)
-	case a.Tokens != nil:
-		return len(a.Tokens), nil
+	case a.Tokens != nil && string(a.Tokens) != "null":
+		var ids []json.RawMessage
+		if err := json.Unmarshal(a.Tokens, &ids); err != nil {
+			return 0, fmt.Errorf("%w: POST %s: \"tokens\" is not a list: %s", errPromptSizing, tk.path, tk.cl.Scrub(err.Error()))
+		}
+		return len(ids), nil
 	}
 	return 0, fmt.Errorf("%w: POST %s: the answer has neither \"count\" nor \"tokens\": %s", errPromptSizing, tk.path, client.Excerpt(tk.cl.Scrub(string(raw))))
 }

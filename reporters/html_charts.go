@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/anvilbench/anvil/stats"
 )
 
 // This file draws the run charts of the HTML page: latency CDFs, TTFT
@@ -455,11 +457,7 @@ func median(xs []float64) float64 {
 		return math.NaN()
 	}
 	slices.Sort(xs)
-	n := len(xs)
-	if n%2 == 1 {
-		return xs[n/2]
-	}
-	return (xs[n/2-1] + xs[n/2]) / 2
+	return stats.Median(xs)
 }
 
 func compareFloat(a, b float64) int {

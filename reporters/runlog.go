@@ -54,6 +54,7 @@ func RunLog(r *artifact.Report) []string {
 	add(connectionNote(r))
 	add(contextWindowNote(r))
 	add(noUsageNote(r))
+	add(unsizableNote(r))
 	add(warmupLine(r))
 	add(steadyWindowLine(r))
 	if w := promptPlanWarning(r); w != "" {

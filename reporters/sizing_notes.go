@@ -17,6 +17,23 @@ func promptPlanWarning(r *artifact.Report) string {
 	return Printable(*r.AnvilGo.PromptSizing.Warning)
 }
 
+// unsizableNote says how many requests exact sizing could not size for
+// their plan (anvil_go.prompt_sizing.unsizable_requests): planned below
+// what the chat template and their closing instruction alone count, they
+// were sent at that least prompt and left out of the plan check. It is ""
+// when there were none.
+func unsizableNote(r *artifact.Report) string {
+	if r == nil || r.AnvilGo == nil || r.AnvilGo.PromptSizing == nil || r.AnvilGo.PromptSizing.UnsizableRequests == 0 {
+		return ""
+	}
+	ps := r.AnvilGo.PromptSizing
+	s := fmt.Sprintf("%d requests were planned below what their least prompt counts", ps.UnsizableRequests)
+	if ps.TemplateTokens != nil {
+		s += fmt.Sprintf(" (the chat template alone counts %d tokens)", *ps.TemplateTokens)
+	}
+	return s + ": sent at that least prompt, left out of the plan check"
+}
+
 // contextWindowNote says which window the run planned for and where it
 // came from (anvil_go.context_window), with the advertised window and the
 // note naming a disagreement when there is one; "" when the artifact does

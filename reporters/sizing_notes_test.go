@@ -2,6 +2,7 @@ package reporters
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -31,4 +32,15 @@ func TestSummaryShowsWindowAndPlanWarning(t *testing.T) {
 	require.NoError(t, WriteSummary(&buf, r))
 	require.NotContains(t, buf.String(), "context window")
 	require.NotContains(t, buf.String(), "off plan")
+}
+
+// TestRunLogNamesUnsizableRequests: the run log says how many requests
+// exact sizing sent at their least prompt, planned below the template.
+func TestRunLogNamesUnsizableRequests(t *testing.T) {
+	r := &artifact.Report{Requests: 4, Completed: 4, AnvilGo: &artifact.Extension{
+		PromptSizing: &artifact.PromptSizing{Method: "exact", UnsizableRequests: 2, TemplateTokens: new(9)},
+	}}
+	require.Contains(t, strings.Join(RunLog(r), "\n"), "2 requests were planned below what their least prompt counts (the chat template alone counts 9 tokens): sent at that least prompt, left out of the plan check")
+	r.AnvilGo.PromptSizing.UnsizableRequests = 0
+	require.NotContains(t, strings.Join(RunLog(r), "\n"), "least prompt")
 }

@@ -107,6 +107,20 @@ func Percentile(sorted []float64, p int) float64 {
 	return nearestRank(sorted, p)
 }
 
+// Median returns the median of sorted (ascending, non-empty): its middle
+// element, or the mean of the two middle ones for an even count. Unlike
+// Summarize's P50 (the nearest rank), it splits an even count evenly.
+func Median(sorted []float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		panic("stats: Median of no samples")
+	}
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
 func nearestRank(sorted []float64, p int) float64 {
 	n := len(sorted)
 	rank := (p*n + 99) / 100 // ceil(p*n/100) in exact integer arithmetic

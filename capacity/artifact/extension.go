@@ -3,6 +3,8 @@ package artifact
 import (
 	"cmp"
 	"slices"
+
+	"github.com/anvilbench/anvil/stats"
 )
 
 // This file holds the "anvil_go" extension object: everything this module
@@ -242,7 +244,8 @@ type ChunkTiming struct {
 	shape shape
 }
 
-// PromptSizing is "anvil_go.prompt_sizing": how prompts were sized.
+// PromptSizing is "anvil_go.prompt_sizing": how prompts were sized, and
+// the plan check of the server's counts (capacity/PROTOCOL.md#plan-check).
 type PromptSizing struct {
 	Method string // "method": reference or exact
 	// Source is "source": tokenize or calibration for exact sizing, nil for
@@ -252,25 +255,49 @@ type PromptSizing struct {
 	TokenizePath        *string
 	CharsPerToken       float64 // "chars_per_token": the ratio the prompts were built with
 	CalibrationRequests int     // "calibration_requests": unmeasured requests sent to learn it
+	// TemplateTokens is "template_tokens": the chat template's fixed
+	// tokens in a request of one user message: as exact sizing learned
+	// them, or as the counts of a reference run hold them (estimated, and
+	// taken off each count before it is judged); nil when unknown.
+	TemplateTokens *int
+	// Tolerance and ToleranceTokens are "tolerance" and
+	// "tolerance_tokens": a prompt whose count misses its plan by more
+	// than Tolerance of it (0.02 for exact sizing, 0.25 for reference
+	// sizing) and more than ToleranceTokens tokens (4) is off plan.
+	Tolerance       float64
+	ToleranceTokens int
 	// MaxRelativeError is "max_relative_error": max |counted - planned| /
-	// planned over the requests the server counted; nil when none.
+	// planned over the requests the server counted and the check judged
+	// (a reference run's counts less TemplateTokens); nil when none.
 	MaxRelativeError *float64
 	// CountedRequests is "counted_requests": the measured requests whose
 	// prompt the server counted (usage.prompt_tokens, or the count of an
 	// over-window refusal).
 	CountedRequests int
 	// CountedOverPlanned is "counted_over_planned": the median of counted /
-	// planned over those requests; nil when none.
+	// planned over the requests judged; nil when none.
 	CountedOverPlanned *float64
-	// OffPlanRequests is "off_plan_requests": counted requests whose count
-	// misses the plan by more than the documented share, 0.25
-	// (capacity/PROTOCOL.md#exact-token-sizing).
+	// OffPlanRequests is "off_plan_requests": judged requests whose count
+	// misses the plan by more than Tolerance and ToleranceTokens.
 	OffPlanRequests int
-	// Warning is "warning": what the run says when OffPlanRequests > 0 (how
-	// far the prompts were from their plan, and what to do); nil otherwise.
+	// UnsizableRequests is "unsizable_requests": under exact sizing, the
+	// counted requests planned below what their least prompt counts (the
+	// chat template's fixed tokens and their closing instruction): sent at
+	// that least prompt and not judged.
+	UnsizableRequests int
+	// Warning is "warning": what the run says when it is off plan (how far
+	// the prompts were from their plan, and what to do); nil otherwise.
+	// Under exact sizing it is set exactly when OffPlanRequests > 0, and
+	// the run is then not performance eligible.
 	Warning *string
 
 	shape shape
+}
+
+// OffPlan reports whether p makes its run not performance eligible:
+// exact sizing that missed the plan (OffPlanRequests > 0).
+func (p *PromptSizing) OffPlan() bool {
+	return p != nil && p.Method == "exact" && p.OffPlanRequests > 0
 }
 
 // SetCountedOverPlanned sets CountedOverPlanned to the median of ratios
@@ -283,10 +310,7 @@ func (p *PromptSizing) SetCountedOverPlanned(ratios []float64) {
 		return
 	}
 	slices.Sort(ratios)
-	median := ratios[len(ratios)/2]
-	if len(ratios)%2 == 0 {
-		median = (ratios[len(ratios)/2-1] + ratios[len(ratios)/2]) / 2
-	}
+	median := stats.Median(ratios)
 	p.CountedOverPlanned = &median
 }
 
@@ -366,6 +390,11 @@ type RequestDetail struct {
 	TokensPerChunk      *float64
 	PlannedPromptTokens int  // "planned_prompt_tokens": the planned context
 	CountedPromptTokens *int // "counted_prompt_tokens": as the server counted
+	// LeastPromptTokens is "least_prompt_tokens", written only for a
+	// request exact sizing could not size for its plan: what its least
+	// prompt counts (the chat template's fixed tokens and its closing
+	// instruction alone count more than the plan).
+	LeastPromptTokens *int
 	// The keys of a request from a Workload.Source (a trace, a session),
 	// written only when set (workload.go).
 	//

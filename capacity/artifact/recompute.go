@@ -28,7 +28,8 @@ var p99Families = [...]int{famDecodeTokS, famE2E, famEffectivePrefill, famTPOT, 
 
 // Recompute derives Metrics, MetricPopulation, PerformanceEligible and
 // MeasurementProtocol from RequestTimings, Failures, Requests and
-// WallClockMS (capacity/PROTOCOL.md#timings). Metrics.PrefixCacheHitAvg keeps its
+// WallClockMS (capacity/PROTOCOL.md#timings); a run whose exact prompt
+// sizing missed its plan (PromptSizing.OffPlan) is not eligible. Metrics.PrefixCacheHitAvg keeps its
 // recorded value: the rows lack the cached-token counts it needs. A
 // recorded failure_policy sentence is kept; an empty one becomes
 // failurePolicy. The protocol of artifacts older than capacity-v3 is kept.
@@ -60,7 +61,10 @@ func (r *Report) Recompute() error {
 	}
 	keepUnderivable(&m, &r.Metrics, r.RequestTimings)
 
-	eligible := len(r.RequestTimings) == r.Requests && len(r.Failures) == 0
+	// An exact prompt sizing that missed its plan measured other prompts
+	// than planned (capacity/PROTOCOL.md#plan-check).
+	eligible := len(r.RequestTimings) == r.Requests && len(r.Failures) == 0 &&
+		(r.AnvilGo == nil || !r.AnvilGo.PromptSizing.OffPlan())
 	wallS := r.WallClockMS / 1000
 	m.ThroughputPerformanceEligible = eligible && m.OutputTokens != nil && wallS > 0
 	m.ThroughputTokS, m.ContentChunksPerSecond = nil, nil

@@ -55,6 +55,11 @@ const (
 	FailureRunnerError FailureClass = "runner_error"
 )
 
+// ErrorTypeInvalidUsage is the error_type of a response whose usage count
+// is negative, not an integer, or impossible for the request: its prompt
+// count judges no plan (PlanCounts).
+const ErrorTypeInvalidUsage = "invalid_usage"
+
 // OutputTokenSource says where a row's output token count came from.
 type OutputTokenSource string
 

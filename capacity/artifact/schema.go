@@ -298,7 +298,11 @@ var promptSizingTable = newArtTable(func(p *PromptSizing) *shape { return &p.sha
 	fieldOf("method", func(p *PromptSizing) *string { return &p.Method }, stringCodec),
 	fieldOf("source", func(p *PromptSizing) **string { return &p.Source }, optStringCodec),
 	fieldOf("off_plan_requests", func(p *PromptSizing) *int { return &p.OffPlanRequests }, intCodec),
+	fieldOf("template_tokens", func(p *PromptSizing) **int { return &p.TemplateTokens }, optIntCodec),
 	fieldOf("tokenize_path", func(p *PromptSizing) **string { return &p.TokenizePath }, optStringCodec),
+	fieldOf("tolerance", func(p *PromptSizing) *float64 { return &p.Tolerance }, floatCodec),
+	fieldOf("tolerance_tokens", func(p *PromptSizing) *int { return &p.ToleranceTokens }, intCodec),
+	fieldOf("unsizable_requests", func(p *PromptSizing) *int { return &p.UnsizableRequests }, intCodec),
 	fieldOf("warning", func(p *PromptSizing) **string { return &p.Warning }, optStringCodec),
 )
 
@@ -350,6 +354,7 @@ var phasesTable = newArtTable(func(p *Phases) *shape { return &p.shape },
 
 var requestDetailTable = newArtTable(func(d *RequestDetail) *shape { return &d.shape },
 	fieldOf("counted_prompt_tokens", func(d *RequestDetail) **int { return &d.CountedPromptTokens }, optIntCodec),
+	optionalOf("least_prompt_tokens", func(d *RequestDetail) **int { return &d.LeastPromptTokens }, intCodec),
 	fieldOf("end_ms", func(d *RequestDetail) **float64 { return &d.EndMS }, optFloatCodec),
 	fieldOf("first_content_ms", func(d *RequestDetail) **float64 { return &d.FirstContentMS }, optFloatCodec),
 	fieldOf("first_output_ms", func(d *RequestDetail) **float64 { return &d.FirstOutputMS }, optFloatCodec),

@@ -225,10 +225,11 @@ func mergeSLO(in []shardIn, requests int) *artifact.SLOResult {
 }
 
 // mergePromptSizing is anvil_go.prompt_sizing over all shards: calibration
-// requests add up, the largest relative error is the largest of the
-// shards', and chars_per_token is the shards' ratio when they agree, else
-// their ratios weighted by the planned prompt tokens of their measured
-// requests (the ratio of all characters to all tokens, up to rounding).
+// requests add up, chars_per_token is the shards' ratio when they agree,
+// else their ratios weighted by the planned prompt tokens of their
+// measured requests (the ratio of all characters to all tokens, up to
+// rounding), and the plan check is the single run's over every shard's
+// requests[] (artifact.PromptSizing.CheckPlan).
 func mergePromptSizing(in []shardIn) *artifact.PromptSizing {
 	b := in[0].r.AnvilGo.PromptSizing
 	if b == nil {
@@ -236,19 +237,19 @@ func mergePromptSizing(in []shardIn) *artifact.PromptSizing {
 	}
 	c := *b // with the shards' key set: a key they lack stays absent
 	p := &c
-	p.CalibrationRequests, p.MaxRelativeError = 0, nil
-	p.CountedRequests, p.CountedOverPlanned, p.OffPlanRequests, p.Warning = 0, nil, 0, nil
+	p.CalibrationRequests = 0
 	same := true
 	var chars, tokens float64
+	var details []artifact.RequestDetail
+	var failures []artifact.Failure
 	for _, s := range in {
+		details = append(details, s.r.AnvilGo.Requests...)
+		failures = append(failures, s.r.Failures...)
 		q := s.r.AnvilGo.PromptSizing
 		if q == nil {
 			continue
 		}
 		p.CalibrationRequests += q.CalibrationRequests
-		if q.MaxRelativeError != nil && (p.MaxRelativeError == nil || *q.MaxRelativeError > *p.MaxRelativeError) {
-			p.MaxRelativeError = q.MaxRelativeError
-		}
 		if q.CharsPerToken != b.CharsPerToken {
 			same = false
 		}
@@ -264,39 +265,8 @@ func mergePromptSizing(in []shardIn) *artifact.PromptSizing {
 	if !same && tokens > 0 {
 		p.CharsPerToken = chars / tokens
 	}
-	mergePlanCheck(p, in)
+	p.CheckPlan(details, failures)
 	return p
-}
-
-// mergePlanCheck is the plan check of prompt_sizing over all shards: the
-// counted and off-plan requests add up, counted_over_planned is the median
-// of counted / planned over every shard's requests[] (exactly the single
-// process's), and the warning is that of the shard with the most off-plan
-// requests, naming it (its numbers are that shard's).
-func mergePlanCheck(p *artifact.PromptSizing, in []shardIn) {
-	var ratios []float64
-	most := -1
-	for _, s := range in {
-		q := s.r.AnvilGo.PromptSizing
-		if q == nil {
-			continue
-		}
-		p.CountedRequests += q.CountedRequests
-		p.OffPlanRequests += q.OffPlanRequests
-		if q.Warning != nil && q.OffPlanRequests > most {
-			most = q.OffPlanRequests
-			w := fmt.Sprintf("shard %d: %s", s.r.AnvilGo.Shard.Index, *q.Warning)
-			p.Warning = &w
-		}
-		for _, d := range s.r.AnvilGo.Requests {
-			if d.CountedPromptTokens != nil && d.PlannedPromptTokens > 0 {
-				ratios = append(ratios, float64(*d.CountedPromptTokens)/float64(d.PlannedPromptTokens))
-			}
-		}
-	}
-	if len(ratios) > 0 {
-		p.SetCountedOverPlanned(ratios)
-	}
 }
 
 // mergeChunkTiming is anvil_go.chunk_timing over all shards: the shards'

@@ -23,11 +23,14 @@
 // Prompts are sized at CharsPerToken characters per token: the
 // reference's 3.0 unless one is given. Replay and Sessions are
 // capacity.SizedSource values: with Workload.PromptSizing "exact" the run
-// learns the server's characters per token before the warm-up and sizes
-// every prompt at that one ratio (SizedAt).
+// gives them, before the warm-up, a capacity.Sizer of the server's counts,
+// and SizedBy sizes every prompt on the text it sends (sizing.go): each
+// block the length that counts its block tokens, each distinct block
+// counted once, each prompt's budget searched until its blocks and the
+// rest count its plan, the chat template's fixed tokens included.
 //
-// The imports run one way: traffic imports capacity, trace, session and
-// capacity/internal/blocktext; none of them imports traffic (package
+// The imports run one way: traffic imports capacity, trace, session,
+// capacity/internal/blocktext and capacity/internal/budget; none of them imports traffic (package
 // anviltest does). trace, session and blocktext import nothing of
 // capacity but its internal packages (session uses internal/arrival for
 // its exponential draws), and capacity writes a Source's PrefixBlocks

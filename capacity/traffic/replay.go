@@ -57,13 +57,63 @@ func (r Replay) Workload(w capacity.Workload) capacity.Workload {
 	return w
 }
 
-// SizedAt implements capacity.SizedSource: the replay with its prompts
-// sized at charsPerToken characters per token, the ratio exact sizing
-// learned from the server. One ratio sizes every block, so equal block
-// ids stay byte-identical.
-func (r Replay) SizedAt(charsPerToken float64) capacity.Source {
-	r.CharsPerToken = charsPerToken
-	return r
+// SizedBy implements capacity.SizedSource: the replay with every prompt
+// sized to count its record's PromptTokens on the server, the chat
+// template's fixed tokens included (capacity/PROTOCOL.md#exact-sizing-traffic).
+// Every block is the one length at which a block counts its BlockTokens,
+// so equal block ids stay byte-identical; each distinct block is counted
+// once, and each prompt's budget is searched until its blocks' counts
+// and its own text's make its plan. A record planned below what its
+// least prompt counts is sent at that least prompt (Request.LeastTokens).
+func (r Replay) SizedBy(ctx context.Context, s capacity.Sizer) (capacity.Source, error) {
+	t0, err := s.Template(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	specs := make([]textSpec, len(r.Records))
+	blockTokens := 0
+	for i, rec := range r.Records {
+		specs[i] = textSpec{blocks: rec.Blocks, own: ownText(lineOwn(rec.Line), r.Salt), tail: replayTail(i), tokens: rec.PromptTokens - t0}
+		if len(rec.Blocks) > 0 {
+			if blockTokens != 0 && rec.BlockTokens != blockTokens {
+				return nil, fmt.Errorf("traffic: trace line %d: blocks of %d tokens after blocks of %d: one block size a replay", rec.Line, rec.BlockTokens, blockTokens)
+			}
+			blockTokens = rec.BlockTokens
+		}
+	}
+	// No trace has a line 0; the median request's tail is as long as most.
+	sample := textSpec{own: lineOwn(0), tail: replayTail(len(r.Records) / 2)}
+	z, err := sizeTexts(ctx, s, specs, blockTokens, r.Salt, sample)
+	if err != nil {
+		return nil, err
+	}
+	return sizedReplay{r: r, z: z, template: t0}, nil
+}
+
+// sizedReplay is a Replay whose prompts exact sizing sized.
+type sizedReplay struct {
+	r        Replay
+	z        textSizing
+	template int
+}
+
+// Request implements capacity.Source: Replay.Request with the sized
+// prompt.
+func (s sizedReplay) Request(_ context.Context, i int) (capacity.Request, error) {
+	req, err := s.r.request(i, func(rec trace.Record) (string, error) {
+		st := s.z.texts[i]
+		tail := ""
+		if st.tail {
+			tail = replayTail(i)
+		}
+		l := blocktext.Layout{BlockTokens: rec.BlockTokens, BlockLen: s.z.blockLen, Salt: s.r.Salt}
+		b, err := l.AppendText(nil, blocktext.Prompt{Blocks: rec.Blocks, Own: ownText(lineOwn(rec.Line), s.r.Salt), Tail: tail}, st.budget)
+		return string(b), err
+	})
+	if st := s.z.texts[i]; err == nil && st.unsizable {
+		req.LeastTokens = s.template + st.least
+	}
+	return req, err
 }
 
 // Due implements capacity.Schedule: request i is due at Records[i].Offset
@@ -80,17 +130,28 @@ func (r Replay) Due(_ context.Context, i int) capacity.Due {
 // record's blocks (no blocks: all of it the request's own text), closed
 // by "\n# request {i}: summarize the above in one line." when that fits.
 func (r Replay) Request(_ context.Context, i int) (capacity.Request, error) {
+	return r.request(i, func(rec trace.Record) (string, error) {
+		return prompt(r.CharsPerToken, rec.Blocks, rec.BlockTokens, rec.PromptTokens, r.Salt, lineOwn(rec.Line), replayTail(i))
+	})
+}
+
+// replayTail is the closing instruction of replayed request i.
+func replayTail(i int) string {
+	return "\n# request " + padded(i) + ": summarize the above in one line."
+}
+
+// request is request i with the prompt text writes.
+func (r Replay) request(i int, text func(trace.Record) (string, error)) (capacity.Request, error) {
 	if i < 0 || i >= len(r.Records) {
 		return capacity.Request{}, fmt.Errorf("traffic: request %d of a trace of %d records", i, len(r.Records))
 	}
 	rec := r.Records[i]
-	text, err := prompt(r.CharsPerToken, rec.Blocks, rec.BlockTokens, rec.PromptTokens, r.Salt,
-		"trace line "+strconv.Itoa(rec.Line), "\n# request "+strconv.Itoa(i)+": summarize the above in one line.")
+	prompt, err := text(rec)
 	if err != nil {
 		return capacity.Request{}, fmt.Errorf("traffic: trace line %d: %w", rec.Line, err)
 	}
 	req := capacity.Request{
-		Messages:     []capacity.Message{{Role: "user", Content: text}},
+		Messages:     []capacity.Message{{Role: "user", Content: prompt}},
 		PromptTokens: rec.PromptTokens,
 		MaxTokens:    rec.OutputTokens,
 		Session:      rec.Session,
@@ -132,9 +193,6 @@ func prompt(charsPerToken float64, blocks []int64, blockTokens, tokens int, salt
 	if len(tail) > chars/2 {
 		tail = ""
 	}
-	if salt != "" {
-		own += " " + salt
-	}
-	b, err := layout.AppendText(nil, blocktext.Prompt{Blocks: blocks, Own: own, Tail: tail}, chars)
+	b, err := layout.AppendText(nil, blocktext.Prompt{Blocks: blocks, Own: ownText(own, salt), Tail: tail}, chars)
 	return string(b), err
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/blocktext"
 	"github.com/anvilbench/anvil/capacity/session"
 	"github.com/anvilbench/anvil/capacity/trace"
 )
@@ -339,34 +340,76 @@ func (s *Sessions) nextStart(now time.Time) (time.Time, bool) {
 // earlier user message and the answer the server gave to it) and a new
 // user message of the turn's planned tokens; PromptTokens counts the
 // user messages' planned tokens and the answers at 3 characters per
-// token (at the sizing's ratio with SizedAt).
+// token (at CharsPerToken when set).
 func (s *Sessions) Request(_ context.Context, i int) (capacity.Request, error) {
-	return s.request(i, s.opts.CharsPerToken)
+	return s.request(i, s.opts.CharsPerToken, nil)
 }
 
-// SizedAt implements capacity.SizedSource: the sessions' Source with
-// user messages sized at charsPerToken characters per token, the ratio
-// exact sizing learned from the server, and answers counted at it. It
-// shares the sessions' state (s stays the run's Schedule and Gate); s
-// itself keeps its own sizing for later runs.
-func (s *Sessions) SizedAt(charsPerToken float64) capacity.Source {
-	return sizedSessions{s: s, charsPerToken: charsPerToken}
+// SizedBy implements capacity.SizedSource: the sessions' Source with
+// every user message sized to count its turn's user tokens on the server
+// (its first turn's blocks, for recorded sessions, each block the length
+// at which it counts its block tokens and each distinct block counted
+// once), and each turn's PromptTokens what the server is to count for
+// it: the chat template's tokens of its messages (Sizer.Template), the
+// user messages' planned tokens and the answers, counted at the
+// characters per token of the user messages' own text. It shares the
+// sessions' state (s stays the run's Schedule and Gate); s itself keeps
+// its own sizing for later runs.
+func (s *Sessions) SizedBy(ctx context.Context, sz capacity.Sizer) (capacity.Source, error) {
+	z := &sessionSizing{first: make([]int, len(s.plans))}
+	var specs []textSpec
+	blockTokens, turns := 0, 0
+	for sess, plan := range s.plans {
+		z.first[sess] = len(specs)
+		turns = max(turns, len(plan))
+		for k, tp := range plan {
+			own, tail := s.turnText(sess, k+1)
+			specs = append(specs, textSpec{blocks: tp.blocks, own: ownText(own, s.opts.Salt), tail: tail, tokens: tp.user})
+			if len(tp.blocks) > 0 {
+				blockTokens = tp.blockTokens
+			}
+		}
+	}
+	var err error
+	if z.template, err = sz.Template(ctx, 0); err != nil {
+		return nil, err
+	}
+	if turns > 1 {
+		t1, err := sz.Template(ctx, 1)
+		if err != nil {
+			return nil, err
+		}
+		z.exchange = t1 - z.template
+	}
+	own, tail := s.turnText(len(s.plans), 0) // a session and turn no request has
+	if z.z, err = sizeTexts(ctx, sz, specs, blockTokens, s.opts.Salt, textSpec{own: own, tail: tail}); err != nil {
+		return nil, err
+	}
+	return sizedSessions{s: s, z: z}, nil
 }
 
-// sizedSessions is the Source and Answerer of Sessions.SizedAt.
+// sessionSizing is what exact sizing found for sessions' user messages.
+type sessionSizing struct {
+	z        textSizing
+	first    []int // the index in z.texts of each session's first turn
+	template int   // the chat template's tokens of a first turn
+	exchange int   // the tokens it adds for every earlier exchange
+}
+
+// sizedSessions is the Source and Answerer of Sessions.SizedBy.
 type sizedSessions struct {
-	s             *Sessions
-	charsPerToken float64
+	s *Sessions
+	z *sessionSizing
 }
 
 // Request implements capacity.Source.
 func (z sizedSessions) Request(_ context.Context, i int) (capacity.Request, error) {
-	return z.s.request(i, z.charsPerToken)
+	return z.s.request(i, z.z.z.ratio, z.z)
 }
 
 // Answer implements capacity.Answerer.
 func (z sizedSessions) Answer(_ context.Context, i int, a capacity.Answer) {
-	z.s.answer(i, a, z.charsPerToken)
+	z.s.answer(i, a, z.z.z.ratio)
 }
 
 // answerTokens is the planned tokens of an answer of chars characters at
@@ -378,7 +421,15 @@ func answerTokens(charsPerToken float64, chars int) int {
 	return chars / 3
 }
 
-func (s *Sessions) request(i int, charsPerToken float64) (capacity.Request, error) {
+// turnText is the own text and the tail of session sess's turn (1-based).
+func (s *Sessions) turnText(sess, turn int) (own, tail string) {
+	own = "session " + padded(sess) + " turn " + padded(turn)
+	return own, "\n# " + own + ": answer in a few lines."
+}
+
+// request is request i's turn: its user message sized by sz (nil: at
+// charsPerToken), its answers counted at charsPerToken.
+func (s *Sessions) request(i int, charsPerToken float64, sz *sessionSizing) (capacity.Request, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.byIndex[i]
@@ -386,9 +437,22 @@ func (s *Sessions) request(i int, charsPerToken float64) (capacity.Request, erro
 		return capacity.Request{}, fmt.Errorf("traffic: request %d has no session turn (Due was not asked)", i)
 	}
 	tp := s.plans[st.session][st.turn-1]
-	own := "session " + strconv.Itoa(st.session) + " turn " + strconv.Itoa(st.turn)
-	text, err := prompt(charsPerToken, tp.blocks, tp.blockTokens, tp.user, s.opts.Salt, own,
-		"\n# "+own+": answer in a few lines.")
+	own, tail := s.turnText(st.session, st.turn)
+	var text string
+	var err error
+	var sized sizedText
+	if sz == nil {
+		text, err = prompt(charsPerToken, tp.blocks, tp.blockTokens, tp.user, s.opts.Salt, own, tail)
+	} else {
+		sized = sz.z.texts[sz.first[st.session]+st.turn-1]
+		if !sized.tail {
+			tail = ""
+		}
+		l := blocktext.Layout{BlockTokens: tp.blockTokens, BlockLen: sz.z.blockLen, Salt: s.opts.Salt}
+		var b []byte
+		b, err = l.AppendText(nil, blocktext.Prompt{Blocks: tp.blocks, Own: ownText(own, s.opts.Salt), Tail: tail}, sized.budget)
+		text = string(b)
+	}
 	if err != nil {
 		return capacity.Request{}, fmt.Errorf("traffic: session %d turn %d: %w", st.session, st.turn, err)
 	}
@@ -404,6 +468,12 @@ func (s *Sessions) request(i int, charsPerToken float64) (capacity.Request, erro
 		MaxTokens:    tp.output,
 		Session:      s.sessionID(st.session),
 		Turn:         st.turn - 1,
+	}
+	if sz != nil {
+		req.PromptTokens += sz.template + (st.turn-1)*sz.exchange
+		if sized.unsizable {
+			req.LeastTokens = req.PromptTokens - tp.user + sized.least
+		}
 	}
 	if s.opts.IgnoreEOS {
 		req.Body = forceOutput(tp.output)

@@ -18,15 +18,14 @@ import (
 )
 
 // sessionOf returns the session and turn of a chat request from its last
-// user message, which opens with "#session {s} turn {k}".
+// user message, which opens with "#session {s} turn {k}" (zero-padded).
 func sessionOf(t *testing.T, msgs []message) (string, int) {
 	last := msgs[len(msgs)-1].Content
-	var s string
-	var k int
+	var s, k int
 	line, _, _ := strings.Cut(last, "\n")
-	_, err := fmt.Sscanf(line, "#session %s turn %d", &s, &k)
+	_, err := fmt.Sscanf(line, "#session %d turn %d", &s, &k)
 	require.NoError(t, err, "%q", line)
-	return s, k
+	return strconv.Itoa(s), k
 }
 
 // TestSessionsClosedLoop: 2 users run 3 sessions of 3 turns against a
@@ -102,7 +101,7 @@ func TestSessionsFailedTurn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := newChatServer(t, 10*time.Millisecond)
 		srv.fail = func(msgs []message) bool {
-			return strings.HasPrefix(msgs[len(msgs)-1].Content, "#session 1 turn 2\n")
+			return strings.HasPrefix(msgs[len(msgs)-1].Content, "#session 000001 turn 000002\n")
 		}
 		s, err := traffic.Synthetic(spec, 3, traffic.SessionOptions{Starts: []time.Duration{0, 0, 500 * time.Millisecond}})
 		require.NoError(t, err)

@@ -3,7 +3,6 @@ package blocktext
 import (
 	"errors"
 	"fmt"
-	"strconv"
 )
 
 // alphabet holds the first characters of blocks: block id x starts with
@@ -55,6 +54,10 @@ type Layout struct {
 	BlockTokens int
 	// Sizing turns token counts into characters.
 	Sizing Sizing
+	// BlockLen, when positive, is the length of every block in
+	// characters instead of Sizing.Chars(BlockTokens): the length exact
+	// sizing found to count BlockTokens.
+	BlockLen int
 	// Salt, when not empty, is written on every block's first line after
 	// its id: runs with different salts share no block, so a replay does
 	// not find the blocks of an earlier run in the server's cache. Equal
@@ -88,19 +91,27 @@ func (l Layout) BlockChars() (int, error) {
 	if l.BlockTokens < 1 {
 		return 0, fmt.Errorf("%w: Layout.BlockTokens = %d: must be at least 1", ErrLayout, l.BlockTokens)
 	}
-	if l.Sizing == nil {
-		return 0, fmt.Errorf("%w: Layout.Sizing: must be non-nil", ErrLayout)
+	n, what := l.BlockLen, "Layout.BlockLen"
+	if n <= 0 {
+		if l.Sizing == nil {
+			return 0, fmt.Errorf("%w: Layout.Sizing: must be non-nil", ErrLayout)
+		}
+		n, what = l.Sizing.Chars(l.BlockTokens), fmt.Sprintf("Layout.Sizing.Chars(%d)", l.BlockTokens)
 	}
-	n := l.Sizing.Chars(l.BlockTokens)
-	least := minBlockChars
-	if l.Salt != "" {
-		least += 1 + len(l.Salt)
-	}
-	if n < least {
-		return 0, fmt.Errorf("%w: Layout.Sizing.Chars(%d) = %d: a block must be at least %d characters (its header)",
-			ErrLayout, l.BlockTokens, n, least)
+	if least := l.MinBlockChars(); n < least {
+		return 0, fmt.Errorf("%w: %s = %d: a block must be at least %d characters (its header)", ErrLayout, what, n, least)
 	}
 	return n, nil
+}
+
+// MinBlockChars is the least length of a block: its longest header (a
+// character, the 19 digits of the largest int64, the salt and a newline)
+// and its closing newline.
+func (l Layout) MinBlockChars() int {
+	if l.Salt != "" {
+		return minBlockChars + 1 + len(l.Salt)
+	}
+	return minBlockChars
 }
 
 // minBlockChars is the longest header (a character, the 19 digits of the
@@ -169,32 +180,29 @@ func (l Layout) AppendBlock(dst []byte, id int64) ([]byte, error) {
 // appendBlock appends the first n characters of the text of block id,
 // whose full length is full:
 //
-//	{c}{id}\n                  (or {c}{id} {salt}\n)
-//	def block_{id}_0():\n    return compute(0)  # shared context\n
-//	def block_{id}_1():\n    return compute(1)  # shared context\n
+//	{c}{di}\n                 (or {c}{di} {salt}\n)
+//	def block_line():\n    return compute(line)  # shared context\n
+//	def block_line():\n    return compute(line)  # shared context\n
 //	...
 //
-// with c = alphabet[id mod FirstChars], cut to full-1 characters and
-// ended by a newline, so the next block starts a token.
+// with c = alphabet[id mod FirstChars] and di the id's 19 decimal
+// digits, lowest first, cut to full-1 characters and ended by a newline, so the next
+// block starts a token. Only the header names the id, in as many
+// characters for every id, and the lines are alike: blocks of any ids
+// count alike on a tokenizer that counts digits by their number.
 func appendBlock(dst []byte, id int64, salt string, n, full int) []byte {
 	start := len(dst)
 	stop := start + n
 	body := start + full - 1 // the closing newline's position
 	dst = append(dst, alphabet[id%int64(FirstChars)])
-	dst = strconv.AppendInt(dst, id, 10)
+	dst = appendID(dst, id)
 	if salt != "" {
 		dst = append(dst, ' ')
 		dst = append(dst, salt...)
 	}
 	dst = append(dst, '\n')
-	for k := 0; len(dst) < body; k++ {
-		dst = append(dst, "def block_"...)
-		dst = strconv.AppendInt(dst, id, 10)
-		dst = append(dst, '_')
-		dst = strconv.AppendInt(dst, int64(k), 10)
-		dst = append(dst, "():\n    return compute("...)
-		dst = strconv.AppendInt(dst, int64(k), 10)
-		dst = append(dst, ")  # shared context\n"...)
+	for len(dst) < body {
+		dst = append(dst, blockLine...)
 	}
 	dst = append(dst[:body], '\n')
 	return dst[:stop]
@@ -203,7 +211,7 @@ func appendBlock(dst []byte, id int64, salt string, n, full int) []byte {
 // appendOwn appends n characters of the request's unshared filler:
 //
 //	#{own}\n
-//	def own_0():\n    return compute(0)  # request context\n
+//	def own_line():\n    return compute(line)  # request context\n
 //	...
 //
 // cut to n.
@@ -212,12 +220,44 @@ func appendOwn(dst []byte, own string, n int) []byte {
 	dst = append(dst, ownMark)
 	dst = append(dst, own...)
 	dst = append(dst, '\n')
-	for k := 0; len(dst) < stop; k++ {
-		dst = append(dst, "def own_"...)
-		dst = strconv.AppendInt(dst, int64(k), 10)
-		dst = append(dst, "():\n    return compute("...)
-		dst = strconv.AppendInt(dst, int64(k), 10)
-		dst = append(dst, ")  # request context\n"...)
+	for len(dst) < stop {
+		dst = append(dst, ownLine...)
 	}
 	return dst[:stop]
+}
+
+// The lines of a block and of a request's own filler: each the same line
+// over and over, without digits, so that any cut of either counts about
+// its length's share of tokens on any tokenizer, and what a text counts
+// grows with its length alone.
+const (
+	blockLine = "def block_line():\n    return compute(line)  # shared context\n"
+	ownLine   = "def own_line():\n    return compute(line)  # request context\n"
+)
+
+// idDigits is the width of a block id in its header: the digits of the
+// largest int64.
+const idDigits = 19
+
+// appendID appends the idDigits decimal digits of id >= 0, the lowest
+// first (12345 is "5432100000000000000"): every block's header is as long
+// as every other's, so headers count alike on any tokenizer that counts
+// digits by their number, and two ids differ from their lowest differing
+// digit on, as early in the header as their decimal forms would, never
+// after a run of padding a prefix cache could share.
+func appendID(dst []byte, id int64) []byte {
+	for range idDigits {
+		dst = append(dst, byte('0'+id%10))
+		id /= 10
+	}
+	return dst
+}
+
+// appendLineNumber appends k mod 10000 in four digits ("0042"): every
+// line is as long as every other and counts the same tokens on any
+// tokenizer that counts digits by their number, so what a text counts
+// grows with its length alone.
+func appendLineNumber(dst []byte, k int) []byte {
+	k %= 10000
+	return append(dst, byte('0'+k/1000), byte('0'+k/100%10), byte('0'+k/10%10), byte('0'+k%10))
 }

@@ -126,14 +126,14 @@ func TestRealTraceSharing(t *testing.T) {
 // AppendText is given; a block's bytes never depend on the budget, the
 // request or the block's position.
 func TestSizing(t *testing.T) {
-	layout := blocktext.Layout{BlockTokens: 16, Sizing: blocktext.SizingFunc(func(n int) int { return 4*n + 5 })}
+	layout := blocktext.Layout{BlockTokens: 16, Sizing: blocktext.SizingFunc(func(n int) int { return 4*n + 25 })}
 	L, err := layout.BlockChars()
 	require.NoError(t, err)
-	require.Equal(t, 69, L)
+	require.Equal(t, 89, L)
 	b7, err := layout.AppendBlock(nil, 7)
 	require.NoError(t, err)
 	require.Len(t, b7, L)
-	require.True(t, strings.HasPrefix(string(b7), "H7\ndef block_7_0():"), "%q", b7)
+	require.True(t, strings.HasPrefix(string(b7), "H7000000000000000000\ndef block_line():"), "%q", b7)
 	require.Equal(t, byte('\n'), b7[L-1])
 	b9, err := layout.AppendBlock(nil, 9)
 	require.NoError(t, err)
@@ -142,7 +142,7 @@ func TestSizing(t *testing.T) {
 	s7, err := salted.AppendBlock(nil, 7)
 	require.NoError(t, err)
 	require.Len(t, s7, L)
-	require.True(t, strings.HasPrefix(string(s7), "H7 run 5f3a\ndef block_7_0():"), "%q", s7)
+	require.True(t, strings.HasPrefix(string(s7), "H7000000000000000000 run 5f3a\ndef block_line():"), "%q", s7)
 
 	for _, chars := range []int{L + 1, 2*L + 30, 3*L + 200} {
 		p := blocktext.Prompt{Blocks: []int64{9, 7}, Own: "request 3", Tail: "\n# end"}
@@ -157,7 +157,8 @@ func TestSizing(t *testing.T) {
 		}
 		require.Equal(t, full, body[:len(full)])
 		own := body[len(full):]
-		require.True(t, strings.HasPrefix(own, "#request 3\ndef own_0():"), "%q", own)
+		want := "#request 3\ndef own_line():"
+		require.True(t, strings.HasPrefix(own, want) || strings.HasPrefix(want, own), "%q", own)
 	}
 }
 

@@ -6,16 +6,16 @@ import (
 	"github.com/anvilbench/anvil/capacity/internal/blocktext"
 )
 
-// Two requests that share their first block: 16-token blocks at 3
-// characters per token are 48 characters; the first request's second
+// Two requests that share their first block: 24-token blocks at 3
+// characters per token are 72 characters; the first request's second
 // block is cut to make room for its tail, the second request's blocks
 // are followed by its own filler. Both prompts are exactly 3 characters
 // per planned token.
 func ExampleLayout_Text() {
-	layout := blocktext.Layout{BlockTokens: 16, Sizing: blocktext.CharsPerToken(3)}
+	layout := blocktext.Layout{BlockTokens: 24, Sizing: blocktext.CharsPerToken(3)}
 	for i, p := range []blocktext.Prompt{
-		{Blocks: []int64{0, 1}, Tokens: 28, Own: "request 0", Tail: "\n# request 0: summarize."},
-		{Blocks: []int64{0, 2}, Tokens: 44, Own: "request 1", Tail: "\n# request 1: summarize."},
+		{Blocks: []int64{0, 1}, Tokens: 36, Own: "request 0", Tail: "\n# request 0: summarize."},
+		{Blocks: []int64{0, 2}, Tokens: 60, Own: "request 1", Tail: "\n# request 1: summarize."},
 	} {
 		text, err := layout.Text(p)
 		if err != nil {
@@ -25,21 +25,20 @@ func ExampleLayout_Text() {
 		fmt.Printf("request %d, %d characters:\n%s\n\n", i, len(text), text)
 	}
 	// Output:
-	// request 0, 84 characters:
-	// A0
-	// def block_0_0():
-	//     return compute(0)  # sh
-	// B1
-	// def block
+	// request 0, 108 characters:
+	// A0000000000000000000
+	// def block_line():
+	//     return compute(line)  # shar
+	// B10000000000
 	// # request 0: summarize.
 	//
-	// request 1, 132 characters:
-	// A0
-	// def block_0_0():
-	//     return compute(0)  # sh
-	// C2
-	// def block_2_0():
-	//     return compute(0)  # sh
+	// request 1, 180 characters:
+	// A0000000000000000000
+	// def block_line():
+	//     return compute(line)  # shar
+	// C2000000000000000000
+	// def block_line():
+	//     return compute(line)  # shar
 	// #request 1
 	// d
 	// # request 1: summarize.

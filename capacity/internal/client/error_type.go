@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"syscall"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
 )
 
 // The values of a failure row's "error_type": what a user can act on, one
@@ -67,7 +69,7 @@ const (
 	ErrorTypePromptTruncated = "prompt_truncated"
 	// ErrorTypeInvalidUsage: a usage count that is negative, not an
 	// integer, or impossible for the request.
-	ErrorTypeInvalidUsage = "invalid_usage"
+	ErrorTypeInvalidUsage = artifact.ErrorTypeInvalidUsage
 	// ErrorTypeCanary: the request canary check failed.
 	ErrorTypeCanary = "canary"
 	// ErrorTypeControlledOutput: the strict controlled-output check failed.
