@@ -182,10 +182,14 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 		// Without one success there is no latency sample: the line would
 		// carry only ns/op (the time to fail) and failed-req, which
 		// benchstat would compare as if it were a measurement.
-		if w := promptPlanWarning(rep); w != "" {
-			b.Fatalf("anviltest: none of the %d requests succeeded: %s (the report is written)", rep.Requests, w)
+		none := fmt.Sprintf("none of the %d requests succeeded", rep.Requests)
+		if rep.Requests == 1 {
+			none = "the one request did not succeed"
 		}
-		b.Fatalf("anviltest: none of the %d requests succeeded (failures by class above; the report is written)", rep.Requests)
+		if w := promptPlanWarning(rep); w != "" {
+			b.Fatalf("anviltest: %s: %s (the report is written)", none, w)
+		}
+		b.Fatalf("anviltest: %s (failures by class above; the report is written)", none)
 	}
 	if !finishLoop(b.Context(), b, bt, gate) {
 		b.Fatalf("anviltest: interrupted while waiting for -benchtime %s to elapse (report already written)", bt)

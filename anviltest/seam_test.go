@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"syscall"
 	"testing"
 	"time"
 
@@ -137,7 +136,7 @@ func interruptRun(ctx context.Context, t capacity.Target, w capacity.Workload) (
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+	if err := interruptSelf(); err != nil {
 		return nil, err
 	}
 	<-ctx.Done()
@@ -165,7 +164,7 @@ func unsentRun(planned, sent, failSent int, interrupt bool) runFunc {
 		sent = admit(w, sent)
 		var runErr error
 		if interrupt {
-			if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+			if err := interruptSelf(); err != nil {
 				return nil, err
 			}
 			<-ctx.Done()

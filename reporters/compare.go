@@ -125,13 +125,13 @@ func compareRuns(old, new []compareRun, acrossAPI bool) (Comparison, error) {
 		for i := 1; i < len(runs); i++ {
 			sides := [2]string{fmt.Sprintf("%s run 1", sideName[s]), fmt.Sprintf("%s run %d", sideName[s], i+1)}
 			if res := matchIdentity(runs[0].doc, runs[i].doc, sides, false); len(res.diffs) > 0 {
-				return Comparison{}, &NotComparableError{Sides: sides, Diffs: res.diffs}
+				return Comparison{}, &NotComparableError{Sides: sides, Runs: [2][2]int{{s, 0}, {s, i}}, Diffs: res.diffs}
 			}
 		}
 	}
 	res := matchIdentity(old[0].doc, new[0].doc, sideName, acrossAPI)
 	if len(res.diffs) > 0 {
-		return Comparison{}, &NotComparableError{Sides: sideName, Diffs: res.diffs}
+		return Comparison{}, &NotComparableError{Sides: sideName, Runs: [2][2]int{{0, 0}, {1, 0}}, Diffs: res.diffs}
 	}
 	c := Comparison{OldRuns: len(old), NewRuns: len(new), Workload: res.shared, Unrecorded: res.unrecorded}
 	if acrossAPI {

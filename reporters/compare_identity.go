@@ -21,6 +21,13 @@ type NotComparableError struct {
 	// Sides names the two runs or sides compared: {"old", "new"}, or two
 	// runs of one side ({"old run 1", "old run 2"}).
 	Sides [2]string
+	// Runs are the two runs compared, each as its side (0 old, 1 new) and
+	// its index in that side's list: the first run of each side, or the
+	// first and another run of one side.
+	Runs [2][2]int
+	// Files, when set, are the files of the two runs (a caller that read
+	// them sets it, from Runs), which the message names beside Sides.
+	Files [2]string
 	// Diffs are the identity keys on which the two disagree, or that one
 	// of them lacks or records in a malformed way, each with its Problem.
 	Diffs []Difference
@@ -32,7 +39,11 @@ var _ error = (*NotComparableError)(nil)
 func (e *NotComparableError) Error() string {
 	var b strings.Builder
 	side0, side1 := Printable(e.Sides[0]), Printable(e.Sides[1])
-	fmt.Fprintf(&b, "not comparable: %s and %s are not one workload (%d identity key", side0, side1, len(e.Diffs))
+	name0, name1 := side0, side1
+	if e.Files != [2]string{} {
+		name0, name1 = fmt.Sprintf("%s (%s)", side0, Printable(e.Files[0])), fmt.Sprintf("%s (%s)", side1, Printable(e.Files[1]))
+	}
+	fmt.Fprintf(&b, "not comparable: %s and %s are not one workload (%d identity key", name0, name1, len(e.Diffs))
 	if len(e.Diffs) != 1 {
 		b.WriteString("s")
 	}
@@ -425,6 +436,14 @@ func keyDiff(key string, vals [2]string, problem string) Difference {
 	return Difference{Key: key, Old: []string{vals[0]}, New: []string{vals[1]}, Problem: problem}
 }
 
+// fakeEnginePrefix begins the engine that package anviltest records for a
+// run against its embedded fake server ("anvil-fakeserver-reasoning").
+const fakeEnginePrefix = "anvil-fakeserver-"
+
+// embeddedFake is the base URL provenance shows for such a run, as
+// anviltest's target configuration names it.
+const embeddedFake = "embedded-fake"
+
 // provenanceOf returns the provenance values of doc by key, serve flags
 // outside the identity included.
 func provenanceOf(doc map[string]any) map[string]string {
@@ -432,6 +451,13 @@ func provenanceOf(doc map[string]any) map[string]string {
 	for _, k := range provenanceKeys {
 		if v, ok := lookup(doc, k); ok {
 			out[k] = canonical(v)
+		}
+	}
+	if e, _ := lookup(doc, "engine"); strings.HasPrefix(fmt.Sprint(e), fakeEnginePrefix) {
+		// The embedded fake listens on a new port every run: its address
+		// tells runs apart by nothing.
+		if _, ok := out["base_url"]; ok {
+			out["base_url"] = canonical(embeddedFake)
 		}
 	}
 	if sf, ok := doc["serve_flags"].(map[string]any); ok {

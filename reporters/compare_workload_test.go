@@ -1,6 +1,12 @@
 package reporters
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
+)
 
 // TestIdentityOfTracesAndSessions: two replays compare only when they
 // replayed one trace (its SHA-256) with the same options; a replay never
@@ -40,4 +46,29 @@ func TestIdentityOfTracesAndSessions(t *testing.T) {
 		{name: "malformed trace hash", both: []edit{{"anvil_go.workload", replay(), false}},
 			news: []edit{{w + "trace.sha256", "", false}}, want: []string{w + "trace.sha256"}, problem: "malformed in new: want a non-empty string"},
 	})
+}
+
+// TestCompareProvenanceFakePort: runs against the embedded fake, each on
+// the new port it listened on, show no base URL difference; runs against
+// two real endpoints do.
+func TestCompareProvenanceFakePort(t *testing.T) {
+	run := func(engine, url string) *artifact.Report {
+		r := syntheticRun(t, 30, 4, 1)
+		r.Engine, r.BaseURL = new(engine), url
+		return r
+	}
+	c, err := Compare([]*artifact.Report{run("anvil-fakeserver-reasoning", "http://127.0.0.1:34679/v1")},
+		[]*artifact.Report{run("anvil-fakeserver-reasoning", "http://127.0.0.1:41235/v1")})
+	require.NoError(t, err)
+	for _, d := range c.Provenance {
+		require.NotEqual(t, "base_url", d.Key, "the fake's ports tell nothing: %+v", d)
+	}
+	c, err = Compare([]*artifact.Report{run("vllm-0.11.0", "http://gpu-a:8000/v1")},
+		[]*artifact.Report{run("vllm-0.11.0", "http://gpu-b:8000/v1")})
+	require.NoError(t, err)
+	var keys []string
+	for _, d := range c.Provenance {
+		keys = append(keys, d.Key)
+	}
+	require.Contains(t, keys, "base_url")
 }

@@ -3,6 +3,7 @@ package reporters
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -42,12 +43,12 @@ func RunLog(r *artifact.Report) []string {
 	}
 	model, protocol := Printable(r.Model), Printable(r.MeasurementProtocol)
 	if unsent := r.UnsentRequests(); unsent > 0 {
-		add(fmt.Sprintf("%s: %d requests planned, %d sent, %d succeeded, %d failed, %d never sent, wall %.0f ms, protocol %s, eligible %t",
-			model, r.Requests, r.SentRequests(), r.Completed, r.SentFailedRequests(), unsent,
+		add(fmt.Sprintf("%s: %s planned, %d sent, %d succeeded, %d failed, %d never sent, wall %.0f ms, protocol %s, eligible %t",
+			model, counted(r.Requests, "request"), r.SentRequests(), r.Completed, r.SentFailedRequests(), unsent,
 			r.WallClockMS, protocol, r.PerformanceEligible))
 	} else {
-		add(fmt.Sprintf("%s: %d requests, %d succeeded, %d failed, wall %.0f ms, protocol %s, eligible %t",
-			model, r.Requests, r.Completed, r.FailedRequests(), r.WallClockMS,
+		add(fmt.Sprintf("%s: %s, %d succeeded, %d failed, wall %.0f ms, protocol %s, eligible %t",
+			model, counted(r.Requests, "request"), r.Completed, r.FailedRequests(), r.WallClockMS,
 			protocol, r.PerformanceEligible))
 	}
 	add(clampNote(r))
@@ -69,14 +70,38 @@ func RunLog(r *artifact.Report) []string {
 	// The failures of the requests sent: the never-sent requests v1
 	// records as cancelled rows are counted above, not as failures.
 	if sent := r.SentFailures(); len(sent) > 0 {
-		classes := map[string]int{}
-		for c, n := range r.SentFailureClasses() {
-			classes[Printable(c)] += n
-		}
-		add(fmt.Sprintf("failures by class: %v; first: request %d: %s", classes,
+		add(fmt.Sprintf("failures by class: %s; first: request %d: %s", byClass(r.SentFailureClasses()),
 			sent[0].RequestIndex, Printable(sent[0].ErrorMessage)))
 	}
 	return out
+}
+
+// byClass writes counts by failure class as a reader does, in class
+// order, each class Printable: "cancelled 2, http_error 2" (Go's map
+// syntax, map[cancelled:2 http_error:2], is for programmers); "none" when
+// there is none.
+func byClass(counts map[string]int) string {
+	merged := map[string]int{}
+	for c, n := range counts {
+		merged[Printable(c)] += n
+	}
+	if len(merged) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, c := range slices.Sorted(maps.Keys(merged)) {
+		parts = append(parts, fmt.Sprintf("%s %d", c, merged[c]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// counted is n and noun, the noun plural unless n is 1: "1 request",
+// "3 requests".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // clampNote says when a fixed context did not fit the served model: the

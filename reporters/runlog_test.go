@@ -70,7 +70,7 @@ func TestRunLog(t *testing.T) {
 	require.Equal(t, []string{
 		`m\x1b[31m: 3 requests planned, 2 sent, 1 succeeded, 1 failed, 1 never sent, wall 1500 ms, protocol capacity-v4-reasoning, eligible false`,
 		"context 65536 does not fit the served model's prompt budget of 30720 tokens (max model length 32768 - max_tokens 0 - margin 2048): requests planned at [30720] tokens instead",
-		`failures by class: map[http_error:1]; first: request 1: boom\u202e`,
+		`failures by class: http_error 1; first: request 1: boom\u202e`,
 	}, RunLog(r))
 }
 
@@ -102,4 +102,15 @@ func TestWindowDisagreementInHTML(t *testing.T) {
 		found = found || f == viewField{"context window", strings.TrimPrefix(want, "context window ")}
 	}
 	require.True(t, found, "the header names the disagreement")
+}
+
+// TestReadableCounts: counts read as sentences: classes in order without
+// Go's map syntax, and one request is "1 request".
+func TestReadableCounts(t *testing.T) {
+	require.Equal(t, "cancelled 2, http_error 2", byClass(map[string]int{"http_error": 2, "cancelled": 2}))
+	require.Equal(t, `\x1b 1, timeout 3`, byClass(map[string]int{"timeout": 3, "\x1b": 1}))
+	require.Equal(t, "none", byClass(nil))
+	require.Equal(t, "1 request", counted(1, "request"))
+	require.Equal(t, "0 requests", counted(0, "request"))
+	require.Equal(t, "60 requests", counted(60, "request"))
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/anvilbench/anvil/capacity"
@@ -260,8 +262,15 @@ func isolationVerdict(rep *artifact.Report, runErr error) Verdict {
 			checks = append(checks, f.ResponseTiming.RequestCanary)
 		}
 	}
-	notes := []string{fmt.Sprintf("capacity run: %d requests, %d succeeded, failures by class %v, %d responses with a canary check",
-		rep.Requests, rep.Completed, classes, len(checks))}
+	var byClass []string
+	for _, c := range slices.Sorted(maps.Keys(classes)) {
+		byClass = append(byClass, fmt.Sprintf("%s %d", c, classes[c]))
+	}
+	if len(byClass) == 0 {
+		byClass = []string{"none"}
+	}
+	notes := []string{fmt.Sprintf("capacity run: %d requests, %d succeeded, failures by class: %s; %d responses with a canary check",
+		rep.Requests, rep.Completed, strings.Join(byClass, ", "), len(checks))}
 	if runErr != nil {
 		notes = append(notes, "capacity run error: "+runErr.Error())
 	}

@@ -331,8 +331,12 @@ func (s *streamSeen) summary() string {
 	if s.usage != nil {
 		usage = "usage " + excerpt(s.scrub, []byte(s.usage.raw))
 	}
-	return fmt.Sprintf("HTTP %d, Content-Type %q, %d data events, [DONE] %t, %d content and %d reasoning chunks, last finish_reason %s, %s, %d ms",
-		s.status, s.contentType, s.events, s.done, s.contentChunks, s.reasoningChunks, finish, usage, s.elapsed.Milliseconds())
+	jsonEvents := s.events // as stream_framing counts them: [DONE] apart
+	if s.done {
+		jsonEvents--
+	}
+	return fmt.Sprintf("HTTP %d, Content-Type %q, %d JSON data events, [DONE] %t, %d content and %d reasoning chunks, last finish_reason %s, %s, %d ms",
+		s.status, s.contentType, jsonEvents, s.done, s.contentChunks, s.reasoningChunks, finish, usage, s.elapsed.Milliseconds())
 }
 
 // baseExchange is the stream several checks judge (stream_framing, usage,

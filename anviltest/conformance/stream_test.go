@@ -83,3 +83,13 @@ func FuzzSafeText(f *testing.F) {
 		}
 	})
 }
+
+// TestStreamSummaryCountsAsTheVerdict: the log's summary counts the JSON
+// data events as stream_framing's verdict does, [DONE] apart (it said
+// "116 data events" beside the verdict's "115 JSON data events").
+func TestStreamSummaryCountsAsTheVerdict(t *testing.T) {
+	chunk := `{"object":"chat.completion.chunk","choices":[{"delta":{"content":"Hi"},"finish_reason":"stop"}]}`
+	s := seenOf("data: " + chunk + "\n\ndata: " + chunk + "\n\ndata: [DONE]\n\n")
+	require.Contains(t, s.summary(), ", 2 JSON data events, [DONE] true,")
+	require.Equal(t, 2, s.events-1, "the verdict's count (checkStreamFraming)")
+}

@@ -92,15 +92,20 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	oldReps, st1 := readAll("compare", old, stderr)
-	newReps, st2 := readAll("compare", new, stderr)
+	oldIn, st1 := readInputs("compare", old, stderr)
+	newIn, st2 := readInputs("compare", new, stderr)
 	if st1 != 0 || st2 != 0 {
 		return 2
 	}
-	c, err := compare(oldReps, newReps)
+	sides := [2][]input{oldIn, newIn}
+	c, err := compare(reportsOf(oldIn), reportsOf(newIn))
 	var nc *reporters.NotComparableError
 	switch {
 	case errors.As(err, &nc):
+		// The runs by their files too, not "old run 1 and old run 7" alone.
+		for k, r := range nc.Runs {
+			nc.Files[k] = sides[r[0]][r[1]].path
+		}
 		fmt.Fprintf(stderr, "anvilreport compare: %v\n", nc)
 		return 1
 	case err != nil:
@@ -119,9 +124,14 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 // and the status readInputs gives.
 func readAll(cmd string, paths []string, stderr io.Writer) ([]*artifact.Report, int) {
 	in, status := readInputs(cmd, paths, stderr)
+	return reportsOf(in), status
+}
+
+// reportsOf is the reports of in.
+func reportsOf(in []input) []*artifact.Report {
 	reps := make([]*artifact.Report, len(in))
 	for i, f := range in {
 		reps[i] = f.rep
 	}
-	return reps, status
+	return reps
 }
