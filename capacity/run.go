@@ -175,7 +175,18 @@ func run(ctx context.Context, t Target, w Workload, sec *client.Secrets) (*artif
 	s := seamsOf(w, plan, schedule) // after the warm-up, which follows the synthetic plan
 	obsCtx, obsDone := context.WithCancel(ctx)
 	defer obsDone()
-	observers := append(builtin, w.Observers...)
+	probes, err := newProbeTraffic(t, plan.Workload, key, r.bodies)
+	if err != nil {
+		return nil, err
+	}
+	// The probes come first: they stop (Finish) before the built-ins take
+	// their end readings, and record their member before the
+	// server-metrics checks, which count their tokens.
+	var observers []Observer
+	if probes != nil {
+		observers = append(observers, probes)
+	}
+	observers = append(append(observers, builtin...), w.Observers...)
 	ends := startObservers(obsCtx, start, observers)
 	var measureErr error
 	if startErr == nil {

@@ -165,6 +165,9 @@ func (w Workload) validate() error {
 	}
 	v.intRange("Workload.ResponseWords", w.ResponseWords, 0, maxResponseWords)
 	v.intRange("Workload.Warmup", w.Warmup, 0, maxRequests)
+	if w.ProbeRate != 0 && !(w.ProbeRate >= minProbeRate && w.ProbeRate <= maxProbeRate) {
+		v.add("Workload.ProbeRate", w.ProbeRate, "must be 0 (no probes) or in %g..%g probes per second", minProbeRate, maxProbeRate)
+	}
 	if w.WarmupFor < 0 || w.WarmupFor > maxWarmupFor {
 		v.add("Workload.WarmupFor", w.WarmupFor, "must be in 0..%v", maxWarmupFor)
 	}

@@ -241,6 +241,14 @@ type Workload struct {
 	// long prefill is not stalled. A request that exceeds it fails with
 	// "timeout". (0, Timeout] (0: Timeout, i.e. no separate limit).
 	StallTimeout time.Duration
+	// ProbeRate, when > 0, sends probe requests beside the measured phase:
+	// short requests (a few tokens, max_tokens 1) at Poisson arrivals of
+	// that rate, in probes per second, 0.001..10, on connections of their
+	// own and outside Concurrency, left out of the run's rows, metrics and
+	// counts and reported on their own in anvil_go.probe_requests: the
+	// latency a new user sees while the server is busy
+	// (capacity/PROTOCOL.md#probe_requests).
+	ProbeRate float64
 	// Warmup is the number of requests sent before the measured ones and left
 	// out of the report, 0..10000.
 	Warmup int

@@ -49,6 +49,9 @@ type Extension struct {
 	// Steady is "steady": the steady-state window of the measured phase
 	// (steady.go); nil when the run has no requests to test.
 	Steady *Steady
+	// ProbeRequests is "probe_requests": the short requests sent beside
+	// the measured phase (probe_requests.go); nil when the run sent none.
+	ProbeRequests *ProbeRequests
 	// Shard is "shard": the run is one shard of a workload split over
 	// several processes (shard.go); nil for a whole run.
 	Shard *Shard

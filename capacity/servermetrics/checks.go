@@ -136,8 +136,10 @@ func ttftCheck(m *artifact.ServerMetrics, hist string, clientMS float64) *artifa
 
 // factsOf reads the cross-checks' facts from a run's report: the usage
 // completion tokens of its timing rows and of the failures whose response
-// still carried usage; as unreported, the requests sent
-// (anvil_go.run.sent_requests, else every row and failure) less those;
+// still carried usage, and of its probe requests
+// (anvil_go.probe_requests); as unreported, the requests sent
+// (anvil_go.run.sent_requests, else every row and failure) less those,
+// and the probes that reported no usage;
 // max_tokens; wall_clock_ms as the phase's duration; the mean
 // time_to_first_output_ms of the timing rows, and over those whose
 // request's anvil_go.requests entry has server_timings.prompt_ms, the
@@ -165,6 +167,11 @@ func factsOf(r *artifact.Report) runFacts {
 		sent = r.AnvilGo.Run.SentRequests
 	}
 	f.UnreportedRequests = max(sent-reported, 0)
+	if pr := probesOf(r); pr != nil {
+		// The server counted the probes' tokens too.
+		f.CompletionTokens += pr.CompletionTokens
+		f.UnreportedRequests += max(pr.Sent-pr.Reported, 0)
+	}
 	if r.AnvilGo != nil && r.AnvilGo.Shard != nil {
 		f.ShardIndex, f.ShardCount = r.AnvilGo.Shard.Index, r.AnvilGo.Shard.Count
 	}
@@ -172,4 +179,12 @@ func factsOf(r *artifact.Report) runFacts {
 		f.ClientFirstTokenMeanMS = new(ttfo / float64(n))
 	}
 	return f
+}
+
+// probesOf is r's anvil_go.probe_requests, nil when none.
+func probesOf(r *artifact.Report) *artifact.ProbeRequests {
+	if r.AnvilGo == nil {
+		return nil
+	}
+	return r.AnvilGo.ProbeRequests
 }
