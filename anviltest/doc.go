@@ -87,7 +87,8 @@
 // fields merged into every request body, such as llama.cpp's
 // {"cache_prompt":false}; part of the run's identity). Per-run knobs the
 // Workload leaves unset:
-// ANVIL_WARMUP, ANVIL_TIMEOUT, ANVIL_CLOCK_DOMAIN_ID,
+// ANVIL_WARMUP (a count, a duration or steady), ANVIL_PROBE_RATE (probe
+// requests per second beside the load), ANVIL_TIMEOUT, ANVIL_CLOCK_DOMAIN_ID,
 // ANVIL_CONFIGURATION_FINGERPRINT. The embedded fake server: ANVIL_FAKE_PROFILE,
 // ANVIL_FAKE_TIME_SCALE, ANVIL_FAKE_DECODE_STEP. One shard of a workload
 // run from several machines (capacity.Shard, README "Many machines"):

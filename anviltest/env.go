@@ -52,6 +52,7 @@ type environment struct {
 	timeout                                 time.Duration
 	promptSizing                            capacity.PromptSizing
 	rate                                    float64
+	probeRate                               float64 // ANVIL_PROBE_RATE
 	arrival                                 capacity.ArrivalProcess
 	burstiness                              float64
 	slo                                     capacity.SLO
@@ -136,6 +137,13 @@ var envVars = [...]envVar{
 		err := float(func(e *environment) *float64 { return &e.rate }, 0, math.Inf(1))(e, v)
 		if err == nil {
 			err = checkWorkload("Workload.Rate", capacity.Workload{Rate: e.rate})
+		}
+		return err
+	}},
+	{envProbeRate, "Workload.ProbeRate", "probe requests per second, 0.001 to 10", func(e *environment, v string) error {
+		err := float(func(e *environment) *float64 { return &e.probeRate }, 0, math.Inf(1))(e, v)
+		if err == nil {
+			err = checkWorkload("Workload.ProbeRate", capacity.Workload{ProbeRate: e.probeRate})
 		}
 		return err
 	}},

@@ -36,6 +36,9 @@ const (
 	// sets none: a request count, a duration (Workload.WarmupFor) or
 	// "steady" (Workload.WarmupSteady).
 	envWarmup = "ANVIL_WARMUP"
+	// envProbeRate sends probe requests beside each run at this many per
+	// second (Workload.ProbeRate) when the Workload sets none.
+	envProbeRate = "ANVIL_PROBE_RATE"
 	// envTimeout is the per-request timeout (a Go duration such as 5m) when
 	// the Workload sets none.
 	envTimeout = "ANVIL_TIMEOUT"
@@ -183,6 +186,9 @@ func (s *settings) applyWorkloadEnv(w capacity.Workload) (capacity.Workload, err
 	}
 	if w.Timeout == 0 {
 		w.Timeout = e.timeout
+	}
+	if w.ProbeRate == 0 {
+		w.ProbeRate = e.probeRate
 	}
 	if w.PromptSizing == "" {
 		w.PromptSizing = e.promptSizing
