@@ -132,6 +132,9 @@ func writeRunHeader(b *strings.Builder, i int, v *runView) {
 	if v.Audit != "" {
 		fmt.Fprintf(b, `<dt>client audit</dt><dd class="%s">%s</dd>`, map[bool]string{true: "bad", false: "good"}[v.Suspect], esc(v.Audit))
 	}
+	if v.Probes != "" {
+		field("probe requests", v.Probes)
+	}
 	if v.Steady != "" {
 		fmt.Fprintf(b, `<dt>steady state</dt><dd class="%s">%s</dd>`, map[bool]string{true: "good", false: "bad"}[known(v.SteadyFrom)], esc(v.Steady))
 	}

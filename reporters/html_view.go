@@ -154,6 +154,7 @@ func viewOf(r *artifact.Report) (runView, error) {
 	}
 	v.Audit, v.Suspect = auditLine(r), suspect(r)
 	v.Steady, v.SteadyFrom, v.SteadyTo = steadyLine(r), math.NaN(), math.NaN()
+	v.Probes = probeLine(r)
 	if st := r.AnvilGo; st != nil && st.Steady != nil && st.Steady.Found {
 		v.SteadyFrom, v.SteadyTo = *st.Steady.StartMS, *st.Steady.EndMS
 	}

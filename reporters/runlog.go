@@ -27,6 +27,8 @@ import (
 //   - how the run warmed up (capacity/PROTOCOL.md#warm-up), then the
 //     steady-state window with its throughput and TTFT beside the whole
 //     run's, or why the run has none (capacity/PROTOCOL.md#steady);
+//   - the probe requests sent beside the load and their latency
+//     (capacity/PROTOCOL.md#probe_requests);
 //   - the client's self-audit when it is suspect;
 //   - the server-metrics cross-checks;
 //   - when requests sent failed, their count per failure class and the
@@ -58,6 +60,7 @@ func RunLog(r *artifact.Report) []string {
 	add(unsizableNote(r))
 	add(warmupLine(r))
 	add(steadyWindowLine(r))
+	add(probeLine(r))
 	if w := promptPlanWarning(r); w != "" {
 		add("prompts off plan: " + w)
 	}

@@ -85,8 +85,10 @@ func steadyWindowLine(r *artifact.Report) string {
 // writeSteady writes the summary's steady-state section: the line, then
 // for a window its headline metrics beside the whole run's.
 func writeSteady(buf *bytes.Buffer, r *artifact.Report) error {
-	if line := warmupLine(r); line != "" {
-		fmt.Fprintf(buf, "%s\n", line)
+	for _, line := range []string{warmupLine(r), probeLine(r)} {
+		if line != "" {
+			fmt.Fprintf(buf, "%s\n", line)
+		}
 	}
 	line := steadyLine(r)
 	if line == "" {

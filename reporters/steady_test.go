@@ -101,3 +101,29 @@ func TestWriteHTMLSteady(t *testing.T) {
 	require.Contains(t, page, `<dt>steady state</dt><dd class="bad">no steady window: too short: the phase holds 7 bins</dd>`)
 	require.NotContains(t, page, `class="steady"`)
 }
+
+// TestProbeLine: the summary, the benchmark log and the HTML header give
+// the probe requests' outcomes and latency.
+func TestProbeLine(t *testing.T) {
+	r := steadyRun()
+	r.AnvilGo.ProbeRequests = &artifact.ProbeRequests{RateRPS: 2, MaxTokens: 1, Sent: 11, Succeeded: 10, Cancelled: 1,
+		TTFOMS: &artifact.Quantiles{P50: 11.8, P90: 30.2, P99: 54, Max: 96}, E2EMS: &artifact.Quantiles{P50: 12.5, P90: 31, P99: 55, Max: 97}}
+	want := "probe requests: 11 sent at 2/s beside the load (max_tokens 1), 10 succeeded, 0 failed, 1 cancelled at the end; TTFO p50 11.8  p90 30.2  p99 54.0  max 96.0 ms; E2E p50 12.5 ms"
+	require.Contains(t, RunLog(r), want)
+	var buf bytes.Buffer
+	require.NoError(t, WriteSummary(&buf, r))
+	require.Contains(t, buf.String(), "\n"+want+"\n")
+	r.AnvilGo.ProbeRequests.Failed, r.AnvilGo.ProbeRequests.FirstError = 1, new("http_error: HTTP 503")
+	require.Contains(t, probeLine(r), "1 failed, 1 cancelled at the end; TTFO p50 11.8")
+	require.True(t, strings.HasSuffix(probeLine(r), "; first failure: http_error: HTTP 503"))
+	page := renderHTML(t, withProbes(syntheticRun(t, 20, 2, 5), r.AnvilGo.ProbeRequests))
+	require.Contains(t, string(page), "<dt>probe requests</dt><dd>probe requests: 11 sent at 2/s")
+	r.AnvilGo.ProbeRequests = nil
+	require.Empty(t, probeLine(r))
+}
+
+// withProbes is r with p as its anvil_go.probe_requests.
+func withProbes(r *artifact.Report, p *artifact.ProbeRequests) *artifact.Report {
+	r.Extension().ProbeRequests = p
+	return r
+}
