@@ -2,9 +2,9 @@ package stats
 
 import "math"
 
-// Confidence95 is the confidence of the t-intervals of TInterval95: 95%,
+// confidence95 is the confidence of the t-intervals of TInterval95: 95%,
 // two-sided.
-const Confidence95 = 0.95
+const confidence95 = 0.95
 
 // TInterval95 returns the mean of xs and its two-sided 95% confidence
 // interval by Student's t distribution, for xs the values of a few
@@ -23,7 +23,7 @@ func TInterval95(xs []float64) (mean, lo, hi float64) {
 	if s.N < 2 {
 		return s.Mean, math.NaN(), math.NaN()
 	}
-	half := tQuantile(1-(1-Confidence95)/2, float64(s.N-1)) * s.Stddev / math.Sqrt(float64(s.N))
+	half := tQuantile(1-(1-confidence95)/2, float64(s.N-1)) * s.Stddev / math.Sqrt(float64(s.N))
 	return s.Mean, s.Mean - half, s.Mean + half
 }
 
