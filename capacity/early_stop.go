@@ -61,12 +61,19 @@ func (r *runner) earlyStopOn(f *artifact.Failure) {
 }
 
 // runnerFailure is the runner_error row of measured request i whose body
-// could not be built from what the Source described.
-func runnerFailure(i, planned int, msg string) *artifact.Failure {
+// could not be built from what the Source described: error_type
+// over_window for a request planned at or above the window, else
+// source_request.
+func runnerFailure(i, planned int, err error, scrub func(string) string) *artifact.Failure {
 	f := &artifact.Failure{
 		RequestIndex: i, PlannedContextTokens: planned, FailureClass: artifact.FailureRunnerError,
 		ErrorType: client.ErrorTypeSourceRequest,
 	}
+	var ow *overWindowError
+	if errors.As(err, &ow) {
+		f.ErrorType = client.ErrorTypeOverWindow
+	}
+	msg := scrub(err.Error())
 	f.SetErrorMessage(msg)
 	return f
 }

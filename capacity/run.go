@@ -136,7 +136,7 @@ func run(ctx context.Context, t Target, w Workload, sec *client.Secrets) (*artif
 		plan: plan, cl: cl, enc: enc, concurrency: w.Concurrency,
 		maxFailures: w.MaxFailures, duration: w.Duration, scheduled: schedule != nil, keepGoing: w.KeepGoing, feed: feed,
 		stallRule: stallRule(w),
-		bodies:    &sourceBodies{target: t, w: plan.Workload, plan: plan},
+		bodies:    &sourceBodies{target: t, w: plan.Workload, plan: plan, window: disc.TruncationWindow},
 		owned:     sh.indexes(plan.Len()),
 	}
 	var shard *artifact.Shard

@@ -297,7 +297,7 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *client.Chun
 			// the request, never a request the server sees.
 			planned = max(req.PromptTokens, 0)
 			r.plan.Contexts[i] = planned // this goroutine's index alone; read once the phase ended
-			return result{index: i, clock: res.clock, fail: runnerFailure(i, planned, r.cl.Scrub(err.Error()))}
+			return result{index: i, clock: res.clock, fail: runnerFailure(i, planned, err, r.cl.Scrub)}
 		}
 		body, planned, ex.MaxTokens = sb.body, sb.planned, sb.maxTokens
 		r.plan.Contexts[i] = planned // this goroutine's index alone; read once the phase ended

@@ -138,6 +138,10 @@ type Sizer interface {
 	// text, costing nothing per text, within about 0.2 % where the kind's
 	// sizes were calibrated.
 	Exact() bool
+	// Window is the window the server serves, in tokens: a request
+	// planned at or above it is refused before its body is built
+	// (error_type over_window), so a source need not size it.
+	Window() int
 	// Template returns the tokens the server counts in a chat request
 	// beyond the contents of its messages (the chat template's role
 	// markers and generation prompt, a BOS token) for one user message

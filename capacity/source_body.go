@@ -31,6 +31,16 @@ type sourceBodies struct {
 	target Target   // resolved, Model filled in
 	w      Workload // resolved
 	plan   *plan
+	window int // the window the server serves; 0: unknown
+}
+
+// overWindowError is a source's request planned at or above the window
+// the server serves: no prompt of that size fits, so none is built.
+type overWindowError struct{ index, planned, window int }
+
+func (e *overWindowError) Error() string {
+	return fmt.Sprintf("capacity: Workload.Source: request %d is planned at %d prompt tokens, at or above the window of %d tokens the server serves: no prompt that long fits, so it was not built or sent",
+		e.index, e.planned, e.window)
 }
 
 // sourceBody is a built request body and what its checks need.
@@ -43,6 +53,9 @@ type sourceBody struct {
 
 // build returns the body of measured request i as req describes it.
 func (b *sourceBodies) build(i int, req Request) (sourceBody, error) {
+	if b.window > 0 && req.PromptTokens >= b.window {
+		return sourceBody{}, &overWindowError{index: i, planned: req.PromptTokens, window: b.window}
+	}
 	maxTokens := req.MaxTokens
 	if maxTokens == 0 {
 		maxTokens = b.w.MaxTokens

@@ -40,6 +40,13 @@ var _ Sizer = (*serverSizer)(nil)
 // Exact implements Sizer.
 func (z *serverSizer) Exact() bool { return z.s.tok != nil }
 
+// Window implements Sizer.
+func (z *serverSizer) Window() int {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	return z.s.window
+}
+
 // Template implements Sizer. The tokens of one user message's template,
 // Template(0), are learned first: with a tokenizer endpoint as the
 // server's count of a probe less the endpoint's count of the probe's text

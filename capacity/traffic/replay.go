@@ -73,7 +73,8 @@ func (r Replay) SizedBy(ctx context.Context, s capacity.Sizer) (capacity.Source,
 	specs := make([]textSpec, len(r.Records))
 	blockTokens := 0
 	for i, rec := range r.Records {
-		specs[i] = textSpec{blocks: rec.Blocks, own: ownText(lineOwn(rec.Line), r.Salt), tail: replayTail(i), tokens: rec.PromptTokens - t0}
+		specs[i] = textSpec{blocks: rec.Blocks, own: ownText(lineOwn(rec.Line), r.Salt), tail: replayTail(i),
+			tokens: rec.PromptTokens - t0, request: rec.PromptTokens}
 		if len(rec.Blocks) > 0 {
 			if blockTokens != 0 && rec.BlockTokens != blockTokens {
 				return nil, fmt.Errorf("traffic: trace line %d: blocks of %d tokens after blocks of %d: one block size a replay", rec.Line, rec.BlockTokens, blockTokens)
@@ -102,6 +103,9 @@ type sizedReplay struct {
 func (s sizedReplay) Request(_ context.Context, i int) (capacity.Request, error) {
 	req, err := s.r.request(i, func(rec trace.Record) (string, error) {
 		st := s.z.texts[i]
+		if st.overWindow {
+			return "", nil // refused before its body is built: no text to write
+		}
 		tail := ""
 		if st.tail {
 			tail = replayTail(i)

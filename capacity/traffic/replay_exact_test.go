@@ -311,3 +311,48 @@ func TestReplayAzureReferenceSizingPlanCheck(t *testing.T) {
 	require.Positive(t, ps.UnsizableRequests)
 	require.Zero(t, ps.OffPlanRequests)
 }
+
+// TestReplayRowOverTheWindow: a trace row of 10,000,000 tokens against a
+// server whose window is 32,768 is refused before its body is built
+// (runner_error, error_type over_window, never sent: the 30 MB body it
+// would take once went out), with reference and with exact sizing (which
+// does not size it); the rows around it are sent and succeed.
+func TestReplayRowOverTheWindow(t *testing.T) {
+	recs := []trace.Record{
+		{Line: 1, PromptTokens: 600, OutputTokens: 8},
+		{Line: 2, PromptTokens: 10_000_000, OutputTokens: 8},
+		{Line: 3, PromptTokens: 700, OutputTokens: 8},
+	}
+	for _, sizing := range []capacity.PromptSizing{"reference", "exact"} {
+		t.Run(string(sizing), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := sizingServer(9, true)
+				cfg.MaxModelLen = 32768
+				srv := fakeserver.NewInMemory(cfg)
+				defer srv.Close()
+				replay := traffic.Replay{Records: recs, Salt: "run-1"}
+				target := capacity.Target{BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()}
+				rep, err := capacity.Run(t.Context(), target, replay.Workload(capacity.Workload{Concurrency: 2, PromptSizing: sizing}))
+				require.NoError(t, err)
+				require.Equal(t, 2, rep.Completed)
+				require.Len(t, rep.Failures, 1)
+				f := rep.Failures[0]
+				require.Equal(t, 1, f.RequestIndex)
+				require.Equal(t, artifact.FailureRunnerError, f.FailureClass)
+				require.Equal(t, "over_window", f.ErrorType)
+				require.Contains(t, f.ErrorMessage, "request 1 is planned at 10000000 prompt tokens, at or above the window of 32768 tokens the server serves")
+				require.False(t, f.ResponseReceived)
+				sent := 0
+				for _, tr := range srv.Traces() {
+					require.Less(t, tr.PromptTokens, 32768, "no request over the window reached the server")
+					if tr.MaxTokens == 8 {
+						sent++
+					}
+				}
+				require.Equal(t, 2, sent)
+				d := rep.AnvilGo.Request(1)
+				require.Nil(t, d.SentMS, "never sent")
+			})
+		})
+	}
+}

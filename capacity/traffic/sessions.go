@@ -364,7 +364,7 @@ func (s *Sessions) SizedBy(ctx context.Context, sz capacity.Sizer) (capacity.Sou
 		turns = max(turns, len(plan))
 		for k, tp := range plan {
 			own, tail := s.turnText(sess, k+1)
-			specs = append(specs, textSpec{blocks: tp.blocks, own: ownText(own, s.opts.Salt), tail: tail, tokens: tp.user})
+			specs = append(specs, textSpec{blocks: tp.blocks, own: ownText(own, s.opts.Salt), tail: tail, tokens: tp.user, request: tp.user})
 			if len(tp.blocks) > 0 {
 				blockTokens = tp.blockTokens
 			}
@@ -447,6 +447,9 @@ func (s *Sessions) request(i int, charsPerToken float64, sz *sessionSizing) (cap
 		sized = sz.z.texts[sz.first[st.session]+st.turn-1]
 		if !sized.tail {
 			tail = ""
+		}
+		if sized.overWindow {
+			sized.budget, tail = 0, "" // the turn is refused before its body is built
 		}
 		l := blocktext.Layout{BlockTokens: tp.blockTokens, BlockLen: sz.z.blockLen, Salt: s.opts.Salt}
 		var b []byte

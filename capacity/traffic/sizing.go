@@ -27,17 +27,20 @@ type textSpec struct {
 	blocks    []int64
 	own, tail string
 	tokens    int // the tokens the text is to count as a message's content
+	request   int // the tokens its whole request is planned at
 }
 
 // sizedText is a text's budget in characters, whether it keeps its tail,
 // and, when even its least budget counts more than its tokens (a plan
 // below the chat template's tokens: unsizable), what that least budget
-// counts.
+// counts. A text of a request planned at or above the window is not sized
+// (overWindow): the engine refuses the request before its body is built.
 type sizedText struct {
-	budget    int
-	tail      bool
-	unsizable bool
-	least     int
+	budget     int
+	tail       bool
+	unsizable  bool
+	least      int
+	overWindow bool
 }
 
 // textSizing is what sizing learned of a source's texts: the block length
@@ -63,14 +66,22 @@ func sizeTexts(ctx context.Context, s capacity.Sizer, specs []textSpec, blockTok
 	var z textSizing
 	ids := map[int64]bool{}
 	var maxID int64 = -1
+	window := s.Window()
+	fits := func(sp textSpec) bool { return window <= 0 || sp.request < window }
+	var sized []textSpec // the specs of requests that fit the window
 	for _, sp := range specs {
+		if fits(sp) {
+			sized = append(sized, sp)
+		}
+	}
+	for _, sp := range sized {
 		for _, id := range sp.blocks {
 			ids[id] = true
 			maxID = max(maxID, id)
 		}
 	}
 	c := &textCounter{exact: s.Exact(), layout: blocktext.Layout{BlockTokens: blockTokens, Salt: salt}}
-	ownKind := capacity.TextKind{Name: ownKindName, Write: ownSample(ownText(sample.own, salt)), Tokens: ownSizes(specs, blockTokens)}
+	ownKind := capacity.TextKind{Name: ownKindName, Write: ownSample(ownText(sample.own, salt)), Tokens: ownSizes(sized, blockTokens)}
 	var err error
 	if c.own, err = s.Counter(ctx, ownKind); err != nil {
 		return z, err
@@ -98,11 +109,15 @@ func sizeTexts(ctx context.Context, s capacity.Sizer, specs []textSpec, blockTok
 		}
 		z.blockLen = c.layout.BlockLen
 	}
-	if z.ratio, err = ownRatio(ctx, c.own, specs, ownKind.Write); err != nil {
+	if z.ratio, err = ownRatio(ctx, c.own, sized, ownKind.Write); err != nil {
 		return z, err
 	}
 	z.texts = make([]sizedText, len(specs))
 	for i, sp := range specs {
+		if !fits(sp) {
+			z.texts[i].overWindow = true
+			continue
+		}
 		if z.texts[i], err = c.size(ctx, sp, z.ratio); err != nil {
 			return z, err
 		}
@@ -297,7 +312,7 @@ func countBlocks(ctx context.Context, c capacity.Counter, l blocktext.Layout, id
 // the median spec: the first guess of every search, and the ratio
 // sessions count their answers at.
 func ownRatio(ctx context.Context, c capacity.Counter, specs []textSpec, write func(dst []byte, n int) []byte) (float64, error) {
-	sizes := make([]int, 0, len(specs))
+	sizes := []int{64}
 	for _, sp := range specs {
 		sizes = append(sizes, max(sp.tokens, 1))
 	}

@@ -80,6 +80,10 @@ const (
 	// not be built (a reserved body field, a prompt that does not fit): it
 	// was never sent.
 	ErrorTypeSourceRequest = "source_request"
+	// ErrorTypeOverWindow: a request a Workload.Source planned at or above
+	// the window the server serves (a trace row longer than any prompt it
+	// takes): refused before its body was built, it was never sent.
+	ErrorTypeOverWindow = "over_window"
 )
 
 // transportErrorType names the cause of a transport error (a dial, write or

@@ -140,8 +140,10 @@ func (k Checks) evaluate(index, planned int, promptFloor bool, ex *Exchange) (*a
 // server dropped part of it), at or above the truncation window (a server
 // that keeps exactly its window of a longer prompt, as ollama does,
 // reports the window itself), or prompt plus completion tokens beyond it
-// (no server serving that window can have produced them). Each message
-// names where the window came from (from); a window only declared
+// (no server serving that window can have produced them). A count of
+// exactly the plan is the whole prompt, however large: no window cut it
+// (the server serves a larger window than known). Each
+// message names where the window came from (from); a window only declared
 // (Target.MaxModelLen) may be smaller than the one the server serves, so
 // its messages do not claim a cut. window 0 skips the window rules.
 func checkPromptTokens(ex *Exchange, planned, window int, from WindowOrigin) {
@@ -151,6 +153,9 @@ func checkPromptTokens(ex *Exchange, planned, window int, from WindowOrigin) {
 	}
 	p := u.prompt.v
 	floor := MinPromptTokenFraction * float64(planned)
+	if p == int64(planned) {
+		window = 0 // counted as planned: no window cut it
+	}
 	switch {
 	case float64(p) <= floor:
 		ex.fail(artifact.FailureStreamValidation, ErrorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d is at or below the floor of %g tokens (%g of the planned context of %d tokens): the server dropped part of the prompt",

@@ -63,3 +63,30 @@ func TestServerTimingsOf(t *testing.T) {
 		require.Nil(t, st.CacheN, raw)
 	}
 }
+
+// TestCountedAsPlannedIsNoCut: a prompt the server counted exactly as
+// planned was processed whole, however far above the window known (a
+// server serving a larger one): no prompt_truncated failure, where a 10
+// million-token row counted in full was once failed as "the server cut
+// the prompt to its window". A count at the window short of the plan is
+// still a cut.
+func TestCountedAsPlannedIsNoCut(t *testing.T) {
+	for _, tc := range []struct {
+		planned, counted int64
+		cut              bool
+	}{
+		{10_000_000, 10_000_000, false},
+		{40000, 32768, true},
+		{30000, 30000, false},
+	} {
+		ex := &Exchange{}
+		ex.stream.usage.prompt = wireInt{v: tc.counted, ok: true}
+		ex.stream.usage.completion = wireInt{v: 8, ok: true}
+		checkPromptTokens(ex, int(tc.planned), 32768, WindowOrigin{Source: "/v1/models"})
+		class, message := ex.Failure()
+		require.Equal(t, tc.cut, class != "", "planned %d, counted %d: %q", tc.planned, tc.counted, message)
+		if tc.cut {
+			require.Equal(t, ErrorTypePromptTruncated, ex.errType)
+		}
+	}
+}
