@@ -6,7 +6,7 @@ package artifact
 
 // Steady is "anvil_go.steady": the window of the measured phase in which
 // the run was at its load and its completions and TTFT had no trend, and
-// the headline metrics over that window.
+// the headline metrics over that window (capacity/PROTOCOL.md#steady).
 type Steady struct {
 	// Found is "found": a window passed every test.
 	Found bool
@@ -38,19 +38,14 @@ type Steady struct {
 	// value).
 	CompletionsZ *float64
 	TTFTZ        *float64
-	// Metrics is "metrics": the headline metrics over the window; nil
-	// unless Found.
-	Metrics *WindowMetrics
-
-	shape shape
-}
-
-// WindowMetrics is "anvil_go.steady.metrics": the headline metrics of the
-// requests sent within the steady window (latencies, nearest rank), and
-// the throughput of the window itself.
-type WindowMetrics struct {
-	Requests  int // "requests": measured requests sent in the window
-	Succeeded int // "succeeded": of which succeeded
+	// The window's headline metrics, each nil unless Found: the requests
+	// sent in the window (for "rate": due in it) and the latencies of the
+	// successful ones, nearest rank, and the window's own throughput.
+	//
+	// Requests and Succeeded are "requests" and "succeeded": measured
+	// requests sent (due) in the window, and of which succeeded.
+	Requests  *int
+	Succeeded *int
 	// TTFTP50MS and TTFTP95MS are "ttft_p50_ms" and "ttft_p95_ms".
 	TTFTP50MS *float64
 	TTFTP95MS *float64
@@ -62,47 +57,42 @@ type WindowMetrics struct {
 	DecodeTokSP50  *float64
 	PrefillTokSP50 *float64
 	// ScheduledTTFTP50MS is "scheduled_ttft_p50_ms": TTFT from the
-	// scheduled time (queue included), for a "rate" window; nil
-	// otherwise.
+	// scheduled time (queue included), for a "rate" window only.
 	ScheduledTTFTP50MS *float64
 	// OutputTokS is "output_tok_s": the output tokens generated within
 	// the window (each successful request's usage spread evenly over its
-	// first output to its end) per second of the window; nil without
-	// usage.
+	// first output to its end) per second of the window; nil also when a
+	// request in it reported no usage.
 	OutputTokS *float64
 	// CompletionsPerS is "completions_per_s": successful requests that
 	// ended within the window per second of it.
-	CompletionsPerS float64
+	CompletionsPerS *float64
 
 	shape shape
 }
-
-var windowMetricsTable = newArtTable(func(m *WindowMetrics) *shape { return &m.shape },
-	fieldOf("completions_per_s", func(m *WindowMetrics) *float64 { return &m.CompletionsPerS }, floatCodec),
-	fieldOf("decode_tok_s_p50", func(m *WindowMetrics) **float64 { return &m.DecodeTokSP50 }, optFloatCodec),
-	fieldOf("e2e_p50_ms", func(m *WindowMetrics) **float64 { return &m.E2EP50MS }, optFloatCodec),
-	fieldOf("output_tok_s", func(m *WindowMetrics) **float64 { return &m.OutputTokS }, optFloatCodec),
-	fieldOf("prefill_tok_s_p50", func(m *WindowMetrics) **float64 { return &m.PrefillTokSP50 }, optFloatCodec),
-	fieldOf("requests", func(m *WindowMetrics) *int { return &m.Requests }, intCodec),
-	fieldOf("scheduled_ttft_p50_ms", func(m *WindowMetrics) **float64 { return &m.ScheduledTTFTP50MS }, optFloatCodec),
-	fieldOf("succeeded", func(m *WindowMetrics) *int { return &m.Succeeded }, intCodec),
-	fieldOf("tpot_p50_ms", func(m *WindowMetrics) **float64 { return &m.TPOTP50MS }, optFloatCodec),
-	fieldOf("ttfo_p50_ms", func(m *WindowMetrics) **float64 { return &m.TTFOP50MS }, optFloatCodec),
-	fieldOf("ttft_p50_ms", func(m *WindowMetrics) **float64 { return &m.TTFTP50MS }, optFloatCodec),
-	fieldOf("ttft_p95_ms", func(m *WindowMetrics) **float64 { return &m.TTFTP95MS }, optFloatCodec),
-)
 
 var steadyTable = newArtTable(func(s *Steady) *shape { return &s.shape },
 	fieldOf("achieved", func(s *Steady) **float64 { return &s.Achieved }, optFloatCodec),
 	fieldOf("bin_ms", func(s *Steady) *float64 { return &s.BinMS }, floatCodec),
 	fieldOf("bins", func(s *Steady) *int { return &s.Bins }, intCodec),
+	fieldOf("completions_per_s", func(s *Steady) **float64 { return &s.CompletionsPerS }, optFloatCodec),
 	fieldOf("completions_z", func(s *Steady) **float64 { return &s.CompletionsZ }, optFloatCodec),
+	fieldOf("decode_tok_s_p50", func(s *Steady) **float64 { return &s.DecodeTokSP50 }, optFloatCodec),
+	fieldOf("e2e_p50_ms", func(s *Steady) **float64 { return &s.E2EP50MS }, optFloatCodec),
 	fieldOf("end_ms", func(s *Steady) **float64 { return &s.EndMS }, optFloatCodec),
 	fieldOf("found", func(s *Steady) *bool { return &s.Found }, boolCodec),
 	fieldOf("load", func(s *Steady) *string { return &s.Load }, stringCodec),
-	fieldOf("metrics", func(s *Steady) **WindowMetrics { return &s.Metrics }, nullableCodec(windowMetricsTable.codec())),
+	fieldOf("output_tok_s", func(s *Steady) **float64 { return &s.OutputTokS }, optFloatCodec),
+	fieldOf("prefill_tok_s_p50", func(s *Steady) **float64 { return &s.PrefillTokSP50 }, optFloatCodec),
 	fieldOf("reason", func(s *Steady) **string { return &s.Reason }, optStringCodec),
+	fieldOf("requests", func(s *Steady) **int { return &s.Requests }, optIntCodec),
+	fieldOf("scheduled_ttft_p50_ms", func(s *Steady) **float64 { return &s.ScheduledTTFTP50MS }, optFloatCodec),
 	fieldOf("start_ms", func(s *Steady) **float64 { return &s.StartMS }, optFloatCodec),
+	fieldOf("succeeded", func(s *Steady) **int { return &s.Succeeded }, optIntCodec),
 	fieldOf("target", func(s *Steady) **float64 { return &s.Target }, optFloatCodec),
+	fieldOf("tpot_p50_ms", func(s *Steady) **float64 { return &s.TPOTP50MS }, optFloatCodec),
+	fieldOf("ttfo_p50_ms", func(s *Steady) **float64 { return &s.TTFOP50MS }, optFloatCodec),
+	fieldOf("ttft_p50_ms", func(s *Steady) **float64 { return &s.TTFTP50MS }, optFloatCodec),
+	fieldOf("ttft_p95_ms", func(s *Steady) **float64 { return &s.TTFTP95MS }, optFloatCodec),
 	fieldOf("ttft_z", func(s *Steady) **float64 { return &s.TTFTZ }, optFloatCodec),
 )

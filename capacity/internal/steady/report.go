@@ -36,7 +36,7 @@ func OfReport(r *artifact.Report, load string) *artifact.Steady {
 		st.Reason = &w.Reason
 	}
 	if w.Found {
-		st.Metrics = windowMetrics(reqs, load, *w.StartMS, *w.EndMS)
+		windowMetrics(st, reqs, load, *w.StartMS, *w.EndMS)
 	}
 	return st
 }
@@ -83,18 +83,18 @@ func requestsOf(r *artifact.Report, load string) []reportRequest {
 	return out
 }
 
-// windowMetrics are the headline metrics of the window [start, end): the
-// latencies of the requests whose bin key (sent, or due for a "rate"
-// load) lies in it, nearest rank; the completions that ended in it and
-// the output tokens generated in it, per second of it.
-func windowMetrics(reqs []reportRequest, load string, start, end float64) *artifact.WindowMetrics {
-	m := &artifact.WindowMetrics{}
+// windowMetrics sets the headline metrics of the window [start, end) in
+// m: the latencies of the requests whose bin key (sent, or due for a
+// "rate" load) lies in it, nearest rank; the completions that ended in it
+// and the output tokens generated in it, per second of it.
+func windowMetrics(m *artifact.Steady, reqs []reportRequest, load string, start, end float64) {
+	requests, succeeded, completions := 0, 0, 0.0
 	var ttft, ttfo, tpot, e2e, decode, prefill, scheduled []float64
 	tokens, usage := 0.0, true
 	for _, q := range reqs {
 		if q.row != nil {
 			if q.End >= start && q.End < end {
-				m.CompletionsPerS++
+				completions++
 			}
 			t, ok := tokensWithin(q, start, end)
 			tokens += t
@@ -103,12 +103,12 @@ func windowMetrics(reqs []reportRequest, load string, start, end float64) *artif
 		if q.At < start || q.At >= end {
 			continue
 		}
-		m.Requests++
+		requests++
 		row := q.row
 		if row == nil {
 			continue
 		}
-		m.Succeeded++
+		succeeded++
 		ttft, ttfo, e2e = append(ttft, row.TTFTMS), append(ttfo, row.TimeToFirstOutputMS), append(e2e, row.E2EMS)
 		tpot, decode, prefill = appendSet(tpot, row.TPOTMS), appendSet(decode, row.DecodeTokS), appendSet(prefill, row.EffectivePrefillTokS)
 		if load == Rate {
@@ -116,7 +116,7 @@ func windowMetrics(reqs []reportRequest, load string, start, end float64) *artif
 		}
 	}
 	secs := (end - start) / 1000
-	m.CompletionsPerS /= secs
+	m.Requests, m.Succeeded, m.CompletionsPerS = &requests, &succeeded, new(completions/secs)
 	if usage {
 		m.OutputTokS = new(tokens / secs)
 	}
@@ -126,7 +126,6 @@ func windowMetrics(reqs []reportRequest, load string, start, end float64) *artif
 	if load == Rate {
 		m.ScheduledTTFTP50MS = rank(scheduled, 50)
 	}
-	return m
 }
 
 // tokensWithin is the share of successful request q's output tokens

@@ -87,12 +87,12 @@ func TestOfReportClosedLoop(t *testing.T) {
 	require.InDelta(t, 8.0, *st.Achieved, 0.1)
 	require.Less(t, *st.StartMS, 0.25*r.WallClockMS)
 	require.Greater(t, *st.EndMS, 0.75*r.WallClockMS)
-	m := st.Metrics
+	m := st
 	require.InDelta(t, 50, *m.TTFTP50MS, 5)
 	require.InDelta(t, 400, *m.E2EP50MS, 40)
 	// 8 streams of 100 tokens every ~400 ms: 2,000 tok/s, 20 completions/s.
 	require.InDelta(t, 2000, *m.OutputTokS, 100)
-	require.InDelta(t, 20, m.CompletionsPerS, 2)
+	require.InDelta(t, 20, *m.CompletionsPerS, 2)
 	require.Nil(t, m.ScheduledTTFTP50MS)
 }
 
@@ -122,8 +122,8 @@ func TestFindExcludesSlowStartAndLongTail(t *testing.T) {
 	}
 	require.LessOrEqual(t, *st.EndMS, lastOthers, "the tail, one request alone, is cut")
 	require.Greater(t, r.WallClockMS-*st.EndMS, 29000.0)
-	require.InDelta(t, 50, *st.Metrics.TTFTP50MS, 5, "the window's TTFT is the warm one")
-	require.Greater(t, *st.Metrics.OutputTokS, 1800.0)
+	require.InDelta(t, 50, *st.TTFTP50MS, 5, "the window's TTFT is the warm one")
+	require.Greater(t, *st.OutputTokS, 1800.0)
 }
 
 // TestFindNeverSettles: a server whose TTFT grows the whole run has no
@@ -136,7 +136,7 @@ func TestFindNeverSettles(t *testing.T) {
 	})
 	st := OfReport(steadyReport(4, ts, 0), InFlight)
 	require.False(t, st.Found)
-	require.Nil(t, st.Metrics)
+	require.Nil(t, st.TTFTP50MS)
 	require.NotNil(t, st.TTFTZ)
 	require.GreaterOrEqual(t, math.Abs(*st.TTFTZ), 1.96)
 	require.Contains(t, *st.Reason, "the median TTFT per bin trends (Mann-Kendall z = ")
@@ -186,7 +186,7 @@ func TestFindOpenLoop(t *testing.T) {
 	require.True(t, st.Found, "%v", reasonOf(st))
 	require.InDelta(t, 20, *st.Target, 0.5, "20 requests/s offered")
 	require.InDelta(t, 20, *st.Achieved, 0.5)
-	require.NotNil(t, st.Metrics.ScheduledTTFTP50MS)
+	require.NotNil(t, st.ScheduledTTFTP50MS)
 
 	// 32 slots of 300 ms serve ~107 requests/s; 200/s are offered.
 	st = OfReport(steadyReport(1000, openLoop(2000, 5, 32, lat), 0), Rate)
