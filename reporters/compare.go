@@ -114,6 +114,7 @@ var comparedMetrics = []struct{ key, name, unit, better string }{
 	{"decode_p50", "decode p50", "tok/s", "higher"},
 	{"prefill_p50", "prefill p50", "tok/s", "higher"},
 	{"throughput", "throughput", "tok/s", "higher"},
+	{"steady_output", "steady window output", "tok/s", "higher"},
 	{"failures", "failures", "requests", "lower"},
 }
 

@@ -130,8 +130,8 @@ func compareRunOf(r *artifact.Report) (compareRun, error) {
 		"decode_p50": m.DecodeTokS.P50, "prefill_p50": m.EffectivePrefillTokS.P50,
 		"throughput": throughputReported(r), "failures": &failed,
 	}
-	if x := r.AnvilGo; x != nil && x.Steady != nil && x.Steady.Metrics != nil {
-		values["steady_output"] = x.Steady.Metrics.OutputTokS
+	if x := r.AnvilGo; x != nil && x.Steady != nil {
+		values["steady_output"] = x.Steady.OutputTokS
 	}
 	return compareRun{doc: doc, values: values}, nil
 }

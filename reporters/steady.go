@@ -12,35 +12,35 @@ import (
 // beside the whole run's value of the same definition.
 var steadyRows = []struct {
 	label, unit   string
-	window, whole func(r *artifact.Report, m *artifact.WindowMetrics) *float64
+	window, whole func(r *artifact.Report, m *artifact.Steady) *float64
 }{
-	{"TTFT p50", "ms", func(_ *artifact.Report, m *artifact.WindowMetrics) *float64 { return m.TTFTP50MS },
-		func(r *artifact.Report, _ *artifact.WindowMetrics) *float64 { return r.Metrics.TTFT.P50 }},
-	{"TTFT p95", "ms", func(_ *artifact.Report, m *artifact.WindowMetrics) *float64 { return m.TTFTP95MS },
-		func(r *artifact.Report, _ *artifact.WindowMetrics) *float64 { return r.Metrics.TTFT.P95 }},
-	{"TTFO p50", "ms", func(_ *artifact.Report, m *artifact.WindowMetrics) *float64 { return m.TTFOP50MS },
-		func(r *artifact.Report, _ *artifact.WindowMetrics) *float64 { return r.Metrics.TimeToFirstOutput.P50 }},
-	{"TPOT p50", "ms", func(_ *artifact.Report, m *artifact.WindowMetrics) *float64 { return m.TPOTP50MS },
-		func(r *artifact.Report, _ *artifact.WindowMetrics) *float64 { return r.Metrics.TPOT.P50 }},
-	{"E2E p50", "ms", func(_ *artifact.Report, m *artifact.WindowMetrics) *float64 { return m.E2EP50MS },
-		func(r *artifact.Report, _ *artifact.WindowMetrics) *float64 { return r.Metrics.E2E.P50 }},
-	{"decode p50", "tok/s", func(_ *artifact.Report, m *artifact.WindowMetrics) *float64 { return m.DecodeTokSP50 },
-		func(r *artifact.Report, _ *artifact.WindowMetrics) *float64 { return r.Metrics.DecodeTokS.P50 }},
-	{"prefill p50", "tok/s", func(_ *artifact.Report, m *artifact.WindowMetrics) *float64 { return m.PrefillTokSP50 },
-		func(r *artifact.Report, _ *artifact.WindowMetrics) *float64 {
+	{"TTFT p50", "ms", func(_ *artifact.Report, m *artifact.Steady) *float64 { return m.TTFTP50MS },
+		func(r *artifact.Report, _ *artifact.Steady) *float64 { return r.Metrics.TTFT.P50 }},
+	{"TTFT p95", "ms", func(_ *artifact.Report, m *artifact.Steady) *float64 { return m.TTFTP95MS },
+		func(r *artifact.Report, _ *artifact.Steady) *float64 { return r.Metrics.TTFT.P95 }},
+	{"TTFO p50", "ms", func(_ *artifact.Report, m *artifact.Steady) *float64 { return m.TTFOP50MS },
+		func(r *artifact.Report, _ *artifact.Steady) *float64 { return r.Metrics.TimeToFirstOutput.P50 }},
+	{"TPOT p50", "ms", func(_ *artifact.Report, m *artifact.Steady) *float64 { return m.TPOTP50MS },
+		func(r *artifact.Report, _ *artifact.Steady) *float64 { return r.Metrics.TPOT.P50 }},
+	{"E2E p50", "ms", func(_ *artifact.Report, m *artifact.Steady) *float64 { return m.E2EP50MS },
+		func(r *artifact.Report, _ *artifact.Steady) *float64 { return r.Metrics.E2E.P50 }},
+	{"decode p50", "tok/s", func(_ *artifact.Report, m *artifact.Steady) *float64 { return m.DecodeTokSP50 },
+		func(r *artifact.Report, _ *artifact.Steady) *float64 { return r.Metrics.DecodeTokS.P50 }},
+	{"prefill p50", "tok/s", func(_ *artifact.Report, m *artifact.Steady) *float64 { return m.PrefillTokSP50 },
+		func(r *artifact.Report, _ *artifact.Steady) *float64 {
 			return r.Metrics.EffectivePrefillTokS.P50
 		}},
-	{"scheduled TTFT p50", "ms", func(_ *artifact.Report, m *artifact.WindowMetrics) *float64 { return m.ScheduledTTFTP50MS },
-		func(r *artifact.Report, _ *artifact.WindowMetrics) *float64 {
+	{"scheduled TTFT p50", "ms", func(_ *artifact.Report, m *artifact.Steady) *float64 { return m.ScheduledTTFTP50MS },
+		func(r *artifact.Report, _ *artifact.Steady) *float64 {
 			if sc := scheduledOf(r); sc != nil {
 				return quantile(sc.ttft, .5)
 			}
 			return nil
 		}},
-	{"output", "tok/s", func(_ *artifact.Report, m *artifact.WindowMetrics) *float64 { return m.OutputTokS },
-		func(r *artifact.Report, _ *artifact.WindowMetrics) *float64 { return throughputReported(r) }},
-	{"completions", "req/s", func(_ *artifact.Report, m *artifact.WindowMetrics) *float64 { return &m.CompletionsPerS },
-		func(r *artifact.Report, _ *artifact.WindowMetrics) *float64 {
+	{"output", "tok/s", func(_ *artifact.Report, m *artifact.Steady) *float64 { return m.OutputTokS },
+		func(r *artifact.Report, _ *artifact.Steady) *float64 { return throughputReported(r) }},
+	{"completions", "req/s", func(_ *artifact.Report, m *artifact.Steady) *float64 { return m.CompletionsPerS },
+		func(r *artifact.Report, _ *artifact.Steady) *float64 {
 			if !(r.WallClockMS > 0) {
 				return nil
 			}
@@ -77,7 +77,7 @@ func steadyWindowLine(r *artifact.Report) string {
 	if line == "" || !r.AnvilGo.Steady.Found {
 		return line
 	}
-	m := r.AnvilGo.Steady.Metrics
+	m := r.AnvilGo.Steady
 	return fmt.Sprintf("%s: output %s tok/s (whole run %s), TTFT p50 %s ms (%s)", line,
 		num(m.OutputTokS), num(throughputReported(r)), num(m.TTFTP50MS), num(r.Metrics.TTFT.P50))
 }
@@ -96,13 +96,13 @@ func writeSteady(buf *bytes.Buffer, r *artifact.Report) error {
 	}
 	fmt.Fprintf(buf, "%s\n", line)
 	st := r.AnvilGo.Steady
-	if !st.Found || st.Metrics == nil {
+	if !st.Found {
 		return nil
 	}
-	m := st.Metrics
+	m := st
 	tw := tabwriter.NewWriter(buf, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "metric\tunit\twindow\twhole run\t\n")
-	fmt.Fprintf(tw, "requests\t\t%d\t%d\t\n", m.Requests, r.Requests)
+	fmt.Fprintf(tw, "requests\t\t%s\t%d\t\n", intOrDash(m.Requests), r.Requests)
 	for _, row := range steadyRows {
 		w := row.window(r, m)
 		if w == nil && row.label == "scheduled TTFT p50" {

@@ -20,8 +20,8 @@ func steadyRun() *artifact.Report {
 	r.Extension().Steady = &artifact.Steady{Found: true, BinMS: 1000, Bins: 75, Load: "in_flight",
 		Target: new(8.0), Achieved: new(7.99), StartMS: new(6000.0), EndMS: new(42000.0),
 		CompletionsZ: new(0.508), TTFTZ: new(1.675),
-		Metrics: &artifact.WindowMetrics{Requests: 716, Succeeded: 716, TTFTP50MS: new(50.1), TTFTP95MS: new(59.2),
-			E2EP50MS: new(400.2), OutputTokS: new(1998.08), CompletionsPerS: 19.98}}
+		Requests: new(716), Succeeded: new(716), TTFTP50MS: new(50.1), TTFTP95MS: new(59.2),
+		E2EP50MS: new(400.2), OutputTokS: new(1998.08), CompletionsPerS: new(19.98)}
 	return r
 }
 
@@ -89,7 +89,7 @@ func TestWriteHTMLSteady(t *testing.T) {
 	}
 	slices.SortFunc(x.Requests, func(a, b artifact.RequestDetail) int { return a.RequestIndex - b.RequestIndex })
 	x.Steady = &artifact.Steady{Found: true, BinMS: 100, Bins: 16, Load: "in_flight", Target: new(4.0), Achieved: new(3.9),
-		StartMS: new(300.0), EndMS: new(900.0), CompletionsZ: new(0.1), TTFTZ: new(-0.2), Metrics: &artifact.WindowMetrics{Requests: 24}}
+		StartMS: new(300.0), EndMS: new(900.0), CompletionsZ: new(0.1), TTFTZ: new(-0.2), Requests: new(24)}
 	page := string(renderHTML(t, r))
 	require.Contains(t, page, `<dt>steady state</dt><dd class="good">steady window 0.3 .. 0.9 s of 1.6 (bins of 100 ms; 3.90 in flight of 4.00; Mann-Kendall z completions 0.100, TTFT -0.200)</dd>`)
 	require.Regexp(t, `<rect class="steady" x="[0-9.]+" y="[0-9.]+" width="[0-9.]+" height="[0-9.]+" fill="#009E73" fill-opacity="0.12"><title>steady window 300 to 900 ms</title></rect>`, page)

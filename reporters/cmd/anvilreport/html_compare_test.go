@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,4 +172,12 @@ func TestSummaryAcrossRuns(t *testing.T) {
 	stdout.Reset()
 	require.Equal(t, 0, run([]string{"summary", a}, &stdout, &stderr))
 	require.NotContains(t, stdout.String(), "== across", "one run has no interval")
+}
+
+// TestCell: four significant digits, never an exponent.
+func TestCell(t *testing.T) {
+	for v, want := range map[float64]string{10624.4: "10624", 52.31: "52.31", 0.0012345: "0.001234", 0: "0.000", -4.3: "-4.300"} {
+		require.Equal(t, want, cell(v), "%v", v)
+	}
+	require.Equal(t, "-", cell(math.NaN()))
 }

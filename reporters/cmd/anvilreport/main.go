@@ -178,7 +178,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if args[0] == "summary" && len(reps) > 1 {
 		var across strings.Builder
-		if err := reporters.WriteAcross(&across, reps, names); err != nil {
+		if err := writeAcross(&across, reps, names); err != nil {
 			fmt.Fprintf(stderr, "anvilreport: summary: %v\n", err)
 			return 1
 		}
