@@ -126,6 +126,14 @@ type Config struct {
 	// (speculative decoding); each step draws from the range, and each step's
 	// tokens are sent in one chunk per kind. {1, 1} is plain decoding.
 	SpecTokens Range
+	// SpecDraftTokens, when positive, is the draft length of speculative
+	// decoding (vLLM's num_speculative_tokens): /metrics then serves vLLM's
+	// vllm:spec_decode_* counters, each decode step drafting this many
+	// tokens and accepting all but one of the tokens it drew from
+	// SpecTokens (the last is the target's own), so the acceptance rate
+	// is (SpecTokens - 1) / SpecDraftTokens exactly for a fixed
+	// SpecTokens. At least SpecTokens.Max - 1. Zero serves none.
+	SpecDraftTokens int
 
 	// TokensPerChunk, when positive, makes every streamed output chunk carry
 	// exactly that many tokens, whatever the decode steps accept (a chunk is
@@ -182,6 +190,20 @@ type Config struct {
 	// MaxBatchTokens, PrefillTokensPerSecond and DecodeStepPerSeq are not
 	// used. See Slots.
 	SlotPrefill time.Duration
+
+	// GPUs, when positive, serves the NVIDIA DCGM exporter's metrics of
+	// that many simulated GPUs at GET /dcgm-exporter/metrics (in the
+	// exporter's own text, gpu_metrics.go): power, the energy counter,
+	// utilization, memory, clock and temperature of each. Every GPU draws
+	// GPUIdleWatts at all times and GPUJoulesPerToken/GPUs for every token
+	// the engine generates, so the energy the counters add up to over any
+	// time is GPUIdleWatts x GPUs x seconds + GPUJoulesPerToken x tokens.
+	// GPUModelName is their modelName label (empty: "NVIDIA H100 80GB
+	// HBM3").
+	GPUs              int
+	GPUIdleWatts      float64
+	GPUJoulesPerToken float64
+	GPUModelName      string
 
 	// IdleTimeout, when positive, is how long the listening servers keep an
 	// idle keep-alive connection before closing it (http.Server.IdleTimeout),
@@ -351,6 +373,10 @@ func (c Config) Validate() error {
 		check{"BlockTokens", c.BlockTokens, c.BlockTokens >= 1, ">= 1"},
 		check{"CacheTokens", c.CacheTokens, c.CacheTokens >= 0, ">= 0"},
 		check{"MaxTraces", c.MaxTraces, c.MaxTraces >= 0, ">= 0"},
+		check{"SpecDraftTokens", c.SpecDraftTokens, c.SpecDraftTokens == 0 || c.SpecDraftTokens >= c.SpecTokens.Max-1, "0 or at least SpecTokens.Max - 1"},
+		check{"GPUs", c.GPUs, c.GPUs >= 0 && c.GPUs <= maxGPUs, fmt.Sprintf("0..%d", maxGPUs)},
+		check{"GPUIdleWatts", c.GPUIdleWatts, c.GPUIdleWatts >= 0 && finite(c.GPUIdleWatts), "a finite power >= 0"},
+		check{"GPUJoulesPerToken", c.GPUJoulesPerToken, c.GPUJoulesPerToken >= 0 && finite(c.GPUJoulesPerToken), "a finite energy >= 0"},
 		check{"TimeScale", c.TimeScale, c.TimeScale > 0 && finite(c.TimeScale), "a finite factor > 0"},
 		c.SpecTokens.check("SpecTokens", 1),
 		c.ReasoningTokens.check("ReasoningTokens", 0),

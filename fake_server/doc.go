@@ -108,7 +108,11 @@
 //	GET  /fake/trace           every Trace as JSON; ?index=N or ?request_id=ID
 //	GET  /metrics              Prometheus text in vLLM V1's names, from the
 //	                           engine's own bookkeeping (running, waiting,
-//	                           KV use, token counters, TTFT and E2E histograms)
+//	                           KV use, token counters, TTFT and E2E histograms;
+//	                           vllm:spec_decode_* with Config.SpecDraftTokens)
+//	GET  /dcgm-exporter/metrics  NVIDIA's DCGM exporter's text for Config.GPUs
+//	                           simulated GPUs: power, energy counter, utilization,
+//	                           memory, clocks (404 without GPUs; gpu_metrics.go)
 //
 // Chat request fields read: model, messages (string or text-part content),
 // stream, stream_options.include_usage, max_tokens, max_completion_tokens

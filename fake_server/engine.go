@@ -235,6 +235,7 @@ func (e *engine) advance(s *seq, end time.Time) {
 		if s.spec.Max > s.spec.Min {
 			k += s.rng.IntN(s.spec.Max - s.spec.Min + 1)
 		}
+		e.speculated(k)
 		e.output(s, end, min(k, e.remaining(s)))
 	}
 }

@@ -22,7 +22,9 @@ const faultSalt = 0x9e3779b97f4a7c15
 // Handler returns the server's routes: GET /v1/models, POST
 // /v1/chat/completions, /v1/responses, /v1/messages, /v1/completions and
 // /v1/embeddings, POST /tokenize (also under /v1), GET /fake/trace, GET
-// /metrics (vLLM's Prometheus names, metrics.go), and, when the Dialect
+// /metrics (vLLM's Prometheus names, metrics.go), GET
+// /dcgm-exporter/metrics (the GPUs', gpu_metrics.go; 404 without
+// Config.GPUs), and, when the Dialect
 // serves them, GET /props, GET /api/ps and POST /api/show (404 otherwise).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -35,6 +37,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/tokenize", s.serveTokenize)
 	mux.HandleFunc("GET /fake/trace", s.serveTrace)
 	mux.HandleFunc("GET "+metricsPath, s.serveMetrics)
+	mux.HandleFunc("GET "+dcgmPath, s.serveDCGM)
 	mux.HandleFunc("GET /props", s.serveProps)
 	mux.HandleFunc("GET /api/ps", s.serveOllamaPS)
 	mux.HandleFunc("POST /api/show", s.serveOllamaShow)

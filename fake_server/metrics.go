@@ -97,6 +97,36 @@ type statsSnapshot struct {
 	queries, hits    int64
 	successes        int64
 	ttft, e2e        histogram
+	spec             specCounts
+}
+
+// specCounts are the speculative-decoding counters (Config.SpecDraftTokens).
+type specCounts struct {
+	drafts, draftTokens, accepted int64
+	perPos                        []int64 // accepted tokens by draft position
+}
+
+// speculated counts a decode step that drew k tokens: one draft of
+// SpecDraftTokens tokens, of which the k-1 before the target's own are
+// accepted, at positions 0..k-2.
+func (e *engine) speculated(k int) {
+	d := e.cfg.SpecDraftTokens
+	if d <= 0 {
+		return
+	}
+	acc := min(max(k-1, 0), d)
+	e.stats.mu.Lock()
+	sc := &e.stats.spec
+	if sc.perPos == nil {
+		sc.perPos = make([]int64, d)
+	}
+	sc.drafts++
+	sc.draftTokens += int64(d)
+	sc.accepted += int64(acc)
+	for j := range acc {
+		sc.perPos[j]++
+	}
+	e.stats.mu.Unlock()
 }
 
 func newEngineStats() *engineStats {
@@ -160,7 +190,8 @@ func (s *Server) serveMetrics(w http.ResponseWriter, _ *http.Request) {
 	st.mu.Lock()
 	v := statsSnapshot{created: st.created, running: st.running, waiting: st.waiting, kvTokens: st.kvTokens,
 		prompt: st.prompt, gen: st.gen, queries: st.queries, hits: st.hits, successes: st.successes,
-		ttft: st.ttft.clone(), e2e: st.e2e.clone()}
+		ttft: st.ttft.clone(), e2e: st.e2e.clone(),
+		spec: specCounts{drafts: st.spec.drafts, draftTokens: st.spec.draftTokens, accepted: st.spec.accepted, perPos: append([]int64(nil), st.spec.perPos...)}}
 	st.mu.Unlock()
 	v.waiting += incoming // submitted, not yet seen by the engine
 
@@ -183,6 +214,19 @@ func (s *Server) serveMetrics(w http.ResponseWriter, _ *http.Request) {
 	m.counter("vllm:request_success", "Count of successfully processed requests.", float64(v.successes), created)
 	m.histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", &v.ttft, created)
 	m.histogram("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", &v.e2e, created)
+	if d := s.cfg.SpecDraftTokens; d > 0 {
+		m.counter("vllm:spec_decode_num_drafts", "Number of spec decoding drafts.", float64(v.spec.drafts), created)
+		m.counter("vllm:spec_decode_num_draft_tokens", "Number of draft tokens.", float64(v.spec.draftTokens), created)
+		m.counter("vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.", float64(v.spec.accepted), created)
+		m.head("vllm:spec_decode_num_accepted_tokens_per_pos_total", "counter", "Accepted tokens per draft position.")
+		for j := range d {
+			n := int64(0)
+			if j < len(v.spec.perPos) {
+				n = v.spec.perPos[j]
+			}
+			m.sample("vllm:spec_decode_num_accepted_tokens_per_pos_total", fmt.Sprintf(`,position="%d"`, j), float64(n))
+		}
+	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	_, _ = io.WriteString(w, b.String())
 }

@@ -40,6 +40,9 @@ type Server struct {
 	started bool
 	closed  bool
 	client  *http.Client
+
+	gpuMu   sync.Mutex
+	gpuLast gpuScrape // the DCGM endpoint's last scrape (gpu_metrics.go)
 }
 
 // New returns a started Server (loopback socket and in-memory transport).

@@ -156,5 +156,6 @@ func (e *engine) slotStep(s *seq, t time.Time) {
 	if s.spec.Max > s.spec.Min {
 		k += s.rng.IntN(s.spec.Max - s.spec.Min + 1)
 	}
+	e.speculated(k)
 	e.output(s, t, min(k, e.remaining(s)))
 }
