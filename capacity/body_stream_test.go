@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/anvilbench/anvil/capacity/internal/client"
 	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 )
 
@@ -67,7 +68,7 @@ func TestStreamedBodyBytes(t *testing.T) {
 		}
 	}
 	shapes = append(shapes, shape{name: "sampled contexts", w: Workload{Requests: 40, Warmup: 2, Seed: 7}})
-	enc, err := newRequestEncoder(Target{Model: "m", ExtraBody: map[string]any{"ignore_eos": true}}, Workload{MaxTokens: 64})
+	enc, err := newRequestEncoder(client.ChatCompletions, Target{Model: "m", ExtraBody: map[string]any{"ignore_eos": true}}, Workload{MaxTokens: 64})
 	require.NoError(t, err)
 	checked := 0
 	for _, s := range shapes {
@@ -135,7 +136,7 @@ func TestStreamedBodyBytes(t *testing.T) {
 func TestStreamedBodyReaders(t *testing.T) {
 	p, err := newPlan(Workload{Requests: 2, ContextTokens: 4096, PromptCacheMode: promptCacheUnique, RequestCanaries: true}, 1<<20, defaultMargin, "n0nce")
 	require.NoError(t, err)
-	enc, err := newRequestEncoder(Target{Model: "m"}, Workload{MaxTokens: 64})
+	enc, err := newRequestEncoder(client.ChatCompletions, Target{Model: "m"}, Workload{MaxTokens: 64})
 	require.NoError(t, err)
 	prompt, err := p.AppendPrompt(nil, 1)
 	require.NoError(t, err)
@@ -204,7 +205,7 @@ func BenchmarkStreamedBody(b *testing.B) {
 		b.Run(fmt.Sprintf("ctx=262144/%s", mode), func(b *testing.B) {
 			p, err := newPlan(Workload{Requests: 64, ContextTokens: 262144, PromptCacheMode: mode, RequestCanaries: true}, 1048576, defaultMargin, "0123456789abcdef")
 			require.NoError(b, err)
-			enc, err := newRequestEncoder(Target{Model: "m"}, Workload{MaxTokens: 64})
+			enc, err := newRequestEncoder(client.ChatCompletions, Target{Model: "m"}, Workload{MaxTokens: 64})
 			require.NoError(b, err)
 			buf := make([]byte, 32<<10)
 			first, err := p.measuredBody(enc, 0)

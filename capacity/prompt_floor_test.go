@@ -100,7 +100,7 @@ func TestWarmupSkipsPromptFloor(t *testing.T) {
 		cfg.Checks.Window = plan.MaxModelLen
 		cl, err := client.New(cfg)
 		require.NoError(t, err)
-		enc, err := newRequestEncoder(tg, w)
+		enc, err := newRequestEncoder(client.ChatCompletions, tg, w)
 		require.NoError(t, err)
 		r := &runner{plan: plan, cl: cl, enc: enc, concurrency: 1}
 		warm := r.one(t.Context(), 0, true, nil, nil, false)

@@ -82,12 +82,12 @@ func sizePrompts(ctx context.Context, p *plan, t Target, cl *client.Client, wind
 	}
 	one := p.Workload
 	one.MaxTokens = 1
-	enc, err := newRequestEncoder(t, one)
+	enc, err := newRequestEncoder(cl.Dialect(), t, one)
 	if err != nil {
 		return err
 	}
 	s := &sizer{plan: p, cl: cl, enc: enc, window: window, minChars: make([]int, p.Len()),
-		bodies: &sourceBodies{target: t, w: one, plan: p}}
+		bodies: &sourceBodies{dialect: cl.Dialect(), target: t, w: one, plan: p}}
 	warmTail := 0
 	for k := range p.Warmups {
 		warmTail = max(warmTail, p.tailLen(k, true))

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/client"
 	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 )
 
@@ -170,17 +171,17 @@ func TestSecretNeverRecorded(t *testing.T) {
 // written as the reference writes it, and the artifact records it as sent
 // without a request.
 func TestDefaultTemperatureBytes(t *testing.T) {
-	enc, err := newRequestEncoder(Target{Model: "m"}, Workload{MaxTokens: 64})
+	enc, err := newRequestEncoder(client.ChatCompletions, Target{Model: "m"}, Workload{MaxTokens: 64})
 	require.NoError(t, err)
 	require.Contains(t, string(enc.AppendBody(nil, []byte("p"))), `"temperature":0.0`)
-	enc, err = newRequestEncoder(Target{Model: "m"}, Workload{MaxTokens: 64, Temperature: new(0.7)})
+	enc, err = newRequestEncoder(client.ChatCompletions, Target{Model: "m"}, Workload{MaxTokens: 64, Temperature: new(0.7)})
 	require.NoError(t, err)
 	require.Contains(t, string(enc.AppendBody(nil, []byte("p"))), `"temperature":0.7`, "an explicit temperature wins")
 	require.Equal(t, artifact.SamplingField{Sent: true, EffectiveRequest: new(0.0)}, temperatureField(nil))
 }
 
 func BenchmarkAppendBody(b *testing.B) {
-	enc, err := newRequestEncoder(Target{Model: "m", ExtraBody: map[string]any{"ignore_eos": true}}, Workload{MaxTokens: 64, Temperature: new(0.9)})
+	enc, err := newRequestEncoder(client.ChatCompletions, Target{Model: "m", ExtraBody: map[string]any{"ignore_eos": true}}, Workload{MaxTokens: 64, Temperature: new(0.9)})
 	require.NoError(b, err)
 	plan, err := newPlan(Workload{Requests: 1, ContextTokens: 65536}, 131072, defaultMargin, "")
 	require.NoError(b, err)

@@ -116,13 +116,13 @@ func run(ctx context.Context, t Target, w Workload, sec *client.Secrets) (*artif
 		return nil, err
 	}
 	plan.Workload.Concurrency, w.Concurrency = concurrency, concurrency
-	enc, err := newRequestEncoder(t, plan.Workload)
-	if err != nil {
-		return nil, err
-	}
 	cfg := clientConfig(t, plan.Workload, hc, key)
 	cfg.Checks.Window, cfg.Checks.WindowFrom = disc.TruncationWindow, disc.TruncationWindowFrom()
 	cl, err := client.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	enc, err := newRequestEncoder(cfg.Dialect, t, plan.Workload)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func run(ctx context.Context, t Target, w Workload, sec *client.Secrets) (*artif
 		plan: plan, cl: cl, enc: enc, concurrency: w.Concurrency,
 		maxFailures: w.MaxFailures, duration: w.Duration, scheduled: schedule != nil, keepGoing: w.KeepGoing, feed: feed,
 		stallRule: stallRule(w),
-		bodies:    &sourceBodies{target: t, w: plan.Workload, plan: plan, window: disc.TruncationWindow},
+		bodies:    &sourceBodies{dialect: cfg.Dialect, target: t, w: plan.Workload, plan: plan, window: disc.TruncationWindow},
 		owned:     sh.indexes(plan.Len()),
 	}
 	var shard *artifact.Shard
@@ -247,10 +247,12 @@ func NewConnectionRule(base http.RoundTripper) http.RoundTripper {
 
 // clientConfig is the configuration of the client of a run against t
 // (resolved, its model known) with the resolved workload w, sending over
-// hc with the bearer token key: the contracts of w, no truncation window.
+// hc with the credential key: chat completions, the contracts of w, no
+// truncation window.
 func clientConfig(t Target, w Workload, hc *http.Client, key string) client.Config {
 	return client.Config{
 		BaseURL: t.BaseURL, HTTPClient: hc, Header: t.Headers, APIKey: key, Secrets: t.secrets(key),
+		Dialect: client.ChatCompletions,
 		Timeout: w.Timeout, StallTimeout: w.StallTimeout,
 		Checks: client.Checks{Canaries: w.RequestCanaries, Seed: w.Seed, Words: w.ResponseWords,
 			Policy: string(w.ControlledOutputPolicy), MaxTokens: w.MaxTokens},

@@ -1,7 +1,6 @@
 package capacity
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -24,14 +23,15 @@ func (s planSource) Request(_ context.Context, i int) (Request, error) {
 }
 
 // sourceBodies builds the bodies of the requests a Workload.Source
-// describes: the run's fixed fields (bodyFields) with the request's
+// describes: the run's fixed fields (requestOf) with the request's
 // max_tokens and body fields over them, and its messages, or a prompt of
 // the plan's layout for its planned tokens.
 type sourceBodies struct {
-	target Target   // resolved, Model filled in
-	w      Workload // resolved
-	plan   *plan
-	window int // the window the server serves; 0: unknown
+	dialect client.Dialect
+	target  Target   // resolved, Model filled in
+	w       Workload // resolved
+	plan    *plan
+	window  int // the window the server serves; 0: unknown
 }
 
 // overWindowError is a source's request planned at or above the window
@@ -63,8 +63,8 @@ func (b *sourceBodies) build(i int, req Request) (sourceBody, error) {
 	if maxTokens < 1 || maxTokens > maxMaxTokens {
 		return sourceBody{}, fmt.Errorf("capacity: Workload.Source: request %d: MaxTokens %d must be 0 (the workload's) or in 1..%d", i, req.MaxTokens, maxMaxTokens)
 	}
-	fields := bodyFields(b.target, b.w)
-	fields["max_tokens"] = maxTokens
+	r := requestOf(b.target, b.w)
+	r.MaxTokens = maxTokens
 	for _, k := range slices.Sorted(maps.Keys(req.Body)) {
 		if owner, ok := reservedBodyFields[k]; ok {
 			return sourceBody{}, fmt.Errorf("capacity: Workload.Source: request %d: body field %q is set by %s and may not be overridden", i, k, owner)
@@ -72,14 +72,14 @@ func (b *sourceBodies) build(i int, req Request) (sourceBody, error) {
 		if !json.Valid(req.Body[k]) {
 			return sourceBody{}, fmt.Errorf("capacity: Workload.Source: request %d: body field %q is not valid JSON", i, k)
 		}
-		fields[k] = req.Body[k]
+		r.Extra[k] = req.Body[k]
 	}
 	planned := max(req.PromptTokens, 0)
-	msgs := make([]wireMessage, 0, max(len(req.Messages), 1))
+	r.Messages = make([]client.Message, 0, max(len(req.Messages), 1))
 	chars := 0
 	if req.Messages != nil {
 		for _, m := range req.Messages {
-			msgs = append(msgs, wireMessage{Content: m.Content, Role: m.Role})
+			r.Messages = append(r.Messages, client.Message{Role: m.Role, Content: m.Content})
 			chars += len(m.Content)
 		}
 	} else {
@@ -98,35 +98,17 @@ func (b *sourceBodies) build(i int, req Request) (sourceBody, error) {
 		if err != nil {
 			return sourceBody{}, err
 		}
-		msgs = append(msgs, wireMessage{Content: string(prompt), Role: "user"})
+		r.Messages = append(r.Messages, client.Message{Role: "user", Content: string(prompt)})
 		chars = len(prompt)
 	}
-	// {"messages":[...], then the other fields sorted, as the plan's bodies.
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	buf.WriteString(`{"messages":`)
-	if err := enc.Encode(msgs); err != nil {
-		return sourceBody{}, err
-	}
-	buf.Truncate(buf.Len() - 1) // the encoder's newline
-	var rest bytes.Buffer
-	renc := json.NewEncoder(&rest)
-	renc.SetEscapeHTML(false)
-	if err := renc.Encode(fields); err != nil {
+	// The conversation, then the other fields, as the plan's bodies.
+	head, tail, err := b.dialect.Encode(&r)
+	if err != nil {
 		return sourceBody{}, fmt.Errorf("capacity: Workload.Source: request %d: the body does not encode as JSON: %w", i, err)
 	}
-	buf.WriteByte(',')
-	buf.Write(bytes.TrimSpace(rest.Bytes())[1:])
 	bb := &client.Buffer{}
-	bb.Set(append(bb.Reset(), buf.Bytes()...))
+	bb.Set(append(append(bb.Reset(), head...), tail...))
 	return sourceBody{body: bb, planned: planned, maxTokens: maxTokens, chars: chars}, nil
-}
-
-// wireMessage is a chat message as the request body writes it.
-type wireMessage struct {
-	Content string `json:"content"`
-	Role    string `json:"role"`
 }
 
 // blockPrompt is the planned prompt of request i opening with req's

@@ -104,12 +104,9 @@ func newTokenizer(cl *client.Client, rawURL string, shape tokenizeShape, t Targe
 		tk.chat = true
 		tk.chatHead = fmt.Appendf(nil, `{"model":%s,"messages":`, model)
 		tk.chatTail = []byte(`,"add_generation_prompt":true`)
-		if kw, ok := bodyFields(t, w)["chat_template_kwargs"]; ok {
-			b, err := json.Marshal(kw)
-			if err != nil {
-				return nil, err
-			}
-			tk.chatTail = fmt.Appendf(tk.chatTail, `,"chat_template_kwargs":%s`, b)
+		if r := requestOf(t, w); r.ReasoningEffort == "" && r.Thinking != nil {
+			// The chat requests' chat_template_kwargs (client.ChatCompletions).
+			tk.chatTail = fmt.Appendf(tk.chatTail, `,"chat_template_kwargs":{"enable_thinking":%t}`, *r.Thinking)
 		}
 		tk.chatTail = append(tk.chatTail, '}')
 		tk.head = append(slices.Clip(tk.chatHead), `[{"role":"user","content":`...)
@@ -152,6 +149,10 @@ func (tk *tokenizer) count(ctx context.Context, prompt []byte) (int, error) {
 // countMessages returns a chat form's count of a conversation, template
 // included; tk.chat must be set.
 func (tk *tokenizer) countMessages(ctx context.Context, msgs []Message) (int, error) {
+	type wireMessage struct { // as the chat requests write a message
+		Content string `json:"content"`
+		Role    string `json:"role"`
+	}
 	wire := make([]wireMessage, len(msgs))
 	for i, m := range msgs {
 		wire[i] = wireMessage{Role: m.Role, Content: m.Content}

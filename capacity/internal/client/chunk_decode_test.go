@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/anvilbench/anvil/capacity/internal/chunk"
 	"github.com/anvilbench/anvil/capacity/internal/chunk/legacychunk"
 )
 
@@ -39,7 +40,7 @@ type decoded struct {
 	Content   []string
 	Reasoning []bool
 	Finish    []string
-	Usage     usageSeen
+	Usage     Usage
 	Error     string
 }
 
@@ -55,9 +56,9 @@ func decodeLegacyChunk(data []byte) decoded {
 		d.Finish = append(d.Finish, string(ch.FinishReason))
 	}
 	if u := c.Usage; u != nil {
-		d.Usage = usageSeen{present: true, prompt: u.PromptTokens, completion: u.CompletionTokens, total: u.TotalTokens}
+		d.Usage = Usage{Present: true, Prompt: u.PromptTokens, Completion: u.CompletionTokens, Total: u.TotalTokens}
 		if u.PromptTokensDetails != nil {
-			d.Usage.cachedToks = u.PromptTokensDetails.CachedTokens
+			d.Usage.Cached = u.PromptTokensDetails.CachedTokens
 		}
 	}
 	if len(c.Error) > 0 && !bytes.Equal(c.Error, []byte("null")) {
@@ -66,8 +67,8 @@ func decodeLegacyChunk(data []byte) decoded {
 	return d
 }
 
-func decodeNewChunk(dec *chunkDecoder, data []byte) decoded {
-	c, err := dec.decode(data)
+func decodeNewChunk(dec *chunk.Decoder, data []byte) decoded {
+	c, err := decodeChunk(dec, data)
 	if err != nil {
 		return decoded{Err: err.Error()}
 	}
@@ -91,7 +92,7 @@ func decodeNewChunk(dec *chunkDecoder, data []byte) decoded {
 // types of the decoder ("... into Go struct field streamChunk.choices of
 // type capacity.chunkChoice"), which differ between the two: only the part
 // before " into Go " (the JSON value met) is compared.
-var cmpDecoded = cmp.Options{cmp.AllowUnexported(usageSeen{}, wireInt{}), cmp.FilterPath(func(p cmp.Path) bool {
+var cmpDecoded = cmp.Options{cmp.AllowUnexported(Usage{}, Count{}), cmp.FilterPath(func(p cmp.Path) bool {
 	return p.Last().String() == ".Err"
 }, cmp.Transformer("jsonTypeError", func(s string) string {
 	before, _, _ := strings.Cut(s, " into Go ")
@@ -128,7 +129,7 @@ func chunkSeeds(t testing.TB) []string {
 // TestChunkDecodingAsBefore: every payload of the transcripts and the
 // seeds decodes as the client decoded it before.
 func TestChunkDecodingAsBefore(t *testing.T) {
-	var dec chunkDecoder
+	var dec chunk.Decoder
 	seeds := chunkSeeds(t)
 	require.Greater(t, len(seeds), 40)
 	for _, s := range seeds {
@@ -145,7 +146,7 @@ func FuzzChunkDecodingAsBefore(f *testing.F) {
 	for _, s := range chunkSeeds(f) {
 		f.Add([]byte(s))
 	}
-	var dec chunkDecoder
+	var dec chunk.Decoder
 	f.Fuzz(func(t *testing.T, data []byte) {
 		want := decodeLegacyChunk(data)
 		got := decodeNewChunk(&dec, data)

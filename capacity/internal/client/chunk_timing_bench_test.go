@@ -12,7 +12,7 @@ import (
 const streamChunks = 1000
 
 // BenchmarkChunkApply measures the per-chunk path, one op per output
-// chunk: streamResult.apply of a decoded content chunk, with and without
+// chunk: streamResult.apply of a decoded content chunk's Event, with and without
 // the worker's itl.Stream attached. The difference of the two is what
 // chunk timing adds per chunk; allocs/op must be 0 for both (the Stream is
 // reset every streamChunks chunks, as a worker reuses it per request).
@@ -25,13 +25,12 @@ func BenchmarkChunkApply(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			var (
-				dec   chunkDecoder
 				timer = NewChunkTimer(itl.DefaultStallRule())
 				ex    Exchange
+				ev    Event
 			)
 			data := []byte(`{"choices":[{"delta":{"content":"ab"}}]}`)
-			chunk, err := dec.decode(data)
-			if err != nil {
+			if err := ChatCompletions.NewDecoder().Decode(nil, data, &ev); err != nil {
 				b.Fatal(err)
 			}
 			origin := time.Now()
@@ -49,7 +48,8 @@ func BenchmarkChunkApply(b *testing.B) {
 					reset()
 				}
 				n++
-				ex.stream.apply(chunk, data, origin.Add(time.Duration(n)*time.Millisecond))
+				ev.At = origin.Add(time.Duration(n) * time.Millisecond)
+				ex.stream.apply(&ev)
 			}
 		})
 	}
@@ -75,12 +75,15 @@ func BenchmarkReadStreamChunks(b *testing.B) {
 			b.ReportAllocs()
 			timer := NewChunkTimer(itl.DefaultStallRule())
 			origin := time.Now()
+			dec := ChatCompletions.NewDecoder() // reused, as the client's pool does
+			var ex Exchange
 			for b.Loop() {
-				var ex Exchange
+				ex = Exchange{}
 				if withGaps {
 					timer.Begin(&ex, origin)
 				}
-				readStream(newTrackedBody(strings.NewReader(body), nil), &ex.stream)
+				dec.Reset()
+				readStream(newTrackedBody(strings.NewReader(body), nil), &ex.stream, dec)
 				if ex.stream.contentChunks != streamChunks {
 					b.Fatalf("read %d chunks, want %d", ex.stream.contentChunks, streamChunks)
 				}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -13,14 +14,15 @@ import (
 // makes it from a run's Target and Workload; the client knows neither.
 type Config struct {
 	// BaseURL is the API root as users write it ("http://host:8000/v1",
-	// no trailing slash): the streamed requests go to BaseURL +
-	// "/chat/completions", the connection warm-up's to BaseURL + "/models".
+	// no trailing slash): the measured requests go to BaseURL +
+	// Dialect.Path(), the connection warm-up's to BaseURL + "/models".
 	BaseURL string
 	// HTTPClient sends every request. A run's goes through the connection
 	// rule (WithConnectionRule), whose state Rule reports.
 	HTTPClient *http.Client
 	// Header holds the headers every request carries (Target.Headers); it
-	// is copied. APIKey, when not empty, is sent as the bearer token.
+	// is copied. APIKey, when not empty, is the credential: the dialect's
+	// header of the measured requests, the bearer token of the others.
 	Header http.Header
 	APIKey string
 	// Secrets are scrubbed from every message the client writes (see
@@ -33,6 +35,9 @@ type Config struct {
 	Timeout, StallTimeout time.Duration
 	// Checks are the response contracts Evaluate applies.
 	Checks Checks
+	// Dialect is what the measured requests speak: their route, headers,
+	// bodies and the decoding of their answers (nil: ChatCompletions).
+	Dialect Dialect
 }
 
 // A Client sends the requests of one run and turns each answer into a
@@ -40,12 +45,19 @@ type Config struct {
 // one request lives in its Exchange.
 type Client struct {
 	hc      *http.Client
-	tmpl    *http.Request // method, URL and headers of every streamed request
+	dialect Dialect
+	tmpl    *http.Request // method, URL and headers of every measured request
 	base    http.Header   // Config.Header and the credential: every unmeasured request's
 	timeout time.Duration
 	stall   time.Duration // 0: no stall limit below timeout
 	secrets Secrets       // scrubbed from every message (Exchange.fail)
 	checks  Checks
+	// decoders holds the decoders no request is reading, made by the
+	// dialect and reused from one request to the next: at most as many as
+	// requests were ever in flight at once, never dropped (a sync.Pool
+	// empties at every GC, and their buffers would grow again).
+	decMu    sync.Mutex
+	decoders []Decoder
 
 	modelsURL string // GET {BaseURL}/models: the connection warm-up's request
 }
@@ -53,8 +65,12 @@ type Client struct {
 // New returns the client of cfg. Its one error is a base URL no request
 // can be made for.
 func New(cfg Config) (*Client, error) {
+	d := cfg.Dialect
+	if d == nil {
+		d = ChatCompletions
+	}
 	base := strings.TrimRight(cfg.BaseURL, "/")
-	tmpl, err := http.NewRequest(http.MethodPost, base+"/chat/completions", nil)
+	tmpl, err := http.NewRequest(http.MethodPost, base+d.Path(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("capacity: Target.BaseURL: %w", UnwrapURLError(err))
 	}
@@ -64,19 +80,19 @@ func New(cfg Config) (*Client, error) {
 			header.Add(k, v)
 		}
 	}
-	if cfg.APIKey != "" {
-		header.Set("Authorization", "Bearer "+cfg.APIKey)
-	}
 	tmpl.Header = header.Clone()
-	tmpl.Header.Set("Content-Type", "application/json")
-	tmpl.Header.Set("Accept", eventStreamType)
+	tmpl.Header.Set("Content-Type", jsonType)
+	d.Header(tmpl.Header, cfg.APIKey)
+	if cfg.APIKey != "" {
+		header.Set("Authorization", "Bearer "+cfg.APIKey) // the unmeasured requests' credential
+	}
 	if tmpl.Header.Get("Accept-Encoding") == "" {
 		// An uncompressed stream: a compressor on the server buffers events,
 		// which would delay their arrival stamps (Go's transport otherwise
 		// asks for gzip on its own). Config.Header may still ask for one.
 		tmpl.Header.Set("Accept-Encoding", "identity")
 	}
-	c := &Client{hc: cfg.HTTPClient, tmpl: tmpl, base: header, timeout: cfg.Timeout, secrets: cfg.Secrets,
+	c := &Client{hc: cfg.HTTPClient, dialect: d, tmpl: tmpl, base: header, timeout: cfg.Timeout, secrets: cfg.Secrets,
 		checks: cfg.Checks, modelsURL: base + "/models"}
 	if c.hc == nil {
 		c.hc = http.DefaultClient
@@ -86,6 +102,32 @@ func New(cfg Config) (*Client, error) {
 	}
 	return c, nil
 }
+
+// takeDecoder returns a decoder ready for an answer; giveDecoder takes it
+// back once the answer is read.
+func (c *Client) takeDecoder() Decoder {
+	c.decMu.Lock()
+	var dec Decoder
+	if n := len(c.decoders); n > 0 {
+		dec, c.decoders = c.decoders[n-1], c.decoders[:n-1]
+	}
+	c.decMu.Unlock()
+	if dec == nil {
+		dec = c.dialect.NewDecoder()
+	}
+	dec.Reset()
+	return dec
+}
+
+// giveDecoder gives back a decoder takeDecoder returned.
+func (c *Client) giveDecoder(dec Decoder) {
+	c.decMu.Lock()
+	c.decoders = append(c.decoders, dec)
+	c.decMu.Unlock()
+}
+
+// Dialect is what the client's measured requests speak (Config.Dialect).
+func (c *Client) Dialect() Dialect { return c.dialect }
 
 // Scrub returns text without any of the client's secrets (Config.Secrets).
 func (c *Client) Scrub(text string) string { return c.secrets.Scrub(text) }
@@ -100,9 +142,9 @@ func (c *Client) NewRequest(ctx context.Context, method, url string, body io.Rea
 		return nil, err
 	}
 	req.Header = c.base.Clone()
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", jsonType)
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", jsonType)
 	}
 	return req, nil
 }

@@ -5,10 +5,26 @@
 //
 // A Client is made from a Config, its own small configuration: the base
 // URL, the HTTP client (under the ConnectionRule of
-// capacity/PROTOCOL.md#connection-rule), the headers and the bearer
-// token, the Secrets to scrub from every message, the request and stall
-// timeouts, and the Checks (the response contracts). It knows nothing of
-// a Workload or a Target.
+// capacity/PROTOCOL.md#connection-rule), the headers and the credential,
+// the Secrets to scrub from every message, the request and stall
+// timeouts, the Checks (the response contracts) and the Dialect. It knows
+// nothing of a Workload or a Target.
+//
+// # Dialects
+//
+// A Dialect is what a request speaks: its route below the base URL, its
+// headers (the media type asked for, the credential in the API's own
+// header), the body it writes from a Request (the model, max tokens,
+// sampling, thinking control and extra fields, in no API's words, around
+// a prompt the caller streams), whether its answer streams, and a Decoder
+// of the answer's events. Every event, whatever its wire form (an SSE
+// event's name and data, or one JSON body), becomes an Event: visible
+// content, reasoning, finish reasons, usage, the server's timings, an
+// error, the end; each stamped with its arrival. The client does the rest
+// the same way for every dialect: the clock, the limits, the framing, the
+// bounded capture, the chunk gaps, the usage check, the failure classes.
+// ChatCompletions is the dialect of OpenAI's streamed chat completions,
+// decoded without allocating (package chunk).
 //
 // One request goes:
 //
@@ -21,12 +37,13 @@
 // Send takes t0 immediately before the request is issued and keeps it
 // when the connection rule sends the request again; it stamps every
 // stream event with the monotonic time of the read that completed it,
-// before decoding it; it bounds the request by Config.Timeout and the
-// stream's silences by Config.StallTimeout, decodes a compressed body as
-// it arrives, and records the connection's phases (Exchange.Phases). A
-// body is any Body: the engine streams its prompts from shared pieces, a
-// Buffer holds one in memory, an Encoder writes the fixed fields of a
-// run's bodies once around each JSON-quoted prompt.
+// before decoding it with the dialect's Decoder; it bounds the request by
+// Config.Timeout and the stream's silences by Config.StallTimeout,
+// decodes a compressed body as it arrives, and records the connection's
+// phases (Exchange.Phases). A body is any Body: the engine streams its
+// prompts from shared pieces, a Buffer holds one in memory, an Encoder
+// writes the fixed fields of a run's bodies once, in a dialect, around
+// each JSON-quoted prompt.
 //
 // Evaluate applies the protocol's derivations and contracts
 // (capacity/PROTOCOL.md#timings): usage is checked before anything is

@@ -148,10 +148,10 @@ func (k Checks) evaluate(index, planned int, promptFloor bool, ex *Exchange) (*a
 // its messages do not claim a cut. window 0 skips the window rules.
 func checkPromptTokens(ex *Exchange, planned, window int, from WindowOrigin) {
 	u := ex.stream.usage
-	if !u.prompt.ok {
+	if !u.Prompt.ok {
 		return
 	}
-	p := u.prompt.v
+	p := u.Prompt.v
 	floor := MinPromptTokenFraction * float64(planned)
 	if p == int64(planned) {
 		window = 0 // counted as planned: no window cut it
@@ -166,12 +166,12 @@ func checkPromptTokens(ex *Exchange, planned, window int, from WindowOrigin) {
 	case window > 0 && p >= int64(window):
 		ex.fail(artifact.FailureStreamValidation, ErrorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d is at or above the context window of %d tokens %s for a planned context of %d tokens: the server cut the prompt to its window",
 			p, window, from, planned)
-	case window > 0 && u.completion.ok && p+u.completion.v > int64(window) && from.Declared:
+	case window > 0 && u.Completion.ok && p+u.Completion.v > int64(window) && from.Declared:
 		ex.fail(artifact.FailureStreamValidation, ErrorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d + completion_tokens %d exceed the context window of %d tokens %s: the server does not serve that window (it cut the prompt, or Target.MaxModelLen is not its window)",
-			p, u.completion.v, window, from)
-	case window > 0 && u.completion.ok && p+u.completion.v > int64(window):
+			p, u.Completion.v, window, from)
+	case window > 0 && u.Completion.ok && p+u.Completion.v > int64(window):
 		ex.fail(artifact.FailureStreamValidation, ErrorTypePromptTruncated, "prompt truncated: usage.prompt_tokens %d + completion_tokens %d exceed the context window of %d tokens %s: the server cut the prompt to fit its window",
-			p, u.completion.v, window, from)
+			p, u.Completion.v, window, from)
 	}
 }
 
@@ -264,17 +264,17 @@ func rowFromExchange(index, planned int, ex *Exchange) *artifact.TimingRow {
 	}
 	r.GenerationMS = r.E2EMS - r.TimeToFirstOutputMS
 	r.VisibleGenerationMS = r.E2EMS - r.TTFTMS
-	if s.usage.prompt.ok {
-		p := int(s.usage.prompt.v)
+	if s.usage.Prompt.ok {
+		p := int(s.usage.Prompt.v)
 		r.PromptTokens = &p
 		if r.TimeToFirstOutputMS > 0 {
 			v := float64(p) / (r.TimeToFirstOutputMS / 1000)
 			r.EffectivePrefillTokS = &v
 		}
 	}
-	if s.usage.completion.ok {
+	if s.usage.Completion.ok {
 		r.OutputTokenSource = artifact.SourceUsage
-		out := int(s.usage.completion.v)
+		out := int(s.usage.Completion.v)
 		r.OutputTokens = &out
 		if decode := out - 1; decode > 0 && r.GenerationMS > 0 {
 			rate := float64(decode) / (r.GenerationMS / 1000)
@@ -326,11 +326,11 @@ func failureFromExchange(index, planned int, ex *Exchange, row *artifact.TimingR
 		}
 		md.FinishReasons = append(md.FinishReasons, fr)
 	}
-	if s.usage.completion.ok {
+	if s.usage.Completion.ok {
 		md.OutputTokenSource = artifact.SourceUsage
 	}
-	if s.usage.present {
-		md.Usage = &artifact.Usage{PromptTokens: wireIntPtr(s.usage.prompt), CompletionTokens: wireIntPtr(s.usage.completion), TotalTokens: wireIntPtr(s.usage.total)}
+	if s.usage.Present {
+		md.Usage = &artifact.Usage{PromptTokens: wireIntPtr(s.usage.Prompt), CompletionTokens: wireIntPtr(s.usage.Completion), TotalTokens: wireIntPtr(s.usage.Total)}
 	}
 	f.ResponseMetadata = md
 	return f
@@ -361,7 +361,7 @@ func cutRunes(s string, n int) (string, bool) {
 	return s, false
 }
 
-func wireIntPtr(n wireInt) *int {
+func wireIntPtr(n Count) *int {
 	if !n.ok {
 		return nil
 	}

@@ -12,8 +12,8 @@ import (
 )
 
 // One request from its body to its timing row: an Encoder writes the
-// run's fixed fields around the prompt, Send sends it and reads the
-// stream, Evaluate makes the row.
+// run's fixed fields around the prompt in a dialect (chat completions),
+// Send sends it and reads the stream, Evaluate makes the row.
 func Example() {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -30,7 +30,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	enc, err := client.NewEncoder(map[string]any{"model": "m", "max_tokens": 64, "stream": true})
+	enc, err := client.NewEncoder(client.ChatCompletions, &client.Request{Model: "m", MaxTokens: 64})
 	if err != nil {
 		panic(err)
 	}

@@ -27,7 +27,7 @@ type Exchange struct {
 	Unmeasured                bool
 
 	start    time.Time // t0, immediately before the request is issued
-	endAt    time.Time // end of the stream: [DONE], the body's end, or the failure
+	endAt    time.Time // end of the stream: its terminal event, the body's end, or the failure
 	status   int
 	received bool // response headers arrived
 	stream   streamResult
@@ -97,27 +97,27 @@ func (ex *Exchange) Answer() (content string, truncated bool) {
 // PromptTokens is usage.prompt_tokens when the answer reported it (after
 // Evaluate: as the usage check accepted it).
 func (ex *Exchange) PromptTokens() (int, bool) {
-	u := ex.stream.usage.prompt
+	u := ex.stream.usage.Prompt
 	return int(u.v), u.ok
 }
 
 // CompletionTokens and CachedTokens are usage.completion_tokens and
 // prompt_tokens_details.cached_tokens as the usage check accepted them;
 // nil when not reported.
-func (ex *Exchange) CompletionTokens() *int { return wireIntPtr(ex.stream.usage.completion) }
+func (ex *Exchange) CompletionTokens() *int { return wireIntPtr(ex.stream.usage.Completion) }
 
 // CachedTokens is usage.prompt_tokens_details.cached_tokens as the usage
 // check accepted it; nil when not reported.
-func (ex *Exchange) CachedTokens() *int { return wireIntPtr(ex.stream.usage.cachedToks) }
+func (ex *Exchange) CachedTokens() *int { return wireIntPtr(ex.stream.usage.Cached) }
 
 // CacheRatio is cached_tokens / prompt_tokens when the answer reported
 // both and a positive prompt count; nil otherwise.
 func (ex *Exchange) CacheRatio() *float64 {
 	u := ex.stream.usage
-	if !u.cachedToks.ok || !u.prompt.ok || u.prompt.v <= 0 {
+	if !u.Cached.ok || !u.Prompt.ok || u.Prompt.v <= 0 {
 		return nil
 	}
-	ratio := float64(u.cachedToks.v) / float64(u.prompt.v)
+	ratio := float64(u.Cached.v) / float64(u.Prompt.v)
 	return &ratio
 }
 
@@ -201,15 +201,25 @@ func (c *Client) Send(ctx context.Context, body Body, ex *Exchange) {
 		ex.fail(artifact.FailureStreamValidation, ErrorTypeContentEncoding, "%v", encErr)
 		return
 	}
-	if ct := resp.Header.Get("Content-Type"); !isEventStream(ct) {
+	media := eventStreamType
+	if !c.dialect.Streams() {
+		media = jsonType
+	}
+	if ct := resp.Header.Get("Content-Type"); !isMediaType(ct, media) {
 		text := Excerpt(readExcerpt(respBody, cancel))
 		ex.endAt = time.Now()
-		ex.fail(artifact.FailureStreamValidation, ErrorTypeContentType, "Content-Type %q is not %s: %s", ct, eventStreamType, text)
+		ex.fail(artifact.FailureStreamValidation, ErrorTypeContentType, "Content-Type %q is not %s: %s", ct, media, text)
 		return
 	}
 
 	tb := newTrackedBody(respBody, activity) // stamps the decoded bytes
-	readStream(tb, &ex.stream)
+	dec := c.takeDecoder()
+	if media == eventStreamType {
+		readStream(tb, &ex.stream, dec)
+	} else {
+		readAnswer(tb, &ex.stream, dec)
+	}
+	c.giveDecoder(dec) // what the result keeps of the answer is copied
 	if ex.stream.terminal {
 		drainAfterTerminal(tb, cancel)
 	}
@@ -227,7 +237,8 @@ func (c *Client) Send(ctx context.Context, body Body, ex *Exchange) {
 // classifyStream turns how the stream ended into a failure, if it is one.
 // Contract violations seen in the data come first; then limits and
 // cancellation; then a connection drop or a cut final event. A stream that
-// delivered [DONE] has ended whatever happened while draining it.
+// delivered its terminal event has ended whatever happened while draining
+// it.
 func (c *Client) classifyStream(ctx, reqCtx context.Context, ex *Exchange, tb *trackedBody) {
 	s := &ex.stream
 	if s.invalid != "" {
@@ -254,8 +265,9 @@ func (c *Client) classifyStream(ctx, reqCtx context.Context, ex *Exchange, tb *t
 	}
 	if s.trailing > 0 && !s.trailingDone {
 		// The final event was cut: part of the response is lost. (A lone
-		// "data: [DONE]" without its blank line loses nothing: the stream
-		// is then a stream without [DONE].)
+		// terminal data line without its blank line, "data: [DONE]",
+		// loses nothing: the stream is then one without its terminal
+		// event.)
 		ex.fail(artifact.FailureStreamValidation, ErrorTypeTruncatedEvent, "stream ended inside an event: %d bytes after the last complete event", s.trailing)
 	}
 }
@@ -331,14 +343,17 @@ func dropKind(err error) string {
 	return "read error"
 }
 
-// eventStreamType is the media type of a streamed response (and of the
-// Accept header of every request).
-const eventStreamType = "text/event-stream"
+// The media types of an answer: a streamed one's (and the Accept header
+// of a streamed request), and one JSON body's.
+const (
+	eventStreamType = "text/event-stream"
+	jsonType        = "application/json"
+)
 
-// isEventStream reports whether a Content-Type is text/event-stream.
-func isEventStream(ct string) bool {
+// isMediaType reports whether a Content-Type is the media type want.
+func isMediaType(ct, want string) bool {
 	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && mt == eventStreamType
+	return err == nil && mt == want
 }
 
 // UnwrapURLError drops the *url.Error layer, whose message repeats the URL.

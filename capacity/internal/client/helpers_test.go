@@ -12,11 +12,10 @@ import (
 // transcripts holds the real engines' captures (the module's testdata).
 const transcripts = "../../../testdata/transcripts"
 
-// testEncoder is the encoder of a run's fixed request fields (model "m",
-// max_tokens maxTokens, streamed with usage).
+// testEncoder is the chat encoder of a run's fixed request fields (model
+// "m", max_tokens maxTokens).
 func testEncoder(t testing.TB, maxTokens int) *Encoder {
-	enc, err := NewEncoder(map[string]any{"model": "m", "max_tokens": maxTokens, "stream": true,
-		"stream_options": map[string]bool{"include_usage": true}})
+	enc, err := NewEncoder(ChatCompletions, &Request{Model: "m", MaxTokens: maxTokens})
 	require.NoError(t, err)
 	return enc
 }

@@ -2,7 +2,7 @@ package client
 
 import (
 	"bytes"
-	"encoding/json"
+	"errors"
 	"io"
 	"sync/atomic"
 
@@ -17,28 +17,30 @@ type Body interface {
 	NewReader() io.ReadCloser
 }
 
-// An Encoder writes the chat-completions request body of
-// capacity/PROTOCOL.md section 4. Everything but the prompt is the same
-// for every request of a run, so it is encoded once: a request body is
-// Head + the JSON-quoted prompt + Tail, with no reflection per request.
+// An Encoder writes the bodies of a run's prompts in a dialect. Everything
+// but the prompt is the same for every request of a run, so it is encoded
+// once: a request body is Head + the JSON-quoted prompt + Tail, with no
+// reflection per request.
 type Encoder struct {
-	head []byte // {"messages":[{"content":
-	tail []byte // ,"role":"user"}], then the remaining fields, sorted
+	head, tail []byte
 }
 
-// NewEncoder encodes fields, the request fields other than messages, once
-// for every body of a run; the error is that of a value that does not
-// encode as JSON.
-func NewEncoder(fields map[string]any) (*Encoder, error) {
-	var rest bytes.Buffer
-	enc := json.NewEncoder(&rest)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(fields); err != nil {
+// NewEncoder encodes r's fixed part once in the dialect d (nil:
+// ChatCompletions), for the bodies of any number of prompts; r.Messages
+// must be nil (a conversation is encoded whole by d.Encode). The error is
+// that of a value that does not encode as JSON.
+func NewEncoder(d Dialect, r *Request) (*Encoder, error) {
+	if d == nil {
+		d = ChatCompletions
+	}
+	if r.Messages != nil {
+		return nil, errors.New("capacity: an Encoder writes prompts, not conversations (Request.Messages)")
+	}
+	head, tail, err := d.Encode(r)
+	if err != nil {
 		return nil, err
 	}
-	f := bytes.TrimSpace(rest.Bytes()) // {"max_tokens":..., ...}
-	tail := append([]byte(`,"role":"user"}],`), f[1:]...)
-	return &Encoder{head: []byte(`{"messages":[{"content":`), tail: tail}, nil
+	return &Encoder{head: head, tail: tail}, nil
 }
 
 // Head is the body before the JSON-quoted prompt; Tail follows it.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 )
 
@@ -61,7 +60,8 @@ type trackedBody struct {
 	prevCR    bool // the previous byte was '\r' (a following '\n' is the same line end)
 	pending   int64
 	// head keeps the first bytes of the pending field lines, enough to
-	// recognize a final "data: [DONE]" that lacks its blank line.
+	// recognize a final data line (the terminal event's) that lacks its
+	// blank line.
 	head [pendingHeadSize]byte
 }
 
@@ -170,13 +170,18 @@ func (b *trackedBody) keepByte(c byte) {
 // complete event: non-zero at a clean EOF means the final event was cut.
 func (b *trackedBody) trailing() int64 { return b.pending }
 
-// trailingDone reports whether the bytes after the last complete event are
-// a lone terminal "data: [DONE]" line missing its blank line: nothing of the
-// response was lost with it.
-func (b *trackedBody) trailingDone() bool {
+// trailingData returns the data of the bytes after the last complete
+// event when they are one field line "data:...", which may lack its line
+// end and the blank line that completes an event: whether that lone data
+// is the terminal event, which then lost nothing, is the dialect's to say.
+func (b *trackedBody) trailingData() ([]byte, bool) {
 	if b.pending == 0 || b.pending > pendingHeadSize {
-		return false
+		return nil, false
 	}
-	data, ok := strings.CutPrefix(string(b.head[:b.pending]), "data:")
-	return ok && isTerminalData(data)
+	line := bytes.TrimRight(b.head[:b.pending], "\r\n")
+	data, ok := bytes.CutPrefix(line, []byte("data:"))
+	if !ok || bytes.ContainsAny(data, "\r\n") {
+		return nil, false
+	}
+	return bytes.TrimPrefix(data, []byte(" ")), true
 }

@@ -81,7 +81,7 @@ func TestReadStreamRealCaptures(t *testing.T) {
 			}
 			res, _ := readAll(t, bytes.NewReader(b))
 			got := captureStream{events: res.events, content: res.contentChunks, finish: res.finishReasons,
-				prompt: wireIntPtr(res.usage.prompt), completion: wireIntPtr(res.usage.completion), cached: wireIntPtr(res.usage.cachedToks),
+				prompt: wireIntPtr(res.usage.Prompt), completion: wireIntPtr(res.usage.Completion), cached: wireIntPtr(res.usage.Cached),
 				terminal: res.terminal, invalidType: res.invalidType, timings: serverTimingsOf(res.timings)}
 			if tt.want.invalid != "" {
 				require.Contains(t, res.invalid, tt.want.invalid)

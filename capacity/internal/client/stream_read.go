@@ -2,7 +2,6 @@ package client
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/anvilbench/anvil/capacity/internal/chunk"
 	"github.com/anvilbench/anvil/capacity/internal/itl"
 	"github.com/anvilbench/anvil/capacity/sse"
 )
@@ -35,7 +33,8 @@ const MaxMaxTokens = 65536
 // maxFinishReasons bounds the finish reasons kept for a failure's metadata.
 const maxFinishReasons = 8
 
-// maxDrainAfterTerminal bounds the bytes read after [DONE] so that the
+// maxDrainAfterTerminal bounds the bytes read after the terminal event
+// ([DONE]) so that the
 // connection can be reused; more than that and the body is simply closed.
 const maxDrainAfterTerminal = 64 << 10
 
@@ -51,25 +50,19 @@ const MaxErrorExcerpt = 16 << 10
 // credentials were scrubbed from the whole kept text.
 const maxFinishReasonBytes = 1024
 
-// usageSeen is the last non-null usage object of a stream.
-type usageSeen struct {
-	present                               bool
-	prompt, completion, total, cachedToks wireInt
-}
-
 // streamResult is what the client learned from one response stream. Times
 // are monotonic stamps; a zero time means "not seen".
 type streamResult struct {
 	firstEvent   time.Time // first SSE event of any kind
 	firstOutput  time.Time // first non-empty reasoning or content delta
 	firstContent time.Time // first non-empty content delta
-	terminalAt   time.Time // arrival of data: [DONE]
+	terminalAt   time.Time // arrival of the terminal event (data: [DONE])
 	terminal     bool
 
 	events          int
 	contentChunks   int
 	reasoningChunks int
-	usage           usageSeen
+	usage           Usage
 	finishReasons   []string
 	capture         visibleCapture
 
@@ -80,7 +73,7 @@ type streamResult struct {
 	// readErr is the error that ended the reading (nil at a clean end).
 	readErr error
 	// trailing counts field bytes after the last complete event at EOF;
-	// trailingDone says they were only a "data: [DONE]" line.
+	// trailingDone says they were only the terminal event's data line.
 	trailing     int64
 	trailingDone bool
 
@@ -97,64 +90,45 @@ type streamResult struct {
 	lastCompletion int64
 	// usageMissed: a chunk came without usage.
 	usageMissed bool
+
+	// event is the event being decoded, contentBuf and finishBuf the
+	// storage of its pieces (a chat chunk has one choice), reused from
+	// one event to the next.
+	event                 Event
+	contentBuf, finishBuf [2][]byte
 }
 
-// readStream reads SSE events from body (package sse: go-sse's framing,
-// without allocating) until [DONE], the end of the body,
-// a read error or a contract violation, and records what it saw in res.
-// After [DONE] the rest of the body is left to drainAfterTerminal.
-// Every event is stamped with the time of the read that completed it, before
-// it is decoded.
-func readStream(body *trackedBody, res *streamResult) {
-	var dec chunkDecoder
+// readStream reads the SSE events of body (package sse: go-sse's framing,
+// without allocating) until the terminal event, the end of the body, a
+// read error or a contract violation, decodes each with dec into the
+// client's Event and records what it saw in res. After the terminal event
+// the rest of the body is left to drainAfterTerminal. Every event is
+// stamped with the time of the read that completed it, before it is
+// decoded.
+func readStream(body *trackedBody, res *streamResult, dec Decoder) {
 	events := sse.NewReader(body, MaxEventSize)
+	ev := &res.event
+	ev.Content, ev.Finish = res.contentBuf[:0], res.finishBuf[:0]
 	for events.Scan() {
-		ev := events.Event()
-		at := body.lastRead // stamp first: the event is complete at this read
+		raw := events.Event()
+		ev.reset(body.lastRead) // stamp first: the event is complete at this read
 		res.events++
 		if res.events == 1 {
-			res.firstEvent = at
+			res.firstEvent = ev.At
 		}
 		if res.events > maxStreamEvents {
 			res.invalidType = ErrorTypeTooManyEvents
 			res.invalid = fmt.Sprintf("more than maxStreamEvents (%d) events: more chunks than any max_tokens allows", maxStreamEvents)
 			return
 		}
-		if string(ev.Type) == sseErrorEvent {
-			res.invalidType = ErrorTypeServerError
-			res.invalid = "in-stream error event: " + Excerpt(string(ev.Data))
-			return
-		}
-		if len(ev.Data) == 0 {
-			continue // a named event without data, e.g. a ping
-		}
-		if isTerminalBytes(ev.Data) {
-			res.terminal, res.terminalAt = true, at
-			return
-		}
-		c, err := dec.decode(ev.Data)
-		if err != nil {
+		if err := dec.Decode(raw.Type, raw.Data, ev); err != nil {
 			res.invalidType = ErrorTypeMalformedChunk
-			res.invalid = fmt.Sprintf("malformed JSON chunk (event %d): %v: %s", res.events, err, Excerpt(string(ev.Data)))
+			res.invalid = fmt.Sprintf("malformed JSON chunk (event %d): %v: %s", res.events, err, Excerpt(string(raw.Data)))
 			return
 		}
-		if c.HasError() {
-			res.invalidType = ErrorTypeServerError
-			res.invalid = "in-stream error object: " + Excerpt(string(c.Error))
+		if !res.apply(ev) {
 			return
 		}
-		if c.IsErrorObject() {
-			// vLLM and SGLang: {"object":"error","message":...,"type":...}
-			// in place of a chunk.
-			res.invalidType = ErrorTypeServerError
-			if c.Message.NonEmpty() {
-				res.invalid = "in-stream error object: " + Excerpt(string(c.Message.Bytes))
-			} else {
-				res.invalid = "in-stream error object: " + Excerpt(string(ev.Data))
-			}
-			return
-		}
-		res.apply(c, ev.Data, at)
 	}
 	if err := events.Err(); err != nil {
 		res.readErr = err
@@ -164,28 +138,74 @@ func readStream(body *trackedBody, res *streamResult) {
 		}
 		return
 	}
-	// The body ended (EOF, or the body cut inside a line).
-	res.trailing, res.trailingDone = body.trailing(), body.trailingDone()
+	// The body ended (EOF, or the body cut inside a line): the bytes of an
+	// event it cut lose nothing when they are alone the terminal event.
+	res.trailing = body.trailing()
+	if data, ok := body.trailingData(); ok {
+		ev.reset(body.endAt)
+		res.trailingDone = dec.Decode(nil, data, ev) == nil && ev.Done && ev.carriesNothing()
+	}
 }
 
-// sseErrorEvent is the event type of an in-stream error event.
-const sseErrorEvent = "error"
+// maxAnswerBody bounds the body of an answer that does not stream (one
+// JSON body, Dialect.Streams false): an embeddings batch of large vectors
+// fits, and a larger body fails the request instead of filling memory.
+const maxAnswerBody = 64 << 20
 
-// apply folds one decoded chunk, decoded from data, into the result. Its
-// common path (a content or reasoning delta) allocates nothing.
-func (res *streamResult) apply(c *chunk.Chunk, data []byte, at time.Time) {
-	reasoning, content := false, false
-	for i := range c.Choices {
-		ch := &c.Choices[i]
-		if ch.HasReasoning() {
-			reasoning = true
-		}
-		if ch.Content.NonEmpty() {
+// readAnswer reads an answer that does not stream: the whole body, at most
+// maxAnswerBody bytes, decoded with dec as one event without a name that
+// arrived with the body's last bytes, and records it in res as readStream
+// records an event.
+func readAnswer(body *trackedBody, res *streamResult, dec Decoder) {
+	data, err := io.ReadAll(io.LimitReader(body, maxAnswerBody+1))
+	if err != nil {
+		res.readErr = err
+		return
+	}
+	if len(data) > maxAnswerBody {
+		res.invalidType = ErrorTypeEventTooLarge
+		res.invalid = fmt.Sprintf("answer larger than maxAnswerBody (%d bytes)", maxAnswerBody)
+		return
+	}
+	ev := &res.event
+	ev.Content, ev.Finish = res.contentBuf[:0], res.finishBuf[:0]
+	ev.reset(body.lastRead)
+	res.events, res.firstEvent = 1, ev.At
+	if err := dec.Decode(nil, data, ev); err != nil {
+		res.invalidType = ErrorTypeMalformedChunk
+		res.invalid = fmt.Sprintf("malformed JSON answer: %v: %s", err, Excerpt(string(data)))
+		return
+	}
+	if res.apply(ev) {
+		// The body's end is the answer's end.
+		res.terminal, res.terminalAt = true, ev.At
+	}
+}
+
+// apply folds one decoded event into the result and reports whether the
+// answer goes on: an error or the terminal event ends it. Its common path
+// (a content or reasoning delta) allocates nothing.
+func (res *streamResult) apply(ev *Event) bool {
+	if ev.Error != nil {
+		res.invalidType = ErrorTypeServerError
+		res.invalid = "in-stream " + ev.ErrorKind + ": " + Excerpt(string(ev.Error))
+		return false
+	}
+	if ev.Done {
+		res.terminal, res.terminalAt = true, ev.At
+		return false
+	}
+	at := ev.At
+	reasoning, content := ev.Reasoning, false
+	for _, c := range ev.Content {
+		if len(c) > 0 {
 			content = true
-			res.capture.Append(transientString(ch.Content.Bytes))
+			res.capture.Append(transientString(c))
 		}
-		if ch.FinishReason.NonEmpty() {
-			res.finish(ch.FinishReason.Bytes)
+	}
+	for _, f := range ev.Finish {
+		if len(f) > 0 {
+			res.finish(f)
 		}
 	}
 	if reasoning {
@@ -197,18 +217,16 @@ func (res *streamResult) apply(c *chunk.Chunk, data []byte, at time.Time) {
 			res.firstContent = at
 		}
 	}
-	// With usage on every chunk (vLLM's continuous_usage_stats), the
-	// increase of completion_tokens is the chunk's tokens. One chunk
-	// without it (usage only at the end, as most servers send it) and
-	// the stream's chunks are not counted.
+	// With usage on every event (vLLM's continuous_usage_stats), the
+	// increase of the completion tokens is the event's tokens. One event
+	// without it (usage only at the end, as most servers send it) and the
+	// stream's chunks are not counted.
 	tokens, counted := -1, false
-	if !c.Usage.Present {
+	if !ev.Usage.Present {
 		res.usageMissed = true
-	} else if !res.usageMissed {
-		if n, ok := c.Usage.CompletionTokens.Int64(); ok && !c.Usage.CompletionTokens.Quoted {
-			tokens, counted = int(min(max(n-res.lastCompletion, -1), itl.MaxTokensPerEvent+1)), true
-			res.lastCompletion = n
-		}
+	} else if n := ev.Usage.Completion; !res.usageMissed && n.ok {
+		tokens, counted = int(min(max(n.v-res.lastCompletion, -1), itl.MaxTokensPerEvent+1)), true
+		res.lastCompletion = n.v
 	}
 	if reasoning || content {
 		if res.firstOutput.IsZero() {
@@ -222,14 +240,15 @@ func (res *streamResult) apply(c *chunk.Chunk, data []byte, at time.Time) {
 			}
 		}
 	}
-	if c.Usage.Present {
-		res.usage = usageOf(&c.Usage, data)
+	if ev.Usage.Present {
+		res.usage = ev.Usage
 	}
-	if c.Timings != nil {
+	if ev.Timings != nil {
 		// The last one wins (with timings_per_token every chunk has one);
 		// decoded once, when the stream has ended (serverTimingsOf).
-		res.timings = append(res.timings[:0], c.Timings...)
+		res.timings = append(res.timings[:0], ev.Timings...)
 	}
+	return true
 }
 
 // finish records a finish reason: kept (up to maxFinishReasons) for the
@@ -252,18 +271,8 @@ func (res *streamResult) finish(reason []byte) {
 // keeps). b must not change during the call.
 func transientString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-// terminalData is the data of the event that ends a stream: data: [DONE].
-const terminalData = "[DONE]"
-
-// isTerminalData reports whether an event's data is the terminal [DONE]
-// (white space around it tolerated).
-func isTerminalData(data string) bool { return strings.TrimSpace(data) == terminalData }
-
-// isTerminalBytes is isTerminalData of an event's data as bytes.
-func isTerminalBytes(data []byte) bool { return string(bytes.TrimSpace(data)) == terminalData }
-
 // BodyEndGrace is how long the client waits for the rest of a response body
-// once the request's outcome is known: after [DONE], or after an error
+// once the request's outcome is known: after the terminal event, or after an error
 // status or a wrong Content-Type whose body is quoted in the failure. A
 // server normally ends the body at once; one that keeps it open holds the
 // request's worker no longer than this, not until Workload.Timeout, and
@@ -279,9 +288,11 @@ func withinBodyEndGrace(cancel context.CancelCauseFunc, read func()) {
 	read()
 }
 
-// drainAfterTerminal reads what follows [DONE] (normally nothing but the
+// drainAfterTerminal reads what follows the terminal event (normally
+// nothing but the
 // end of the chunked body) so the transport can reuse the connection,
-// within BodyEndGrace. The request has succeeded at [DONE] either way.
+// within BodyEndGrace. The request has succeeded at its terminal event
+// either way.
 func drainAfterTerminal(body *trackedBody, cancel context.CancelCauseFunc) {
 	withinBodyEndGrace(cancel, func() {
 		_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrainAfterTerminal))

@@ -32,11 +32,16 @@ func BenchmarkReadStreamSteadyState(b *testing.B) {
 	shortBody, longBody := vllmStream(short), vllmStream(long)
 	timer := NewChunkTimer(itl.DefaultStallRule())
 	origin := time.Now()
+	// One decoder for every stream, as the client's pool gives one
+	// request after another.
+	dec := ChatCompletions.NewDecoder()
+	var ex Exchange
 	read := func(body string, want int) {
-		var ex Exchange
+		ex = Exchange{}
 		timer.Begin(&ex, origin)
 		res := &ex.stream
-		readStream(newTrackedBody(strings.NewReader(body), nil), res)
+		dec.Reset()
+		readStream(newTrackedBody(strings.NewReader(body), nil), res, dec)
 		if !res.terminal || res.contentChunks != want {
 			b.Fatalf("terminal %t, %d content chunks, want %d", res.terminal, res.contentChunks, want)
 		}

@@ -28,7 +28,7 @@ func readAll(t *testing.T, body io.Reader) (*streamResult, *trackedBody) {
 	t.Helper()
 	res := &streamResult{}
 	tb := newTrackedBody(body, nil)
-	readStream(tb, res)
+	readStream(tb, res, ChatCompletions.NewDecoder())
 	if res.terminal {
 		drainAfterTerminal(tb, func(error) {})
 	}
@@ -63,10 +63,10 @@ func TestReadStreamFraming(t *testing.T) {
 				require.Equal(t, 2, res.contentChunks)
 				require.Equal(t, 1, res.reasoningChunks)
 				require.Equal(t, "Hello world", res.capture.String())
-				require.True(t, res.usage.present)
-				require.Equal(t, wireInt{v: 100, ok: true}, res.usage.prompt)
-				require.Equal(t, wireInt{v: 24, ok: true}, res.usage.completion)
-				require.Equal(t, wireInt{v: 64, ok: true}, res.usage.cachedToks)
+				require.True(t, res.usage.Present)
+				require.Equal(t, Count{v: 100, ok: true}, res.usage.Prompt)
+				require.Equal(t, Count{v: 24, ok: true}, res.usage.Completion)
+				require.Equal(t, Count{v: 64, ok: true}, res.usage.Cached)
 				require.Equal(t, bodyEOF, tb.end, "drained to the end after [DONE]")
 			}
 		})
@@ -151,7 +151,7 @@ func TestReadStreamDeltas(t *testing.T) {
 	require.Equal(t, 1, res.reasoningChunks)
 	require.Equal(t, "ab", res.capture.String())
 	require.Equal(t, []string{"length"}, res.finishReasons)
-	require.Equal(t, usageSeen{present: true, prompt: wireInt{v: 7, ok: true}, completion: wireInt{v: 11, ok: true}, total: wireInt{v: 18, ok: true}}, res.usage)
+	require.Equal(t, Usage{Present: true, Prompt: Count{v: 7, ok: true}, Completion: Count{v: 11, ok: true}, Total: Count{v: 18, ok: true}}, res.usage)
 	require.Equal(t, 8, res.events, "seven chunks and [DONE]")
 }
 
@@ -216,7 +216,7 @@ func BenchmarkReadStream(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
 		res := &streamResult{}
-		readStream(newTrackedBody(strings.NewReader(body), nil), res)
+		readStream(newTrackedBody(strings.NewReader(body), nil), res, ChatCompletions.NewDecoder())
 		if !res.terminal || res.contentChunks != 400 {
 			b.Fatalf("terminal %t, %d content chunks", res.terminal, res.contentChunks)
 		}

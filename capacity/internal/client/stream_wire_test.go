@@ -158,14 +158,14 @@ type streamSummary struct {
 func summarize(res *streamResult) streamSummary {
 	return streamSummary{Events: res.events, Content: res.contentChunks, Reasoning: res.reasoningChunks,
 		Terminal: res.terminal, TrailingDone: res.trailingDone, Trailing: res.trailing,
-		Usage:  [3]int64{res.usage.prompt.v, res.usage.completion.v, res.usage.total.v},
+		Usage:  [3]int64{res.usage.Prompt.v, res.usage.Completion.v, res.usage.Total.v},
 		Finish: res.finishReasons, Invalid: res.invalidType, Capture: res.capture.String()}
 }
 
 // readSummary reads a stream from r and summarizes it.
 func readSummary(r io.Reader) streamSummary {
 	var res streamResult
-	readStream(newTrackedBody(r, nil), &res)
+	readStream(newTrackedBody(r, nil), &res, ChatCompletions.NewDecoder())
 	return summarize(&res)
 }
 
@@ -204,7 +204,7 @@ func TestReadStreamDecodedBytesNotAliased(t *testing.T) {
 	}
 	b.WriteString("data: " + contentEvent(2*sseStartBuffer) + "\n\n")
 	var res streamResult
-	readStream(newTrackedBody(bufio.NewReaderSize(strings.NewReader(b.String()), 16), nil), &res)
+	readStream(newTrackedBody(bufio.NewReaderSize(strings.NewReader(b.String()), 16), nil), &res, ChatCompletions.NewDecoder())
 	want := ""
 	for i := range 50 {
 		want += string(rune('a' + i%26))

@@ -38,12 +38,12 @@ const CompletionTokensTolerance = 16
 // reaches a row, a sum or the failure's metadata; the message keeps it,
 // scrubbed of the run's credentials (scrub) and then cut. contentChunks
 // is the response's chunks of visible content.
-func checkUsage(u *usageSeen, maxTokens, contentChunks int, scrub func(string) string) string {
-	if !u.present {
+func checkUsage(u *Usage, maxTokens, contentChunks int, scrub func(string) string) string {
+	if !u.Present {
 		return ""
 	}
 	var problems []string
-	count := func(name string, n *wireInt) {
+	count := func(name string, n *Count) {
 		switch {
 		case n.bad != "":
 			bad, cut := CutOnRune(scrub(n.bad), MaxBadUsageText)
@@ -56,24 +56,24 @@ func checkUsage(u *usageSeen, maxTokens, contentChunks int, scrub func(string) s
 		default:
 			return
 		}
-		*n = wireInt{}
+		*n = Count{}
 	}
-	count("prompt_tokens", &u.prompt)
-	count("completion_tokens", &u.completion)
-	count("total_tokens", &u.total)
-	count("prompt_tokens_details.cached_tokens", &u.cachedToks)
-	if limit := int64(maxTokens) + CompletionTokensTolerance; u.completion.ok && u.completion.v > limit {
+	count("prompt_tokens", &u.Prompt)
+	count("completion_tokens", &u.Completion)
+	count("total_tokens", &u.Total)
+	count("prompt_tokens_details.cached_tokens", &u.Cached)
+	if limit := int64(maxTokens) + CompletionTokensTolerance; u.Completion.ok && u.Completion.v > limit {
 		problems = append(problems, fmt.Sprintf("usage.completion_tokens is %d, above max_tokens %d + %d (CompletionTokensTolerance): the server did not stop at max_tokens or miscounts",
-			u.completion.v, maxTokens, CompletionTokensTolerance))
-		u.completion = wireInt{}
+			u.Completion.v, maxTokens, CompletionTokensTolerance))
+		u.Completion = Count{}
 	}
-	if u.completion.ok && u.completion.v == 0 && contentChunks > 0 {
+	if u.Completion.ok && u.Completion.v == 0 && contentChunks > 0 {
 		problems = append(problems, fmt.Sprintf("usage.completion_tokens is 0, but %d chunks of visible content streamed: each is at least one generated token", contentChunks))
-		u.completion = wireInt{}
+		u.Completion = Count{}
 	}
-	if u.cachedToks.ok && u.prompt.ok && u.cachedToks.v > u.prompt.v {
-		problems = append(problems, fmt.Sprintf("usage.prompt_tokens_details.cached_tokens is %d, above usage.prompt_tokens %d", u.cachedToks.v, u.prompt.v))
-		u.cachedToks = wireInt{}
+	if u.Cached.ok && u.Prompt.ok && u.Cached.v > u.Prompt.v {
+		problems = append(problems, fmt.Sprintf("usage.prompt_tokens_details.cached_tokens is %d, above usage.prompt_tokens %d", u.Cached.v, u.Prompt.v))
+		u.Cached = Count{}
 	}
 	if len(problems) == 0 {
 		return ""

@@ -68,7 +68,7 @@ func (ex *Exchange) Refusal() (WindowRefusal, bool) {
 // n_prompt_tokens of an over-window refusal; nil when the server counted
 // none.
 func (ex *Exchange) CountedPromptTokens() *int {
-	if n := wireIntPtr(ex.stream.usage.prompt); n != nil {
+	if n := wireIntPtr(ex.stream.usage.Prompt); n != nil {
 		return n
 	}
 	if r, ok := ex.Refusal(); ok {

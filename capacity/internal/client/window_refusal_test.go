@@ -80,8 +80,8 @@ func TestCountedAsPlannedIsNoCut(t *testing.T) {
 		{30000, 30000, false},
 	} {
 		ex := &Exchange{}
-		ex.stream.usage.prompt = wireInt{v: tc.counted, ok: true}
-		ex.stream.usage.completion = wireInt{v: 8, ok: true}
+		ex.stream.usage.Prompt = Count{v: tc.counted, ok: true}
+		ex.stream.usage.Completion = Count{v: 8, ok: true}
 		checkPromptTokens(ex, int(tc.planned), 32768, WindowOrigin{Source: "/v1/models"})
 		class, message := ex.Failure()
 		require.Equal(t, tc.cut, class != "", "planned %d, counted %d: %q", tc.planned, tc.counted, message)
