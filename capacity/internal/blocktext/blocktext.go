@@ -252,12 +252,3 @@ func appendID(dst []byte, id int64) []byte {
 	}
 	return dst
 }
-
-// appendLineNumber appends k mod 10000 in four digits ("0042"): every
-// line is as long as every other and counts the same tokens on any
-// tokenizer that counts digits by their number, so what a text counts
-// grows with its length alone.
-func appendLineNumber(dst []byte, k int) []byte {
-	k %= 10000
-	return append(dst, byte('0'+k/1000), byte('0'+k/100%10), byte('0'+k/10%10), byte('0'+k%10))
-}
