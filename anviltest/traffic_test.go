@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -14,6 +16,7 @@ import (
 	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/trace"
 	"github.com/anvilbench/anvil/capacity/traffic"
+	"github.com/anvilbench/anvil/reporters"
 )
 
 const (
@@ -252,4 +255,29 @@ func TestIgnoreEOSFromTheEnvironment(t *testing.T) {
 			require.Nil(t, req.Body)
 		}
 	}
+}
+
+// TestReplayReportIsTheReplays: what the report says of a replay is the
+// replay's, not the synthetic plan's: v1 max_tokens is the largest any
+// replayed request was sent (each row's own output_length), and
+// shared_prefix_tokens 0 (the rows share their blocks, not the Workload's
+// prefix); the HTML header says each request's own max_tokens and the
+// trace's blocks, where it said "max tokens 1024" and "shared prefix at
+// most 915..8000 tokens".
+func TestReplayReportIsTheReplays(t *testing.T) {
+	rep := runTraffic(t, capacity.Workload{ContextTokens: 4096, Concurrency: 64, MaxTokens: 1024},
+		env{envTrace: mooncakeTrace, envTraceSpeedUp: "100", envTraceFirst: "40", envFakeProfile: "fast"})
+	recs := traceRows(t, mooncakeTrace, trace.First(40))
+	lo, hi := recs[0].OutputTokens, 0
+	for _, rec := range recs {
+		lo, hi = min(lo, rec.OutputTokens), max(hi, rec.OutputTokens)
+	}
+	require.Equal(t, hi, rep.MaxTokens)
+	require.Zero(t, rep.SharedPrefixTokens)
+	var page strings.Builder
+	require.NoError(t, reporters.WriteHTML(&page, rep))
+	require.Contains(t, page.String(), fmt.Sprintf("each request&#39;s own: %d to %d, median", lo, hi))
+	require.Contains(t, page.String(), "the trace&#39;s blocks: equal block ids are equal text")
+	require.NotContains(t, page.String(), "max tokens</dt><dd>1024")
+	require.NotContains(t, page.String(), "shared prefix at most")
 }

@@ -146,6 +146,7 @@ func assemble(f runFacts) (*artifact.Report, error) {
 		})
 	}
 	rep.Completed, rep.Failed = len(rep.RequestTimings), len(rep.Failures)
+	sourceBudget(rep, measured)
 	extendReport(rep, f, measured, unsent)
 	if len(ratios) > 0 {
 		mean := stats.Summarize(ratios).Mean
@@ -155,6 +156,32 @@ func assemble(f runFacts) (*artifact.Report, error) {
 		return rep, fmt.Errorf("%w: %w", errRecompute, err)
 	}
 	return rep, nil
+}
+
+// sourceBudget sets what a v1 reader learns of the requests a
+// Workload.Source described (capacity/PROTOCOL.md#v1-of-a-source): their
+// max_tokens is the largest any of them was sent (each request's is
+// anvil_go.requests[].planned_output_tokens), and they shared no prefix
+// unless the engine built one of their prompts in the plan's layout (a
+// trace's shared blocks are no prefix of the Workload's). A run whose
+// source sent nothing keeps the Workload's.
+func sourceBudget(rep *artifact.Report, measured []result) {
+	largest, prefixed, any := 0, false, false
+	for _, res := range measured {
+		if res.source == nil {
+			continue
+		}
+		any = true
+		largest = max(largest, res.source.maxTokens)
+		prefixed = prefixed || res.source.prefixed
+	}
+	if !any {
+		return
+	}
+	rep.MaxTokens = largest
+	if !prefixed {
+		rep.SharedPrefixTokens = 0
+	}
 }
 
 // optional records an empty identity string as null.

@@ -60,6 +60,9 @@ type sourceFacts struct {
 	turn               int    // 0-based
 	maxTokens          int    // the max_tokens sent
 	completion, cached *int
+	// prefixed says the engine built the prompt in the plan's layout,
+	// the shared prefix first (no Messages, no PrefixBlocks).
+	prefixed bool
 }
 
 // runner executes the plan of one run: the warm-up as a closed loop of
@@ -301,7 +304,8 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *client.Chun
 		}
 		body, planned, ex.MaxTokens = sb.body, sb.planned, sb.maxTokens
 		r.plan.Contexts[i] = planned // this goroutine's index alone; read once the phase ended
-		res.source = &sourceFacts{session: req.Session, turn: req.Turn, maxTokens: sb.maxTokens}
+		res.source = &sourceFacts{session: req.Session, turn: req.Turn, maxTokens: sb.maxTokens,
+			prefixed: req.Messages == nil && len(req.PrefixBlocks) == 0}
 		res.promptChars, res.least = sb.chars, req.LeastTokens
 	}
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/stats"
 )
 
 // This file is the one place where the HTML page and the comparer read the
@@ -319,6 +320,28 @@ func summariesOf(m *artifact.Metrics) []metricSummary {
 	return out
 }
 
+// maxTokensText is the max_tokens of r's requests: the one the Workload
+// sent, or, when a source set each request's own
+// (anvil_go.requests[].planned_output_tokens), their range and median.
+func maxTokensText(r *artifact.Report) string {
+	var own []float64
+	if r.AnvilGo != nil {
+		for _, d := range r.AnvilGo.Requests {
+			if d.PlannedOutputTokens != nil {
+				own = append(own, float64(*d.PlannedOutputTokens))
+			}
+		}
+	}
+	if len(own) == 0 {
+		return strconv.Itoa(r.MaxTokens)
+	}
+	slices.Sort(own)
+	if own[0] == own[len(own)-1] {
+		return fmt.Sprintf("%g, each request's own", own[0])
+	}
+	return fmt.Sprintf("each request's own: %g to %g, median %g", own[0], own[len(own)-1], stats.Median(own))
+}
+
 // identityFields is the workload part of a run header.
 func identityFields(r *artifact.Report, ext extView) []viewField {
 	var fs []viewField
@@ -346,8 +369,14 @@ func identityFields(r *artifact.Report, ext extView) []viewField {
 	}
 	add("concurrency", strconv.Itoa(r.Concurrency))
 	add("requests", strconv.Itoa(r.Requests))
-	add("max tokens", strconv.Itoa(r.MaxTokens))
-	if r.Has("prompt_cache_mode") {
+	add("max tokens", maxTokensText(r))
+	switch {
+	case ext.Traffic != nil && ext.Traffic.Kind == artifact.WorkloadSessions:
+		// A session's prompts share their history, not the Workload's prefix.
+		add("prompt cache", "each turn opens with its session's history")
+	case ext.Traffic != nil:
+		add("prompt cache", "the trace's blocks: equal block ids are equal text")
+	case r.Has("prompt_cache_mode"):
 		prefix := sharedPrefixText(r)
 		if r.PromptCacheMode == "unique" {
 			prefix = "a request-specific header, nothing shared"
