@@ -2,41 +2,49 @@ package client
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/anvilbench/anvil/capacity/internal/field"
 )
 
 // Secrets are the credentials a run knows, longest first: none of them may
 // reach a report, an error, a log line or the terminal, whatever a server
 // echoes them through.
 //
-// Secrets.Scrub is the one chokepoint for server-provided text: every
-// failure message is scrubbed as a whole by Exchange.fail before it is
-// cut, finish reasons and the probed model id before they enter the
-// report, and every error Run returns through Secrets.Redact.
+// Secrets.Scrub is the one rule for every string a server or a user's
+// input supplies: every failure message is scrubbed as a whole by
+// Exchange.fail before it is cut, finish reasons and the probed model id
+// before they enter the report, the server's metric labels before they
+// are kept, and every error Run returns through Secrets.Redact (a bad
+// value's text scrubbed before its message cuts it).
 type Secrets []string
 
 // RedactedMark replaces a credential in a message.
 const RedactedMark = "[redacted]"
 
-// minBase64Secret is the shortest credential whose base64 spellings are
-// scrubbed too: the base64 of a shorter one is a few characters that
-// ordinary text holds by chance.
+// minBase64Secret is the shortest credential whose base64 and hex
+// spellings are scrubbed too: the encoding of a shorter one is a few
+// characters that ordinary text holds by chance.
 const minBase64Secret = 6
 
 // SecretsOf collects every credential of a run: apiKey, the bearer token
 // read from Target.APIKeyEnv; the value of every header entry (Target.Headers),
 // whatever its name (for a value such as "Bearer sk-..." also the part
 // after the scheme, and for a "Basic ..." value its decoded
-// "user:password", user and password); the userinfo of baseURL (user,
-// password, "user:pass" and its Basic base64 form, which the transport
-// sends); and the base64 of each of them of at least minBase64Secret bytes
-// (see Base64Cores).
-func SecretsOf(apiKey string, header http.Header, baseURL string) Secrets {
+// "user:password", user and password); the userinfo of each of urls (the
+// base URL, the metrics URL: user, password, "user:pass" and its Basic
+// base64 form, which the transport sends), read from the text, so that
+// a URL that does not parse gives its password too; and, for each of
+// them of at least minBase64Secret bytes, its hex (either case matches)
+// and the base64 of any text holding it (see Base64Cores).
+func SecretsOf(apiKey string, header http.Header, urls ...string) Secrets {
 	var s Secrets
 	add := func(v string) {
 		if v = strings.TrimSpace(v); v != "" {
@@ -68,13 +76,20 @@ func SecretsOf(apiKey string, header http.Header, baseURL string) Secrets {
 			}
 		}
 	}
-	if u, err := url.Parse(strings.TrimSpace(baseURL)); err == nil && u.User != nil {
-		pass, _ := u.User.Password()
-		add(u.User.String()) // the percent-encoded form as written
-		addPair(u.User.Username(), pass)
+	for _, raw := range urls {
+		info, ok := userinfo(raw)
+		if !ok {
+			continue
+		}
+		add(info) // the percent-encoded form as written
+		user, pass, _ := strings.Cut(info, ":")
+		addPair(unescaped(user), unescaped(pass))
 	}
 	for _, v := range slices.Clone(s) {
 		s = append(s, Base64Cores(v)...)
+		if len(v) >= minBase64Secret {
+			s = append(s, hex.EncodeToString([]byte(v)))
+		}
 	}
 	// Longest first, so a whole value is replaced before a part of it;
 	// equal values end up side by side and are kept once.
@@ -85,6 +100,33 @@ func SecretsOf(apiKey string, header http.Header, baseURL string) Secrets {
 		return strings.Compare(a, b)
 	})
 	return slices.Compact(s)
+}
+
+// userinfo returns the userinfo of the URL raw as written (percent-encoded),
+// found in the text as a URL parser would find it, so that a URL that
+// does not parse still gives it: what comes before the last '@' between
+// "scheme://" (optional) and the first '/', '?' or '#'.
+func userinfo(raw string) (string, bool) {
+	rest := strings.TrimSpace(raw)
+	if i := strings.Index(rest, "://"); i >= 0 {
+		rest = rest[i+3:]
+	}
+	if end := strings.IndexAny(rest, "/?#"); end >= 0 {
+		rest = rest[:end]
+	}
+	at := strings.LastIndex(rest, "@")
+	if at <= 0 {
+		return "", false
+	}
+	return rest[:at], true
+}
+
+// unescaped is s percent-decoded, or s when it is no valid encoding.
+func unescaped(s string) string {
+	if u, err := url.PathUnescape(s); err == nil {
+		return u
+	}
+	return s
 }
 
 // Base64Cores returns the spellings of v inside any base64 text, standard
@@ -122,9 +164,14 @@ func Base64Cores(v string) []string {
 //   - its percent-encoding, each UTF-8 byte as %XX (either case of hex
 //     digits), and '+' for a space (a URL's query).
 //
+// Between two characters of a secret there may be a line break (\n,
+// \r\n or \r, raw or JSON-escaped), with "data:" and a space after it: a
+// key split over the data lines of one server-sent event, which the
+// stream joins with a newline.
+//
 // Any mix of these spells the secret, so a key in a redirect's Location,
 // upper-cased in an error or escaped in a JSON body is found; its base64
-// spellings are secrets of their own (SecretsOf).
+// and hex spellings are secrets of their own (SecretsOf).
 func (s Secrets) Scrub(text string) string {
 	if len(s) == 0 || text == "" {
 		return text
@@ -165,21 +212,61 @@ func (s Secrets) Scrub(text string) string {
 func matchSecret(text, v string) int {
 	var bufA, bufB [maxMatchPaths]int
 	ends, next := bufA[:1], bufB[:0]
-	for _, r := range v {
+	add := func(at int) {
+		if len(next) < maxMatchPaths && !slices.Contains(next, at) {
+			next = append(next, at)
+		}
+	}
+	for k, r := range v {
 		next = next[:0]
 		for _, j := range ends {
 			for _, n := range matchRune(text[j:], r) {
-				if n > 0 && len(next) < maxMatchPaths && !slices.Contains(next, j+n) {
-					next = append(next, j+n)
+				if n > 0 {
+					add(j + n)
 				}
 			}
 		}
 		if len(next) == 0 {
 			return 0
 		}
+		if k+utf8.RuneLen(r) < len(v) { // a line break may follow, not end, the secret
+			for _, j := range slices.Clone(next) {
+				if n := lineBreak(text[j:]); n > 0 {
+					add(j + n)
+				}
+			}
+		}
 		ends, next = next, ends
 	}
 	return slices.Max(ends)
+}
+
+// lineBreaks are the line breaks a secret may be split by, longest first:
+// JSON-escaped twice (a JSON string quoted in a JSON string) or once, and
+// raw.
+var lineBreaks = []string{"\\\\r\\\\n", "\\\\n", "\\\\r", "\\r\\n", "\\n", "\\r", "\r\n", "\n", "\r"}
+
+// sseData follows a line break of a server-sent event's data, the next
+// line's field name.
+const sseData = "data:"
+
+// lineBreak returns the length of the line break text starts with, with
+// the "data:" and the space of the next data line after it, or 0.
+func lineBreak(text string) int {
+	for _, b := range lineBreaks {
+		if !strings.HasPrefix(text, b) {
+			continue
+		}
+		n := len(b)
+		if strings.HasPrefix(text[n:], sseData) {
+			n += len(sseData)
+			if strings.HasPrefix(text[n:], " ") {
+				n++
+			}
+		}
+		return n
+	}
+	return 0
 }
 
 // maxMatchPaths bounds the ways matchSecret follows at once.
@@ -314,10 +401,23 @@ func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
 // Redact scrubs err's message; nil stays nil and an error that holds no
-// secret is returned unchanged.
+// secret is returned unchanged. The text value of every *field.Error in
+// err (a variable's value, a trace's row) is scrubbed in place first, so
+// that its message, which cuts a long value, never shows part of a
+// credential: redact a field error before wrapping it (a wrapping error
+// keeps the message it was made with).
 func (s Secrets) Redact(err error) error {
 	if err == nil {
 		return nil
+	}
+	if len(s) > 0 {
+		field.Each(err, func(e *field.Error) {
+			if v := reflect.ValueOf(e.Value); v.Kind() == reflect.String {
+				if clean := s.Scrub(v.String()); clean != v.String() {
+					e.Value = clean
+				}
+			}
+		})
 	}
 	msg := err.Error()
 	clean := s.Scrub(msg)

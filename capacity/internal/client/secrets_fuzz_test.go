@@ -2,6 +2,7 @@ package client
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -33,13 +34,26 @@ var secretForms = []func(string) string{
 		b, _ = json.Marshal(string(b))
 		return string(b[1 : len(b)-1])
 	},
+	func(s string) string { // over two data lines of one event, joined
+		i := len(s) / 2
+		for !utf8.RuneStart(s[i]) {
+			i--
+		}
+		return s[:i] + "\n" + s[i:]
+	},
 	func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
 	func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte("Bearer " + s)) },
+	func(s string) string { return hex.EncodeToString([]byte(s)) },
+	func(s string) string { return strings.ToUpper(hex.EncodeToString([]byte("Bearer " + s))) },
 }
 
-// firstBase64Form is the index of the first base64 spelling in
-// secretForms.
-const firstBase64Form = 9
+// firstBase64Form and firstHexForm are the indexes of the first base64
+// and hex spellings in secretForms, which credentials under
+// minBase64Secret do not have.
+const (
+	firstBase64Form = 10
+	firstHexForm    = 12
+)
 
 // FuzzScrub: a credential written in any of secretForms anywhere in any
 // text is gone after scrub: no spelling of it is left once the marks are
@@ -67,7 +81,7 @@ func FuzzScrub(f *testing.F) {
 		in := text[:pos] + spelled + text[pos:]
 		out := SecretsOf(key, nil, "").Scrub(in)
 		rest := strings.ToLower(strings.ReplaceAll(out, RedactedMark, "\x00"))
-		if f >= firstBase64Form { // base64: the core of the spelling is gone
+		if f >= firstBase64Form && f < firstHexForm { // base64: the core of the spelling is gone
 			if core := strings.ToLower(spelled[2 : len(spelled)-3]); strings.Contains(rest, core) && !strings.Contains(strings.ToLower(in[:pos]+in[pos+len(spelled):]), core) {
 				t.Fatalf("form %d of %q survives in %q", f, key, out)
 			}

@@ -2,22 +2,27 @@ package client
 
 import (
 	"encoding/base64"
+	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/internal/field"
 )
 
-// rawSecrets are the secrets of a list that are not base64 cores of
-// another, the credentials as collected.
+// rawSecrets are the secrets of a list that are not base64 cores or the
+// hex of another, the credentials as collected.
 func rawSecrets(s Secrets) Secrets {
 	cores := map[string]bool{}
 	for _, v := range s {
 		for _, c := range Base64Cores(v) {
 			cores[c] = true
 		}
+		cores[hex.EncodeToString([]byte(v))] = true
 	}
 	var raw Secrets
 	for _, v := range s {
@@ -111,4 +116,69 @@ func TestScrubEscapedForms(t *testing.T) {
 	}
 	require.Equal(t, `sk\u002ea/b"c`, s.Scrub(`sk\u002ea/b"c`), "another character is not the secret")
 	require.Equal(t, "sk-a/b", s.Scrub("sk-a/b"), "a part is not replaced")
+}
+
+// TestScrubHex: a credential a server echoes hex-encoded, in lower or
+// upper case, alone or inside the hex of a longer text, is scrubbed.
+func TestScrubHex(t *testing.T) {
+	const key = "sk-HEXKEY-9f3a"
+	s := SecretsOf(key, nil)
+	for _, text := range []string{
+		hex.EncodeToString([]byte(key)),
+		strings.ToUpper(hex.EncodeToString([]byte(key))),
+		"sig=" + hex.EncodeToString([]byte("Bearer "+key)) + ";",
+		"0x" + strings.ToUpper(hex.EncodeToString([]byte("u:"+key+"!"))),
+	} {
+		got := s.Scrub(text)
+		require.Contains(t, got, RedactedMark, text)
+		require.NotContains(t, strings.ToLower(got), hex.EncodeToString([]byte("HEXKEY")), text)
+	}
+	require.Equal(t, "abcdef", SecretsOf("short", nil).Scrub("abcdef"), "no hex of a credential under 6 bytes")
+}
+
+// TestScrubSplitLines: a credential split over the data lines of one
+// server-sent event (which the stream joins with a newline), raw, with
+// CRLF, JSON-escaped once or twice, or quoted with its "data: " field, is
+// scrubbed; a line break before or after it is left alone.
+func TestScrubSplitLines(t *testing.T) {
+	const key = "sk-SPLITKEY-77aa"
+	s := SecretsOf(key, nil)
+	for _, split := range []string{"\n", "\r\n", "\r", `\n`, `\r\n`, `\\n`, "\ndata: ", "\ndata:", `\ndata: `} {
+		text := "bad chunk: " + key[:7] + split + key[7:] + " end"
+		require.Equal(t, "bad chunk: [redacted] end", s.Scrub(text), "%q", split)
+	}
+	require.Equal(t, "a\n[redacted]\nb", s.Scrub("a\n"+key+"\nb"))
+	require.Equal(t, "sk-SPL\n\nITKEY-77aa", s.Scrub("sk-SPL\n\nITKEY-77aa"), "one line break, not two")
+}
+
+// TestSecretsOfURLs: the userinfo of every URL of the run is a secret,
+// read from the text: a metrics URL's, and one that does not parse.
+func TestSecretsOfURLs(t *testing.T) {
+	s := SecretsOf("", nil, "http://h/v1", "http://ops:pw-metrics1@gpu-box:9090:bad/metrics")
+	require.Equal(t, "GET http://[redacted]@gpu-box:9090:bad/metrics: [redacted] refused", s.Scrub("GET http://ops:pw-metrics1@gpu-box:9090:bad/metrics: pw-metrics1 refused"))
+	require.Equal(t, "[redacted]", s.Scrub(base64.StdEncoding.EncodeToString([]byte("ops:pw-metrics1"))), "the Basic form the transport sends")
+	info, ok := userinfo("u%40x:p%3Ass@h:8000/v1?k=1")
+	require.True(t, ok, "no scheme")
+	require.Equal(t, "u%40x:p%3Ass", info)
+	raw := rawSecrets(SecretsOf("", nil, "http://u%40x:p%3Ass@h/v1"))
+	require.Subset(t, raw, Secrets{"u@x", "p:ss", "u@x:p:ss", "u%40x:p%3Ass"}, "decoded and as written")
+	_, ok = userinfo("http://h/path@x")
+	require.False(t, ok, "an @ in the path is no userinfo")
+}
+
+// TestRedactScrubsValuesBeforeCut: a bad value quoted in a *field.Error is
+// scrubbed before its message cuts it: a key straddling the cut leaves no
+// part, and the error wrapped afterwards shows none either.
+func TestRedactScrubsValuesBeforeCut(t *testing.T) {
+	const key = "sk-CUTKEY-0123456789abcdef"
+	s := SecretsOf(key, nil)
+	value := `{"model":"` + strings.Repeat("x", 60) + key + `"`
+	fe := &field.Error{Pkg: "anviltest", Field: "ANVIL_EXTRA_BODY", Value: value, Rule: "want one JSON object"}
+	require.Contains(t, fe.Error(), "sk-CUTKEY", "cut inside the key: the raw message holds a part of it")
+	err := fmt.Errorf("reading the environment: %w", s.Redact(fe))
+	require.NotContains(t, err.Error(), "CUTKEY")
+	require.Contains(t, err.Error(), RedactedMark)
+	var got *field.Error
+	require.ErrorAs(t, err, &got, "it still is the field error")
+	require.Equal(t, "ANVIL_EXTRA_BODY", got.Field)
 }

@@ -96,6 +96,33 @@ func (e *Error) Unwrap() []error {
 	return errs
 }
 
+// Each calls f with every *Error in err's tree (errors.Is order: err,
+// then what it wraps, depth first), an error of a type that errors.As
+// converts to one (capacity.FieldError) included, so a caller can act on
+// the values before the message is built (a scrubber removing credentials
+// from a value before Error cuts it).
+func Each(err error, f func(*Error)) {
+	if err == nil {
+		return
+	}
+	if e, ok := err.(*Error); ok {
+		f(e)
+	} else if a, ok := err.(interface{ As(any) bool }); ok {
+		var e *Error
+		if a.As(&e) && e != nil {
+			f(e)
+		}
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		Each(u.Unwrap(), f)
+	case interface{ Unwrap() []error }:
+		for _, w := range u.Unwrap() {
+			Each(w, f)
+		}
+	}
+}
+
 // show formats a value for a message: strings (and named string types)
 // quoted and cut to maxValueBytes, a *float64 by its value, nil not at all.
 func show(v any) (string, bool) {

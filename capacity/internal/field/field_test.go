@@ -52,3 +52,21 @@ func ExampleError() {
 	fmt.Println(err)
 	// Output: capacity: Workload.Concurrency = 0: must be in 1..256
 }
+
+// convertible is a type errors.As converts an *Error from and to, as
+// capacity.FieldError is.
+type convertible Error
+
+func (e *convertible) Error() string      { return (*Error)(e).Error() }
+func (e *convertible) As(target any) bool { return (*Error)(e).As(target) }
+
+// TestEach: every *Error of a tree is visited, behind fmt wrapping, in a
+// join, and as a type that converts to one.
+func TestEach(t *testing.T) {
+	a, b, c := &Error{Field: "a"}, &Error{Field: "b"}, &Error{Field: "c"}
+	err := fmt.Errorf("run: %w", errors.Join(a, fmt.Errorf("x: %w", b), (*convertible)(c), io.EOF))
+	var got []string
+	Each(err, func(e *Error) { got = append(got, e.Field) })
+	require.Equal(t, []string{"a", "b", "c"}, got)
+	Each(nil, func(*Error) { t.Fatal("nil has none") })
+}
