@@ -154,24 +154,37 @@ func (t Target) apiKey() (string, error) {
 	return v, nil
 }
 
-// Redactor returns the scrubber Run applies to every server-provided
-// string, for the credentials of t: apiKey (the bearer token the caller
-// read from t.APIKeyEnv; empty for none), the value of every t.Headers
-// entry whatever its name (and a Basic value decoded), and the userinfo of
-// t.BaseURL with its Basic form, each replaced by "[redacted]" in every
-// form a server trivially produces from it: raw, in any letter case,
-// JSON-escaped, percent-encoded (a redirect's Location) and base64. A tool
-// that talks to the target itself (the conformance suite of package
-// anviltest) passes what it prints through it, whole, before cutting it:
-// a credential cut in part is no longer recognised.
+// Redactor returns the scrubber Run applies to every string a server or
+// a user's input supplies, for the credentials of t: apiKey (the bearer
+// token the caller read from t.APIKeyEnv; empty for none), the value of
+// every t.Headers entry whatever its name (and a Basic value decoded), and
+// the userinfo of t.BaseURL and t.MetricsURL with its Basic form (read
+// from the text, so a URL that does not parse loses it too), each
+// replaced by "[redacted]" in every form a server trivially produces from
+// it: raw, in any letter case, JSON-escaped, percent-encoded (a
+// redirect's Location), base64, hex, and split over the data lines of a
+// server-sent event. A tool that talks to the target itself (the
+// conformance suite of package anviltest) passes what it prints through
+// it, whole, before cutting it: a credential cut in part is no longer
+// recognised.
 func (t Target) Redactor(apiKey string) func(text string) string {
 	return t.secrets(apiKey).Scrub
+}
+
+// RedactError returns err with t's credentials (as Redactor) removed from
+// its message; nil stays nil, an error that holds none is returned as it
+// is, and the result still matches what err wraps (errors.Is, errors.As).
+// The text value of every *FieldError in err is scrubbed in place first,
+// so its message, which cuts a long value, never shows part of a
+// credential: redact an error before wrapping it.
+func (t Target) RedactError(apiKey string, err error) error {
+	return t.secrets(apiKey).Redact(err)
 }
 
 // secrets are the credentials of a run against t with the bearer token
 // apiKey.
 func (t Target) secrets(apiKey string) client.Secrets {
-	return client.SecretsOf(apiKey, t.Headers, t.BaseURL)
+	return client.SecretsOf(apiKey, t.Headers, t.BaseURL, t.MetricsURL)
 }
 
 // redactBaseURL returns raw without userinfo, query or fragment, as the
