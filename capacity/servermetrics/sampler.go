@@ -64,8 +64,9 @@ type Config struct {
 	// Series names further families to keep beside the curated ones, by
 	// their exact names as the text format exposes them.
 	Series []string
-	// Scrub removes credentials from the endpoint and from every error
-	// recorded (the run's redactor); nil for none.
+	// Scrub removes credentials from the endpoint, from every error
+	// recorded and from the name and labels of every series kept (the
+	// run's redactor), before anything is cut; nil for none.
 	Scrub func(string) string
 
 	own bool // Client is the sampler's own: Stop closes its connection
@@ -166,8 +167,10 @@ func Discover(ctx context.Context, cfg Config) (*Sampler, error) {
 
 // newSampler returns a sampler of a resolved cfg.
 func newSampler(cfg Config) *Sampler {
+	st := newStore()
+	st.scrub = cfg.Scrub
 	return &Sampler{cfg: cfg, endpoint: recordedEndpoint(cfg.URL, cfg.Scrub),
-		scan: newScanner(newSelection(cfg.Series)), st: newStore()}
+		scan: newScanner(newSelection(cfg.Series)), st: st}
 }
 
 // runWait returns ctx bounded by maxRunWait, for a GET on the run's

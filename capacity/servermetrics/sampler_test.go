@@ -286,3 +286,33 @@ func TestSamplerPrime(t *testing.T) {
 		require.Equal(t, 20.0, *c.Increase)
 	})
 }
+
+// TestLabelsScrubbed: a server whose labels carry the run's key (a model
+// named after it, raw, upper-cased, hex, in a value long enough to be cut
+// across it) has the labels kept scrubbed, before the cut.
+func TestLabelsScrubbed(t *testing.T) {
+	const key = "sk-LABELKEY-42ab"
+	scrub := func(s string) string {
+		for _, form := range []string{key, strings.ToUpper(key), fmt.Sprintf("%x", key)} {
+			s = strings.ReplaceAll(s, form, "[redacted]")
+		}
+		return s
+	}
+	long := strings.Repeat("m", maxLabelValueBytes-8) + key
+	body := fmt.Sprintf("# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=%q,hex=\"%x\",up=%q,long=%q} 1\n",
+		key, key, strings.ToUpper(key), long)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, body) }))
+	defer srv.Close()
+	s, err := Discover(t.Context(), Config{URL: srv.URL + "/metrics", Scrub: scrub})
+	require.NoError(t, err)
+	s.Prime(t.Context())
+	s.Start(t.Context(), time.Now())
+	m := s.Stop()
+	require.Len(t, m.Series, 1)
+	l := m.Series[0].Labels
+	require.Equal(t, "[redacted]", l["model_name"])
+	require.Equal(t, "[redacted]", l["hex"])
+	require.Equal(t, "[redacted]", l["up"])
+	require.Equal(t, cutLabel(strings.Repeat("m", maxLabelValueBytes-8)+"[redacted]"), l["long"], "scrubbed, then cut")
+	require.NotContains(t, l["long"], "sk-")
+}

@@ -152,8 +152,11 @@ func (s *series) member() artifact.MetricSeries {
 // labels sorted by name, values whole: sampleView.key), computed once per
 // sample into a buffer the store reuses; a known series costs that and a
 // map lookup, and only a new one allocates. Neither map holds a server's
-// text, so a series of any length costs the same few bytes.
+// text, so a series of any length costs the same few bytes. A new
+// series' name and labels pass scrub (the run's redactor) whole, before
+// a long value is cut.
 type store struct {
+	scrub   func(string) string // nil: none
 	seed    maphash.Seed
 	byKey   map[uint64]*series
 	dropped map[uint64]struct{} // series dropped, counted once
@@ -202,8 +205,12 @@ func (st *store) sample(v *sampleView) {
 			}
 			return
 		}
-		labels := boundLabels(v.labelMap())
-		s = &series{name: string(v.name), typ: v.typ, labels: labels, order: sortKey(v.name, labels), seq: st.added}
+		labels := boundLabels(st.scrubbed(v.labelMap()))
+		name := string(v.name)
+		if st.scrub != nil {
+			name = st.scrub(name)
+		}
+		s = &series{name: name, typ: v.typ, labels: labels, order: sortKey([]byte(name), labels), seq: st.added}
 		st.added++
 		st.byKey[k] = s
 		st.fresh = append(st.fresh, k)
@@ -235,6 +242,19 @@ func (st *store) rollback() {
 		delete(st.dropped, k)
 	}
 	st.begin()
+}
+
+// scrubbed returns labels with every name and value passed through
+// st.scrub.
+func (st *store) scrubbed(labels map[string]string) map[string]string {
+	if st.scrub == nil {
+		return labels
+	}
+	out := make(map[string]string, len(labels))
+	for k, v := range labels {
+		out[st.scrub(k)] = st.scrub(v)
+	}
+	return out
 }
 
 // sortKey is the order of a series in the member: by name, then by its
