@@ -1,9 +1,11 @@
 package anviltest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -241,6 +243,29 @@ func readEnvironment(getenv func(string) string) (environment, error) {
 	return e, nil
 }
 
+// redact removes every credential of the run from err, as the run does
+// from every string a server or a user's input supplies
+// (capacity.Target.RedactError): the API key of the variable the target
+// or ANVIL_API_KEY_ENV names, every header value, and the userinfo of the
+// base and metrics URLs, configured or in the environment (read as text:
+// a URL that does not parse loses its password too). Call it before
+// wrapping err: a bad value's text is scrubbed before its message cuts it.
+func (s *settings) redact(err error) error {
+	if err == nil {
+		return nil
+	}
+	t := s.target
+	t.BaseURL = cmp.Or(t.BaseURL, s.getenv(envBaseURL))
+	t.MetricsURL = cmp.Or(t.MetricsURL, s.getenv(envMetricsURL))
+	if name := cmp.Or(t.APIKeyEnv, s.getenv(envAPIKeyEnv)); name != "" {
+		err = t.RedactError(os.Getenv(name), err) // the run's token
+		err = t.RedactError(s.getenv(name), err)  // the conformance suite's
+	} else {
+		err = t.RedactError("", err)
+	}
+	return err
+}
+
 // WithEnvironment reads the ANVIL_* variables through getenv instead of
 // os.Getenv; nil reads none, as if every variable were unset. Only the
 // process environment is searched for unknown ANVIL_* variables (a typo
@@ -263,6 +288,7 @@ func WithEnvironment(getenv func(name string) string) Option {
 func (s *settings) env() (environment, error) {
 	if !s.envRead {
 		s.envCache, s.envErr = readEnvironment(s.getenv)
+		s.envErr = s.redact(s.envErr) // a value may hold a credential, or be a URL with one
 		if s.environ != nil {
 			if err := unknownVariables(s.environ(), []string{s.getenv(envAPIKeyEnv), s.target.APIKeyEnv}); err != nil {
 				s.envCache, s.envErr = environment{}, err

@@ -3,6 +3,7 @@ package anviltest
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -20,22 +21,24 @@ import (
 
 // echoedKeyForms are the forms of the bearer token r carries that a server
 // trivially produces: raw, upper-cased, JSON-escaped, percent-encoded,
-// base64.
+// base64, hex in lower and in upper case.
 func echoedKeyForms(r *http.Request) []string {
 	key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 	var esc strings.Builder
 	for _, c := range key {
 		fmt.Fprintf(&esc, `\u%04x`, c)
 	}
-	return []string{key, strings.ToUpper(key), esc.String(), url.QueryEscape(key), base64.StdEncoding.EncodeToString([]byte("Bearer " + key))}
+	return []string{key, strings.ToUpper(key), esc.String(), url.QueryEscape(key), base64.StdEncoding.EncodeToString([]byte("Bearer " + key)),
+		hex.EncodeToString([]byte(key)), strings.ToUpper(hex.EncodeToString([]byte("Bearer " + key)))}
 }
 
 // TestCredentialFormsInNoOutput: a server echoes the API key in every
-// trivial form through the model id /models lists, error bodies and a
-// redirect's Location; none of the forms reaches any output of a
-// benchmark: the log and the benchmark line, the artifact, the .bench
-// file, the HTML report beside them, and the console summary of the
-// artifact.
+// trivial form through the model id /models lists, error bodies, a
+// redirect's Location, a malformed event whose data lines split the key,
+// and the labels of its /metrics; none of the forms reaches any output of
+// a benchmark: the log and the benchmark line, the artifact (its
+// server_metrics.series[].labels included), the .bench file, the HTML
+// report beside them, and the console summary of the artifact.
 func TestCredentialFormsInNoOutput(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a child benchmark")
@@ -47,8 +50,18 @@ func TestCredentialFormsInNoOutput(t *testing.T) {
 		id := "m-" + strings.Join(echoedKeyForms(r)[1:], "_") // raw in the id would be a JSON escape away
 		fmt.Fprintf(w, `{"data":[{"id":%q,"max_model_len":8192}]}`, id)
 	})
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "# TYPE vllm:num_requests_running gauge\n")
+		for i, form := range echoedKeyForms(r) {
+			fmt.Fprintf(w, "vllm:num_requests_running{engine=\"0\",model_name=%q} %d\n", "m "+form, i)
+		}
+	})
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
-		switch n.Add(1) % 3 {
+		switch n.Add(1) % 4 {
+		case 3: // the key split over the data lines of one event, which the stream joins with a newline
+			key := echoedKeyForms(r)[0]
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":\"%s\ndata: %s\"}}]}\n\n", key[:9], key[9:])
 		case 0:
 			w.Header().Set("Location", "http://elsewhere.invalid/k/"+url.PathEscape(echoedKeyForms(r)[0]))
 			w.WriteHeader(http.StatusFound)
@@ -69,7 +82,7 @@ func TestCredentialFormsInNoOutput(t *testing.T) {
 	stdout, _ := childEnv(t, "engine", t.TempDir(), out, []string{
 		envBaseURL + "=" + srv.URL + "/v1", envAPIKeyEnv + "=ANVIL_TEST_OUTPUT_KEY", "ANVIL_TEST_OUTPUT_KEY=" + key,
 		envHTML + "=1", envEngine + "=e", envGPU + "=g",
-	}, "-test.benchtime=6x")
+	}, "-test.benchtime=8x")
 	require.Contains(t, stdout, "[redacted]", "the failures and the model id quote the echo:\n%s", stdout)
 
 	outputs := map[string]string{"log and benchmark line": stdout}
@@ -88,7 +101,8 @@ func TestCredentialFormsInNoOutput(t *testing.T) {
 	for _, want := range []string{".json", ".bench", ".html", "summary"} {
 		require.Contains(t, outputs, want, "files %v\n%s", files, stdout)
 	}
-	leaks := []string{"OUTPUTKEY", "51c0de", "outputkey", "51C0DE"}
+	require.Contains(t, outputs[".json"], `"model_name": "m [redacted]"`, "the labels are the sampler's, scrubbed")
+	leaks := []string{"OUTPUTKEY", "51c0de", "outputkey", "51C0DE", hex.EncodeToString([]byte("OUTPUTKEY"))}
 	for _, lead := range []string{"", "x", "xy"} { // base64 at every alignment
 		enc := base64.StdEncoding.EncodeToString([]byte(lead + key))
 		leaks = append(leaks, enc[len(lead)+2:len(lead)+14])

@@ -187,7 +187,7 @@ func (s *settings) applyTraffic(w capacity.Workload) (capacity.Workload, bool, e
 	}
 	t := s.traffic
 	if t == nil {
-		if t, err = e.traffic.resolve(w); err != nil || t == nil {
+		if t, err = e.traffic.resolve(w, s.redact); err != nil || t == nil {
 			return w, false, err
 		}
 	}
@@ -202,15 +202,17 @@ func (s *settings) applyTraffic(w capacity.Workload) (capacity.Workload, bool, e
 // ignoresEOS reports whether ANVIL_IGNORE_EOS asks for ignore_eos.
 func (et envTraffic) ignoresEOS() bool { return et.ignoreEOS != nil && *et.ignoreEOS }
 
-// resolve builds the traffic the environment asks for; nil for none.
-func (et envTraffic) resolve(w capacity.Workload) (Traffic, error) {
+// resolve builds the traffic the environment asks for; nil for none. A
+// trace's error passes redact before it is wrapped: a row's value may be
+// a credential.
+func (et envTraffic) resolve(w capacity.Workload, redact func(error) error) (Traffic, error) {
 	switch {
 	case et.recorded && et.path == "":
 		return nil, fmt.Errorf("anviltest: %s=%s needs %s, the trace whose sessions to run", envSessions, recordedSessions, envTrace)
 	case et.recorded && et.sessionsCount != 0:
 		return nil, fmt.Errorf("anviltest: %s counts synthetic sessions: %s=%s runs every session of the trace", envSessionsCount, envSessions, recordedSessions)
 	case et.recorded:
-		return et.readSessions()
+		return et.readSessions(redact)
 	case et.path != "" && et.sessions != nil:
 		return nil, fmt.Errorf("anviltest: %s and %s are both set: a run replays a trace or runs sessions, not both", envTrace, envSessions)
 	case et.path == "" && et.ignoreEOS != nil && et.sessions == nil:
@@ -231,7 +233,7 @@ func (et envTraffic) resolve(w capacity.Workload) (Traffic, error) {
 		}
 		return sess, nil
 	case et.path != "":
-		return et.readReplay()
+		return et.readReplay(redact)
 	}
 	return nil, nil
 }
@@ -260,7 +262,7 @@ func (et envTraffic) reader() (*trace.Reader, *os.File, error) {
 }
 
 // readReplay reads the trace of ANVIL_TRACE with its options.
-func (et envTraffic) readReplay() (traffic.Replay, error) {
+func (et envTraffic) readReplay(redact func(error) error) (traffic.Replay, error) {
 	r, f, err := et.reader()
 	if err != nil {
 		return traffic.Replay{}, err
@@ -272,7 +274,7 @@ func (et envTraffic) readReplay() (traffic.Replay, error) {
 	}
 	desc, err := r.Description()
 	if err != nil {
-		return traffic.Replay{}, fmt.Errorf("anviltest: %s: %w", envTrace, err)
+		return traffic.Replay{}, fmt.Errorf("anviltest: %s: %w", envTrace, redact(err))
 	}
 	if len(recs) == 0 {
 		return traffic.Replay{}, fmt.Errorf("anviltest: %s=%q: no row to replay (file, window or %s)", envTrace, et.path, envTraceFirst)
@@ -281,7 +283,7 @@ func (et envTraffic) readReplay() (traffic.Replay, error) {
 }
 
 // readSessions reads the recorded sessions of the ANVIL_TRACE file.
-func (et envTraffic) readSessions() (*traffic.Sessions, error) {
+func (et envTraffic) readSessions(redact func(error) error) (*traffic.Sessions, error) {
 	r, f, err := et.reader()
 	if err != nil {
 		return nil, err
@@ -289,11 +291,11 @@ func (et envTraffic) readSessions() (*traffic.Sessions, error) {
 	defer f.Close()
 	recorded, err := session.Read(r)
 	if err != nil {
-		return nil, fmt.Errorf("anviltest: %s: %w", envTrace, err)
+		return nil, fmt.Errorf("anviltest: %s: %w", envTrace, redact(err))
 	}
 	desc, err := r.Description()
 	if err != nil {
-		return nil, fmt.Errorf("anviltest: %s: %w", envTrace, err)
+		return nil, fmt.Errorf("anviltest: %s: %w", envTrace, redact(err))
 	}
 	if len(recorded) == 0 {
 		return nil, fmt.Errorf("anviltest: %s=%q: no session to run (file, window or %s)", envTrace, et.path, envTraceFirst)

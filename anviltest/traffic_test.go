@@ -240,7 +240,7 @@ func TestIgnoreEOSFromTheEnvironment(t *testing.T) {
 		}
 		e, err := readEnvironment(vars.get)
 		require.NoError(t, err)
-		tr, err := e.traffic.resolve(capacity.Workload{})
+		tr, err := e.traffic.resolve(capacity.Workload{}, func(err error) error { return err })
 		require.NoError(t, err)
 		replay, ok := tr.(traffic.Replay)
 		require.True(t, ok, "%T", tr)

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -102,7 +103,7 @@ func credentialModelServer() *httptest.Server {
 			return
 		}
 		body, _ := io.ReadAll(r.Body)
-		text := "echo " + creds
+		text := "echo " + creds + " " + hex.EncodeToString([]byte(creds)) + " " + strings.ToUpper(hex.EncodeToString([]byte(creds)))
 		if strings.Contains(string(body), "Name three colours") {
 			mu.Lock()
 			n++
@@ -117,11 +118,12 @@ func credentialModelServer() *httptest.Server {
 }
 
 // leaks says which part (of at least 8 bytes) of a planted credential text
-// carries, "" when none.
+// carries, raw or hex-encoded in either case, "" when none.
 func leaks(text string) string {
+	low := strings.ToLower(text)
 	for _, c := range []string{plantedKey, plantedHeader} {
 		for i := 0; i+8 <= len(c); i++ {
-			if strings.Contains(text, c[i:i+8]) {
+			if strings.Contains(text, c[i:i+8]) || strings.Contains(low, hex.EncodeToString([]byte(c[i:i+8]))) {
 				return c[i : i+8]
 			}
 		}
