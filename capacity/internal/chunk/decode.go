@@ -21,6 +21,17 @@ type Decoder struct {
 	stack jsonpick.SkipStack
 	// fallbacks counts the payloads handed to encoding/json.
 	fallbacks int
+	// shape is the last payload's shape, for the next payload that
+	// repeats it (repeat.go).
+	shape shape
+	// repeats counts the payloads decoded as repeats of the kept shape;
+	// repeated says the chunk is in the shape's form (the last payload
+	// was one), so that the next repeat only changes its texts.
+	repeats  int
+	repeated bool
+	// reasoning holds where the first choice's reasoning_content and
+	// reasoning strings are in the payload, for its shape.
+	reasoning [2]rawString
 }
 
 // span is the place in Decoder.buf of the unescaped text of one field.
@@ -40,23 +51,32 @@ func (d *Decoder) Decode(data []byte) (*Chunk, error) {
 	if len(data) == 0 || data[0] != '{' {
 		return nil, ErrNotObject
 	}
+	if d.repeat(data) {
+		d.repeats++
+		return &d.chunk, nil
+	}
 	d.reset()
 	end := d.object(data, 0, levelTop, 0)
 	if end < 0 {
+		d.shape.ok = false
 		d.fallbacks++
 		d.reset()
 		return d.fallback(data)
 	}
 	if end != len(data) {
+		d.shape.ok = false
 		return nil, ErrTrailingData
 	}
 	d.finish()
+	d.remember(data)
 	return &d.chunk, nil
 }
 
 // reset forgets the previous payload, keeping the storage. The choices are
 // cleared so that they hold no reference to the previous payload.
 func (d *Decoder) reset() {
+	d.repeated = false
+	d.reasoning = [2]rawString{}
 	clear(d.choices)
 	d.choices = d.choices[:0]
 	d.buf = d.buf[:0]
@@ -175,6 +195,13 @@ func (d *Decoder) value(b []byte, i int, f int, ci int) int {
 		return d.text(b, i, ci, f)
 	case fReasoningContent, fReasoning:
 		end := jsonpick.ValueEnd(b, i, &d.stack)
+		if ci == 0 && end >= 0 {
+			k := 0
+			if f == fReasoning {
+				k = 1
+			}
+			d.reasoning[k] = rawString{set: b[i] == '"', start: i + 1, end: end - 1}
+		}
 		if end-i > 2 && b[i] == '"' {
 			if ch := &d.choices[ci]; f == fReasoning {
 				ch.Reasoning = true
