@@ -49,7 +49,17 @@ const (
 	bom = "\xEF\xBB\xBF"
 	// startBuffer is the initial read buffer (go-sse's bufio.Scanner
 	// starts at the same 4,096 bytes).
-	startBuffer = 4096
+	startBuffer = 1024
+	// maxReadBuffer is the largest the read buffer grows to for reading
+	// alone: a read that fills all the room it was given doubles the
+	// buffer for the next, up to this (a bufio.Scanner's largest token),
+	// so that a fast stream is read in few, large reads while a slow one
+	// keeps its small buffer. A line longer than the buffer grows it
+	// further, up to the maximum event size.
+	maxReadBuffer = 64 << 10
+	// trailingHead is how many bytes of the trailing field lines Trailing
+	// keeps.
+	trailingHead = 32
 	// maxEmptyReads is how many reads returning nothing in a row end the
 	// input with io.ErrNoProgress, as bufio.Scanner does.
 	maxEmptyReads = 100
@@ -90,6 +100,19 @@ type Reader struct {
 	typ   []byte // the event type of the current event
 	dirty bool   // the current event has a data, event or id field
 	ev    Event  // the event Scan found
+	// single is the value of the current event's one data line while it
+	// is still in buf, not copied into data (aliased true): most events
+	// have one data line, which is then never copied. A second data line,
+	// or a fill that would move buf, copies it into data.
+	single  []byte
+	aliased bool
+	noCR    bool // buf[off:] holds no '\r': a line ends at '\n' alone
+	grow    bool // the last read filled all its room: the next fill doubles buf
+
+	// The field lines received since the last blank line, as Trailing
+	// reports them: their bytes, and the first trailingHead of them.
+	pending int64
+	head    [trailingHead]byte
 }
 
 // NewReader returns a Reader of the stream r whose events may be at most
@@ -98,6 +121,13 @@ type Reader struct {
 // with bufio.ErrTooLong. maxEventSize must be positive.
 func NewReader(r io.Reader, maxEventSize int) *Reader {
 	return &Reader{r: r, maxEvent: maxEventSize, blankOnly: true}
+}
+
+// Reset makes e read the stream r from its start, as a new Reader of the
+// same maximum event size would, keeping the buffers it has grown: a worker
+// that reads one stream after another allocates them once.
+func (e *Reader) Reset(r io.Reader) {
+	*e = Reader{r: r, maxEvent: e.maxEvent, blankOnly: true, buf: e.buf[:0], data: e.data[:0], typ: e.typ[:0]}
 }
 
 // Scan advances to the next event, which Event then returns. It returns
@@ -130,8 +160,37 @@ func (e *Reader) Event() Event { return e.ev }
 // row, else the body's read error as it was returned.
 func (e *Reader) Err() error { return e.err }
 
+// dataPrefix starts the one line of the common event, "data: " + its
+// data + "\n\n" (dataEvent).
+const dataPrefix = "data: "
+
+// dataEvent returns the common event, one "data: " line and a blank line
+// ending in "\n", when the buffer holds it whole at the start of an event
+// (nothing of one read yet, no '\r' in the buffer, the byte-order mark
+// check done), and reports whether it did. What it returns, and the
+// state it leaves, are those of reading the two lines one at a time.
+func (e *Reader) dataEvent() (Event, bool) {
+	if !e.noCR || !e.blankOnly || e.dirty || e.skipLF || !e.started {
+		return Event{}, false
+	}
+	rest := e.buf[e.off:]
+	if len(rest) < len(dataPrefix)+2 || string(rest[:len(dataPrefix)]) != dataPrefix {
+		return Event{}, false
+	}
+	i := bytes.IndexByte(rest, '\n')
+	if i < 0 || i+1 >= len(rest) || rest[i+1] != '\n' || e.eventBytes+i+2 > e.maxEvent {
+		return Event{}, false
+	}
+	e.off += i + 2
+	e.eventBytes, e.pending = 0, 0
+	return Event{Type: e.typ[:0], Data: rest[len(dataPrefix):i:i]}, true
+}
+
 // next returns the next event, or io.EOF at the end of the input.
 func (e *Reader) next() (Event, error) {
+	if ev, ok := e.dataEvent(); ok {
+		return ev, nil
+	}
 	for {
 		rest := e.buf[e.off:]
 		if e.skipLF && len(rest) > 0 {
@@ -151,8 +210,10 @@ func (e *Reader) next() (Event, error) {
 		if i >= 0 {
 			line = rest[:i]
 		}
-		if j := bytes.IndexByte(line, '\r'); j >= 0 {
-			i, line = j, rest[:j]
+		if !e.noCR {
+			if j := bytes.IndexByte(line, '\r'); j >= 0 {
+				i, line = j, rest[:j]
+			}
 		}
 		if i < 0 {
 			// No complete line buffered: read more, unless the event is
@@ -175,6 +236,12 @@ func (e *Reader) next() (Event, error) {
 			return Event{}, bufio.ErrTooLong
 		}
 		if len(line) == 0 {
+			e.pending = 0
+		} else if line[0] != ':' {
+			e.keep(line)
+			e.keep(rest[i : i+1])
+		}
+		if len(line) == 0 {
 			if e.blankOnly {
 				continue // a blank line before the event: part of it, no end
 			}
@@ -188,10 +255,13 @@ func (e *Reader) next() (Event, error) {
 				continue // only comments or ignored fields
 			}
 			ev := Event{Type: e.typ, Data: e.data}
-			if len(ev.Data) > 0 {
+			if e.aliased {
+				ev.Data = e.single
+			} else if len(ev.Data) > 0 {
 				ev.Data = ev.Data[:len(ev.Data)-1]
 			}
 			e.data, e.typ, e.dirty = e.data[:0], e.typ[:0], false
+			e.single, e.aliased = nil, false
 			return ev, nil
 		}
 		e.blankOnly = false
@@ -218,7 +288,14 @@ func (e *Reader) field(line []byte) {
 	}
 	switch string(name) {
 	case fieldData:
-		e.data = append(append(e.data, value...), '\n')
+		switch {
+		case !e.dirty || (len(e.data) == 0 && !e.aliased):
+			// The event's first data line: kept where it is.
+			e.single, e.aliased = value, true
+		default:
+			e.unalias()
+			e.data = append(append(e.data, value...), '\n')
+		}
 		e.dirty = true
 	case fieldEvent:
 		e.typ = append(e.typ[:0], value...)
@@ -230,21 +307,70 @@ func (e *Reader) field(line []byte) {
 	}
 }
 
+// unalias copies the current event's one data line into data, when it is
+// still only in buf.
+func (e *Reader) unalias() {
+	if e.aliased {
+		e.data = append(append(e.data, e.single...), '\n')
+		e.single, e.aliased = nil, false
+	}
+}
+
+// keep counts the bytes of a field line (or its line end) received since
+// the last blank line, and remembers those among the first trailingHead.
+func (e *Reader) keep(b []byte) {
+	if e.pending < trailingHead {
+		copy(e.head[e.pending:], b)
+	}
+	e.pending += int64(len(b))
+}
+
+// Trailing returns, once Scan has returned false at the end of the input,
+// the bytes of the field lines received after the last blank line (their
+// line ends and an unfinished last line included; comment lines, which
+// start with ':', not counted) and the first 32 of them: non-zero at the
+// end of the input means the stream's last event was cut, which Scan
+// drops silently, as EventSource does.
+func (e *Reader) Trailing() (n int64, head []byte) {
+	n = e.pending
+	if rest := e.buf[e.off:]; len(rest) > 0 && rest[0] != ':' {
+		n += int64(len(rest))
+		if e.pending < trailingHead {
+			c := copy(e.head[e.pending:], rest)
+			return n, e.head[:e.pending+int64(c)]
+		}
+	}
+	return n, e.head[:min(n, trailingHead)]
+}
+
 // fill reads more input into the buffer, moving the unconsumed bytes to
-// its start and growing it (up to maxEvent) when they fill it.
+// its start and growing it: up to maxEvent when they fill it, and up to
+// maxReadBuffer when the last read filled all the room it was given.
 func (e *Reader) fill() {
+	e.unalias() // buf is about to move
 	if e.off > 0 {
 		n := copy(e.buf, e.buf[e.off:])
 		e.buf, e.off = e.buf[:n], 0
 	}
-	if len(e.buf) == cap(e.buf) {
+	switch {
+	case len(e.buf) == cap(e.buf):
 		size := max(2*cap(e.buf), min(startBuffer, e.maxEvent))
-		grown := make([]byte, len(e.buf), min(size, max(e.maxEvent, len(e.buf)+1)))
-		copy(grown, e.buf)
-		e.buf = grown
+		e.resize(min(size, max(e.maxEvent, len(e.buf)+1)))
+	case e.grow && cap(e.buf) < maxReadBuffer:
+		e.resize(min(2*cap(e.buf), maxReadBuffer))
 	}
-	n, err := e.r.Read(e.buf[len(e.buf):cap(e.buf)])
-	e.buf = e.buf[:len(e.buf)+n]
+	old := len(e.buf)
+	room := e.buf[old:cap(e.buf)]
+	n, err := e.r.Read(room)
+	e.buf = e.buf[:old+n]
+	e.grow = n == len(room)
+	if n > 0 {
+		if !e.noCR {
+			e.noCR = bytes.IndexByte(e.buf, '\r') < 0
+		} else {
+			e.noCR = bytes.IndexByte(e.buf[old:], '\r') < 0
+		}
+	}
 	switch {
 	case err != nil:
 		e.readErr = err
@@ -255,4 +381,11 @@ func (e *Reader) fill() {
 	default:
 		e.empties = 0
 	}
+}
+
+// resize moves the buffer into a new array of capacity size.
+func (e *Reader) resize(size int) {
+	grown := make([]byte, len(e.buf), size)
+	copy(grown, e.buf)
+	e.buf = grown
 }

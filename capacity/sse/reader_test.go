@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -142,6 +143,122 @@ func TestReaderReadBoundaries(t *testing.T) {
 				split := io.MultiReader(strings.NewReader(s[:at]), strings.NewReader(s[at:])) // two reads
 				require.Empty(t, cmp.Diff(want, frameWithReader(split, maxEvent)), "%q max %d, split at %d", s, maxEvent, at)
 			}
+		}
+	}
+}
+
+// trailingOf is the reference of Trailing, a byte at a time: the bytes of
+// the non-comment lines after the last blank line (a line end right after
+// a line end, "\r\n" being one), their line ends included (of "\r\n", the
+// '\r').
+func trailingOf(s string) (n int, head string) {
+	lineStart, comment, prevCR := true, false, false
+	var kept []byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\n' && prevCR {
+			prevCR = false
+			continue
+		}
+		prevCR = false
+		if c == '\n' || c == '\r' {
+			if lineStart {
+				kept = kept[:0]
+			} else if !comment {
+				kept = append(kept, c)
+			}
+			lineStart, comment, prevCR = true, false, c == '\r'
+			continue
+		}
+		if lineStart {
+			lineStart, comment = false, c == ':'
+		}
+		if !comment {
+			kept = append(kept, c)
+		}
+	}
+	return len(kept), string(kept[:min(len(kept), trailingHead)])
+}
+
+// FuzzTrailing: at the end of any input, read whole or a byte at a time,
+// Trailing counts what trailingOf counts.
+func FuzzTrailing(f *testing.F) {
+	for _, s := range framingSeeds {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte("data: a\n\ndata: [DONE]"))
+	f.Add([]byte("data: a\n\ndata: {\"cut\n"))
+	f.Add([]byte("data: a\r\n\r\n: c\r\ndata: b"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n, head := trailingOf(string(data))
+		for _, r := range []io.Reader{strings.NewReader(string(data)), iotest.OneByteReader(strings.NewReader(string(data)))} {
+			sr := NewReader(r, testMaxEvent)
+			for sr.Scan() {
+			}
+			if sr.Err() != nil {
+				return // too long: no trailing bytes to speak of
+			}
+			gotN, gotHead := sr.Trailing()
+			require.Equal(t, int64(n), gotN, "%q", data)
+			require.Equal(t, head, string(gotHead), "%q", data)
+		}
+	})
+}
+
+// TestReaderGrowsForFastStreams: a stream whose reads fill the buffer is
+// read in ever larger reads, up to maxReadBuffer; one whose reads do not
+// keeps the first buffer.
+func TestReaderGrowsForFastStreams(t *testing.T) {
+	body := strings.Repeat("data: {\"x\":1}\n\n", 40000)
+	var sizes []int
+	sr := NewReader(readSizes{strings.NewReader(body), &sizes}, testMaxEvent)
+	n := 0
+	for sr.Scan() {
+		n++
+	}
+	require.NoError(t, sr.Err())
+	require.Equal(t, 40000, n)
+	require.Equal(t, startBuffer, sizes[0])
+	require.Equal(t, maxReadBuffer, slices.Max(sizes))
+
+	sizes = sizes[:0]
+	sr = NewReader(readSizes{iotest.HalfReader(strings.NewReader(body[:100000])), &sizes}, testMaxEvent)
+	for sr.Scan() {
+	}
+	require.NoError(t, sr.Err())
+	require.Equal(t, startBuffer, slices.Max(sizes), "reads that never fill the room do not grow it")
+}
+
+// readSizes records the size of every read's buffer.
+type readSizes struct {
+	r     io.Reader
+	sizes *[]int
+}
+
+func (r readSizes) Read(p []byte) (int, error) {
+	*r.sizes = append(*r.sizes, len(p))
+	return r.r.Read(p)
+}
+
+// TestReaderReset: a Reader reset onto each input in turn frames each as a
+// new Reader does, whatever the one before it left (an event cut short, a
+// "\r" whose "\n" never came, an error).
+func TestReaderReset(t *testing.T) {
+	inputs := append([]string{"data: a\r", "data: cut", "data: " + strings.Repeat("x", 100) + "\n\n"}, framingSeeds...)
+	sr := NewReader(strings.NewReader(""), 64)
+	for i, s := range inputs {
+		for _, next := range []string{inputs[(i+1)%len(inputs)], s} {
+			sr.Reset(strings.NewReader(next))
+			var got framing
+			for sr.Scan() {
+				ev := sr.Event()
+				got.Events = append(got.Events, framedEvent{string(ev.Type), string(ev.Data)})
+			}
+			got.End = "eof"
+			if err := sr.Err(); err != nil {
+				got.End = endName(err)
+			}
+			require.Empty(t, cmp.Diff(frameWithReader(strings.NewReader(next), 64), got), "%q after %q", next, s)
 		}
 	}
 }
