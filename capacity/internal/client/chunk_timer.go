@@ -5,6 +5,7 @@ import (
 
 	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/internal/itl"
+	"github.com/anvilbench/anvil/capacity/sse"
 )
 
 // A ChunkTimer measures the gaps between the output chunks of one worker's
@@ -18,6 +19,9 @@ type ChunkTimer struct {
 	stream itl.Stream
 	rule   itl.StallRule
 	run    *itl.Run
+	// events reads the worker's streams one after the other, its buffers
+	// kept from one to the next; nil until the first.
+	events *sse.Reader
 }
 
 // NewChunkTimer returns a worker's timer for rule, a validated rule.
@@ -35,6 +39,7 @@ func NewChunkTimer(rule itl.StallRule) *ChunkTimer {
 func (c *ChunkTimer) Begin(ex *Exchange, origin time.Time) {
 	c.stream.Reset()
 	ex.stream.gaps, ex.stream.origin = &c.stream, origin
+	ex.stream.reader = &c.events
 }
 
 // Finish summarizes the stream of a finished request. A successful one

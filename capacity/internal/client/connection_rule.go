@@ -289,7 +289,7 @@ func (r *ConnectionRule) watchDials(tr *http.Transport) {
 		if err != nil {
 			return nil, err
 		}
-		return &watchedConn{Conn: c, rule: r}, nil
+		return &watchedConn{Conn: c, rule: r, base: time.Now()}, nil
 	}
 }
 
@@ -302,6 +302,11 @@ var errPeerClosed = errors.New("the server closed the kept-alive connection befo
 type watchedConn struct {
 	net.Conn
 	rule *ConnectionRule
+
+	// base is the connection's dial; read is the end of its last read that
+	// returned bytes, in ns after base (see lastRead).
+	base time.Time
+	read atomic.Int64
 
 	mu         sync.Mutex
 	idleSince  time.Time // an answer was read to its end and no request written since
@@ -318,6 +323,12 @@ func watchedOf(c net.Conn) *watchedConn {
 	wc, _ := c.(*watchedConn)
 	return wc
 }
+
+// lastRead is the moment the connection's last read that returned bytes
+// ended (monotonic): when the bytes a reader of the connection has were
+// in the process at the latest. Reads of one connection never overlap
+// (the transport reads it from one goroutine at a time).
+func (c *watchedConn) lastRead() time.Time { return c.base.Add(time.Duration(c.read.Load())) }
 
 // answered records that an answer on the connection was read to its end.
 func (c *watchedConn) answered() {
@@ -338,9 +349,13 @@ func (c *watchedConn) reportLocked(since time.Time) {
 	}
 }
 
-// Read reads from the connection, noting the server's close.
+// Read reads from the connection, noting the end of a read that returned
+// bytes and the server's close.
 func (c *watchedConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.read.Store(int64(time.Since(c.base)))
+	}
 	if err != nil && n == 0 && !errors.Is(err, net.ErrClosed) && !errors.Is(err, os.ErrDeadlineExceeded) {
 		c.mu.Lock()
 		c.peerClosed = true

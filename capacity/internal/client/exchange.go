@@ -51,6 +51,9 @@ type Exchange struct {
 	// dial of a fresh connection, the request written, the first response
 	// byte.
 	connectMS, wroteMS, firstByteMS *float64
+	// conn is the connection of the last attempt when it is one of the
+	// run's own, whose reads stamp the body's bytes (trackedBody).
+	conn *watchedConn
 }
 
 // fail records the first failure of the exchange. The whole message is
@@ -142,17 +145,20 @@ func (c *Client) Send(ctx context.Context, body Body, ex *Exchange) {
 		activity = stall.touch
 	}
 
-	req := c.tmpl.Clone(reqCtx)
-	req.Body = body.NewReader()
-	req.GetBody = func() (io.ReadCloser, error) { return body.NewReader(), nil }
-	req.ContentLength = body.ContentLength()
-
 	var ct connTrace
 	traceCtx := ct.attach(reqCtx)
 	if !ex.Unmeasured {
 		traceCtx = withMeasured(traceCtx)
 	}
-	traced := req.WithContext(traceCtx) // before t0: the clock measures the server, not this
+	// Before t0: the clock measures the server, not this. One shallow copy
+	// of the template: its URL and Header are shared by every request in
+	// flight, read-only (neither the client nor net/http writes them:
+	// net/http copies a request before it changes one), so a request holds
+	// no copy of them.
+	traced := c.tmpl.WithContext(traceCtx)
+	traced.Body = body.NewReader()
+	traced.GetBody = func() (io.ReadCloser, error) { return body.NewReader(), nil }
+	traced.ContentLength = body.ContentLength()
 	// t0 is taken once: a request sent again under the connection rule
 	// (connection_rule.go) keeps it, so no wait is ever hidden.
 	ex.start = time.Now()
@@ -213,6 +219,7 @@ func (c *Client) Send(ctx context.Context, body Body, ex *Exchange) {
 	}
 
 	tb := newTrackedBody(respBody, activity) // stamps the decoded bytes
+	tb.conn = ex.conn
 	dec := c.takeDecoder()
 	if media == eventStreamType {
 		readStream(tb, &ex.stream, dec)

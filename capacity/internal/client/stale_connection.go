@@ -30,6 +30,7 @@ type connTrace struct {
 	next     attemptPhases // a dial begun while cur already had its connection
 	failed   *attemptPhases
 	attempts int
+	conn     *watchedConn // the last attempt's connection, when one of the run's own
 }
 
 // attemptPhases are the moments of one attempt, ns after t0, -1 when not
@@ -47,7 +48,7 @@ func unreached() attemptPhases {
 // ct.start to t0 after attaching and before issuing the request, so
 // building the trace is never inside the measured time.
 func (ct *connTrace) attach(ctx context.Context) context.Context {
-	ct.cur, ct.next, ct.failed, ct.attempts = unreached(), unreached(), nil, 0
+	ct.cur, ct.next, ct.failed, ct.attempts, ct.conn = unreached(), unreached(), nil, 0, nil
 	since := func() int64 { return int64(time.Since(ct.start)) }
 	// dialing returns the attempt a dial belongs to: the next one when
 	// the current attempt already has its connection.
@@ -87,6 +88,7 @@ func (ct *connTrace) attach(ctx context.Context) context.Context {
 				ct.cur, ct.next = ct.next, unreached()
 			}
 			ct.cur.gotConn, ct.cur.reused = now, info.Reused
+			ct.conn = watchedOf(info.Conn)
 		},
 		WroteRequest: func(info httptrace.WroteRequestInfo) {
 			if info.Err != nil {
@@ -139,7 +141,7 @@ func (ct *connTrace) record(ex *Exchange) {
 	if a.gotConn < 0 {
 		return
 	}
-	ex.gotConnMS, ex.reused = MS(time.Duration(a.gotConn)), a.reused
+	ex.gotConnMS, ex.reused, ex.conn = MS(time.Duration(a.gotConn)), a.reused, ct.conn
 	ex.wroteMS, ex.firstByteMS, ex.connectMS = nsMS(a.wrote), nsMS(a.firstByte), a.connectMS()
 }
 

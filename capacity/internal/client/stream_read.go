@@ -81,6 +81,9 @@ type streamResult struct {
 	// (llama.cpp), nil when none.
 	timings []byte
 
+	// reader, when set, holds the worker's reader of its streams (made at
+	// its first; without it, the stream has its own).
+	reader **sse.Reader
 	// gaps, when set, receives the arrival offset from origin of every
 	// output event (reasoning or content): the stream's chunk timing.
 	gaps   *itl.Stream
@@ -106,7 +109,18 @@ type streamResult struct {
 // stamped with the time of the read that completed it, before it is
 // decoded.
 func readStream(body *trackedBody, res *streamResult, dec Decoder) {
-	events := sse.NewReader(body, MaxEventSize)
+	var events *sse.Reader
+	switch {
+	case res.reader == nil:
+		events = sse.NewReader(body, MaxEventSize)
+	case *res.reader == nil:
+		events = sse.NewReader(body, MaxEventSize)
+		*res.reader = events
+	default:
+		events = *res.reader
+		events.Reset(body)
+	}
+	defer events.Reset(nil) // the worker's reader keeps no hold on this body
 	ev := &res.event
 	ev.Content, ev.Finish = res.contentBuf[:0], res.finishBuf[:0]
 	for events.Scan() {
@@ -140,8 +154,9 @@ func readStream(body *trackedBody, res *streamResult, dec Decoder) {
 	}
 	// The body ended (EOF, or the body cut inside a line): the bytes of an
 	// event it cut lose nothing when they are alone the terminal event.
-	res.trailing = body.trailing()
-	if data, ok := body.trailingData(); ok {
+	n, head := events.Trailing()
+	res.trailing = n
+	if data, ok := trailingData(n, head); ok {
 		ev.reset(body.endAt)
 		res.trailingDone = dec.Decode(nil, data, ev) == nil && ev.Done && ev.carriesNothing()
 	}

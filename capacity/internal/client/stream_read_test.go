@@ -8,6 +8,7 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/anvilbench/anvil/capacity/sse"
 	"github.com/stretchr/testify/require"
 )
 
@@ -166,7 +167,7 @@ func TestReadStreamCaptureBounded(t *testing.T) {
 	require.True(t, res.capture.Truncated())
 }
 
-func TestTrackedBodyCountsPendingBytes(t *testing.T) {
+func TestTrailingCountsPendingBytes(t *testing.T) {
 	tests := []struct {
 		in      string
 		pending int64
@@ -182,9 +183,12 @@ func TestTrackedBodyCountsPendingBytes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		tb := newTrackedBody(strings.NewReader(tt.in), nil)
-		_, err := io.Copy(io.Discard, tb)
-		require.NoError(t, err)
-		require.Equal(t, tt.pending, tb.trailing(), "%q", tt.in)
+		events := sse.NewReader(tb, MaxEventSize)
+		for events.Scan() {
+		}
+		require.NoError(t, events.Err())
+		n, _ := events.Trailing()
+		require.Equal(t, tt.pending, n, "%q", tt.in)
 		require.Equal(t, int64(len(tt.in)), tb.bytes)
 	}
 }
