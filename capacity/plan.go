@@ -8,6 +8,7 @@ import (
 	"regexp"
 
 	"github.com/anvilbench/anvil/capacity/internal/client"
+	"github.com/anvilbench/anvil/capacity/internal/contextdraw"
 )
 
 // plan is the deterministic part of a run, resolved completely before any
@@ -98,7 +99,7 @@ func promptBudget(maxModelLen, maxTokens, margin int) (int, error) {
 // newPlan resolves w (see Workload.Resolved) and plans its requests for a
 // model of maxModelLen tokens with margin tokens kept free (the
 // effective margin of a resolved Target, 0 for None). Fixed contexts skip
-// the draw; sampled contexts come from sampleContexts(w.Seed, w.Requests).
+// the draw; sampled contexts come from contextdraw.Sample(w.Seed, w.Requests).
 // Every context is clamped to the prompt budget. The sum of the planned contexts may not exceed
 // maxPlannedPromptTokens; in duration mode the plan instead stops at the
 // longest prefix that fits. nonce is required in unique mode unless
@@ -133,7 +134,7 @@ func newPlan(w Workload, maxModelLen, margin int, nonce string) (*plan, error) {
 			p.Contexts[i] = min(w.ContextTokens, budget)
 		}
 	} else {
-		p.Contexts = sampleContexts(w.Seed, w.Requests)
+		p.Contexts = contextdraw.Sample(w.Seed, w.Requests)
 		for i, c := range p.Contexts {
 			p.Contexts[i] = min(c, budget)
 		}

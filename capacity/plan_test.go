@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anvilbench/anvil/capacity/internal/contextdraw"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 )
@@ -87,10 +89,10 @@ func TestNewPlanDurationFitsTheCap(t *testing.T) {
 	require.Equal(t, maxRequests, p.Workload.Requests)
 	require.Less(t, p.Len(), maxRequests)
 	require.LessOrEqual(t, p.PlannedPromptTokens(), maxPlannedPromptTokens)
-	next := sampleContexts(0, p.Len()+1)[p.Len()]
+	next := contextdraw.Sample(0, p.Len()+1)[p.Len()]
 	require.Greater(t, p.PlannedPromptTokens()+next, maxPlannedPromptTokens, "the plan stops at the longest prefix that fits")
 	// The kept prefix is exactly the non-duration draw.
-	require.Equal(t, sampleContexts(0, p.Len()), p.Contexts)
+	require.Equal(t, contextdraw.Sample(0, p.Len()), p.Contexts)
 }
 
 func TestPromptBudget(t *testing.T) {

@@ -1,4 +1,4 @@
-package capacity
+package contextdraw
 
 // This file reproduces the draws of Python's random.Random(seed).random()
 // bit for bit, so a seeded plan attempts exactly the contexts the reference

@@ -1,4 +1,4 @@
-package capacity
+package contextdraw
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ import (
 // seed 1717: one draw of Python's random.Random(1717).random() per
 // request, mapped to buckets.
 func TestSampleContextsSeed1717(t *testing.T) {
-	require.Equal(t, []int{65536, 32768, 131072, 16000, 32768, 65536, 32768, 32768}, sampleContexts(1717, 8))
+	require.Equal(t, []int{65536, 32768, 131072, 16000, 32768, 65536, 32768, 32768}, Sample(1717, 8))
 }
 
 func TestSampleContextsVectors(t *testing.T) {
@@ -30,8 +30,8 @@ func TestSampleContextsVectors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.seed), func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, sampleContexts(tt.seed, len(tt.want))); diff != "" {
-				t.Errorf("sampleContexts(%d) (-want +got):\n%s", tt.seed, diff)
+			if diff := cmp.Diff(tt.want, Sample(tt.seed, len(tt.want))); diff != "" {
+				t.Errorf("Sample(%d) (-want +got):\n%s", tt.seed, diff)
 			}
 		})
 	}
@@ -67,8 +67,8 @@ func TestSampleContextsGolden(t *testing.T) {
 					t.Fatalf("draw %d = %v (%#x), want %v (%#x)", i, got, math.Float64bits(got), want, math.Float64bits(want))
 				}
 			}
-			if diff := cmp.Diff(c.Contexts, sampleContexts(c.Seed, c.N)); diff != "" {
-				t.Errorf("sampleContexts (-want +got):\n%s", diff)
+			if diff := cmp.Diff(c.Contexts, Sample(c.Seed, c.N)); diff != "" {
+				t.Errorf("Sample (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -79,12 +79,12 @@ func TestSampleContextsGolden(t *testing.T) {
 }
 
 func TestSampleContextsEdges(t *testing.T) {
-	require.Nil(t, sampleContexts(1, 0))
-	require.Nil(t, sampleContexts(1, -5))
+	require.Nil(t, Sample(1, 0))
+	require.Nil(t, Sample(1, -5))
 	// A seed and its negation draw the same (Python seeds with |seed|).
-	require.Equal(t, sampleContexts(99, 50), sampleContexts(-99, 50))
+	require.Equal(t, Sample(99, 50), Sample(-99, 50))
 	// A prefix of a longer plan is the shorter plan.
-	require.Equal(t, sampleContexts(7, 10), sampleContexts(7, 100)[:10])
+	require.Equal(t, Sample(7, 10), Sample(7, 100)[:10])
 }
 
 func TestContextForDrawBounds(t *testing.T) {
@@ -92,25 +92,25 @@ func TestContextForDrawBounds(t *testing.T) {
 		u    float64
 		want int
 	}{
-		{0, contextBucket16K},
-		{0.218, contextBucket16K},
-		{math.Nextafter(0.218, 1), contextBucket32K},
-		{0.602, contextBucket32K},
-		{math.Nextafter(0.602, 1), contextBucket64K},
-		{0.906, contextBucket64K},
-		{math.Nextafter(0.906, 1), contextBucket128K},
-		{0.995, contextBucket128K},
-		{math.Nextafter(0.995, 1), contextBucketTop},
-		{math.Nextafter(1, 0), contextBucketTop},
+		{0, Bucket16K},
+		{0.218, Bucket16K},
+		{math.Nextafter(0.218, 1), Bucket32K},
+		{0.602, Bucket32K},
+		{math.Nextafter(0.602, 1), Bucket64K},
+		{0.906, Bucket64K},
+		{math.Nextafter(0.906, 1), Bucket128K},
+		{0.995, Bucket128K},
+		{math.Nextafter(0.995, 1), BucketTop},
+		{math.Nextafter(1, 0), BucketTop},
 	}
 	for _, tt := range tests {
-		require.Equal(t, tt.want, contextForDraw(tt.u), "u = %v", tt.u)
+		require.Equal(t, tt.want, ForDraw(tt.u), "u = %v", tt.u)
 	}
 }
 
 func BenchmarkSampleContexts(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		sampleContexts(1717, maxRequests)
+		Sample(1717, 10_000) // the most requests a capacity run plans
 	}
 }
