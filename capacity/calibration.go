@@ -10,6 +10,7 @@ import (
 
 	"github.com/anvilbench/anvil/capacity/internal/budget"
 	"github.com/anvilbench/anvil/capacity/internal/client"
+	"github.com/anvilbench/anvil/capacity/internal/prompt"
 )
 
 // This file is what exact sizing believes of a server's counts, and the
@@ -28,7 +29,7 @@ const (
 	calibrationSteps = 8
 	// calibrationStartShare: the first calibration prompt is sized for
 	// min(context, window / calibrationStartShare) tokens at
-	// promptCharsPerToken: within the window even at a sixth of the
+	// prompt.CharsPerToken: within the window even at a sixth of the
 	// reference's ratio.
 	calibrationStartShare = 16
 )
@@ -299,7 +300,7 @@ func (k *calibrator) next(txt calText, c, hi, step int) int {
 	var g int
 	if len(k.pts) == 0 {
 		start := min(c, max(s.window/calibrationStartShare, 1))
-		g = int(math.Round(promptCharsPerToken * float64(start)))
+		g = int(math.Round(prompt.CharsPerToken * float64(start)))
 		for range step { // every earlier try was cut
 			g /= calibrationGrowth
 		}

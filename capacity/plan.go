@@ -9,6 +9,7 @@ import (
 
 	"github.com/anvilbench/anvil/capacity/internal/client"
 	"github.com/anvilbench/anvil/capacity/internal/contextdraw"
+	"github.com/anvilbench/anvil/capacity/internal/prompt"
 )
 
 // plan is the deterministic part of a run, resolved completely before any
@@ -39,12 +40,8 @@ type plan struct {
 	// (warmupRule).
 	Warmups int
 
-	// sharedPrefix is the prefix of every prompt in shared mode (the raw
-	// lines of pieces).
-	sharedPrefix []byte
-	// pieces are the prompt lines every request shares, JSON-escaped once
-	// for the streamed bodies (body_stream.go).
-	pieces *sharedPieces
+	// layout writes the prompts (package internal/prompt).
+	layout *prompt.Layout
 	// chars holds the character budget of each measured request index
 	// found by exact sizing; nil for reference sizing.
 	chars []int
@@ -166,17 +163,9 @@ func newPlan(w Workload, maxModelLen, margin int, nonce string) (*plan, error) {
 		}
 	}
 
-	// The lines every prompt shares, raw and JSON-escaped once per run
-	// (body_stream.go): the shared prefix, or the unique prefix's filler.
-	lines := 0
-	if w.PromptCacheMode == promptCacheUnique || w.sharedPrefixTokens() > 0 {
-		lines = max(promptChars(w.sharedPrefixTokens()), 0)
-	}
-	if p.pieces, err = newSharedPieces(lines); err != nil {
+	if p.layout, err = prompt.New(prompt.Config{Canaries: w.RequestCanaries, Seed: w.Seed, ResponseWords: w.ResponseWords,
+		Unique: w.PromptCacheMode == promptCacheUnique, Nonce: p.Nonce, PrefixChars: prompt.Chars(w.sharedPrefixTokens())}); err != nil {
 		return nil, err
-	}
-	if w.PromptCacheMode == promptCacheShared && w.sharedPrefixTokens() > 0 {
-		p.sharedPrefix = p.pieces.raw
 	}
 	if len(p.Contexts) == 0 {
 		return p, nil
@@ -257,7 +246,7 @@ func (p *plan) PlannedPromptTokens() int {
 // context that small: the prompt budget (Target.MaxModelLen, with MaxTokens
 // and Margin) when the context was clamped to it, else ContextTokens.
 func (p *plan) checkTail(index, context int, warmup bool) error {
-	chars, tail := promptChars(context), p.tailLen(index, warmup)
+	chars, tail := prompt.Chars(context), p.tailLen(index, warmup)
 	if chars >= tail {
 		return nil
 	}
@@ -277,8 +266,8 @@ func (p *plan) checkTail(index, context int, warmup bool) error {
 
 // minTokensFor is the smallest context whose prompt holds chars characters.
 func minTokensFor(chars int) int {
-	n := int(math.Ceil(float64(chars) / promptCharsPerToken))
-	for promptChars(n) < chars {
+	n := int(math.Ceil(float64(chars) / prompt.CharsPerToken))
+	for prompt.Chars(n) < chars {
 		n++
 	}
 	return n
@@ -287,5 +276,5 @@ func minTokensFor(chars int) int {
 // tailLen is the length of the closing instruction of request index.
 func (p *plan) tailLen(index int, warmup bool) int {
 	var buf [512]byte
-	return len(p.appendTail(buf[:0], index, warmup))
+	return len(p.layout.AppendTail(buf[:0], index, warmup))
 }

@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/prompt"
 )
 
 // promptSizingOf is anvil_go.prompt_sizing of a run but for its plan
@@ -11,7 +12,7 @@ import (
 // with: for exact sizing the characters of all measured prompts over
 // their planned tokens.
 func promptSizingOf(p *plan, results []result) *artifact.PromptSizing {
-	ps := &artifact.PromptSizing{Method: string(promptSizingReference), CharsPerToken: promptCharsPerToken}
+	ps := &artifact.PromptSizing{Method: string(promptSizingReference), CharsPerToken: prompt.CharsPerToken}
 	if p.sizing.exact {
 		ps.Method = string(promptSizingExact)
 		source := p.sizing.source

@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -46,7 +47,7 @@ func TestNewPlanIsPure(t *testing.T) {
 	require.NoError(t, err)
 	b, err := newPlan(w, 262144, defaultMargin, "n1")
 	require.NoError(t, err)
-	if diff := cmp.Diff(a, b, cmp.AllowUnexported(plan{}, Workload{}, sizingRecord{}, sharedPieces{}), cmp.Comparer(func(x, y func(Progress)) bool { return x == nil && y == nil })); diff != "" {
+	if diff := cmp.Diff(a, b, cmp.Exporter(func(reflect.Type) bool { return true }), cmp.Comparer(func(x, y func(Progress)) bool { return x == nil && y == nil })); diff != "" {
 		t.Fatalf("two plans of one workload differ:\n%s", diff)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/internal/client"
+	"github.com/anvilbench/anvil/capacity/internal/prompt"
 	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
@@ -18,7 +19,7 @@ import (
 const truncatedTranscript = "ollama-0.17.4-stream-long-prompt-truncated.sse"
 
 // truncatedPlan is the capture's prompt as a plan: the context whose prompt
-// is the capture's 57,380 characters at promptCharsPerToken.
+// is the capture's 57,380 characters at prompt.CharsPerToken.
 const truncatedPlan = 19126
 
 // replayTruncated serves the truncated-prompt capture to every request.
@@ -37,7 +38,7 @@ func TestRunTruncatedPromptFails(t *testing.T) {
 		tg.MaxModelLen = 32768
 		rep, err := Run(t.Context(), tg, Workload{Requests: 2, Concurrency: 1, ContextTokens: truncatedPlan, Warmup: 1})
 		require.NoError(t, err)
-		require.Equal(t, 57378, promptChars(truncatedPlan), "the capture's prompt, to a token")
+		require.Equal(t, 57378, prompt.Chars(truncatedPlan), "the capture's prompt, to a token")
 		require.Empty(t, rep.RequestTimings)
 		require.Len(t, rep.Failures, 2)
 		require.False(t, rep.PerformanceEligible)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/anvilbench/anvil/capacity/internal/budget"
 	"github.com/anvilbench/anvil/capacity/internal/client"
+	"github.com/anvilbench/anvil/capacity/internal/prompt"
 )
 
 // PromptSizing says how a run sizes its prompts to their planned contexts
@@ -23,7 +24,7 @@ import (
 type PromptSizing string
 
 const (
-	// promptSizingReference sizes every prompt at promptCharsPerToken
+	// promptSizingReference sizes every prompt at prompt.CharsPerToken
 	// characters per planned token: byte-identical to the reference tool's
 	// prompts, counted by each server's tokenizer as it happens to count
 	// them (the default).
@@ -106,7 +107,7 @@ func sizePrompts(ctx context.Context, p *plan, t Target, cl *client.Client, wind
 	s.chars = make([]int, p.Len())
 	s.plan.least = make([]int, p.Len())
 	for i, c := range p.Contexts {
-		s.chars[i] = promptChars(c) // the reference's, for an index no request sends
+		s.chars[i] = prompt.Chars(c) // the reference's, for an index no request sends
 	}
 	if ix := s.planIndexes(); len(ix) > 0 {
 		if s.tok != nil {
@@ -306,7 +307,7 @@ func (s *sizer) search(ctx context.Context, index, target int, ratio float64) (b
 	tok := s.tok
 	count := func(b int) (int, error) {
 		var err error
-		s.prompt, err = s.plan.appendPrompt(s.prompt[:0], index, index, s.plan.Contexts[index], b, promptMeasured)
+		s.prompt, err = s.plan.layout.Append(s.prompt[:0], index, index, s.plan.Contexts[index], b, prompt.Measured)
 		if err != nil {
 			return 0, err
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/prompt"
 	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
@@ -251,7 +252,7 @@ func TestExactSizingFakeWords(t *testing.T) {
 							require.InDelta(t, row.PlannedContextTokens, *row.PromptTokens, 1, "request %d: exact with /tokenize", row.RequestIndex)
 						}
 					}
-					prefixTokens := cfg.CountTokens(string(appendLines(nil, 0, promptChars(2000)))) + cfg.TemplateTokens
+					prefixTokens := cfg.CountTokens(string(prompt.AppendLines(nil, 0, prompt.Chars(2000)))) + cfg.TemplateTokens
 					for _, tr := range srv.Traces() {
 						if tr.MaxTokens == 1 {
 							continue // a calibration request

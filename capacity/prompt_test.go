@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/internal/client"
+	"github.com/anvilbench/anvil/capacity/internal/prompt"
 )
 
 // The -update flag rewrites the Go-written golden files of this package
@@ -108,8 +109,8 @@ func TestPromptShape(t *testing.T) {
 			b, err = p.AppendPrompt(b[:0], i)
 			require.NoError(t, err)
 			require.Equal(t, a, b, "mode %d request %d not deterministic", mi, i)
-			require.Len(t, a, promptChars(p.Contexts[i]), "mode %d request %d", mi, i)
-			want := string(p.appendTail(nil, i, false))
+			require.Len(t, a, prompt.Chars(p.Contexts[i]), "mode %d request %d", mi, i)
+			want := string(p.layout.AppendTail(nil, i, false))
 			require.True(t, strings.HasSuffix(string(a), want), "mode %d request %d lacks its tail", mi, i)
 			if w.RequestCanaries {
 				require.Contains(t, string(a), "begin your answer with "+client.CanaryMarker(w.Seed, i)+",")
@@ -165,7 +166,7 @@ func TestWarmupPrompt(t *testing.T) {
 	for k := range 6 {
 		b, err := p.AppendWarmupPrompt(nil, k)
 		require.NoError(t, err)
-		require.Len(t, b, promptChars(500))
+		require.Len(t, b, prompt.Chars(500))
 		require.False(t, measured[string(b)])
 		require.NotContains(t, string(b), client.CanaryMarkerPrefix)
 		require.True(t, strings.HasSuffix(string(b), fmt.Sprintf("\n# warmup request %d: summarize the above in one line.", k)))
@@ -174,30 +175,6 @@ func TestWarmupPrompt(t *testing.T) {
 	require.Error(t, err)
 	_, err = p.AppendPrompt(nil, 4)
 	require.ErrorContains(t, err, "request index 4: must be in 0..3")
-}
-
-// TestPromptTails pins the closing instructions, the text a model reads.
-func TestPromptTails(t *testing.T) {
-	tests := []struct {
-		w     Workload
-		index int
-		want  string
-	}{
-		{Workload{}, 7, "\n# request 7: summarize the above in one line."},
-		{Workload{RequestCanaries: true, Seed: 1717}, 3,
-			"\n# request 3: begin your answer with ANVIL_REQ_1717_00003, then summarize the above in one line."},
-		{Workload{ResponseWords: 1}, 0,
-			"\n# request 0: reply with exactly 1 word: the lowercase word code, and nothing else."},
-		{Workload{ResponseWords: 12, RequestCanaries: true, Seed: -5}, 12345,
-			"\n# request 12345: begin your answer with ANVIL_REQ_-5_12345, then reply with exactly 12 words: the lowercase word code repeated 12 times, separated by spaces, and nothing else."},
-	}
-	for _, tt := range tests {
-		w, err := tt.w.Resolved()
-		require.NoError(t, err)
-		p := &plan{Workload: w}
-		require.Equal(t, tt.want, string(p.appendTail(nil, tt.index, false)))
-		require.Equal(t, len(tt.want), p.tailLen(tt.index, false))
-	}
 }
 
 // TestPromptExtendedGolden pins the prompts of the modes the reference does

@@ -144,7 +144,7 @@ func (r *runner) warmup(ctx context.Context, rule warmupRule) {
 }
 
 // worker sends warm-up requests until none is left. Request bodies are
-// streamed from the plan (body_stream.go): a worker holds no prompt.
+// streamed from the plan (prompt.Layout.Body): a worker holds no prompt.
 func (r *runner) worker(ctx context.Context, stop context.CancelCauseFunc) {
 	for {
 		i, ok := r.next(ctx)

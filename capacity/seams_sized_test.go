@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 
 	"github.com/anvilbench/anvil/capacity/internal/budget"
+	"github.com/anvilbench/anvil/capacity/internal/prompt"
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/internal/wiretest"
@@ -51,7 +52,7 @@ func (s sizedSource) SizedBy(ctx context.Context, z Sizer) (Source, error) {
 }
 
 func (s sizedSource) Request(_ context.Context, i int) (Request, error) {
-	n := int(float64(s.planned[i]) * promptCharsPerToken)
+	n := int(float64(s.planned[i]) * prompt.CharsPerToken)
 	if s.chars != nil {
 		n = s.chars[i]
 	}

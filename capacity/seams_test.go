@@ -20,6 +20,7 @@ import (
 
 	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/internal/client"
+	"github.com/anvilbench/anvil/capacity/internal/prompt"
 )
 
 // seenRequest is what a test server saw of one chat request.
@@ -54,11 +55,11 @@ func (s *answeringServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	seen := seenRequest{At: time.Since(s.start), MaxTokens: body.MaxTokens, CachePrm: body.CachePrompt}
-	prompt := 0
+	counted := 0
 	last := ""
 	for _, m := range body.Messages {
 		seen.Messages = append(seen.Messages, Message{Role: m.Role, Content: m.Content})
-		prompt += int(float64(len(m.Content)) / promptCharsPerToken)
+		counted += int(float64(len(m.Content)) / prompt.CharsPerToken)
 		if m.Role == "user" {
 			last = m.Content
 		}
@@ -74,7 +75,7 @@ func (s *answeringServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	_, _ = fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":%s}}]}\n\n"+
 		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":3,\"total_tokens\":%d}}\n\n"+
-		"data: [DONE]\n\n", answer, max(prompt, 1), max(prompt, 1)+3)
+		"data: [DONE]\n\n", answer, max(counted, 1), max(counted, 1)+3)
 }
 
 // session is a Source of two planned requests and a two-turn session
@@ -281,12 +282,12 @@ func TestPrefixBlocks(t *testing.T) {
 		rep, err := Run(t.Context(), pipeTarget(t, srv), Workload{Requests: 3, Concurrency: 1, Source: src})
 		require.NoError(t, err)
 		require.Equal(t, 3, rep.Completed, "failures: %+v", rep.Failures)
-		block := promptChars(blockTokens)
+		block := prompt.Chars(blockTokens)
 		var prompts []string
 		for _, s := range srv.seen {
 			require.Len(t, s.Messages, 1)
 			prompts = append(prompts, s.Messages[0].Content)
-			require.Len(t, s.Messages[0].Content, promptChars(promptTokens))
+			require.Len(t, s.Messages[0].Content, prompt.Chars(promptTokens))
 		}
 		require.Equal(t, prompts[0][:2*block], prompts[1][:2*block], "blocks 7 and 8 are one text")
 		require.Equal(t, prompts[0][:2*block], prompts[2][:2*block])

@@ -10,6 +10,7 @@ import (
 
 	"github.com/anvilbench/anvil/capacity/internal/blocktext"
 	"github.com/anvilbench/anvil/capacity/internal/client"
+	"github.com/anvilbench/anvil/capacity/internal/prompt"
 )
 
 // planSource is the Source of the synthetic workload: request i is the
@@ -88,18 +89,18 @@ func (b *sourceBodies) build(i int, req Request) (sourceBody, error) {
 			return sourceBody{}, fmt.Errorf("capacity: Workload.Source: request %d: a planned prompt needs PromptTokens > 0 (got %d) and a prompt budget left after MaxTokens %d (got %d tokens)", i, req.PromptTokens, maxTokens, budget)
 		}
 		planned = min(planned, budget)
-		var prompt []byte
+		var text []byte
 		var err error
 		if len(req.PrefixBlocks) > 0 {
-			prompt, err = b.blockPrompt(i, planned, req)
+			text, err = b.blockPrompt(i, planned, req)
 		} else {
-			prompt, err = b.plan.appendPrompt(nil, i, i, planned, promptChars(planned), promptMeasured)
+			text, err = b.plan.layout.Append(nil, i, i, planned, prompt.Chars(planned), prompt.Measured)
 		}
 		if err != nil {
 			return sourceBody{}, err
 		}
-		r.Messages = append(r.Messages, client.Message{Role: "user", Content: string(prompt)})
-		chars = len(prompt)
+		r.Messages = append(r.Messages, client.Message{Role: "user", Content: string(text)})
+		chars = len(text)
 	}
 	// The conversation, then the other fields, as the plan's bodies.
 	head, tail, err := b.dialect.Encode(&r)
@@ -117,13 +118,13 @@ func (b *sourceBodies) build(i int, req Request) (sourceBody, error) {
 // its closing instruction, then request i's own filler ("request {i}"),
 // then the closing instruction.
 func (b *sourceBodies) blockPrompt(i, planned int, req Request) ([]byte, error) {
-	tail := b.plan.appendTail(nil, i, false)
+	tail := b.plan.layout.AppendTail(nil, i, false)
 	ids := make([]int64, len(req.PrefixBlocks))
 	for k, id := range req.PrefixBlocks {
 		ids[k] = int64(id)
 	}
-	layout := blocktext.Layout{BlockTokens: req.BlockTokens, Sizing: blocktext.SizingFunc(promptChars)}
-	budget := promptChars(planned)
+	layout := blocktext.Layout{BlockTokens: req.BlockTokens, Sizing: blocktext.SizingFunc(prompt.Chars)}
+	budget := prompt.Chars(planned)
 	dst, err := layout.AppendText(make([]byte, 0, budget), blocktext.Prompt{Blocks: ids, Own: "request " + strconv.Itoa(i), Tail: string(tail)}, budget)
 	if err != nil {
 		return nil, fmt.Errorf("capacity: Workload.Source: request %d: PrefixBlocks of %d tokens in a prompt of %d tokens: %w", i, req.BlockTokens, planned, err)

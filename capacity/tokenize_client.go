@@ -15,6 +15,7 @@ import (
 
 	"github.com/anvilbench/anvil/capacity/internal/client"
 	"github.com/anvilbench/anvil/capacity/internal/jsonstr"
+	"github.com/anvilbench/anvil/capacity/internal/prompt"
 )
 
 // This file is the client of a server's tokenizer endpoint, which exact
@@ -245,7 +246,7 @@ func tokenizeURLs(baseURL string) []string {
 }
 
 // tokenizeProbe is the text discovery counts: a filler line.
-var tokenizeProbe = appendLines(nil, 0, 64)
+var tokenizeProbe = prompt.AppendLines(nil, 0, 64)
 
 // discoverTokenizer finds the server's tokenizer endpoint: the first URL
 // of tokenizeURLs and shape (tokenizeShapes: chat form first, then

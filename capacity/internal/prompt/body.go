@@ -1,4 +1,4 @@
-package capacity
+package prompt
 
 import (
 	"bytes"
@@ -15,15 +15,15 @@ import (
 // or in unique mode the filler of the request-specific prefix) and filler
 // lines that follow a formula. So a body is not built into a buffer per
 // request: it is streamed from the run's shared pieces (JSON-escaped once,
-// in newPlan), the request's own few bytes (the unique-mode header, the
+// in New), the request's own few bytes (the unique-mode header, the
 // calibration line, the closing instruction) and the request's filler
 // lines, generated as the transport reads them. A request in flight holds
 // a few hundred bytes whatever its prompt's size; the bytes sent are
-// exactly client.Encoder.AppendBody of the prompt appendPrompt builds
-// (TestStreamedBodyBytes compares them over many workloads).
+// exactly client.Encoder.AppendBody of the prompt Append builds
+// (TestStreamedBodyBytes compares them over many layouts).
 
 // sharedPieces are the prompt bytes of a run that every request shares:
-// lines(0, promptChars(SharedPrefixTokens)) of capacity/PROTOCOL.md#prompts,
+// lines(0, Config.PrefixChars) of capacity/PROTOCOL.md#prompts,
 // which is the whole shared prefix in shared mode and, cut to each
 // request's room, the filler of the request-specific prefix in unique mode.
 type sharedPieces struct {
@@ -36,7 +36,7 @@ type sharedPieces struct {
 // escapes only "\n" (as two bytes), so the escaped form of raw[:k] is
 // escaped[:k + the newlines in raw[:k]]; the constructor checks that.
 func newSharedPieces(chars int) (*sharedPieces, error) {
-	raw := appendLines(nil, 0, max(chars, 0))
+	raw := AppendLines(nil, 0, max(chars, 0))
 	esc := jsonstr.Append(make([]byte, 0, len(raw)+len(raw)/16+2), raw, jsonstr.Go)
 	esc = esc[1 : len(esc)-1]
 	if len(esc) != len(raw)+bytes.Count(raw, []byte{'\n'}) {
@@ -53,9 +53,9 @@ func (s *sharedPieces) escapedPrefix(k int) []byte {
 // Filler lines escaped: line k of lines(offset, n) is
 // escLineStart + (offset+k) + escLineMiddle + k + escLineEnd.
 var (
-	escLineStart  = escapeJSON(promptLineStart)
-	escLineMiddle = escapeJSON(promptLineMiddle)
-	escLineEnd    = escapeJSON(promptLineEnd)
+	escLineStart  = escapeJSON(lineStart)
+	escLineMiddle = escapeJSON(lineMiddle)
+	escLineEnd    = escapeJSON(lineEnd)
 )
 
 // escapeJSON is s JSON-escaped as request bodies escape it, without quotes.
@@ -83,7 +83,7 @@ func (f filler) size() int64 {
 	var total int64
 	left := f.n
 	for k := 0; left > 0; k++ {
-		raw := len(promptLineStart) + digits(f.offset+k) + len(promptLineMiddle) + digits(k) + len(promptLineEnd)
+		raw := len(lineStart) + digits(f.offset+k) + len(lineMiddle) + digits(k) + len(lineEnd)
 		if raw > left {
 			var buf [2 * maxFillerLine]byte
 			total += int64(len(f.lastLine(buf[:0], k, left)))
@@ -97,7 +97,7 @@ func (f filler) size() int64 {
 
 // maxFillerLine bounds the characters of one filler line: the three
 // pieces and two int64 numbers.
-const maxFillerLine = len(promptLineStart) + len(promptLineMiddle) + len(promptLineEnd) + 2*20
+const maxFillerLine = len(lineStart) + len(lineMiddle) + len(lineEnd) + 2*20
 
 // appendLine appends escaped line k to dst.
 func (f filler) appendLine(dst []byte, k int) []byte {
@@ -111,11 +111,11 @@ func (f filler) appendLine(dst []byte, k int) []byte {
 // lastLine appends line k cut to chars characters, escaped, to dst.
 func (f filler) lastLine(dst []byte, k, chars int) []byte {
 	var raw [maxFillerLine]byte
-	line := append(raw[:0], promptLineStart...)
+	line := append(raw[:0], lineStart...)
 	line = strconv.AppendInt(line, int64(f.offset+k), 10)
-	line = append(line, promptLineMiddle...)
+	line = append(line, lineMiddle...)
 	line = strconv.AppendInt(line, int64(k), 10)
-	line = append(line, promptLineEnd...)
+	line = append(line, lineEnd...)
 	return appendEscaped(dst, line[:chars])
 }
 
@@ -129,10 +129,11 @@ func digits(n int) int {
 	return d
 }
 
-// streamedBody is the body of one request: parts[:fillAt], the filler,
-// parts[fillAt:]. It is immutable once built, so any number of readers
+// A Body is the streamed body of one request, a client.Body:
+// parts[:fillAt], the filler, parts[fillAt:]. It is immutable once built,
+// so any number of readers
 // (the first attempt, a retry, the transport's GetBody) read it at once.
-type streamedBody struct {
+type Body struct {
 	parts  [bodyParts][]byte
 	nparts int
 	fillAt int
@@ -144,7 +145,7 @@ type streamedBody struct {
 const bodyParts = 8
 
 // add appends a byte part.
-func (b *streamedBody) add(p []byte) {
+func (b *Body) add(p []byte) {
 	if len(p) == 0 {
 		return
 	}
@@ -154,14 +155,14 @@ func (b *streamedBody) add(p []byte) {
 }
 
 // ContentLength implements client.Body.
-func (b *streamedBody) ContentLength() int64 { return b.length }
+func (b *Body) ContentLength() int64 { return b.length }
 
 // NewReader implements client.Body.
-func (b *streamedBody) NewReader() io.ReadCloser { return &streamedReader{body: b} }
+func (b *Body) NewReader() io.ReadCloser { return &bodyReader{body: b} }
 
-// streamedReader reads a streamedBody from its start.
-type streamedReader struct {
-	body *streamedBody
+// bodyReader reads a Body from its start.
+type bodyReader struct {
+	body *Body
 	part int // next part; fillAt while in the filler
 	off  int // offset in the current part, or in line
 	// The filler: its next line number and the current line's bytes.
@@ -172,10 +173,10 @@ type streamedReader struct {
 	lineBuf  [2 * maxFillerLine]byte
 }
 
-var _ io.ReadCloser = (*streamedReader)(nil)
+var _ io.ReadCloser = (*bodyReader)(nil)
 
 // Read implements io.Reader.
-func (r *streamedReader) Read(p []byte) (int, error) {
+func (r *bodyReader) Read(p []byte) (int, error) {
 	n := 0
 	b := r.body
 	for n < len(p) {
@@ -211,12 +212,12 @@ func (r *streamedReader) Read(p []byte) (int, error) {
 }
 
 // nextLine generates the next filler line into r.line, or reports the end.
-func (r *streamedReader) nextLine() bool {
+func (r *bodyReader) nextLine() bool {
 	if r.left <= 0 {
 		return false
 	}
 	f := r.body.fill
-	raw := len(promptLineStart) + digits(f.offset+r.k) + len(promptLineMiddle) + digits(r.k) + len(promptLineEnd)
+	raw := len(lineStart) + digits(f.offset+r.k) + len(lineMiddle) + digits(r.k) + len(lineEnd)
 	if raw > r.left {
 		r.line = f.lastLine(r.lineBuf[:0], r.k, r.left)
 		r.left = 0
@@ -230,6 +231,75 @@ func (r *streamedReader) nextLine() bool {
 }
 
 // Close implements io.Closer.
-func (r *streamedReader) Close() error { return nil }
+func (r *bodyReader) Close() error { return nil }
 
-var _ client.Body = (*streamedBody)(nil)
+var _ client.Body = (*Body)(nil)
+
+// Body is Append as a streamed request body of enc: its head, the quoted
+// prompt (prefix, "\n", calibration line, filler, closing instruction) and
+// its tail, with the prefix's lines taken from the run's shared pieces and
+// the filler generated when read.
+func (l *Layout) Body(enc *client.Encoder, label, offset, context, budget int, kind Kind) (*Body, error) {
+	warmup := kind == Warmup
+	var header []byte
+	shared := 0 // characters of the shared lines in the prefix
+	if l.cfg.Unique {
+		header = l.appendHeader(nil, label, kind != Measured)
+		shared = max(l.cfg.PrefixChars-len(header), 0)
+	} else {
+		shared = len(l.shared)
+	}
+	tail := l.AppendTail(nil, label, warmup)
+	prefixLen := len(header) + shared
+	n := budget - prefixLen - len(tail) - 1
+	var calib string
+	hasFiller := n > 0 // the prompt has "\n", then filler room (maybe all taken by the calibration line)
+	if !hasFiller {
+		cut := budget - len(tail)
+		if cut < 0 {
+			return nil, tailError(label, context, budget, len(tail))
+		}
+		keep := min(prefixLen, cut)
+		if keep <= len(header) {
+			header, shared = header[:keep], 0
+		} else {
+			shared = keep - len(header)
+		}
+	} else if kind == Calibration {
+		mark := min(n, len(calibrationLine))
+		calib = calibrationLine[:mark]
+		n -= mark
+	}
+
+	// The request's own bytes, escaped, in one small array.
+	own := make([]byte, 0, 2*(len(header)+len(calib)+len(tail))+8)
+	own = append(own, '"')
+	own = appendEscaped(own, header)
+	pre := own[:len(own):len(own)]
+	own = own[len(own):]
+	if hasFiller {
+		own = append(own, `\n`...)
+		own = appendEscaped(own, []byte(calib))
+	}
+	mid := own[:len(own):len(own)]
+	own = own[len(own):]
+	own = appendEscaped(own, tail)
+	own = append(own, '"')
+	post := own
+
+	b := &Body{}
+	b.add(enc.Head())
+	b.add(pre)
+	if shared > 0 {
+		b.add(l.pieces.escapedPrefix(shared))
+	}
+	b.add(mid)
+	b.fillAt = b.nparts
+	if n > 0 {
+		b.fill = filler{offset: offset, n: n}
+		b.length += b.fill.size()
+	}
+	b.add(post)
+	b.add(enc.Tail())
+	return b, nil
+}
