@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -103,7 +104,7 @@ func credentialModelServer() *httptest.Server {
 			return
 		}
 		body, _ := io.ReadAll(r.Body)
-		text := "echo " + creds + " " + hex.EncodeToString([]byte(creds)) + " " + strings.ToUpper(hex.EncodeToString([]byte(creds)))
+		text := "echo " + strings.Join(echoedForms(creds), " ")
 		if strings.Contains(string(body), "Name three colours") {
 			mu.Lock()
 			n++
@@ -117,15 +118,47 @@ func credentialModelServer() *httptest.Server {
 	}))
 }
 
+// echoedForms are the forms of secret a server trivially produces, one
+// of each row of PROTOCOL.md's table of credential forms: raw,
+// upper-cased, JSON-escaped (twice on the wire: the answer's JSON escapes
+// it again), percent-encoded, base64, hex in both cases, HTML character
+// references, and split over two lines.
+func echoedForms(secret string) []string {
+	var esc, html strings.Builder
+	for i, c := range secret {
+		fmt.Fprintf(&esc, `\u%04x`, c)
+		if i%2 == 0 {
+			fmt.Fprintf(&html, "&#%d;", c)
+		} else {
+			fmt.Fprintf(&html, "&#x%X;", c)
+		}
+	}
+	return []string{secret, strings.ToUpper(secret), esc.String(), url.QueryEscape(secret),
+		base64.StdEncoding.EncodeToString([]byte(secret)), hex.EncodeToString([]byte(secret)), strings.ToUpper(hex.EncodeToString([]byte(secret))),
+		html.String(), secret[:len(secret)/2] + "\n" + secret[len(secret)/2:]}
+}
+
 // leaks says which part (of at least 8 bytes) of a planted credential text
 // carries, raw or hex-encoded in either case, "" when none.
 func leaks(text string) string {
 	low := strings.ToLower(text)
 	for _, c := range []string{plantedKey, plantedHeader} {
 		for i := 0; i+8 <= len(c); i++ {
-			if strings.Contains(text, c[i:i+8]) || strings.Contains(low, hex.EncodeToString([]byte(c[i:i+8]))) {
+			part := strings.ToLower(c[i : i+8])
+			if strings.Contains(low, part) || strings.Contains(low, hex.EncodeToString([]byte(part))) {
 				return c[i : i+8]
 			}
+		}
+		for _, lead := range []string{"", "x", "xy"} { // base64 at every alignment
+			enc := base64.StdEncoding.EncodeToString([]byte(lead + c))
+			if strings.Contains(text, enc[len(lead)+2:len(lead)+14]) {
+				return "base64 of " + c
+			}
+		}
+	}
+	for _, ref := range []string{"&#80;", "&#x4C;", `\u0050`} { // "P", "L": an HTML reference, a JSON escape
+		if strings.Contains(strings.ToUpper(text), strings.ToUpper(ref)) {
+			return ref
 		}
 	}
 	return ""

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -212,3 +213,34 @@ type dialectFunc struct {
 }
 
 func (d dialectFunc) NewDecoder() Decoder { return d.dec }
+
+// TestDialectCredentialHeaderScrubbed: the key a dialect carries in its
+// own header (X-Api-Key, as Anthropic Messages does) is the credential,
+// whatever the header: a server that echoes that header raw, upper-cased,
+// hex-encoded and as HTML references, in its error body and in an error
+// event, leaves none of it in the failure.
+func TestDialectCredentialHeaderScrubbed(t *testing.T) {
+	const key = "sk-ant-DIALECTKEY-5e7a"
+	for _, stream := range []bool{false, true} {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			got := r.Header.Get("X-Api-Key")
+			var refs strings.Builder
+			for _, c := range got {
+				fmt.Fprintf(&refs, "&#%d;", c)
+			}
+			echo := strings.Join([]string{got, strings.ToUpper(got), hex.EncodeToString([]byte(got)), refs.String()}, " ")
+			if stream {
+				w.Header().Set("Content-Type", eventStreamType)
+				fmt.Fprintf(w, "event: fail\ndata: invalid x-api-key %s\n\n", echo)
+				return
+			}
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key %s"}}`, echo)
+		})
+		_, _, f := sendPrompt(t, Config{HTTPClient: wiretest.Serve(t, h), Dialect: namedEvents{}, APIKey: key, Secrets: SecretsOf(key, nil)})
+		require.NotNil(t, f)
+		require.Contains(t, f.ErrorMessage, "invalid x-api-key "+strings.Repeat(RedactedMark+" ", 3)+RedactedMark, "stream %v", stream)
+		require.NotContains(t, strings.ToLower(f.ErrorMessage), "dialectkey", "stream %v", stream)
+	}
+}

@@ -162,7 +162,10 @@ func Base64Cores(v string) []string {
 //     '\\' written with a backslash, and the same escapes escaped again (a JSON
 //     string quoted in a JSON string: \\u002d, \\/);
 //   - its percent-encoding, each UTF-8 byte as %XX (either case of hex
-//     digits), and '+' for a space (a URL's query).
+//     digits), and '+' for a space (a URL's query);
+//   - its HTML character reference, decimal (&#43;), hexadecimal (&#x2b;,
+//     either case) or named (&amp;, &lt;, &gt;, &quot;, &apos;): a key
+//     quoted in an HTML error page.
 //
 // Between two characters of a secret there may be a line break (\n,
 // \r\n or \r, raw or JSON-escaped), with "data:" and a space after it: a
@@ -274,15 +277,16 @@ const maxMatchPaths = 16
 
 // matchRune matches one character of a secret at the start of text and
 // returns the bytes each way of spelling it spans (raw, a JSON escape,
-// percent-encoded, a backslash escaped once or twice), 0 for a way that
-// does not match.
-func matchRune(text string, r rune) [5]int {
-	var m [5]int
+// percent-encoded, a backslash escaped once or twice, an HTML character
+// reference), 0 for a way that does not match.
+func matchRune(text string, r rune) [6]int {
+	var m [6]int
 	if c, size := utf8.DecodeRuneInString(text); size > 0 && (r != utf8.RuneError || size > 1) && sameLetter(c, r) {
 		m[0] = size
 	}
 	m[1] = matchJSONEscape(text, r)
 	m[2] = matchPercent(text, r)
+	m[5] = matchHTMLReference(text, r)
 	if r == '\\' { // a backslash escaped once, or twice
 		if strings.HasPrefix(text, `\\`) {
 			m[3] = 2
@@ -372,6 +376,52 @@ func matchPercent(text string, r rune) int {
 		}
 	}
 	return 0
+}
+
+// htmlNamed are the named character references an HTML escaper writes
+// (html.EscapeString, html/template, an HTML error page): the characters
+// of a credential it changes.
+var htmlNamed = map[string]rune{"amp": '&', "lt": '<', "gt": '>', "quot": '"', "apos": '\''}
+
+// matchHTMLReference matches r written as an HTML character reference:
+// decimal (&#43;), hexadecimal in either case (&#x2B;) or one of
+// htmlNamed (&amp;), ended by ';'.
+func matchHTMLReference(text string, r rune) int {
+	if len(text) < 4 || text[0] != '&' {
+		return 0
+	}
+	end := strings.IndexByte(text[:min(len(text), 12)], ';')
+	if end < 0 {
+		return 0
+	}
+	ref := text[1:end]
+	var v rune
+	switch {
+	case len(ref) > 2 && (ref[:2] == "#x" || ref[:2] == "#X"):
+		for _, h := range ref[2:] {
+			d := hexDigit(h)
+			if d < 0 {
+				return 0
+			}
+			v = v<<4 | rune(d)
+		}
+	case len(ref) > 1 && ref[0] == '#':
+		for _, c := range ref[1:] {
+			if c < '0' || c > '9' {
+				return 0
+			}
+			v = v*10 + c - '0'
+		}
+	default:
+		var ok bool
+		if v, ok = htmlNamed[ref]; !ok {
+			return 0
+		}
+	}
+	if !sameLetter(v, r) {
+		return 0
+	}
+	return end + 1
 }
 
 func hexDigit(c rune) int {

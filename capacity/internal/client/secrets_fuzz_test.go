@@ -41,6 +41,17 @@ var secretForms = []func(string) string{
 		}
 		return s[:i] + "\n" + s[i:]
 	},
+	func(s string) string { // HTML character references, decimal and hexadecimal by turns
+		var b strings.Builder
+		for i, r := range []rune(s) {
+			if i%2 == 0 {
+				fmt.Fprintf(&b, "&#%d;", r)
+			} else {
+				fmt.Fprintf(&b, "&#x%X;", r)
+			}
+		}
+		return b.String()
+	},
 	func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
 	func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte("Bearer " + s)) },
 	func(s string) string { return hex.EncodeToString([]byte(s)) },
@@ -51,8 +62,8 @@ var secretForms = []func(string) string{
 // and hex spellings in secretForms, which credentials under
 // minBase64Secret do not have.
 const (
-	firstBase64Form = 10
-	firstHexForm    = 12
+	firstBase64Form = 11
+	firstHexForm    = 13
 )
 
 // FuzzScrub: a credential written in any of secretForms anywhere in any

@@ -4,8 +4,10 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 
@@ -84,6 +86,8 @@ func TestScrubForms(t *testing.T) {
 		{"lower-cased", strings.ToLower(key)},
 		{"upper-cased and percent-encoded", url.QueryEscape(strings.ToUpper(key))},
 		{"upper-cased basic", strings.ToUpper("ops:hunter2-pw")},
+		{"html references", html.EscapeString(`sk-Live/Key+7f3a ü`[:3]) + "&#76;&#x69;&#X56;e&#47;Key&#43;7f3a&#32;&#xFC;"},
+		{"html escaped", "ops:" + html.EscapeString("hunter2-pw")},
 	} {
 		t.Run(tc.form, func(t *testing.T) {
 			got := s.Scrub("<" + tc.echo + ">")
@@ -181,4 +185,36 @@ func TestRedactScrubsValuesBeforeCut(t *testing.T) {
 	var got *field.Error
 	require.ErrorAs(t, err, &got, "it still is the field error")
 	require.Equal(t, "ANVIL_EXTRA_BODY", got.Field)
+}
+
+// TestScrubDocumentedForms: every example of PROTOCOL.md's table of the
+// forms of a credential ("| form | example for `sk-a/b` |"), each a code
+// span, is scrubbed whole; a key split over lines is the one example in
+// words ("`sk-a` + newline + `/b`").
+func TestScrubDocumentedForms(t *testing.T) {
+	doc, err := os.ReadFile("../../PROTOCOL.md")
+	require.NoError(t, err)
+	_, table, ok := strings.Cut(string(doc), "| form | example for `sk-a/b` |\n|---|---|\n")
+	require.True(t, ok, "PROTOCOL.md lists the forms of a credential")
+	table, _, _ = strings.Cut(table, "\n\n")
+	s := SecretsOf("sk-a/b", nil)
+	rows := 0
+	for row := range strings.Lines(table) {
+		cells := strings.Split(strings.TrimSpace(row), " | ")
+		example := strings.TrimSuffix(cells[len(cells)-1], " |")
+		var echoes []string
+		if a, b, split := strings.Cut(example, " + newline + "); split {
+			echoes = []string{strings.Trim(a, "`") + "\n" + strings.Trim(b, "`"), strings.Trim(a, "`") + "\ndata: " + strings.Trim(b, "`")}
+		} else {
+			for span := range strings.SplitSeq(example, ", ") {
+				require.True(t, strings.HasPrefix(span, "`") && strings.HasSuffix(span, "`"), "row %q: examples are code spans", row)
+				echoes = append(echoes, strings.Trim(span, "`"))
+			}
+		}
+		for _, echo := range echoes {
+			require.Equal(t, "<"+RedactedMark+">", s.Scrub("<"+echo+">"), "row %q: %q", row, echo)
+		}
+		rows++
+	}
+	require.GreaterOrEqual(t, rows, 8, "the table's rows:\n%s", table)
 }
