@@ -167,19 +167,25 @@ type heartbeat struct {
 	view  progressView
 	now   func() time.Time
 	since time.Time // the last line, or the run's start
+	phase string    // the phase of the last update
 }
 
 func newHeartbeat(w io.Writer, name string, view progressView, now func() time.Time) *heartbeat {
 	return &heartbeat{w: w, name: name, view: view, now: now, since: now()}
 }
 
-// update writes a line when heartbeatInterval has passed since the last.
+// update writes a line when heartbeatInterval has passed since the last,
+// and at once when a shard starts waiting for a common start further
+// ahead than that: the line says until when, so that a start an hour
+// ahead is not an hour of silence after a line about something else.
 func (h *heartbeat) update(pr capacity.Progress) {
 	if h == nil {
 		return
 	}
 	now := h.now()
-	if now.Sub(h.since) < heartbeatInterval {
+	waits := pr.Phase == "start" && h.phase != pr.Phase && h.view.startAt.Sub(now) >= heartbeatInterval
+	h.phase = pr.Phase
+	if !waits && now.Sub(h.since) < heartbeatInterval {
 		return
 	}
 	h.since = now

@@ -109,6 +109,36 @@ func TestHeartbeat(t *testing.T) {
 	nilBeat.update(capacity.Progress{})
 }
 
+// TestHeartbeatStartAhead: a shard whose common start is an hour ahead
+// says so, and until when, the moment it starts waiting, then every
+// heartbeatInterval; one a few seconds ahead waits for the next line.
+func TestHeartbeatStartAhead(t *testing.T) {
+	var buf bytes.Buffer
+	c := &clock{at}
+	h := newHeartbeat(&buf, "BenchmarkX", progressView{target: "http://h/v1", startAt: at.Add(time.Hour + 2*time.Second)}, c.now)
+	c.t = c.t.Add(time.Second)
+	h.update(capacity.Progress{Phase: "connections", Elapsed: time.Second})
+	require.Empty(t, buf.String())
+	c.t = c.t.Add(time.Second)
+	h.update(capacity.Progress{Phase: "start"})
+	require.Equal(t, "[anvil] BenchmarkX: start: waiting 1h0m0s for the common start 2027-03-04T06:06:09Z (ANVIL_START_AT)\n", buf.String())
+	for range 9 {
+		c.t = c.t.Add(time.Second)
+		h.update(capacity.Progress{Phase: "start", Elapsed: c.t.Sub(at)})
+	}
+	require.Equal(t, 1, strings.Count(buf.String(), "\n"), "then every 10 s")
+	c.t = c.t.Add(time.Second)
+	h.update(capacity.Progress{Phase: "start", Elapsed: c.t.Sub(at)})
+	require.Equal(t, 2, strings.Count(buf.String(), "\n"))
+	require.True(t, strings.HasSuffix(buf.String(), "start: waiting 59m50s for the common start 2027-03-04T06:06:09Z (ANVIL_START_AT)\n"), buf.String())
+
+	buf.Reset()
+	c.t = at
+	soon := newHeartbeat(&buf, "BenchmarkX", progressView{startAt: at.Add(5 * time.Second)}, c.now)
+	soon.update(capacity.Progress{Phase: "start"})
+	require.Empty(t, buf.String(), "a start seconds ahead is no wait to announce")
+}
+
 // TestHeartbeatWanted: heartbeats go to a standard error that is not a
 // terminal, unless the progress is turned off.
 func TestHeartbeatWanted(t *testing.T) {
