@@ -59,12 +59,11 @@ func run(ctx context.Context, t Target, w Workload, sec *client.Secrets) (*artif
 		return nil, err
 	}
 	sh := w.Shard
-	concurrency := w.Concurrency // a shard's share of it (shareOf)
+	concurrency := shardConcurrency(w) // a closed-loop shard's share of the workers
 	if sh.Count > 0 {
 		if err := shardNeedsClock(t); err != nil {
 			return nil, err
 		}
-		concurrency = shareOf(w.Concurrency, sh.Index, sh.Count)
 	}
 	if err := client.EnsureFileLimit(concurrency); err != nil {
 		return nil, err

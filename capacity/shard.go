@@ -37,17 +37,22 @@ var ErrShardLate = errors.New("capacity: the shard was ready after its common st
 // measures the requests whose index i has i mod Count == Index, under their
 // global indexes. In an open loop each is due at its global offset from the
 // common start, so the shards together send exactly the whole run's
-// schedule. The Concurrency (the workers of a closed loop, the in-flight
-// cap of an open loop) is split as evenly as possible: every shard gets
-// Concurrency / Count, and the first Concurrency mod Count shards one more
-// (the shares of 8 over 3 shards are 3, 3 and 2). The warm-up and the connection warm-up run on every shard
+// schedule, and every shard keeps the whole in-flight cap (Concurrency):
+// no shard queues a request that the whole run would have sent on time
+// (the shards hold no more requests in flight than the whole run), and
+// the merge reconstructs from the rows how many were in flight at once
+// across the shards and which requests went out over the cap
+// (artifact.ShardInFlight). A closed loop's workers are split as evenly as
+// possible: every shard gets Concurrency / Count, and the first
+// Concurrency mod Count shards one more (the shares of 8 over 3 shards are
+// 3, 3 and 2). The warm-up and the connection warm-up run on every shard
 // before the start.
 type Shard struct {
 	// Index is this shard, 0..Count-1.
 	Index int
 	// Count is the number of shards, 0 (no shard) or 1..1024, at most
-	// Workload.Concurrency and Workload.Requests (every shard has a worker
-	// and a request).
+	// Workload.Requests (every shard has a request) and, in a closed loop,
+	// Workload.Concurrency (every shard has a worker).
 	Count int
 	// StartAt is the common start, required with Count > 0: the shard
 	// prepares (probe, plan, warm-up, connections), waits until StartAt on
@@ -55,6 +60,17 @@ type Shard struct {
 	// from StartAt and its started_at_unix_ns is StartAt. A shard ready
 	// after StartAt fails with ErrShardLate.
 	StartAt time.Time
+}
+
+// shardConcurrency is what a run of w keeps in flight: the whole
+// Concurrency for a whole run and for every shard of an open loop (the
+// in-flight cap, which each shard keeps), the shard's share of the workers
+// in a closed loop (shareOf).
+func shardConcurrency(w Workload) int {
+	if w.Shard.Count < 1 || w.OpenLoop() {
+		return w.Concurrency
+	}
+	return shareOf(w.Concurrency, w.Shard.Index, w.Shard.Count)
 }
 
 // shareOf is the share of concurrency of shard index of count:
@@ -92,8 +108,8 @@ func (w Workload) validateShard(v *validator) {
 	switch {
 	case s.Count < 0 || s.Count > maxShards:
 		v.intRange("Workload.Shard.Count", s.Count, 0, maxShards)
-	case s.Count > w.Concurrency:
-		v.add("Workload.Shard.Count", s.Count, "must be at most Workload.Concurrency, %d: every shard keeps at least one request in flight (run the workloads of Concurrency >= %d, or fewer shards)", w.Concurrency, s.Count)
+	case s.Count > w.Concurrency && !w.OpenLoop():
+		v.add("Workload.Shard.Count", s.Count, "must be at most Workload.Concurrency, %d, in a closed loop: every shard runs at least one worker (run the workloads of Concurrency >= %d, or fewer shards)", w.Concurrency, s.Count)
 	case s.Count > w.Requests:
 		v.add("Workload.Shard.Count", s.Count, "must be at most Workload.Requests, %d: every shard sends at least one request", w.Requests)
 	}

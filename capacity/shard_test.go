@@ -28,7 +28,7 @@ func shardWorkload() Workload {
 // runShards runs n shards of w at once, in the calling bubble, against one
 // server, all starting lead from now; it returns their reports and errors
 // by shard index.
-func runShards(t *testing.T, target Target, w Workload, n int, lead time.Duration) ([]*artifact.Report, []error) {
+func runShards(t testing.TB, target Target, w Workload, n int, lead time.Duration) ([]*artifact.Report, []error) {
 	at := time.Now().Add(lead)
 	reps, errs := make([]*artifact.Report, n), make([]error, n)
 	var wg sync.WaitGroup
@@ -46,7 +46,7 @@ func runShards(t *testing.T, target Target, w Workload, n int, lead time.Duratio
 // TestShardsAreTheWholeRun: 1, 2, 3 and 8 shards of one seeded open loop,
 // run at once against one server, send every planned request exactly once
 // at its global offset from the common start (the whole run's offsets),
-// each shard its requests i with i mod N = its index and its share of the
+// each shard its requests i with i mod N = its index under the whole
 // in-flight cap, with one plan fingerprint; their artifacts merge into the
 // whole run's artifact.
 func TestShardsAreTheWholeRun(t *testing.T) {
@@ -78,8 +78,8 @@ func TestShardsAreTheWholeRun(t *testing.T) {
 					require.Equal(t, at.UnixNano(), sh.StartAtUnixNS)
 					require.Equal(t, at.UnixNano(), rep.StartedAtUnixNS, "offsets are from the common start")
 					require.Equal(t, reps[0].AnvilGo.Shard.PlanFingerprint, sh.PlanFingerprint, "one global plan")
-					require.Equal(t, shareOf(8, k, n), rep.Concurrency)
-					require.Equal(t, shareOf(8, k, n), rep.AnvilGo.Arrival.MaxInFlight)
+					require.Equal(t, 8, rep.Concurrency, "every shard of an open loop keeps the cap")
+					require.Equal(t, 8, rep.AnvilGo.Arrival.MaxInFlight)
 					require.NotNil(t, rep.AnvilGo.ChunkTiming.Distribution, "the merge needs the gaps")
 					for _, d := range rep.AnvilGo.Requests {
 						require.Equal(t, k, d.RequestIndex%n, "shard %d measured request %d", k, d.RequestIndex)
@@ -309,7 +309,7 @@ func TestShardValidation(t *testing.T) {
 	}{
 		{Shard{Index: 1}, nil, "Workload.Shard.Index = 1: must be 0 without Workload.Shard.Count"},
 		{Shard{StartAt: at}, nil, `Workload.Shard.StartAt = "2027-03-04T05:06:07Z": must be zero without Workload.Shard.Count`},
-		{Shard{Count: 3, StartAt: at}, func(w *Workload) { w.Concurrency = 2 }, "Workload.Shard.Count = 3: must be at most Workload.Concurrency, 2: every shard keeps at least one request in flight (run the workloads of Concurrency >= 3, or fewer shards)"},
+		{Shard{Count: 3, StartAt: at}, func(w *Workload) { w.Concurrency = 2 }, "Workload.Shard.Count = 3: must be at most Workload.Concurrency, 2, in a closed loop: every shard runs at least one worker (run the workloads of Concurrency >= 3, or fewer shards)"},
 		{Shard{Count: 3, StartAt: at}, func(w *Workload) { w.Requests = 2 }, "Workload.Shard.Count = 3: must be at most Workload.Requests, 2: every shard sends at least one request"},
 		{Shard{Count: maxShards + 1, StartAt: at}, func(w *Workload) { w.Concurrency, w.Requests = maxConcurrency, maxRequests }, fmt.Sprintf("must be in 0..%d", maxShards)},
 		{Shard{Index: 3, Count: 3, StartAt: at}, nil, "Workload.Shard.Index = 3: must be in 0..2"},
@@ -331,6 +331,9 @@ func TestShardValidation(t *testing.T) {
 		})
 	}
 	_, err := Workload{Concurrency: 3, Shard: Shard{Index: 2, Count: 3, StartAt: at}}.Resolved()
+	require.NoError(t, err)
+	// An open loop's shards each keep the whole cap: more shards than it.
+	_, err = Workload{Concurrency: 4, Rate: 40, Shard: Shard{Index: 7, Count: 8, StartAt: at}}.Resolved()
 	require.NoError(t, err)
 }
 

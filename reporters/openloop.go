@@ -101,8 +101,10 @@ func deref64(p *float64) float64 {
 }
 
 // arrivalLine describes an open loop: the process, the requested rate, the
-// schedule's offered rate and the achieved one, and the in-flight cap; ""
-// for a closed loop.
+// schedule's offered rate and the achieved one, and the in-flight cap,
+// which each shard of a merged run kept, with how many were in flight
+// across the shards and how many went out over the cap
+// (anvil_go.shards.in_flight); "" for a closed loop.
 func arrivalLine(r *artifact.Report) string {
 	a := arrivalOf(r)
 	if a == nil {
@@ -112,6 +114,13 @@ func arrivalLine(r *artifact.Report) string {
 		Printable(a.Process), formatFloat(a.RateRPS), rateText(a.OfferedRPS), rateText(a.AchievedRPS))
 	if a.MaxInFlight > 0 {
 		line += fmt.Sprintf(", at most %d in flight", a.MaxInFlight)
+	}
+	if sh := r.AnvilGo.Shards; sh != nil && sh.InFlight != nil {
+		f := sh.InFlight
+		line += fmt.Sprintf(" per shard; across the %d shards up to %d at once", sh.Count, f.Peak)
+		if f.OverCapRequests > 0 {
+			line += fmt.Sprintf(", %d requests sent over the cap of %d (one process would have queued them)", f.OverCapRequests, f.Cap)
+		}
 	}
 	return line
 }

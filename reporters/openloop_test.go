@@ -142,6 +142,19 @@ func TestNeverSentAreNotFailures(t *testing.T) {
 	require.Equal(t, map[string]int{"http_error": 2, "cancelled": 5}, r.SentFailureClasses())
 }
 
+// TestMergedOpenLoopSaysTheInFlight: the arrival line of merged shards
+// says that the cap was each shard's, how many were in flight across them
+// and how many requests went out over the cap.
+func TestMergedOpenLoopSaysTheInFlight(t *testing.T) {
+	r := openLoopRun(t)
+	r.AnvilGo.Shards = &artifact.ShardSet{Count: 3, InFlight: &artifact.ShardInFlight{Cap: 2, Peak: 5, OverCapRequests: 3}}
+	require.Equal(t, "open loop, poisson at 20 req/s: offered 20 req/s, achieved 5.9 req/s, at most 2 in flight per shard; "+
+		"across the 3 shards up to 5 at once, 3 requests sent over the cap of 2 (one process would have queued them)", arrivalLine(r))
+	r.AnvilGo.Shards.InFlight = &artifact.ShardInFlight{Cap: 2, Peak: 2}
+	require.Equal(t, "open loop, poisson at 20 req/s: offered 20 req/s, achieved 5.9 req/s, at most 2 in flight per shard; "+
+		"across the 3 shards up to 2 at once", arrivalLine(r))
+}
+
 // TestOpenLoopHeaderAndSummary: the page header and the console summary
 // give the offered and the achieved rate and the cap, and the
 // scheduled-clock latencies (the page in its summary table).

@@ -459,8 +459,15 @@ var shardRecordTable = newArtTable(func(s *ShardRecord) *shape { return &s.shape
 var shardSetTable = newArtTable(func(s *ShardSet) *shape { return &s.shape },
 	fieldOf("artifacts", func(s *ShardSet) *[]ShardRecord { return &s.Artifacts }, sliceCodec(shardRecordTable.codec())),
 	fieldOf("count", func(s *ShardSet) *int { return &s.Count }, intCodec),
+	optionalOf("in_flight", func(s *ShardSet) **ShardInFlight { return &s.InFlight }, shardInFlightTable.codec()),
 	fieldOf("plan_fingerprint", func(s *ShardSet) *string { return &s.PlanFingerprint }, stringCodec),
 	fieldOf("start_at_unix_ns", func(s *ShardSet) *int64 { return &s.StartAtUnixNS }, int64Codec),
+)
+
+var shardInFlightTable = newArtTable(func(s *ShardInFlight) *shape { return &s.shape },
+	fieldOf("cap", func(s *ShardInFlight) *int { return &s.Cap }, intCodec),
+	fieldOf("over_cap_requests", func(s *ShardInFlight) *int { return &s.OverCapRequests }, intCodec),
+	fieldOf("peak", func(s *ShardInFlight) *int { return &s.Peak }, intCodec),
 )
 
 var gapSketchTable = newArtTable(func(s *GapSketch) *shape { return &s.shape },

@@ -41,6 +41,26 @@ type ShardSet struct {
 	PlanFingerprint string // "plan_fingerprint": the shards' plan fingerprint
 	// Artifacts is "artifacts": one record per shard, sorted by index.
 	Artifacts []ShardRecord
+	// InFlight is "in_flight": the requests in flight across the shards
+	// of an open loop, each of which kept the whole cap; nil for a closed
+	// loop, whose shards split the workers.
+	InFlight *ShardInFlight
+
+	shape shape
+}
+
+// ShardInFlight is "anvil_go.shards.in_flight": how many requests the
+// shards of an open loop had in flight at once on the shared clock,
+// reconstructed from the merged requests[] (in flight at t: sent at or
+// before t, not ended by t). Every shard keeps the whole cap, so together
+// they can exceed it where one process would have queued.
+type ShardInFlight struct {
+	Cap  int // "cap": the in-flight cap each shard kept (Workload.Concurrency)
+	Peak int // "peak": the most requests in flight at once, at a send
+	// OverCapRequests is "over_cap_requests": the requests sent while at
+	// least Cap others were in flight, each one a single process would
+	// have held until one ended.
+	OverCapRequests int
 
 	shape shape
 }

@@ -48,7 +48,7 @@ func build(in []shardIn) (*artifact.Report, error) {
 	for _, s := range in {
 		r := s.r
 		m.Requests += r.Requests
-		m.Concurrency += r.Concurrency
+		m.Concurrency += r.Concurrency // a closed loop's workers; an open loop's cap is set below
 		for ctx, n := range r.ContextDistribution {
 			m.ContextDistribution[ctx] += n
 		}
@@ -69,6 +69,9 @@ func build(in []shardIn) (*artifact.Report, error) {
 		return nil, err
 	}
 	m.AnvilGo = x
+	if x.Arrival != nil {
+		m.Concurrency = base.Concurrency // every shard kept the whole cap (workloadKeys)
+	}
 	if err := m.Recompute(); err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
@@ -144,6 +147,9 @@ func mergeExtension(in []shardIn, m *artifact.Report) (*artifact.Extension, erro
 	}
 	slices.SortFunc(x.Requests, func(a, b artifact.RequestDetail) int { return cmp.Compare(a.RequestIndex, b.RequestIndex) })
 	x.Arrival = mergeArrival(in, x)
+	if x.Arrival != nil {
+		x.Shards.InFlight = inFlightOf(x.Requests, x.Arrival.MaxInFlight)
+	}
 	x.SLO = mergeSLO(in, m.Requests)
 	x.PromptSizing = mergePromptSizing(in)
 	x.ContextWindow = in[0].r.AnvilGo.ContextWindow // one target, discovered alike by every shard
@@ -161,17 +167,17 @@ func mergeExtension(in []shardIn, m *artifact.Report) (*artifact.Extension, erro
 // mergeArrival is anvil_go.arrival over all shards: the schedule's offered
 // rate from the shards' own scheduled offsets (each the global schedule's
 // offset, measured from the shard's start), the achieved rate from the
-// re-based send times on the shared clock, and the in-flight caps summed.
+// re-based send times on the shared clock, and the in-flight cap every
+// shard kept (workloadKeys: they agree).
 func mergeArrival(in []shardIn, x *artifact.Extension) *artifact.Arrival {
 	b := in[0].r.AnvilGo.Arrival
 	if b == nil {
 		return nil
 	}
-	a := &artifact.Arrival{Process: b.Process, RateRPS: b.RateRPS, Burstiness: b.Burstiness, Seed: b.Seed}
+	a := &artifact.Arrival{Process: b.Process, RateRPS: b.RateRPS, Burstiness: b.Burstiness, Seed: b.Seed, MaxInFlight: b.MaxInFlight}
 	var schedule []time.Duration
 	complete := true
 	for _, s := range in {
-		a.MaxInFlight += s.r.AnvilGo.Arrival.MaxInFlight
 		for _, d := range s.r.AnvilGo.Requests {
 			if d.ScheduledMS == nil {
 				complete = false // a planned request never scheduled: the plan's span is unknown

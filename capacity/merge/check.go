@@ -17,9 +17,10 @@ type workloadKey struct {
 }
 
 // workloadKeys are the shard's plan and count, the v1 workload and setup
-// keys, the clock domain, and the anvil_go settings of the run. What a
-// shard measured, and its share of the load (requests, concurrency,
-// context_distribution, arrival.max_in_flight), are not among them.
+// keys, the clock domain, and the anvil_go settings of the run, an open
+// loop's in-flight cap among them (every shard keeps the whole cap). What
+// a shard measured, and its share of the load (requests,
+// context_distribution, a closed loop's concurrency), are not among them.
 var workloadKeys = []workloadKey{
 	{"anvil_go.shard.count", func(r *artifact.Report) string { return strconv.Itoa(r.AnvilGo.Shard.Count) }},
 	{"anvil_go.shard.plan_fingerprint", func(r *artifact.Report) string { return r.AnvilGo.Shard.PlanFingerprint }},
@@ -73,7 +74,13 @@ var workloadKeys = []workloadKey{
 		if a == nil {
 			return "null (closed loop)"
 		}
-		return fmt.Sprintf("process=%s rate_rps=%v burstiness=%s seed=%d", a.Process, a.RateRPS, floatOrNull(a.Burstiness), a.Seed)
+		return fmt.Sprintf("process=%s rate_rps=%v burstiness=%s seed=%d max_in_flight=%d", a.Process, a.RateRPS, floatOrNull(a.Burstiness), a.Seed, a.MaxInFlight)
+	}},
+	{"concurrency", func(r *artifact.Report) string {
+		if r.AnvilGo.Arrival == nil {
+			return "a share of the workers (closed loop)" // split: not compared
+		}
+		return strconv.Itoa(r.Concurrency)
 	}},
 	{"anvil_go.prompt_sizing.method", func(r *artifact.Report) string {
 		if p := r.AnvilGo.PromptSizing; p != nil {

@@ -110,7 +110,7 @@ func share(total, n, k int) int {
 
 // splitShards cuts the single run into n shard artifacts as n shard
 // processes would write them: the requests whose index is k mod n, their
-// share of the concurrency and connections, their own chunk timing and
+// whole in-flight cap, their share of the connections, their own chunk timing and
 // metrics, all started at the single run's start (plus lateNS[k]; offsets
 // are then from that later start) on one clock domain.
 func splitShards(t *testing.T, s singleRun, n int, lateNS ...int64) []*artifact.Report {
@@ -125,7 +125,7 @@ func splitShards(t *testing.T, s singleRun, n int, lateNS ...int64) []*artifact.
 		mine := func(i int) bool { return i%n == k }
 		r := *orig // the v1 fields are the run's; the measured ones are replaced
 		r.AnvilGo = nil
-		r.Concurrency = share(orig.Concurrency, n, k)
+		r.Concurrency = orig.Concurrency // an open loop's shards each keep the whole cap
 		r.StartedAtUnixNS += late
 		r.FinishedAtUnixNS -= int64(k) // shard 0 ends last, at the run's end
 		r.WallClockMS = float64(r.FinishedAtUnixNS-r.StartedAtUnixNS) / 1e6
@@ -176,7 +176,7 @@ func splitShards(t *testing.T, s singleRun, n int, lateNS ...int64) []*artifact.
 		}
 		if a := orig.AnvilGo.Arrival; a != nil {
 			x.Arrival = &artifact.Arrival{Process: a.Process, RateRPS: a.RateRPS, Burstiness: a.Burstiness, Seed: a.Seed,
-				MaxInFlight: share(a.MaxInFlight, n, k)}
+				MaxInFlight: a.MaxInFlight}
 		}
 		run := chunkRun(t, s.traces, indexes)
 		if ct, ok := run.Result(); ok {
@@ -256,6 +256,15 @@ func TestMergeEqualsSingleProcess(t *testing.T) {
 					StartedAtUnixNS: want.StartedAtUnixNS, FinishedAtUnixNS: want.FinishedAtUnixNS - int64(k),
 					SHA256: sha256Of(byName[fmt.Sprintf("shard-%d.json", k)])})
 			}
+			// One process never exceeds its cap: the reconstruction finds
+			// the single run's in-flight count (TestInFlightOf checks it
+			// on a timeline of its own).
+			got := merged.AnvilGo.Shards.InFlight
+			require.NotNil(t, got, "an open loop")
+			require.Equal(t, 5, got.Cap)
+			require.Zero(t, got.OverCapRequests)
+			require.True(t, got.Peak >= 1 && got.Peak <= 5, "peak %d", got.Peak)
+			wx.Shards.InFlight = &artifact.ShardInFlight{Cap: 5, Peak: got.Peak}
 			require.NoError(t, want.Recompute())
 			if diff := cmp.Diff(string(written(t, &want)), string(written(t, merged))); diff != "" {
 				t.Fatalf("merged artifact (-single process +merged):\n%s", diff)

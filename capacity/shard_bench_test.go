@@ -1,0 +1,80 @@
+package capacity
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/merge"
+	fakeserver "github.com/anvilbench/anvil/fake_server"
+	"github.com/anvilbench/anvil/stats"
+)
+
+// BenchmarkShardQueue measures on the real clock, over loopback TCP, the
+// queue time (sent - due) of an open loop whose cap binds, Poisson 40
+// req/s with at most 4 in flight, 120 requests, against a fake of 16 slots
+// serving each request in 80 ms (0.8 of the cap's capacity): once as one
+// process and once as 3 shards in this process against one server,
+// merged. It reports the p95 of each run's queue times (pooled over the
+// iterations), the merged minus the single, and the merge's reconstructed
+// peak in flight across the shards and requests sent over the cap.
+func BenchmarkShardQueue(b *testing.B) {
+	b.ReportAllocs()
+	cfg, err := fakeserver.Slots(16, 80*time.Millisecond)
+	require.NoError(b, err)
+	w := Workload{Requests: 120, Concurrency: 4, Rate: 40, MaxTokens: 16, ContextTokens: 512}
+	target := func(srv *fakeserver.Server) Target {
+		return Target{BaseURL: srv.URL + "/v1", ClockDomainID: "bench-clock"}
+	}
+	var alone, sharded []float64
+	peak, over := 0, 0
+	for b.Loop() {
+		w.Seed++
+		srv := fakeserver.New(cfg)
+		single, err := Run(b.Context(), target(srv), w)
+		srv.Close()
+		require.NoError(b, err)
+		alone = append(alone, queues(b, single)...)
+
+		srv = fakeserver.New(cfg)
+		reps, errs := runShards(b, target(srv), w, 3, 2*time.Second)
+		srv.Close()
+		files := make([]merge.Artifact, len(reps))
+		for k, rep := range reps {
+			require.NoError(b, errs[k], "shard %d", k)
+			var buf bytes.Buffer
+			_, err := rep.WriteTo(&buf)
+			require.NoError(b, err)
+			files[k] = merge.Artifact{Name: fmt.Sprintf("shard-%d.json", k), Data: buf.Bytes()}
+		}
+		merged, err := merge.Shards(files...)
+		require.NoError(b, err)
+		sharded = append(sharded, queues(b, merged)...)
+		peak, over = max(peak, merged.AnvilGo.Shards.InFlight.Peak), over+merged.AnvilGo.Shards.InFlight.OverCapRequests
+	}
+	slices.Sort(alone)
+	slices.Sort(sharded)
+	one, three := stats.Percentile(alone, 95), stats.Percentile(sharded, 95)
+	b.ReportMetric(one, "queue-p95-single-ms")
+	b.ReportMetric(three, "queue-p95-merged-ms")
+	b.ReportMetric(three-one, "queue-p95-diff-ms")
+	b.ReportMetric(float64(peak), "peak-in-flight")
+	b.ReportMetric(float64(over)/float64(b.N), "over-cap-requests/op")
+}
+
+// queues is the queue_ms of every request of r that was sent.
+func queues(tb testing.TB, r *artifact.Report) []float64 {
+	var out []float64
+	for _, d := range r.AnvilGo.Requests {
+		if d.QueueMS != nil {
+			out = append(out, *d.QueueMS)
+		}
+	}
+	require.NotEmpty(tb, out)
+	return out
+}
