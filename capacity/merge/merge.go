@@ -49,8 +49,10 @@ const shardStartTolerance = 100 * time.Millisecond
 // (anvil_go.shard) of one workload (the same identity keys and plan
 // fingerprint, one shard count, each index once, no request index in two
 // places), all declare the same non-null clock_domain_id, each started
-// within 100 ms of the common start instant, and each one's stored metrics
-// are its rows' (artifact.Report.CheckMetrics).
+// within 100 ms of the common start instant, each one's stored metrics
+// are its rows' (artifact.Report.CheckMetrics), and each one's
+// anvil_go.requests[] offsets are its rows' and, in an open loop, the
+// global arrival schedule's (checkTimelines).
 //
 // The merged artifact has the shards' request rows and failures under their
 // global indexes, every v1 metric recomputed from them
@@ -85,6 +87,9 @@ func Shards(shards ...Artifact) (*artifact.Report, error) {
 		return nil, err
 	}
 	if err := checkRequestIndexes(in); err != nil {
+		return nil, err
+	}
+	if err := checkTimelines(in); err != nil {
 		return nil, err
 	}
 	return build(in)

@@ -111,8 +111,10 @@ func share(total, n, k int) int {
 // splitShards cuts the single run into n shard artifacts as n shard
 // processes would write them: the requests whose index is k mod n, their
 // whole in-flight cap, their share of the connections, their own chunk timing and
-// metrics, all started at the single run's start (plus lateNS[k]; offsets
-// are then from that later start) on one clock domain.
+// metrics, all started at the single run's start on one clock domain. A
+// shard k with lateNS[k] ran lateNS[k] later: its start, end and every
+// request on the shared clock, its offsets from its own start unchanged
+// (a shard schedules its requests from its own start).
 func splitShards(t *testing.T, s singleRun, n int, lateNS ...int64) []*artifact.Report {
 	t.Helper()
 	orig := s.rep
@@ -127,7 +129,7 @@ func splitShards(t *testing.T, s singleRun, n int, lateNS ...int64) []*artifact.
 		r.AnvilGo = nil
 		r.Concurrency = orig.Concurrency // an open loop's shards each keep the whole cap
 		r.StartedAtUnixNS += late
-		r.FinishedAtUnixNS -= int64(k) // shard 0 ends last, at the run's end
+		r.FinishedAtUnixNS += late - int64(k) // shard 0 ends last, at the run's end
 		r.WallClockMS = float64(r.FinishedAtUnixNS-r.StartedAtUnixNS) / 1e6
 		r.RequestTimings, r.Failures, r.ContextDistribution = nil, []artifact.Failure{}, map[int]int{}
 		r.ResponsesReceived, r.Requests = 0, 0
@@ -158,11 +160,6 @@ func splitShards(t *testing.T, s singleRun, n int, lateNS ...int64) []*artifact.
 			}
 			r.Requests++
 			r.ContextDistribution[d.PlannedPromptTokens]++
-			for _, p := range []**float64{&d.ScheduledMS, &d.SentMS, &d.EndMS, &d.FirstOutputMS, &d.FirstContentMS} {
-				if *p != nil {
-					*p = new(**p - float64(late)/1e6)
-				}
-			}
 			if d.SentMS != nil {
 				x.Run.SentRequests++
 			}
@@ -279,21 +276,23 @@ func TestMergeEqualsSingleProcess(t *testing.T) {
 
 // TestMergeRebasesLateStarts: shards that started a little after the
 // common start (within the tolerance) have their offsets re-based onto it,
-// so the merged requests[] is the single run's up to float rounding, and
-// the wall clock runs from the earliest shard start.
+// each shard's later by its lateness up to float rounding, and the wall
+// clock runs from the earliest shard start to the latest end.
 func TestMergeRebasesLateStarts(t *testing.T) {
 	single := runSingle(t)
 	late := []int64{int64(3 * time.Millisecond), 0, int64(40 * time.Millisecond)}
 	merged, err := merge.Shards(shardFiles(t, splitShards(t, single, 3, late...))...)
 	require.NoError(t, err)
 	require.Equal(t, single.rep.StartedAtUnixNS+late[1], merged.StartedAtUnixNS, "the earliest shard start")
-	require.Equal(t, single.rep.WallClockMS, merged.WallClockMS)
+	require.Equal(t, single.rep.FinishedAtUnixNS+late[2]-2, merged.FinishedAtUnixNS, "the latest shard end")
 	require.Len(t, merged.AnvilGo.Requests, len(single.rep.AnvilGo.Requests))
 	for i, want := range single.rep.AnvilGo.Requests {
 		got := merged.AnvilGo.Requests[i]
 		require.Equal(t, want.RequestIndex, got.RequestIndex)
-		require.InDelta(t, *want.SentMS, *got.SentMS, 1e-9, "request %d sent_ms", i)
-		require.InDelta(t, *want.EndMS, *got.EndMS, 1e-9, "request %d end_ms", i)
+		shift := float64(late[want.RequestIndex%3]) / 1e6
+		require.InDelta(t, *want.ScheduledMS+shift, *got.ScheduledMS, 1e-9, "request %d scheduled_ms", i)
+		require.InDelta(t, *want.SentMS+shift, *got.SentMS, 1e-9, "request %d sent_ms", i)
+		require.InDelta(t, *want.EndMS+shift, *got.EndMS, 1e-9, "request %d end_ms", i)
 		require.Equal(t, *want.QueueMS, *got.QueueMS, "differences are not re-based")
 	}
 }
