@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,6 +56,10 @@ const (
 // recordedSessions is the value of ANVIL_SESSIONS that runs a trace's
 // recorded sessions.
 const recordedSessions = "recorded"
+
+// noSessionFormats names the trace formats whose rows carry no session
+// (a trace of them has nothing for ANVIL_SESSIONS=recorded to run).
+const noSessionFormats = "mooncake and azure"
 
 // Traffic is what replaces a benchmark's synthetic plan (WithTraffic): a
 // traffic.Replay, a *traffic.Sessions, or any value whose Workload method
@@ -299,6 +304,10 @@ func (et envTraffic) readSessions(redact func(error) error) (*traffic.Sessions, 
 	}
 	if len(recorded) == 0 {
 		return nil, fmt.Errorf("anviltest: %s=%q: no session to run (file, window or %s)", envTrace, et.path, envTraceFirst)
+	}
+	if !slices.ContainsFunc(recorded, func(s session.Recorded) bool { return s.ID != "" }) {
+		return nil, fmt.Errorf("anviltest: %s=%s: %s=%q (format %s) has no sessions: none of its %d rows has a session key (only the jsonl format carries session and turn; %s traces have none): replay its rows with %s alone, or give %s a session spec",
+			envSessions, recordedSessions, envTrace, et.path, desc.Format, desc.Rows, noSessionFormats, envTrace, envSessions)
 	}
 	s, err := traffic.Recorded(recorded, traffic.SessionOptions{Salt: rand.Text(), IgnoreEOS: et.ignoresEOS(), Trace: &desc})
 	if err != nil {

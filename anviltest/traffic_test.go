@@ -160,6 +160,8 @@ func TestTrafficErrors(t *testing.T) {
 		{env{envTrace: mooncakeTrace, envTraceWindow: "10h.."}, "no row to replay"},
 		{env{envSessions: "recorded"}, "ANVIL_SESSIONS=recorded needs ANVIL_TRACE"},
 		{env{envTrace: "testdata/sessions.jsonl", envSessions: "recorded", envSessionsCount: "2"}, "ANVIL_SESSIONS_COUNT counts synthetic sessions"},
+		{env{envTrace: azureTrace, envSessions: "recorded"}, `ANVIL_SESSIONS=recorded: ANVIL_TRACE="` + azureTrace + `" (format azure) has no sessions: none of its 500 rows has a session key`},
+		{env{envTrace: mooncakeTrace, envSessions: "recorded", envTraceFirst: "3"}, "(format mooncake) has no sessions: none of its 3 rows has a session key"},
 		{env{envIgnoreEOS: "1"}, "ANVIL_IGNORE_EOS needs ANVIL_TRACE or ANVIL_SESSIONS"},
 		{env{envTrace: mooncakeTrace, envRate: "5"}, "ANVIL_RATE with a trace or sessions"},
 	} {
