@@ -2,7 +2,6 @@ package itl
 
 import (
 	"math"
-	"slices"
 	"time"
 )
 
@@ -34,11 +33,15 @@ import (
 // two).
 
 // logMapping holds the mapping's float64 constants, computed once from
-// RelativeAccuracy as sketches-go computes them.
+// RelativeAccuracy as sketches-go computes them, and the range of buckets a
+// gap can reach.
 type logMapping struct {
 	gamma      float64 // (1+a)/(1-a)
 	multiplier float64 // 1/ln gamma
 	accuracy   float64 // 1 - 2/(1+gamma): a, as rounded by sketches-go
+	// lowest and highest are the buckets of 1 ns and of the longest
+	// time.Duration: every gap > 0 is in lowest..highest.
+	lowest, highest int
 }
 
 // mapping is the one mapping of this package. It is set at initialization
@@ -47,7 +50,9 @@ var mapping = newLogMapping(RelativeAccuracy)
 
 func newLogMapping(a float64) logMapping {
 	gamma := (1 + a) / (1 - a)
-	return logMapping{gamma: gamma, multiplier: 1 / math.Log(gamma), accuracy: 1 - 2/(1+gamma)}
+	m := logMapping{gamma: gamma, multiplier: 1 / math.Log(gamma), accuracy: 1 - 2/(1+gamma)}
+	m.lowest, m.highest = m.index(ms(1)), m.index(ms(math.MaxInt64))
+	return m
 }
 
 // index is the bucket of v ms, v > 0. The floor is taken as sketches-go
@@ -67,13 +72,17 @@ func (m logMapping) value(i int) float64 {
 }
 
 // buckets counts gaps under mapping: zero gaps apart, the others in a dense
-// run of buckets from index offset on. Gaps of 1 ns (1e-6 ms, bucket -691)
-// to the longest time.Duration (about 9.2e12 ms, bucket 1492) span at most
-// 2,184 buckets; the zero value is empty.
+// run of every bucket a gap can reach, mapping.lowest (1 ns, bucket -691)
+// to mapping.highest (the longest time.Duration, about 9.2e12 ms, bucket
+// 1492): 2,184 counts, 17 KiB, allocated with the first gap counted, so
+// that counting and merging never allocate after it. Every pass over the
+// counts covers only the span of the non-empty ones. The zero value is
+// empty.
 type buckets struct {
 	zero   int   // gaps of 0 ns
-	offset int   // the index of counts[0]
-	counts []int // counts[k]: gaps in bucket offset+k
+	counts []int // counts[k]: gaps in bucket mapping.lowest+k; nil before the first
+	// lo..hi-1 holds every non-empty count; lo == hi when there is none.
+	lo, hi int
 }
 
 // add counts the gap d >= 0.
@@ -85,45 +94,51 @@ func (b *buckets) add(d time.Duration) {
 	b.addAt(mapping.index(ms(d)), 1)
 }
 
-// addAt adds n >= 1 gaps to bucket i.
+// addAt adds n >= 1 gaps to bucket i, in mapping.lowest..mapping.highest.
 func (b *buckets) addAt(i, n int) {
-	b.cover(i, i)
-	b.counts[i-b.offset] += n
+	b.ready()
+	k := i - mapping.lowest
+	b.counts[k] += n
+	b.span(k, k+1)
 }
 
-// cover grows counts, with empty buckets, to reach buckets lo..hi.
-func (b *buckets) cover(lo, hi int) {
-	if len(b.counts) == 0 {
-		b.offset = lo
-		b.counts = append(b.counts, make([]int, hi-lo+1)...)
+// span widens lo..hi to cover lo2..hi2, a non-empty span.
+func (b *buckets) span(lo2, hi2 int) {
+	if b.lo == b.hi {
+		b.lo, b.hi = lo2, hi2
 		return
 	}
-	if lo < b.offset {
-		b.counts = slices.Insert(b.counts, 0, make([]int, b.offset-lo)...)
-		b.offset = lo
-	}
-	if top := b.offset + len(b.counts) - 1; hi > top {
-		b.counts = append(b.counts, make([]int, hi-top)...)
+	b.lo, b.hi = min(b.lo, lo2), max(b.hi, hi2)
+}
+
+// ready allocates the counts, once.
+func (b *buckets) ready() {
+	if b.counts == nil {
+		b.counts = make([]int, mapping.highest-mapping.lowest+1)
 	}
 }
 
 // merge adds every gap of o to b.
 func (b *buckets) merge(o *buckets) {
 	b.zero += o.zero
-	if len(o.counts) == 0 {
+	if o.lo == o.hi {
 		return
 	}
-	b.cover(o.offset, o.offset+len(o.counts)-1)
-	to := b.counts[o.offset-b.offset:]
-	for k, n := range o.counts {
+	b.ready()
+	to := b.counts[o.lo:o.hi]
+	for k, n := range o.counts[o.lo:o.hi] {
 		to[k] += n
 	}
+	b.span(o.lo, o.hi)
 }
 
 // reset empties b, keeping its memory.
 func (b *buckets) reset() {
-	b.zero, b.offset = 0, 0
-	b.counts = b.counts[:0]
+	b.zero = 0
+	if b.lo < b.hi {
+		clear(b.counts[b.lo:b.hi])
+	}
+	b.lo, b.hi = 0, 0
 }
 
 // at is the value, in ms, of the gap of 0-based rank k in ascending order
@@ -133,13 +148,13 @@ func (b *buckets) at(k int) float64 {
 	if k < 0 {
 		return 0
 	}
-	for j, n := range b.counts {
+	for j, n := range b.counts[b.lo:b.hi] {
 		if k < n {
-			return mapping.value(b.offset + j)
+			return mapping.value(mapping.lowest + b.lo + j)
 		}
 		k -= n
 	}
-	return mapping.value(b.offset + len(b.counts) - 1)
+	return mapping.value(mapping.lowest + b.hi - 1)
 }
 
 // above counts the gaps whose representative value exceeds t ms.
@@ -148,8 +163,8 @@ func (b *buckets) above(t float64) int {
 	if 0 > t {
 		count = b.zero
 	}
-	for j, n := range b.counts {
-		if n > 0 && mapping.value(b.offset+j) > t {
+	for j, n := range b.counts[b.lo:b.hi] {
+		if n > 0 && mapping.value(mapping.lowest+b.lo+j) > t {
 			count += n
 		}
 	}
@@ -158,9 +173,9 @@ func (b *buckets) above(t float64) int {
 
 // each calls f with every non-empty bucket, by ascending index.
 func (b *buckets) each(f func(index, count int)) {
-	for j, n := range b.counts {
+	for j, n := range b.counts[b.lo:b.hi] {
 		if n > 0 {
-			f(b.offset+j, n)
+			f(mapping.lowest+b.lo+j, n)
 		}
 	}
 }

@@ -94,9 +94,12 @@
 // A [Run] merges the gaps of every successful stream given to
 // [Run.Record], counts their stalls and averages their tokens per chunk
 // ([TokensPerChunk]: usage completion tokens / output chunks, over the
-// requests whose usage was reported). Concurrent workers each keep their
-// own Run and combine them with [Run.Merge]; the merged result is the one a
-// single Run given every stream would report. [Run.Result] gives the
+// requests whose usage was reported). Concurrent workers share one Run
+// under a lock (the client records a stream once it has ended), or each
+// keep their own and combine them with [Run.Merge]; the merged result is
+// the one a single Run given every stream would report. [Run.Reserve]
+// makes room for the exact gaps a run expects, so that recording them
+// allocates nothing. [Run.Result] gives the
 // artifact's "chunk_timing" member. [Run.Distribution] gives the
 // distribution itself as the artifact stores it beside a result
 // (artifact.GapDistribution), and [Run.AddDistribution] adds a stored one

@@ -3,12 +3,13 @@ package itl
 import (
 	"fmt"
 	"math/big"
+	"slices"
 )
 
 // Run accumulates the chunk timing of a run: the gaps of every successful
-// stream, their stalls and their tokens per chunk. Each concurrent worker
-// keeps its own Run and the runs are combined with Merge. A Run is not safe
-// for concurrent use; build one with NewRun.
+// stream, their stalls and their tokens per chunk. Concurrent workers
+// share one under a lock, or keep their own and combine them with Merge. A
+// Run is not safe for concurrent use; build one with NewRun.
 type Run struct {
 	rule     StallRule
 	gaps     gapSet
@@ -30,6 +31,18 @@ func NewRun(rule StallRule) (*Run, error) {
 		return nil, err
 	}
 	return &Run{rule: rule}, nil
+}
+
+// Reserve makes room for gaps more exact gaps (of the ExactGaps a run
+// keeps exactly, no more), so that Record and Merge store them without
+// allocating: a run that knows how many gaps its streams may bring
+// allocates their room once, not as they come.
+func (r *Run) Reserve(gaps int) {
+	g := &r.gaps
+	if g.spilled || gaps <= 0 {
+		return
+	}
+	g.exact = slices.Grow(g.exact, min(gaps, ExactGaps-len(g.exact)))
 }
 
 // Rule returns the stall rule the run applies.

@@ -243,3 +243,51 @@ func TestRunMergeExact(t *testing.T) {
 	require.True(t, ok, "the merged-in run keeps its own gaps")
 	require.Equal(t, 2, b.Requests())
 }
+
+// TestRecordIntoReservedRunAllocatesNothing: once a run has reserved room
+// for its exact gaps, recording a stream stores them without allocating
+// (the Summary's ITL is the one allocation), and once it has spilled,
+// neither recording a stream nor merging a sketched run allocates,
+// whatever buckets the gaps fall in.
+func TestRecordIntoReservedRunAllocatesNothing(t *testing.T) {
+	const chunks = 1000
+	run, err := NewRun(DefaultStallRule())
+	require.NoError(t, err)
+	run.Reserve(ExactGaps)
+	var s Stream
+	gaps := randomGaps(5, chunks)
+	record := func() {
+		fill(&s, gaps)
+		if _, err := run.Record(&s, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for run.gaps.count()+2*chunks <= ExactGaps { // AllocsPerRun(1) runs it twice
+		require.Equal(t, 1.0, testing.AllocsPerRun(1, record), "allocations of a stream recorded exactly: the Summary's ITL alone")
+	}
+	for !run.gaps.spilled {
+		record() // the sketch's counts are allocated, once
+	}
+	// Each stream's gaps lie below every earlier one's, in buckets no
+	// earlier gap reached, from an hour down to 1 ns.
+	longest := time.Hour
+	lower := func() {
+		s.Reset()
+		at := time.Duration(0)
+		for range 100 {
+			at += longest
+			s.Add(at)
+		}
+		longest = max(longest/3, 1)
+		if _, err := run.Record(&s, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for longest > 1 {
+		require.Equal(t, 1.0, testing.AllocsPerRun(1, lower), "allocations of a stream recorded into the sketch: the Summary's ITL alone")
+	}
+
+	other, err := NewRun(DefaultStallRule())
+	require.NoError(t, err)
+	require.Zero(t, testing.AllocsPerRun(5, func() { require.NoError(t, other.Merge(run)) }), "allocations of merging a sketched run")
+}

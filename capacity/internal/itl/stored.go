@@ -101,7 +101,7 @@ func storedSet(d *artifact.GapDistribution) (*gapSet, error) {
 	set := &gapSet{spilled: true, n: s.Count, max: time.Duration(s.MaxNS)}
 	set.sketch.zero = s.Zero
 	total := s.Zero
-	lowest, highest := mapping.index(ms(1)), mapping.index(ms(math.MaxInt64))
+	lowest, highest := mapping.lowest, mapping.highest
 	indexes := slices.Sorted(maps.Keys(s.Bins))
 	for _, i := range indexes {
 		n := s.Bins[i]
