@@ -7,8 +7,8 @@ import (
 
 // The run's side of chunk timing (capacity/PROTOCOL.md#anvil-go,
 // chunk_timing): each worker measures its streams with a
-// client.ChunkTimer, whose itl.Run is merged into the runner's once, when
-// the worker exits; the merged run becomes anvil_go.chunk_timing.
+// client.ChunkTimer, which adds every successful one to the measured
+// phase's client.ChunkRun; that run becomes anvil_go.chunk_timing.
 
 // stallRule is the stall rule of a resolved workload: the itl defaults, or
 // Workload.StallThreshold alone when it is set.
@@ -18,17 +18,16 @@ func stallRule(w Workload) itl.StallRule {
 	return r
 }
 
-// mergeChunks adds a worker's run to the runner's, once per worker.
-func (r *runner) mergeChunks(c *client.ChunkTimer) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.chunks == nil {
-		r.chunks = c.Run()
-		return
+// newChunkRun returns the measured phase's chunk timing for n requests,
+// with room for the gaps of n streams of the workload's MaxTokens each
+// (one gap an output event, at most itl.ExactGaps in all): a stream's
+// gaps join it without allocating.
+func (r *runner) newChunkRun(n int) *client.ChunkRun {
+	gaps := itl.ExactGaps
+	if m := r.plan.Workload.MaxTokens; m > 0 && n <= itl.ExactGaps/m {
+		gaps = n * m
 	}
-	if err := r.chunks.Merge(c.Run()); err != nil {
-		panic(err) // every worker of a run applies the run's rule
-	}
+	return client.NewChunkRun(r.stallRule, gaps)
 }
 
 // validateChunksAndSizing checks Workload.StallThreshold and

@@ -55,10 +55,14 @@ func (r *runner) measure(ctx context.Context, start time.Time, s seams) error {
 	defer halt()
 
 	slots := make(chan *sendBuffers, max(r.concurrency, 1))
+	chunks := r.newChunkRun(n)
+	defer func() { // after wg.Wait: every request of the phase has finished
+		r.mu.Lock()
+		r.chunks = chunks.Run()
+		r.mu.Unlock()
+	}()
 	for range min(r.concurrency, n) {
-		buf := &sendBuffers{timer: client.NewChunkTimer(r.stallRule)}
-		defer r.mergeChunks(buf.timer) // after wg.Wait: every request of the slot has finished
-		slots <- buf
+		slots <- &sendBuffers{timer: client.NewChunkTimer(chunks)}
 	}
 	// ended[i] is closed when request i has ended; endAt[i] is then its end.
 	ended := make([]chan struct{}, r.plan.Len())

@@ -107,7 +107,7 @@ func TestWarmupSkipsPromptFloor(t *testing.T) {
 		warm := r.one(t.Context(), 0, true, nil, nil, false)
 		require.Nil(t, warm.fail)
 		require.NotNil(t, warm.row)
-		measured := r.one(t.Context(), 0, false, client.NewChunkTimer(stallRule(w)), nil, false)
+		measured := r.one(t.Context(), 0, false, client.NewChunkTimer(client.NewChunkRun(stallRule(w), 0)), nil, false)
 		require.NotNil(t, measured.fail)
 		require.Contains(t, measured.fail.ErrorMessage, "usage.prompt_tokens 4096 is at or below the floor")
 	})

@@ -103,7 +103,7 @@ type runner struct {
 	flights    flights // the current phase's requests in flight, for Progress.Oldest
 
 	stallRule itl.StallRule // applied to every measured stream
-	chunks    *itl.Run      // the measured workers' runs, merged as they exit
+	chunks    *itl.Run      // the measured phase's chunk timing, set when it ends
 
 	prewarmed int // live connections the measured phase started with (prewarm)
 	// warm is the warm-up's rule, warmLog its requests, warmSent the

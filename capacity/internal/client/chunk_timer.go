@@ -1,6 +1,7 @@
 package client
 
 import (
+	"sync"
 	"time"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
@@ -10,27 +11,49 @@ import (
 
 // A ChunkTimer measures the gaps between the output chunks of one worker's
 // streams (capacity/PROTOCOL.md#anvil-go, chunk_timing) with package
-// internal/itl: a Stream reused from one request to the next, and the
-// worker's share of the run's distribution. The per-chunk path hands each
-// output event's arrival offset to the Stream: no lock, no allocation once
-// the Stream's buffer has grown to the longest stream the worker has seen.
-// A worker's Run is merged into the run's once, when the worker exits.
+// internal/itl: a Stream reused from one request to the next, whose gaps
+// a successful request adds to the run's distribution, a ChunkRun shared
+// by every worker of the run. The per-chunk path hands each output
+// event's arrival offset to the Stream: no lock, no allocation once the
+// Stream's buffer has grown to the longest stream the worker has seen.
 type ChunkTimer struct {
 	stream itl.Stream
-	rule   itl.StallRule
-	run    *itl.Run
+	run    *ChunkRun
 	// events reads the worker's streams one after the other, its buffers
 	// kept from one to the next; nil until the first.
 	events *sse.Reader
 }
 
-// NewChunkTimer returns a worker's timer for rule, a validated rule.
-func NewChunkTimer(rule itl.StallRule) *ChunkTimer {
+// A ChunkRun is a run's chunk timing: the distribution of the gaps of
+// every successful stream its ChunkTimers finished, under one stall rule.
+// The timers add a stream each under its lock, once per request; the
+// room for the run's exact gaps is reserved when it is made, so that
+// adding a stream's gaps allocates nothing (itl.Run.Reserve).
+type ChunkRun struct {
+	mu  sync.Mutex
+	run *itl.Run
+}
+
+// NewChunkRun returns an empty ChunkRun for rule, a validated rule, with
+// room for gaps exact gaps (at most itl.ExactGaps are kept exactly; a run
+// that brings more than gaps grows its room as they come).
+func NewChunkRun(rule itl.StallRule, gaps int) *ChunkRun {
 	run, err := itl.NewRun(rule)
 	if err != nil {
 		panic(err) // Workload validation accepts only valid rules
 	}
-	return &ChunkTimer{rule: rule, run: run}
+	run.Reserve(gaps)
+	return &ChunkRun{run: run}
+}
+
+// Run is the run's distribution. It must be read once every timer of the
+// run has finished its last stream.
+func (r *ChunkRun) Run() *itl.Run { return r.run }
+
+// NewChunkTimer returns a worker's timer, which adds its successful
+// streams to run.
+func NewChunkTimer(run *ChunkRun) *ChunkTimer {
+	return &ChunkTimer{run: run}
 }
 
 // Begin empties the stream and connects it to ex, whose output events are
@@ -56,19 +79,17 @@ func (c *ChunkTimer) Finish(success bool, completion *int) *itl.Summary {
 		err error
 	)
 	if success {
-		s, err = c.run.Record(&c.stream, completion)
+		c.run.mu.Lock()
+		s, err = c.run.run.Record(&c.stream, completion)
+		c.run.mu.Unlock()
 	} else {
-		s, err = c.stream.Summary(c.rule, completion)
+		s, err = c.stream.Summary(c.run.run.Rule(), completion)
 	}
 	if err != nil {
 		return nil // events out of order: the client's stamps are monotonic, so never
 	}
 	return &s
 }
-
-// Run is the worker's distribution: every successful stream Finish
-// recorded.
-func (c *ChunkTimer) Run() *itl.Run { return c.run }
 
 // ChunkTimingOf is anvil_go.chunk_timing of a run, the workers' Runs
 // merged: nil when no successful request had a gap.

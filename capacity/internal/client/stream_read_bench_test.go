@@ -30,7 +30,7 @@ func vllmStream(n int) string {
 func BenchmarkReadStreamSteadyState(b *testing.B) {
 	const short, long = 3000, 23000
 	shortBody, longBody := vllmStream(short), vllmStream(long)
-	timer := NewChunkTimer(itl.DefaultStallRule())
+	timer := NewChunkTimer(NewChunkRun(itl.DefaultStallRule(), 0))
 	origin := time.Now()
 	// One decoder for every stream, as the client's pool gives one
 	// request after another.
