@@ -1,24 +1,31 @@
 package capacity_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/servermetrics"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 
-// withManySeries serves fake's API over loopback, its /metrics followed by
-// n series of a family no engine curates: a server exposing, say, a series
-// per request.
-func withManySeries(b *testing.B, fake *fakeserver.Server, n int) *httptest.Server {
+// manySeriesHandler is fake's API, its /metrics followed by n series of a
+// family no engine curates: a server exposing, say, a series per request.
+func manySeriesHandler(fake *fakeserver.Server, n int) http.Handler {
 	var extra bytes.Buffer
 	extra.WriteString("# HELP http_request_last_seconds Per-request series.\n# TYPE http_request_last_seconds gauge\n")
 	for i := range n {
@@ -34,9 +41,48 @@ func withManySeries(b *testing.B, fake *fakeserver.Server, n int) *httptest.Serv
 		w.Write(extra.Bytes())
 	})
 	mux.Handle("/", h)
-	srv := httptest.NewServer(mux)
-	b.Cleanup(srv.Close)
-	return srv
+	return mux
+}
+
+// envManySeries makes TestManySeriesServer the server of
+// BenchmarkRunBeside100kSeries: it serves manySeriesHandler of that many
+// series and prints its URL.
+const envManySeries = "ANVIL_BENCH_MANY_SERIES"
+
+// TestManySeriesServer is the server process of
+// BenchmarkRunBeside100kSeries: it serves until its standard input
+// closes.
+func TestManySeriesServer(t *testing.T) {
+	n, err := strconv.Atoi(os.Getenv(envManySeries))
+	if err != nil {
+		t.Skip("the server process of BenchmarkRunBeside100kSeries")
+	}
+	fake := fakeserver.NewInMemory(fakeserver.Fast())
+	defer fake.Close()
+	srv := httptest.NewServer(manySeriesHandler(fake, n))
+	defer srv.Close()
+	fmt.Println(srv.URL)
+	io.Copy(io.Discard, os.Stdin)
+}
+
+// withManySeries starts TestManySeriesServer with n series in a process
+// of its own, so that writing its page costs the benchmark's process
+// nothing: what sampler=on costs is the client's alone.
+func withManySeries(b *testing.B, n int) string {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestManySeriesServer$", "-test.count=1")
+	cmd.Env = append(os.Environ(), envManySeries+"="+strconv.Itoa(n))
+	stdin, err := cmd.StdinPipe()
+	require.NoError(b, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(b, err)
+	require.NoError(b, cmd.Start())
+	b.Cleanup(func() {
+		stdin.Close()
+		cmd.Wait()
+	})
+	url, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(b, err)
+	return strings.TrimSpace(url)
 }
 
 // nearestRank returns the q quantile of ms (nearest rank).
@@ -60,16 +106,14 @@ func nearestRank(ms []float64, q float64) float64 {
 // the first and last samples, three GETs of the page on the run's
 // goroutine, before and after the phase, included), samples and
 // failed-samples the /metrics samples taken and failed, per run. The
-// fake's handlers run in the benchmark's process: writing the 7 MB page
-// is in sampler=on's cost too.
+// server runs in a process of its own (withManySeries): writing the 7 MB
+// page is the server's cost, reading it the client's.
 func BenchmarkRunBeside100kSeries(b *testing.B) {
-	fake := fakeserver.NewInMemory(fakeserver.Fast())
-	b.Cleanup(fake.Close)
-	srv := withManySeries(b, fake, 100_000)
+	url := withManySeries(b, 100_000)
 	w := capacity.Workload{Requests: 400, Concurrency: 4, ContextTokens: 256}
 	for _, on := range []bool{false, true} {
 		name := "sampler=off"
-		target := capacity.Target{BaseURL: srv.URL + "/v1", MetricsURL: servermetrics.Off}
+		target := capacity.Target{BaseURL: url + "/v1", MetricsURL: servermetrics.Off}
 		if on {
 			name = "sampler=on"
 			target.MetricsURL = "" // the default: /metrics, every second
