@@ -74,3 +74,22 @@ func FuzzShardVariable(f *testing.F) {
 		require.Equal(t, sh, again.shard)
 	})
 }
+
+// TestShardCountErrorNamesTheVariableSet: ANVIL_SHARD=0/8 on a closed
+// loop of concurrency 4 is refused naming ANVIL_SHARD=0/8, the variable
+// the user set (never ANVIL_SHARDS, which is unset); on an open loop of
+// the same cap, whose shards each keep the whole cap, it is accepted.
+func TestShardCountErrorNamesTheVariableSet(t *testing.T) {
+	s := newSettings([]Option{WithEnvironment(env{envShard: "0/8", envStartAt: "2027-03-04T05:06:07Z"}.get)})
+	w, err := s.applyWorkloadEnv(capacity.Workload{Concurrency: 4, Requests: 40})
+	require.NoError(t, err)
+	_, err = w.Resolved()
+	err = explainFields(err, s.envFieldNames()...)
+	require.ErrorContains(t, err, "Workload.Shard.Count = 8: must be at most Workload.Concurrency, 4, in a closed loop")
+	require.ErrorContains(t, err, "(Workload.Shard.Count comes from ANVIL_SHARD=0/8)")
+	require.NotContains(t, err.Error(), "ANVIL_SHARDS")
+
+	w.Rate = 40
+	_, err = w.Resolved()
+	require.NoError(t, err)
+}
