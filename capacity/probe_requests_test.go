@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/probe"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 
@@ -52,7 +53,7 @@ func TestRunProbeRequests(t *testing.T) {
 		require.NotNil(t, pr)
 		// The draws of the probes' generator that fall inside the phase
 		// (200 requests of 100 ms, 4 at a time: 5 s).
-		rng := rand.New(rand.NewPCG(7, probeSeedStream))
+		rng := rand.New(rand.NewPCG(7, probe.SeedStream))
 		want, at := 0, 0.0
 		for {
 			at += rng.ExpFloat64() / 2

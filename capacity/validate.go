@@ -14,6 +14,7 @@ import (
 
 	"github.com/anvilbench/anvil/capacity/internal/client"
 	"github.com/anvilbench/anvil/capacity/internal/field"
+	"github.com/anvilbench/anvil/capacity/internal/probe"
 )
 
 // FieldError is the module's one error type for a bad input value: a
@@ -165,8 +166,8 @@ func (w Workload) validate() error {
 	}
 	v.intRange("Workload.ResponseWords", w.ResponseWords, 0, maxResponseWords)
 	v.intRange("Workload.Warmup", w.Warmup, 0, maxRequests)
-	if w.ProbeRate != 0 && !(w.ProbeRate >= minProbeRate && w.ProbeRate <= maxProbeRate) {
-		v.add("Workload.ProbeRate", w.ProbeRate, "must be 0 (no probes) or in %g..%g probes per second", minProbeRate, maxProbeRate)
+	if w.ProbeRate != 0 && !(w.ProbeRate >= probe.MinRate && w.ProbeRate <= probe.MaxRate) {
+		v.add("Workload.ProbeRate", w.ProbeRate, "must be 0 (no probes) or in %g..%g probes per second", probe.MinRate, probe.MaxRate)
 	}
 	if w.WarmupFor < 0 || w.WarmupFor > maxWarmupFor {
 		v.add("Workload.WarmupFor", w.WarmupFor, "must be in 0..%v", maxWarmupFor)
