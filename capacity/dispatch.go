@@ -45,9 +45,9 @@ func (r *runner) measure(ctx context.Context, start time.Time, s seams) error {
 	n := len(indexes)
 	r.mu.Lock()
 	r.warming, r.n, r.dispatched, r.phaseStart = false, n, 0, start
-	r.flights.reset()
+	r.flights.Reset()
 	r.mu.Unlock()
-	r.feed.attach(r.snapshot)
+	r.feed.Attach(r.snapshot)
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	// dispatch ends the dispatcher alone: in-flight requests keep runCtx.
@@ -206,7 +206,7 @@ func (r *runner) take(ctx context.Context, i int) bool {
 	}
 	r.dispatched++
 	r.inFlight++
-	r.flights.out(i, time.Now())
+	r.flights.Out(i, time.Now())
 	r.report()
 	return true
 }

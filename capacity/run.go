@@ -126,7 +126,7 @@ func run(ctx context.Context, t Target, w Workload, sec *client.Secrets) (*artif
 		return nil, err
 	}
 	if w.PromptSizing == promptSizingExact {
-		feed.enter(phaseCalibration)
+		feed.Enter(phaseCalibration)
 		if err := sizePrompts(ctx, plan, t, cl, disc.TruncationWindow); err != nil {
 			return nil, err
 		}
@@ -159,13 +159,13 @@ func run(ctx context.Context, t Target, w Workload, sec *client.Secrets) (*artif
 	// is the caller's (http.DefaultTransport keeps two idle connections a
 	// host, and would close the rest again).
 	if t.HTTPClient == nil && ctx.Err() == nil {
-		feed.enter(phaseConnections)
+		feed.Enter(phaseConnections)
 		r.prewarmed = cl.Prewarm(ctx, min(w.Concurrency, len(r.indexes())), min(client.PrewarmLimit, w.Timeout))
 	}
 	primeObservers(ctx, builtin) // the metrics' first sample, with nothing in flight
 	start, startErr := time.Now(), error(nil)
 	if sh.Count > 0 {
-		feed.enter(phaseStart)
+		feed.Enter(phaseStart)
 		start, startErr = waitStart(ctx, sh) // ErrShardLate: the measured phase sends nothing
 	}
 	// The measured phase starts even when ctx is already done (it then

@@ -12,6 +12,7 @@ import (
 	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/internal/client"
 	"github.com/anvilbench/anvil/capacity/internal/itl"
+	"github.com/anvilbench/anvil/capacity/internal/progress"
 	"github.com/anvilbench/anvil/capacity/internal/steady"
 )
 
@@ -81,7 +82,7 @@ type runner struct {
 	scheduled bool
 	// keepGoing turns the early stop off (Workload.KeepGoing).
 	keepGoing bool
-	feed      *progressFeed // Workload.Progress's calls; nil without one
+	feed      *progress.Feed[Progress] // Workload.Progress's calls; nil without one
 	// bodies builds the bodies of requests a Workload.Source describes.
 	bodies *sourceBodies
 
@@ -100,7 +101,7 @@ type runner struct {
 	earlyStop  string // why the early stop stopped the run, "" when it did not
 	permanent  int    // measured failures that will not change, before any success
 	results    []result
-	flights    flights // the current phase's requests in flight, for Progress.Oldest
+	flights    progress.Flights // the current phase's requests in flight, for Progress.Oldest
 
 	stallRule itl.StallRule // applied to every measured stream
 	chunks    *itl.Run      // the measured phase's chunk timing, set when it ends
@@ -128,9 +129,9 @@ func (r *runner) warmup(ctx context.Context, rule warmupRule) {
 	r.mu.Lock()
 	r.warming, r.n, r.dispatched, r.phaseStart = true, rule.count, 0, now
 	r.warm, r.warmLog = rule, &warmupLog{start: now, lastCheck: now}
-	r.flights.reset()
+	r.flights.Reset()
 	r.mu.Unlock()
-	r.feed.attach(r.snapshot)
+	r.feed.Attach(r.snapshot)
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	var wg sync.WaitGroup
@@ -173,7 +174,7 @@ func (r *runner) next(ctx context.Context) (int, bool) {
 	r.warmLog.sent(i, now)
 	r.dispatched++
 	r.inFlight++
-	r.flights.out(i, now)
+	r.flights.Out(i, now)
 	r.report()
 	return i, true
 }
@@ -184,7 +185,7 @@ func (r *runner) record(res result, warmup bool) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.inFlight--
-	r.flights.back(res.index)
+	r.flights.Back(res.index)
 	refusedNow := false
 	if st := statusOf(res); st >= 200 && st < 300 {
 		r.anyOK = true
@@ -226,7 +227,7 @@ func (r *runner) report() {
 	if r.feed == nil {
 		return
 	}
-	r.feed.pass(r.progressLocked(), r.feed.next())
+	r.feed.Pass(r.progressLocked(), r.feed.Next())
 }
 
 // snapshot is the runner's state for a tick of the feed, and the
@@ -234,7 +235,7 @@ func (r *runner) report() {
 func (r *runner) snapshot() (Progress, uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.progressLocked(), r.feed.next()
+	return r.progressLocked(), r.feed.Next()
 }
 
 // progressLocked is the runner's state as a Progress; r.mu is held.
@@ -247,7 +248,7 @@ func (r *runner) progressLocked() Progress {
 		Succeeded:  r.succeeded,
 		Failed:     r.failed,
 		InFlight:   r.inFlight,
-		Oldest:     r.flights.oldest(now),
+		Oldest:     r.flights.Oldest(now),
 		Elapsed:    now.Sub(r.phaseStart),
 	}
 	if r.warming {
