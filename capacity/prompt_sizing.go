@@ -2,7 +2,6 @@ package capacity
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"github.com/anvilbench/anvil/capacity/internal/budget"
 	"github.com/anvilbench/anvil/capacity/internal/client"
 	"github.com/anvilbench/anvil/capacity/internal/prompt"
+	"github.com/anvilbench/anvil/capacity/internal/tokenize"
 )
 
 // PromptSizing says how a run sizes its prompts to their planned contexts
@@ -43,8 +43,8 @@ const (
 // sizing believes (budget.MaxCharsPerToken, budget.MinCharsPerToken; the
 // message names the counts), a plan beyond the window the server serves,
 // or calibration that did not reach its tolerance in calibrationSteps
-// requests.
-var errPromptSizing = errors.New("capacity: exact prompt sizing failed")
+// requests. A count of the tokenizer's wraps it as tokenize.ErrSizing.
+var errPromptSizing = tokenize.ErrSizing
 
 // Sources of exact sizing, recorded as anvil_go.prompt_sizing.source.
 const (
@@ -96,13 +96,13 @@ func sizePrompts(ctx context.Context, p *plan, t Target, cl *client.Client, wind
 	for i := range s.minChars {
 		s.minChars[i] = max(p.tailLen(i, false), warmTail)
 	}
-	if s.tok, err = discoverTokenizer(ctx, cl, t, p.Workload); err != nil {
+	if s.tok, err = tokenize.Discover(ctx, cl, tokenizeConfig(t, p.Workload)); err != nil {
 		return err
 	}
 	s.record.exact = true
 	s.record.source = sizingSourceCalibration
 	if s.tok != nil {
-		s.record.source, s.record.tokenizePath = sizingSourceTokenize, s.tok.path
+		s.record.source, s.record.tokenizePath = sizingSourceTokenize, s.tok.Path()
 	}
 	s.chars = make([]int, p.Len())
 	s.plan.least = make([]int, p.Len())
@@ -142,12 +142,12 @@ func sizePrompts(ctx context.Context, p *plan, t Target, cl *client.Client, wind
 // sizer holds the state of one exact sizing.
 type sizer struct {
 	plan     *plan
-	cl       *client.Client  // the run's client
-	enc      *client.Encoder // the calibration requests' bodies: max_tokens 1
-	bodies   *sourceBodies   // the bodies of calibration requests of several messages
-	tok      *tokenizer      // nil: calibration
-	window   int             // the server's window (the truncation window), lowered by a refusal's n_ctx
-	minChars []int           // the least budget of each index: its closing instructions fit
+	cl       *client.Client      // the run's client
+	enc      *client.Encoder     // the calibration requests' bodies: max_tokens 1
+	bodies   *sourceBodies       // the bodies of calibration requests of several messages
+	tok      *tokenize.Tokenizer // nil: calibration
+	window   int                 // the server's window (the truncation window), lowered by a refusal's n_ctx
+	minChars []int               // the least budget of each index: its closing instructions fit
 	chars    []int
 	record   sizingRecord
 	prompt   []byte
@@ -245,7 +245,7 @@ func (s *sizer) byTokenize(ctx context.Context, indexes []int) error {
 	tok := s.tok
 	first := s.representatives(indexes)[0]
 	c := s.plan.Contexts[first]
-	ratio := min(max(tok.probeRatio, budget.MinCharsPerToken), budget.MaxCharsPerToken)
+	ratio := min(max(tok.ProbeRatio(), budget.MinCharsPerToken), budget.MaxCharsPerToken)
 	r, err := s.search(ctx, first, c, ratio)
 	if err != nil {
 		return err
@@ -266,7 +266,7 @@ func (s *sizer) byTokenize(ctx context.Context, indexes []int) error {
 		}
 		ratio = float64(r.Budget) / float64(max(c-s.offset, 1))
 	}
-	return s.checkBounds(indexes, fmt.Sprintf("%s counts and an offset of %d tokens", tok.path, s.offset))
+	return s.checkBounds(indexes, fmt.Sprintf("%s counts and an offset of %d tokens", tok.Path(), s.offset))
 }
 
 // learnOffset sends txt at chars characters as one calibration request and
@@ -279,18 +279,18 @@ func (s *sizer) learnOffset(ctx context.Context, txt calText, chars, c int) erro
 	if err != nil {
 		return err
 	}
-	counted, err := tok.count(ctx, s.prompt) // the calibration prompt just sent
+	counted, err := tok.Count(ctx, s.prompt) // the calibration prompt just sent
 	if err != nil {
 		return err
 	}
 	if m.cut {
 		return fmt.Errorf("%w: the server counted %d tokens, at its window of %d, for a calibration prompt its tokenizer (%s) counts %d: it cut the prompt, or counts differently; plan for a smaller context",
-			errPromptSizing, m.tokens, s.window, tok.path, counted)
+			errPromptSizing, m.tokens, s.window, tok.Path(), counted)
 	}
 	offset := m.tokens - counted
 	if abs(offset) > max(c/2, 256) {
 		return fmt.Errorf("%w: the server counted %d tokens (usage.prompt_tokens) for a %d-character calibration prompt its tokenizer (%s) counts %d: the two disagree by more than half the planned %d",
-			errPromptSizing, m.tokens, m.chars, tok.path, counted, c)
+			errPromptSizing, m.tokens, m.chars, tok.Path(), counted, c)
 	}
 	if err := checkPoint(nil, sizePoint{m.chars, m.tokens}, "calibration of "+txt.what); err != nil {
 		return err
@@ -311,13 +311,13 @@ func (s *sizer) search(ctx context.Context, index, target int, ratio float64) (b
 		if err != nil {
 			return 0, err
 		}
-		n, err := tok.count(ctx, s.prompt)
+		n, err := tok.Count(ctx, s.prompt)
 		if err != nil {
 			return 0, err
 		}
 		if float64(len(s.prompt)) > budget.MaxCharsPerToken*float64(max(n, 1)) && n < target {
 			return 0, fmt.Errorf("%w: POST %s counted %d tokens for a %d-character prompt (above the plausible %g characters per token): not a count of the prompt",
-				errPromptSizing, tok.path, n, len(s.prompt), budget.MaxCharsPerToken)
+				errPromptSizing, tok.Path(), n, len(s.prompt), budget.MaxCharsPerToken)
 		}
 		return n, nil
 	}
@@ -341,4 +341,15 @@ func (p *plan) exactCharsPerToken() float64 {
 		tokens += c
 	}
 	return float64(chars) / float64(max(tokens, 1))
+}
+
+// tokenizeConfig is what the counts of a run against t (resolved, its
+// model known) with the resolved workload w send: the chat requests'
+// thinking control, when it is not a reasoning effort.
+func tokenizeConfig(t Target, w Workload) tokenize.Config {
+	cfg := tokenize.Config{BaseURL: t.BaseURL, Model: t.Model, Timeout: w.Timeout}
+	if r := requestOf(t, w); r.ReasoningEffort == "" {
+		cfg.Thinking = r.Thinking
+	}
+	return cfg
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/anvilbench/anvil/capacity/internal/budget"
+	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
 // This file is the Sizer (seams.go) exact sizing gives a SizedSource
@@ -97,7 +98,7 @@ func (s *sizer) learnTemplate(ctx context.Context) error {
 		// The server counts a text as the endpoint does, plus offset; a
 		// chat form counts the template too, as it counts an empty message.
 		s.templates[0] = s.offset
-		if s.tok.chat {
+		if s.tok.Chat() {
 			empty, err := s.emptyCount(ctx)
 			if err != nil {
 				return err
@@ -143,8 +144,8 @@ func (s *sizer) learnExchange(ctx context.Context) error {
 	p := probeText(probeShort)
 	conv := []Message{{Role: "user", Content: p}, {Role: "assistant", Content: p}, {Role: "user", Content: p}}
 	var n int
-	if s.tok != nil && s.tok.chat {
-		c, err := s.tok.countMessages(ctx, conv)
+	if s.tok != nil && s.tok.Chat() {
+		c, err := s.tok.CountMessages(ctx, clientMessages(conv))
 		if err != nil {
 			return err
 		}
@@ -182,8 +183,8 @@ func (s *sizer) learnExchange(ctx context.Context) error {
 // count less, for a chat form, its count of an empty message (the
 // template's tokens as the endpoint counts them).
 func (s *sizer) textCount(ctx context.Context, text string) (int, error) {
-	n, err := s.tok.count(ctx, []byte(text))
-	if err != nil || !s.tok.chat {
+	n, err := s.tok.Count(ctx, []byte(text))
+	if err != nil || !s.tok.Chat() {
 		return n, err
 	}
 	empty, err := s.emptyCount(ctx)
@@ -193,7 +194,7 @@ func (s *sizer) textCount(ctx context.Context, text string) (int, error) {
 // emptyCount is a chat form's count of an empty message, counted once.
 func (s *sizer) emptyCount(ctx context.Context) (int, error) {
 	s.emptyOnce.Do(func() {
-		s.empty, s.emptyErr = s.tok.count(ctx, nil)
+		s.empty, s.emptyErr = s.tok.Count(ctx, nil)
 	})
 	return s.empty, s.emptyErr
 }
@@ -308,3 +309,12 @@ type counterFunc func(ctx context.Context, text string) (int, error)
 
 // Count implements Counter.
 func (f counterFunc) Count(ctx context.Context, text string) (int, error) { return f(ctx, text) }
+
+// clientMessages is msgs in the client's words.
+func clientMessages(msgs []Message) []client.Message {
+	out := make([]client.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = client.Message{Role: m.Role, Content: m.Content}
+	}
+	return out
+}

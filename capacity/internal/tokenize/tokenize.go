@@ -1,4 +1,13 @@
-package capacity
+// Package tokenize is the client of a server's tokenizer endpoint, which
+// a capacity run's exact sizing uses to count prompts
+// (capacity/PROTOCOL.md#exact-token-sizing): vLLM's and SGLang's
+// /tokenize in the chat form (the count includes the chat template, as
+// usage.prompt_tokens does) or the completions form, llama.cpp's
+// {"content"} form and its templated count through /apply-template.
+// Discover finds the first URL and form that counts a probe text; a
+// Tokenizer then counts prompts (Count) and conversations
+// (CountMessages) with it, through the run's client and its headers.
+package tokenize
 
 import (
 	"bytes"
@@ -18,9 +27,9 @@ import (
 	"github.com/anvilbench/anvil/capacity/internal/prompt"
 )
 
-// This file is the client of a server's tokenizer endpoint, which exact
-// sizing (prompt_sizing.go) uses to count prompts
-// (capacity/PROTOCOL.md#exact-token-sizing).
+// ErrSizing is wrapped by every error of a count: exact sizing could not
+// learn the server's tokenizer (capacity's errPromptSizing).
+var ErrSizing = errors.New("capacity: exact prompt sizing failed")
 
 // tokenizePath is the tokenizer route of vLLM, SGLang and the llama.cpp
 // server, tried at the API root (Target.BaseURL without its trailing
@@ -66,10 +75,10 @@ const (
 // tokenizeShapes are the shapes discovery tries at each URL, in order.
 var tokenizeShapes = [...]tokenizeShape{shapeMessages, shapeTemplate, shapePrompt, shapeContent}
 
-// tokenizer counts prompts with one endpoint and body shape.
-type tokenizer struct {
+// A Tokenizer counts prompts with one endpoint and body shape.
+type Tokenizer struct {
 	cl          *client.Client // the run's client: its transport and headers
-	timeout     time.Duration  // each count's (Workload.Timeout)
+	timeout     time.Duration  // each count's (Config.Timeout)
 	url, path   string
 	templateURL string // shapeTemplate: the /apply-template URL
 	head, tail  []byte // the body is head + the JSON-quoted prompt + tail
@@ -83,19 +92,32 @@ type tokenizer struct {
 	probeRatio float64
 }
 
-// newTokenizer prepares the bodies of shape for the target's model and
-// the workload's thinking control (sent as chat_template_kwargs in the chat
-// form, so the template counted is the one the chat requests apply).
-func newTokenizer(cl *client.Client, rawURL string, shape tokenizeShape, t Target, w Workload) (*tokenizer, error) {
+// Config is what the counts of a run send: its model, the thinking
+// control of its chat requests and the time each count may take.
+type Config struct {
+	// BaseURL is the API root (Target.BaseURL): the tokenizer is looked
+	// for beside it (tokenizeURLs).
+	BaseURL string
+	Model   string
+	// Thinking, when not nil, is sent as chat_template_kwargs'
+	// enable_thinking in the chat form, so the template counted is the
+	// one the chat requests apply (client.ChatCompletions).
+	Thinking *bool
+	// Timeout bounds each count (Workload.Timeout).
+	Timeout time.Duration
+}
+
+// newTokenizer prepares the bodies of shape for cfg.
+func newTokenizer(cl *client.Client, rawURL string, shape tokenizeShape, cfg Config) (*Tokenizer, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("capacity: tokenizer URL: %w", err)
 	}
-	model, err := json.Marshal(t.Model)
+	model, err := json.Marshal(cfg.Model)
 	if err != nil {
 		return nil, err
 	}
-	tk := &tokenizer{cl: cl, timeout: w.Timeout, url: rawURL, path: u.Path}
+	tk := &Tokenizer{cl: cl, timeout: cfg.Timeout, url: rawURL, path: u.Path}
 	switch shape {
 	case shapeTemplate:
 		tk.templateURL = strings.TrimSuffix(rawURL, tokenizePath) + applyTemplatePath
@@ -105,9 +127,8 @@ func newTokenizer(cl *client.Client, rawURL string, shape tokenizeShape, t Targe
 		tk.chat = true
 		tk.chatHead = fmt.Appendf(nil, `{"model":%s,"messages":`, model)
 		tk.chatTail = []byte(`,"add_generation_prompt":true`)
-		if r := requestOf(t, w); r.ReasoningEffort == "" && r.Thinking != nil {
-			// The chat requests' chat_template_kwargs (client.ChatCompletions).
-			tk.chatTail = fmt.Appendf(tk.chatTail, `,"chat_template_kwargs":{"enable_thinking":%t}`, *r.Thinking)
+		if cfg.Thinking != nil {
+			tk.chatTail = fmt.Appendf(tk.chatTail, `,"chat_template_kwargs":{"enable_thinking":%t}`, *cfg.Thinking)
 		}
 		tk.chatTail = append(tk.chatTail, '}')
 		tk.head = append(slices.Clip(tk.chatHead), `[{"role":"user","content":`...)
@@ -121,6 +142,19 @@ func newTokenizer(cl *client.Client, rawURL string, shape tokenizeShape, t Targe
 	}
 	return tk, nil
 }
+
+// Path is the route the counts go to, as errors and the artifact name it
+// ("/tokenize", or for llama.cpp's templated count "/tokenize (after
+// /apply-template)").
+func (tk *Tokenizer) Path() string { return tk.path }
+
+// Chat reports whether the counts are of the chat form, the chat
+// template included (CountMessages counts a conversation).
+func (tk *Tokenizer) Chat() bool { return tk.chat }
+
+// ProbeRatio is the characters per token of Discover's probe count: the
+// first guess of a search.
+func (tk *Tokenizer) ProbeRatio() float64 { return tk.probeRatio }
 
 // tokenizeAnswer is what the client reads of a /tokenize answer: vLLM's
 // and SGLang's "count", or the length of "tokens" (llama.cpp), decoded
@@ -141,15 +175,15 @@ func (e *tokenizeStatusError) Error() string {
 	return fmt.Sprintf("POST %s: HTTP %d", e.path, e.status)
 }
 
-// count returns the endpoint's token count of prompt, within
-// Workload.Timeout (each request).
-func (tk *tokenizer) count(ctx context.Context, prompt []byte) (int, error) {
+// Count returns the endpoint's token count of prompt, within
+// Config.Timeout (each request).
+func (tk *Tokenizer) Count(ctx context.Context, prompt []byte) (int, error) {
 	return tk.countBody(ctx, append(jsonstr.Append(append([]byte(nil), tk.head...), prompt, jsonstr.Go), tk.tail...))
 }
 
-// countMessages returns a chat form's count of a conversation, template
-// included; tk.chat must be set.
-func (tk *tokenizer) countMessages(ctx context.Context, msgs []Message) (int, error) {
+// CountMessages returns a chat form's count of a conversation, template
+// included; Chat must report true.
+func (tk *Tokenizer) CountMessages(ctx context.Context, msgs []client.Message) (int, error) {
 	type wireMessage struct { // as the chat requests write a message
 		Content string `json:"content"`
 		Role    string `json:"role"`
@@ -166,7 +200,7 @@ func (tk *tokenizer) countMessages(ctx context.Context, msgs []Message) (int, er
 }
 
 // countBody posts a body of tk's form and reads its count.
-func (tk *tokenizer) countBody(ctx context.Context, body []byte) (int, error) {
+func (tk *Tokenizer) countBody(ctx context.Context, body []byte) (int, error) {
 	if tk.templateURL != "" {
 		raw, err := tk.post(ctx, tk.templateURL, body)
 		if err != nil {
@@ -176,7 +210,7 @@ func (tk *tokenizer) countBody(ctx context.Context, body []byte) (int, error) {
 			Prompt *string `json:"prompt"`
 		}
 		if err := json.Unmarshal(raw, &a); err != nil || a.Prompt == nil {
-			return 0, fmt.Errorf("%w: POST %s: the answer has no string \"prompt\": %s", errPromptSizing, applyTemplatePath, client.Excerpt(tk.cl.Scrub(string(raw))))
+			return 0, fmt.Errorf("%w: POST %s: the answer has no string \"prompt\": %s", ErrSizing, applyTemplatePath, client.Excerpt(tk.cl.Scrub(string(raw))))
 		}
 		body = append(jsonstr.Append([]byte(`{"content":`), []byte(*a.Prompt), jsonstr.Go), `,"add_special":true}`...)
 	}
@@ -186,26 +220,26 @@ func (tk *tokenizer) countBody(ctx context.Context, body []byte) (int, error) {
 	}
 	var a tokenizeAnswer
 	if err := json.Unmarshal(raw, &a); err != nil {
-		return 0, fmt.Errorf("%w: POST %s: the answer is not JSON: %s", errPromptSizing, tk.path, tk.cl.Scrub(err.Error()))
+		return 0, fmt.Errorf("%w: POST %s: the answer is not JSON: %s", ErrSizing, tk.path, tk.cl.Scrub(err.Error()))
 	}
 	switch {
 	case a.Count != nil && *a.Count >= 0:
 		return *a.Count, nil
 	case a.Count != nil:
-		return 0, fmt.Errorf("%w: POST %s: \"count\" = %d: want a count >= 0", errPromptSizing, tk.path, *a.Count)
+		return 0, fmt.Errorf("%w: POST %s: \"count\" = %d: want a count >= 0", ErrSizing, tk.path, *a.Count)
 	case a.Tokens != nil && string(a.Tokens) != "null":
 		var ids []json.RawMessage
 		if err := json.Unmarshal(a.Tokens, &ids); err != nil {
-			return 0, fmt.Errorf("%w: POST %s: \"tokens\" is not a list: %s", errPromptSizing, tk.path, tk.cl.Scrub(err.Error()))
+			return 0, fmt.Errorf("%w: POST %s: \"tokens\" is not a list: %s", ErrSizing, tk.path, tk.cl.Scrub(err.Error()))
 		}
 		return len(ids), nil
 	}
-	return 0, fmt.Errorf("%w: POST %s: the answer has neither \"count\" nor \"tokens\": %s", errPromptSizing, tk.path, client.Excerpt(tk.cl.Scrub(string(raw))))
+	return 0, fmt.Errorf("%w: POST %s: the answer has neither \"count\" nor \"tokens\": %s", ErrSizing, tk.path, client.Excerpt(tk.cl.Scrub(string(raw))))
 }
 
 // post sends body to rawURL with the run's headers and returns a 200
 // answer's body (at most maxTokenizeAnswer bytes).
-func (tk *tokenizer) post(ctx context.Context, rawURL string, body []byte) ([]byte, error) {
+func (tk *Tokenizer) post(ctx context.Context, rawURL string, body []byte) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, tk.timeout)
 	defer cancel()
 	req, err := tk.cl.NewRequest(ctx, http.MethodPost, rawURL, bytes.NewReader(body))
@@ -220,12 +254,12 @@ func (tk *tokenizer) post(ctx context.Context, rawURL string, body []byte) ([]by
 	path := req.URL.Path
 	resp, err := tk.cl.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: POST %s: %s", errPromptSizing, path, tk.cl.Scrub(client.UnwrapURLError(err).Error()))
+		return nil, fmt.Errorf("%w: POST %s: %s", ErrSizing, path, tk.cl.Scrub(client.UnwrapURLError(err).Error()))
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenizeAnswer))
 	if err != nil {
-		return nil, fmt.Errorf("%w: POST %s: reading the answer: %s", errPromptSizing, path, tk.cl.Scrub(err.Error()))
+		return nil, fmt.Errorf("%w: POST %s: reading the answer: %s", ErrSizing, path, tk.cl.Scrub(err.Error()))
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, &tokenizeStatusError{path: path, status: resp.StatusCode}
@@ -248,22 +282,22 @@ func tokenizeURLs(baseURL string) []string {
 // tokenizeProbe is the text discovery counts: a filler line.
 var tokenizeProbe = prompt.AppendLines(nil, 0, 64)
 
-// discoverTokenizer finds the server's tokenizer endpoint: the first URL
+// Discover finds the server's tokenizer endpoint: the first URL
 // of tokenizeURLs and shape (tokenizeShapes: chat form first, then
 // llama.cpp's templated count) that answers 200 with a positive count of
 // tokenizeProbe (an empty token list is no count). A 404 or 405 of the
 // URL itself skips its other shapes. It returns nil when no endpoint
 // answers (the server has none), and an error only when ctx ends.
-func discoverTokenizer(ctx context.Context, cl *client.Client, t Target, w Workload) (*tokenizer, error) {
-	for _, u := range tokenizeURLs(t.BaseURL) {
+func Discover(ctx context.Context, cl *client.Client, cfg Config) (*Tokenizer, error) {
+	for _, u := range tokenizeURLs(cfg.BaseURL) {
 		for _, shape := range tokenizeShapes {
-			tk, err := newTokenizer(cl, u, shape, t, w)
+			tk, err := newTokenizer(cl, u, shape, cfg)
 			if err != nil {
 				return nil, err
 			}
-			n, err := tk.count(ctx, tokenizeProbe)
+			n, err := tk.Count(ctx, tokenizeProbe)
 			if ctx.Err() != nil {
-				return nil, fmt.Errorf("%w: %w", errPromptSizing, context.Cause(ctx))
+				return nil, fmt.Errorf("%w: %w", ErrSizing, context.Cause(ctx))
 			}
 			if err == nil && n > 0 {
 				tk.probeRatio = float64(len(tokenizeProbe)) / float64(n)

@@ -1,4 +1,4 @@
-package capacity
+package tokenize
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/internal/client"
+	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 )
 
 // TestTemplateTokenizerBodies: llama.cpp's templated count posts the chat
@@ -20,7 +21,7 @@ import (
 func TestTemplateTokenizerBodies(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var seen []map[string]any
-		target := pipeTarget(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hc := wiretest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			var b map[string]any
 			require.NoError(t, json.NewDecoder(r.Body).Decode(&b))
 			b["path"] = r.URL.Path
@@ -32,14 +33,14 @@ func TestTemplateTokenizerBodies(t *testing.T) {
 				_, _ = io.WriteString(w, `{"tokens":[1,2,3,4,5,6,7]}`)
 			}
 		}))
-		cl, err := client.New(clientConfig(target, Workload{Timeout: defaultTimeout}, target.HTTPClient, ""))
+		cl, err := client.New(client.Config{BaseURL: "http://pipe.invalid/v1", HTTPClient: hc})
 		require.NoError(t, err)
-		tk, err := newTokenizer(cl, "http://pipe.invalid/tokenize", shapeTemplate, target, Workload{Timeout: defaultTimeout})
+		tk, err := newTokenizer(cl, "http://pipe.invalid/tokenize", shapeTemplate, testConfig)
 		require.NoError(t, err)
-		n, err := tk.count(t.Context(), []byte("hello"))
+		n, err := tk.Count(t.Context(), []byte("hello"))
 		require.NoError(t, err)
 		require.Equal(t, 7, n)
-		require.Equal(t, "/tokenize (after /apply-template)", tk.path)
+		require.Equal(t, "/tokenize (after /apply-template)", tk.Path())
 		require.Len(t, seen, 2)
 		require.Equal(t, "/apply-template", seen[0]["path"])
 		require.Equal(t, []any{map[string]any{"role": "user", "content": "hello"}}, seen[0]["messages"])
@@ -48,27 +49,27 @@ func TestTemplateTokenizerBodies(t *testing.T) {
 }
 
 // FuzzApplyTemplateAnswer: whatever /apply-template answers, the templated
-// count is a count or an errPromptSizing error, never a panic.
+// count is a count or an ErrSizing error, never a panic.
 func FuzzApplyTemplateAnswer(f *testing.F) {
 	for _, s := range []string{`{"prompt":"x"}`, `{"prompt":null}`, `{"prompt":7}`, `[]`, `not json`, ``, `{"prompt":"\u0000\ud800"}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, answer string) {
 		synctest.Test(t, func(t *testing.T) {
-			target := pipeTarget(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hc := wiretest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Path == "/apply-template" {
 					_, _ = io.WriteString(w, answer)
 					return
 				}
 				_, _ = io.WriteString(w, `{"tokens":[1]}`)
 			}))
-			cl, err := client.New(clientConfig(target, Workload{Timeout: defaultTimeout}, target.HTTPClient, ""))
+			cl, err := client.New(client.Config{BaseURL: "http://pipe.invalid/v1", HTTPClient: hc})
 			require.NoError(t, err)
-			tk, err := newTokenizer(cl, "http://pipe.invalid/tokenize", shapeTemplate, target, Workload{Timeout: defaultTimeout})
+			tk, err := newTokenizer(cl, "http://pipe.invalid/tokenize", shapeTemplate, testConfig)
 			require.NoError(t, err)
-			n, err := tk.count(t.Context(), []byte("def helper_0():"))
+			n, err := tk.Count(t.Context(), []byte("def helper_0():"))
 			if err != nil {
-				require.ErrorIs(t, err, errPromptSizing)
+				require.ErrorIs(t, err, ErrSizing)
 				return
 			}
 			require.Equal(t, 1, n)
@@ -97,14 +98,13 @@ func closingAfterAnswer(t *testing.T, body string) http.Handler {
 func TestTokenizerSurvivesClosedKeepAlive(t *testing.T) {
 	srv := httptest.NewServer(closingAfterAnswer(t, `{"tokens":[1,2,3]}`))
 	defer srv.Close()
-	target := Target{BaseURL: srv.URL + "/v1", Model: "m", MaxModelLen: 8192}
-	hc := &http.Client{Transport: newTransport(1)}
-	cl, err := client.New(clientConfig(target, Workload{Timeout: defaultTimeout}, hc, ""))
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	cl, err := client.New(client.Config{BaseURL: srv.URL + "/v1", HTTPClient: hc})
 	require.NoError(t, err)
-	tk, err := newTokenizer(cl, srv.URL+"/tokenize", shapeContent, target, Workload{Timeout: defaultTimeout})
+	tk, err := newTokenizer(cl, srv.URL+"/tokenize", shapeContent, testConfig)
 	require.NoError(t, err)
 	for i := range 200 {
-		n, err := tk.count(t.Context(), []byte("def helper_0():"))
+		n, err := tk.Count(t.Context(), []byte("def helper_0():"))
 		require.NoError(t, err, "count %d", i)
 		require.Equal(t, 3, n)
 	}

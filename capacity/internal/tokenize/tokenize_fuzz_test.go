@@ -1,17 +1,22 @@
-package capacity
+package tokenize
 
 import (
 	"net/http"
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/internal/client"
+	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 )
 
-// FuzzTokenizeAnswer: whatever a tokenizer endpoint answers, count returns
+// testConfig is the counts' configuration of the tests.
+var testConfig = Config{Model: "m", Timeout: time.Minute}
+
+// FuzzTokenizeAnswer: whatever a tokenizer endpoint answers, Count returns
 // a non-negative count or an error (never a panic), and a count equals the
 // answer's "count" or the length of its "tokens".
 func FuzzTokenizeAnswer(f *testing.F) {
@@ -21,16 +26,16 @@ func FuzzTokenizeAnswer(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, answer string) {
 		synctest.Test(t, func(t *testing.T) {
-			target := pipeTarget(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hc := wiretest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				_, _ = w.Write([]byte(answer))
 			}))
-			cl, err := client.New(clientConfig(target, Workload{Timeout: defaultTimeout}, target.HTTPClient, ""))
+			cl, err := client.New(client.Config{BaseURL: "http://pipe.invalid/v1", HTTPClient: hc})
 			require.NoError(t, err)
-			tk, err := newTokenizer(cl, "http://pipe.invalid/tokenize", shapeContent, target, Workload{Timeout: defaultTimeout})
+			tk, err := newTokenizer(cl, "http://pipe.invalid/tokenize", shapeContent, testConfig)
 			require.NoError(t, err)
-			n, err := tk.count(t.Context(), []byte("def helper_0():"))
+			n, err := tk.Count(t.Context(), []byte("def helper_0():"))
 			if err != nil {
-				require.ErrorIs(t, err, errPromptSizing)
+				require.ErrorIs(t, err, ErrSizing)
 				return
 			}
 			require.GreaterOrEqual(t, n, 0)
