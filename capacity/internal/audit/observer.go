@@ -2,11 +2,10 @@ package audit
 
 import (
 	"context"
-	"slices"
-	"sort"
 	"time"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/inflight"
 )
 
 // Observer is the audit on the run-observer seam: its Start has the shape
@@ -82,31 +81,14 @@ func InputsOf(rep *artifact.Report) Inputs {
 	case x.Workload == nil:
 		return in // a closed loop: a request is due when a worker takes it
 	}
-	// In flight at t: sent at or before t, not ended by t.
-	var sent, ended []float64
-	for i := range x.Requests {
-		d := &x.Requests[i]
-		if d.SentMS == nil {
-			continue
-		}
-		sent = append(sent, *d.SentMS)
-		if d.EndMS != nil {
-			ended = append(ended, *d.EndMS)
-		}
-	}
-	slices.Sort(sent)
-	slices.Sort(ended)
-	atOrBefore := func(xs []float64, t float64) int { return sort.Search(len(xs), func(i int) bool { return xs[i] > t }) }
+	tl := inflight.Of(x.Requests)
 	for i := range x.Requests {
 		d := &x.Requests[i]
 		if d.SentMS == nil || d.ScheduledMS == nil {
 			continue
 		}
 		due := *d.ScheduledMS
-		busy := atOrBefore(sent, due) - atOrBefore(ended, due)
-		if *d.SentMS <= due && (d.EndMS == nil || *d.EndMS > due) {
-			busy-- // itself
-		}
+		busy := tl.Others(d, due)
 		if busy < limit {
 			in.SendLags = append(in.SendLags, ms(max(*d.SentMS-due, 0)))
 		}
