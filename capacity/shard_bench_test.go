@@ -1,8 +1,6 @@
 package capacity
 
 import (
-	"bytes"
-	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -45,15 +43,10 @@ func BenchmarkShardQueue(b *testing.B) {
 		srv = fakeserver.New(cfg)
 		reps, errs := runShards(b, target(srv), w, 3, 2*time.Second)
 		srv.Close()
-		files := make([]merge.Artifact, len(reps))
-		for k, rep := range reps {
+		for k := range reps {
 			require.NoError(b, errs[k], "shard %d", k)
-			var buf bytes.Buffer
-			_, err := rep.WriteTo(&buf)
-			require.NoError(b, err)
-			files[k] = merge.Artifact{Name: fmt.Sprintf("shard-%d.json", k), Data: buf.Bytes()}
 		}
-		merged, err := merge.Shards(files...)
+		merged, err := merge.Shards(shardArtifacts(b, reps)...)
 		require.NoError(b, err)
 		sharded, shardedTTFT = append(sharded, queues(b, merged)...), append(shardedTTFT, scheduledTTFTs(merged)...)
 		peak, over = max(peak, merged.AnvilGo.Shards.InFlight.Peak), over+merged.AnvilGo.Shards.InFlight.OverCapRequests

@@ -22,6 +22,18 @@ func bindingOpenLoop() Workload {
 	return Workload{Requests: 120, Concurrency: 4, Rate: 40, Seed: 5, MaxTokens: 16, ContextTokens: 512}
 }
 
+// shardArtifacts is the shards' reports as written, named shard-<k>.json.
+func shardArtifacts(tb testing.TB, reps []*artifact.Report) []merge.Artifact {
+	files := make([]merge.Artifact, len(reps))
+	for k, rep := range reps {
+		var buf bytes.Buffer
+		_, err := rep.WriteTo(&buf)
+		require.NoError(tb, err)
+		files[k] = merge.Artifact{Name: fmt.Sprintf("shard-%d.json", k), Data: buf.Bytes()}
+	}
+	return files
+}
+
 // queueMS is each request's queue_ms by request index.
 func queueMS(t *testing.T, r *artifact.Report) map[int]float64 {
 	out := make(map[int]float64)
@@ -60,17 +72,12 @@ func TestShardsKeepTheScheduleWhenTheCapBinds(t *testing.T) {
 
 		h := &sleepyStream{d: 150 * time.Millisecond}
 		reps, errs := runShards(t, clockedPipeTarget(t, h), w, 3, time.Second)
-		files := make([]merge.Artifact, len(reps))
 		for k, rep := range reps {
 			require.NoError(t, errs[k], "shard %d", k)
 			require.Equal(t, 4, rep.Concurrency, "shard %d keeps the whole cap", k)
 			require.Equal(t, 4, rep.AnvilGo.Arrival.MaxInFlight)
-			var buf bytes.Buffer
-			_, err := rep.WriteTo(&buf)
-			require.NoError(t, err)
-			files[k] = merge.Artifact{Name: fmt.Sprintf("shard-%d.json", k), Data: buf.Bytes()}
 		}
-		merged, err := merge.Shards(files...)
+		merged, err := merge.Shards(shardArtifacts(t, reps)...)
 		require.NoError(t, err)
 		require.Equal(t, 120, merged.Completed)
 		require.Equal(t, single.Concurrency, merged.Concurrency)
