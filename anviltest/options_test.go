@@ -50,7 +50,7 @@ func TestEnvironmentErrorsNameVariableValueAndRange(t *testing.T) {
 	}{
 		{envMaxModelLen, "lots", "ANVIL_MAX_MODEL_LEN = \"lots\": want an integer: strconv.Atoi"},
 		{envMaxModelLen, "-1", "ANVIL_MAX_MODEL_LEN = \"-1\": want an integer: capacity: Target.MaxModelLen = -1: must be in 0..1048576"},
-		{envWarmup, "10001", "ANVIL_WARMUP = \"10001\": want a request count, a duration such as 30s, or steady: capacity: Workload.Warmup = 10001: must be in 0..10000"},
+		{envWarmup, "16385", "ANVIL_WARMUP = \"16385\": want a request count, a duration such as 30s, or steady: capacity: Workload.Warmup = 16385: must be in 0..16384"},
 		{envWarmup, "2h", "ANVIL_WARMUP = \"2h\": want a request count, a duration such as 30s, or steady: capacity: Workload.WarmupFor = 2h0m0s: must be in 0..1h0m0s"},
 		{envWarmup, "soon", "ANVIL_WARMUP = \"soon\": want a request count, a duration such as 30s, or steady: time: invalid duration"},
 		{envTimeout, "2h", "ANVIL_TIMEOUT = \"2h\": want a positive duration such as 90s: capacity: Workload.Timeout = 2h0m0s: must be in (0s, 1h0m0s]"},

@@ -84,7 +84,7 @@ func largestReport(t testing.TB) *artifact.Report {
 
 func TestLargestArtifactFitsReader(t *testing.T) {
 	if testing.Short() || raceEnabled {
-		t.Skip("writes a 60 MB artifact; runs without -short and -race")
+		t.Skip("writes a 100 MB artifact; runs without -short and -race")
 	}
 	r := largestReport(t)
 	path := filepath.Join(t.TempDir(), "largest.json")
@@ -101,10 +101,12 @@ func TestLargestArtifactFitsReader(t *testing.T) {
 	back, err := artifact.Read(f)
 	require.NoError(t, err)
 	require.Len(t, back.Failures, maxRequests)
-	require.Equal(t, r.Failures[9999].ErrorMessage, back.Failures[9999].ErrorMessage)
-	// Full structural comparison of a sample (cmp over all 10000 is slow);
+	require.Equal(t, r.Failures[maxRequests-1].ErrorMessage, back.Failures[maxRequests-1].ErrorMessage)
+	// Full structural comparison of a sample (cmp over all of them is slow);
 	// the byte comparison below covers every row.
-	sample := func(fs []artifact.Failure) []artifact.Failure { return []artifact.Failure{fs[0], fs[4999], fs[9999]} }
+	sample := func(fs []artifact.Failure) []artifact.Failure {
+		return []artifact.Failure{fs[0], fs[maxRequests/2], fs[maxRequests-1]}
+	}
 	if diff := cmp.Diff(sample(r.Failures), sample(back.Failures), cmpopts.IgnoreUnexported(artifact.Failure{}, artifact.TimingRow{},
 		artifact.CanaryCheck{}, artifact.ControlledOutputCheck{}, artifact.ResponseMetadata{}, artifact.Usage{})); diff != "" {
 		t.Fatalf("failures differ after the round trip:\n%s", diff)
@@ -122,7 +124,7 @@ func TestLargestArtifactFitsReader(t *testing.T) {
 // file Read would reject; the target path is left untouched.
 func TestOverLimitRefused(t *testing.T) {
 	if testing.Short() || raceEnabled {
-		t.Skip("builds a 60 MB artifact; runs without -short and -race")
+		t.Skip("builds a 100 MB artifact; runs without -short and -race")
 	}
 	r := largestReport(t)
 	for i := range r.Failures {
@@ -132,7 +134,7 @@ func TestOverLimitRefused(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "too-large.json")
 	err := r.WriteFile(path)
-	require.ErrorContains(t, err, "exceeds the 67108864-byte (64 MiB) reader limit")
+	require.ErrorContains(t, err, "exceeds the 104857600-byte (100 MiB) reader limit")
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Empty(t, entries, "neither the target nor a temporary file exists")

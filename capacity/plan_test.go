@@ -69,7 +69,7 @@ func TestNewPlanErrors(t *testing.T) {
 		{"zero budget", Workload{MaxTokens: 3072}, 4096, 1024, "", "leaves a prompt budget of 0 tokens"},
 		{"unique needs a nonce", Workload{PromptCacheMode: promptCacheUnique}, 8192, 1024, "", `unique-mode nonce "" must be`},
 		{"nonce charset", Workload{PromptCacheMode: promptCacheUnique}, 8192, 1024, "a b", `unique-mode nonce "a b" must be`},
-		{"sampled aggregate cap", Workload{Requests: maxRequests}, 1048576, 1024, "", "Workload.Requests = 10000: plans more than 67108864 prompt tokens in all (the first"},
+		{"sampled aggregate cap", Workload{Requests: maxRequests}, 1048576, 1024, "", "Workload.Requests = 16384: plans more than 67108864 prompt tokens in all (the first"},
 		{"closing instruction does not fit", Workload{Requests: 1, ContextTokens: 32, ResponseWords: 99}, 8192, 1024, "", "Workload.ContextTokens = 32: must be at least 42: a prompt of 96 characters cannot hold the 124-character closing instruction of request 0"},
 		// The context 32 is clamped to the 16-token budget: the budget is named.
 		{"warm-up closing instruction does not fit", Workload{Requests: 1, ContextTokens: 32, Warmup: 1, MaxTokens: referenceMaxTokens}, 64 + 1024 + 16, 1024, "",

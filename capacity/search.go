@@ -170,7 +170,7 @@ type SearchResult struct {
 // names the pairs of values where attainment rose with the load
 // (SearchResult.NonMonotone). Every probe runs w with
 // the value set (Concurrency, or Rate) and N = max(R, ceil(10 / (1 - a)))
-// requests (at most 10000), where R is w.Requests (0: 60) and a the SLO's
+// requests (at most 16384), where R is w.Requests (0: 60) and a the SLO's
 // attainment: 100 at a = 0.9, so that a passing probe may hold up to 10
 // misses and one unlucky request does not flip it (the math is at
 // probeRequests; at a = 1, N is R). A rate search whose w leaves

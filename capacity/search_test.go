@@ -226,7 +226,7 @@ func TestProbeRequests(t *testing.T) {
 		want       int
 	}{
 		{0, 0, 100}, {0, 0.9, 100}, {250, 0.9, 250}, {0, 0.5, 60}, {0, 0.99, 1000},
-		{0, 0.999, maxRequests}, {0, 1, 60}, {30, 1, 30}, {0, 0.95, 200},
+		{0, 0.999, 10000}, {0, 0.9999, maxRequests}, {0, 1, 60}, {30, 1, 30}, {0, 0.95, 200},
 	} {
 		got, err := probeRequests(Workload{Requests: tc.requests}, SLO{TTFT: time.Second, Attainment: tc.attainment})
 		require.NoError(t, err)

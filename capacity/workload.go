@@ -13,8 +13,10 @@ import (
 const (
 	// defaultRequests is the number of measured requests when Workload.Requests is 0.
 	defaultRequests = 60
-	// maxRequests is the largest Workload.Requests.
-	maxRequests = 10000
+	// maxRequests is the largest Workload.Requests: maxConcurrency, so
+	// that a run can hold as many streams open at once as it may keep in
+	// flight, each its own request.
+	maxRequests = maxConcurrency
 	// maxWarmupFor is the largest Workload.WarmupFor.
 	maxWarmupFor = time.Hour
 	// defaultSteadyWarmup is the longest a WarmupSteady warm-up takes when
@@ -176,8 +178,8 @@ type Progress struct {
 // reference tool's default workload; Resolved fills in every default and
 // validates every bound, and a resolved Workload holds effective values only.
 type Workload struct {
-	// Requests is the number of measured requests, 1..10000 (0: 60; with
-	// Burst, Burst; with Duration, the largest count within 10000 and
+	// Requests is the number of measured requests, 1..16384 (0: 60; with
+	// Burst, Burst; with Duration, the largest count within 16384 and
 	// 67108864 planned prompt tokens).
 	Requests int
 	// Concurrency is the number of requests kept in flight, 1..16384
@@ -187,7 +189,7 @@ type Workload struct {
 	Concurrency int
 	// Burst, when > 0, sends Burst requests at once: Requests = Concurrency =
 	// Burst, the shared prefix is used (serve_flags.shared_prefix_burst).
-	// 0..10000; 0 means no burst.
+	// 0..16384; 0 means no burst.
 	Burst int
 	// ContextTokens is the planned prompt size of every request, 0 or
 	// 32..1048576. 0 samples one context per request from the seeded
@@ -250,11 +252,11 @@ type Workload struct {
 	// (capacity/PROTOCOL.md#probe_requests).
 	ProbeRate float64
 	// Warmup is the number of requests sent before the measured ones and left
-	// out of the report, 0..10000.
+	// out of the report, 0..16384.
 	Warmup int
 	// WarmupFor, when > 0, warms up by time instead: warm-up requests are
 	// sent with Concurrency in flight until WarmupFor has elapsed (those
-	// in flight then finish), at most 10000 of them. With WarmupSteady it
+	// in flight then finish), at most 16384 of them. With WarmupSteady it
 	// is the longest the warm-up may take instead. 0..1h; Warmup must be
 	// 0 with it.
 	WarmupFor time.Duration
@@ -267,7 +269,7 @@ type Workload struct {
 	// Warmup must be 0 with it.
 	WarmupSteady bool
 	// MaxFailures stops dispatching after that many failed measured requests,
-	// 0..10000 (0: never stop early).
+	// 0..16384 (0: never stop early).
 	MaxFailures int
 	// Duration, when > 0, is the campaign length: no measured request is
 	// dispatched after Duration has elapsed and in-flight requests finish.

@@ -8,11 +8,11 @@ import (
 	"os"
 )
 
-// MaxBytes is the largest v1 JSON artifact Read accepts (64 MiB).
-// The largest artifact the bounds allow (10000 failed requests, every
-// failure message at its cap) fits below it; Report.WriteTo and Report.WriteFile
-// refuse to write what Read would refuse to read.
-const MaxBytes = 64 << 20
+// MaxBytes is the largest v1 JSON artifact Read accepts (100 MiB).
+// The largest artifact the bounds allow (16,384 failed requests, every
+// failure message at its cap: 97.4 MiB) fits below it; Report.WriteTo and
+// Report.WriteFile refuse to write what Read would refuse to read.
+const MaxBytes = 100 << 20
 
 // Read reads one anvil-serving.benchmark/v1 capacity artifact of any
 // generation. It keeps exactly the keys the document had, at every level, so
@@ -28,7 +28,7 @@ func Read(r io.Reader) (*Report, error) {
 		return nil, fmt.Errorf("artifact: read: %w", err)
 	}
 	if len(data) > MaxBytes {
-		return nil, fmt.Errorf("artifact: read: input exceeds the %d-byte (64 MiB) limit", MaxBytes)
+		return nil, fmt.Errorf("artifact: read: input exceeds the %d-byte (%d MiB) limit", MaxBytes, MaxBytes>>20)
 	}
 	var rep Report
 	if err := rep.UnmarshalJSON(data); err != nil {
@@ -57,7 +57,7 @@ func readLimited(r io.Reader) ([]byte, error) {
 }
 
 // errTooLarge is returned by limitWriter past MaxBytes.
-var errTooLarge = fmt.Errorf("the artifact exceeds the %d-byte (64 MiB) reader limit", MaxBytes)
+var errTooLarge = fmt.Errorf("the artifact exceeds the %d-byte (%d MiB) reader limit", MaxBytes, MaxBytes>>20)
 
 // limitWriter passes at most MaxBytes to w.
 type limitWriter struct {

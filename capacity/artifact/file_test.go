@@ -97,7 +97,7 @@ func TestReadErrors(t *testing.T) {
 		in   io.Reader
 		want string
 	}{
-		{"over 64 MiB", &endless{n: MaxBytes + 1}, "input exceeds the 67108864-byte (64 MiB) limit"},
+		{"over 100 MiB", &endless{n: MaxBytes + 1}, "input exceeds the 104857600-byte (100 MiB) limit"},
 		{"empty", strings.NewReader(""), "empty input"},
 		{"truncated", strings.NewReader(string(seed[:len(seed)/2])), "truncated JSON at byte offset"},
 		{"top-level array", strings.NewReader("[" + string(seed) + "]"), "want a JSON object at top level, got an array"},

@@ -25,8 +25,8 @@ const maxErrorMessageRunes = 2048
 // "error_message" (quotes excluded). maxErrorMessageRunes characters that
 // each take a two-byte escape (quote, backslash, newline, tab...) fit
 // exactly; text of six-byte control escapes or four-byte runes is cut
-// earlier. With it, the largest artifact the bounds allow (10,000
-// failed requests) stays under the reader's 64 MiB limit.
+// earlier. With it, the largest artifact the bounds allow (16,384
+// failed requests) stays under the reader's limit, MaxBytes.
 const maxErrorMessageJSONBytes = 2 * maxErrorMessageRunes
 
 // FailureClass says why a request is not a latency sample (capacity/PROTOCOL.md#failure-classes).

@@ -19,10 +19,9 @@ import (
 )
 
 // memoryRunStreams is the most streams one run of BenchmarkMemoryPerStream
-// holds: Workload.Requests allows at most 10,000, so 16,384 streams are
-// two runs of 8,192 at once in the one client process, each with its own
-// connections, as two shards of one workload would be.
-const memoryRunStreams = 8192
+// holds: the largest Workload.Requests and Concurrency, so 16,384 streams
+// are one run.
+const memoryRunStreams = 16384
 
 // memoryTTFT is how long the server of BenchmarkMemoryPerStream waits
 // before a stream's first event: longer than the dispatch of 16,384
@@ -42,8 +41,8 @@ const memoryTTFT = 10 * time.Second
 // report to the steady state; inflight-KiB/stream, sampled when every
 // request has been sent and none has an answer yet; and cpu-us/request, the process's CPU time
 // over the run per request (connection, body, the stream's four chunks,
-// the report). Two shapes: 16,384 streams of small prompts (two runs of
-// 8,192 at once, memoryRunStreams), and 512 streams of 131,072-token
+// the report). Two shapes: 16,384 streams of small prompts, one run
+// (memoryRunStreams), and 512 streams of 131,072-token
 // prompts, the most the protocol's cap on planned prompt tokens
 // (67,108,864, capacity/PROTOCOL.md#bounds) allows, whose memory must not
 // grow with the prompt.
