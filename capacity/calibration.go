@@ -1,7 +1,6 @@
 package capacity
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -57,69 +56,12 @@ func nearWindow(p *plan, window int) int {
 	return window - max(1, (p.MaxModelLen-p.PromptBudget)/2)
 }
 
-// sizePoint is one observation: a prompt of chars characters counted as
-// tokens.
-type sizePoint struct{ chars, tokens int }
-
-func (p sizePoint) String() string {
-	return fmt.Sprintf("%d characters = %d tokens", p.chars, p.tokens)
-}
-
-// pointsText lists points for an error message.
-func pointsText(pts []sizePoint) string {
-	if len(pts) == 0 {
-		return "no count believed"
-	}
-	s := make([]string, len(pts))
-	for i, p := range pts {
-		s[i] = p.String()
-	}
-	return strings.Join(s, ", ")
-}
-
-// cutHint ends a message about counts that grow too little.
-const cutHint = " (a prompt cut to the server's window counts the same whatever its length: is Target.MaxModelLen above the window the server serves?)"
-
-// checkPoint returns an error when p, a new count by the server, is not
-// believable with the points already believed: a ratio above
-// budget.MaxCharsPerToken, a count that falls while the prompt grows, or a ratio
-// between p and a point far from it (an eighth of the larger prompt's
-// characters or more) outside [budget.MinCharsPerToken, budget.MaxCharsPerToken].
-func checkPoint(pts []sizePoint, p sizePoint, what string) error {
-	if p.tokens <= 0 {
-		return fmt.Errorf("%w: %s: the server counted %d tokens for a %d-character prompt: want a positive count", errPromptSizing, what, p.tokens, p.chars)
-	}
-	if r := float64(p.chars) / float64(p.tokens); r > budget.MaxCharsPerToken {
-		return fmt.Errorf("%w: %s: the server counted %d tokens for a %d-character prompt (%.1f characters per token, above the plausible %g): not a count of the prompt",
-			errPromptSizing, what, p.tokens, p.chars, r, budget.MaxCharsPerToken)
-	}
-	for _, q := range pts {
-		a, b := q, p // a the shorter prompt
-		if a.chars > b.chars {
-			a, b = b, a
-		}
-		if a.chars == b.chars {
-			continue
-		}
-		slack := 2 + a.tokens/1000 // one character more may merge tokens
-		if b.tokens+slack < a.tokens {
-			return fmt.Errorf("%w: %s: the count moved the wrong way: %s but %s", errPromptSizing, what, a, b)
-		}
-		dc, dn := b.chars-a.chars, b.tokens-a.tokens
-		if dc*8 < b.chars {
-			continue // too close for a ratio
-		}
-		if dn <= 0 {
-			return fmt.Errorf("%w: %s: the count did not grow with the prompt: %s but %s%s", errPromptSizing, what, a, b, cutHint)
-		}
-		if r := float64(dc) / float64(dn); r < budget.MinCharsPerToken || r > budget.MaxCharsPerToken {
-			hint := ""
-			if r > budget.MaxCharsPerToken {
-				hint = cutHint
-			}
-			return fmt.Errorf("%w: %s: %s and %s imply %.2f characters per token, outside the plausible %g..%g%s",
-				errPromptSizing, what, a, b, r, budget.MinCharsPerToken, budget.MaxCharsPerToken, hint)
-		}
+// checkPoint returns an error wrapping errPromptSizing, naming what,
+// when p, a new count by the server, is not believable with the points
+// already believed (budget.Check).
+func checkPoint(pts []budget.Point, p budget.Point, what string) error {
+	if err := budget.Check(pts, p); err != nil {
+		return fmt.Errorf("%w: %s: %w", errPromptSizing, what, err)
 	}
 	return nil
 }
@@ -151,7 +93,7 @@ func (s *sizer) planText(index int) calText {
 // calibration requests.
 type calibrator struct {
 	s   *sizer
-	pts []sizePoint
+	pts []budget.Point
 }
 
 // measured is one calibration request's outcome: the count, and whether it
@@ -170,7 +112,7 @@ func (k *calibrator) measure(ctx context.Context, txt calText, chars int) (measu
 	chars = max(chars, txt.least)
 	if chars > txt.bound {
 		return measured{}, fmt.Errorf("%w: a calibration prompt of %s would have %d characters, above the bound of %d (%g characters per token of its plan): the counts so far (%s) are implausible",
-			errPromptSizing, txt.what, chars, txt.bound, budget.MaxCharsPerToken, pointsText(k.pts))
+			errPromptSizing, txt.what, chars, txt.bound, budget.MaxCharsPerToken, budget.PointsText(k.pts))
 	}
 	var err error
 	if s.prompt, err = txt.write(s.prompt[:0], chars); err != nil {
@@ -192,7 +134,7 @@ func (k *calibrator) read(ex *client.Exchange, what string, chars int) (measured
 		r, ok := ex.Refusal()
 		if !ok {
 			return measured{}, fmt.Errorf("%w: calibration request for %s (%d characters): %s: %s (counts so far: %s)",
-				errPromptSizing, what, chars, class, message, pointsText(k.pts))
+				errPromptSizing, what, chars, class, message, budget.PointsText(k.pts))
 		}
 		s.window = min(s.window, r.Window)
 		m.tokens, m.refused = r.PromptTokens, true
@@ -245,7 +187,7 @@ func (k *calibrator) reach(ctx context.Context, txt calText, c int) error {
 			cuts = append(cuts, fmt.Sprintf("%d characters counted %d", m.chars, m.tokens))
 			continue
 		}
-		p := sizePoint{m.chars, m.tokens}
+		p := budget.Point{Chars: m.chars, Tokens: m.tokens}
 		if err := checkPoint(k.pts, p, "calibration of "+txt.what); err != nil {
 			return err
 		}
@@ -262,7 +204,7 @@ func (k *calibrator) reach(ctx context.Context, txt calText, c int) error {
 			return nil
 		}
 	}
-	why := fmt.Sprintf("the last believed counts were %s", pointsText(k.pts))
+	why := fmt.Sprintf("the last believed counts were %s", budget.PointsText(k.pts))
 	if len(cuts) > 0 {
 		why += fmt.Sprintf("; not believed, at or near the window of %d (at or above %d: the prompt was cut): %s", s.window, nearWindow(s.plan, s.window), strings.Join(cuts, ", "))
 	}
@@ -272,7 +214,7 @@ func (k *calibrator) reach(ctx context.Context, txt calText, c int) error {
 
 // measured reports whether a prompt of chars characters was believed.
 func (k *calibrator) measured(chars int) bool {
-	return slices.ContainsFunc(k.pts, func(p sizePoint) bool { return p.chars == chars })
+	return slices.ContainsFunc(k.pts, func(p budget.Point) bool { return p.Chars == chars })
 }
 
 // bisect is the prompt halfway between the longest believed prompt that
@@ -281,10 +223,10 @@ func (k *calibrator) measured(chars int) bool {
 func (k *calibrator) bisect(c, hi int) (int, bool) {
 	lo, up := 0, hi
 	for _, p := range k.pts {
-		if p.tokens < c {
-			lo = max(lo, p.chars)
-		} else if p.tokens > c {
-			up = min(up, p.chars)
+		if p.Tokens < c {
+			lo = max(lo, p.Chars)
+		} else if p.Tokens > c {
+			up = min(up, p.Chars)
 		}
 	}
 	if up == math.MaxInt || up-lo <= 1 {
@@ -305,18 +247,18 @@ func (k *calibrator) next(txt calText, c, hi, step int) int {
 			g /= calibrationGrowth
 		}
 	} else {
-		g = charsFor(k.pts, c)
+		g = budget.CharsFor(k.pts, c)
 		largest := 0
 		for _, p := range k.pts {
-			largest = max(largest, p.chars)
+			largest = max(largest, p.Chars)
 		}
 		g = min(g, calibrationGrowth*largest)
 	}
 	if g >= hi {
 		below := 0 // the largest believed prompt under hi
 		for _, p := range k.pts {
-			if p.chars < hi {
-				below = max(below, p.chars)
+			if p.Chars < hi {
+				below = max(below, p.Chars)
 			}
 		}
 		g = below + (hi-below)/2
@@ -340,13 +282,13 @@ func (s *sizer) byCalibration(ctx context.Context, indexes []int) error {
 	}
 	for _, i := range indexes {
 		c := s.plan.Contexts[i]
-		s.chars[i] = max(charsFor(k.pts, c), s.minChars[i])
-		if least := tokensAt(k.pts, s.minChars[i]); least-c > calibrationTolerance(c) {
+		s.chars[i] = max(budget.CharsFor(k.pts, c), s.minChars[i])
+		if least := budget.TokensAt(k.pts, s.minChars[i]); least-c > calibrationTolerance(c) {
 			s.plan.least[i] = least
 		}
 	}
 	s.record.source = sizingSourceCalibration
-	return s.checkBounds(indexes, pointsText(k.pts))
+	return s.checkBounds(indexes, budget.PointsText(k.pts))
 }
 
 // checkBounds fails the sizing when a budget of indexes is above
@@ -361,52 +303,4 @@ func (s *sizer) checkBounds(indexes []int, learned string) error {
 		}
 	}
 	return nil
-}
-
-// curvePoints sorts pts by tokens and keeps one point per count.
-func curvePoints(pts []sizePoint) []sizePoint {
-	pts = slices.Clone(pts)
-	slices.SortFunc(pts, func(a, b sizePoint) int {
-		return cmp.Or(cmp.Compare(a.tokens, b.tokens), cmp.Compare(a.chars, b.chars))
-	})
-	return slices.CompactFunc(pts, func(a, b sizePoint) bool { return a.tokens == b.tokens })
-}
-
-// tokensAt reads the curve of charsFor the other way: the tokens the
-// piecewise-linear curve through pts (by characters) counts at chars
-// characters, the end segments extended beyond the points, and through
-// the origin with a single point.
-func tokensAt(pts []sizePoint, chars int) int {
-	pts = slices.Clone(pts)
-	slices.SortFunc(pts, func(a, b sizePoint) int {
-		return cmp.Or(cmp.Compare(a.chars, b.chars), cmp.Compare(a.tokens, b.tokens))
-	})
-	pts = slices.CompactFunc(pts, func(a, b sizePoint) bool { return a.chars == b.chars })
-	if len(pts) == 1 {
-		return int(math.Round(float64(pts[0].tokens) * float64(chars) / float64(max(pts[0].chars, 1))))
-	}
-	k, _ := slices.BinarySearchFunc(pts, chars, func(p sizePoint, c int) int { return cmp.Compare(p.chars, c) })
-	k = min(max(k, 1), len(pts)-1) // the segment [k-1, k]
-	a, b := pts[k-1], pts[k]
-	if b.chars == a.chars {
-		return b.tokens
-	}
-	slope := float64(b.tokens-a.tokens) / float64(b.chars-a.chars)
-	return int(math.Round(float64(a.tokens) + float64(chars-a.chars)*slope))
-}
-
-// charsFor inverts the observed points: the characters at which the
-// piecewise-linear curve through pts (by tokens) reaches tokens, the end
-// segments extended beyond the points, and through the origin with a
-// single distinct count.
-func charsFor(pts []sizePoint, tokens int) int {
-	pts = curvePoints(pts)
-	if len(pts) == 1 {
-		return int(math.Round(float64(pts[0].chars) * float64(tokens) / float64(pts[0].tokens)))
-	}
-	k, _ := slices.BinarySearchFunc(pts, tokens, func(p sizePoint, t int) int { return cmp.Compare(p.tokens, t) })
-	k = min(max(k, 1), len(pts)-1) // the segment [k-1, k]
-	a, b := pts[k-1], pts[k]
-	slope := float64(b.chars-a.chars) / float64(b.tokens-a.tokens)
-	return int(math.Round(float64(a.chars) + float64(tokens-a.tokens)*slope))
 }

@@ -157,10 +157,10 @@ type sizer struct {
 	offset        int  // tokenize: the server's count less the endpoint's
 	offsetKnown   bool // offset was learned
 	templates     [2]int
-	templateKnown bool      // templates[0] was learned
-	exchangeKnown bool      // templates[1] was learned
-	probe         sizePoint // the template probe's text: its characters and its tokens as a message's content
-	emptyOnce     sync.Once // a chat form's count of an empty message
+	templateKnown bool         // templates[0] was learned
+	exchangeKnown bool         // templates[1] was learned
+	probe         budget.Point // the template probe's text: its characters and its tokens as a message's content
+	emptyOnce     sync.Once    // a chat form's count of an empty message
 	empty         int
 	emptyErr      error
 }
@@ -292,7 +292,7 @@ func (s *sizer) learnOffset(ctx context.Context, txt calText, chars, c int) erro
 		return fmt.Errorf("%w: the server counted %d tokens (usage.prompt_tokens) for a %d-character calibration prompt its tokenizer (%s) counts %d: the two disagree by more than half the planned %d",
 			errPromptSizing, m.tokens, m.chars, tok.Path(), counted, c)
 	}
-	if err := checkPoint(nil, sizePoint{m.chars, m.tokens}, "calibration of "+txt.what); err != nil {
+	if err := checkPoint(nil, budget.Point{Chars: m.chars, Tokens: m.tokens}, "calibration of "+txt.what); err != nil {
 		return err
 	}
 	s.offset, s.offsetKnown = offset, true

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
+	"github.com/anvilbench/anvil/capacity/internal/budget"
 	"github.com/anvilbench/anvil/capacity/internal/prompt"
 	"github.com/anvilbench/anvil/capacity/internal/wiretest"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
@@ -311,20 +312,6 @@ func TestExactSizingFailure(t *testing.T) {
 	})
 }
 
-// TestCharsFor: the inversion of the calibration curve, inside a segment,
-// beyond the ends and with one point.
-func TestCharsFor(t *testing.T) {
-	pts := []sizePoint{{3000, 1300}, {2300, 1000}, {9000, 4000}}
-	tests := []struct{ tokens, want int }{
-		{1000, 2300}, {1300, 3000}, {1150, 2650}, {4000, 9000}, {2650, 6000}, {5000, 11222}, {500, 1133},
-	}
-	for _, tt := range tests {
-		require.Equal(t, tt.want, charsFor(pts, tt.tokens), "tokens %d", tt.tokens)
-	}
-	require.Equal(t, 4600, charsFor([]sizePoint{{2300, 1000}}, 2000), "one point: through the origin")
-	require.Equal(t, 4600, charsFor([]sizePoint{{2300, 1000}, {2301, 1000}}, 2000), "one distinct count")
-}
-
 // BenchmarkAppendPromptExact builds exact-sized 262,144-token prompts (at
 // the fake words tokenizer's 2.1 characters per token, and at 3.7): the
 // same builder as reference sizing, reading the request's character
@@ -336,7 +323,7 @@ func BenchmarkAppendPromptExact(b *testing.B) {
 			require.NoError(b, err)
 			p.chars = make([]int, p.Len())
 			for i := range p.chars {
-				p.chars[i] = charsFor([]sizePoint{{int(ratio * 1000), 1000}}, p.Contexts[i])
+				p.chars[i] = budget.CharsFor([]budget.Point{{Chars: int(ratio * 1000), Tokens: 1000}}, p.Contexts[i])
 			}
 			benchAppendPrompt(b, p)
 		})

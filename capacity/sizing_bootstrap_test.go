@@ -186,33 +186,6 @@ func TestCalibrationBoundsLyingUsage(t *testing.T) {
 	}
 }
 
-// TestCheckPoint: the rules of what calibration believes, point by point.
-func TestCheckPoint(t *testing.T) {
-	pts := []sizePoint{{3000, 1000}}
-	tests := []struct {
-		p    sizePoint
-		want string // "" believed
-	}{
-		{sizePoint{6000, 2000}, ""},
-		{sizePoint{3003, 999}, ""}, // one character more may merge tokens
-		{sizePoint{6000, 0}, "want a positive count"},
-		{sizePoint{60000, 5000}, "above the plausible"},
-		{sizePoint{6000, 990}, "moved the wrong way"},
-		{sizePoint{6000, 1000}, "did not grow"},
-		{sizePoint{6000, 8000}, "outside the plausible"},
-		{sizePoint{1000, 1500}, "moved the wrong way"},
-	}
-	for _, tt := range tests {
-		err := checkPoint(pts, tt.p, "test")
-		if tt.want == "" {
-			require.NoError(t, err, "%v", tt.p)
-			continue
-		}
-		require.ErrorIs(t, err, errPromptSizing)
-		require.ErrorContains(t, err, tt.want, "%v", tt.p)
-	}
-}
-
 // TestCalibrationLearnsFromARefusal: a llama.cpp whose slots are smaller
 // than /v1/models says (refusing at 4096 while advertising 8192) refuses
 // the fourfold calibration step of a 7000-token plan with

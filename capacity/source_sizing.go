@@ -109,10 +109,10 @@ func (s *sizer) learnTemplate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		s.probe = sizePoint{short, text}
+		s.probe = budget.Point{Chars: short, Tokens: text}
 	} else {
 		k := &calibrator{s: s}
-		var pts [2]sizePoint
+		var pts [2]budget.Point
 		for j, m := range []int{probeShort, probeLong} {
 			got, err := k.measure(ctx, probe, len(probeText(m)))
 			if err != nil {
@@ -122,15 +122,15 @@ func (s *sizer) learnTemplate(ctx context.Context) error {
 				return fmt.Errorf("%w: the server counted %d tokens, at its window of %d, for a %d-character template probe: it cut the prompt; plan for the server's window",
 					errPromptSizing, got.tokens, s.window, got.chars)
 			}
-			pts[j] = sizePoint{got.chars, got.tokens}
+			pts[j] = budget.Point{Chars: got.chars, Tokens: got.tokens}
 			if err := checkPoint(pts[:j], pts[j], "calibration of the template probe"); err != nil {
 				return err
 			}
 		}
-		perLine := float64(pts[1].tokens-pts[0].tokens) / float64(probeLong-probeShort)
-		t0 := int(math.Round(float64(pts[0].tokens) - perLine*probeShort))
-		s.templates[0] = min(max(t0, 0), pts[0].tokens)
-		s.probe = sizePoint{short, pts[0].tokens - s.templates[0]}
+		perLine := float64(pts[1].Tokens-pts[0].Tokens) / float64(probeLong-probeShort)
+		t0 := int(math.Round(float64(pts[0].Tokens) - perLine*probeShort))
+		s.templates[0] = min(max(t0, 0), pts[0].Tokens)
+		s.probe = budget.Point{Chars: short, Tokens: pts[0].Tokens - s.templates[0]}
 	}
 	s.templateKnown = true
 	return nil
@@ -170,10 +170,10 @@ func (s *sizer) learnExchange(ctx context.Context) error {
 		}
 		n = m.tokens
 	}
-	s.templates[1] = n - 3*s.probe.tokens
+	s.templates[1] = n - 3*s.probe.Tokens
 	if s.templates[1] < s.templates[0] {
 		return fmt.Errorf("%w: the server counted %d tokens for a conversation of three probes it counts %d each and %d with the template of one message: an exchange cannot count fewer than none",
-			errPromptSizing, n, s.probe.tokens, s.templates[0]+s.probe.tokens)
+			errPromptSizing, n, s.probe.Tokens, s.templates[0]+s.probe.Tokens)
 	}
 	s.exchangeKnown = true
 	return nil
@@ -239,9 +239,9 @@ func (z *serverSizer) Counter(ctx context.Context, kind TextKind) (Counter, erro
 			return nil, err
 		}
 	}
-	pts := append(k.pts, sizePoint{0, t0})
+	pts := append(k.pts, budget.Point{Chars: 0, Tokens: t0})
 	return counterFunc(func(_ context.Context, text string) (int, error) {
-		return max(tokensAt(pts, len(text))-t0, 0), nil
+		return max(budget.TokensAt(pts, len(text))-t0, 0), nil
 	}), nil
 }
 
