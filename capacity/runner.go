@@ -128,7 +128,7 @@ func (r *runner) warmup(ctx context.Context, rule warmupRule) {
 	now := time.Now()
 	r.mu.Lock()
 	r.warming, r.n, r.dispatched, r.phaseStart = true, rule.count, 0, now
-	r.warm, r.warmLog = rule, &warmupLog{start: now, lastCheck: now}
+	r.warm, r.warmLog = rule, &warmupLog{start: now}
 	r.flights.Reset()
 	r.mu.Unlock()
 	r.feed.Attach(r.snapshot)

@@ -52,61 +52,36 @@ func warmupOf(w Workload, p *plan) warmupRule {
 }
 
 // warmupLog is what the warm-up keeps of its requests to test them for a
-// steady window: each one's send and end on the warm-up's clock.
+// steady window (steady.Log, on the warm-up's clock); r.mu guards it.
 type warmupLog struct {
-	start     time.Time
-	requests  []steady.Request // by warm-up index; End 0 while in flight
-	lastCheck time.Time
-	reached   bool
-	elapsed   time.Duration // the warm-up's length, set when it ends
+	start   time.Time
+	log     steady.Log
+	elapsed time.Duration // the warm-up's length, set when it ends
 }
 
-// sent records warm-up request k's send; r.mu is held.
-func (l *warmupLog) sent(k int, at time.Time) {
-	for len(l.requests) <= k {
-		l.requests = append(l.requests, steady.Request{})
-	}
-	ms := client.MS(at.Sub(l.start))
-	l.requests[k] = steady.Request{At: ms, Sent: ms, End: -1}
-}
+// sent records warm-up request k's send.
+func (l *warmupLog) sent(k int, at time.Time) { l.log.Sent(k, client.MS(at.Sub(l.start))) }
 
-// ended records warm-up request k's outcome; r.mu is held.
+// ended records warm-up request k's outcome.
 func (l *warmupLog) ended(k int, res result) {
-	q := &l.requests[k]
+	sent, end := -1.0, client.MS(time.Since(l.start))
 	if !res.clock.sent.IsZero() {
-		q.Sent = client.MS(res.clock.sent.Sub(l.start))
-		q.At = q.Sent
+		sent = client.MS(res.clock.sent.Sub(l.start))
 	}
-	q.End = client.MS(time.Since(l.start))
 	if !res.clock.end.IsZero() {
-		q.End = client.MS(res.clock.end.Sub(l.start))
+		end = client.MS(res.clock.end.Sub(l.start))
 	}
+	ttft := 0.0
 	if res.row != nil {
-		q.OK, q.TTFT = true, res.row.TTFTMS
+		ttft = res.row.TTFTMS
 	}
+	l.log.Ended(k, sent, end, res.row != nil, ttft)
 }
 
 // steadyNow tests the warm-up's requests so far, at most once per
-// steadyWarmupCheck; r.mu is held. It reports whether they have a steady
-// window that reaches their last two bins and holds at least half of
-// their bins (a trend the test is too weak to see in few bins still
-// leaves MSER cutting half or more): the warm-up is over.
+// steadyWarmupCheck (steady.Log.Steady): the warm-up is over.
 func (l *warmupLog) steadyNow(now time.Time, concurrency int) bool {
-	if l.reached || now.Sub(l.lastCheck) < steadyWarmupCheck {
-		return l.reached
-	}
-	l.lastCheck = now
-	phase := client.MS(now.Sub(l.start))
-	in := steady.Input{PhaseMS: phase, Load: steady.InFlight, Concurrency: concurrency, Requests: make([]steady.Request, 0, len(l.requests))}
-	for _, q := range l.requests {
-		if q.End < 0 {
-			q.End = phase // in flight: busy to now, not yet a completion
-		}
-		in.Requests = append(in.Requests, q)
-	}
-	w := steady.Find(in)
-	l.reached = w.Found && *w.EndMS >= float64(w.Bins-2)*w.BinMS && *w.EndMS-*w.StartMS >= float64(w.Bins)*w.BinMS/2
-	return l.reached
+	return l.log.Steady(client.MS(now.Sub(l.start)), client.MS(steadyWarmupCheck), concurrency)
 }
 
 // record writes the warm-up into anvil_go.run.
@@ -117,7 +92,7 @@ func (rule warmupRule) record(run *artifact.RunSummary, sent int, log *warmupLog
 	kind, ms := rule.kind, client.MS(log.elapsed)
 	run.Warmup, run.WarmupRequests, run.WarmupMS = &kind, &sent, &ms
 	if rule.steady {
-		reached := log.reached
+		reached := log.log.Reached()
 		run.WarmupSteady = &reached
 	}
 }
