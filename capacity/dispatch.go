@@ -29,7 +29,7 @@ type seams struct {
 // (its Schedule's Due) and fewer than the runner's concurrency are in
 // flight, each gate admitted it and Source gave it; the closed loop is the
 // schedule of requests all DueNow. A request with a scheduled time (DueAt,
-// DueAfter) keeps it as requestClock.taken, so a wait for a slot is its
+// DueAfter) keeps it as client.Clock.Taken, so a wait for a slot is its
 // queue time and counts in its scheduled-clock latencies (coordinated
 // omission cannot hide it). The dispatch is FIFO: a request that waits
 // holds back the ones after it.
@@ -137,7 +137,7 @@ func (r *runner) measure(ctx context.Context, start time.Time, s seams) error {
 		wg.Go(func() {
 			res := r.one(runCtx, i, false, buf.timer, &req, s.answerer != nil)
 			if !at.IsZero() {
-				res.clock.taken = at
+				res.clock.Taken = at
 			}
 			refused := r.record(res, false)
 			if s.answerer != nil {

@@ -1,31 +1,10 @@
 package capacity
 
 import (
-	"time"
-
 	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/internal/client"
 	"github.com/anvilbench/anvil/capacity/internal/steady"
 )
-
-// requestClock holds the monotonic stamps of one measured request; a zero
-// time means "not reached".
-type requestClock struct {
-	taken        time.Time // a worker took the request (closed loop: its scheduled time)
-	sent         time.Time // t0, immediately before the request was issued
-	end          time.Time // the response ended or failed
-	firstOutput  time.Time // first reasoning or content event
-	firstContent time.Time // first content event
-}
-
-// offsetMS is t as milliseconds after the campaign start; nil for a zero t.
-func offsetMS(t, start time.Time) *float64 {
-	if t.IsZero() {
-		return nil
-	}
-	ms := client.MS(t.Sub(start))
-	return &ms
-}
 
 // connectionsOf is anvil_go.connections of a run, but for the counts
 // taken from its requests' phases (extendReport adds them).
@@ -63,18 +42,11 @@ func extendReport(rep *artifact.Report, f runFacts, results []result, unsent []i
 		d := artifact.RequestDetail{
 			RequestIndex:        res.index,
 			Outcome:             artifact.OutcomeSuccess,
-			ScheduledMS:         offsetMS(c.taken, f.start),
-			SentMS:              offsetMS(c.sent, f.start),
-			QueueMS:             client.SinceMS(c.taken, c.sent),
-			EndMS:               offsetMS(c.end, f.start),
-			FirstOutputMS:       offsetMS(c.firstOutput, f.start),
-			FirstContentMS:      offsetMS(c.firstContent, f.start),
-			ScheduledTTFTMS:     client.SinceMS(c.taken, c.firstContent),
-			ScheduledE2EMS:      client.SinceMS(c.taken, c.end),
 			PlannedPromptTokens: f.plan.Contexts[res.index],
 			CountedPromptTokens: res.promptTokens,
 			ServerTimings:       res.serverTimings,
 		}
+		c.SetDetail(&d, f.start)
 		if res.least > d.PlannedPromptTokens {
 			least := res.least
 			d.LeastPromptTokens = &least
@@ -101,7 +73,7 @@ func extendReport(rep *artifact.Report, f runFacts, results []result, unsent []i
 			d.Outcome = string(res.fail.FailureClass)
 			d.ScheduledTTFTMS, d.ScheduledE2EMS = nil, nil
 		}
-		if !c.sent.IsZero() {
+		if !c.Sent.IsZero() {
 			x.Run.SentRequests++
 		}
 		x.Requests = append(x.Requests, d)

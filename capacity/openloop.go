@@ -39,8 +39,8 @@ func arrivalOf(f runFacts, results []result, requests int) *artifact.Arrival {
 	a.OfferedRPS = definedRate(arrival.Offered(f.schedule[:min(requests, len(f.schedule))]))
 	sent := make([]time.Time, 0, len(results))
 	for _, res := range results {
-		if !res.clock.sent.IsZero() {
-			sent = append(sent, res.clock.sent)
+		if !res.clock.Sent.IsZero() {
+			sent = append(sent, res.clock.Sent)
 		}
 	}
 	a.AchievedRPS = definedRate(arrival.Achieved(sent))

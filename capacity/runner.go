@@ -29,7 +29,7 @@ type result struct {
 	// whose usage reported cached tokens.
 	cacheRatio *float64
 	// clock holds the request's monotonic stamps for anvil_go.requests.
-	clock requestClock
+	clock client.Clock
 	// promptTokens is usage.prompt_tokens as the server counted it, when
 	// the response reported it.
 	promptTokens *int
@@ -267,7 +267,7 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *client.Chun
 	planned := r.plan.Contexts[i%r.plan.Len()]
 	res.index = i
 	start := time.Now()
-	res.clock.taken = start
+	res.clock.Taken = start
 	defer func() {
 		if p := recover(); p != nil {
 			clock := res.clock
@@ -318,8 +318,8 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *client.Chun
 	}
 	r.cl.Send(ctx, body, &ex)
 	res.received = ex.Received()
-	res.clock = requestClock{taken: start, sent: ex.Start(), end: ex.End(),
-		firstOutput: ex.FirstOutput(), firstContent: ex.FirstContent()}
+	res.clock = client.Clock{Taken: start, Sent: ex.Start(), End: ex.End(),
+		FirstOutput: ex.FirstOutput(), FirstContent: ex.FirstContent()}
 	if answer {
 		res.answer, res.answerCut = ex.Answer()
 	}

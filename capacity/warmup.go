@@ -65,11 +65,11 @@ func (l *warmupLog) sent(k int, at time.Time) { l.log.Sent(k, client.MS(at.Sub(l
 // ended records warm-up request k's outcome.
 func (l *warmupLog) ended(k int, res result) {
 	sent, end := -1.0, client.MS(time.Since(l.start))
-	if !res.clock.sent.IsZero() {
-		sent = client.MS(res.clock.sent.Sub(l.start))
+	if !res.clock.Sent.IsZero() {
+		sent = client.MS(res.clock.Sent.Sub(l.start))
 	}
-	if !res.clock.end.IsZero() {
-		end = client.MS(res.clock.end.Sub(l.start))
+	if !res.clock.End.IsZero() {
+		end = client.MS(res.clock.End.Sub(l.start))
 	}
 	ttft := 0.0
 	if res.row != nil {
