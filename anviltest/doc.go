@@ -56,21 +56,24 @@
 // Every benchmark line carries the units of reporters.BenchResult, a stable
 // set (medians over successful requests unless named otherwise):
 //
-//	ttft-p50-ms    time to first visible content, p50
-//	ttft-p95-ms    time to first visible content, p95
-//	ttfo-p50-ms    time to first output (reasoning or content), p50
-//	tpot-ms        generation time per decode token, p50
-//	decode-tok/s   per-request decode rate, p50
-//	prefill-tok/s  prompt tokens per second of time to first output, p50
-//	e2e-p50-ms     request start to end of stream, p50
-//	output-tok/s   output tokens per wall second of the run (eligible runs only)
-//	cache-hit-%    mean prefix-cache hit rate (when the server reports cached tokens)
-//	failed-req     requests sent that failed and are no latency samples
-//	unsent-req     planned requests never sent (interrupted or stopped runs; only when > 0)
-//	goodput-req/s  requests meeting the SLO per wall second (runs with an SLO)
-//	sched-ttft-p50-ms, sched-ttft-p95-ms, sched-e2e-p50-ms
-//	               open loops: TTFT and E2E from each request's scheduled time
-//	               (its wait for the in-flight cap included)
+//	ns/op              wall time per measured request sent, drain included
+//	ttft-p50-ms        time to first visible content, p50
+//	ttft-p95-ms        time to first visible content, p95
+//	ttfo-p50-ms        time to first output (reasoning or content), p50
+//	tpot-ms            generation time per decode token, p50
+//	decode-tok/s       per-request decode rate, p50
+//	prefill-tok/s      prompt tokens per second of time to first output, p50
+//	e2e-p50-ms         request start to end of stream, p50
+//	output-tok/s       output tokens per wall second of the run (eligible runs only)
+//	cache-hit-%        mean prefix-cache hit rate (when the server reports cached tokens)
+//	failed-req         requests sent that failed and are no latency samples
+//	unsent-req         planned requests never sent (interrupted or stopped runs; only when > 0)
+//	itl-p99-ms         p99 of the gaps between output chunks, over all successful requests
+//	tokens/chunk       completion tokens per output chunk (a server that batches tokens sends more)
+//	goodput-req/s      requests meeting the SLO per wall second (runs with an SLO)
+//	sched-ttft-p50-ms  open loops: TTFT from each request's scheduled time (its wait for the in-flight cap included), p50
+//	sched-ttft-p95-ms  the same, p95
+//	sched-e2e-p50-ms   open loops: end-to-end time from the scheduled time, p50
 //
 // A null metric (no sample, not eligible, not reported by the server) is
 // omitted, never printed as NaN. Failed or contract-invalid requests are
@@ -80,22 +83,51 @@
 //
 // # Configuration
 //
-// The target comes from WithTarget and then from the environment:
-// ANVIL_BASE_URL, ANVIL_MODEL, ANVIL_API_KEY_ENV (the name of the variable
-// holding the key, which is never written anywhere), ANVIL_ENGINE,
-// ANVIL_GPU, ANVIL_MAX_MODEL_LEN, ANVIL_EXTRA_BODY (a JSON object of
-// fields merged into every request body, such as llama.cpp's
-// {"cache_prompt":false}; part of the run's identity). Per-run knobs the
-// Workload leaves unset:
-// ANVIL_WARMUP (a count, a duration or steady), ANVIL_PROBE_RATE (probe
-// requests per second beside the load), ANVIL_TIMEOUT, ANVIL_CLOCK_DOMAIN_ID,
-// ANVIL_CONFIGURATION_FINGERPRINT. The embedded fake server: ANVIL_FAKE_PROFILE,
-// ANVIL_FAKE_TIME_SCALE, ANVIL_FAKE_DECODE_STEP. One shard of a workload
-// run from several machines (capacity.Shard, README "Many machines"):
-// ANVIL_SHARD=i/N or ANVIL_SHARDS=N with JOB_COMPLETION_INDEX, and
-// ANVIL_START_AT. ANVIL_PROGRESS=0 turns the
-// live progress line off; it is drawn only when standard error is a
-// terminal, never into captured output.
+// The target comes from WithTarget and then from the environment. Every
+// variable anviltest reads, the field it fills and what it takes:
+//
+//	ANVIL_BASE_URL                   Target.BaseURL: the API root, an http(s) URL (unset: the embedded fake server)
+//	ANVIL_MODEL                      Target.Model: a model id (unset: asked of /models)
+//	ANVIL_API_KEY_ENV                Target.APIKeyEnv: the name of the variable holding the key, which is never written anywhere
+//	ANVIL_ENGINE                     Target.Engine: an engine identity such as vllm-0.11.0
+//	ANVIL_GPU                        Target.GPU: a GPU identity such as h100-80gb
+//	ANVIL_MAX_MODEL_LEN              Target.MaxModelLen: the context window, an integer
+//	ANVIL_EXTRA_BODY                 Target.ExtraBody: a JSON object merged into every request body, such as llama.cpp's {"cache_prompt":false}; part of the run's identity
+//	ANVIL_CLOCK_DOMAIN_ID            Target.ClockDomainID: the name of a wall clock machines share
+//	ANVIL_CONFIGURATION_FINGERPRINT  Target.ConfigurationFingerprint: sha256:<64 hex digits> of the served configuration
+//	ANVIL_METRICS_URL                Target.MetricsURL: the server's Prometheus metrics, an http(s) URL, or off
+//	ANVIL_METRICS_INTERVAL           Target.MetricsInterval: the time between samples of them, such as 5s
+//	ANVIL_OUT                        the directory the artifacts are written to without -artifacts
+//	ANVIL_WARMUP                     Workload.Warmup: a request count, a duration such as 30s, or steady
+//	ANVIL_TIMEOUT                    Workload.Timeout: each request's limit, a positive duration such as 90s
+//	ANVIL_PROMPT_SIZING              Workload.PromptSizing: reference or exact
+//	ANVIL_RATE                       Workload.Rate: an open loop of that many requests per second
+//	ANVIL_ARRIVAL                    Workload.Arrival: constant, poisson or gamma
+//	ANVIL_BURSTINESS                 Workload.Burstiness: the gamma shape
+//	ANVIL_PROBE_RATE                 Workload.ProbeRate: probe requests per second beside the load, 0.001 to 10
+//	ANVIL_SLO_TTFT                   SLO.TTFT: a duration such as 500ms
+//	ANVIL_SLO_TPOT                   SLO.TPOT: a duration such as 50ms
+//	ANVIL_SLO_E2E                    SLO.E2E: a duration such as 10s
+//	ANVIL_SLO_ATTAINMENT             SLO.Attainment: the share of requests that must meet it, in (0, 1]
+//	ANVIL_SHARD                      Workload.Shard: i/N, this process is shard i (0-based) of N
+//	ANVIL_SHARDS                     Workload.Shard: N, with i from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's pods)
+//	ANVIL_START_AT                   Workload.Shard.StartAt: the shards' common start, RFC 3339
+//	ANVIL_TRACE                      the path of a trace file to replay instead of the synthetic plan
+//	ANVIL_TRACE_FORMAT               mooncake, azure or jsonl, when the file's name does not tell
+//	ANVIL_TRACE_SPEEDUP              divides the trace's recorded offsets, in [0.001, 1e6]
+//	ANVIL_TRACE_FIRST                keeps the trace's first N rows
+//	ANVIL_TRACE_WINDOW               keeps the rows of START..END (or START..) after the first row, such as 10m..20m
+//	ANVIL_SESSIONS                   multi-turn sessions: recorded (those of ANVIL_TRACE) or a spec such as turns=3,user=200,output=128,think=2s
+//	ANVIL_SESSIONS_COUNT             the number of sessions
+//	ANVIL_IGNORE_EOS                 1 sends ignore_eos and min_tokens with a trace's or sessions' requests
+//	ANVIL_FAKE_PROFILE               the embedded fake server's profile: fast, plain or reasoning (default)
+//	ANVIL_FAKE_TIME_SCALE            the fake server's time scale, in (0, 1000] (default 0.05)
+//	ANVIL_FAKE_DECODE_STEP           the fake server's decode step, a duration in (0, 1m]
+//	ANVIL_PROGRESS                   0 turns progress off: the live line on a terminal, a heartbeat line every 10 s elsewhere (never splitting a result)
+//	ANVIL_HTML                       1 writes report.html beside the artifacts
+//
+// A shard of a workload run from several machines is capacity.Shard
+// (README "Many machines").
 //
 // One precedence rule holds for every variable: an Option wins over the
 // field it sets in the Workload (or Target, or SLO), which wins over the
