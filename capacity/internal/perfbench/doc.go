@@ -68,17 +68,21 @@
 //
 // # Last measured
 //
-// Main at cdf60ad, -benchtime 3x, on a shared 2-core AMD EPYC machine at a
-// load average of 34-44 from other work (an earlier sitting at 1.9 gave
-// the same CPU ratio, 5.3): CPU per chunk 640 ns against the floor's 102,
-// a ratio of 5.6; the own error p95 against the floor's, in a burst, 0.9
-// / 0.9 ms at c=64 (ratio 1.0), and at c=1 a median 6 times the floor's
-// 0.5 ms over runs whose p95 moved from 0.5 to 6 ms with the load; at
-// c=256 and above the server's own first writes were 100 ms and more
-// late. Memory with 16,384 streams: 51 KiB a stream (peak 58); a minimal
-// net/http reader holding 10,000 streams, measured once outside the
-// benchmark, held 25 KiB a stream, 15 of them its goroutines' stacks (the
-// client's three goroutines a stream: 26 KiB). 720 us of CPU per request.
+// Main at 5dc9544, one run of the whole package with -benchtime 3x, on a
+// shared 2-core AMD EPYC machine at a load average of 13-23 from other
+// work: CPU per chunk 319 ns against the floor's 177, a ratio of 1.86
+// (its iterations 1.64, 1.86, 2.00; 5.3-5.6 at cdf60ad), 12.3 bytes and
+// 0.013 allocations a chunk (each request's setup spread over its
+// chunks). The own error p95 in a burst: 0.26 ms at c=1 (the floor's
+// 0.45), 1.12 ms at c=64 (the floor's 41, one run's lag), 25 ms at c=256
+// and 444 ms at c=1024, where the server's own first writes were 8.8 and
+// 129 ms late at p95 and t0's lead as long: the machine's, not the
+// client's. Paced: 0.21 ms at c=1, 0.57 at c=64, 7.6 at c=256. Memory
+// with 16,384 streams, one run: 56 KiB a stream steady (60 at the peak,
+// 962 MiB); a minimal net/http reader holding 10,000 streams, measured
+// once outside the benchmark, held 25 KiB a stream, 15 of them its
+// goroutines' stacks (the client's three goroutines a stream: 26 KiB).
+// 939 us of CPU per request.
 //
 // BenchmarkTimingError is the end-to-end accuracy: TTFT and TPOT minus the
 // server's schedule, which adds the server's own lag (the server late
