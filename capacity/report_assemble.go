@@ -72,7 +72,7 @@ func assemble(f runFacts) (*artifact.Report, error) {
 		StartedAtUnixNS:    f.start.UnixNano(),
 		FinishedAt:         isoSecond(f.end),
 		FinishedAtUnixNS:   f.end.UnixNano(),
-		TimestampPrecision: timestampPrecision,
+		TimestampPrecision: client.TimestampPrecision,
 		WallClockMS:        client.MS(f.end.Sub(f.start)),
 		ClockDomainID:      optional(t.ClockDomainID),
 
@@ -103,7 +103,7 @@ func assemble(f runFacts) (*artifact.Report, error) {
 			SharedPrefixBurst: w.Burst > 0,
 		},
 		Sampling:          artifact.Sampling{Temperature: temperatureField(w.Temperature), TopP: samplingField(w.TopP)},
-		TimingMethodology: timingMethodology(),
+		TimingMethodology: client.TimingMethodology(),
 		RequestTimings:    []artifact.TimingRow{},
 		Failures:          []artifact.Failure{},
 	}

@@ -59,4 +59,6 @@
 // requests of discovery and sizing with the same headers, DecodeBody,
 // Excerpt, TransportHint and AnswerReason shape what their failures say,
 // and EnsureFileLimit makes room for the connections of a concurrency.
+// TimingMethodology and TimestampPrecision are the artifact's sentences
+// saying how all of this measures.
 package client
