@@ -111,6 +111,6 @@ func TestContextForDrawBounds(t *testing.T) {
 func BenchmarkSampleContexts(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		Sample(1717, 10_000) // the most requests a capacity run plans
+		Sample(1717, 16_384) // the most requests a capacity run plans
 	}
 }
