@@ -56,7 +56,9 @@ func (f Format) String() string {
 // Want is what the request asked for.
 type Want struct {
 	// Inputs is the number of inputs the request sent: the number of
-	// vectors the answer must hold. It must be positive.
+	// vectors the answer must hold; 0 accepts any number (the caller
+	// checks the count against its request), and the indices are then
+	// checked against the vectors.
 	Inputs int
 	// Format is the encoding_format asked for.
 	Format Format
@@ -186,8 +188,8 @@ func NewChecker() *Checker { return &Checker{d: jsonpick.NewDecoder(schema)} }
 
 // Check checks the body of an answer to a request that asked for w.
 func (c *Checker) Check(body []byte, w Want) (Result, error) {
-	if w.Inputs < 1 {
-		return Result{}, fmt.Errorf("embeddings: Want.Inputs = %d: must be at least 1", w.Inputs)
+	if w.Inputs < 0 {
+		return Result{}, fmt.Errorf("embeddings: Want.Inputs = %d: must be at least 0 (0: any)", w.Inputs)
 	}
 	if err := c.d.Decode(body); err != nil {
 		return Result{}, bareNonFinite(body, err)
@@ -200,7 +202,7 @@ func (c *Checker) Check(body []byte, w Want) (Result, error) {
 		r.Usage = Usage{Present: true, Prompt: c.d.Value(sPrompt).Int, Total: c.d.Value(sTotal).Int}
 	}
 	r.Vectors = c.d.Value(sData).Len
-	if r.Vectors != w.Inputs {
+	if w.Inputs > 0 && r.Vectors != w.Inputs {
 		return Result{}, &InvalidError{Reason: Count, Vector: -1,
 			Detail: fmt.Sprintf("%d vectors for %d inputs", r.Vectors, w.Inputs)}
 	}

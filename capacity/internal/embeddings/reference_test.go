@@ -72,7 +72,7 @@ func reference(body []byte, w Want) outcome {
 	if r.Usage != nil {
 		res.Usage = Usage{Present: true, Prompt: pickref.Int(r.Usage.PromptTokens), Total: pickref.Int(r.Usage.TotalTokens)}
 	}
-	if len(r.Data) != w.Inputs {
+	if w.Inputs > 0 && len(r.Data) != w.Inputs {
 		return outcome{Err: "invalid", Reason: Count, Vector: -1}
 	}
 	seen := map[int64]bool{}
