@@ -53,6 +53,11 @@ const (
 	FailureControlledOutput FailureClass = "controlled_output_failed"
 	// FailureRunnerError: a defect of the benchmark itself (a worker panic).
 	FailureRunnerError FailureClass = "runner_error"
+	// FailureEmbeddingsInvalid: an embeddings answer whose vectors are not
+	// what was asked (another number than the inputs, two lengths, a
+	// value that is not a finite number): anvil-go's own class, beside
+	// the reference's.
+	FailureEmbeddingsInvalid FailureClass = "embeddings_invalid"
 )
 
 // ErrorTypeInvalidUsage is the error_type of a response whose usage count

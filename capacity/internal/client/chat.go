@@ -39,22 +39,10 @@ func (chatCompletions) Streams() bool { return true }
 // (DefaultTemperature unless set), top_p when set, the thinking control
 // (chat_template_kwargs or reasoning_effort) and the extra fields.
 func (chatCompletions) Encode(r *Request) (head, tail []byte, err error) {
-	f := make(map[string]any, 8+len(r.Extra))
-	for k, v := range r.Extra {
-		f[k] = v
-	}
-	f["model"] = r.Model
+	f := sampledFields(r, 8)
 	f["max_tokens"] = r.MaxTokens
 	f["stream"] = true
 	f["stream_options"] = map[string]bool{"include_usage": true}
-	if r.Temperature != nil {
-		f["temperature"] = *r.Temperature
-	} else {
-		f["temperature"] = defaultTemperatureJSON
-	}
-	if r.TopP != nil {
-		f["top_p"] = *r.TopP
-	}
 	switch {
 	case r.ReasoningEffort != "":
 		f["reasoning_effort"] = r.ReasoningEffort
@@ -68,11 +56,7 @@ func (chatCompletions) Encode(r *Request) (head, tail []byte, err error) {
 	if r.Messages == nil {
 		return []byte(`{"messages":[{"content":`), append([]byte(`,"role":"user"}],`), fields[1:]...), nil
 	}
-	msgs := make([]chatMessage, len(r.Messages))
-	for i, m := range r.Messages {
-		msgs[i] = chatMessage{Content: m.Content, Role: m.Role}
-	}
-	list, err := encodeJSON(msgs)
+	list, err := encodeJSON(chatMessages(r.Messages))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -46,12 +47,15 @@ type Config struct {
 type Client struct {
 	hc      *http.Client
 	dialect Dialect
-	tmpl    *http.Request // method, URL and headers of every measured request
-	base    http.Header   // Config.Header and the credential: every unmeasured request's
-	timeout time.Duration
-	stall   time.Duration // 0: no stall limit below timeout
-	secrets Secrets       // scrubbed from every message (Exchange.fail)
-	checks  Checks
+	// dimension is the length of the run's embeddings vectors, set by its
+	// first valid answer (0 before): every later answer must have it.
+	dimension atomic.Int64
+	tmpl      *http.Request // method, URL and headers of every measured request
+	base      http.Header   // Config.Header and the credential: every unmeasured request's
+	timeout   time.Duration
+	stall     time.Duration // 0: no stall limit below timeout
+	secrets   Secrets       // scrubbed from every message (Exchange.fail)
+	checks    Checks
 	// decoders holds the decoders no request is reading, made by the
 	// dialect and reused from one request to the next: at most as many as
 	// requests were ever in flight at once, never dropped (a sync.Pool

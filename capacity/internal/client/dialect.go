@@ -81,6 +81,9 @@ type Request struct {
 	// Source's Request.Body); their keys never collide with the fields the
 	// dialect writes (validation refuses them).
 	Extra map[string]any
+	// EncodingFormat is an embeddings request's encoding_format: "float"
+	// (also empty) or "base64".
+	EncodingFormat string
 }
 
 // A Message is one message of an explicit conversation.
@@ -132,8 +135,18 @@ type Event struct {
 	Error     []byte
 	ErrorKind string
 	// Done: the terminal event, the answer is complete ([DONE],
-	// message_stop, response.completed).
+	// message_stop, response.completed). It may carry the answer's last
+	// parts (Responses' usage is in response.completed).
 	Done bool
+	// Vectors and Dimension are an embeddings answer's: its number of
+	// vectors and the length of every one (the decoder checked that they
+	// have one length and finite values); the client checks the count
+	// against the request's inputs and the length against the run's.
+	Vectors, Dimension int
+	// Invalid, when not empty, is why the answer is not what was asked
+	// (an embeddings answer's vectors), InvalidType its error_type: the
+	// answer fails as embeddings_invalid.
+	Invalid, InvalidType string
 }
 
 // reset empties ev for the next event, keeping its slices' storage. It
@@ -147,12 +160,16 @@ func (ev *Event) reset(at time.Time) {
 	if ev.Timings != nil || ev.Error != nil {
 		ev.Timings, ev.Error, ev.ErrorKind = nil, nil, ""
 	}
+	if ev.Vectors != 0 || ev.Invalid != "" {
+		ev.Vectors, ev.Dimension, ev.Invalid, ev.InvalidType = 0, 0, "", ""
+	}
 }
 
 // carriesNothing reports whether the event carried nothing but, perhaps,
 // its end: no content, reasoning, finish reason, usage, timings or error.
 func (ev *Event) carriesNothing() bool {
-	return len(ev.Content) == 0 && !ev.Reasoning && len(ev.Finish) == 0 && !ev.Usage.Present && ev.Timings == nil && ev.Error == nil
+	return len(ev.Content) == 0 && !ev.Reasoning && len(ev.Finish) == 0 && !ev.Usage.Present && ev.Timings == nil && ev.Error == nil &&
+		ev.Vectors == 0 && ev.Invalid == ""
 }
 
 // Usage is what an answer reported of its token counts.

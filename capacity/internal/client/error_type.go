@@ -70,6 +70,19 @@ const (
 	// ErrorTypeInvalidUsage: a usage count that is negative, not an
 	// integer, or impossible for the request.
 	ErrorTypeInvalidUsage = artifact.ErrorTypeInvalidUsage
+	// ErrorTypeVectorCount: an embeddings answer with another number of
+	// vectors than the request's inputs.
+	ErrorTypeVectorCount = "vector_count"
+	// ErrorTypeVectorDimension: an embeddings answer whose vectors differ in
+	// length from each other, or from the run's earlier answers.
+	ErrorTypeVectorDimension = "vector_dimension"
+	// ErrorTypeVectorValue: a vector value that is not a finite number
+	// (null, a NaN, an infinity, a string), an empty vector, or base64
+	// that does not decode to float32 values.
+	ErrorTypeVectorValue = "vector_value"
+	// ErrorTypeVectorIndex: a vector's index that is not an input's, or an
+	// input's twice.
+	ErrorTypeVectorIndex = "vector_index"
 	// ErrorTypeCanary: the request canary check failed.
 	ErrorTypeCanary = "canary"
 	// ErrorTypeControlledOutput: the strict controlled-output check failed.

@@ -87,6 +87,9 @@ func (c *Client) Evaluate(ex *Exchange) (*artifact.TimingRow, *artifact.Failure)
 		k = Checks{MaxTokens: k.MaxTokens, Window: k.Window, WindowFrom: k.WindowFrom}
 		promptFloor = false
 	}
+	if generatesNothing(c.dialect) {
+		return c.evaluateUntimed(k, promptFloor, ex)
+	}
 	return k.evaluate(ex.Index, ex.Planned, promptFloor, ex)
 }
 
@@ -367,4 +370,50 @@ func wireIntPtr(n Count) *int {
 	}
 	v := int(n.v)
 	return &v
+}
+
+// evaluateUntimed is Evaluate for an answer that does not stream and
+// generates no token (embeddings): its row has the latency and the input
+// tokens, no token times (artifact.TimingRow.OmitTokenTimes); its vectors
+// must be one per input, each of the run's length (that of its first
+// valid answer); usage and the prompt-token floor are checked as for
+// every API.
+func (c *Client) evaluateUntimed(k Checks, promptFloor bool, ex *Exchange) (*artifact.TimingRow, *artifact.Failure) {
+	s := &ex.stream
+	inputs := max(ex.Inputs, 1)
+	if ex.class == "" && s.vectors != inputs {
+		ex.fail(artifact.FailureEmbeddingsInvalid, ErrorTypeVectorCount, "embeddings answer: %d vectors for %d inputs", s.vectors, inputs)
+	}
+	if ex.class == "" {
+		d := int64(s.dimension)
+		if !c.dimension.CompareAndSwap(0, d) && c.dimension.Load() != d {
+			ex.fail(artifact.FailureEmbeddingsInvalid, ErrorTypeVectorDimension, "embeddings answer: vectors of %d values, where the run's first answer had %d",
+				d, c.dimension.Load())
+		}
+	}
+	if problem := checkUsage(&s.usage, k.MaxTokens, 0, ex.secrets.Scrub); problem != "" {
+		ex.fail(artifact.FailureStreamValidation, ErrorTypeInvalidUsage, "%s", problem)
+	}
+	var row *artifact.TimingRow
+	if s.terminal {
+		row = &artifact.TimingRow{RequestIndex: ex.Index, PlannedContextTokens: ex.Planned,
+			E2EMS: MS(ex.endAt.Sub(ex.start)), OutputTokenSource: artifact.SourceUsage}
+		row.OmitTokenTimes()
+		if s.usage.Prompt.ok {
+			p := int(s.usage.Prompt.v)
+			row.PromptTokens = &p
+		}
+		if ex.class == "" {
+			if err := row.Check(); err != nil {
+				ex.fail(artifact.FailureStreamValidation, ErrorTypeInvalidTiming, "invalid timing row: %v", err)
+			}
+		}
+		if ex.class == "" && promptFloor {
+			checkPromptTokens(ex, ex.Planned, k.Window, k.WindowFrom)
+		}
+	}
+	if ex.class == "" && row != nil {
+		return row, nil
+	}
+	return nil, failureFromExchange(ex.Index, ex.Planned, ex, row)
 }

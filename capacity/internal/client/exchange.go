@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,6 +26,9 @@ type Exchange struct {
 	// completely written, and Evaluate checks no contract of the prompt.
 	Index, Planned, MaxTokens int
 	Unmeasured                bool
+	// Inputs is the number of inputs an embeddings request sends: the
+	// vectors its answer must hold (0: one).
+	Inputs int
 
 	start    time.Time // t0, immediately before the request is issued
 	endAt    time.Time // end of the stream: its terminal event, the body's end, or the failure
@@ -249,7 +253,7 @@ func (c *Client) Send(ctx context.Context, body Body, ex *Exchange) {
 func (c *Client) classifyStream(ctx, reqCtx context.Context, ex *Exchange, tb *trackedBody) {
 	s := &ex.stream
 	if s.invalid != "" {
-		ex.fail(artifact.FailureStreamValidation, s.invalidType, "%s", s.invalid)
+		ex.fail(cmp.Or(s.invalidClass, artifact.FailureStreamValidation), s.invalidType, "%s", s.invalid)
 		return
 	}
 	if s.terminal {

@@ -10,6 +10,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/anvilbench/anvil/capacity/artifact"
+
 	"github.com/anvilbench/anvil/capacity/internal/itl"
 	"github.com/anvilbench/anvil/capacity/sse"
 )
@@ -68,8 +70,12 @@ type streamResult struct {
 
 	// invalid names the stream-contract violation; "" when none was seen.
 	invalid string
-	// invalidType is the error_type of the violation.
-	invalidType string
+	// invalidType is the error_type of the violation, invalidClass its
+	// failure class when not stream_validation_failed.
+	invalidType  string
+	invalidClass artifact.FailureClass
+	// vectors and dimension are an embeddings answer's (Event.Vectors).
+	vectors, dimension int
 	// readErr is the error that ended the reading (nil at a clean end).
 	readErr error
 	// trailing counts field bytes after the last complete event at EOF;
@@ -206,9 +212,12 @@ func (res *streamResult) apply(ev *Event) bool {
 		res.invalid = "in-stream " + ev.ErrorKind + ": " + Excerpt(string(ev.Error))
 		return false
 	}
-	if ev.Done {
-		res.terminal, res.terminalAt = true, ev.At
+	if ev.Invalid != "" {
+		res.invalidClass, res.invalidType, res.invalid = artifact.FailureEmbeddingsInvalid, ev.InvalidType, ev.Invalid
 		return false
+	}
+	if ev.Vectors > 0 {
+		res.vectors, res.dimension = ev.Vectors, ev.Dimension
 	}
 	at := ev.At
 	reasoning, content := ev.Reasoning, false
@@ -262,6 +271,12 @@ func (res *streamResult) apply(ev *Event) bool {
 		// The last one wins (with timings_per_token every chunk has one);
 		// decoded once, when the stream has ended (serverTimingsOf).
 		res.timings = append(res.timings[:0], ev.Timings...)
+	}
+	if ev.Done {
+		// The terminal event may carry the answer's last parts
+		// (Responses' usage in response.completed).
+		res.terminal, res.terminalAt = true, ev.At
+		return false
 	}
 	return true
 }
