@@ -88,6 +88,7 @@
 //
 //	ANVIL_BASE_URL                   Target.BaseURL: the API root, an http(s) URL (unset: the embedded fake server)
 //	ANVIL_MODEL                      Target.Model: a model id (unset: asked of /models)
+//	ANVIL_API                        Target.API: the API the requests speak: chat (default), responses, messages, completions or embeddings
 //	ANVIL_API_KEY_ENV                Target.APIKeyEnv: the name of the variable holding the key, which is never written anywhere
 //	ANVIL_ENGINE                     Target.Engine: an engine identity such as vllm-0.11.0
 //	ANVIL_GPU                        Target.GPU: a GPU identity such as h100-80gb

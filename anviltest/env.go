@@ -45,7 +45,8 @@ type envVar struct {
 // environment is the parsed environment: the zero value of a field means
 // its variable is unset.
 type environment struct {
-	baseURL, model, apiKeyEnv, engine, gpu  string
+	baseURL, model, api, apiKeyEnv, engine  string
+	gpu                                     string
 	clockDomainID, configurationFingerprint string
 	maxModelLen                             int
 	extraBody                               map[string]any
@@ -75,6 +76,10 @@ type environment struct {
 var envVars = [...]envVar{
 	{envBaseURL, "Target.BaseURL", "an http(s) URL of the API root", str(func(e *environment) *string { return &e.baseURL })},
 	{envModel, "Target.Model", "a model id", str(func(e *environment) *string { return &e.model })},
+	{envAPI, "Target.API", "chat, responses, messages, completions or embeddings", func(e *environment, v string) error {
+		e.api = v
+		return checkTarget("Target.API", capacity.Target{API: v})
+	}},
 	{envAPIKeyEnv, "Target.APIKeyEnv", "the name of the variable that holds the API key", str(func(e *environment) *string { return &e.apiKeyEnv })},
 	{envEngine, "Target.Engine", "an engine identity such as vllm-0.11.0", str(func(e *environment) *string { return &e.engine })},
 	{envGPU, "Target.GPU", "a GPU identity such as h100-80gb", str(func(e *environment) *string { return &e.gpu })},

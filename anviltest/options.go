@@ -20,6 +20,9 @@ const (
 	envBaseURL = "ANVIL_BASE_URL"
 	// envModel is the model id sent (unset: the first id of /models).
 	envModel = "ANVIL_MODEL"
+	// envAPI is the API the requests speak (Target.API): chat, responses,
+	// messages, completions or embeddings (unset: chat).
+	envAPI = "ANVIL_API"
 	// envAPIKeyEnv names the variable that holds the bearer token; the token
 	// itself is never written anywhere.
 	envAPIKeyEnv = "ANVIL_API_KEY_ENV"
@@ -157,6 +160,7 @@ func (s *settings) resolveTarget() (capacity.Target, error) {
 	}
 	fill(&t.BaseURL, e.baseURL)
 	fill(&t.Model, e.model)
+	fill(&t.API, e.api)
 	fill(&t.APIKeyEnv, e.apiKeyEnv)
 	fill(&t.Engine, e.engine)
 	fill(&t.GPU, e.gpu)

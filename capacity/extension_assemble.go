@@ -21,9 +21,15 @@ func connectionsOf(r *runner) *artifact.Connections {
 // never sent.
 func extendReport(rep *artifact.Report, f runFacts, results []result, unsent []int) {
 	x := rep.Extension()
+	api := f.target.apiOf()
 	x.Run = &artifact.RunSummary{
+		API:               &api,
 		NeverSentRequests: len(unsent),
 		Interrupted:       f.cancelled || f.runner.stopped,
+	}
+	if api == apiEmbeddings {
+		why := absentTimingsEmbeddings
+		x.Run.AbsentTimings = &why
 	}
 	x.Run.RecordBuild() // the binary that measured: module version, revision, Go
 	x.PromptSizing = promptSizingOf(f.plan, results)

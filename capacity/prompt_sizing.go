@@ -347,7 +347,8 @@ func (p *plan) exactCharsPerToken() float64 {
 // model known) with the resolved workload w send: the chat requests'
 // thinking control, when it is not a reasoning effort.
 func tokenizeConfig(t Target, w Workload) tokenize.Config {
-	cfg := tokenize.Config{BaseURL: t.BaseURL, Model: t.Model, Timeout: w.Timeout}
+	api := t.apiOf()
+	cfg := tokenize.Config{BaseURL: t.BaseURL, Model: t.Model, Timeout: w.Timeout, Bare: api == apiCompletions || api == apiEmbeddings}
 	if r := requestOf(t, w); r.ReasoningEffort == "" {
 		cfg.Thinking = r.Thinking
 	}

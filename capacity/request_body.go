@@ -18,7 +18,7 @@ const defaultTemperature = client.DefaultTemperature
 // validation refuses the reserved ones).
 func requestOf(t Target, w Workload) client.Request {
 	r := client.Request{Model: t.Model, MaxTokens: w.MaxTokens, Temperature: w.Temperature, TopP: w.TopP,
-		ReasoningEffort: string(w.ReasoningEffort), Extra: make(map[string]any, len(t.ExtraBody))}
+		ReasoningEffort: string(w.ReasoningEffort), EncodingFormat: w.EncodingFormat, Extra: make(map[string]any, len(t.ExtraBody))}
 	for k, v := range t.ExtraBody {
 		r.Extra[k] = v
 	}

@@ -50,6 +50,9 @@ func run(ctx context.Context, t Target, w Workload, sec *client.Secrets) (*artif
 	if err != nil {
 		return nil, err
 	}
+	if err := checkAPI(t, w); err != nil {
+		return nil, err
+	}
 	baseURL, err := redactBaseURL(t.BaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("%w: Target.BaseURL: %w", ErrInvalidConfig, err)
@@ -246,12 +249,12 @@ func NewConnectionRule(base http.RoundTripper) http.RoundTripper {
 
 // clientConfig is the configuration of the client of a run against t
 // (resolved, its model known) with the resolved workload w, sending over
-// hc with the credential key: chat completions, the contracts of w, no
+// hc with the credential key: its API's dialect, the contracts of w, no
 // truncation window.
 func clientConfig(t Target, w Workload, hc *http.Client, key string) client.Config {
 	return client.Config{
 		BaseURL: t.BaseURL, HTTPClient: hc, Header: t.Headers, APIKey: key, Secrets: t.secrets(key),
-		Dialect: client.ChatCompletions,
+		Dialect: dialectOf(t.API),
 		Timeout: w.Timeout, StallTimeout: w.StallTimeout,
 		Checks: client.Checks{Canaries: w.RequestCanaries, Seed: w.Seed, Words: w.ResponseWords,
 			Policy: string(w.ControlledOutputPolicy), MaxTokens: w.MaxTokens},

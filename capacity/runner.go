@@ -303,7 +303,7 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *client.Chun
 			r.plan.Contexts[i] = planned // this goroutine's index alone; read once the phase ended
 			return result{index: i, clock: res.clock, fail: runnerFailure(i, planned, err, r.cl.Scrub)}
 		}
-		body, planned, ex.MaxTokens = sb.body, sb.planned, sb.maxTokens
+		body, planned, ex.MaxTokens, ex.Inputs = sb.body, sb.planned, sb.maxTokens, sb.inputs
 		r.plan.Contexts[i] = planned // this goroutine's index alone; read once the phase ended
 		res.source = &sourceFacts{session: req.Session, turn: req.Turn, maxTokens: sb.maxTokens,
 			prefixed: req.Messages == nil && len(req.PrefixBlocks) == 0}

@@ -141,6 +141,10 @@ func (s SLO) Evaluate(r *artifact.Report) (artifact.SLOResult, error) {
 	}
 	for i := range r.RequestTimings {
 		row := &r.RequestTimings[i]
+		if !row.TokenTimed() && (res.TTFTMS != nil || res.TPOTMS != nil) {
+			return artifact.SLOResult{}, fmt.Errorf("%w: request %d generated no token (an embeddings answer): it has no TTFT or TPOT to bound; bound its E2E alone",
+				errNotEvaluable, row.RequestIndex)
+		}
 		ttft, e2e := &row.TTFTMS, &row.E2EMS
 		if scheduled {
 			d := r.AnvilGo.Request(row.RequestIndex)

@@ -50,6 +50,7 @@ type sourceBody struct {
 	planned   int // planned_context_tokens
 	maxTokens int // the max_tokens sent
 	chars     int // the characters of its messages' contents
+	inputs    int // an embeddings request's inputs (Exchange.Inputs)
 }
 
 // build returns the body of measured request i as req describes it.
@@ -66,8 +67,13 @@ func (b *sourceBodies) build(i int, req Request) (sourceBody, error) {
 	}
 	r := requestOf(b.target, b.w)
 	r.MaxTokens = maxTokens
+	api := b.target.apiOf()
+	if api == apiCompletions && req.Messages != nil {
+		return sourceBody{}, fmt.Errorf("capacity: Workload.Source: request %d: the completions API (Target.API %q) sends one bare prompt, not a conversation: describe the request by PromptTokens, not Messages", i, apiCompletions)
+	}
+	reserved := reservedBodyFieldsOf(api)
 	for _, k := range slices.Sorted(maps.Keys(req.Body)) {
-		if owner, ok := reservedBodyFields[k]; ok {
+		if owner, ok := reserved[k]; ok {
 			return sourceBody{}, fmt.Errorf("capacity: Workload.Source: request %d: body field %q is set by %s and may not be overridden", i, k, owner)
 		}
 		if !json.Valid(req.Body[k]) {
@@ -109,7 +115,7 @@ func (b *sourceBodies) build(i int, req Request) (sourceBody, error) {
 	}
 	bb := &client.Buffer{}
 	bb.Set(append(append(bb.Reset(), head...), tail...))
-	return sourceBody{body: bb, planned: planned, maxTokens: maxTokens, chars: chars}, nil
+	return sourceBody{body: bb, planned: planned, maxTokens: maxTokens, chars: chars, inputs: len(r.Messages)}, nil
 }
 
 // blockPrompt is the planned prompt of request i opening with req's

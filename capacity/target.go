@@ -28,9 +28,21 @@ const (
 type Target struct {
 	// BaseURL is the OpenAI-compatible API root as users write it, usually
 	// ending in /v1 (e.g. "http://localhost:8000/v1"); requests go to
-	// BaseURL + "/chat/completions". http or https, no query or fragment.
-	// The artifact records it without userinfo, query or fragment.
+	// BaseURL + the API's route ("/chat/completions" for chat). http or
+	// https, no query or fragment. The artifact records it without
+	// userinfo, query or fragment.
 	BaseURL string
+	// API is the API every measured request speaks
+	// (capacity/PROTOCOL.md#apis): "chat" (the default, empty) streams chat
+	// completions; "responses" OpenAI's Responses API (BaseURL +
+	// "/responses"), "messages" Anthropic's Messages API ("/messages",
+	// the credential in x-api-key with anthropic-version), "completions"
+	// the legacy text completions ("/completions"), each streamed;
+	// "embeddings" ("/embeddings") is answered whole. Every API sends the
+	// same planned prompt as its own body, so one workload over two APIs
+	// sends the same text. Recorded in anvil_go.run.api, an identity key
+	// of comparisons.
+	API string
 	// Model is the model id sent; empty means the id reported by
 	// BaseURL + "/models" (the first entry).
 	Model string

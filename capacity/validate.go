@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/internal/client"
 	"github.com/anvilbench/anvil/capacity/internal/field"
 	"github.com/anvilbench/anvil/capacity/internal/probe"
@@ -243,6 +244,9 @@ func (w Workload) validate() error {
 	if t := w.Temperature; t != nil && (math.IsNaN(*t) || math.IsInf(*t, 0) || *t < 0) {
 		v.add("Workload.Temperature", t, "must be finite and >= 0")
 	}
+	if f := w.EncodingFormat; f != "" && f != "float" && f != "base64" {
+		v.add("Workload.EncodingFormat", f, "must be float or base64 (empty: float)")
+	}
 	if p := w.TopP; p != nil && !(*p > 0 && *p <= 1) { // NaN fails both
 		v.add("Workload.TopP", p, "must be in (0, 1]")
 	}
@@ -288,9 +292,13 @@ func (t Target) validate() error {
 			v.add("Target.Headers", name, "has a value with a control character such as a trailing newline, which HTTP refuses (the value is not shown)")
 		}
 	}
+	if t.API != "" && !slices.Contains(artifact.APIs(), t.API) {
+		v.add("Target.API", t.API, "must be one of %s (empty: chat)", strings.Join(artifact.APIs(), ", "))
+	}
+	reserved := reservedBodyFieldsOf(t.apiOf())
 	keys := slices.Sorted(maps.Keys(t.ExtraBody))
 	for _, k := range keys {
-		if owner, ok := reservedBodyFields[k]; ok {
+		if owner, ok := reserved[k]; ok {
 			v.add("Target.ExtraBody", k, "is set by %s and may not be overridden", owner)
 			continue
 		}

@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"math"
 	"time"
 
 	"github.com/anvilbench/anvil/capacity/artifact"
@@ -74,6 +75,9 @@ func (l *warmupLog) ended(k int, res result) {
 	ttft := 0.0
 	if res.row != nil {
 		ttft = res.row.TTFTMS
+		if !res.row.TokenTimed() {
+			ttft = math.NaN() // an embeddings answer: its trend is on completions
+		}
 	}
 	l.log.Ended(k, sent, end, res.row != nil, ttft)
 }

@@ -232,6 +232,9 @@ type Workload struct {
 	// ReasoningEffort, when set, is sent as reasoning_effort; it may not be
 	// combined with an explicit ThinkingMode (only with "default").
 	ReasoningEffort ReasoningEffort
+	// EncodingFormat is the encoding_format of an embeddings request
+	// (Target.API "embeddings"): "float" (the default, empty) or "base64".
+	EncodingFormat string
 	// Timeout bounds each request from t0 to the end of its stream,
 	// (0, 1h] (0: 15m).
 	Timeout time.Duration

@@ -76,6 +76,8 @@ func classColor(class string) string {
 		return "#882255"
 	case "runner_error":
 		return "#F0E442"
+	case "embeddings_invalid":
+		return "#0072B2"
 	default: // request_error and anything unclassified
 		return "#D55E00"
 	}

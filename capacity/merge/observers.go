@@ -201,15 +201,18 @@ func unionChecks(in []shardIn, m *artifact.Report, sent int) *artifact.ServerChe
 			out.GenerationTokens = tc
 		}
 	}
-	if hist != "" && len(m.RequestTimings) > 0 {
+	ttfo, timed := 0.0, 0
+	for i := range m.RequestTimings {
+		if row := &m.RequestTimings[i]; row.TokenTimed() { // not an embeddings answer's
+			ttfo += row.TimeToFirstOutputMS
+			timed++
+		}
+	}
+	if hist != "" && timed > 0 {
 		sum, _, okS := unionIncrease(in, hist+"_sum")
 		n, _, okN := unionIncrease(in, hist+"_count")
 		if okS && okN && n > 0 {
-			ttfo := 0.0
-			for i := range m.RequestTimings {
-				ttfo += m.RequestTimings[i].TimeToFirstOutputMS
-			}
-			client, server := ttfo/float64(len(m.RequestTimings)), sum/n*1000
+			client, server := ttfo/float64(timed), sum/n*1000
 			out.TTFT = &artifact.TTFTCheck{Histogram: hist, ServerRequests: n, ServerMeanMS: server, ClientMeanMS: client,
 				NetworkAndClientMS: client - server}
 		}

@@ -141,17 +141,21 @@ func ttftCheck(m *artifact.ServerMetrics, hist string, clientMS float64) *artifa
 // (anvil_go.run.sent_requests, else every row and failure) less those,
 // and the probes that reported no usage;
 // max_tokens; wall_clock_ms as the phase's duration; the mean
-// time_to_first_output_ms of the timing rows, and over those whose
-// request's anvil_go.requests entry has server_timings.prompt_ms, the
-// means of both.
+// time_to_first_output_ms of the timing rows that have one, and over
+// those whose request's anvil_go.requests entry has
+// server_timings.prompt_ms, the means of both.
 func factsOf(r *artifact.Report) runFacts {
 	f := runFacts{MaxTokens: r.MaxTokens, DurationMS: r.WallClockMS}
 	tokens, reported := r.CompletionTokens()
 	f.CompletionTokens = tokens
-	ttfo := 0.0
+	ttfo, timed := 0.0, 0
 	for i := range r.RequestTimings {
 		row := &r.RequestTimings[i]
+		if !row.TokenTimed() { // an embeddings answer's
+			continue
+		}
 		ttfo += row.TimeToFirstOutputMS
+		timed++
 		if d := r.AnvilGo.Request(row.RequestIndex); d != nil && d.ServerTimings != nil && d.ServerTimings.PromptMS != nil {
 			f.Prompt.N++
 			f.Prompt.ServerMeanMS += *d.ServerTimings.PromptMS
@@ -175,8 +179,8 @@ func factsOf(r *artifact.Report) runFacts {
 	if r.AnvilGo != nil && r.AnvilGo.Shard != nil {
 		f.ShardIndex, f.ShardCount = r.AnvilGo.Shard.Index, r.AnvilGo.Shard.Count
 	}
-	if n := len(r.RequestTimings); n > 0 {
-		f.ClientFirstTokenMeanMS = new(ttfo / float64(n))
+	if timed > 0 {
+		f.ClientFirstTokenMeanMS = new(ttfo / float64(timed))
 	}
 	return f
 }

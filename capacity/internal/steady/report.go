@@ -74,7 +74,10 @@ func requestsOf(r *artifact.Report, load string) []reportRequest {
 			if load == Rate {
 				ttft = d.ScheduledTTFTMS
 			}
-			if ttft != nil {
+			switch {
+			case !row.TokenTimed():
+				q.row, q.OK, q.TTFT = row, true, math.NaN()
+			case ttft != nil:
 				q.row, q.OK, q.TTFT = row, true, *ttft
 			}
 		}
@@ -109,7 +112,10 @@ func windowMetrics(m *artifact.Steady, reqs []reportRequest, load string, start,
 			continue
 		}
 		succeeded++
-		ttft, ttfo, e2e = append(ttft, row.TTFTMS), append(ttfo, row.TimeToFirstOutputMS), append(e2e, row.E2EMS)
+		e2e = append(e2e, row.E2EMS)
+		if row.TokenTimed() {
+			ttft, ttfo = append(ttft, row.TTFTMS), append(ttfo, row.TimeToFirstOutputMS)
+		}
 		tpot, decode, prefill = appendSet(tpot, row.TPOTMS), appendSet(decode, row.DecodeTokS), appendSet(prefill, row.EffectivePrefillTokS)
 		if load == Rate {
 			scheduled = appendSet(scheduled, q.detail.ScheduledTTFTMS)

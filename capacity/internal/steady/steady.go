@@ -60,7 +60,9 @@ type Request struct {
 	// never did).
 	Sent, End float64
 	// OK says it succeeded; TTFT is then its TTFT in ms (for a Rate load
-	// from its due time, queue included).
+	// from its due time, queue included), NaN for an answer that
+	// generates no token (an embeddings answer): the trend is then on
+	// completions alone.
 	OK   bool
 	TTFT float64
 }
@@ -181,7 +183,7 @@ func seriesOf(reqs []Request, bin float64, n int) series {
 		if k := binOf(q.End, bin); k < n {
 			s.completions[k]++
 		}
-		if k := binOf(q.At, bin); k < n {
+		if k := binOf(q.At, bin); k < n && !math.IsNaN(q.TTFT) {
 			ttfts[k] = append(ttfts[k], q.TTFT)
 		}
 	}

@@ -75,6 +75,19 @@ const (
 // tokenizeShapes are the shapes discovery tries at each URL, in order.
 var tokenizeShapes = [...]tokenizeShape{shapeMessages, shapeTemplate, shapePrompt, shapeContent}
 
+// bareShapes are the shapes of an API whose prompt is bare text, without
+// a chat template (completions, embeddings): the text as the request
+// sends it.
+var bareShapes = [...]tokenizeShape{shapePrompt, shapeContent}
+
+// shapesOf are the shapes discovery tries for cfg.
+func shapesOf(cfg Config) []tokenizeShape {
+	if cfg.Bare {
+		return bareShapes[:]
+	}
+	return tokenizeShapes[:]
+}
+
 // A Tokenizer counts prompts with one endpoint and body shape.
 type Tokenizer struct {
 	cl          *client.Client // the run's client: its transport and headers
@@ -105,6 +118,10 @@ type Config struct {
 	Thinking *bool
 	// Timeout bounds each count (Workload.Timeout).
 	Timeout time.Duration
+	// Bare: the requests send their prompt as bare text, with no chat
+	// template (Target.API completions or embeddings); it is counted as
+	// such (bareShapes).
+	Bare bool
 }
 
 // newTokenizer prepares the bodies of shape for cfg.
@@ -139,6 +156,11 @@ func newTokenizer(cl *client.Client, rawURL string, shape tokenizeShape, cfg Con
 	case shapeContent:
 		tk.head = []byte(`{"content":`)
 		tk.tail = []byte(`}`)
+		if cfg.Bare {
+			// llama.cpp's count of a bare prompt as it sends one (BOS
+			// included).
+			tk.tail = []byte(`,"add_special":true}`)
+		}
 	}
 	return tk, nil
 }
@@ -284,13 +306,13 @@ var tokenizeProbe = prompt.AppendLines(nil, 0, 64)
 
 // Discover finds the server's tokenizer endpoint: the first URL
 // of tokenizeURLs and shape (tokenizeShapes: chat form first, then
-// llama.cpp's templated count) that answers 200 with a positive count of
+// llama.cpp's templated count; bareShapes for a bare prompt) that answers 200 with a positive count of
 // tokenizeProbe (an empty token list is no count). A 404 or 405 of the
 // URL itself skips its other shapes. It returns nil when no endpoint
 // answers (the server has none), and an error only when ctx ends.
 func Discover(ctx context.Context, cl *client.Client, cfg Config) (*Tokenizer, error) {
 	for _, u := range tokenizeURLs(cfg.BaseURL) {
-		for _, shape := range tokenizeShapes {
+		for _, shape := range shapesOf(cfg) {
 			tk, err := newTokenizer(cl, u, shape, cfg)
 			if err != nil {
 				return nil, err
