@@ -179,7 +179,9 @@ type Config struct {
 	// so two identical requests at temperature 0 get different answers.
 	// By default a request with "temperature": 0 draws from its prompt's
 	// hash instead, so identical prompts get identical text, as greedy
-	// decoding does (other temperatures always draw per request).
+	// decoding does (other temperatures always draw per request). It
+	// also moves each embeddings answer's values a little (by about
+	// 1e-3 of their spread) from one request to the next.
 	Nondeterministic bool
 
 	// SlotPrefill, when positive, replaces the batch engine with MaxSeqs

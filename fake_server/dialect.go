@@ -98,7 +98,8 @@ type Dialect struct {
 	// prompt (as ollama does with its context size): usage.prompt_tokens
 	// reports MaxModelLen and no request is refused with
 	// context_length_exceeded; a request without max_tokens may decode
-	// its whole natural answer.
+	// its whole natural answer. An embeddings input is cut alike (as
+	// Ollama's truncate, on by default, does).
 	TruncatePrompt bool
 	// HTMLErrors answers every bad request (invalid JSON, unknown model,
 	// malformed messages, context too long, bad max_tokens, unknown fault

@@ -93,7 +93,7 @@
 //	                           unit vectors drawn from each input's text
 //	                           (Config.EmbeddingDimension values), answered
 //	                           when the engine has prefilled every input
-//	                           (each counted with a BOS token)
+//	                           (each counted as /tokenize counts its text)
 //	POST /tokenize             {"prompt"} or {"messages"} (vLLM): answers
 //	                           {"count","max_model_len","tokens"}, messages
 //	                           counted as usage.prompt_tokens counts them;

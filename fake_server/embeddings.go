@@ -46,7 +46,8 @@ type embeddingsRequest struct {
 }
 
 // embeddingInput is one input of a request: its text (a string input) and
-// its tokens, a BOS token included.
+// its tokens, counted as a completions prompt and POST /tokenize
+// {"prompt"} count bare text (no special token: the fake has none).
 type embeddingInput struct {
 	text   string
 	tokens int
@@ -57,13 +58,13 @@ type embeddingInput struct {
 func (s *Server) inputs(raw json.RawMessage) ([]embeddingInput, *apiError) {
 	var one string
 	if json.Unmarshal(raw, &one) == nil {
-		return []embeddingInput{{text: one, tokens: s.cfg.countTokens(one) + 1}}, nil
+		return []embeddingInput{{text: one, tokens: s.cfg.countTokens(one)}}, nil
 	}
 	var strs []string
 	if json.Unmarshal(raw, &strs) == nil && len(strs) > 0 {
 		out := make([]embeddingInput, len(strs))
 		for i, t := range strs {
-			out[i] = embeddingInput{text: t, tokens: s.cfg.countTokens(t) + 1}
+			out[i] = embeddingInput{text: t, tokens: s.cfg.countTokens(t)}
 		}
 		return out, nil
 	}
@@ -148,6 +149,10 @@ func (s *Server) serveEmbeddings(w http.ResponseWriter, r *http.Request) {
 	}
 	var all strings.Builder
 	for i, in := range ins {
+		if over := in.tokens - s.cfg.MaxModelLen; s.cfg.Dialect.TruncatePrompt && over > 0 {
+			in.tokens = s.cfg.MaxModelLen // each input cut to the window
+			st.tr.TruncatedTokens += over
+		}
 		if in.tokens > s.cfg.MaxModelLen {
 			s.reject(w, st, invalid("input", fmt.Sprintf(
 				"input[%d] is %d tokens; this model's maximum context length is %d tokens.", i, in.tokens, s.cfg.MaxModelLen)))
@@ -202,9 +207,13 @@ func (s *Server) embed(w http.ResponseWriter, r *http.Request, st *reqState, ins
 	}
 	finishTrace(st.tr, sq, plan)
 	st.tr.FinishReason = ""
+	var noise *rand.Rand
+	if s.cfg.Nondeterministic {
+		noise = rand.New(rand.NewPCG(s.cfg.Seed, uint64(st.tr.Index)))
+	}
 	vecs := make([][]float32, len(ins))
 	for i, in := range ins {
-		vecs[i] = embedding(s.cfg.Seed, in.text, dim)
+		vecs[i] = embedding(s.cfg.Seed, in.text, dim, noise)
 	}
 	switch st.fault {
 	case faultVectorCount:
@@ -227,13 +236,20 @@ func (s *Server) embed(w http.ResponseWriter, r *http.Request, st *reqState, ins
 }
 
 // embedding is the unit vector of dim values the fake answers for text:
-// drawn from the text's hash, so the same text has the same vector.
-func embedding(seed uint64, text string, dim int) []float32 {
+// drawn from the text's hash, so the same text has the same vector. A
+// non-nil noise (Config.Nondeterministic) adds to each value
+// embeddingNoise times a draw of it before the vector is normalised, as a
+// batch's numerics move a real engine's values a little from one request
+// to the next.
+func embedding(seed uint64, text string, dim int, noise *rand.Rand) []float32 {
 	rng := rand.New(rand.NewPCG(seed, hashString(text)))
 	v := make([]float32, dim)
 	var norm float64
 	for i := range v {
 		x := rng.NormFloat64()
+		if noise != nil {
+			x += embeddingNoise * noise.NormFloat64()
+		}
 		v[i] = float32(x)
 		norm += x * x
 	}
@@ -243,6 +259,11 @@ func embedding(seed uint64, text string, dim int) []float32 {
 	}
 	return v
 }
+
+// embeddingNoise is the spread of Config.Nondeterministic's noise
+// against values of spread 1: the vectors of one text stay within a
+// cosine of about 1 - embeddingNoise^2 / 2 of each other.
+const embeddingNoise = 1e-3
 
 // embeddingsAnswer is the body of an embeddings answer.
 type embeddingsAnswer struct {

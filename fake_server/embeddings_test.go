@@ -96,8 +96,8 @@ func postJSON(t *testing.T, srv *Server, path string, body any, hdr map[string]s
 }
 
 // TestEmbeddings checks an answer: one unit vector per input, the same
-// for the same text, base64 or floats, usage counting each input with its
-// BOS token, and the time of the engine's prefill.
+// for the same text, base64 or floats, usage counting each input as
+// /tokenize counts its text, and the time of the engine's prefill.
 func TestEmbeddings(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := small()
@@ -112,7 +112,7 @@ func TestEmbeddings(t *testing.T) {
 		require.Len(t, c.Data, 3)
 		want := 0
 		for _, in := range inputs {
-			want += srv.cfg.countTokens(in) + 1
+			want += srv.cfg.countTokens(in)
 		}
 		assert.Equal(t, want, c.Usage.PromptTokens)
 		assert.Equal(t, want, c.Usage.TotalTokens)

@@ -134,6 +134,9 @@ type messagesFramer struct {
 	block int       // the index of the open content block, -1 before the first
 	kind  tokenKind // the open block's kind
 	open  bool      // a content block is open
+	// thinking: Dialect.ThinkTags sent "<think>" in a text block,
+	// "</think>" not yet.
+	thinking bool
 }
 
 // emit writes one event named typ whose data f writes after its "type".
@@ -186,7 +189,9 @@ func (f *messagesFramer) message(o *jsonObj, content []func(o *jsonObj), stop st
 	if start {
 		out = 0
 	}
-	o.obj("usage", func(o *jsonObj) { f.inputUsage(o, start, out) })
+	if d.Usage != usageNone || d.Layout != layoutReference {
+		o.obj("usage", func(o *jsonObj) { f.inputUsage(o, start, out) })
+	}
 }
 
 // inputUsage writes a message's usage: its input counts and out output
@@ -197,16 +202,18 @@ func (f *messagesFramer) inputUsage(o *jsonObj, start bool, out int) {
 	if d.OmitCachedTokens || d.Layout == layoutOllama {
 		cached = 0
 	}
-	switch d.Layout {
-	case layoutOllama:
+	switch {
+	case d.Layout == layoutOllama:
 		in := prompt
 		if start {
 			in = f.sw.st.req.Estimate
 		}
 		o.num("input_tokens", in)
-	case layoutLlamaCpp:
+	case d.Layout == layoutLlamaCpp:
 		o.num("cache_read_input_tokens", cached)
 		o.num("input_tokens", prompt-cached)
+	case d.OmitCachedTokens:
+		o.num("input_tokens", prompt)
 	default:
 		o.num("input_tokens", prompt-cached)
 		o.num("cache_creation_input_tokens", 0)
@@ -216,16 +223,20 @@ func (f *messagesFramer) inputUsage(o *jsonObj, start bool, out int) {
 }
 
 func (f *messagesFramer) output(g *group, _ bool) bool {
-	if !f.open || f.kind != g.kind {
-		if !f.closeBlock(g.at) || !f.openBlock(g.at, g.kind) {
-			return false
-		}
-	}
-	kind := chunkContent
+	k, text, kind := g.kind, g.text, chunkContent
 	if g.kind == kindReasoning {
 		kind = chunkReasoning
 	}
-	return f.delta(kind, g.tokens, g.at, g.kind, g.text)
+	if f.sw.d.ThinkTags {
+		k = kindContent
+		text, kind = f.sw.thinkTagged(g, &f.thinking)
+	}
+	if !f.open || f.kind != k {
+		if !f.closeBlock(g.at) || !f.openBlock(g.at, k) {
+			return false
+		}
+	}
+	return f.delta(kind, g.tokens, g.at, k, text)
 }
 
 // openBlock opens the next content block, of kind k.
@@ -291,20 +302,31 @@ func (f *messagesFramer) end() bool {
 	}
 	d := f.sw.d
 	stop := stopReason(f.sw.plan.finish)
-	return f.emit(chunkUsage, 0, now, "message_delta", func(o *jsonObj) {
+	ok := f.emit(chunkUsage, 0, now, "message_delta", func(o *jsonObj) {
 		o.obj("delta", func(o *jsonObj) {
-			o.str("stop_reason", stop)
+			if d.OmitFinishReason && d.Layout == layoutReference {
+				o.raw("stop_reason", "null")
+			} else {
+				o.str("stop_reason", stop)
+			}
 			if d.Layout != layoutOllama {
 				o.raw("stop_sequence", "null")
 			}
 		})
+		if d.Usage == usageNone && d.Layout == layoutReference {
+			return
+		}
 		o.obj("usage", func(o *jsonObj) {
 			if d.Layout == layoutOllama {
 				o.num("input_tokens", f.sw.st.tr.PromptTokens)
 			}
 			o.num("output_tokens", f.sw.st.tr.CompletionTokens)
 		})
-	}) && f.emit(chunkDone, 0, now, "message_stop", nil)
+	})
+	if !ok || d.OmitDone {
+		return ok
+	}
+	return f.emit(chunkDone, 0, now, "message_stop", nil)
 }
 
 // ping writes a ping event: activity, not output.

@@ -122,6 +122,7 @@ type responsesFramer struct {
 
 	body                                            bool // a non-streamed answer's body
 	reasoningStarted, reasoningDone, contentStarted bool
+	thinking                                        bool // Dialect.ThinkTags: "<think>" sent, "</think>" not yet
 	reasoning, text                                 strings.Builder
 }
 
@@ -160,10 +161,11 @@ func (f *responsesFramer) begin(g *group) bool {
 }
 
 func (f *responsesFramer) output(g *group, last bool) bool {
-	if g.kind == kindReasoning {
+	if g.kind == kindReasoning && !f.sw.d.ThinkTags {
 		return f.reasoningDelta(g)
 	}
-	return f.finishReasoning(g.at) && f.startContent(g.at) && f.textDelta(chunkContent, g.tokens, g.at, g.text)
+	text, kind := f.sw.thinkTagged(g, &f.thinking)
+	return f.finishReasoning(g.at) && f.startContent(g.at) && f.textDelta(kind, g.tokens, g.at, text)
 }
 
 // reasoningDelta writes a reasoning delta, opening the reasoning item
@@ -285,7 +287,7 @@ func (f *responsesFramer) startContent(at time.Duration) bool {
 
 // textDelta writes one response.output_text.delta.
 func (f *responsesFramer) textDelta(kind string, tokens int, at time.Duration, text string) bool {
-	if kind == chunkContent {
+	if kind == chunkContent || kind == chunkReasoning {
 		f.text.WriteString(text)
 	}
 	return f.emit(kind, tokens, at, "response.output_text.delta", func(o *jsonObj) {
@@ -338,6 +340,9 @@ func (f *responsesFramer) end() bool {
 		if !ok {
 			return false
 		}
+	}
+	if f.sw.d.OmitDone {
+		return true // no terminal event, nor its usage
 	}
 	status := f.status(f.sw.plan.finish)
 	typ := "response.completed"

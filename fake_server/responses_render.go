@@ -73,7 +73,9 @@ func (f *responsesFramer) response(o *jsonObj, status string, final bool, u *usa
 	}
 	o.raw("safety_identifier", "null")
 	o.str("service_tier", "default")
-	o.str("status", status)
+	if !final || !f.sw.d.OmitFinishReason {
+		o.str("status", status)
+	}
 	o.raw("store", "false")
 	o.float("temperature", deref(q.Temperature, 1))
 	o.obj("text", func(o *jsonObj) { o.obj("format", func(o *jsonObj) { o.str("type", "text") }) })
@@ -82,10 +84,12 @@ func (f *responsesFramer) response(o *jsonObj, status string, final bool, u *usa
 	o.num("top_logprobs", 0)
 	o.float("top_p", deref(q.TopP, 1))
 	o.str("truncation", "disabled")
-	if final {
+	if final && f.sw.d.Usage != usageNone {
 		o.obj("usage", func(o *jsonObj) {
 			o.num("input_tokens", u.Prompt)
-			o.obj("input_tokens_details", func(o *jsonObj) { o.num("cached_tokens", f.cached(u)) })
+			if !f.sw.d.OmitCachedTokens || f.sw.d.Layout != layoutReference {
+				o.obj("input_tokens_details", func(o *jsonObj) { o.num("cached_tokens", f.cached(u)) })
+			}
 			o.num("output_tokens", u.Completion)
 			o.obj("output_tokens_details", func(o *jsonObj) { o.num("reasoning_tokens", f.reasoningTokens(u)) })
 			o.num("total_tokens", f.total(u))

@@ -56,6 +56,25 @@ func (sw *streamWriter) write(kind string, tokens int, scheduled time.Duration, 
 	return true
 }
 
+// thinkTagged is how the answer's group g goes out with
+// Dialect.ThinkTags in an API whose reasoning has a channel of its own
+// (Responses, Messages): reasoning as visible text inside "<think>" and
+// "</think>"; open says whether "<think>" is open. kind is the group's
+// trace kind (chunkReasoning for reasoning, tagged or not).
+func (sw *streamWriter) thinkTagged(g *group, open *bool) (text, kind string) {
+	text, kind = g.text, chunkContent
+	switch {
+	case g.kind == kindReasoning:
+		kind = chunkReasoning
+		if !*open {
+			text, *open = thinkOpen+text, true
+		}
+	case *open:
+		text, *open = thinkClose+text, false
+	}
+	return text, kind
+}
+
 // event writes one SSE event named name ("" for none) with data.
 func (sw *streamWriter) event(kind string, tokens int, scheduled time.Duration, name string, data []byte) bool {
 	return sw.write(kind, tokens, scheduled, sw.rend.namedEvent(name, data))

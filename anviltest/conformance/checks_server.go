@@ -57,35 +57,48 @@ type errorCase struct {
 }
 
 func (p *prober) checkBadRequest(ctx context.Context) Verdict {
-	unknown := p.chatBody("Hello.", map[string]any{"stream": true, "max_tokens": 1, "model": "anvil-conformance-no-such-model-" + p.nonce})
+	unknown := p.body("Hello.", 1, map[string]any{"model": "anvil-conformance-no-such-model-" + p.nonce})
 	model, _ := json.Marshal(p.model)
+	w := p.w
+	stream, limit := "", ""
+	if w.streams() {
+		stream = `, "stream": true`
+	}
+	if len(w.limits) > 0 {
+		limit = `, "` + w.limits[0] + `": 1`
+	}
 	cases := []errorCase{
-		{"invalid JSON", []byte(`{"model": ` + string(model) + `, "stream": true, "messages": [{"role": "user", "content": "Hel`)},
+		{"invalid JSON", []byte(`{"model": ` + string(model) + stream + `, "` + w.promptKey + `": [{"role": "user", "content": "Hel`)},
 		{"unknown model", unknown},
-		{"malformed messages", []byte(`{"model": ` + string(model) + `, "stream": true, "max_tokens": 1, "messages": "not an array"}`)},
+		{w.malformedName, []byte(`{"model": ` + string(model) + stream + limit + `, ` + w.malformed + `}`)},
+	}
+	accept := eventStreamType
+	if !w.streams() {
+		accept = "application/json"
 	}
 	var notes, problems []string
 	for _, c := range cases {
-		h, err := p.do(ctx, http.MethodPost, p.base+"/chat/completions", c.body, http.Header{"Accept": {eventStreamType}}, errorDeadline)
+		hdr := http.Header{"Accept": {accept}}
+		w.header(hdr, p.apiKey)
+		h, err := p.do(ctx, http.MethodPost, p.base+w.path, c.body, hdr, errorDeadline)
 		if err != nil {
 			problems = append(problems, c.name+": "+err.Error())
 			continue
 		}
 		notes = append(notes, c.name+": "+h.String())
-		if why := openAIError(h); why != "" {
+		if why := w.errorShape(h); why != "" {
 			problems = append(problems, c.name+": "+why)
 		}
 	}
 	if len(problems) > 0 {
 		return verdict(Fail, strings.Join(problems, "; "), notes...)
 	}
-	return verdict(Pass, `each of invalid JSON, an unknown model and malformed messages got a 4xx with an OpenAI {"error": {...}} body`, notes...)
+	return verdict(Pass, fmt.Sprintf("each of invalid JSON, an unknown model and %s got a 4xx with %s", w.malformedName, w.errorForm), notes...)
 }
 
-// openAIError says how an answer to a bad request falls short of an
-// OpenAI-style error: a 4xx, a JSON Content-Type and a body
-// {"error": {"message": "...", ...}}. Empty when it does not.
-func openAIError(h *httpSeen) string {
+// errorStatus says how an answer to a bad request falls short in its
+// status and Content-Type: a 4xx, JSON.
+func errorStatus(h *httpSeen) []string {
 	var problems []string
 	if h.status < 400 || h.status > 499 {
 		problems = append(problems, fmt.Sprintf("HTTP %d, want a 4xx", h.status))
@@ -96,6 +109,14 @@ func openAIError(h *httpSeen) string {
 	} else if mt != "application/json" && !strings.HasSuffix(mt, "+json") {
 		problems = append(problems, fmt.Sprintf("Content-Type %q, want application/json", h.contentType))
 	}
+	return problems
+}
+
+// openAIError says how an answer to a bad request falls short of an
+// OpenAI-style error: a 4xx, a JSON Content-Type and a body
+// {"error": {"message": "...", ...}}. Empty when it does not.
+func openAIError(h *httpSeen) string {
+	problems := errorStatus(h)
 	var body struct {
 		Error json.RawMessage `json:"error"`
 	}
@@ -121,6 +142,9 @@ func openAIError(h *httpSeen) string {
 const prefixCacheTokens = 2048
 
 func (p *prober) checkPrefixCache(ctx context.Context) Verdict {
+	if !p.w.streams() {
+		return verdict(Skip, "an embeddings answer reports no cached tokens")
+	}
 	// A server that sent no usage when asked never reports cached tokens:
 	// the long prompts are not sent.
 	base, err := p.baseExchange(ctx)
@@ -143,7 +167,7 @@ func (p *prober) checkPrefixCache(ctx context.Context) Verdict {
 	var notes []string
 	var seen [2]*usageSeen
 	for i, q := range []string{"Question one: reply with the word yes.", "Question two: reply with the word no."} {
-		s, err := p.stream(ctx, p.chatBody(prefix+" "+q, streamed(map[string]any{"max_tokens": 1})), nil)
+		s, err := p.stream(ctx, p.body(prefix+" "+q, 1, nil), nil)
 		if err != nil {
 			return verdict(Fail, "the streamed request failed: "+err.Error(), notes...)
 		}
@@ -158,13 +182,13 @@ func (p *prober) checkPrefixCache(ctx context.Context) Verdict {
 	case warm == nil:
 		return verdict(Skip, "no usage object: cached tokens are never reported", notes...)
 	case !warm.hasDetails && (cold == nil || !cold.hasDetails):
-		return verdict(Skip, "the server never reports usage.prompt_tokens_details.cached_tokens", notes...)
+		return verdict(Skip, "the server never reports "+p.w.cachedWhere, notes...)
 	case warm.cached == nil:
-		return verdict(Fail, "usage.prompt_tokens_details has no integer cached_tokens on the repeat", notes...)
+		return verdict(Fail, p.w.cachedWhere+" is not an integer on the repeat", notes...)
 	case *warm.cached == 0:
-		return verdict(Fail, fmt.Sprintf("cached_tokens 0 for a repeated prefix of about %d tokens: prefix caching is off or not reported", size), notes...)
+		return verdict(Fail, fmt.Sprintf("%s 0 for a repeated prefix of about %d tokens: prefix caching is off or not reported", p.w.cachedWhere, size), notes...)
 	case warm.prompt != nil && *warm.cached > *warm.prompt:
-		return verdict(Fail, fmt.Sprintf("cached_tokens %d exceeds prompt_tokens %d", *warm.cached, *warm.prompt), notes...)
+		return verdict(Fail, fmt.Sprintf("%d cached tokens exceed the %d prompt tokens", *warm.cached, *warm.prompt), notes...)
 	}
 	return verdict(Pass, fmt.Sprintf("the repeat reported %d of %s prompt tokens cached (first request: %s)",
 		*warm.cached, fmtInt(warm.prompt), fmtIntOf(cold)), notes...)

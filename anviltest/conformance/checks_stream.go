@@ -31,6 +31,9 @@ func (p *prober) judgedBase(ctx context.Context) (*streamSeen, *Verdict) {
 }
 
 func (p *prober) checkStreamFraming(ctx context.Context) Verdict {
+	if !p.w.streams() {
+		return p.checkAnswerFraming(ctx)
+	}
 	s, bad := p.judgedBase(ctx)
 	if bad != nil {
 		return *bad
@@ -55,10 +58,13 @@ func (p *prober) checkStreamFraming(ctx context.Context) Verdict {
 		problems = append(problems, "the stream ended abnormally: "+s.readErr.Error())
 	}
 	if !s.done && s.readErr == nil {
-		problems = append(problems, "no terminal data: [DONE]")
+		problems = append(problems, "no terminal "+p.w.terminal)
 	}
 	if s.afterDone > 0 {
-		problems = append(problems, fmt.Sprintf("%d data events after [DONE]", s.afterDone))
+		problems = append(problems, fmt.Sprintf("%d data events after the terminal %s", s.afterDone, p.w.terminal))
+	}
+	if n := len(s.mismatched); n > 0 {
+		problems = append(problems, fmt.Sprintf("events whose SSE name is not their data's type (a client dispatches on either): %s", strings.Join(s.mismatched, ", ")))
 	}
 	notes := []string{s.summary()}
 	if len(s.names) > 0 {
@@ -70,10 +76,13 @@ func (p *prober) checkStreamFraming(ctx context.Context) Verdict {
 	if len(problems) > 0 {
 		return verdict(Fail, strings.Join(problems, "; "), notes...)
 	}
-	return verdict(Pass, fmt.Sprintf("%s, %d JSON data events, terminal [DONE]", eventStreamType, s.events-1), notes...)
+	return verdict(Pass, fmt.Sprintf("%s, %d JSON data events, terminal %s", eventStreamType, s.jsonEvents(), p.w.terminal), notes...)
 }
 
 func (p *prober) checkUsage(ctx context.Context) Verdict {
+	if !p.w.streams() {
+		return p.checkEmbeddingsUsage(ctx)
+	}
 	s, bad := p.judgedBase(ctx)
 	if bad != nil {
 		return *bad
@@ -81,29 +90,50 @@ func (p *prober) checkUsage(ctx context.Context) Verdict {
 	notes := []string{s.summary()}
 	u := s.usage
 	if u == nil {
-		return verdict(Fail, "no usage object, although the request set stream_options.include_usage", notes...)
+		if p.w.api == apiChat || p.w.api == apiCompletions {
+			return verdict(Fail, "no usage object, although the request set stream_options.include_usage", notes...)
+		}
+		return verdict(Fail, "no usage object in "+p.w.usageWhere, notes...)
 	}
+	names := usageNames[p.w.api]
 	var problems []string
 	if u.prompt == nil {
-		problems = append(problems, "prompt_tokens is not an integer")
+		problems = append(problems, names[0]+" is not an integer")
 	}
 	if u.completion == nil {
-		problems = append(problems, "completion_tokens is not an integer")
+		problems = append(problems, names[1]+" is not an integer")
 	}
 	switch {
+	case p.w.api == apiMessages:
+		// The Messages API has no total; its input count is reported
+		// twice by some servers, and must agree.
+		if a, b := s.startInput, s.deltaInput; a != nil && b != nil && *a != *b {
+			problems = append(problems, fmt.Sprintf("message_start reports input_tokens %d, message_delta %d: a client that reads the prompt's count when the answer starts gets another count than at its end", *a, *b))
+		}
 	case u.total == nil:
-		problems = append(problems, "total_tokens is not an integer")
+		problems = append(problems, names[2]+" is not an integer")
 	case u.prompt != nil && u.completion != nil && *u.total != *u.prompt+*u.completion:
-		problems = append(problems, fmt.Sprintf("total_tokens %d != prompt_tokens %d + completion_tokens %d", *u.total, *u.prompt, *u.completion))
+		problems = append(problems, fmt.Sprintf("%s %d != %s %d + %s %d", names[2], *u.total, names[0], *u.prompt, names[1], *u.completion))
 	}
 	if u.completion != nil && *u.completion < 1 && s.outputChunks() > 0 {
-		problems = append(problems, fmt.Sprintf("completion_tokens %d for %d output chunks", *u.completion, s.outputChunks()))
+		problems = append(problems, fmt.Sprintf("%s %d for %d output chunks", names[1], *u.completion, s.outputChunks()))
 	}
 	if u.prompt != nil && *u.prompt < 1 {
-		problems = append(problems, fmt.Sprintf("prompt_tokens %d for a non-empty prompt", *u.prompt))
+		problems = append(problems, fmt.Sprintf("%s %d for a non-empty prompt", names[0], *u.prompt))
+	}
+	if r := u.reasoning; r != nil && u.completion != nil && *r > *u.completion {
+		problems = append(problems, fmt.Sprintf("output_tokens_details.reasoning_tokens %d exceeds output_tokens %d", *r, *u.completion))
 	}
 	if len(problems) > 0 {
 		return verdict(Fail, strings.Join(problems, "; "), notes...)
+	}
+	switch p.w.api {
+	case apiResponses:
+		return verdict(Pass, fmt.Sprintf("input_tokens %d + output_tokens %d = total_tokens %d, in %s of %s",
+			*u.prompt, *u.completion, *u.total, p.w.usageWhere, p.w.terminal), notes...)
+	case apiMessages:
+		return verdict(Pass, fmt.Sprintf("input_tokens %s (%d prompt tokens with the cache's), output_tokens %d, in %s",
+			fmtInt(u.input), *u.prompt, *u.completion, p.w.usageWhere), notes...)
 	}
 	where := "in a final chunk with no choices"
 	if s.usageWithChoices {
@@ -116,27 +146,46 @@ func (p *prober) checkUsage(ctx context.Context) Verdict {
 		*u.prompt, *u.completion, *u.total, where), notes...)
 }
 
+// usageNames are the names of the prompt, completion and total counts
+// of each API's usage.
+var usageNames = map[string][3]string{
+	apiChat:        {"prompt_tokens", "completion_tokens", "total_tokens"},
+	apiCompletions: {"prompt_tokens", "completion_tokens", "total_tokens"},
+	apiEmbeddings:  {"prompt_tokens", "", "total_tokens"},
+	apiResponses:   {"input_tokens", "output_tokens", "total_tokens"},
+	apiMessages:    {"input_tokens", "output_tokens", ""},
+}
+
 func (p *prober) checkFinishReason(ctx context.Context) Verdict {
+	if !p.w.streams() {
+		return verdict(Skip, "an embeddings answer generates nothing: it has no stop reason")
+	}
 	s, bad := p.judgedBase(ctx)
 	if bad != nil {
 		return *bad
 	}
 	notes := []string{s.summary()}
 	if len(s.finishes) > 1 {
-		notes = append(notes, fmt.Sprintf("finish_reason values in order: %q", s.finishes))
+		notes = append(notes, fmt.Sprintf("stop reasons in order: %q", s.finishes))
 	}
+	chat := p.w.api == apiChat || p.w.api == apiCompletions
 	switch {
-	case s.choiceChunks == 0:
+	case chat && s.choiceChunks == 0:
 		return verdict(Fail, "no chunk with choices", notes...)
-	case s.lastChoiceFinish == nil:
+	case chat && s.stopReason == nil:
 		return verdict(Fail, "the last chunk with choices has no finish_reason (null or absent)", notes...)
-	case !contains(finishReasons[:], *s.lastChoiceFinish):
-		return verdict(Fail, fmt.Sprintf("finish_reason %q is none of %q", *s.lastChoiceFinish, finishReasons), notes...)
+	case s.stopReason == nil:
+		return verdict(Fail, "no stop reason in "+p.w.stopWhere, notes...)
+	case !contains(p.w.stops, *s.stopReason):
+		return verdict(Fail, fmt.Sprintf("%s is %q, none of %q", p.w.stopWhere, *s.stopReason, p.w.stops), notes...)
 	}
-	return verdict(Pass, fmt.Sprintf("the last chunk with choices has finish_reason %q", *s.lastChoiceFinish), notes...)
+	return verdict(Pass, fmt.Sprintf("%s is %q", p.w.stopWhere, *s.stopReason), notes...)
 }
 
 func (p *prober) checkContent(ctx context.Context) Verdict {
+	if !p.w.streams() {
+		return p.checkVectors(ctx)
+	}
 	s, bad := p.judgedBase(ctx)
 	if bad != nil {
 		return *bad
@@ -146,16 +195,19 @@ func (p *prober) checkContent(ctx context.Context) Verdict {
 	if strings.TrimSpace(content) != "" {
 		return verdict(Pass, fmt.Sprintf("%d content chunks of visible text", s.contentChunks), notes...)
 	}
-	if s.reasoningChunks > 0 && s.lastChoiceFinish != nil && *s.lastChoiceFinish == "length" {
+	if s.reasoningChunks > 0 && s.stopReason != nil && *s.stopReason == p.w.cutStop {
 		return verdict(Skip, fmt.Sprintf("the %d-token budget ended inside the reasoning (%d reasoning chunks): no content to judge", answerBudget, s.reasoningChunks), notes...)
 	}
 	if s.reasoningChunks > 0 {
 		return verdict(Fail, fmt.Sprintf("the answer ended with reasoning only (%d reasoning chunks) and no content", s.reasoningChunks), notes...)
 	}
-	return verdict(Fail, "no visible content in delta.content", notes...)
+	return verdict(Fail, "no visible content in "+p.w.contentWhere, notes...)
 }
 
 func (p *prober) checkReasoningSeparation(ctx context.Context) Verdict {
+	if p.w.reasoningWhere == "" {
+		return verdict(Skip, fmt.Sprintf("the %s API has no reasoning channel: whatever a model writes is its text", p.w.api))
+	}
 	s, bad := p.judgedBase(ctx)
 	if bad != nil {
 		return *bad
@@ -165,13 +217,13 @@ func (p *prober) checkReasoningSeparation(ctx context.Context) Verdict {
 	for _, tag := range []string{"<think>", "</think>", "<thinking>", "</thinking>"} {
 		if i := strings.Index(content, tag); i >= 0 {
 			notes = append(notes, fmt.Sprintf("content: %q", excerpt(nil, []byte(content[i:]))))
-			return verdict(Fail, fmt.Sprintf("reasoning arrives as %s text inside content, not in reasoning_content or reasoning", tag), notes...)
+			return verdict(Fail, fmt.Sprintf("reasoning arrives as %s text inside the visible text, not in %s", tag, p.w.reasoningWhere), notes...)
 		}
 	}
 	if s.reasoningChunks == 0 {
-		return verdict(Skip, "the model did not reason (no reasoning_content or reasoning delta, no <think> text)", notes...)
+		return verdict(Skip, fmt.Sprintf("the model did not reason (no %s, no <think> text)", p.w.reasoningWhere), notes...)
 	}
-	return verdict(Pass, fmt.Sprintf("reasoning arrives in delta.%s (%d chunks), content has no <think> text", s.reasoningField, s.reasoningChunks), notes...)
+	return verdict(Pass, fmt.Sprintf("reasoning arrives in %s (%d chunks), the visible text has no <think> text", s.reasoningField, s.reasoningChunks), notes...)
 }
 
 // maxTokensLimit is the limit the max_tokens check sends: far below the
@@ -186,19 +238,21 @@ const longAnswerPrompt = "Repeat the word code exactly 200 times, separated by s
 	"so the answer has to be much longer than that limit; please do not shorten it. "
 
 func (p *prober) checkMaxTokens(ctx context.Context) Verdict {
+	if !p.w.streams() {
+		return verdict(Skip, "an embeddings answer generates nothing: it has no token limit")
+	}
 	var notes []string
 	var problems []string
 	judged := 0
-	for _, field := range []string{"max_tokens", "max_completion_tokens"} {
-		body := p.chatBody(longAnswerPrompt+"(conformance run "+p.nonce+", "+field+")",
-			streamed(map[string]any{field: maxTokensLimit}))
+	for i, field := range p.w.limits {
+		body := p.body(longAnswerPrompt+"(conformance run "+p.nonce+", "+field+")", 0, map[string]any{field: maxTokensLimit})
 		s, err := p.stream(ctx, body, nil)
 		if err != nil {
 			return verdict(Fail, field+": the streamed request failed: "+err.Error(), notes...)
 		}
 		notes = append(notes, field+": "+s.summary())
 		if s.status != http.StatusOK {
-			if field == "max_tokens" {
+			if i == 0 {
 				return verdict(Fail, field+": "+s.failed(), notes...)
 			}
 			notes = append(notes, field+": not accepted, not judged")
@@ -206,24 +260,24 @@ func (p *prober) checkMaxTokens(ctx context.Context) Verdict {
 		}
 		tokens, source := s.outputChunks(), "output chunks (no usage), a lower bound"
 		if s.usage != nil && s.usage.completion != nil {
-			tokens, source = *s.usage.completion, "usage.completion_tokens"
+			tokens, source = *s.usage.completion, p.w.usageWhere+" "+usageNames[p.w.api][1]
 		}
 		finish := "absent"
-		if s.lastChoiceFinish != nil {
-			finish = *s.lastChoiceFinish
+		if s.stopReason != nil {
+			finish = *s.stopReason
 		}
 		switch {
 		case tokens > maxTokensLimit:
-			problems = append(problems, fmt.Sprintf("%s %d: %d tokens by %s, finish_reason %s", field, maxTokensLimit, tokens, source, finish))
-		case finish == "length":
+			problems = append(problems, fmt.Sprintf("%s %d: %d tokens by %s, stop reason %s", field, maxTokensLimit, tokens, source, finish))
+		case finish == p.w.cutStop:
 			judged++
 		case finish == "absent":
 			judged++
-			notes = append(notes, field+": no finish_reason to confirm the cut (see finish_reason)")
+			notes = append(notes, field+": no stop reason to confirm the cut (see finish_reason)")
 		case tokens < maxTokensLimit:
-			notes = append(notes, fmt.Sprintf("%s: the answer ended on its own after %d tokens (finish_reason %q): not judged", field, tokens, finish))
+			notes = append(notes, fmt.Sprintf("%s: the answer ended on its own after %d tokens (stop reason %q): not judged", field, tokens, finish))
 		default:
-			problems = append(problems, fmt.Sprintf("%s %d: cut at the limit but finish_reason %q, want \"length\"", field, maxTokensLimit, finish))
+			problems = append(problems, fmt.Sprintf("%s %d: cut at the limit but %s is %q, want %q", field, maxTokensLimit, p.w.stopWhere, finish, p.w.cutStop))
 		}
 	}
 	switch {
@@ -232,15 +286,18 @@ func (p *prober) checkMaxTokens(ctx context.Context) Verdict {
 	case judged == 0:
 		return verdict(Skip, "no answer reached the limit, nothing to judge", notes...)
 	}
-	return verdict(Pass, fmt.Sprintf("cut at %d tokens with finish_reason \"length\" (%d of max_tokens, max_completion_tokens)", maxTokensLimit, judged), notes...)
+	return verdict(Pass, fmt.Sprintf("cut at %d tokens with stop reason %q (%d of %s)", maxTokensLimit, p.w.cutStop, judged, strings.Join(p.w.limits, ", ")), notes...)
 }
 
 // determinismBudget is the max_tokens of the determinism requests.
 const determinismBudget = 48
 
 func (p *prober) checkDeterminism(ctx context.Context) Verdict {
-	body := p.chatBody("Name three colours of the rainbow, then stop. (conformance run "+p.nonce+")",
-		streamed(map[string]any{"max_tokens": determinismBudget, "temperature": 0}))
+	if !p.w.streams() {
+		return p.checkEmbeddingsDeterminism(ctx)
+	}
+	body := p.body("Name three colours of the rainbow, then stop. (conformance run "+p.nonce+")", determinismBudget,
+		map[string]any{"temperature": 0})
 	var out [2]string
 	var notes []string
 	for i := range out {

@@ -26,14 +26,14 @@ func (p *prober) checkPromptTokens(ctx context.Context) Verdict {
 
 	// The counted prompt against /tokenize.
 	user := "Count the tokens of this prompt (conformance run " + p.nonce + "). " + filler(256)
-	s, err := p.stream(ctx, p.chatBody(user, streamed(map[string]any{"max_tokens": 1})), nil)
+	s, err := p.exchange(ctx, p.body(user, 1, nil), nil)
 	switch {
 	case err != nil:
 		return verdict(Fail, "the streamed request failed: "+err.Error())
 	case s.failed() != "":
 		return verdict(Fail, s.failed())
 	}
-	notes = append(notes, "chat: "+s.summary())
+	notes = append(notes, p.w.api+": "+s.summary())
 	var counted *int
 	if s.usage != nil {
 		counted = s.usage.prompt
@@ -44,11 +44,13 @@ func (p *prober) checkPromptTokens(ctx context.Context) Verdict {
 	}
 	switch {
 	case counted == nil:
-		skipped = append(skipped, "no usage.prompt_tokens to compare with the server's count")
+		skipped = append(skipped, "no "+usageNames[p.w.api][0]+" in "+p.w.usageWhere+" to compare with the server's count")
+	case where == "" && p.bare():
+		skipped = append(skipped, "no positive token count from the server (/tokenize of the prompt, or of its content with add_special)")
 	case where == "":
 		skipped = append(skipped, "no positive token count from the server (/tokenize in the messages form, /apply-template then /tokenize)")
 	case n != *counted:
-		problems = append(problems, fmt.Sprintf("%s counts %d tokens for the messages, usage.prompt_tokens %d", where, n, *counted))
+		problems = append(problems, fmt.Sprintf("%s counts %d tokens for the prompt, %s %s %d", where, n, p.w.usageWhere, usageNames[p.w.api][0], *counted))
 	default:
 		judged++
 		notes = append(notes, fmt.Sprintf("%s agrees: %d tokens", where, n))
@@ -61,7 +63,7 @@ func (p *prober) checkPromptTokens(ctx context.Context) Verdict {
 		skipped = append(skipped, "no context window known (the server advertises none where capacity.Run looks, see models; Target.MaxModelLen or ANVIL_MAX_MODEL_LEN declares one): the over-long prompt is not tried")
 	} else {
 		long := "Conformance run " + p.nonce + ": this prompt is longer than the context window. " + filler(overWindowFactor*win)
-		s, err := p.stream(ctx, p.chatBody(long, streamed(map[string]any{"max_tokens": 1})), nil)
+		s, err := p.exchange(ctx, p.body(long, 1, nil), nil)
 		if err != nil {
 			return verdict(Fail, "the over-long prompt's request failed: "+err.Error(), notes...)
 		}
@@ -76,7 +78,7 @@ func (p *prober) checkPromptTokens(ctx context.Context) Verdict {
 		default:
 			counted := "no usage"
 			if s.usage != nil {
-				counted = "usage.prompt_tokens " + fmtInt(s.usage.prompt)
+				counted = "usage." + usageNames[p.w.api][0] + " " + fmtInt(s.usage.prompt)
 			}
 			problems = append(problems, fmt.Sprintf("a prompt of about %d tokens (%d characters) for a window of %d was accepted (%s): silently truncated, or the window is not %d",
 				overWindowFactor*win, len(long), win, counted, win))
@@ -118,6 +120,9 @@ var tokenizeRoots = [...]string{"", "/v1"}
 //
 // tried lists the forms that gave no count, with their answers.
 func (p *prober) tokenize(ctx context.Context, user string) (n int, where string, tried []string) {
+	if p.bare() {
+		return p.tokenizeBare(ctx, user)
+	}
 	messages := []map[string]string{{"role": "user", "content": user}}
 	body, _ := json.Marshal(map[string]any{"model": p.model, "messages": messages, "add_generation_prompt": true})
 	for _, r := range tokenizeRoots {
@@ -147,6 +152,35 @@ func (p *prober) tokenize(ctx context.Context, user string) (n int, where string
 			return n, "POST " + applyTemplatePath + " then POST " + tokenizePath + " (content, add_special)", tried
 		}
 		tried = append(tried, why+" (content of "+applyTemplatePath+")")
+	}
+	return 0, "", tried
+}
+
+// bare reports whether the API sends its prompt as bare text, without a
+// chat template (completions, embeddings).
+func (p *prober) bare() bool { return p.w.api == apiCompletions || p.w.api == apiEmbeddings }
+
+// tokenizeBare counts a bare prompt as the server counts it in a request:
+// vLLM's and SGLang's /tokenize {"model", "prompt"} (special tokens
+// added, as their completions do), then llama.cpp's {"content",
+// "add_special": true} (the BOS token its completions add).
+func (p *prober) tokenizeBare(ctx context.Context, user string) (n int, where string, tried []string) {
+	for _, form := range []struct {
+		name string
+		body map[string]any
+	}{
+		{"prompt", map[string]any{"model": p.model, "prompt": user}},
+		{"content, add_special", map[string]any{"content": user, "add_special": true}},
+	} {
+		body, _ := json.Marshal(form.body)
+		for _, r := range tokenizeRoots {
+			path := r + tokenizePath
+			n, why := p.count(ctx, path, body)
+			if n > 0 {
+				return n, "POST " + path + " (" + form.name + ")", tried
+			}
+			tried = append(tried, why+" ("+form.name+")")
+		}
 	}
 	return 0, "", tried
 }
@@ -192,6 +226,9 @@ const (
 )
 
 func (p *prober) checkIsolation(ctx context.Context) Verdict {
+	if !p.w.streams() {
+		return verdict(Skip, "an embeddings answer has no text to carry a canary marker")
+	}
 	t := p.target
 	t.Model = p.model
 	t.HTTPClient = p.hc

@@ -45,6 +45,7 @@ type prober struct {
 	target  capacity.Target
 	run     func(ctx context.Context, t capacity.Target, w capacity.Workload) (*artifact.Report, error)
 	extra   map[string]any
+	w       *wire // the API the checks speak (Target.API)
 
 	baseOnce     sync.Once
 	baseQuestion string // the base exchange's one user message
@@ -61,7 +62,12 @@ func newProber(ctx context.Context, c Config) (*prober, error) {
 	if err != nil {
 		return nil, fmt.Errorf("conformance: %w", err)
 	}
+	w, ok := wireOf(rt.API)
+	if !ok {
+		return nil, fmt.Errorf("conformance: Target.API %q: want chat, responses, messages, completions or embeddings", rt.API)
+	}
 	p := &prober{
+		w:       w,
 		base:    rt.BaseURL,
 		where:   redactURL(rt.BaseURL),
 		model:   rt.Model,
@@ -234,12 +240,20 @@ func (p *prober) requestError(method, u string, err error, timeout time.Duration
 	return fmt.Errorf("%s %s: %w", method, redactURL(u), err)
 }
 
-// chatBody is a chat completion request: the model, one user message, the
-// given fields, then the target's ExtraBody fields the request does not set.
-func (p *prober) chatBody(user string, fields map[string]any) []byte {
-	body := map[string]any{"messages": []map[string]string{{"role": "user", "content": user}}}
+// body is a request of the API: its one user message, the model, the
+// fields that make it stream (and report usage), limit in the API's
+// token-limit field (when limit > 0), the given fields, then the
+// target's ExtraBody fields the request does not set.
+func (p *prober) body(user string, limit int, fields map[string]any) []byte {
+	body := map[string]any{p.w.promptKey: p.w.prompt(user)}
 	if p.model != "" {
 		body["model"] = p.model
+	}
+	for k, v := range p.w.stream {
+		body[k] = v
+	}
+	if limit > 0 && len(p.w.limits) > 0 {
+		body[p.w.limits[0]] = limit
 	}
 	for k, v := range fields {
 		body[k] = v
@@ -251,15 +265,6 @@ func (p *prober) chatBody(user string, fields map[string]any) []byte {
 	}
 	b, _ := json.Marshal(body) // maps of strings, numbers and bools always marshal
 	return b
-}
-
-// streamed is the request fields of a stream that asks for usage.
-func streamed(fields map[string]any) map[string]any {
-	f := map[string]any{"stream": true, "stream_options": map[string]any{"include_usage": true}}
-	for k, v := range fields {
-		f[k] = v
-	}
-	return f
 }
 
 // excerpt is the start of a body for a note. It is scrubbed of the

@@ -25,8 +25,9 @@ const sseDone = "[DONE]"
 // eventStreamType is the media type of a Server-Sent Events body.
 const eventStreamType = "text/event-stream"
 
-// streamSeen is everything one streamed chat completion showed.
+// streamSeen is everything one streamed answer showed, in any API.
 type streamSeen struct {
+	decode          func(s *streamSeen, name string, data []byte) // the API's (wire.decode)
 	status          int
 	contentType     string
 	contentEncoding string
@@ -35,24 +36,34 @@ type streamSeen struct {
 	elapsed         time.Duration
 	readErr         error // the body ended abnormally (drop, timeout, bounds)
 
-	events     int      // data events, [DONE] included
+	events     int      // data events, the terminal one included
 	names      []string // distinct event types
-	done       bool     // a data: [DONE] arrived
+	done       bool     // the API's terminal event arrived ([DONE], message_stop, ...)
+	doneMarker bool     // that event was data: [DONE], not JSON
 	afterDone  int      // data events after it
 	badJSON    []string // data that was not JSON
-	errObjects []string // in-stream {"error": ...} objects
-	objects    []string // distinct "object" values
+	errObjects []string // in-stream errors ({"error": ...}, error events, response.failed)
+	objects    []string // distinct "object" values (Responses: event types)
+	mismatched []string // named events whose data says another type
 
 	content, reasoning capturedText // bounded by maxCapture
 	contentChunks      int          // chunks with non-empty delta.content
 	reasoningChunks    int          // chunks with non-empty reasoning text
 	reasoningField     string       // the delta field reasoning came in
-	finishes           []string     // every non-null finish_reason, in order
-	lastChoiceFinish   *string      // finish_reason of the last chunk with choices
+	finishes           []string     // every stop reason, in order
+	stopReason         *string      // the answer's stop reason (chat: the last chunk with choices' finish_reason)
 	choiceChunks       int
-	usage              *usageSeen // the last usage object
+	usage              *usageSeen // the last usage object (Messages: the counts so far)
 	usageObjects       int
-	usageWithChoices   bool // the last usage object came with choices
+	usageWithChoices   bool   // the last usage object came with choices
+	usageRaw           string // Messages: every usage object, in order
+	// whole: an answer read whole (embeddings), not a stream; vectors
+	// are its items.
+	whole   bool
+	vectors []embeddingSeen
+	// startInput and deltaInput are the input_tokens of a Messages
+	// answer's message_start and message_delta (nil when absent).
+	startInput, deltaInput *int
 }
 
 // usageSeen is a usage object's token counts (nil: absent or not an
@@ -61,6 +72,10 @@ type usageSeen struct {
 	prompt, completion, total, cached *int
 	hasDetails                        bool
 	raw                               string
+	// reasoning is Responses' output_tokens_details.reasoning_tokens;
+	// input and cacheCreate Messages' input_tokens and
+	// cache_creation_input_tokens.
+	reasoning, input, cacheCreate *int
 }
 
 // wireChunk is the part of a chat.completion.chunk the checks read.
@@ -77,6 +92,7 @@ type wireChoice struct {
 		ReasoningContent *string `json:"reasoning_content"`
 		Reasoning        *string `json:"reasoning"`
 	} `json:"delta"`
+	Text         *string `json:"text"` // completions
 	FinishReason *string `json:"finish_reason"`
 }
 
@@ -121,19 +137,20 @@ func fmtInt(n *int) string {
 	return strconv.Itoa(*n)
 }
 
-// stream sends one chat completion and reads its stream whatever the
+// stream sends one request of the API and reads its stream whatever the
 // Content-Type says (a mislabelled stream is still read, so that only
 // nameStreamFraming fails for the label). A gzip body is decoded. The
 // error is for a request that got no answer at all.
 func (p *prober) stream(ctx context.Context, body []byte, hdr http.Header) (*streamSeen, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	u := p.base + "/chat/completions"
+	u := p.base + p.w.path
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(string(body)))
 	if err != nil {
 		return nil, err
 	}
 	p.setHeaders(req, hdr)
+	p.w.header(req.Header, p.apiKey)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", eventStreamType)
 	start := time.Now()
@@ -142,7 +159,7 @@ func (p *prober) stream(ctx context.Context, body []byte, hdr http.Header) (*str
 		return nil, p.requestError(http.MethodPost, u, err, p.timeout)
 	}
 	defer resp.Body.Close()
-	s := &streamSeen{scrub: p.scrub, status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"),
+	s := &streamSeen{decode: p.w.decode, scrub: p.scrub, status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"),
 		contentEncoding: resp.Header.Get("Content-Encoding")}
 	if resp.StatusCode != http.StatusOK {
 		s.body, _ = io.ReadAll(io.LimitReader(resp.Body, maxBodyExcerpt))
@@ -196,52 +213,20 @@ func (s *streamSeen) event(ev sse.Event) {
 		s.afterDone++
 		return
 	}
-	if strings.TrimSpace(string(ev.Data)) == sseDone {
-		s.done = true
-		return
+	decode := s.decode
+	if decode == nil {
+		decode = decodeChat
 	}
-	var c wireChunk
-	if err := json.Unmarshal(ev.Data, &c); err != nil {
-		s.badJSON = append(s.badJSON, excerpt(s.scrub, ev.Data))
-		return
+	decode(s, string(ev.Type), ev.Data)
+}
+
+// jsonEvents is the JSON data events, as stream_framing counts them:
+// data: [DONE] apart.
+func (s *streamSeen) jsonEvents() int {
+	if s.doneMarker {
+		return s.events - 1
 	}
-	if c.Object != "" && !contains(s.objects, c.Object) {
-		s.objects = append(s.objects, c.Object)
-	}
-	if len(c.Error) > 0 && string(c.Error) != "null" {
-		s.errObjects = append(s.errObjects, excerpt(s.scrub, c.Error))
-	}
-	if u := parseUsage(c.Usage); u != nil {
-		s.usage, s.usageWithChoices = u, len(c.Choices) > 0
-		s.usageObjects++
-	}
-	if len(c.Choices) == 0 {
-		return
-	}
-	s.choiceChunks++
-	s.lastChoiceFinish = nil
-	for _, ch := range c.Choices {
-		d := ch.Delta
-		if d.Content != nil && *d.Content != "" {
-			s.contentChunks++
-			s.content.add(*d.Content)
-		}
-		for _, r := range []struct {
-			field string
-			text  *string
-		}{{"reasoning_content", d.ReasoningContent}, {"reasoning", d.Reasoning}} {
-			if r.text != nil && *r.text != "" {
-				s.reasoningChunks++
-				s.reasoningField = r.field
-				s.reasoning.add(*r.text)
-			}
-		}
-		if ch.FinishReason != nil {
-			f := *ch.FinishReason
-			s.lastChoiceFinish = &f
-			s.finishes = append(s.finishes, f)
-		}
-	}
+	return s.events
 }
 
 // capturedText is the text of one kind (content or reasoning) a stream
@@ -321,22 +306,21 @@ func mediaType(ct string) string {
 	return mt
 }
 
-// summary is one note on what the stream showed.
+// summary is one note on what the stream (or the whole answer) showed.
 func (s *streamSeen) summary() string {
+	if s.whole {
+		return s.embeddingsSummary()
+	}
 	finish := "none"
-	if s.lastChoiceFinish != nil {
-		finish = strconv.Quote(*s.lastChoiceFinish)
+	if s.stopReason != nil {
+		finish = strconv.Quote(*s.stopReason)
 	}
 	usage := "no usage"
 	if s.usage != nil {
 		usage = "usage " + excerpt(s.scrub, []byte(s.usage.raw))
 	}
-	jsonEvents := s.events // as stream_framing counts them: [DONE] apart
-	if s.done {
-		jsonEvents--
-	}
-	return fmt.Sprintf("HTTP %d, Content-Type %q, %d JSON data events, [DONE] %t, %d content and %d reasoning chunks, last finish_reason %s, %s, %d ms",
-		s.status, s.contentType, jsonEvents, s.done, s.contentChunks, s.reasoningChunks, finish, usage, s.elapsed.Milliseconds())
+	return fmt.Sprintf("HTTP %d, Content-Type %q, %d JSON data events, terminal %t, %d content and %d reasoning chunks, stop reason %s, %s, %d ms",
+		s.status, s.contentType, s.jsonEvents(), s.done, s.contentChunks, s.reasoningChunks, finish, usage, s.elapsed.Milliseconds())
 }
 
 // baseExchange is the stream several checks judge (stream_framing, usage,
@@ -352,8 +336,11 @@ func (p *prober) baseExchange(ctx context.Context) (*streamSeen, error) {
 			budget = min(budget, win/2) // a small window still fits the question
 		}
 		p.baseQuestion = "In one short sentence: why is the sea salty? (conformance run " + p.nonce + ")"
-		body := p.chatBody(p.baseQuestion, streamed(map[string]any{"max_tokens": budget}))
-		p.baseSeen, err = p.stream(ctx, body, http.Header{"Accept-Encoding": {"identity"}})
+		body := p.body(p.baseQuestion, budget, nil)
+		if !p.w.streams() {
+			body = p.body("", 0, map[string]any{"input": p.embeddingsInputs()})
+		}
+		p.baseSeen, err = p.exchange(ctx, body, http.Header{"Accept-Encoding": {"identity"}})
 		if err != nil {
 			p.baseSeen = &streamSeen{readErr: err}
 		}
