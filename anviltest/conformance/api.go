@@ -120,8 +120,8 @@ var responsesWire = wire{
 var messagesWire = wire{
 	api: apiMessages, path: "/messages", promptKey: "messages", prompt: oneMessage,
 	stream: map[string]any{"stream": true}, limits: []string{"max_tokens"}, terminal: "message_stop",
-	stops:     []string{"end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal"},
-	cutStop:   "max_tokens", stopWhere: "message_delta's delta.stop_reason",
+	stops:   []string{"end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal"},
+	cutStop: "max_tokens", stopWhere: "message_delta's delta.stop_reason",
 	usageWhere: "message_start's message.usage and message_delta's usage", cachedWhere: "usage.cache_read_input_tokens",
 	contentWhere: "text_delta", reasoningWhere: "thinking_delta",
 	decode: decodeMessages, errorShape: anthropicError, errorForm: `an Anthropic {"type": "error", "error": {...}} body`,

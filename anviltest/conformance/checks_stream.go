@@ -146,6 +146,16 @@ func (p *prober) checkUsage(ctx context.Context) Verdict {
 		*u.prompt, *u.completion, *u.total, where), notes...)
 }
 
+// usageField names the prompt (0), completion (1) or total (2) count
+// of the API's usage where it is: usage.completion_tokens, or
+// output_tokens in message_delta's usage.
+func (w *wire) usageField(i int) string {
+	if !strings.Contains(w.usageWhere, " ") {
+		return w.usageWhere + "." + usageNames[w.api][i]
+	}
+	return usageNames[w.api][i] + " in " + w.usageWhere
+}
+
 // usageNames are the names of the prompt, completion and total counts
 // of each API's usage.
 var usageNames = map[string][3]string{
@@ -260,7 +270,7 @@ func (p *prober) checkMaxTokens(ctx context.Context) Verdict {
 		}
 		tokens, source := s.outputChunks(), "output chunks (no usage), a lower bound"
 		if s.usage != nil && s.usage.completion != nil {
-			tokens, source = *s.usage.completion, p.w.usageWhere+" "+usageNames[p.w.api][1]
+			tokens, source = *s.usage.completion, p.w.usageField(1)
 		}
 		finish := "absent"
 		if s.stopReason != nil {

@@ -90,6 +90,6 @@ func FuzzSafeText(f *testing.F) {
 func TestStreamSummaryCountsAsTheVerdict(t *testing.T) {
 	chunk := `{"object":"chat.completion.chunk","choices":[{"delta":{"content":"Hi"},"finish_reason":"stop"}]}`
 	s := seenOf("data: " + chunk + "\n\ndata: " + chunk + "\n\ndata: [DONE]\n\n")
-	require.Contains(t, s.summary(), ", 2 JSON data events, [DONE] true,")
-	require.Equal(t, 2, s.events-1, "the verdict's count (checkStreamFraming)")
+	require.Contains(t, s.summary(), ", 2 JSON data events, terminal true,")
+	require.Equal(t, 2, s.jsonEvents(), "the verdict's count (checkStreamFraming)")
 }
