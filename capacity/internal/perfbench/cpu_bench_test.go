@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,15 +38,44 @@ import (
 // of 10,000-chunk streams, over the 200,000 chunks between): 0 when
 // nothing on the per-chunk path allocates.
 func BenchmarkCPUPerChunk(b *testing.B) {
-	const requests, chunks, concurrency = 20, 20000, 4
-	full := startServer(b, Schedule{Chunks: chunks, PromptTokens: 64})
-	half := startServer(b, Schedule{Chunks: chunks / 2, PromptTokens: 64})
-	one := startServer(b, Schedule{Chunks: 1, PromptTokens: 64})
+	full, half, one := cpuServers(b)
+	cpuPerChunk(b, full, half, one, framings[0], "")
+}
+
+// BenchmarkCPUPerEvent is BenchmarkCPUPerChunk over each streamed API
+// (Target.API), one sub-benchmark each, chat's beside the others in one
+// process against the same servers: the CPU time and the allocations of
+// one content event of each dialect, and the floor's of the same bytes
+// (the floor counts the data lines of any framing).
+func BenchmarkCPUPerEvent(b *testing.B) {
+	full, half, one := cpuServers(b)
+	for i, api := range []string{"chat", "completions", "responses", "messages"} {
+		b.Run("api="+api, func(b *testing.B) { cpuPerChunk(b, full, half, one, framings[i], api) })
+	}
+}
+
+// cpuChunks is the content events of each request of the CPU benchmarks.
+const cpuChunks = 20000
+
+// cpuServers starts the servers of the CPU benchmarks: streams of
+// cpuChunks content events, of half as many, and of one.
+func cpuServers(b *testing.B) (full, half, one string) {
+	return startServer(b, Schedule{Chunks: cpuChunks, PromptTokens: 64}),
+		startServer(b, Schedule{Chunks: cpuChunks / 2, PromptTokens: 64}),
+		startServer(b, Schedule{Chunks: 1, PromptTokens: 64})
+}
+
+// cpuPerChunk measures the client speaking api (framing f) against the
+// servers full, half and one, and the floor reading the same streams.
+func cpuPerChunk(b *testing.B, full, half, one string, f framing, api string) {
+	const requests, chunks, concurrency = 20, cpuChunks, 4
 	w := capacity.Workload{Requests: requests, Concurrency: concurrency, ContextTokens: 64,
 		SharedPrefixTokens: capacity.None, MaxTokens: chunks}
 	target := func(base string) capacity.Target {
-		return capacity.Target{BaseURL: base, Model: "perf", MaxModelLen: 1 << 20}
+		return capacity.Target{BaseURL: base, Model: "perf", MaxModelLen: 1 << 20, API: api}
 	}
+	// The data lines a stream has beside its content events.
+	framingLines := strings.Count(f.head+f.tail(64, chunks), "data: ")
 	// clientRun is what one client run cost.
 	type clientRun struct {
 		cpu            time.Duration
@@ -75,10 +105,10 @@ func BenchmarkCPUPerChunk(b *testing.B) {
 	floor := func(base string, want int) time.Duration {
 		runtime.GC()
 		c0 := cpuTime(b)
-		lines, err := Floor(b.Context(), hc, base+"/chat/completions", body, requests, concurrency)
+		lines, err := Floor(b.Context(), hc, base+strings.TrimPrefix(f.path, "/v1"), body, requests, concurrency)
 		cpu := cpuTime(b) - c0
 		require.NoError(b, err)
-		require.Equal(b, requests*(want+2), lines, "content, usage and [DONE] lines")
+		require.Equal(b, requests*(want+framingLines), lines, "content and framing lines")
 		return cpu
 	}
 	perChunk := func(full, one time.Duration) float64 {
