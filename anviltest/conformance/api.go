@@ -349,6 +349,18 @@ type messagesCounts struct {
 // thinking deltas, message_start's and message_delta's usage (each count
 // the last one reported), the stop reason, message_stop, the error events.
 func decodeMessages(s *streamSeen, name string, data []byte) {
+	if name == "error" {
+		// Whatever its data's shape: llama.cpp b10573 writes an OpenAI
+		// error ({"code", "message", "type": "server_error"}) under the
+		// name Anthropic's errors have.
+		var e struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(data, &e) == nil && e.Type != "error" {
+			s.errObjects = append(s.errObjects, excerpt(s.scrub, data))
+			return
+		}
+	}
 	var e messagesEvent
 	if err := json.Unmarshal(data, &e); err != nil {
 		s.badJSON = append(s.badJSON, excerpt(s.scrub, data))
