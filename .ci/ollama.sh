@@ -4,8 +4,11 @@
 # (github.com/ollama/ollama, a Go module on the module proxy with no replace
 # directives; go install compiles its vendored llama.cpp through cgo), serving
 # a tiny random-weight llama model written by .ci/make_tiny_gguf.py (stdlib
-# Python, nothing downloaded). anviltest/ollama_test.go asserts the verdicts
-# and the run a real engine gets.
+# Python, nothing downloaded). anviltest/conformance/ollama_test.go and
+# ollama_api_test.go assert the verdicts and the runs a real engine gets,
+# over chat completions and each other API it serves (Responses,
+# Messages, completions, embeddings); the README's benchmark command then
+# runs over each.
 #
 # The module zip leaves out llama.cpp's vendor/ folder (the go command drops
 # every vendor directory from a module), so its three single-file
@@ -73,7 +76,7 @@ HOME="$work" "$work/bin/ollama" create tiny -f "$work/Modelfile" >"$work/create.
 echo "== ollama $version on $OLLAMA_HOST, model tiny"
 
 status=0
-ANVIL_OLLAMA_URL="http://$OLLAMA_HOST/v1" go test -count=1 -timeout 10m -run '^TestOllama' -v ./anviltest/conformance || status=$?
+ANVIL_OLLAMA_URL="http://$OLLAMA_HOST/v1" go test -count=1 -timeout 12m -run '^TestOllama' -v ./anviltest/conformance || status=$?
 if [ "$status" -eq 0 ]; then
   echo "== the README's benchmark command against it, with exact-token sizing"
   out="$work/out"
@@ -82,5 +85,15 @@ if [ "$status" -eq 0 ]; then
     go test -count=1 -timeout 10m -bench 'CapacityContext/ctx=4096' -benchtime 8x -run '^$' ./anviltest | tee "$work/bench.txt" || status=$?
   grep -q '^BenchmarkCapacityContext/ctx=4096/conc=4' "$work/bench.txt" || { echo "no benchmark line"; status=1; }
 fi
+# The same benchmark over each other API Ollama serves (ANVIL_API), a
+# short one each: four requests.
+for api in responses messages completions embeddings; do
+  [ "$status" -eq 0 ] || break
+  echo "== the README's benchmark command with ANVIL_API=$api"
+  ANVIL_API="$api" ANVIL_BASE_URL="http://$OLLAMA_HOST/v1" ANVIL_MODEL=tiny:latest ANVIL_ENGINE="ollama-$version" ANVIL_GPU=none \
+    ANVIL_OUT="$work/out-$api" \
+    go test -count=1 -timeout 10m -bench 'CapacityContext/ctx=4096' -benchtime 4x -run '^$' ./anviltest | tee "$work/bench-$api.txt" || status=$?
+  grep -q '^BenchmarkCapacityContext/ctx=4096/conc=4' "$work/bench-$api.txt" || { echo "no benchmark line over $api"; status=1; }
+done
 if [ "$status" -ne 0 ]; then echo "== ollama log (tail)"; tail -40 "$work/ollama.log"; fi
 exit "$status"
