@@ -2,6 +2,7 @@ package anviltest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -87,6 +88,7 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 	if _, err := w.Resolved(); err != nil {
 		b.Fatalf("anviltest: workload: %v", explainFields(err, sources...))
 	}
+	began := time.Now() // a shard's start may have passed before it began
 	if err := s.resolveSLO(); err != nil {
 		b.Fatal(err)
 	}
@@ -171,6 +173,8 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 	case interrupted:
 		b.Fatalf("anviltest: interrupted: %d of %d planned requests sent, %d succeeded, %d never sent; the partial report is written, not performance eligible",
 			rep.SentRequests(), rep.Requests, rep.Completed, rep.UnsentRequests())
+	case errors.Is(runErr, capacity.ErrShardLate):
+		b.Fatalf("anviltest: capacity run: %v; %s", runErr, lateShardAdvice(w.Shard, began))
 	case runErr != nil && promptPlanWarning(rep) != "":
 		// The cause to act on first: the prompts were not what was planned.
 		b.Fatalf("anviltest: capacity run: %s; %v", withEnvNames(promptPlanWarning(rep)), explainFields(runErr, sources...))

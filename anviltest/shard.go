@@ -92,3 +92,18 @@ func (s *settings) applyShardEnv(w capacity.Workload) (capacity.Workload, error)
 	w.Shard = sh
 	return w, nil
 }
+
+// lateShardAdvice says what to do about a shard that was ready after its
+// common start, given when its benchmark began. A start that had passed
+// before the benchmark began is the fate of every sub-benchmark after the
+// first of a command that runs several with one ANVIL_START_AT: the first
+// one's run used it up.
+func lateShardAdvice(s capacity.Shard, began time.Time) string {
+	if began.After(s.StartAt) {
+		return fmt.Sprintf("%s had passed %v before this benchmark began: one %s starts one benchmark's measured phase, "+
+			"so run each sub-benchmark as a command of its own (-test.bench matching one, such as "+
+			"'^BenchmarkCapacity$/^ctx=32768/conc=16$') with its own %s (go doc github.com/anvilbench/anvil/anviltest, Many machines)",
+			envStartAt, began.Sub(s.StartAt).Round(time.Millisecond), envStartAt, envStartAt)
+	}
+	return fmt.Sprintf("set %s further ahead: every shard must finish preparing (probe, warm-up, connections) before it", envStartAt)
+}

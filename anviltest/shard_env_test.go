@@ -93,3 +93,18 @@ func TestShardCountErrorNamesTheVariableSet(t *testing.T) {
 	_, err = w.Resolved()
 	require.NoError(t, err)
 }
+
+// TestLateShardAdvice: a shard whose common start had passed before its
+// benchmark began (a later sub-benchmark of one command) is told to run
+// each sub-benchmark with its own ANVIL_START_AT; one that began in time
+// and was ready late, to set the start further ahead.
+func TestLateShardAdvice(t *testing.T) {
+	at := time.Date(2027, 3, 4, 5, 6, 7, 0, time.UTC)
+	sh := capacity.Shard{Index: 1, Count: 3, StartAt: at}
+	require.Equal(t, "ANVIL_START_AT had passed 4.96s before this benchmark began: one ANVIL_START_AT starts one benchmark's measured phase, "+
+		"so run each sub-benchmark as a command of its own (-test.bench matching one, such as '^BenchmarkCapacity$/^ctx=32768/conc=16$') "+
+		"with its own ANVIL_START_AT (go doc github.com/anvilbench/anvil/anviltest, Many machines)",
+		lateShardAdvice(sh, at.Add(4960*time.Millisecond)))
+	require.Equal(t, "set ANVIL_START_AT further ahead: every shard must finish preparing (probe, warm-up, connections) before it",
+		lateShardAdvice(sh, at.Add(-time.Second)))
+}

@@ -193,6 +193,7 @@ func TestShardProcesses(t *testing.T) {
 	// The late shard: failed, how late named, its artifact written.
 	require.Error(t, errs[len(procs)-1])
 	require.Regexp(t, `shard 1 of 2 was ready 1h0m[0-9.]+s after Workload.Shard.StartAt`, lateRun.out.String())
+	require.Regexp(t, `ANVIL_START_AT had passed 1h0m[0-9.]+s before this benchmark began: one ANVIL_START_AT starts one benchmark's measured phase, so run each sub-benchmark as a command of its own`, lateRun.out.String())
 	_, lateData := readShardArtifact(t, lateRun.dir)
 	lateRep, err := artifact.Read(bytes.NewReader(lateData))
 	require.NoError(t, err)
