@@ -146,7 +146,7 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 		if runErr == nil {
 			runErr = fmt.Errorf("runner returned no report")
 		}
-		b.Fatalf("anviltest: capacity run: %v", explainFields(runErr, sources...))
+		b.Fatalf("anviltest: capacity run: %v", withEnvNames(explainFields(runErr, sources...).Error()))
 	}
 	if interrupted {
 		markInterrupted(rep)
@@ -177,9 +177,9 @@ func Capacity(b *testing.B, w capacity.Workload, opts ...Option) *artifact.Repor
 		b.Fatalf("anviltest: capacity run: %v; %s", runErr, lateShardAdvice(w.Shard, began))
 	case runErr != nil && promptPlanWarning(rep) != "":
 		// The cause to act on first: the prompts were not what was planned.
-		b.Fatalf("anviltest: capacity run: %s; %v", withEnvNames(promptPlanWarning(rep)), explainFields(runErr, sources...))
+		b.Fatalf("anviltest: capacity run: %s; %v", withEnvNames(promptPlanWarning(rep)), withEnvNames(explainFields(runErr, sources...).Error()))
 	case runErr != nil:
-		b.Fatalf("anviltest: capacity run: %v", explainFields(runErr, sources...))
+		b.Fatalf("anviltest: capacity run: %v", withEnvNames(explainFields(runErr, sources...).Error()))
 	case rep.Requests <= 0:
 		b.Fatalf("anviltest: the campaign dispatched no request (workload %s)", workloadIdentity(rep))
 	case rep.Completed == 0:

@@ -159,3 +159,25 @@ func TestTypoChild(t *testing.T) {
 	require.Contains(t, string(got), `ANVIL_ENGINE="vllm-0.11.0" and ANVIL_GPU="h100-80gb" set without ANVIL_BASE_URL`, "%s", got)
 	require.NotContains(t, string(got), "engine: vllm", "%s", got)
 }
+
+// TestWithEnvNames: a field a variable sets is followed by the variable,
+// once, whatever already follows it; a longer field, a field inside a
+// word, and the shard fields (explainFields says which variable set
+// them) are left alone.
+func TestWithEnvNames(t *testing.T) {
+	for in, want := range map[string]string{
+		"is Target.BaseURL its API root?":                                            "is Target.BaseURL (ANVIL_BASE_URL) its API root?",
+		"Target.Model and Target.MaxModelLen, and":                                   "Target.Model (ANVIL_MODEL) and Target.MaxModelLen (ANVIL_MAX_MODEL_LEN), and",
+		"Target.MaxModelLen (ANVIL_MAX_MODEL_LEN) is":                                "Target.MaxModelLen (ANVIL_MAX_MODEL_LEN) is",
+		"within Workload.Timeout = 5s.":                                              "within Workload.Timeout (ANVIL_TIMEOUT) = 5s.",
+		"Workload.WarmupFor = 0s":                                                    "Workload.WarmupFor = 0s",
+		"Workload.Shard.StartAt passed":                                              "Workload.Shard.StartAt (ANVIL_START_AT) passed",
+		"Workload.Shard.Count = 3 (Workload.Shard.Count comes from ANVIL_SHARD=0/3)": "Workload.Shard.Count = 3 (Workload.Shard.Count comes from ANVIL_SHARD=0/3)",
+		"Target.Model comes from ANVIL_MODEL":                                        "Target.Model comes from ANVIL_MODEL",
+		"myTarget.Model":                                                             "myTarget.Model",
+		"no field here":                                                              "no field here",
+		"Target.ModelX":                                                              "Target.ModelX",
+	} {
+		require.Equal(t, want, withEnvNames(in), in)
+	}
+}

@@ -157,13 +157,16 @@ func TestHeartbeatWanted(t *testing.T) {
 }
 
 // TestSilentServerChild: a server that accepts connections and never
-// answers, in a real go test -bench run whose standard error is a pipe:
-// the heartbeat says within seconds what the run waits for, naming the
-// URL, and the benchmark line is never split.
+// answers, in a real go test -bench run whose standard error is a pipe,
+// with the default request timeout of 15 minutes: the heartbeat says
+// within seconds what the run waits for, naming the URL, and the run
+// fails after discovery.ModelsTimeout, naming the URL, the bound and the
+// variable that lowers it; the benchmark line is never split.
 func TestSilentServerChild(t *testing.T) {
 	if testing.Short() {
-		t.Skip("waits 12 s for a silent server")
+		t.Skip("waits 30 s for a silent server")
 	}
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()
@@ -177,11 +180,13 @@ func TestSilentServerChild(t *testing.T) {
 		}
 	}()
 	url := "http://" + ln.Addr().String() + "/v1"
-	cmd := childCommand(t, []string{envBaseURL + "=" + url, envTimeout + "=12s", envOut + "=" + t.TempDir()},
+	cmd := childCommand(t, []string{envBaseURL + "=" + url, envOut + "=" + t.TempDir()},
 		"-test.run=^$", "-test.bench=^BenchmarkCapacityContext$/^ctx=4096/", "-test.benchtime=2x")
 	out, err := cmd.CombinedOutput()
 	require.Error(t, err, "%s", out)
 	require.Regexp(t, `(?m)^\[anvil\] BenchmarkCapacityContext/ctx=4096/conc=4: discovery 1\d(\.\d)?s: asking `+regexp.QuoteMeta(url)+` for the model and its window, no answer yet$`, string(out))
+	require.Contains(t, string(out), "capacity: model probe GET "+url+"/models: timed out (no answer within 30s, the bound of GET /models (Workload.Timeout (ANVIL_TIMEOUT) lowers it):"+
+		" the server took the request and sent nothing; is it serving, and is Target.BaseURL (ANVIL_BASE_URL) its API root?)", "%s", out)
 }
 
 // TestNamePending: under -count or several -cpu without -v, a run may be

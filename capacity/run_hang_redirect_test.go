@@ -60,8 +60,9 @@ func TestRunProbeTimeout(t *testing.T) {
 		require.Nil(t, rep)
 		require.Error(t, err)
 		require.Equal(t, 5*time.Second, time.Since(start))
-		require.Equal(t, "capacity: model probe GET http://hang.invalid/v1/models: timed out (no answer within Workload.Timeout = 5s)"+
-			" (with Target.Model and Target.MaxModelLen set, the run does not need its answer)", err.Error())
+		require.Equal(t, "capacity: model probe GET http://hang.invalid/v1/models: timed out (no answer within Workload.Timeout = 5s:"+
+			" the server took the request and sent nothing; is it serving, and is Target.BaseURL its API root?)"+
+			" (declare the model and its context window, Target.Model and Target.MaxModelLen, and the run goes on without this answer)", err.Error())
 	})
 }
 

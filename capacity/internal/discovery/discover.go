@@ -127,7 +127,12 @@ func Discover(ctx context.Context, cfg Config) (Result, error) {
 		d.ModelsError = err.Error()
 	case err != nil:
 		d.ModelsError = err.Error()
-		return d, fmt.Errorf("%w (with Target.Model and Target.MaxModelLen set, the run does not need its answer)", err)
+		if notFound(err) {
+			if hint := apiRootHint(ctx, cfg); hint != "" {
+				return d, fmt.Errorf("%w%s", err, hint)
+			}
+		}
+		return d, fmt.Errorf("%w (declare the model and its context window, Target.Model and Target.MaxModelLen, and the run goes on without this answer)", err)
 	default:
 		d.Listed = info.Listed
 		if d.Model == "" {
@@ -260,14 +265,65 @@ func (d Result) Record() *artifact.ContextWindow {
 	return cw
 }
 
-// probeWithin runs the model probe bounded by timeout (Workload.Timeout),
-// so an endpoint that never answers GET /models cannot hold Run forever.
+// ModelsTimeout bounds GET /models, or the request timeout
+// (Workload.Timeout) when that is shorter: an idle server lists its
+// models in milliseconds, a loaded one in seconds, so a server that
+// accepts the connection and sends nothing for this long is named within
+// half a minute instead of after the 15-minute request timeout, with
+// nothing printed meanwhile.
+const ModelsTimeout = 30 * time.Second
+
+// probeWithin runs the model probe bounded by the smaller of timeout
+// (Workload.Timeout) and ModelsTimeout, so an endpoint that never answers
+// GET /models cannot hold Run.
 func probeWithin(ctx context.Context, cfg Config, timeout time.Duration) (modelInfo, error) {
-	pctx, cancel := context.WithTimeoutCause(ctx, timeout, errProbeTimeout)
+	bound, which := timeout, "Workload.Timeout = "+timeout.String()
+	if ModelsTimeout < timeout {
+		bound, which = ModelsTimeout, fmt.Sprintf("%v, the bound of GET /models (Workload.Timeout lowers it)", ModelsTimeout)
+	}
+	pctx, cancel := context.WithTimeoutCause(ctx, bound, errProbeTimeout)
 	defer cancel()
 	info, err := probeModel(pctx, cfg)
 	if err != nil && ctx.Err() == nil && context.Cause(pctx) == errProbeTimeout {
-		return modelInfo{}, fmt.Errorf("%w (no answer within Workload.Timeout = %v)", err, timeout)
+		return modelInfo{}, fmt.Errorf("%w (no answer within %s: the server took the request and sent nothing; is it serving, and is Target.BaseURL its API root?)", err, which)
 	}
 	return info, err
+}
+
+// apiRootHint is what a discovery whose GET /models was refused with a
+// 404 adds when the same server answers {BaseURL}/v1/models with a model
+// list: a base URL without its /v1, the commonest slip. "" when BaseURL
+// already ends in /v1 or /v1/models is no model list either. The question
+// is bounded by nativeStepTimeout.
+func apiRootHint(ctx context.Context, cfg Config) string {
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	if strings.HasSuffix(base, "/v1") {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, min(cfg.Timeout, nativeStepTimeout))
+	defer cancel()
+	info, err := probeModel(ctx, Config{Client: cfg.Client, BaseURL: base + "/v1", Model: cfg.Model, Timeout: cfg.Timeout})
+	if err != nil {
+		return ""
+	}
+	where := base + "/v1"
+	if u, err := url.Parse(where); err == nil {
+		where = client.RedactedURL(u)
+	}
+	return fmt.Sprintf("; did you mean %s? Its /models lists %s: Target.BaseURL is the API root, the path /chat/completions and /models hang from, /v1 included",
+		where, listedModels(info.Listed))
+}
+
+// listedModels names the first few ids of a model list.
+func listedModels(ids []string) string {
+	const shown = 3
+	quoted := make([]string, 0, shown)
+	for _, id := range ids[:min(len(ids), shown)] {
+		quoted = append(quoted, fmt.Sprintf("%q", id))
+	}
+	s := strings.Join(quoted, ", ")
+	if len(ids) > shown {
+		s += fmt.Sprintf(" and %d more", len(ids)-shown)
+	}
+	return s
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -67,7 +68,7 @@ func probeModel(ctx context.Context, cfg Config) (modelInfo, error) {
 	}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound:
-		return modelInfo{}, fmt.Errorf("%w: model probe GET %s: HTTP %s: %s", ErrRefused, where, scrub(resp.Status), scrub(client.AnswerReason(resp, client.Excerpt(scrub(string(body))))))
+		return modelInfo{}, &refusedError{status: resp.StatusCode, msg: fmt.Sprintf("%v: model probe GET %s: HTTP %s: %s", ErrRefused, where, scrub(resp.Status), scrub(client.AnswerReason(resp, client.Excerpt(scrub(string(body))))))}
 	case resp.StatusCode < 200 || resp.StatusCode >= 300:
 		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: HTTP %s: %s", where, scrub(resp.Status), scrub(client.AnswerReason(resp, client.Excerpt(scrub(string(body))))))
 	}
@@ -76,6 +77,22 @@ func probeModel(ctx context.Context, cfg Config) (modelInfo, error) {
 		return modelInfo{}, fmt.Errorf("capacity: model probe GET %s: %s", where, scrub(err.Error()))
 	}
 	return info, nil
+}
+
+// A refusedError is the error of a GET /models answered 401, 403 or 404:
+// it wraps ErrRefused and keeps the status.
+type refusedError struct {
+	status int
+	msg    string
+}
+
+func (e *refusedError) Error() string { return e.msg }
+func (e *refusedError) Unwrap() error { return ErrRefused }
+
+// notFound reports whether err is a GET /models answered 404.
+func notFound(err error) bool {
+	var r *refusedError
+	return errors.As(err, &r) && r.status == http.StatusNotFound
 }
 
 // parseModels picks the entry of a /models answer and its context length.
