@@ -33,12 +33,29 @@
 //
 // # Iterations
 //
-// One benchmark iteration is one measured request. -benchtime Nx runs
-// exactly N requests; a time-based -benchtime (the default 1s included) is
-// the length of a closed-loop campaign after which no request is
-// dispatched and in-flight ones finish; Workload.Requests, Burst or
-// Duration override -benchtime. ns/op is wall time per measured request,
-// drain included. Use -count 10 for benchstat comparisons.
+// One benchmark iteration is one measured request: Capacity calls b.Loop
+// immediately before each measured request leaves (once it is due and a
+// slot is free), on the benchmark goroutine; the model probe and the
+// warm-ups come before the first iteration. -benchtime Nx runs exactly N
+// requests; a time-based -benchtime (the default 1s included) is the
+// length of a closed-loop campaign after which no request is dispatched
+// and in-flight ones finish; Workload.Requests, Burst or Duration
+// override -benchtime, and a trace, sessions and an open loop's schedule
+// fix the campaign's size themselves.
+//
+// The iteration count go test prints is b.Loop's, which b.Loop needs to
+// reach before it may end: it is the number of requests sent only under
+// -benchtime Nx with a workload that -benchtime sizes. Elsewhere it is
+// not: after a time-based -benchtime it is b.Loop's ramp-up step (it
+// checks the time after 1, then up to 100 times as many iterations: 100
+// for 30 requests sent); a campaign that sizes itself sends all of its
+// requests whatever b.Loop counted (a trace replay printed 100 for 500
+// sent, an SLO probe 12 for 100, an open loop 6 for 8); an early stop
+// leaves the rest of N unused. go test's ns/op is its elapsed time over
+// that count. The .bench file's iteration count is the requests sent and
+// its ns/op the run's wall time (drain included) per request sent, and
+// the log says "N requests": read those. Use -count 10 for benchstat
+// comparisons.
 //
 // # Open loops, SLOs and sweeps
 //
@@ -51,12 +68,48 @@
 // goodput-req/s metric. Sweep runs a capacity.Search, one sub-benchmark per
 // probe, and reports best-conc or best-req/s in its /best sub-benchmark.
 //
+//	func BenchmarkOpenLoop(b *testing.B) {
+//		anviltest.Capacity(b, capacity.Workload{
+//			ContextTokens: 8192, Concurrency: 64, MaxTokens: 1024,
+//			Rate: 12, Arrival: "poisson", // or "constant", "gamma" + Burstiness
+//		})
+//	}
+//
+//	func BenchmarkKnee(b *testing.B) {
+//		anviltest.Sweep(b, capacity.Workload{ContextTokens: 8192, MaxTokens: 1024},
+//			capacity.SearchSpec{Kind: "concurrency", Max: 64},
+//			anviltest.WithSLO(capacity.SLO{TTFT: 400 * time.Millisecond}))
+//	}
+//
+// The same from the environment, on a Workload without a Rate, and the
+// package's example sweep with an E2E bound added to its TTFT one:
+//
+//	ANVIL_RATE=12 ANVIL_ARRIVAL=gamma ANVIL_BURSTINESS=0.5 go test -bench Capacity -run '^$' ./anviltest
+//	ANVIL_SLO_E2E=2s go test -bench SLOSweep -run '^$' ./anviltest
+//
+// An open loop's requests leave at times drawn from the arrival process,
+// computed before the run from the seed, whatever the server is doing; a
+// request due at the cap waits, and the wait is recorded. The v1 timing
+// rows stay measured from the actual send; anvil_go.requests adds each
+// request's scheduled_ms, queue_ms and latencies from the scheduled time
+// (free of coordinated omission), anvil_go.arrival the offered and
+// achieved rates, and the .bench identity arrival=... rate=..., so an open
+// loop never compares with a closed one. Burstiness is vLLM's gamma
+// shape: 1 is Poisson, below 1 burstier, above 1 smoother. A request meets
+// an SLO when every bound that is set holds for it (DistServe's
+// per-request definition, as vLLM's --goodput), a run when at least
+// Attainment (default 0.9) of its requests do; open loops are judged on
+// the scheduled clock. A search doubles the load until a probe fails,
+// then bisects, to the exact integer for concurrency and within 5% for a
+// rate, each probe at least ceil(10/(1-Attainment)) requests (100 at 0.9);
+// the search's own units are best-conc or best-req/s and probes.
+//
 // # Metrics
 //
 // Every benchmark line carries the units of reporters.BenchResult, a stable
 // set (medians over successful requests unless named otherwise):
 //
-//	ns/op              wall time per measured request sent, drain included
+//	ns/op              wall time per measured request sent, drain included (the .bench file's; go test's is per b.Loop iteration: see Iterations)
 //	ttft-p50-ms        time to first visible content, p50
 //	ttft-p95-ms        time to first visible content, p95
 //	ttfo-p50-ms        time to first output (reasoning or content), p50
@@ -128,7 +181,7 @@
 //	ANVIL_HTML                       1 writes report.html beside the artifacts
 //
 // A shard of a workload run from several machines is capacity.Shard
-// (README "Many machines").
+// (Many machines below).
 //
 // One precedence rule holds for every variable: an Option wins over the
 // field it sets in the Workload (or Target, or SLO), which wins over the
@@ -139,7 +192,32 @@
 // and what is allowed, whatever else is configured; errors about a field
 // of capacity.Target or capacity.Workload say which variable (or
 // -benchtime) set it. WithEnvironment reads the variables from elsewhere,
-// or (nil) from nowhere.
+// or (nil) from nowhere. A variable of the environment that begins with
+// ANVIL_ and is none of these fails the run too, naming the closest one,
+// and ANVIL_MODEL, ANVIL_ENGINE or ANVIL_GPU without ANVIL_BASE_URL
+// fail, so a run of the embedded fake never carries a real engine's name.
+// The repository's own tests ignore the variables: go test ./... runs the
+// same whatever the shell sets.
+//
+// Against a real server, the window is asked even when
+// ANVIL_MAX_MODEL_LEN declares it (/models, llama.cpp's /props, Ollama's
+// /api/ps; a disagreement is logged), GET /models is bounded by 30 s, and
+// a base URL without its /v1 is asked "did you mean .../v1". The example
+// benchmarks go up to ctx=65536: against a shorter window the prompts are
+// cut to fit and the run logs the contexts it planned (select benchmarks
+// with -bench, e.g. -bench CapacityConcurrency). ANVIL_PROMPT_SIZING is
+// reference (the default: prompts byte-identical to the reference tool's
+// at 3.0 characters per token) or exact (prompts the server counts as the
+// planned context, its chat template included, learned from its /tokenize
+// or a few unmeasured calibration requests, capacity/PROTOCOL.md#exact-token-sizing):
+// use exact when the run logs that the prompts are off their plan, as
+// against llama.cpp with a tokenizer far from 3.0 characters per token. A
+// response whose usage.prompt_tokens is below half the planned context (a
+// server that silently truncated the prompt) is a failed request. A run
+// whose first 4 requests all fail for a reason that will not change (a
+// 4xx such as a prompt over the window) stops there with that reason and
+// writes what it ran, not eligible (capacity/PROTOCOL.md#early-stop;
+// Workload.KeepGoing sends everything anyway).
 //
 // # Artifacts
 //
@@ -172,5 +250,161 @@
 // A check fails for a violation of what OpenAI-compatible streaming clients
 // rely on, skips with a reason when the server lacks an optional feature
 // (WithRequired makes it mandatory), and logs what it saw. The verdicts are
-// also written beside the artifacts, as JSON and a Markdown table.
+// also written beside the artifacts, as JSON and a Markdown table. The
+// checks, and the verdicts of real engines, are in package
+// anviltest/conformance's documentation.
+//
+// # Traces and sessions
+//
+// ANVIL_TRACE replaces the synthetic plan of whichever benchmark runs
+// with a recorded trace: Mooncake JSONL, Azure LLM inference CSV, or
+// anvil's own JSONL for your logs (ANVIL_TRACE_FORMAT=mooncake|azure|jsonl
+// when the name does not tell). ANVIL_TRACE_SPEEDUP divides its offsets,
+// ANVIL_TRACE_FIRST=N keeps the first N rows and ANVIL_TRACE_WINDOW=10m..20m
+// a slice of its time. Each row is sent at its offset with its recorded
+// prompt length (the trace's shared blocks byte for byte, so the server's
+// prefix cache sees the trace's real reuse) and max_tokens its output
+// length; the benchmark's Concurrency caps the requests in flight. Against
+// the embedded fake (its plain profile: a trace's output lengths leave a
+// reasoning model no room to answer), with the shipped head of the
+// Mooncake conversation trace, from the anviltest folder:
+//
+//	ANVIL_TRACE=../testdata/traces/mooncake-conversation_trace-first500.jsonl \
+//	ANVIL_TRACE_SPEEDUP=10 ANVIL_FAKE_PROFILE=plain ANVIL_FAKE_TIME_SCALE=0.01 ANVIL_HTML=1 \
+//	  go test -bench 'CapacityConcurrency/ctx=32768/conc=16' -run '^$' .
+//
+// ANVIL_SESSIONS runs multi-turn conversations instead: turn k+1 carries
+// every earlier user message and the answer the server actually gave,
+// after the think time; Concurrency is the number of users,
+// ANVIL_SESSIONS_COUNT the number of sessions (one per user when unset),
+// and ANVIL_SESSIONS=recorded runs the sessions of an ANVIL_TRACE file in
+// anvil's JSONL (its session and turn keys). ANVIL_IGNORE_EOS=1 sends
+// ignore_eos and min_tokens with every request of a trace or of sessions,
+// so a vLLM or SGLang model produces its recorded output length:
+//
+//	ANVIL_SESSIONS=turns=3,user=200,output=128,think=2s ANVIL_SESSIONS_COUNT=8 \
+//	ANVIL_FAKE_PROFILE=plain go test -bench 'CapacityConcurrency/ctx=32768/conc=4' -run '^$' .
+//
+// The artifact's anvil_go.workload names the trace (file, format, SHA-256
+// of its bytes, rows, speed-up, window) or the spec, with a replay's send
+// lag against the trace (a lag far above TTFT says the in-flight cap, not
+// the trace, set the pace); every request records its trace line or
+// session turn. Two replays of different traces or options never compare,
+// and the .bench workload carries trace=<file> or sessions=<spec>. From
+// Go, WithTraffic takes the same as values (packages capacity/trace,
+// capacity/session and capacity/traffic); the rules are in
+// capacity/PROTOCOL.md#trace-replay.
+//
+// # Why it got slow
+//
+// Before the measured phase every run looks for the server's Prometheus
+// endpoint (/metrics at the base URL's root; ANVIL_METRICS_URL names
+// another, off disables it; a server without one is silently left out)
+// and samples it every ANVIL_METRICS_INTERVAL (default 1s) on a connection
+// of its own, never inside a request's time. It keeps vLLM's, SGLang's,
+// llama.cpp's and TGI's curated series (running and waiting requests,
+// KV-cache use, preemptions, token counters, TTFT and E2E histograms) in
+// anvil_go.server_metrics, and cross-checks the server's generation-token
+// counter against the run's usage (another client on the server is named)
+// and the server's mean TTFT against the client's (the difference is the
+// network and the client).
+//
+// Every run also audits the client itself (anvil_go.audit): scheduler
+// latency, timer wake-up lag and the intermittent stalls of its own work,
+// GC pauses, CPU share, send lag and connection-pool waits, weighed by a
+// documented rule (capacity/PROTOCOL.md#audit) against the run's own
+// timings into ok, or suspect with the reasons and what to do (a quieter
+// machine, fewer packages tested at once, GOMAXPROCS). A suspect run says
+// so in the log, the summary and the HTML header, and its .bench file has
+// a note line after its result, which keeps it in its benchstat table.
+// Neither the sampler nor the audit ever fails a run; an explicit
+// ANVIL_METRICS_URL that does not answer stops it before anything is
+// measured.
+//
+// # TLS and HTTP/2-only endpoints
+//
+// A self-signed certificate (or one of a private CA): the default client
+// trusts the machine's CAs, so every request fails with a tls error that
+// says so. Point SSL_CERT_FILE at a PEM file holding the CA (Go reads it on
+// Linux and the BSDs):
+//
+//	SSL_CERT_FILE=$PWD/gpu-box-ca.pem ANVIL_BASE_URL=https://gpu-box:8443/v1 go test -bench Capacity -run '^$' ./anviltest
+//
+// or give capacity.Target.HTTPClient (through WithTarget) a client that
+// trusts it:
+//
+//	pool := x509.NewCertPool()
+//	pool.AppendCertsFromPEM(caPEM)
+//	t.HTTPClient = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+//
+// An endpoint that speaks only HTTP/2 without TLS (h2c with prior
+// knowledge, as some gateways do) resets or answers with an HTTP/2 frame
+// every HTTP/1.1 request, so requests fail as connection_reset, eof or
+// network, their message saying an HTTP/1.1 response was expected. Give
+// the run a client that speaks unencrypted HTTP/2:
+//
+//	p := new(http.Protocols)
+//	p.SetUnencryptedHTTP2(true) // and nothing else: HTTP/2 from the first byte
+//	t.HTTPClient = &http.Client{Transport: &http.Transport{Protocols: p}}
+//
+// Over https, HTTP/2 is negotiated by the TLS handshake with the default
+// client. Target.Headers refuses Host, Content-Length, Transfer-Encoding
+// and Trailer (the HTTP client writes them from the request); to reach a
+// virtual host at another address, give Target.HTTPClient a transport
+// whose DialContext connects there.
+//
+// # Comparing runs
+//
+// Main prints the run's identity before the first benchmark as benchfmt
+// configuration (model when known before the run, engine, gpu, target:
+// the base URL without credentials or embedded-fake, the fake's
+// fake-profile and fake-time-scale, the build), so runs of different
+// setups never share a benchstat row. The .bench files carry only
+// identity as configuration (model, engine, gpu, protocol, workload,
+// eligible: false when a request failed), so runs of different workloads,
+// and partial runs, never mix with complete ones (-ignore eligible
+// compares them anyway). To compare two engines on one workload, ignore
+// the engine key or make it the column:
+//
+//	benchstat -ignore engine vllm.bench sglang.bench
+//	cat vllm.bench sglang.bench > all.bench && benchstat -col engine all.bench
+//
+// anvilreport bench converts artifacts of every generation, the reference
+// tool's included; a converted anvil-go artifact keeps the name go test
+// printed for its run (anvil_go.run.benchmark), and every value is written
+// with the digits go test prints, so the same runs compare equal. The two
+// formats carry different extra keys; to put both in one table, ignore
+// those:
+//
+//	benchstat -ignore goos,goarch,pkg,cpu,target,fake-profile,fake-time-scale,protocol,workload,eligible old.txt new.txt
+//
+// # Many machines
+//
+// A workload run from N load generators, each a shard (capacity.Shard):
+//
+//	ANVIL_SHARD=i/N        this process is shard i (0-based) of N
+//	ANVIL_SHARDS=N         the same, with i from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's pods)
+//	ANVIL_START_AT         the common start, RFC 3339: each shard prepares (warm-up,
+//	                       connections), waits for it, saying at once that it waits and
+//	                       until when, and starts its measured phase there
+//	ANVIL_CLOCK_DOMAIN_ID  the name of the wall clock the machines share; the merge
+//	                       refuses shards without one, or with different ones
+//
+// Shard i measures the requests whose index is i mod N. In an open loop
+// each is due at its global offset from the common start and every shard
+// keeps the whole in-flight cap (anvil_go.shards.in_flight says how many
+// were in flight across the shards); a closed loop's workers are split as
+// evenly as possible. N must be at most the workload's Requests and, in a
+// closed loop, its Concurrency. A shard ready after the start fails, saying how late, and
+// writes its artifact. One ANVIL_START_AT starts one benchmark's measured
+// phase: a command whose -test.bench matches several sub-benchmarks runs
+// them one after another, and every one after the first finds the start
+// passed; run each as a command of its own (-test.bench
+// '^BenchmarkCapacity$/^ctx=32768/conc=16$'), each with its own start.
+// Every shard runs the same benchmark with the same flags and variables
+// but its index; anvilreport merge makes one artifact of their artifacts
+// (capacity/PROTOCOL.md#merging-shards), and the README shows the recipe
+// for processes on one host. What to put in ANVIL_CLOCK_DOMAIN_ID, the
+// Kubernetes recipe, and what was tested are in anviltest/kubernetes's
+// README.md.
 package anviltest

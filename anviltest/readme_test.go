@@ -32,12 +32,29 @@ func readmeGoBlocks(t *testing.T, path string) []docSnippet {
 			in, start, cur = true, i+1, nil
 		case in && strings.TrimSpace(line) == "```":
 			in = false
-			out = append(out, docSnippet{fmt.Sprintf("%s:%d", filepath.Base(path), start), strings.Join(cur, "\n")})
+			out = append(out, docSnippet{fmt.Sprintf("%s:%d", filepath.Base(path), start), withoutFileHeader(strings.Join(cur, "\n"))})
 		case in:
 			cur = append(cur, line)
 		}
 	}
 	return out
+}
+
+// withoutFileHeader is code without the package clause and the imports
+// of a whole file: its declarations, which share one file with the
+// others' (whose imports cover theirs).
+func withoutFileHeader(code string) string {
+	if !strings.HasPrefix(code, "package ") {
+		return code
+	}
+	_, rest, _ := strings.Cut(code, "\n")
+	rest = strings.TrimLeft(rest, "\n")
+	if strings.HasPrefix(rest, "import (") {
+		_, rest, _ = strings.Cut(rest, "\n)\n")
+	} else if strings.HasPrefix(rest, "import ") {
+		_, rest, _ = strings.Cut(rest, "\n")
+	}
+	return strings.TrimLeft(rest, "\n")
 }
 
 // godocBenchmarks returns the code blocks of the doc comments in path

@@ -10,7 +10,7 @@ import (
 )
 
 // Environment variables of a workload split over several load generators
-// (capacity.Shard, README "Many machines"). Like the others they fill only
+// (capacity.Shard; the package documentation, Many machines). Like the others they fill only
 // what the Workload leaves at zero (a Workload.Shard with Count > 0 wins).
 const (
 	// envShard makes the run shard i (0-based) of N: "i/N".

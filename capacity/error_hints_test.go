@@ -56,7 +56,7 @@ func TestHTTP2OnlyEndpoint(t *testing.T) {
 	for _, f := range rep.Failures {
 		require.Contains(t, f.ErrorMessage, "want an HTTP/1.1 response")
 		require.Contains(t, f.ErrorMessage, "HTTP/2 without TLS (h2c)")
-		require.Contains(t, f.ErrorMessage, "README: HTTP/2-only endpoints")
+		require.Contains(t, f.ErrorMessage, "go doc github.com/anvilbench/anvil/anviltest: TLS and HTTP/2-only endpoints")
 	}
 
 	tg.HTTPClient = &http.Client{Transport: &http.Transport{Protocols: h2cOnly()}}

@@ -1,23 +1,3 @@
-// Package conformance is a streaming conformance suite for OpenAI-compatible
-// chat-completion endpoints: a dozen checks of what streaming clients (and
-// the capacity engine) rely on, each giving a Verdict (pass, fail or skip
-// with a reason and what it saw), and the verdict files of a run (Report).
-//
-// A Suite is built once per target and runs one check at a time:
-//
-//	s, err := conformance.New(ctx, conformance.Config{Target: t})
-//	rep := s.NewReport(time.Now())
-//	for _, name := range conformance.Checks() {
-//		rep.Verdicts = append(rep.Verdicts, s.Check(ctx, name))
-//	}
-//
-// anviltest.Conformance runs it as a Go test, one subtest per check. The
-// suite reads the stream with the engine's framer (package capacity/sse),
-// finds the model, its context window and llama.cpp's slots with
-// capacity.Discover (what capacity.Run reads, through the suite's
-// client), and removes the
-// target's credentials (capacity's Target.Redactor) from every text it
-// returns before anything is cut.
 package conformance
 
 import (

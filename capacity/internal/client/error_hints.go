@@ -30,7 +30,7 @@ func h2cHint(u *url.URL, rt http.RoundTripper, err error) string {
 	if u == nil || u.Scheme != "http" || speaksH2C(rt) {
 		return ""
 	}
-	const how = "give Target.HTTPClient a transport with unencrypted HTTP/2 enabled (README: HTTP/2-only endpoints)"
+	const how = "give Target.HTTPClient a transport with unencrypted HTTP/2 enabled (go doc github.com/anvilbench/anvil/anviltest: TLS and HTTP/2-only endpoints)"
 	if strings.Contains(err.Error(), `malformed HTTP response "\x00\x00`) {
 		return "; want an HTTP/1.1 response, got the bytes of an HTTP/2 frame: the endpoint speaks only HTTP/2 without TLS (h2c): " + how
 	}
@@ -56,7 +56,7 @@ func tlsHint(err error) string {
 		certErr *tls.CertificateVerificationError
 	)
 	if errors.As(err, &authErr) || (errors.As(err, &certErr) && errors.As(certErr.Err, &authErr)) {
-		return "; the certificate is signed by no CA this machine trusts (self-signed or a private CA): set SSL_CERT_FILE to a PEM file of that CA, or give Target.HTTPClient a transport whose TLSClientConfig.RootCAs holds it (README: TLS endpoints)"
+		return "; the certificate is signed by no CA this machine trusts (self-signed or a private CA): set SSL_CERT_FILE to a PEM file of that CA, or give Target.HTTPClient a transport whose TLSClientConfig.RootCAs holds it (go doc github.com/anvilbench/anvil/anviltest: TLS and HTTP/2-only endpoints)"
 	}
 	return ""
 }
