@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -188,4 +189,48 @@ func TestTopLevelIsFixed(t *testing.T) {
 		}
 	}
 	require.Empty(t, extra, "the top level is fixed (README.md#layout); move these inside one of its folders")
+}
+
+// TestLayoutTableNamesEveryPackage: every folder of the module holding Go
+// files is a row of the README's layout table ("`capacity/sse/`"), and
+// every folder a row names exists, so the table stays true as packages
+// come and go.
+func TestLayoutTableNamesEveryPackage(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	require.NoError(t, err)
+	_, table, ok := strings.Cut(string(readme), "\n## Layout\n")
+	require.True(t, ok, "README.md has a Layout section")
+	table, _, _ = strings.Cut(table, "\n## ")
+	var rows []string
+	for _, line := range strings.Split(table, "\n") {
+		if strings.HasPrefix(line, "| `") {
+			cell, _, _ := strings.Cut(strings.TrimPrefix(line, "| "), " | ")
+			rows = append(rows, cell)
+		}
+	}
+	cells := strings.Join(rows, "\n")
+	err = filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != ".." || d.Name() == "testdata" || d.Name() == "anvil-out") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		dir, err := filepath.Rel("..", filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		if dir != "." {
+			require.Contains(t, cells, "`"+filepath.ToSlash(dir)+"/`", "README.md's layout table has no row for %s", dir)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	for _, m := range regexp.MustCompile("`([a-z_/]+)/`").FindAllStringSubmatch(cells, -1) {
+		_, err := os.Stat(filepath.Join("..", m[1]))
+		require.NoError(t, err, "README.md's layout table names %s", m[1])
+	}
 }
