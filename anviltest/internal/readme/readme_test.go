@@ -1,11 +1,18 @@
-//go:build unix
+//go:build unix && !race
 
-package anviltest
+// (Not under the race detector: .ci/run runs this package's test once,
+// with go test ./...; the commands it runs are no code of this binary.)
+
+// Package readme runs the README's commands as a user pastes them. It
+// holds only a test, in a package of its own so that the minutes it
+// takes have their own go test budget beside anviltest's.
+package readme
 
 import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -59,16 +66,16 @@ const (
 	readmeFakeAddr = "127.0.0.1:8000"
 )
 
-// TestReadmeCommands runs every shell command the README tells a user to
+// TestCommands runs every shell command the README tells a user to
 // run, as pasted and in order, in one shell session (so an export carries
 // over, as in a terminal), in a copy of this module in a temporary
 // directory (so nothing is written into the source tree), the README's
 // Go example pasted as the package ./bench its shard recipe builds. The
 // only changes: its server, http://gpu-box:8000/v1, is a fake server this
 // test starts (serving qwen3-32b, time-scaled), the standalone fake's
-// port is a free one, the curl that follows it first waits for the port,
-// and GOFLAGS adds -trimpath so the copy's builds hit the build cache
-// across runs. The second set-up command, go test ./..., is the command
+// port is a free one, the curl that follows it first waits for it to
+// serve (and is bounded by timeout 120), and GOFLAGS adds -trimpath so
+// the copy's builds hit the build cache across runs. The second set-up command, go test ./..., is the command
 // this test is part of: it is checked to be .ci/run's, not run again.
 //
 // Each block's outcome is checked: the benchmarks print their lines
@@ -77,11 +84,11 @@ const (
 // (issue 31 finding 5), benchstat and compare run, and the shard recipe's
 // three shards of the README's own example merge into the workload's
 // 600 requests (finding 4).
-func TestReadmeCommands(t *testing.T) {
+func TestCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the README's commands (minutes)")
 	}
-	if os.Getenv(envBaseURL) != "" {
+	if os.Getenv("ANVIL_BASE_URL") != "" {
 		t.Skip("runs against its own servers")
 	}
 	goTool, err := exec.LookPath("go")
@@ -93,7 +100,7 @@ func TestReadmeCommands(t *testing.T) {
 		require.NoError(t, err, "the README's commands use %s", tool)
 	}
 	t.Parallel()
-	root, err := filepath.Abs("..")
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
 	require.NoError(t, err)
 	blocks := readmeBlocks(t, filepath.Join(root, "README.md"))
 
@@ -140,10 +147,12 @@ func TestReadmeCommands(t *testing.T) {
 		case strings.HasPrefix(code, "go run ./fake_server/cmd/fakeserver "):
 			// A server: it runs until the test ends (its output in a file,
 			// so that it holds no pipe of the session open).
-			code += " >fakeserver.log 2>&1 &"
+			code += " >fakeserver.log 2>&1 & fakeserver=$!"
 		case strings.HasPrefix(code, "curl "):
-			host, port, _ := net.SplitHostPort(fakeAddr)
-			fmt.Fprintf(&script, "for i in $(seq 300); do (exec 3<>/dev/tcp/%s/%s) 2>/dev/null && break; sleep 1; done\n", host, port)
+			// Wait for the server's own "serving" line (go run compiles
+			// first); a server that exits fails the session.
+			script.WriteString("until grep -q 'fakeserver: serving' fakeserver.log 2>/dev/null; do kill -0 $fakeserver || { cat fakeserver.log; exit 1; }; sleep 1; done\n")
+			code = "timeout 120 " + code
 		}
 		script.WriteString(code + "\n")
 	}
@@ -223,7 +232,7 @@ func readmeEnv(goTool string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		switch {
-		case strings.HasPrefix(kv, "ANVIL_") || strings.HasPrefix(kv, jobCompletionIndex+"="):
+		case strings.HasPrefix(kv, "ANVIL_") || strings.HasPrefix(kv, "JOB_COMPLETION_INDEX="):
 		case strings.HasPrefix(kv, "GOFLAGS="):
 			flags = strings.TrimPrefix(kv, "GOFLAGS=") + " " + flags
 		case strings.HasPrefix(kv, "PATH="):
@@ -232,7 +241,7 @@ func readmeEnv(goTool string) []string {
 			env = append(env, kv)
 		}
 	}
-	return append(env, "GOFLAGS="+flags, envProgress+"=0")
+	return append(env, "GOFLAGS="+flags, "ANVIL_PROGRESS=0")
 }
 
 // copyModule copies the module at root into dir: every file but the
@@ -273,12 +282,18 @@ func copyModule(t *testing.T, root, dir string) {
 	require.NoError(t, err)
 }
 
-// freeAddr is a loopback address no one listens on, for a moment.
+// freeAddr is a loopback address no one listens on, for a moment: a port
+// below Linux's ephemeral range (32768 and up), which no other test's
+// listener on port 0 is given meanwhile.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
+	for range 100 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(10000))
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			require.NoError(t, ln.Close())
+			return addr
+		}
+	}
+	t.Fatal("no free port in 20000..29999")
+	return ""
 }
