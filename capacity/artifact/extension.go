@@ -52,6 +52,13 @@ type Extension struct {
 	// ProbeRequests is "probe_requests": the short requests sent beside
 	// the measured phase (probe_requests.go); nil when the run sent none.
 	ProbeRequests *ProbeRequests
+	// GPUMetrics is "gpu_metrics": each GPU metrics endpoint (NVIDIA's
+	// DCGM exporter) sampled during the measured phase, in the order
+	// given (gpu.go); nil without one.
+	GPUMetrics []ServerMetrics
+	// Energy is "energy": the GPUs' energy over the phase and per token
+	// (gpu.go); nil without GPU metrics.
+	Energy *Energy
 	// Shard is "shard": the run is one shard of a workload split over
 	// several processes (shard.go); nil for a whole run.
 	Shard *Shard

@@ -63,6 +63,10 @@ type ServerMetrics struct {
 	// Checks is "checks": the cross-checks with the run's own
 	// measurements; nil when not computed.
 	Checks *ServerChecks
+	// SpecDecode is "spec_decode": the engine's speculative decoding over
+	// the measured phase (gpu.go); nil when the endpoint has no
+	// speculation metrics.
+	SpecDecode *SpecDecode
 
 	shape shape
 }

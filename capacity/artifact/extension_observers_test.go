@@ -34,7 +34,22 @@ func observerMembers() *Extension {
 				TTFT: &TTFTCheck{Histogram: "vllm:time_to_first_token_seconds", ServerRequests: 8, ServerMeanMS: 101.5,
 					ClientMeanMS: 103.25, NetworkAndClientMS: 1.75},
 			},
+			SpecDecode: &SpecDecode{Method: "counters", Drafts: new(60.0), DraftTokens: new(240.0), AcceptedTokens: new(120.0),
+				AcceptanceRate: new(0.5), MeanAcceptedLength: new(3.0), PerPosition: []float64{0.9, 0.6, 0.3, 0.2},
+				ClientTokensPerChunk: new(1.0), Agreement: "disagree", Note: new("the streams carried 1.00 tokens per chunk after their first, the server 3.00 per step")},
 		},
+		GPUMetrics: []ServerMetrics{{Endpoint: "http://node-a:9400/metrics", Engine: new("dcgm"),
+			IntervalMS: 1000, TimeoutMS: 250, Samples: 3, MaxPointsPerSeries: 240,
+			Series: []MetricSeries{{Name: "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", Type: "counter",
+				Labels:          map[string]string{"gpu": "0", "UUID": "GPU-0", "Hostname": "node-a"},
+				SamplesPerPoint: 1, OffsetsMS: []float64{0, 1000, 2000}, Values: []float64{1e9, 1.0003e9, 1.0006e9},
+				Increase: new(600000.0), Resets: new(0)}}}},
+		Energy: &Energy{Method: "counter", GPUs: 1, Joules: 600, MeanWatts: 300, Seconds: 2,
+			IdleWatts: new(60.0), IdleJoules: new(120.0), IdleMethod: "counter", IdleSeconds: 1,
+			OutputTokens: 100, TotalTokens: 500, JoulesPerOutputToken: new(6.0), JoulesPerToken: new(1.2),
+			ActiveJoulesPerOutputToken: new(4.8), PricePerGPUHour: new(3.6), PricePerKWh: new(0.25),
+			CostPerMillionOutputTokens: new(20.0), EnergyCostPerMillionOutputTokens: new(0.4166),
+			PerGPU: map[string]float64{"node-a/0": 600}},
 		Audit: &Audit{Verdict: auditSuspect, Reasons: []string{"scheduler latency p99 4.1 ms: timings below ~4 ms resolution are not trustworthy"},
 			SchedLatencyP99MS: new(4.1), SchedLatencyMaxMS: new(12.5), SchedSamples: 900, GCPauses: 3,
 			GCPauseMaxMS: new(0.25), GCPauseTotalMS: new(0.5), CPUShare: new(0.97), GOMAXPROCS: 2,
@@ -118,8 +133,8 @@ func TestObserverMembersDocumented(t *testing.T) {
 		switch v := v.(type) {
 		case map[string]any:
 			for k, x := range v {
-				if prefix == "labels" {
-					continue // the server's own label names
+				if prefix == "labels" || prefix == "per_gpu" {
+					continue // the server's own label names; GPUs' names
 				}
 				require.True(t, strings.Contains(section, "`"+k+"`") || strings.Contains(section, "`"+prefix+"."+k+"`"),
 					"%s.%s is not in PROTOCOL.md's section", prefix, k)
@@ -133,6 +148,14 @@ func TestObserverMembersDocumented(t *testing.T) {
 	}
 	walk("server_metrics", ext["server_metrics"])
 	walk("audit", ext["audit"])
+	walk("server_metrics", ext["gpu_metrics"]) // the same keys
+
+	start = strings.Index(string(doc), "#### `energy`")
+	require.Positive(t, start)
+	end = strings.Index(string(doc)[start:], "\n## ")
+	require.Positive(t, end)
+	section = string(doc)[start : start+end]
+	walk("energy", ext["energy"])
 }
 
 // TestTokenCheckJudge: the verdict of the generation-token cross-check,

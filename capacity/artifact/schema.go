@@ -386,6 +386,8 @@ var extensionTable = newArtTable(func(x *Extension) *shape { return &x.shape },
 	optionalOf("chunk_timing", func(x *Extension) **ChunkTiming { return &x.ChunkTiming }, chunkTimingTable.codec()),
 	optionalOf("connections", func(x *Extension) **Connections { return &x.Connections }, connectionsTable.codec()),
 	optionalOf("context_window", func(x *Extension) **ContextWindow { return &x.ContextWindow }, contextWindowTable.codec()),
+	optionalOf("energy", func(x *Extension) **Energy { return &x.Energy }, energyTable.codec()),
+	optionalSlice("gpu_metrics", func(x *Extension) *[]ServerMetrics { return &x.GPUMetrics }, serverMetricsTable.codec()),
 	optionalOf("prompt_sizing", func(x *Extension) **PromptSizing { return &x.PromptSizing }, promptSizingTable.codec()),
 	optionalOf("probe_requests", func(x *Extension) **ProbeRequests { return &x.ProbeRequests }, probeRequestsTable.codec()),
 	fieldOf("requests", func(x *Extension) *[]RequestDetail { return &x.Requests }, sliceCodec(requestDetailTable.codec())),
@@ -487,6 +489,15 @@ var gapDistributionTable = newArtTable(func(d *GapDistribution) *shape { return 
 // only when the map is not nil.
 func optionalMap[T any](key string, get func(*T) *map[string]string) artField[T] {
 	f := fieldOf(key, get, mapCodec(stringMapKey[string](), stringCodec))
+	f.omitNil = true
+	f.isNil = func(t *T) bool { return *get(t) == nil }
+	return f
+}
+
+// optionalSlice is a slice field whose key the current shape writes only
+// when the slice is not nil.
+func optionalSlice[T, V any](key string, get func(*T) *[]V, c artCodec[V]) artField[T] {
+	f := fieldOf(key, get, sliceCodec(c))
 	f.omitNil = true
 	f.isNil = func(t *T) bool { return *get(t) == nil }
 	return f

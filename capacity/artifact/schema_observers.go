@@ -70,6 +70,7 @@ var serverMetricsTable = newArtTable(func(m *ServerMetrics) *shape { return &m.s
 	fieldOf("samples", func(m *ServerMetrics) *int { return &m.Samples }, intCodec),
 	fieldOf("series", func(m *ServerMetrics) *[]MetricSeries { return &m.Series }, sliceCodec(metricSeriesCodec)),
 	fieldOf("skipped_values", func(m *ServerMetrics) *int { return &m.SkippedValues }, intCodec),
+	optionalOf("spec_decode", func(m *ServerMetrics) **SpecDecode { return &m.SpecDecode }, specDecodeTable.codec()),
 	fieldOf("timeout_ms", func(m *ServerMetrics) *float64 { return &m.TimeoutMS }, floatCodec),
 )
 

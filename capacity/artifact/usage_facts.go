@@ -20,3 +20,22 @@ func (r *Report) CompletionTokens() (tokens, responses int) {
 	}
 	return tokens, responses
 }
+
+// PromptTokensReported is the sum of usage.prompt_tokens over the same
+// responses as CompletionTokens: the timing rows' prompt_tokens and the
+// usage of failures whose response still carried it. Energy per total
+// token divides by it plus CompletionTokens (PROTOCOL.md#energy).
+func (r *Report) PromptTokensReported() int {
+	tokens := 0
+	for i := range r.RequestTimings {
+		if n := r.RequestTimings[i].PromptTokens; n != nil {
+			tokens += *n
+		}
+	}
+	for i := range r.Failures {
+		if md := r.Failures[i].ResponseMetadata; md != nil && md.Usage != nil && md.Usage.PromptTokens != nil {
+			tokens += *md.Usage.PromptTokens
+		}
+	}
+	return tokens
+}
