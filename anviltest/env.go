@@ -200,7 +200,7 @@ var envVars = [...]envVar{
 		e.metricsURL = v
 		return nil
 	}},
-	{envMetricsInterval, "Target.MetricsInterval", "a duration in " + servermetrics.MinInterval.String() + ".." + servermetrics.MaxInterval.String() + " such as 5s, the time between samples", func(e *environment, v string) error {
+	{envMetricsInterval, "Target.MetricsInterval", "a duration in " + intervalRange() + " such as 5s, the time between samples", func(e *environment, v string) error {
 		d, err := time.ParseDuration(v)
 		switch {
 		case err != nil:
@@ -417,4 +417,10 @@ func boolean(at func(*environment) **bool) func(*environment, string) error {
 		*at(e) = &b
 		return nil
 	}
+}
+
+// intervalRange is the sampler's range of intervals, "10ms..1h0m0s".
+func intervalRange() string {
+	lo, hi := servermetrics.Config{}.IntervalRange()
+	return lo.String() + ".." + hi.String()
 }

@@ -47,6 +47,9 @@ func (p *prober) checkMetrics(ctx context.Context) Verdict {
 	if len(r.Missing) > 0 {
 		notes = append(notes, "curated series missing: "+strings.Join(r.Missing, ", "))
 	}
+	if len(r.Optional) > 0 {
+		notes = append(notes, "speculative decoding series present: "+strings.Join(r.Optional, ", "))
+	}
 	if r.Engine == "" {
 		return verdict(Pass, fmt.Sprintf("%s parses (%d families), with no engine's names anvil curates: only series named by the user are sampled", r.Endpoint, r.Families), notes...)
 	}

@@ -47,6 +47,10 @@ func TestParseCaptures(t *testing.T) {
 			"llamacpp:n_busy_slots_per_decode":        1,
 			"llamacpp:requests_processing":            0,
 			"llamacpp:requests_deferred":              0,
+			// Speculative decoding's, zero without a draft model.
+			"llamacpp:spec_decode_num_drafts_total":          0,
+			"llamacpp:spec_decode_num_draft_tokens_total":    0,
+			"llamacpp:spec_decode_num_accepted_tokens_total": 0,
 		}},
 		{"vllm-fork-0.6.3dev-metrics-idle-from-FerranAgulloLopez-vLLMBatchingMemoryGap.txt", engineVLLM, 15, map[string]float64{
 			"vllm:num_preemptions_total" + vllmModel:     0,

@@ -29,6 +29,10 @@ type ProbeResult struct {
 	// Curated and Missing are the engine's curated families the body has
 	// and lacks (nil without an engine).
 	Curated, Missing []string
+	// Optional are the engine's optional families the body has (its
+	// speculative decoding's, served only with a draft model), never
+	// missing.
+	Optional []string
 }
 
 // Probe GETs the endpoint once (the conformance suite's metrics check):
@@ -75,7 +79,13 @@ func Probe(ctx context.Context, cfg Config) (ProbeResult, error) {
 				r.Missing = append(r.Missing, n)
 			}
 		}
+		for _, n := range spec.optional {
+			if have[n] {
+				r.Optional = append(r.Optional, n)
+			}
+		}
 		slices.Sort(r.Curated)
+		slices.Sort(r.Optional)
 		slices.Sort(r.Missing)
 	}
 	return r, nil

@@ -41,6 +41,8 @@ func TestProbe(t *testing.T) {
 	require.Equal(t, []string{"llamacpp:n_busy_slots_per_decode", "llamacpp:n_decode_total", "llamacpp:prompt_seconds_total",
 		"llamacpp:prompt_tokens_cached_total", "llamacpp:prompt_tokens_total", "llamacpp:requests_deferred",
 		"llamacpp:requests_processing", "llamacpp:tokens_predicted_seconds_total", "llamacpp:tokens_predicted_total"}, r.Curated)
+	require.Equal(t, []string{"llamacpp:spec_decode_num_accepted_tokens_total", "llamacpp:spec_decode_num_draft_tokens_total",
+		"llamacpp:spec_decode_num_drafts_total"}, r.Optional, "b10573 serves speculation's counters, zero without a draft model")
 	require.Empty(t, r.Missing, "the curated set is what b10573 serves (it has no KV-cache gauge)")
 
 	r = probe("/sglang/metrics")

@@ -18,10 +18,10 @@ import (
 const (
 	// defaultInterval is the time between samples when Config.Interval is 0.
 	defaultInterval = time.Second
-	// MinInterval and MaxInterval bound Config.Interval (and so
+	// minInterval and maxInterval bound Config.Interval (and so
 	// capacity.Target.MetricsInterval).
-	MinInterval = 10 * time.Millisecond
-	MaxInterval = time.Hour
+	minInterval = 10 * time.Millisecond
+	maxInterval = time.Hour
 	// maxBodyBytes bounds a /metrics body; a longer one is a failed sample.
 	maxBodyBytes = 8 << 20
 	// maxRunWait bounds a GET taken on the run's own goroutine (Discover's,
@@ -68,6 +68,14 @@ type Config struct {
 	// recorded and from the name and labels of every series kept (the
 	// run's redactor), before anything is cut; nil for none.
 	Scrub func(string) string
+	// GPUs, for a DCGM exporter's endpoint, names the GPUs kept: an index
+	// ("0": gpu="0"), a UUID ("GPU-..." or a MIG instance's "MIG-...":
+	// UUID="..."), or a label pair ("Hostname=node-a"); nil keeps every
+	// GPU. A sample of an engine's endpoint is kept whatever it is.
+	GPUs []string
+	// MaxSeries bounds the series kept, 1..160 (0: 64); beyond 64 each
+	// series keeps fewer points (64 x 240 points in all).
+	MaxSeries int
 
 	own bool // Client is the sampler's own: Stop closes its connection
 }
@@ -87,8 +95,8 @@ func (c Config) resolved() (Config, error) {
 	if c.Interval == 0 {
 		c.Interval = defaultInterval
 	}
-	if c.Interval < MinInterval || c.Interval > MaxInterval {
-		return c, configError("Config.Interval", c.Interval, fmt.Sprintf("must be in %v..%v (0: %v)", MinInterval, MaxInterval, defaultInterval), nil)
+	if c.Interval < minInterval || c.Interval > maxInterval {
+		return c, configError("Config.Interval", c.Interval, fmt.Sprintf("must be in %v..%v (0: %v)", minInterval, maxInterval, defaultInterval), nil)
 	}
 	if c.Timeout == 0 {
 		c.Timeout = min(c.Interval/4, maxRunWait)
@@ -98,6 +106,15 @@ func (c Config) resolved() (Config, error) {
 	}
 	if c.Scrub == nil {
 		c.Scrub = func(s string) string { return s }
+	}
+	if c.MaxSeries == 0 {
+		c.MaxSeries = maxSeries
+	}
+	if c.MaxSeries < 1 || c.MaxSeries > maxMaxSeries {
+		return c, configError("Config.MaxSeries", c.MaxSeries, fmt.Sprintf("must be in 1..%d (0: %d)", maxMaxSeries, maxSeries), nil)
+	}
+	if _, err := gpuPairs(c.GPUs); err != nil {
+		return c, err
 	}
 	if c.Client == nil {
 		c.own = true
@@ -121,8 +138,9 @@ type Sampler struct {
 
 	primed bool // Prime's sample is the first point, at offset 0
 
-	scan   *scanner // reads every body, keeping the selected families
-	st     *store   // the series, from Prime's sample on
+	scan   *scanner   // reads every body, keeping the selected families
+	st     *store     // the series, from Prime's sample on
+	sink   sampleSink // st, behind the Labels and Only filter when set
 	start  time.Time
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -132,6 +150,9 @@ type Sampler struct {
 	// finished is set by Finish: sampling is over, the last sample taken.
 	finished bool
 	member   *artifact.ServerMetrics
+	// gpus, for the Sampler DiscoverGPUs returns, samples the GPUs'
+	// endpoints; Prime, Start, Finish and Stop are its.
+	gpus *gpuSet
 }
 
 // Discover GETs the endpoint once, before the run. It returns nil and no
@@ -162,6 +183,11 @@ func Discover(ctx context.Context, cfg Config) (*Sampler, error) {
 		return nil, nil
 	}
 	s.engine = sc.Engine
+	if spec := specOf(s.engine); spec != nil && spec.labels != nil {
+		// The exporter's series keep only its labels (a GPU's), and only
+		// the GPUs named.
+		s.sink = newSeriesFilter(s.st, spec.labels, s.only())
+	}
 	return s, nil
 }
 
@@ -169,8 +195,20 @@ func Discover(ctx context.Context, cfg Config) (*Sampler, error) {
 func newSampler(cfg Config) *Sampler {
 	st := newStore()
 	st.scrub = cfg.Scrub
-	return &Sampler{cfg: cfg, endpoint: recordedEndpoint(cfg.URL, cfg.Scrub),
-		scan: newScanner(newSelection(cfg.Series)), st: st}
+	st.setMax(cfg.MaxSeries)
+	s := &Sampler{cfg: cfg, endpoint: recordedEndpoint(cfg.URL, cfg.Scrub),
+		scan: newScanner(newSelection(cfg.Series)), st: st, sink: st}
+	return s
+}
+
+// IntervalRange returns the bounds of Config.Interval (and so of
+// capacity.Target.MetricsInterval): 10ms and 1h.
+func (Config) IntervalRange() (lo, hi time.Duration) { return minInterval, maxInterval }
+
+// only is the label pairs of the GPUs c names (checked by resolved).
+func (s *Sampler) only() []string {
+	pairs, _ := gpuPairs(s.cfg.GPUs)
+	return pairs
 }
 
 // runWait returns ctx bounded by maxRunWait, for a GET on the run's
@@ -195,6 +233,10 @@ func (s *Sampler) Prime(ctx context.Context) {
 	if s == nil {
 		return
 	}
+	if s.gpus != nil {
+		s.gpus.prime(ctx)
+		return
+	}
 	ctx, cancel := runWait(ctx)
 	defer cancel()
 	s.primed = s.sampleAt(ctx, 0)
@@ -214,10 +256,14 @@ func (s *Sampler) Start(ctx context.Context, runStart time.Time) func(rep *artif
 	if s == nil {
 		return nil
 	}
+	if s.gpus != nil {
+		return s.gpus.start(ctx, runStart)
+	}
 	s.begin(ctx, runStart)
 	return func(rep *artifact.Report) {
 		m := s.Stop()
 		m.Checks = check(m, factsOf(rep))
+		m.SpecDecode = specDecodeOf(m, rep)
 		rep.Extension().ServerMetrics = m
 	}
 }
@@ -254,7 +300,7 @@ func (s *Sampler) sample(ctx context.Context) {
 // and reports whether it answered.
 func (s *Sampler) sampleAt(ctx context.Context, at time.Duration) bool {
 	s.st.begin()
-	sc, err := s.scrape(ctx, s.st)
+	sc, err := s.scrape(ctx, s.sink)
 	if err != nil {
 		s.st.rollback()
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
@@ -380,6 +426,10 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 // /metrics that stopped answering delays the run's end by no more. Later
 // calls do nothing; before Start, or on a nil Sampler, it does nothing.
 func (s *Sampler) Finish() {
+	if s != nil && s.gpus != nil {
+		s.gpus.finish()
+		return
+	}
 	if s == nil || s.done == nil || s.finished {
 		return
 	}
@@ -395,11 +445,12 @@ func (s *Sampler) Finish() {
 	}
 }
 
-// Stop returns anvil_go.server_metrics, calling Finish first if nothing
+// Stop returns anvil_go.server_metrics (nil for the Sampler of GPUs
+// DiscoverGPUs returns: its end hook sets their members), calling Finish first if nothing
 // has (the last sample is then taken now). Later calls return the same
 // member; before Start it returns nil.
 func (s *Sampler) Stop() *artifact.ServerMetrics {
-	if s == nil || s.done == nil {
+	if s == nil || s.done == nil || s.gpus != nil {
 		return nil
 	}
 	if s.member != nil {
@@ -412,7 +463,7 @@ func (s *Sampler) Stop() *artifact.ServerMetrics {
 		TimeoutMS:          float64(s.cfg.Timeout) / float64(time.Millisecond),
 		Samples:            s.ok,
 		Failed:             s.failed,
-		MaxPointsPerSeries: maxPointsPerSeries,
+		MaxPointsPerSeries: s.st.maxPoints(),
 		DroppedSeries:      len(s.st.dropped),
 		SkippedValues:      s.st.skipped,
 		Series:             s.st.members(),

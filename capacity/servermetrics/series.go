@@ -22,9 +22,13 @@ const (
 	// the default interval a run keeps every sample for 4 minutes, one
 	// point per 2 s up to 8, and so on.
 	maxPointsPerSeries = 240
-	// maxSeries bounds the series kept; further series are counted in
-	// dropped_series.
-	maxSeries = 64
+	// maxSeries bounds the series kept (Config.MaxSeries, 0: this);
+	// further series are counted in dropped_series. maxMaxSeries is the
+	// largest bound a Config may set (a GPU endpoint's: 10 families of 16
+	// GPUs); a store of more than maxSeries series keeps fewer points per
+	// series (pointsFor), so that every member stays under maxMemberBytes.
+	maxSeries    = 64
+	maxMaxSeries = 160
 	// maxLabels, maxLabelNameBytes and maxLabelValueBytes bound a kept
 	// series' labels: a series with more labels or a longer label name is
 	// dropped (counted in dropped_series); a longer value is cut to
@@ -44,6 +48,18 @@ const (
 	// maxErrorBytes bounds last_error; a longer message is cut.
 	maxErrorBytes = 1024
 )
+
+// pointsFor is the bound on one series' points of a store of at most
+// series series: maxPointsPerSeries up to maxSeries series, beyond that
+// half of maxSeries x maxPointsPerSeries shared out (the other half is
+// for the further series' labels), an even number since a full series
+// is halved: 48 points each for 160 series.
+func pointsFor(series int) int {
+	if series <= maxSeries {
+		return maxPointsPerSeries
+	}
+	return maxSeries * maxPointsPerSeries / 2 / series &^ 1
+}
 
 // labelCut ends a label value cut to maxLabelValueBytes.
 const labelCut = "..."
@@ -71,11 +87,19 @@ type series struct {
 	gen     uint64
 	pending float64
 
-	// counter bookkeeping over every sample, not only the kept points.
-	n        int
-	last     float64
-	increase float64
-	resets   int
+	// maxPoints bounds the points kept (pointsFor the store's bound).
+	maxPoints int
+
+	// bookkeeping over every sample, not only the kept points: a
+	// counter's rise and resets; the first sample, the last and its
+	// offset; the trapezoid-rule integral of the values over the offsets
+	// (value x ms), a gauge's energy when it is a power.
+	n           int
+	first, last float64
+	lastAt      float64
+	increase    float64
+	resets      int
+	area        float64
 }
 
 // add records value v sampled at offset at (ms).
@@ -90,9 +114,12 @@ func (s *series) add(at, v float64) {
 			s.increase += v
 			s.resets++
 		}
+		s.area += (at - s.lastAt) * (v + s.last) / 2
+	} else {
+		s.first = v
 	}
 	s.n++
-	s.last = v
+	s.last, s.lastAt = v, at
 	if s.groupN == 0 || v >= s.groupV {
 		s.groupAt, s.groupV = at, v
 	}
@@ -110,7 +137,7 @@ func (s *series) flush() {
 	s.offsets = append(s.offsets, s.groupAt)
 	s.values = append(s.values, s.groupV)
 	s.groupN = 0
-	if len(s.values) < maxPointsPerSeries {
+	if len(s.values) < s.maxPoints {
 		return
 	}
 	// Halve: each pair becomes the larger of the two (the later on a tie).
@@ -157,6 +184,7 @@ func (s *series) member() artifact.MetricSeries {
 // a long value is cut.
 type store struct {
 	scrub   func(string) string // nil: none
+	max     int                 // the series kept at most: maxSeries unless set (setMax)
 	seed    maphash.Seed
 	byKey   map[uint64]*series
 	dropped map[uint64]struct{} // series dropped, counted once
@@ -173,8 +201,15 @@ type store struct {
 }
 
 func newStore() *store {
-	return &store{seed: maphash.MakeSeed(), byKey: map[uint64]*series{}, dropped: map[uint64]struct{}{}}
+	return &store{max: maxSeries, seed: maphash.MakeSeed(), byKey: map[uint64]*series{}, dropped: map[uint64]struct{}{}}
 }
+
+// setMax bounds the store to n series, and each to pointsFor(n) points.
+// Call it before the first sample.
+func (st *store) setMax(n int) { st.max = n }
+
+// maxPoints is the bound on one series' points.
+func (st *store) maxPoints() int { return pointsFor(st.max) }
 
 // begin starts a scrape.
 func (st *store) begin() {
@@ -198,7 +233,7 @@ func (st *store) sample(v *sampleView) {
 		if _, ok := st.dropped[k]; ok {
 			return
 		}
-		if !labelsFit(v.labels) || len(st.byKey) >= maxSeries {
+		if !labelsFit(v.labels) || len(st.byKey) >= st.max {
 			if len(st.dropped) < maxDropped {
 				st.dropped[k] = struct{}{}
 				st.freshDropped = append(st.freshDropped, k)
@@ -210,7 +245,7 @@ func (st *store) sample(v *sampleView) {
 		if st.scrub != nil {
 			name = st.scrub(name)
 		}
-		s = &series{name: name, typ: v.typ, labels: labels, order: sortKey([]byte(name), labels), seq: st.added}
+		s = &series{name: name, typ: v.typ, labels: labels, order: sortKey([]byte(name), labels), seq: st.added, maxPoints: st.maxPoints()}
 		st.added++
 		st.byKey[k] = s
 		st.fresh = append(st.fresh, k)
