@@ -57,6 +57,35 @@ func (t Target) validateMetrics(v *validator) {
 		}
 		v.add("Target.MetricsInterval", t.MetricsInterval, "%s", rule)
 	}
+	if len(t.GPUMetricsURLs) == 0 && (t.PricePerGPUHour != nil || t.PricePerKWh != nil) {
+		v.add("Target.GPUMetricsURLs", "none", "must name the GPUs' DCGM exporters when a price is set (Target.PricePerGPUHour, Target.PricePerKWh)")
+	}
+	if len(t.GPUMetricsURLs) > 0 {
+		if err := t.gpuConfig(nil).CheckGPUs(t.GPUMetricsURLs, t.PricePerGPUHour, t.PricePerKWh); err != nil {
+			rule := err.Error()
+			shown := make([]string, len(t.GPUMetricsURLs))
+			for i, u := range t.GPUMetricsURLs {
+				shown[i] = displayURL(u)
+			}
+			name, value := "Target.GPUMetricsURLs", any(shown)
+			if fe, ok := errors.AsType[*field.Error](err); ok {
+				rule = fe.Rule
+				switch fe.Field {
+				case "PricePerGPUHour":
+					name, value = "Target.PricePerGPUHour", *t.PricePerGPUHour
+				case "PricePerKWh":
+					name, value = "Target.PricePerKWh", *t.PricePerKWh
+				case "Config.GPUs":
+					name, value = "Target.GPUs", fe.Value
+				case "Config.Interval":
+					name = "" // reported as Target.MetricsInterval
+				}
+			}
+			if name != "" {
+				v.add(name, value, "%s", rule)
+			}
+		}
+	}
 	if t.MetricsURL == "" || t.BaseURL == "" {
 		return
 	}
@@ -80,6 +109,26 @@ func (t Target) validateMetrics(v *validator) {
 func builtinObservers(ctx context.Context, t Target, key string, scrub func(string) string) ([]Observer, func(), error) {
 	obs := []Observer{&audit.Observer{}}
 	release := func() {}
+	if len(t.GPUMetricsURLs) > 0 {
+		cfg := t.gpuConfig(scrub)
+		if t.HTTPClient != nil {
+			// The way to the exporters is the caller's (a proxy, a dialer).
+			var done func()
+			cfg.Client, done = samplerClient(t)
+			release = done
+		}
+		g, err := cfg.DiscoverGPUs(ctx, t.GPUMetricsURLs, t.PricePerGPUHour, t.PricePerKWh)
+		_, invalid := errors.AsType[*field.Error](err)
+		switch {
+		case invalid:
+			return nil, release, fmt.Errorf("%w: Target.GPUMetricsURLs: %w", ErrInvalidConfig, err)
+		case err != nil && ctx.Err() != nil:
+		case err != nil:
+			return nil, release, fmt.Errorf("Target.GPUMetricsURLs: %w", err)
+		default:
+			obs = append(obs, g)
+		}
+	}
 	u, err := servermetrics.EndpointURL(t.BaseURL, t.MetricsURL)
 	if err != nil {
 		return nil, release, fmt.Errorf("%w: Target.MetricsURL: %w", ErrInvalidConfig, err)
@@ -87,25 +136,15 @@ func builtinObservers(ctx context.Context, t Target, key string, scrub func(stri
 	if u == "" {
 		return obs, release, nil
 	}
+	gpuRelease := release
+	client, own := samplerClient(t)
+	release = func() { gpuRelease(); own() }
 	header := t.Headers.Clone()
 	if header == nil {
 		header = http.Header{}
 	}
 	if key != "" {
 		header.Set("Authorization", "Bearer "+key)
-	}
-	// The sampler's own client, whose connection release closes even when
-	// the run ends before the sampler started.
-	client := t.HTTPClient
-	base, _ := http.DefaultTransport.(*http.Transport)
-	if client != nil {
-		base, _ = client.Transport.(*http.Transport)
-	}
-	if base != nil {
-		own := base.Clone()
-		own.MaxIdleConnsPerHost, own.MaxConnsPerHost = 1, 1
-		client = &http.Client{Transport: own, CheckRedirect: noRedirects}
-		release = own.CloseIdleConnections
 	}
 	s, err := servermetrics.Discover(ctx, servermetrics.Config{
 		URL: u, Explicit: t.MetricsURL != "", Interval: t.MetricsInterval,
@@ -123,4 +162,30 @@ func builtinObservers(ctx context.Context, t Target, key string, scrub func(stri
 		obs = append(obs, s)
 	}
 	return obs, release, nil
+}
+
+// gpuConfig is the GPU samplers' configuration of t: the GPUs it names
+// and the metrics interval. The samplers have clients of their own and
+// send none of t's headers.
+func (t Target) gpuConfig(scrub func(string) string) servermetrics.Config {
+	return servermetrics.Config{Interval: t.MetricsInterval, Scrub: scrub, GPUs: t.GPUs}
+}
+
+// samplerClient is a sampler's own client and the func that closes its
+// connection, even when the run ends before the sampler started: a clone
+// of Target.HTTPClient's transport (or of http.DefaultTransport) holding
+// one connection a host and following no redirect, or, for a transport
+// that is not an *http.Transport, Target.HTTPClient itself.
+func samplerClient(t Target) (*http.Client, func()) {
+	client := t.HTTPClient
+	base, _ := http.DefaultTransport.(*http.Transport)
+	if client != nil {
+		base, _ = client.Transport.(*http.Transport)
+	}
+	if base == nil {
+		return client, func() {}
+	}
+	own := base.Clone()
+	own.MaxIdleConnsPerHost, own.MaxConnsPerHost = 1, 1
+	return &http.Client{Transport: own, CheckRedirect: noRedirects}, own.CloseIdleConnections
 }

@@ -97,8 +97,24 @@ type Target struct {
 	// servermetrics.Off ("off") samples nothing.
 	MetricsURL string
 	// MetricsInterval is the time between samples, 10ms..1h (0: 1s;
-	// servermetrics.Config.Interval).
+	// servermetrics.Config.Interval); GPUMetricsURLs are sampled at it
+	// too.
 	MetricsInterval time.Duration
+	// GPUMetricsURLs are the NVIDIA DCGM exporter endpoints of the GPUs
+	// under the server, one per node (at most 64), sampled on the run's
+	// clock beside MetricsURL (capacity/PROTOCOL.md#gpu_metrics); each
+	// must answer with the exporter's families. They give
+	// anvil_go.energy (#energy). Nil samples none. The GETs carry neither
+	// Headers nor the API key: the exporter is not the server.
+	GPUMetricsURLs []string
+	// GPUs names the GPUs to keep of GPUMetricsURLs: an index ("0"), a
+	// UUID ("GPU-..."), or a label pair ("UUID=GPU-...", "gpu=3"); nil
+	// keeps every GPU.
+	GPUs []string
+	// PricePerGPUHour and PricePerKWh are optional prices (any currency)
+	// of one GPU for an hour and of a kWh: anvil_go.energy then gives the
+	// costs per million output tokens. Nil for none; else finite, >= 0.
+	PricePerGPUHour, PricePerKWh *float64
 }
 
 // Resolved returns t with defaults filled in (Margin, a BaseURL without a
