@@ -127,6 +127,7 @@
 //	sched-ttft-p50-ms  open loops: TTFT from each request's scheduled time (its wait for the in-flight cap included), p50
 //	sched-ttft-p95-ms  the same, p95
 //	sched-e2e-p50-ms   open loops: end-to-end time from the scheduled time, p50
+//	J/output-tok       the GPUs' energy over the measured phase per output token (runs with ANVIL_GPU_METRICS_URL; capacity/PROTOCOL.md#energy)
 //
 // A null metric (no sample, not eligible, not reported by the server) is
 // omitted, never printed as NaN. Failed or contract-invalid requests are
@@ -151,6 +152,10 @@
 //	ANVIL_CONFIGURATION_FINGERPRINT  Target.ConfigurationFingerprint: sha256:<64 hex digits> of the served configuration
 //	ANVIL_METRICS_URL                Target.MetricsURL: the server's Prometheus metrics, an http(s) URL, or off
 //	ANVIL_METRICS_INTERVAL           Target.MetricsInterval: the time between samples of them, such as 5s
+//	ANVIL_GPU_METRICS_URL            Target.GPUMetricsURLs: the GPUs' NVIDIA DCGM exporters, http(s) URLs, one a node, comma-separated
+//	ANVIL_GPUS                       Target.GPUs: the GPUs kept of them, comma-separated indices, UUIDs or label pairs, such as 0,1
+//	ANVIL_PRICE_PER_GPU_HOUR         Target.PricePerGPUHour: the price of a GPU for an hour, >= 0: costs per million output tokens
+//	ANVIL_PRICE_PER_KWH              Target.PricePerKWh: the price of a kWh, >= 0: the GPUs' electricity per million output tokens
 //	ANVIL_OUT                        the directory the artifacts are written to without -artifacts
 //	ANVIL_WARMUP                     Workload.Warmup: a request count, a duration such as 30s, or steady
 //	ANVIL_TIMEOUT                    Workload.Timeout: each request's limit, a positive duration such as 90s

@@ -113,7 +113,7 @@ func benchUnits(t *testing.T) []string {
 // section is every unit package reporters writes on a benchmark line,
 // in both directions (reporters.BenchResult says they are listed here).
 func TestDocMetricUnits(t *testing.T) {
-	doc := docTable(t, "Metrics", regexp.MustCompile(`^[a-z][a-z0-9/%-]*$`))
+	doc := docTable(t, "Metrics", regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9/%-]*$`))
 	require.NotEmpty(t, doc)
 	code := benchUnits(t)
 	require.Contains(t, code, "ttft-p50-ms", "the units are read from package reporters")
@@ -130,7 +130,7 @@ func TestDocTablesFailOnAMissingEntry(t *testing.T) {
 		doc, code []string
 	}{
 		{"variables", docTable(t, "Configuration", regexp.MustCompile(`^ANVIL_[A-Z0-9_]+$`)), envNames()},
-		{"units", docTable(t, "Metrics", regexp.MustCompile(`^[a-z][a-z0-9/%-]*$`)), benchUnits(t)},
+		{"units", docTable(t, "Metrics", regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9/%-]*$`)), benchUnits(t)},
 	} {
 		require.Empty(t, tableDiff(tt.doc, tt.code), tt.name)
 		for i := range tt.doc {

@@ -65,6 +65,8 @@ type environment struct {
 	progress, html                          *bool
 	metricsURL                              string
 	metricsInterval                         time.Duration
+	gpuMetricsURLs, gpus                    []string
+	pricePerGPUHour, pricePerKWh            *float64
 	traffic                                 envTraffic
 	shard                                   capacity.Shard // ANVIL_SHARD
 	shards                                  int            // ANVIL_SHARDS
@@ -212,6 +214,22 @@ var envVars = [...]envVar{
 		e.metricsInterval = d
 		return err
 	}},
+	{envGPUMetricsURL, "Target.GPUMetricsURLs", "http(s) URLs of the GPUs' DCGM exporters, comma-separated, one per node", func(e *environment, v string) error {
+		e.gpuMetricsURLs = splitList(v)
+		if (servermetrics.Config{}).CheckGPUs(e.gpuMetricsURLs, nil, nil) != nil {
+			return errNotAllowed
+		}
+		return nil
+	}},
+	{envGPUs, "Target.GPUs", "GPU indices, UUIDs or label pairs, comma-separated, such as 0,1 or GPU-5fd3... or Hostname=node-a", func(e *environment, v string) error {
+		e.gpus = splitList(v)
+		if (servermetrics.Config{GPUs: e.gpus}).Check() != nil {
+			return errNotAllowed
+		}
+		return nil
+	}},
+	{envPricePerGPUHour, "Target.PricePerGPUHour", "a price >= 0 of one GPU for an hour, such as 2.49", price(func(e *environment) **float64 { return &e.pricePerGPUHour })},
+	{envPricePerKWh, "Target.PricePerKWh", "a price >= 0 of a kWh, such as 0.15", price(func(e *environment) **float64 { return &e.pricePerKWh })},
 	{envTrace, "", "the path of a trace file", parseTracePath},
 	{envTraceFormat, "", "mooncake, azure or jsonl", parseTraceFormat},
 	{envTraceSpeedUp, "", "a speed-up factor in [0.001, 1e6] (recorded offsets are divided by it)", parseTraceSpeedUp},
@@ -423,4 +441,19 @@ func boolean(at func(*environment) **bool) func(*environment, string) error {
 func intervalRange() string {
 	lo, hi := servermetrics.Config{}.IntervalRange()
 	return lo.String() + ".." + hi.String()
+}
+
+// price parses a price: a finite number >= 0.
+func price(field func(*environment) **float64) func(*environment, string) error {
+	return func(e *environment, v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return err
+		}
+		if !(f >= 0) || math.IsInf(f, 0) {
+			return errOutOfRange
+		}
+		*field(e) = &f
+		return nil
+	}
 }

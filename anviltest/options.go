@@ -176,6 +176,18 @@ func (s *settings) resolveTarget() (capacity.Target, error) {
 	if t.MetricsInterval == 0 {
 		t.MetricsInterval = e.metricsInterval
 	}
+	if t.GPUMetricsURLs == nil {
+		t.GPUMetricsURLs = e.gpuMetricsURLs
+	}
+	if t.GPUs == nil {
+		t.GPUs = e.gpus
+	}
+	if t.PricePerGPUHour == nil {
+		t.PricePerGPUHour = e.pricePerGPUHour
+	}
+	if t.PricePerKWh == nil {
+		t.PricePerKWh = e.pricePerKWh
+	}
 	return t, s.fakeLabelled(t)
 }
 
