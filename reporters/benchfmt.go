@@ -69,6 +69,11 @@ const (
 	// unitGoodput is anvil_go.slo.goodput_rps: requests meeting the run's
 	// SLO per wall second. Written only for runs evaluated against an SLO.
 	unitGoodput = "goodput-req/s"
+	// unitJoulesPerOutputToken is anvil_go.energy.joules_per_output_token:
+	// the GPUs' energy over the phase per output token
+	// (capacity/PROTOCOL.md#energy). Written only for runs with GPU
+	// metrics.
+	unitJoulesPerOutputToken = "J/output-tok"
 )
 
 // unitMeta is the benchfmt unit metadata written once per file.
@@ -138,6 +143,9 @@ func benchValues(r *artifact.Report) []benchfmt.Value {
 	}
 	if slo := sloOf(r); slo != nil {
 		add(unitGoodput, &slo.GoodputRPS)
+	}
+	if r.AnvilGo != nil && r.AnvilGo.Energy != nil {
+		add(unitJoulesPerOutputToken, r.AnvilGo.Energy.JoulesPerOutputToken)
 	}
 	return vs
 }

@@ -81,6 +81,7 @@ var lateMeta = []struct{ unit, key, value string }{
 	{unitSchedTTFTP50, "better", "lower"},
 	{unitSchedTTFTP95, "better", "lower"},
 	{unitSchedE2EP50, "better", "lower"},
+	{unitJoulesPerOutputToken, "better", "lower"},
 }
 
 // NewBenchWriter returns a BenchWriter writing to w.

@@ -135,6 +135,12 @@ func writeRunHeader(b *strings.Builder, i int, v *runView) {
 	if v.Probes != "" {
 		field("probe requests", v.Probes)
 	}
+	if v.Energy != "" {
+		field("energy", v.Energy)
+	}
+	if v.Spec != "" {
+		field("speculation", v.Spec)
+	}
 	if v.Steady != "" {
 		fmt.Fprintf(b, `<dt>steady state</dt><dd class="%s">%s</dd>`, map[bool]string{true: "good", false: "bad"}[known(v.SteadyFrom)], esc(v.Steady))
 	}

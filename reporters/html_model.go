@@ -28,15 +28,17 @@ type runView struct {
 	Steady               string
 	SteadyFrom, SteadyTo float64
 	// Probes is probeLine: the probe requests beside the load, "" without.
-	Probes     string
-	Server     *serverView // the server's gauges (html_server.go); nil without
-	Planned    int         // planned requests
-	Succeeded  int
-	Failed     int          // requests sent that failed
-	Unsent     int          // planned requests never sent (v1 records them as cancelled failures)
-	Failures   []classCount // failures of sent requests per class, by class name
-	Summary    []metricSummary
-	Throughput float64 // output tok/s of the run; NaN when not eligible (Report.Eligible) or not recorded
+	Probes string
+	// Energy and Spec are energyLine and specLine; "" without.
+	Energy, Spec string
+	Server       *serverView // the server's gauges (html_server.go); nil without
+	Planned      int         // planned requests
+	Succeeded    int
+	Failed       int          // requests sent that failed
+	Unsent       int          // planned requests never sent (v1 records them as cancelled failures)
+	Failures     []classCount // failures of sent requests per class, by class name
+	Summary      []metricSummary
+	Throughput   float64 // output tok/s of the run; NaN when not eligible (Report.Eligible) or not recorded
 
 	// Requests holds every request the artifact records (successes and
 	// failures), sorted by request index.

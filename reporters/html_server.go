@@ -2,6 +2,7 @@ package reporters
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -29,17 +30,72 @@ type gaugeView struct {
 	Vals []float64
 }
 
-// serverView is what the report draws of a run's server metrics; a nil
-// gauge is one the server does not have.
+// The GPUs' gauges of anvil_go.gpu_metrics the report draws: their power
+// summed over every GPU of every node, and their utilisation averaged.
+const (
+	gpuPowerGauge = "DCGM_FI_DEV_POWER_USAGE"
+	gpuUtilGauge  = "DCGM_FI_DEV_GPU_UTIL"
+)
+
+// serverView is what the report draws of a run's server metrics and its
+// GPUs' (anvil_go.gpu_metrics); a nil gauge is one the run does not have.
 type serverView struct {
 	Running, Waiting, KV *gaugeView
+	// Power is the GPUs' summed power (W); Util their mean utilisation
+	// (%), each at the offsets of the samples.
+	Power, Util *gaugeView
 }
 
-// serverViewOf reads the drawn gauges of m; nil when m has none of them.
-func serverViewOf(m *artifact.ServerMetrics) *serverView {
-	if m == nil {
+// serverViewOf reads the drawn gauges of m and of the GPU endpoints gpus;
+// nil when they have none of them.
+func serverViewOf(m *artifact.ServerMetrics, gpus []artifact.ServerMetrics) *serverView {
+	v := &serverView{}
+	if m != nil {
+		v.Running, v.Waiting, v.KV = summedGauge(m, runningGauges), summedGauge(m, waitingGauges), summedGauge(m, kvGauges)
+	}
+	v.Power, v.Util = gpuGauge(gpus, gpuPowerGauge, false), gpuGauge(gpus, gpuUtilGauge, true)
+	if v.Running == nil && v.Waiting == nil && v.KV == nil && v.Power == nil && v.Util == nil {
 		return nil
 	}
+	return v
+}
+
+// gpuGauge is the GPU gauge name over every endpoint, summed over the GPUs
+// at each offset (mean: averaged); a MIG instance's series (GPU_I_ID) are
+// the whole GPU's again and left out. Nil when no endpoint has it.
+func gpuGauge(gpus []artifact.ServerMetrics, name string, mean bool) *gaugeView {
+	sum, n := map[float64]float64{}, map[float64]int{}
+	for i := range gpus {
+		for j := range gpus[i].Series {
+			s := &gpus[i].Series[j]
+			if s.Name != name || s.Labels["GPU_I_ID"] != "" {
+				continue
+			}
+			for k, at := range s.OffsetsMS {
+				if k < len(s.Values) {
+					sum[at] += s.Values[k]
+					n[at]++
+				}
+			}
+		}
+	}
+	if len(sum) == 0 {
+		return nil
+	}
+	g := &gaugeView{Name: name}
+	for _, at := range slices.Sorted(maps.Keys(sum)) {
+		v := sum[at]
+		if mean {
+			v /= float64(n[at])
+		}
+		g.At, g.Vals = append(g.At, at), append(g.Vals, v)
+	}
+	return g
+}
+
+// summedGauge is the first of names that m has, summed over its label
+// sets at each offset; nil when m has none.
+func summedGauge(m *artifact.ServerMetrics, names []string) *gaugeView {
 	gauge := func(names []string) *gaugeView {
 		for _, name := range names {
 			sum := map[float64]float64{}
@@ -71,11 +127,7 @@ func serverViewOf(m *artifact.ServerMetrics) *serverView {
 		}
 		return nil
 	}
-	v := &serverView{Running: gauge(runningGauges), Waiting: gauge(waitingGauges), KV: gauge(kvGauges)}
-	if v.Running == nil && v.Waiting == nil && v.KV == nil {
-		return nil
-	}
-	return v
+	return gauge(names)
 }
 
 // gaugeMax is the largest value of g, NaN for none.
@@ -154,5 +206,11 @@ func writeServerTimeline(b *strings.Builder, id string, v *runView, hi float64) 
 	draw("kv", "server KV-cache use over time", "KV-cache use (%)",
 		"The share of the server's KV cache in use, sampled during the run, on the time axis of the requests above.",
 		[]line{{"KV-cache use", s.KV, 100, styleOf(2)}}, nil)
+	draw("gpu-power", "GPU power over time", "power (W)",
+		"The GPUs' power draw from their DCGM exporters (DCGM_FI_DEV_POWER_USAGE), summed over every GPU, sampled on the run's clock, on the time axis of the requests above: the energy per token is its integral over the phase (capacity/PROTOCOL.md#energy).",
+		[]line{{"GPU power", s.Power, 1, styleOf(3)}}, nil)
+	draw("gpu-util", "GPU utilisation over time", "utilisation (%)",
+		"The GPUs' utilisation from their DCGM exporters (DCGM_FI_DEV_GPU_UTIL), averaged over every GPU, on the time axis of the requests above.",
+		[]line{{"GPU utilisation", s.Util, 1, styleOf(4)}}, nil)
 	return true
 }

@@ -156,11 +156,12 @@ func viewOf(r *artifact.Report) (runView, error) {
 	v.Audit, v.Suspect = auditLine(r), suspect(r)
 	v.Steady, v.SteadyFrom, v.SteadyTo = steadyLine(r), math.NaN(), math.NaN()
 	v.Probes = probeLine(r)
+	v.Energy, v.Spec = energyLine(r), specLine(r)
 	if st := r.AnvilGo; st != nil && st.Steady != nil && st.Steady.Found {
 		v.SteadyFrom, v.SteadyTo = *st.Steady.StartMS, *st.Steady.EndMS
 	}
 	if r.AnvilGo != nil {
-		v.Server = serverViewOf(r.AnvilGo.ServerMetrics)
+		v.Server = serverViewOf(r.AnvilGo.ServerMetrics, r.AnvilGo.GPUMetrics)
 	}
 	v.Identity = identityFields(r, ext)
 	v.Summary = append(summariesOf(&r.Metrics), scheduledSummaries(r)...)

@@ -53,11 +53,26 @@ func auditLine(r *artifact.Report) string {
 		Printable(a.Verdict), num(a.SchedLatencyP99MS), num(a.SchedLatencyMaxMS), num(a.WakeLagP50MS), a.GCPauses, num(a.GCPauseMaxMS), cpu, a.GOMAXPROCS)
 }
 
-// crossCheckLines are the server-metrics cross-checks, one line each: the
-// server's generation-token counter against the run's usage, and the
-// server's mean TTFT against the client's with their difference (the
-// network and the client); nil without server metrics.
+// crossCheckLines are the server-metrics cross-checks, one line each
+// (the server's generation-token counter against the run's usage, the
+// server's mean TTFT against the client's with their difference, the
+// network and the client; its speculative decoding), then the GPU
+// endpoints' and the energy's (energy.go); nil without any of them.
 func crossCheckLines(r *artifact.Report) []string {
+	out := serverLines(r)
+	if l := specLine(r); l != "" {
+		out = append(out, l)
+	}
+	out = append(out, gpuLines(r)...)
+	if l := energyLine(r); l != "" {
+		out = append(out, l)
+	}
+	return out
+}
+
+// serverLines are the server-metrics line and its cross-checks; nil
+// without server metrics.
+func serverLines(r *artifact.Report) []string {
 	if r.AnvilGo == nil || r.AnvilGo.ServerMetrics == nil {
 		return nil
 	}

@@ -102,7 +102,7 @@ const saturatedPath = "testdata/saturated.json"
 // the queue the late requests' TTFT waits in.
 func TestHTMLServerTimeline(t *testing.T) {
 	r := loadReport(t, saturatedPath)
-	v := serverViewOf(r.AnvilGo.ServerMetrics)
+	v := serverViewOf(r.AnvilGo.ServerMetrics, nil)
 	require.NotNil(t, v)
 	require.Equal(t, 4.0, gaugeMax(v.Running))
 	require.Equal(t, 40.0, gaugeMax(v.Waiting))
