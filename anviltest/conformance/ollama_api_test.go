@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,7 +21,14 @@ func TestOllamaConformanceAPIs(t *testing.T) {
 		t.Run(api, func(t *testing.T) {
 			t.Parallel() // Ollama answers four requests at once (OLLAMA_NUM_PARALLEL)
 			got := suiteAt(t, Config{Target: capacity.Target{BaseURL: base, Model: "tiny:latest", API: api}, Timeout: 90 * time.Second})
-			checkVerdicts(t, got, ollamaAPIVerdicts[api])
+			want := maps.Clone(ollamaAPIVerdicts[api])
+			for name, cut := range ollamaCutStream[api] {
+				if v := got[name]; v.Outcome == Fail && strings.Contains(v.Reason, cut) {
+					t.Logf("%s: Ollama ended the stream without its terminal event this time: %s", name, v.Reason)
+					want[name] = Fail
+				}
+			}
+			checkVerdicts(t, got, want)
 		})
 	}
 }
@@ -43,6 +52,18 @@ func TestOllamaCapacityAPIs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ollamaCutStream are the verdicts of an API that Ollama 0.17.4 gives
+// only on some runs, with the reason each then has: its Messages stream
+// of a long answer sometimes stops mid-answer, without message_delta or
+// message_stop (seen in CI: 765 text deltas, then the end of the body),
+// and the suite must then say FAIL with that reason, never anything else.
+var ollamaCutStream = map[string]map[string]string{
+	apiMessages: {
+		nameStreamFraming: "no terminal message_stop",
+		nameFinishReason:  "no stop reason",
+	},
 }
 
 // ollamaAPIVerdicts are the verdicts of Ollama 0.17.4 with the tiny model
