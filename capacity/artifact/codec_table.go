@@ -344,3 +344,21 @@ func under(seg string, err error) error {
 	}
 	return fe
 }
+
+// optionalMap is a string map field whose key the current shape writes
+// only when the map is not nil.
+func optionalMap[T any](key string, get func(*T) *map[string]string) artField[T] {
+	f := fieldOf(key, get, mapCodec(stringMapKey[string](), stringCodec))
+	f.omitNil = true
+	f.isNil = func(t *T) bool { return *get(t) == nil }
+	return f
+}
+
+// optionalSlice is a slice field whose key the current shape writes only
+// when the slice is not nil.
+func optionalSlice[T, V any](key string, get func(*T) *[]V, c artCodec[V]) artField[T] {
+	f := fieldOf(key, get, sliceCodec(c))
+	f.omitNil = true
+	f.isNil = func(t *T) bool { return *get(t) == nil }
+	return f
+}
