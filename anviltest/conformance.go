@@ -127,18 +127,21 @@ type verdictReporter interface {
 }
 
 // reportVerdict logs what the check saw, then passes, fails or skips r with
-// the verdict's reason. Skip ends the calling goroutine, so it comes last.
+// the verdict's reason, each configuration field it names followed by
+// its variable ("Target.BaseURL (ANVIL_BASE_URL)", withEnvNames). Skip
+// ends the calling goroutine, so it comes last.
 func reportVerdict(r verdictReporter, v conformance.Verdict) {
 	r.Helper()
 	for _, n := range v.Notes {
-		r.Log(n)
+		r.Log(withEnvNames(n))
 	}
+	reason := withEnvNames(v.Reason)
 	switch v.Outcome {
 	case conformance.Fail:
-		r.Error("FAIL: " + v.Reason)
+		r.Error("FAIL: " + reason)
 	case conformance.Skip:
-		r.Skip("SKIP: " + v.Reason)
+		r.Skip("SKIP: " + reason)
 	default:
-		r.Log("PASS: " + v.Reason)
+		r.Log("PASS: " + reason)
 	}
 }

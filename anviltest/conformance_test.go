@@ -52,6 +52,8 @@ func TestReportVerdict(t *testing.T) {
 		want []string
 	}{
 		{conformance.Verdict{Outcome: conformance.Pass, Reason: "fine", Notes: []string{"saw a"}}, []string{"log saw a", "log PASS: fine"}},
+		{conformance.Verdict{Outcome: conformance.Fail, Reason: "Target.BaseURL x is wrong", Notes: []string{"Target.MaxModelLen 5"}},
+			[]string{"log Target.MaxModelLen (ANVIL_MAX_MODEL_LEN) 5", "error FAIL: Target.BaseURL (ANVIL_BASE_URL) x is wrong"}},
 		{conformance.Verdict{Outcome: conformance.Fail, Reason: "broken", Notes: []string{"saw b", "saw c"}}, []string{"log saw b", "log saw c", "error FAIL: broken"}},
 		{conformance.Verdict{Outcome: conformance.Skip, Reason: "absent"}, []string{"skip SKIP: absent"}},
 	} {
@@ -112,6 +114,49 @@ func TestConformanceCommand(t *testing.T) {
 	table, err := os.ReadFile(md[0])
 	require.NoError(t, err)
 	require.True(t, bytes.Contains(table, []byte("| max_tokens | FAIL |")), "%s", table)
+}
+
+// TestConformanceBaseURLWithoutV1 runs the command a user types with the
+// commonest slip, ANVIL_BASE_URL without its /v1, against a plain server
+// that serves its API only under /v1: one FAIL, the models check's,
+// naming the URL given, the URL meant and the variable to change; every
+// other check skips saying why; the verdict files are still written.
+func TestConformanceBaseURLWithoutV1(t *testing.T) {
+	if os.Getenv(envBaseURL) != "" {
+		t.Skip("runs its own server")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			fmt.Fprint(w, `{"object":"list","data":[{"id":"m","max_model_len":4096}]}`)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	out := t.TempDir()
+	b, err := childCommand(t, []string{envBaseURL + "=" + srv.URL, envOut + "=" + out}, "-test.run=^TestConformance$", "-test.v").CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "the run must fail:\n%s", b)
+	lines := regexp.MustCompile(`(?m)^    --- (PASS|FAIL|SKIP): TestConformance/(\w+)`).FindAllStringSubmatch(string(b), -1)
+	got := map[string]string{}
+	for _, l := range lines {
+		got[l[2]] = l[1]
+	}
+	want := map[string]string{}
+	for _, n := range conformance.Checks() {
+		want[n] = "SKIP"
+	}
+	want["models"] = "FAIL"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("subtest verdicts (-want +got):\n%s\n%s", diff, b)
+	}
+	why := "Target.BaseURL (ANVIL_BASE_URL) " + srv.URL + " is not the API root, GET /models there is 404; did you mean " + srv.URL + "/v1?"
+	require.Contains(t, string(b), "FAIL: "+why+"\n", "%s", b)
+	require.Contains(t, string(b), "SKIP: not run: "+why+" (see the models check)\n", "%s", b)
+	require.Equal(t, 1, strings.Count(string(b), ": FAIL: "), "one failure, the models check's:\n%s", b)
+	md, err := filepath.Glob(filepath.Join(out, "conformance.*.md"))
+	require.NoError(t, err)
+	require.Len(t, md, 1, "%s", b)
 }
 
 // TestConformanceLogScrubbed runs the command a user types against a

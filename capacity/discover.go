@@ -68,6 +68,12 @@ type Discovery struct {
 	// with the advertised one and, in a run, a concurrency above Slots ("" when there is nothing
 	// to say).
 	Note string
+	// SuggestedBaseURL is the API root the server does answer when
+	// Target.BaseURL is not it: BaseURL + "/v1" (without userinfo) when
+	// GET /models was refused with a 404 and the same server's
+	// /v1/models lists models, the error (ModelsError, with Model and
+	// MaxModelLen declared) then asking "did you mean" it; "" otherwise.
+	SuggestedBaseURL string
 }
 
 // Discover asks the server behind t for the model and its context window

@@ -11,6 +11,8 @@ import (
 func (p *prober) checkModels(context.Context) Verdict {
 	d := p.disc
 	switch {
+	case d.SuggestedBaseURL != "":
+		return verdict(Fail, p.notAPIRoot(), p.discoveryNotes()...)
 	case d.ModelsError != "":
 		return verdict(Fail, "GET /models failed: "+d.ModelsError, p.discoveryNotes()...)
 	case d.Listed == nil:

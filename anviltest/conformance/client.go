@@ -147,13 +147,31 @@ func advertisedFrom(d capacity.Discovery) string {
 
 // runCheck runs one check and makes its text safe to print.
 func (p *prober) runCheck(ctx context.Context, c check) Verdict {
-	v := c.run(p, ctx)
+	var v Verdict
+	if why := p.notAPIRoot(); why != "" && c.name != nameModels {
+		v = verdict(Skip, "not run: "+why+" (see the models check)")
+	} else {
+		v = c.run(p, ctx)
+	}
 	v.Check = c.name
 	v.Reason = p.safe(v.Reason)
 	for i, n := range v.Notes {
 		v.Notes[i] = p.safe(n)
 	}
 	return v
+}
+
+// notAPIRoot says, when the discovery found the base URL is not the API
+// root (GET /models a 404 while the same server lists models at
+// {BaseURL}/v1/models: capacity's "did you mean .../v1"), that it is not
+// and which URL is; "" otherwise. Every request of the suite would meet
+// the same 404, so the models check fails with the discovery's error
+// and the other checks are not run.
+func (p *prober) notAPIRoot() string {
+	if p.disc.SuggestedBaseURL == "" {
+		return ""
+	}
+	return fmt.Sprintf("Target.BaseURL %s is not the API root, GET /models there is 404; did you mean %s?", p.where, p.disc.SuggestedBaseURL)
 }
 
 // safe removes every credential of the target from text (the API key, the

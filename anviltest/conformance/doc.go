@@ -55,6 +55,11 @@
 //	                      the engine whose series it has and the curated ones it lacks
 //	                      (SKIP: no endpoint)
 //
+// A base URL that is not the API root (GET /models a 404 while the same
+// server lists its models at /v1/models, capacity's "did you mean
+// .../v1") fails models with the URL given and the URL meant, and skips
+// every other check with that reason, sending nothing.
+//
 // The suite sends a few dozen requests, each with a timeout and a small
 // max_tokens, and one prompt longer than the context window, which it
 // finds as the benchmarks do (a declared window that disagrees with the

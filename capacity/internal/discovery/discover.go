@@ -61,6 +61,7 @@ type Result struct {
 	SlotsSource                       string
 	Asked                             []string
 	Note                              string
+	SuggestedBaseURL                  string
 }
 
 // MaxWindow is the largest context window a run plans for, in tokens: an
@@ -123,12 +124,20 @@ func Discover(ctx context.Context, cfg Config) (Result, error) {
 	switch {
 	case err != nil && declared:
 		// Only a comparison: the declared model and window stand, and the
-		// measured requests meet whatever refused the probe.
+		// measured requests meet whatever refused the probe (a base URL
+		// without its /v1 is still named, for a tool that judges the
+		// server: SuggestedBaseURL).
 		d.ModelsError = err.Error()
+		if notFound(err) {
+			if root, hint := apiRootHint(ctx, cfg); hint != "" {
+				d.SuggestedBaseURL, d.ModelsError = root, d.ModelsError+hint
+			}
+		}
 	case err != nil:
 		d.ModelsError = err.Error()
 		if notFound(err) {
-			if hint := apiRootHint(ctx, cfg); hint != "" {
+			if root, hint := apiRootHint(ctx, cfg); hint != "" {
+				d.SuggestedBaseURL = root
 				return d, fmt.Errorf("%w%s", err, hint)
 			}
 		}
@@ -292,25 +301,26 @@ func probeWithin(ctx context.Context, cfg Config, timeout time.Duration) (modelI
 
 // apiRootHint is what a discovery whose GET /models was refused with a
 // 404 adds when the same server answers {BaseURL}/v1/models with a model
-// list: a base URL without its /v1, the commonest slip. "" when BaseURL
-// already ends in /v1 or /v1/models is no model list either. The question
-// is bounded by nativeStepTimeout.
-func apiRootHint(ctx context.Context, cfg Config) string {
+// list: a base URL without its /v1, the commonest slip. It returns that
+// API root (without userinfo) and the hint; "", "" when BaseURL already
+// ends in /v1 or /v1/models is no model list either. The question is
+// bounded by nativeStepTimeout.
+func apiRootHint(ctx context.Context, cfg Config) (root, hint string) {
 	base := strings.TrimRight(cfg.BaseURL, "/")
 	if strings.HasSuffix(base, "/v1") {
-		return ""
+		return "", ""
 	}
 	ctx, cancel := context.WithTimeout(ctx, min(cfg.Timeout, nativeStepTimeout))
 	defer cancel()
 	info, err := probeModel(ctx, Config{Client: cfg.Client, BaseURL: base + "/v1", Model: cfg.Model, Timeout: cfg.Timeout})
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	where := base + "/v1"
 	if u, err := url.Parse(where); err == nil {
 		where = client.RedactedURL(u)
 	}
-	return fmt.Sprintf("; did you mean %s? Its /models lists %s: Target.BaseURL is the API root, the path /chat/completions and /models hang from, /v1 included",
+	return where, fmt.Sprintf("; did you mean %s? Its /models lists %s: Target.BaseURL is the API root, the path /chat/completions and /models hang from, /v1 included",
 		where, listedModels(info.Listed))
 }
 

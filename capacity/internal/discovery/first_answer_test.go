@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -43,7 +44,8 @@ func TestModelsTimeoutNamesTheWait(t *testing.T) {
 // the same server lists its models at /v1/models, is asked "did you mean
 // .../v1"; a 404 with no model list at /v1/models either, and a base URL
 // that already ends in /v1, get the hint to declare the model and window
-// instead, never a guess.
+// instead, never a guess. Result.SuggestedBaseURL holds the suggestion,
+// with the model and window declared too (then in ModelsError, no error).
 func TestAPIRootHint(t *testing.T) {
 	models := func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"object":"list","data":[{"id":"qwen3-32b"},{"id":"a"},{"id":"b"},{"id":"c"}]}`)
@@ -65,9 +67,22 @@ func TestAPIRootHint(t *testing.T) {
 		{srv.URL + "/v1/v1", "capacity: the endpoint refused the requests: model probe GET " + srv.URL + "/v1/v1/models: HTTP 404 Not Found: 404 page not found" + declare},
 	} {
 		t.Run(tc.base, func(t *testing.T) {
-			_, err := Discover(t.Context(), testConfig(t, tc.base, srv.Client()))
+			d, err := Discover(t.Context(), testConfig(t, tc.base, srv.Client()))
 			require.ErrorIs(t, err, ErrRefused)
 			require.EqualError(t, err, tc.want)
+			root := ""
+			if strings.Contains(tc.want, "did you mean") {
+				root = srv.URL + "/v1"
+			}
+			require.Equal(t, root, d.SuggestedBaseURL, "the API root the error suggests")
 		})
 	}
+	t.Run("declared", func(t *testing.T) {
+		cfg := testConfig(t, srv.URL, srv.Client())
+		cfg.Model, cfg.MaxModelLen = "qwen3-32b", 4096
+		d, err := Discover(t.Context(), cfg)
+		require.NoError(t, err, "a declared model and window stand")
+		require.Equal(t, srv.URL+"/v1", d.SuggestedBaseURL)
+		require.Contains(t, d.ModelsError, "HTTP 404 Not Found: 404 page not found; did you mean "+srv.URL+"/v1?")
+	})
 }
