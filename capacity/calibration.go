@@ -18,11 +18,6 @@ import (
 
 // Calibration steps (capacity/PROTOCOL.md#exact-token-sizing).
 const (
-	// calibrationGrowth is the most a calibration prompt grows, in
-	// characters, over the largest prompt counted before it: calibration
-	// starts small and grows geometrically, so that no step can overshoot
-	// the window by much even on a tokenizer far from the first guess.
-	calibrationGrowth = 4
 	// calibrationSteps is the most calibration requests spent on one
 	// representative context before calibration gives up.
 	calibrationSteps = 8
@@ -152,7 +147,7 @@ func (k *calibrator) read(ex *client.Exchange, what string, chars int) (measured
 // reach calibrates txt until a believed point counts within
 // calibrationTolerance of c, in at most calibrationSteps requests. The
 // first prompt is small; each next one is read off the curve through the
-// believed points (charsFor), grown at most calibrationGrowth-fold over the
+// believed points (budget.Next), grown at most budget.Growth-fold over the
 // largest believed prompt, and kept below the smallest prompt that was cut
 // or refused. A count at or near the window is not believed (the prompt
 // was cut): the next prompt is smaller.
@@ -167,12 +162,12 @@ func (k *calibrator) reach(ctx context.Context, txt calText, c int) error {
 	var cuts []string
 	last, sent := -1, 0
 	for step := range calibrationSteps {
-		guess := k.next(txt, c, hi, step)
+		guess := budget.Next(k.pts, c, k.first(c), hi, step, txt.least)
 		if guess == last || k.measured(guess) {
 			// The curve points at a prompt already counted (a text whose
 			// count jumps at a digit run): halve the bracket instead.
 			var ok bool
-			if guess, ok = k.bisect(c, hi); !ok {
+			if guess, ok = budget.Bisect(k.pts, c, hi); !ok {
 				break // no prompt between the points left to try
 			}
 		}
@@ -217,59 +212,16 @@ func (k *calibrator) measured(chars int) bool {
 	return slices.ContainsFunc(k.pts, func(p budget.Point) bool { return p.Chars == chars })
 }
 
-// bisect is the prompt halfway between the longest believed prompt that
-// counted fewer than c and the shortest that counted more (below hi, the
-// smallest prompt cut or refused); false when no prompt lies between.
-func (k *calibrator) bisect(c, hi int) (int, bool) {
-	lo, up := 0, hi
-	for _, p := range k.pts {
-		if p.Tokens < c {
-			lo = max(lo, p.Chars)
-		} else if p.Tokens > c {
-			up = min(up, p.Chars)
-		}
-	}
-	if up == math.MaxInt || up-lo <= 1 {
-		return 0, false
-	}
-	return lo + (up-lo)/2, true
-}
-
-// next is the budget of the next calibration prompt of txt for planned
-// context c.
-func (k *calibrator) next(txt calText, c, hi, step int) int {
-	s := k.s
-	var g int
-	if len(k.pts) == 0 {
-		start := min(c, max(s.window/calibrationStartShare, 1))
-		g = int(math.Round(prompt.CharsPerToken * float64(start)))
-		for range step { // every earlier try was cut
-			g /= calibrationGrowth
-		}
-	} else {
-		g = budget.CharsFor(k.pts, c)
-		largest := 0
-		for _, p := range k.pts {
-			largest = max(largest, p.Chars)
-		}
-		g = min(g, calibrationGrowth*largest)
-	}
-	if g >= hi {
-		below := 0 // the largest believed prompt under hi
-		for _, p := range k.pts {
-			if p.Chars < hi {
-				below = max(below, p.Chars)
-			}
-		}
-		g = below + (hi-below)/2
-	}
-	return max(g, txt.least, 1)
+// first is the first guess of a calibration of c tokens: sized for
+// min(c, window / calibrationStartShare) tokens at prompt.CharsPerToken.
+func (k *calibrator) first(c int) int {
+	return int(math.Round(prompt.CharsPerToken * float64(min(c, max(k.s.window/calibrationStartShare, 1)))))
 }
 
 // byCalibration sizes the prompts of indexes from calibration requests:
 // each representative context is calibrated (reach), then every request's
 // budget is read off the piecewise-linear curve through the believed
-// (characters, tokens) points (charsFor), which follows the chat
+// (characters, tokens) points (budget.CharsFor), which follows the chat
 // template's fixed tokens and a ratio that changes with the prompt's
 // size. A request planned below what its least prompt counts on the
 // curve is sized at that least prompt (plan.least).

@@ -1,7 +1,12 @@
 // Package budget finds the character budget of a prompt whose token
 // count is a target: exact sizing (capacity/PROTOCOL.md#exact-token-sizing)
 // searches the synthetic plan's prompts with it, and a trace replay or
-// sessions (package traffic) their own.
+// sessions (package traffic) their own. Search finds a budget from a
+// count it can call; a calibration, which learns a server's counts from
+// the prompts it sends, guesses each next prompt with Next (Bisect when
+// the curve points at a prompt already counted), believes a count only
+// when Check finds it plausible, and reads every budget off the curve of
+// the believed points with CharsFor.
 package budget
 
 import "math"
