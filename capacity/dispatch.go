@@ -137,12 +137,12 @@ func (r *runner) measure(ctx context.Context, start time.Time, s seams) error {
 		wg.Go(func() {
 			res := r.one(runCtx, i, false, buf.timer, &req, s.answerer != nil)
 			if !at.IsZero() {
-				res.clock.Taken = at
+				res.Clock.Taken = at
 			}
 			refused := r.record(res, false)
 			if s.answerer != nil {
 				srcMu.Lock()
-				s.answerer.Answer(runCtx, i, Answer{Content: res.answer, Truncated: res.answerCut, OK: res.fail == nil})
+				s.answerer.Answer(runCtx, i, Answer{Content: res.answer, Truncated: res.answerCut, OK: res.Fail == nil})
 				srcMu.Unlock()
 			}
 			endAt[i] = time.Now()

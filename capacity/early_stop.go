@@ -54,7 +54,7 @@ func (r *runner) earlyStopOn(f *artifact.Failure) {
 	if r.permanent < earlyStopRequests || r.dispatched >= r.n {
 		return
 	}
-	first := r.results[0].fail // every measured result so far is such a failure
+	first := r.results[0].Fail // every measured result so far is such a failure
 	r.stopped = true
 	r.earlyStop = fmt.Sprintf("the first %d measured requests all failed for a reason that will not change; the first: request %d: %s: %s (set Workload.KeepGoing to send every request anyway)",
 		r.permanent, first.RequestIndex, first.FailureClass, first.ErrorMessage)

@@ -26,7 +26,7 @@ func promptSizingOf(p *plan, results []result) *artifact.PromptSizing {
 		chars, tokens := 0, 0
 		for _, res := range results {
 			chars += res.promptChars
-			tokens += p.Contexts[res.index]
+			tokens += p.Contexts[res.Index]
 		}
 		ps.CharsPerToken = float64(chars) / float64(max(tokens, 1))
 		if len(results) == 0 && p.source == nil {

@@ -105,11 +105,11 @@ func TestWarmupSkipsPromptFloor(t *testing.T) {
 		require.NoError(t, err)
 		r := &runner{plan: plan, cl: cl, enc: enc, concurrency: 1}
 		warm := r.one(t.Context(), 0, true, nil, nil, false)
-		require.Nil(t, warm.fail)
-		require.NotNil(t, warm.row)
+		require.Nil(t, warm.Fail)
+		require.NotNil(t, warm.Row)
 		measured := r.one(t.Context(), 0, false, client.NewChunkTimer(client.NewChunkRun(stallRule(w), 0)), nil, false)
-		require.NotNil(t, measured.fail)
-		require.Contains(t, measured.fail.ErrorMessage, "usage.prompt_tokens 4096 is at or below the floor")
+		require.NotNil(t, measured.Fail)
+		require.Contains(t, measured.Fail.ErrorMessage, "usage.prompt_tokens 4096 is at or below the floor")
 	})
 }
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/internal/client"
-	"github.com/anvilbench/anvil/stats"
+	"github.com/anvilbench/anvil/capacity/internal/report"
 )
 
 // runFacts is everything a finished run hands to the report.
@@ -21,50 +21,9 @@ type runFacts struct {
 	schedule   []time.Duration // open loop: the due offsets of the plan; nil for a closed loop
 }
 
-// attempted returns the number of requests the report accounts for and the
-// indexes that were planned but never sent because the run was cancelled.
-//
-// A fixed-count run accounts for its whole plan when cancelled (the unsent
-// requests are "cancelled" failures, so the run is never performance
-// eligible), and for the dispatched requests when it stopped early on
-// Workload.MaxFailures or a refusal. A Duration campaign accounts for what it
-// dispatched; cancelled before its end, it also records the request it would
-// have sent next. A fixed-count run stopped early (capacity/PROTOCOL.md#early-stop)
-// accounts for its whole plan, the requests never sent without a row
-// (rows false): they are in anvil_go alone.
-func (f *runFacts) attempted() (requests int, unsent []int, rows bool) {
-	r := f.runner
-	dispatched, ix := r.dispatched, r.indexes()
-	if r.earlyStop != "" && !f.timedCampaign() {
-		return len(ix), ix[dispatched:], false
-	}
-	requests, unsent = f.cancelledOrNot()
-	return requests, unsent, true
-}
-
-// cancelledOrNot is attempted for a run not stopped early.
-func (f *runFacts) cancelledOrNot() (requests int, unsent []int) {
-	r := f.runner
-	dispatched, ix := r.dispatched, r.indexes()
-	switch {
-	case !f.cancelled:
-		if f.timedCampaign() || r.stopped || r.expired {
-			return dispatched, nil
-		}
-		return len(ix), nil
-	case f.timedCampaign() || r.stopped:
-		if r.expired || r.stopped || dispatched >= len(ix) {
-			return dispatched, nil
-		}
-		return dispatched + 1, []int{ix[dispatched]}
-	}
-	return len(ix), ix[dispatched:]
-}
-
 // assemble builds the report of a run and recomputes it.
 func assemble(f runFacts) (*artifact.Report, error) {
-	t, w := f.target, f.workload
-	requests, unsent, unsentRows := f.attempted()
+	t, w, r := f.target, f.workload, f.runner
 	rep := &artifact.Report{
 		Schema:             artifact.Schema,
 		RunID:              runID(f.start),
@@ -77,7 +36,7 @@ func assemble(f runFacts) (*artifact.Report, error) {
 		ClockDomainID:      optional(t.ClockDomainID),
 
 		BaseURL:                  f.baseURL,
-		Model:                    f.runner.cl.Scrub(t.Model), // may come from the server's /models
+		Model:                    r.cl.Scrub(t.Model), // may come from the server's /models
 		Engine:                   optional(t.Engine),
 		GPU:                      optional(t.GPU),
 		Tier:                     optional(t.Tier),
@@ -85,12 +44,10 @@ func assemble(f runFacts) (*artifact.Report, error) {
 		SourceRecipe:             optional(t.SourceRecipe),
 		ConfigurationFingerprint: optional(t.ConfigurationFingerprint),
 
-		Requests:               requests,
 		Concurrency:            w.Concurrency,
 		MaxTokens:              w.MaxTokens,
 		MaxContextTokens:       &f.plan.MaxModelLen,
 		ContextSeed:            w.Seed,
-		ContextDistribution:    make(map[int]int),
 		SharedPrefixTokens:     w.sharedPrefixTokens(),
 		PromptCacheMode:        string(w.PromptCacheMode),
 		RequestCanaries:        w.RequestCanaries,
@@ -104,84 +61,44 @@ func assemble(f runFacts) (*artifact.Report, error) {
 		},
 		Sampling:          artifact.Sampling{Temperature: temperatureField(w.Temperature), TopP: samplingField(w.TopP)},
 		TimingMethodology: client.TimingMethodology(),
-		RequestTimings:    []artifact.TimingRow{},
-		Failures:          []artifact.Failure{},
 	}
 	if w.ContextTokens > 0 && w.Source == nil {
 		// A Source's contexts are its own: context_tokens is null and
 		// context_distribution counts the planned contexts it gave.
 		rep.ContextTokens = &w.ContextTokens
 	}
-	for _, i := range f.runner.indexes()[:requests] {
-		rep.ContextDistribution[f.plan.Contexts[i]]++
+	measured := r.measured()
+	results := make([]report.Result, len(measured))
+	for i, res := range measured {
+		results[i] = res.Result
 	}
-
-	var ratios []float64
-	measured := f.runner.measured()
-	for _, res := range measured {
-		switch {
-		case res.fail != nil:
-			rep.Failures = append(rep.Failures, *res.fail)
-			if res.fail.ResponseReceived {
-				rep.ResponsesReceived++
-			}
-		case res.row != nil:
-			rep.RequestTimings = append(rep.RequestTimings, *res.row)
-			rep.ResponsesReceived++
-			if res.cacheRatio != nil {
-				ratios = append(ratios, *res.cacheRatio)
-			}
-		}
+	run := report.Run{
+		Report: rep, Start: f.start, Contexts: f.plan.Contexts, Indexes: r.indexes(), Dispatched: r.dispatched, Results: results,
+		Cancelled: f.cancelled, Stopped: r.stopped, Expired: r.expired, EarlyStop: r.earlyStop,
+		API: t.apiOf(), PromptSizing: promptSizingOf(f.plan, measured), ChunkTiming: client.ChunkTimingOf(r.chunks),
+		Connections: connectionsOf(r), Arrival: arrivalOf(w, f.schedule), Schedule: f.schedule, SteadyLoad: r.steadyLoad(),
 	}
-	for _, i := range unsent {
-		if !unsentRows {
-			break
-		}
-		rep.Failures = append(rep.Failures, artifact.Failure{
-			RequestIndex:         i,
-			PlannedContextTokens: f.plan.Contexts[i],
-			FailureClass:         artifact.FailureCancelled,
-			ErrorType:            client.ErrorTypeCancelled,
-			ErrorMessage:         "run cancelled before the request was sent",
-		})
+	if w.Duration > 0 && !w.OpenLoop() {
+		run.Campaign = w.Duration
 	}
-	rep.Completed, rep.Failed = len(rep.RequestTimings), len(rep.Failures)
-	sourceBudget(rep, measured)
-	extendReport(rep, f, measured, unsent)
-	if len(ratios) > 0 {
-		mean := stats.Summarize(ratios).Mean
-		rep.Metrics.PrefixCacheHitAvg = &mean
+	if run.API == apiEmbeddings {
+		run.AbsentTimings = absentTimingsEmbeddings
 	}
+	report.Assemble(run)
 	if err := rep.Recompute(); err != nil {
 		return rep, fmt.Errorf("%w: %w", errRecompute, err)
 	}
 	return rep, nil
 }
 
-// sourceBudget sets what a v1 reader learns of the requests a
-// Workload.Source described (capacity/PROTOCOL.md#v1-of-a-source): their
-// max_tokens is the largest any of them was sent (each request's is
-// anvil_go.requests[].planned_output_tokens), and they shared no prefix
-// unless the engine built one of their prompts in the plan's layout (a
-// trace's shared blocks are no prefix of the Workload's). A run whose
-// source sent nothing keeps the Workload's.
-func sourceBudget(rep *artifact.Report, measured []result) {
-	largest, prefixed, any := 0, false, false
-	for _, res := range measured {
-		if res.source == nil {
-			continue
-		}
-		any = true
-		largest = max(largest, res.source.maxTokens)
-		prefixed = prefixed || res.source.prefixed
+// connectionsOf is anvil_go.connections of a run, but for the counts
+// taken from its requests' phases (report.Assemble adds them).
+func connectionsOf(r *runner) *artifact.Connections {
+	c := &artifact.Connections{Prewarmed: r.prewarmed}
+	if rule := r.cl.Rule(); rule != nil {
+		c.KeptAliveClosed, c.ReuseDisabled = rule.KeptAliveClosed(), rule.ReuseDisabled()
 	}
-	if !any {
-		return
-	}
-	rep.MaxTokens = largest
-	if !prefixed {
-		rep.SharedPrefixTokens = 0
-	}
+	return c
 }
 
 // optional records an empty identity string as null.
@@ -209,4 +126,24 @@ func temperatureField(v *float64) artifact.SamplingField {
 	}
 	eff := defaultTemperature
 	return artifact.SamplingField{Sent: true, EffectiveRequest: &eff}
+}
+
+// arrivalOf is anvil_go.arrival of an open-loop run but for its rates
+// (report.Assemble computes them from schedule): the schedule's process,
+// rate and seed, and the in-flight cap; nil for a closed loop (schedule
+// nil).
+func arrivalOf(w Workload, schedule []time.Duration) *artifact.Arrival {
+	if schedule == nil {
+		return nil
+	}
+	a := &artifact.Arrival{Process: string(w.Arrival), RateRPS: w.Rate, Seed: w.Seed, MaxInFlight: w.Concurrency}
+	switch w.Arrival {
+	case arrivalPoisson:
+		one := 1.0
+		a.Burstiness = &one
+	case arrivalGamma:
+		b := w.Burstiness
+		a.Burstiness = &b
+	}
+	return a
 }

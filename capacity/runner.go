@@ -13,57 +13,25 @@ import (
 	"github.com/anvilbench/anvil/capacity/internal/client"
 	"github.com/anvilbench/anvil/capacity/internal/itl"
 	"github.com/anvilbench/anvil/capacity/internal/progress"
+	"github.com/anvilbench/anvil/capacity/internal/report"
 	"github.com/anvilbench/anvil/capacity/internal/steady"
 )
 
 // maxPanicStack bounds the stack trace kept in a runner_error message.
 const maxPanicStack = 1024
 
-// result is the outcome of one measured request.
+// result is the outcome of one measured request: what the report keeps
+// of it, and what the run itself needs.
 type result struct {
-	index    int
-	row      *artifact.TimingRow
-	fail     *artifact.Failure
+	report.Result
 	received bool
-	// cacheRatio is cached_tokens / prompt_tokens of a successful response
-	// whose usage reported cached tokens.
-	cacheRatio *float64
-	// clock holds the request's monotonic stamps for anvil_go.requests.
-	clock client.Clock
-	// promptTokens is usage.prompt_tokens as the server counted it, when
-	// the response reported it.
-	promptTokens *int
-	// chunks is the request's chunk timing (nil when not summarized).
-	chunks *itl.Summary
-	// phases is the request's connection record; nil when never sent.
-	phases *artifact.Phases
-	// serverTimings is what the server reported of its own timings.
-	serverTimings *artifact.ServerTimings
 	// answer is the visible content the capture kept, answerCut whether
 	// some was dropped; set only for a Source that is an Answerer.
 	answer    string
 	answerCut bool
-	// source is what a Workload.Source said of the request and the usage
-	// counts reported beside it; nil for the plan's own requests.
-	source *sourceFacts
 	// promptChars is the characters of the prompt's messages (exact
-	// sizing's chars_per_token); least what its least prompt counts when
-	// exact sizing could not size it for its plan (plan.least,
-	// Request.LeastTokens), else 0.
-	promptChars, least int
-}
-
-// sourceFacts are the per-request keys of a request from a
-// Workload.Source (anvil_go.requests[i]: session, turn,
-// planned_output_tokens, counted_output_tokens, cached_prompt_tokens).
-type sourceFacts struct {
-	session            string // "" for a request of no session
-	turn               int    // 0-based
-	maxTokens          int    // the max_tokens sent
-	completion, cached *int
-	// prefixed says the engine built the prompt in the plan's layout,
-	// the shared prefix first (no Messages, no PrefixBlocks).
-	prefixed bool
+	// sizing's chars_per_token).
+	promptChars int
 }
 
 // runner executes the plan of one run: the warm-up as a closed loop of
@@ -185,24 +153,24 @@ func (r *runner) record(res result, warmup bool) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.inFlight--
-	r.flights.Back(res.index)
+	r.flights.Back(res.Index)
 	refusedNow := false
 	if st := statusOf(res); st >= 200 && st < 300 {
 		r.anyOK = true
 	} else if !r.anyOK && r.refusal == "" && (st == http.StatusUnauthorized || st == http.StatusForbidden || st == http.StatusNotFound) {
-		r.refusal = res.fail.ErrorMessage
+		r.refusal = res.Fail.ErrorMessage
 		r.stopped, refusedNow = true, true
 	}
 	if warmup {
-		r.warmLog.ended(res.index, res)
+		r.warmLog.ended(res.Index, res)
 	} else {
 		r.results = append(r.results, res)
-		if res.fail != nil {
+		if res.Fail != nil {
 			r.failed++
 			if r.maxFailures > 0 && r.failed >= r.maxFailures {
 				r.stopped = true
 			}
-			r.earlyStopOn(res.fail)
+			r.earlyStopOn(res.Fail)
 		} else {
 			r.succeeded++
 		}
@@ -214,10 +182,10 @@ func (r *runner) record(res result, warmup bool) bool {
 // statusOf returns the HTTP status a request received (0 when none).
 func statusOf(res result) int {
 	switch {
-	case res.fail == nil:
+	case res.Fail == nil:
 		return http.StatusOK
-	case res.fail.HTTPStatus != nil:
-		return *res.fail.HTTPStatus
+	case res.Fail.HTTPStatus != nil:
+		return *res.Fail.HTTPStatus
 	}
 	return 0
 }
@@ -265,19 +233,19 @@ func (r *runner) progressLocked() Progress {
 // requests); answer asks for the visible content in res.answer.
 func (r *runner) one(ctx context.Context, i int, warmup bool, timer *client.ChunkTimer, req *Request, answer bool) (res result) {
 	planned := r.plan.Contexts[i%r.plan.Len()]
-	res.index = i
+	res.Index = i
 	start := time.Now()
-	res.clock.Taken = start
+	res.Clock.Taken = start
 	defer func() {
 		if p := recover(); p != nil {
-			clock := res.clock
+			clock := res.Clock
 			stack, _ := client.CutOnRune(r.cl.Scrub(string(debug.Stack())), maxPanicStack) // scrubbed before any cut
 			f := &artifact.Failure{
 				RequestIndex: i, PlannedContextTokens: planned, FailureClass: artifact.FailureRunnerError,
 				ErrorType: client.ErrorTypePanic, ElapsedMS: client.MS(time.Since(start)),
 			}
 			f.SetErrorMessage(r.cl.Scrub(fmt.Sprintf("panic in the request worker: %v\n%s", p, stack)))
-			res = result{index: i, fail: f, clock: clock}
+			res = result{Result: report.Result{Index: i, Fail: f, Clock: clock}}
 		}
 	}()
 	ex := client.Exchange{Index: i, Unmeasured: warmup}
@@ -292,7 +260,7 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *client.Chun
 		body, err = r.plan.measuredBody(r.enc, i)
 		res.promptChars = r.plan.promptChars(i)
 		if r.plan.least != nil {
-			res.least = r.plan.least[i]
+			res.Least = r.plan.least[i]
 		}
 	default:
 		var sb sourceBody
@@ -301,13 +269,13 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *client.Chun
 			// the request, never a request the server sees.
 			planned = max(req.PromptTokens, 0)
 			r.plan.Contexts[i] = planned // this goroutine's index alone; read once the phase ended
-			return result{index: i, clock: res.clock, fail: runnerFailure(i, planned, err, r.cl.Scrub)}
+			return result{Result: report.Result{Index: i, Clock: res.Clock, Fail: runnerFailure(i, planned, err, r.cl.Scrub)}}
 		}
 		body, planned, ex.MaxTokens, ex.Inputs = sb.body, sb.planned, sb.maxTokens, sb.inputs
 		r.plan.Contexts[i] = planned // this goroutine's index alone; read once the phase ended
-		res.source = &sourceFacts{session: req.Session, turn: req.Turn, maxTokens: sb.maxTokens,
-			prefixed: req.Messages == nil && len(req.PrefixBlocks) == 0}
-		res.promptChars, res.least = sb.chars, req.LeastTokens
+		res.Source = &report.Source{Session: req.Session, Turn: req.Turn, MaxTokens: sb.maxTokens,
+			Prefixed: req.Messages == nil && len(req.PrefixBlocks) == 0}
+		res.promptChars, res.Least = sb.chars, req.LeastTokens
 	}
 	if err != nil {
 		panic(err) // the plan covers every index the runner dispatches
@@ -318,24 +286,24 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *client.Chun
 	}
 	r.cl.Send(ctx, body, &ex)
 	res.received = ex.Received()
-	res.clock = client.Clock{Taken: start, Sent: ex.Start(), End: ex.End(),
+	res.Clock = client.Clock{Taken: start, Sent: ex.Start(), End: ex.End(),
 		FirstOutput: ex.FirstOutput(), FirstContent: ex.FirstContent()}
 	if answer {
 		res.answer, res.answerCut = ex.Answer()
 	}
-	res.row, res.fail = r.cl.Evaluate(&ex)
-	res.promptTokens = ex.CountedPromptTokens() // usage as checked by Evaluate, or a refusal's count
-	res.phases = ex.Phases()
-	if res.source != nil {
-		res.source.completion = ex.CompletionTokens()
-		res.source.cached = ex.CachedTokens()
+	res.Row, res.Fail = r.cl.Evaluate(&ex)
+	res.PromptTokens = ex.CountedPromptTokens() // usage as checked by Evaluate, or a refusal's count
+	res.Phases = ex.Phases()
+	if res.Source != nil {
+		res.Source.Completion = ex.CompletionTokens()
+		res.Source.Cached = ex.CachedTokens()
 	}
-	res.serverTimings = ex.ServerTimings()
-	if res.row != nil {
-		res.cacheRatio = ex.CacheRatio()
+	res.ServerTimings = ex.ServerTimings()
+	if res.Row != nil {
+		res.CacheRatio = ex.CacheRatio()
 	}
 	if timer != nil {
-		res.chunks = timer.Finish(res.row != nil, ex.CompletionTokens())
+		res.Chunks = timer.Finish(res.Row != nil, ex.CompletionTokens())
 	}
 	return res
 }
@@ -359,6 +327,6 @@ func (r *runner) measured() []result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := slices.Clone(r.results)
-	slices.SortFunc(out, func(a, b result) int { return a.index - b.index })
+	slices.SortFunc(out, func(a, b result) int { return a.Index - b.Index })
 	return out
 }

@@ -66,20 +66,20 @@ func (l *warmupLog) sent(k int, at time.Time) { l.log.Sent(k, client.MS(at.Sub(l
 // ended records warm-up request k's outcome.
 func (l *warmupLog) ended(k int, res result) {
 	sent, end := -1.0, client.MS(time.Since(l.start))
-	if !res.clock.Sent.IsZero() {
-		sent = client.MS(res.clock.Sent.Sub(l.start))
+	if !res.Clock.Sent.IsZero() {
+		sent = client.MS(res.Clock.Sent.Sub(l.start))
 	}
-	if !res.clock.End.IsZero() {
-		end = client.MS(res.clock.End.Sub(l.start))
+	if !res.Clock.End.IsZero() {
+		end = client.MS(res.Clock.End.Sub(l.start))
 	}
 	ttft := 0.0
-	if res.row != nil {
-		ttft = res.row.TTFTMS
-		if !res.row.TokenTimed() {
+	if res.Row != nil {
+		ttft = res.Row.TTFTMS
+		if !res.Row.TokenTimed() {
 			ttft = math.NaN() // an embeddings answer: its trend is on completions
 		}
 	}
-	l.log.Ended(k, sent, end, res.row != nil, ttft)
+	l.log.Ended(k, sent, end, res.Row != nil, ttft)
 }
 
 // steadyNow tests the warm-up's requests so far, at most once per
