@@ -186,6 +186,39 @@ func (e *Reader) dataEvent() (Event, bool) {
 	return Event{Type: e.typ[:0], Data: rest[len(dataPrefix):i:i]}, true
 }
 
+// Pending returns, when the reader stands at the start of an event whose
+// bytes would be read as those of the common event (one "data: " line and
+// a blank line, see dataEvent) if they are buffered whole, the buffered
+// bytes not yet consumed; else nil. A caller that recognizes such an
+// event at their start, in the same pass that decodes its data, consumes
+// it with SkipDataEvent instead of Scan. The slice is valid until the
+// next call of Scan or SkipDataEvent.
+func (e *Reader) Pending() []byte {
+	if e.done || !e.noCR || !e.blankOnly || e.dirty || e.skipLF || !e.started {
+		return nil
+	}
+	return e.buf[e.off:]
+}
+
+// SkipDataEvent consumes the first n bytes of what Pending returned,
+// which the caller found to be one common event: "data: ", its data,
+// which holds no line end, and "\n\n". The reader is left as Scan leaves
+// it after returning that event (Event then returns no event). It
+// reports false, consuming nothing, when the n bytes do not begin with
+// "data: " and end with "\n\n", or are more than the maximum event size:
+// Scan then reads them.
+func (e *Reader) SkipDataEvent(n int) bool {
+	rest := e.buf[e.off:]
+	if n < len(dataPrefix)+2 || n > len(rest) || e.eventBytes+n > e.maxEvent ||
+		string(rest[:len(dataPrefix)]) != dataPrefix || rest[n-2] != '\n' || rest[n-1] != '\n' {
+		return false
+	}
+	e.off += n
+	e.eventBytes, e.pending = 0, 0
+	e.ev = Event{}
+	return true
+}
+
 // next returns the next event, or io.EOF at the end of the input.
 func (e *Reader) next() (Event, error) {
 	if ev, ok := e.dataEvent(); ok {

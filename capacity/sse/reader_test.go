@@ -262,3 +262,107 @@ func TestReaderReset(t *testing.T) {
 		}
 	}
 }
+
+// frameSkipping reads r as a caller of the fast path does: where Pending
+// begins with a common event ("data: " + one line + a blank line) it
+// takes that event's data itself and consumes it with SkipDataEvent;
+// elsewhere, and when SkipDataEvent refuses, it scans. The end adds the
+// trailing bytes (Trailing).
+func frameSkipping(r io.Reader, maxEvent int) (framing, int64, string) {
+	var f framing
+	sr := NewReader(r, maxEvent)
+	for {
+		if rest := sr.Pending(); len(rest) > 0 {
+			if i := strings.IndexByte(string(rest), '\n'); i >= 0 && i+1 < len(rest) && rest[i+1] == '\n' &&
+				strings.HasPrefix(string(rest), "data: ") && sr.SkipDataEvent(i+2) {
+				f.Events = append(f.Events, framedEvent{"", string(rest[len("data: "):i])})
+				if ev := sr.Event(); ev.Data != nil || ev.Type != nil {
+					panic("an event after SkipDataEvent")
+				}
+				continue
+			}
+		}
+		if !sr.Scan() {
+			break
+		}
+		ev := sr.Event()
+		f.Events = append(f.Events, framedEvent{string(ev.Type), string(ev.Data)})
+	}
+	f.End = "eof"
+	if err := sr.Err(); err != nil {
+		f.End = endName(err)
+	}
+	n, head := sr.Trailing()
+	return f, n, string(head)
+}
+
+// FuzzSkipDataEvent: a reader whose common events are consumed with
+// SkipDataEvent where Pending offers them gives the events, the end and
+// the trailing bytes of one that scans every event, whole or a byte a
+// read, and refuses to skip what is not a common event.
+func FuzzSkipDataEvent(f *testing.F) {
+	for _, s := range framingSeeds {
+		f.Add([]byte(s), false)
+	}
+	f.Add([]byte("data: a\n\ndata: b\n\ndata: "+strings.Repeat("c", 30)+"\n\ndata: d\n\n"), true)
+	f.Add([]byte("data: a\n\ndata: b\r\n\r\ndata: c\n\n: x\ndata: d\n\ndata: e"), false)
+	f.Fuzz(func(t *testing.T, data []byte, small bool) {
+		maxEvent := testMaxEvent
+		if small {
+			maxEvent = 24
+		}
+		scan := func(r io.Reader) (framing, int64, string) {
+			sr := NewReader(r, maxEvent)
+			var f framing
+			for sr.Scan() {
+				ev := sr.Event()
+				f.Events = append(f.Events, framedEvent{string(ev.Type), string(ev.Data)})
+			}
+			f.End = "eof"
+			if err := sr.Err(); err != nil {
+				f.End = endName(err)
+			}
+			n, head := sr.Trailing()
+			return f, n, string(head)
+		}
+		wf, wn, wh := scan(strings.NewReader(string(data)))
+		for _, r := range []io.Reader{strings.NewReader(string(data)), iotest.OneByteReader(strings.NewReader(string(data)))} {
+			gf, gn, gh := frameSkipping(r, maxEvent)
+			require.Empty(t, cmp.Diff(wf, gf), "%q", data)
+			if wf.End == "eof" { // Trailing is the bytes after the last event at the end of the input
+				require.Equal(t, wn, gn, "trailing bytes of %q", data)
+				require.Equal(t, wh, gh, "trailing head of %q", data)
+			}
+		}
+	})
+}
+
+// TestSkipDataEventRefuses: SkipDataEvent consumes nothing unless its
+// bytes are a whole common event within the size limit.
+func TestSkipDataEventRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		stream string
+		n, max int
+		data   string // the second event's, as Scan then reads it; "" when too long
+	}{
+		{"data: a\n\ndata: b\n\n", 8, testMaxEvent, "b"},  // one byte short
+		{"data: a\n\ndata: b\n\n", 10, testMaxEvent, "b"}, // one byte over
+		{"data: a\n\ndata:b\n\n", 8, testMaxEvent, "b"},   // not "data: "
+		{"data: a\n\ndata: b\n\n", 40, testMaxEvent, "b"}, // past the buffer
+		{"data: a\n\ndata: bc\n\n", 10, 9, ""},            // over the size limit
+	} {
+		sr := NewReader(strings.NewReader(tc.stream), tc.max)
+		require.True(t, sr.Scan())
+		rest := sr.Pending()
+		require.NotNil(t, rest, "%q", tc.stream)
+		require.False(t, sr.SkipDataEvent(tc.n), "%q skipping %d", tc.stream, tc.n)
+		require.Equal(t, string(rest), string(sr.Pending()), "nothing consumed")
+		if tc.data == "" { // Scan refuses it too
+			require.False(t, sr.Scan())
+			require.ErrorIs(t, sr.Err(), bufio.ErrTooLong)
+			continue
+		}
+		require.True(t, sr.Scan())
+		require.Equal(t, tc.data, string(sr.Event().Data))
+	}
+}

@@ -31,6 +31,11 @@ type shape struct {
 	places [nPlaces]place
 	set    [nPlaces]uint8 // the places that are set, the first nset of them
 	nset   int
+	// plain: the chunk is a plain content delta (RepeatedContent): its
+	// content varies, and it has no reasoning, no non-empty finish
+	// reason, no usage, no timings and is no error object; and its bytes
+	// hold no line end.
+	plain bool
 }
 
 // varying names the text a shape's payloads differ in.
@@ -134,6 +139,9 @@ func (d *Decoder) remember(data []byte) {
 	s.choice = *ch
 	s.choice.Content.Bytes, s.choice.Role.Bytes, s.choice.FinishReason.Bytes = nil, nil, nil
 	s.ok = true
+	s.plain = s.varies == variesContent && !ch.HasReasoning() && !ch.FinishReason.NonEmpty() &&
+		!c.Usage.Present && c.Timings == nil && !c.IsErrorObject() &&
+		bytes.IndexByte(s.bytes, '\n') < 0 && bytes.IndexByte(s.bytes, '\r') < 0
 	d.repeated = false // d.chunk is this payload's, not yet the shape's form
 }
 
@@ -196,6 +204,35 @@ func (d *Decoder) repeat(data []byte) bool {
 		}
 	}
 	return true
+}
+
+// RepeatedContent is the fast path of a stream of content deltas: when b
+// begins with a payload that repeats the kept shape (see above) and that
+// shape's chunk is a plain content delta (one choice, whose content is
+// the text that varies; no reasoning, no non-empty finish reason, no
+// usage, no timings, no error object), it returns the payload's length
+// n and its content text, found in the one pass that also finds where
+// the payload ends. Decode of b[:n] would return the kept chunk with that
+// content. The bytes of b after the payload are not looked at; the
+// decoder's chunk is left as it was (the next Decode is unchanged by the
+// call). text is a piece of b.
+func (d *Decoder) RepeatedContent(b []byte) (n int, text []byte, ok bool) {
+	s := &d.shape
+	if !s.ok || !s.plain || len(b) < len(s.bytes) || string(b[:s.prefix]) != string(s.bytes[:s.prefix]) {
+		return 0, nil, false
+	}
+	// The text ends at the first byte a string without escapes cannot
+	// hold, which must be the suffix's opening quote.
+	i := s.prefix
+	for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 {
+		i++
+	}
+	suffix := s.bytes[s.prefix:]
+	if len(b)-i < len(suffix) || string(b[i:i+len(suffix)]) != string(suffix) {
+		return 0, nil, false
+	}
+	d.repeats++
+	return i + len(suffix), b[s.prefix:i:i], true
 }
 
 // plainText reports whether b can be the contents of a JSON string without

@@ -2,6 +2,7 @@ package chunk
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -30,6 +31,16 @@ func FuzzRepeatMatchesEncodingJSON(f *testing.F) {
 			s := &d.shape
 			next := append(append(append([]byte(nil), s.bytes[:s.prefix]...), text...), s.bytes[s.prefix:]...)
 			before := d.repeats
+			// The fast path, when it takes next (with bytes after it),
+			// finds its end and its text, and Decode agrees.
+			n, got, fast := d.RepeatedContent(append(next[:len(next):len(next)], "\n\nnext"...))
+			if fast {
+				require.Equal(t, len(next), n)
+				c, err := d.Decode(next)
+				require.NoError(t, err)
+				requirePlainContent(t, c, string(got))
+				before = d.repeats
+			}
 			checkDecode(t, &d, next)
 			if plainText(text) {
 				require.Equal(t, before+1, d.repeats, "%q with %q did not repeat the shape", first, text)
@@ -91,5 +102,67 @@ func TestRepeatReasoning(t *testing.T) {
 			}
 			require.Equal(t, 2*i+1, d.repeats, "%s", payload)
 		}
+	}
+}
+
+// requirePlainContent checks that c is a plain content delta of text, as
+// RepeatedContent promises.
+func requirePlainContent(t *testing.T, c *Chunk, text string) {
+	t.Helper()
+	require.Len(t, c.Choices, 1)
+	ch := c.Choices[0]
+	require.Equal(t, String, ch.Content.Kind)
+	require.Equal(t, text, string(ch.Content.Bytes))
+	require.False(t, ch.HasReasoning() || ch.FinishReason.NonEmpty() || c.Usage.Present || c.Timings != nil || c.HasError() || c.IsErrorObject(),
+		"not a plain content delta: %+v", c)
+}
+
+// TestRepeatedContent: after a plain content delta, a payload of its shape
+// at the start of the bytes is found with its text and its length; one
+// of another shape, with an escape, cut short, or after a chunk that is
+// not a plain content delta is not.
+func TestRepeatedContent(t *testing.T) {
+	plain := fmtContent(" a")
+	tests := []struct {
+		name, first, b string
+		text           string // want, when found
+		found          bool
+	}{
+		{"repeat", plain, fmtContent(" bb") + "\n\ndata: x", " bb", true},
+		{"empty text", plain, fmtContent(""), "", true},
+		{"exactly the payload", plain, fmtContent("é"), "é", true},
+		{"escaped text", plain, fmtContent(`\n`), "", false},
+		{"quote in text", plain, fmtContent(`a"b`), "", false},
+		{"control character", plain, fmtContent("a\tb"), "", false},
+		{"cut short", plain, fmtContent(" bb")[:50], "", false},
+		{"other prefix", plain, strings.Replace(fmtContent(" bb"), "chatcmpl-1", "chatcmpl-2", 1), "", false},
+		{"other suffix", plain, strings.Replace(fmtContent(" bb"), `"finish_reason":null`, `"finish_reason":"x"`, 1), "", false},
+		{"leading space", plain, " " + fmtContent(" bb"), "", false},
+		{"finish reason", `{"choices":[{"delta":{"content":"a"},"finish_reason":"stop"}]}`, `{"choices":[{"delta":{"content":"b"},"finish_reason":"stop"}]}`, "", false},
+		{"usage", `{"choices":[{"delta":{"content":"a"}}],"usage":{"completion_tokens":1}}`, `{"choices":[{"delta":{"content":"b"}}],"usage":{"completion_tokens":1}}`, "", false},
+		{"reasoning", `{"choices":[{"delta":{"content":"a","reasoning":"r"}}]}`, `{"choices":[{"delta":{"content":"b","reasoning":"r"}}]}`, "", false},
+		{"varying reasoning", `{"choices":[{"delta":{"reasoning":"r"}}]}`, `{"choices":[{"delta":{"reasoning":"s"}}]}`, "", false},
+		{"timings", `{"choices":[{"delta":{"content":"a"}}],"timings":{"n":1}}`, `{"choices":[{"delta":{"content":"b"}}],"timings":{"n":1}}`, "", false},
+		{"error object", `{"object":"error","choices":[{"delta":{"content":"a"}}]}`, `{"object":"error","choices":[{"delta":{"content":"b"}}]}`, "", false},
+		{"line end in the shape", "{\n" + `"choices":[{"delta":{"content":"a"}}]}`, "{\n" + `"choices":[{"delta":{"content":"b"}}]}`, "", false},
+		{"no shape", `{"choices":[]}`, `{"choices":[]}`, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var d Decoder
+			_, err := d.Decode([]byte(tt.first))
+			require.NoError(t, err)
+			n, text, ok := d.RepeatedContent([]byte(tt.b))
+			require.Equal(t, tt.found, ok)
+			if !ok {
+				return
+			}
+			require.Equal(t, tt.text, string(text))
+			payload := tt.b[:n]
+			require.True(t, strings.HasSuffix(payload, "}"), "%q", payload)
+			c, err := d.Decode([]byte(payload))
+			require.NoError(t, err)
+			requirePlainContent(t, c, tt.text)
+		})
 	}
 }

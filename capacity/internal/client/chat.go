@@ -161,6 +161,26 @@ func (d *chatDecoder) Decode(name, data []byte, ev *Event) error {
 	return nil
 }
 
+// sseDataPrefix starts the one line of the common event.
+const sseDataPrefix = "data: "
+
+// repeatedContent implements contentRepeater: an event "data: " + a
+// payload that repeats the last plain content chunk's shape
+// (chunk.Decoder.RepeatedContent) + "\n\n". Decode of that payload
+// decodes the repeat into the content text alone; and a chat chunk is
+// decoded on its own, so the calls after it are unchanged.
+func (d *chatDecoder) repeatedContent(rest []byte) (int, []byte, bool) {
+	if len(rest) < len(sseDataPrefix) || string(rest[:len(sseDataPrefix)]) != sseDataPrefix {
+		return 0, nil, false
+	}
+	n, text, ok := d.dec.RepeatedContent(rest[len(sseDataPrefix):])
+	end := len(sseDataPrefix) + n
+	if !ok || len(rest) < end+2 || rest[end] != '\n' || rest[end+1] != '\n' {
+		return 0, nil, false
+	}
+	return end + 2, text, true
+}
+
 // decodeChunk parses one event's data with dec: exactly one JSON object,
 // else an error (errNotObject, errTrailingData, or encoding/json's own).
 // The chunk and its byte slices are valid until the next decode.

@@ -129,7 +129,27 @@ func readStream(body *trackedBody, res *streamResult, dec Decoder) {
 	defer events.Reset(nil) // the worker's reader keeps no hold on this body
 	ev := &res.event
 	ev.Content, ev.Finish = res.contentBuf[:0], res.finishBuf[:0]
-	for events.Scan() {
+	fast, _ := dec.(contentRepeater)
+	for {
+		if fast != nil {
+			// The common event, recognized and decoded in one pass over
+			// its bytes (contentRepeater), then folded in as apply would.
+			if n, text, ok := fast.repeatedContent(events.Pending()); ok && events.SkipDataEvent(n) {
+				at := body.lastRead
+				if res.events++; res.events == 1 {
+					res.firstEvent = at
+				}
+				if res.events > maxStreamEvents {
+					res.tooManyEvents()
+					return
+				}
+				res.content(at, text)
+				continue
+			}
+		}
+		if !events.Scan() {
+			break
+		}
 		raw := events.Event()
 		ev.reset(body.lastRead) // stamp first: the event is complete at this read
 		res.events++
@@ -137,8 +157,7 @@ func readStream(body *trackedBody, res *streamResult, dec Decoder) {
 			res.firstEvent = ev.At
 		}
 		if res.events > maxStreamEvents {
-			res.invalidType = ErrorTypeTooManyEvents
-			res.invalid = fmt.Sprintf("more than maxStreamEvents (%d) events: more chunks than any max_tokens allows", maxStreamEvents)
+			res.tooManyEvents()
 			return
 		}
 		if err := dec.Decode(raw.Type, raw.Data, ev); err != nil {
@@ -165,6 +184,46 @@ func readStream(body *trackedBody, res *streamResult, dec Decoder) {
 	if data, ok := trailingData(n, head); ok {
 		ev.reset(body.endAt)
 		res.trailingDone = dec.Decode(nil, data, ev) == nil && ev.Done && ev.carriesNothing()
+	}
+}
+
+// tooManyEvents records a stream of more than maxStreamEvents events.
+func (res *streamResult) tooManyEvents() {
+	res.invalidType = ErrorTypeTooManyEvents
+	res.invalid = fmt.Sprintf("more than maxStreamEvents (%d) events: more chunks than any max_tokens allows", maxStreamEvents)
+}
+
+// A contentRepeater is a Decoder with a fast path for the common event
+// of a stream: one that repeats the last content chunk but for its text.
+type contentRepeater interface {
+	// repeatedContent returns, when rest begins with one whole event,
+	// "data: " + data + "\n\n", whose data Decode would decode into an
+	// Event that holds only one content text (no reasoning, finish
+	// reason, usage, timings, error or end), the event's length in bytes
+	// and that text (a piece of rest, empty for an empty delta), found in
+	// one pass over the event's bytes. What later calls of Decode
+	// return is what they would return after Decode of that data.
+	repeatedContent(rest []byte) (n int, text []byte, ok bool)
+}
+
+// content folds in an event that carried only the content text text,
+// which arrived at at: what apply does with such an Event (without
+// usage: the stream's chunks are not counted).
+func (res *streamResult) content(at time.Time, text []byte) {
+	res.usageMissed = true
+	if len(text) == 0 {
+		return
+	}
+	res.capture.Append(transientString(text))
+	res.contentChunks++
+	if res.firstContent.IsZero() {
+		res.firstContent = at
+	}
+	if res.firstOutput.IsZero() {
+		res.firstOutput = at
+	}
+	if res.gaps != nil {
+		res.gaps.Add(at.Sub(res.origin))
 	}
 }
 
