@@ -2,7 +2,8 @@ package chunk
 
 import (
 	"bytes"
-	"unsafe"
+
+	"github.com/anvilbench/anvil/capacity/internal/jsonpick"
 )
 
 // A stream's chunks repeat one another: every content chunk of a vLLM,
@@ -91,7 +92,7 @@ func (d *Decoder) remember(data []byte) {
 	var start, end int
 	switch r := d.reasoning; {
 	case ch.Content.Kind == String && len(ch.Content.Bytes) > 0:
-		off, ok := offsetIn(data, ch.Content.Bytes)
+		off, ok := jsonpick.OffsetIn(data, ch.Content.Bytes)
 		if !ok {
 			return
 		}
@@ -111,7 +112,7 @@ func (d *Decoder) remember(data []byte) {
 	for k, t := range texts {
 		p := place{set: t != nil, n: len(t)}
 		if len(t) > 0 { // an empty text's pointer need not be in data
-			off, ok := offsetIn(data, t)
+			off, ok := jsonpick.OffsetIn(data, t)
 			switch {
 			case !ok:
 				return
@@ -244,18 +245,4 @@ func plainText(b []byte) bool {
 		}
 	}
 	return true
-}
-
-// offsetIn returns the offset of t in data when t is a piece of data's
-// bytes (an empty t too, at any offset up to len(data)).
-func offsetIn(data, t []byte) (int, bool) {
-	if len(data) == 0 {
-		return 0, false
-	}
-	d := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
-	p := uintptr(unsafe.Pointer(unsafe.SliceData(t)))
-	if p < d || p+uintptr(len(t)) > d+uintptr(len(data)) {
-		return 0, false
-	}
-	return int(p - d), true
 }

@@ -71,6 +71,19 @@ type Decoder struct {
 	spans     []span
 	stack     SkipStack
 	fallbacks int
+	// varying is the slots of the text that varies from one payload of a
+	// kept shape to the next (Repeat), nil when shapes are not kept; nums
+	// are the integers not read of the current payload, the shape's holes
+	// (repeat.go).
+	varying []Slot
+	nums    []hole
+	shape   shape
+	// repeats counts the payloads decoded as repeats; repeated says the
+	// values are in the shape's form (the last payload was one), kept
+	// that the last payload became the shape, again that the last payload
+	// repeated the one before it (Again).
+	repeats               int
+	repeated, kept, again bool
 }
 
 // span is the place in Decoder.buf of the unescaped text of one value.
@@ -90,11 +103,16 @@ func NewDecoder(s *Schema) *Decoder {
 // then Absent); the decoder may be used again after an error. The values
 // are valid until the next call (see the package documentation).
 func (d *Decoder) Decode(data []byte) error {
-	d.reset()
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
+		d.reset()
 		return ErrNotObject
 	}
+	if d.repeat(data) {
+		d.repeats++
+		return nil
+	}
+	d.reset()
 	end := d.object(data, 0, 0, d.vals, 0, 0)
 	if end < 0 {
 		d.fallbacks++
@@ -111,6 +129,7 @@ func (d *Decoder) Decode(data []byte) error {
 		return ErrTrailingData
 	}
 	d.finish()
+	d.remember(data)
 	return nil
 }
 
@@ -148,6 +167,8 @@ func (d *Decoder) reset() {
 	}
 	d.buf = d.buf[:0]
 	d.spans = d.spans[:0]
+	d.nums = d.nums[:0]
+	d.repeated, d.kept, d.again = false, false, false
 }
 
 // finish points the unescaped texts at their place in buf.
@@ -226,6 +247,9 @@ func (d *Decoder) object(b []byte, i int, li int, vals []Value, scope, elem int)
 			i = LiteralEnd(b, v)
 		case IsDigit(b[v]):
 			i = NumberEnd(b, v)
+			if d.varying != nil && i > v && digits(b[v:i]) {
+				d.nums = append(d.nums, hole{start: v, end: i})
+			}
 		default:
 			i = ValueEnd(b, v, &d.stack)
 		}
