@@ -60,10 +60,11 @@ func reference(name string, data []byte) (*Event, error) {
 		var m struct {
 			Usage *refUsage `json:"usage"`
 		}
-		if err := json.Unmarshal(r.Message, &m); err != nil {
-			panic(err)
+		// A message.usage that is not an object (a type error) leaves
+		// the top-level usage.
+		if json.Unmarshal(r.Message, &m) == nil {
+			e.Usage = refUsageOf(m.Usage)
 		}
-		e.Usage = refUsageOf(m.Usage)
 	case jsonpick.String:
 		e.Message = pickref.Text(r.Message)
 	}
