@@ -156,6 +156,38 @@ func Table[S any](t *testing.T, dir string, want map[string]S, fold func(t *test
 	}
 }
 
+// DecodeAll runs decode on each event of the SSE capture at path once, in
+// order, the terminal [DONE] left out (the client reads it before any
+// decoder), and fails tb at the first error.
+func DecodeAll(tb testing.TB, path string, decode func(name, data []byte) error) {
+	tb.Helper()
+	evs, err := Events(path)
+	require.NoError(tb, err)
+	for _, ev := range evs {
+		if string(bytes.TrimSpace(ev.Data)) == "[DONE]" {
+			continue
+		}
+		require.NoError(tb, decode(ev.Name, ev.Data), "%s: event %d", path, ev.Index)
+	}
+}
+
+// A Repeater is a decoder of events that decodes a repeated shape
+// without a scan (package jsonpick's Decoder.Repeat).
+type Repeater interface {
+	Repeats() int
+	Fallbacks() int
+}
+
+// Repeats runs decode, d's, on each event of the capture named file in
+// dir once (DecodeAll) and returns how many d decoded as repeats; it fails
+// tb when one went to encoding/json.
+func Repeats(tb testing.TB, dir, file string, d Repeater, decode func(name, data []byte) error) int {
+	tb.Helper()
+	DecodeAll(tb, filepath.Join(dir, file), decode)
+	require.Zero(tb, d.Fallbacks(), "%s went to encoding/json", file)
+	return d.Repeats()
+}
+
 // Bench runs decode on the events of the SSE capture at path, one event
 // per iteration, as a benchmark of the decoder's cost per event; the
 // terminal [DONE] is left out. Bytes per operation are the mean event's.

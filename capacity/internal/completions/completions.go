@@ -104,25 +104,43 @@ type Decoder struct {
 	d       *jsonpick.Decoder
 	choices []Choice
 	ev      Event
+	// built: ev is d's last payload's, so that a payload that repeats it
+	// (jsonpick's Decoder.Again) changes only its bytes.
+	built bool
 }
 
 // NewDecoder returns a Decoder.
-func NewDecoder() *Decoder { return &Decoder{d: jsonpick.NewDecoder(schema)} }
+func NewDecoder() *Decoder { return &Decoder{d: jsonpick.NewDecoder(schema).Repeat(sText)} }
 
 // Decode decodes one event's data. It returns jsonpick.ErrNotObject,
 // jsonpick.ErrTrailingData or a *jsonpick.MalformedError when the data is
 // neither null nor exactly one JSON object. The event and its byte slices
 // are valid until the next call.
 func (d *Decoder) Decode(data []byte) (*Event, error) {
-	clear(d.choices)
-	d.choices = d.choices[:0]
 	if string(bytes.TrimSpace(data)) == "null" {
+		clear(d.choices)
+		d.choices, d.built = d.choices[:0], false
 		d.ev = Event{Null: true}
 		return &d.ev, nil
 	}
-	if err := d.d.Decode(data); err != nil {
+	err := d.d.Decode(data)
+	if err == nil && d.built && d.d.Again() {
+		// The last chunk's shape: its event but for the bytes.
+		v, e, c, moved := d.d.Value, &d.ev, &d.choices[0], jsonpick.Moved
+		moved(&c.Text.Bytes, d.d.Elem(sText, 0))
+		moved(&c.FinishReason.Bytes, d.d.Elem(sFinish, 0))
+		moved(&e.Error, v(sError))
+		moved(&e.Object.Bytes, v(sObject))
+		moved(&e.Message.Bytes, v(sMessage))
+		moved(&e.Timings, v(sTimings))
+		return e, nil
+	}
+	clear(d.choices)
+	d.choices, d.built = d.choices[:0], false
+	if err != nil {
 		return nil, err
 	}
+	d.built = true
 	v := d.d.Value
 	for i := range v(sChoices).Len {
 		d.choices = append(d.choices, Choice{Text: d.d.Elem(sText, i).Text(), FinishReason: d.d.Elem(sFinish, i).Text()})
@@ -138,3 +156,8 @@ func (d *Decoder) Decode(data []byte) (*Event, error) {
 
 // Fallbacks returns the number of payloads decoded by encoding/json so far.
 func (d *Decoder) Fallbacks() int { return d.d.Fallbacks() }
+
+// Repeats returns the number of events decoded as repeats of an earlier
+// event's shape (package jsonpick's Decoder.Repeat): every text delta of
+// a stream after its first, normally.
+func (d *Decoder) Repeats() int { return d.d.Repeats() }

@@ -46,6 +46,10 @@ func FuzzDecodeMatchesEncodingJSON(f *testing.F) {
 		_, err := d.Decode([]byte(primer))
 		require.NoError(t, err)
 		check(t, d, data)
+		// Again: a repeat of the shape data kept, then after a null.
+		check(t, d, data)
+		check(t, d, []byte("null"))
+		check(t, d, data)
 	})
 }
 

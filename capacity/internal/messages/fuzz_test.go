@@ -54,6 +54,9 @@ func FuzzDecodeMatchesEncodingJSON(f *testing.F) {
 		_, err := d.Decode(nil, []byte(primer))
 		require.NoError(t, err)
 		check(t, d, name, data)
+		// Again, and again under another name: a repeat of the shape data kept.
+		check(t, d, name, data)
+		check(t, d, "error", data)
 	})
 }
 

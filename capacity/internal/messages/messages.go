@@ -215,11 +215,17 @@ type Decoder struct {
 	d, msg *jsonpick.Decoder
 	buf    []byte // an escaped top-level message, unescaped
 	ev     Event
+	// name is the last event's name and text the slot of its Text (when not
+	// none), for an event that repeats it (jsonpick's
+	// Decoder.Again): its Event is the last one's but for the bytes.
+	name     []byte
+	textSlot jsonpick.Slot
+	none     bool
 }
 
 // NewDecoder returns a Decoder.
 func NewDecoder() *Decoder {
-	return &Decoder{d: jsonpick.NewDecoder(schema), msg: jsonpick.NewDecoder(messageSchema)}
+	return &Decoder{d: jsonpick.NewDecoder(schema).Repeat(sDeltaText, sDeltaThinking), msg: jsonpick.NewDecoder(messageSchema)}
 }
 
 // Decode decodes one event: name is its SSE event type ("" when it had no
@@ -232,6 +238,22 @@ func (d *Decoder) Decode(name, data []byte) (*Event, error) {
 		return nil, err
 	}
 	v := d.d.Value
+	if d.d.Again() && string(name) == string(d.name) {
+		e, moved := &d.ev, jsonpick.Moved
+		moved(&e.Type.Bytes, v(sType))
+		moved(&e.BlockType.Bytes, v(sBlockType))
+		moved(&e.DeltaType.Bytes, v(sDeltaType))
+		moved(&e.StopReason.Bytes, v(sStopReason))
+		moved(&e.Error, v(sError))
+		if m := v(sMessage); m.Kind == jsonpick.String {
+			e.Message = d.text(m.Bytes)
+		}
+		if !d.none {
+			moved(&e.Text.Bytes, v(d.textSlot))
+		}
+		return e, nil
+	}
+	d.name = append(d.name[:0], name...)
 	d.ev = Event{
 		Type:       v(sType).Text(),
 		BlockType:  v(sBlockType).Text(),
@@ -242,7 +264,8 @@ func (d *Decoder) Decode(name, data []byte) (*Event, error) {
 	}
 	switch m := v(sMessage); m.Kind {
 	case jsonpick.Object:
-		// A valid object: the second decode cannot fail.
+		// A valid object; the decode fails only when message.usage is not
+		// an object (nor null), which leaves the top-level usage.
 		if d.msg.Decode(m.Bytes) == nil {
 			d.ev.Usage = messageUsage.read(d.msg)
 		}
@@ -257,19 +280,27 @@ func (d *Decoder) Decode(name, data []byte) (*Event, error) {
 	if string(name) == TypeError {
 		d.ev.Kind = Error
 	}
+	d.none = false
 	switch d.ev.Kind {
 	case BlockStart:
-		d.ev.Text = v(sBlockText).Text()
+		d.textSlot = sBlockText
 		if d.ev.BlockType.Is("thinking") {
-			d.ev.Text = v(sBlockThinking).Text()
+			d.textSlot = sBlockThinking
 		}
 	case Delta:
 		switch {
 		case d.ev.DeltaType.Is(DeltaText):
-			d.ev.Kind, d.ev.Text = Text, v(sDeltaText).Text()
+			d.ev.Kind, d.textSlot = Text, sDeltaText
 		case d.ev.DeltaType.Is(DeltaThinking):
-			d.ev.Kind, d.ev.Text = Thinking, v(sDeltaThinking).Text()
+			d.ev.Kind, d.textSlot = Thinking, sDeltaThinking
+		default:
+			d.none = true
 		}
+	default:
+		d.none = true
+	}
+	if !d.none {
+		d.ev.Text = v(d.textSlot).Text()
 	}
 	return &d.ev, nil
 }
@@ -305,3 +336,8 @@ func (e *Event) ErrorMessage() string {
 	}
 	return string(e.Error)
 }
+
+// Repeats returns the number of events decoded as repeats of an earlier
+// event's shape (package jsonpick's Decoder.Repeat): every text delta of
+// a stream after its first, normally.
+func (d *Decoder) Repeats() int { return d.d.Repeats() }

@@ -179,10 +179,14 @@ var (
 type Decoder struct {
 	d  *jsonpick.Decoder
 	ev Event
+	// name is the last event's name, for an event that repeats it
+	// (jsonpick's Decoder.Again): its Event is the last one's but for the
+	// bytes.
+	name []byte
 }
 
 // NewDecoder returns a Decoder.
-func NewDecoder() *Decoder { return &Decoder{d: jsonpick.NewDecoder(schema)} }
+func NewDecoder() *Decoder { return &Decoder{d: jsonpick.NewDecoder(schema).Repeat(sDelta)} }
 
 // Decode decodes one event: name is its SSE event type ("" when it had no
 // event line), data its data. It returns jsonpick.ErrNotObject,
@@ -194,6 +198,23 @@ func (d *Decoder) Decode(name, data []byte) (*Event, error) {
 		return nil, err
 	}
 	v := d.d.Value
+	if d.d.Again() && string(name) == string(d.name) {
+		e, moved := &d.ev, jsonpick.Moved
+		moved(&e.Type.Bytes, v(sType))
+		moved(&e.Delta.Bytes, v(sDelta))
+		moved(&e.Status.Bytes, v(sStatus))
+		moved(&e.IncompleteReason.Bytes, v(sIncomplete))
+		moved(&e.Message.Bytes, v(sMessage))
+		moved(&e.Code, v(sCode))
+		moved(&e.Timings, v(sTimings))
+		if v(sError).Bytes != nil {
+			moved(&e.Error, v(sError))
+		} else {
+			moved(&e.Error, v(sRespError))
+		}
+		return e, nil
+	}
+	d.name = append(d.name[:0], name...)
 	d.ev = Event{
 		Type:             v(sType).Text(),
 		Delta:            v(sDelta).Text(),
@@ -242,3 +263,8 @@ func (e *Event) ErrorMessage() string {
 	}
 	return ""
 }
+
+// Repeats returns the number of events decoded as repeats of an earlier
+// event's shape (package jsonpick's Decoder.Repeat): every text delta of
+// a stream after its first, normally.
+func (d *Decoder) Repeats() int { return d.d.Repeats() }
