@@ -83,11 +83,34 @@ func chatMessages(ms []Message) []chatMessage {
 	return out
 }
 
-// namedWithoutData decodes an event of a named-event API (Responses,
-// Messages) that carries no data: an error event is the server's error
-// (without its words), any other is activity.
-func namedWithoutData(name []byte, ev *Event) {
-	if string(name) == sseErrorEvent {
-		ev.Error, ev.ErrorKind = []byte{}, "error event"
+// namedDecode decodes one event of a named-event API (Responses,
+// Messages) with d, its package's decoder. An event without data carries
+// nothing, but an error event, the server's error without its words: the
+// event is nil then, and so is the error. The error is that of data that
+// is not one JSON object.
+func namedDecode[E any, D interface {
+	Decode(name, data []byte) (*E, error)
+}](d D, name, data []byte, ev *Event) (*E, error) {
+	if len(data) == 0 {
+		if string(name) == sseErrorEvent {
+			ev.Error, ev.ErrorKind = []byte{}, "error event"
+		}
+		return nil, nil
+	}
+	e, err := d.Decode(name, data)
+	if err != nil {
+		return nil, pickError(err)
+	}
+	return e, nil
+}
+
+// addDelta folds a text delta into ev: reasoning (whether it has text),
+// or else its text, when it has some, as visible content.
+func (ev *Event) addDelta(t jsonpick.Text, reasoning bool) {
+	switch {
+	case reasoning:
+		ev.Reasoning = ev.Reasoning || t.NonEmpty()
+	case t.NonEmpty():
+		ev.Content = append(ev.Content, t.Bytes)
 	}
 }

@@ -104,29 +104,15 @@ func (d *messagesDecoder) Reset() { d.counts = [4]Count{} }
 // reason as the finish reason; message_stop ends the answer; an error
 // event is the server's error; ping and every other event are activity.
 func (d *messagesDecoder) Decode(name, data []byte, ev *Event) error {
-	if len(data) == 0 {
-		namedWithoutData(name, ev)
-		return nil
-	}
-	e, err := d.d.Decode(name, data)
-	if err != nil {
-		return pickError(err)
+	e, err := namedDecode(d.d, name, data, ev)
+	if e == nil {
+		return err
 	}
 	switch e.Kind {
-	case messages.Text:
-		if e.Text.NonEmpty() {
-			ev.Content = append(ev.Content, e.Text.Bytes)
-		}
-	case messages.Thinking:
-		ev.Reasoning = e.Text.NonEmpty()
+	case messages.Text, messages.Thinking:
+		ev.addDelta(e.Text, e.Kind == messages.Thinking)
 	case messages.BlockStart:
-		if e.Text.NonEmpty() {
-			if e.BlockType.Is("thinking") {
-				ev.Reasoning = true
-			} else {
-				ev.Content = append(ev.Content, e.Text.Bytes)
-			}
-		}
+		ev.addDelta(e.Text, e.BlockType.Is("thinking"))
 	case messages.MessageDelta:
 		if e.StopReason.NonEmpty() {
 			ev.Finish = append(ev.Finish, e.StopReason.Bytes)

@@ -70,21 +70,13 @@ func (*responsesDecoder) Reset() {}
 // error; every other event is activity. An event without data (a named
 // ping) carries nothing.
 func (d *responsesDecoder) Decode(name, data []byte, ev *Event) error {
-	if len(data) == 0 {
-		namedWithoutData(name, ev)
-		return nil
-	}
-	e, err := d.d.Decode(name, data)
-	if err != nil {
-		return pickError(err)
+	e, err := namedDecode(d.d, name, data, ev)
+	if e == nil {
+		return err
 	}
 	switch e.Kind {
-	case responses.Text:
-		if e.Delta.NonEmpty() {
-			ev.Content = append(ev.Content, e.Delta.Bytes)
-		}
-	case responses.Reasoning:
-		ev.Reasoning = e.Delta.NonEmpty()
+	case responses.Text, responses.Reasoning:
+		ev.addDelta(e.Delta, e.Kind == responses.Reasoning)
 	case responses.Incomplete:
 		if e.IncompleteReason.NonEmpty() {
 			ev.Finish = append(ev.Finish, e.IncompleteReason.Bytes)
