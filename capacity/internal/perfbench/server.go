@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -39,12 +40,32 @@ const contentEvent = `data: {"id":"chatcmpl-perf","object":"chat.completion.chun
 // A framing is one API's stream around the schedule's content events:
 // head before the first (its opening events), content each, and tail
 // after the last, from the prompt and completion tokens (the usage and
-// the end).
+// the end). When counted is set, content's sequence number is the
+// event's: the number at counted in content (its first byte, which is
+// left out) is written as the head's events' count plus the event's
+// index, as a Responses server counts its events.
 type framing struct {
 	path    string
 	head    string
 	content string
+	counted int
 	tail    func(prompt, completion int) string
+}
+
+// responsesContent is the Responses framing's content event, its
+// sequence_number the byte at responsesCounter.
+const responsesContent = "event: response.output_text.delta\n" + `data: {"type":"response.output_text.delta","sequence_number":2,"item_id":"msg_perf","output_index":0,"content_index":0,"delta":" tok","logprobs":[]}` + "\n\n"
+
+// writeContent writes content event i of f.
+func (f *framing) writeContent(bw *bufio.Writer, i int) {
+	if f.counted == 0 {
+		bw.WriteString(f.content)
+		return
+	}
+	var n [20]byte
+	bw.WriteString(f.content[:f.counted])
+	bw.Write(strconv.AppendInt(n[:0], int64(2+i), 10))
+	bw.WriteString(f.content[f.counted+1:])
 }
 
 // framings are the streamed APIs the server answers, each as its
@@ -64,9 +85,9 @@ var framings = []framing{
 	{path: "/v1/responses",
 		head: "event: response.created\n" + `data: {"type":"response.created","sequence_number":0,"response":{"id":"resp_perf","object":"response","created_at":1,"status":"in_progress","model":"perf","output":[]}}` + "\n\n" +
 			"event: response.output_item.added\n" + `data: {"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"id":"msg_perf","type":"message","status":"in_progress","role":"assistant","content":[]}}` + "\n\n",
-		content: "event: response.output_text.delta\n" + `data: {"type":"response.output_text.delta","sequence_number":2,"item_id":"msg_perf","output_index":0,"content_index":0,"delta":" tok","logprobs":[]}` + "\n\n",
+		content: responsesContent, counted: strings.Index(responsesContent, `"sequence_number":`) + len(`"sequence_number":`),
 		tail: func(p, c int) string {
-			return "event: response.completed\n" + fmt.Sprintf(`data: {"type":"response.completed","sequence_number":3,"response":{"id":"resp_perf","object":"response","created_at":1,"status":"completed","model":"perf","output":[],"usage":{"input_tokens":%d,"input_tokens_details":{"cached_tokens":0},"output_tokens":%d,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":%d}}}`, p, c, p+c) + "\n\n"
+			return "event: response.completed\n" + fmt.Sprintf(`data: {"type":"response.completed","sequence_number":%d,"response":{"id":"resp_perf","object":"response","created_at":1,"status":"completed","model":"perf","output":[],"usage":{"input_tokens":%d,"input_tokens_details":{"cached_tokens":0},"output_tokens":%d,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":%d}}}`, 2+c, p, c, p+c) + "\n\n"
 		}},
 	{path: "/v1/messages",
 		head: "event: message_start\n" + `data: {"type":"message_start","message":{"id":"msg_perf","type":"message","role":"assistant","model":"perf","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":64,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}}}` + "\n\n" +
@@ -129,8 +150,8 @@ func serveStream(w http.ResponseWriter, r *http.Request, s Schedule, recs *recor
 				time.Sleep(d)
 			}
 		}
-		bw.WriteString(f.content)
-		if s.Gap > 0 || i == 0 || bw.Available() < len(f.content) {
+		f.writeContent(bw, i)
+		if s.Gap > 0 || i == 0 || bw.Available() < len(f.content)+20 {
 			if i == 0 && measured {
 				// The first byte of the response (its headers and the
 				// first event go out in this one write): stamped just
