@@ -49,10 +49,14 @@ func BenchmarkCPUPerChunk(b *testing.B) {
 // (the floor counts the data lines of any framing).
 func BenchmarkCPUPerEvent(b *testing.B) {
 	full, half, one := cpuServers(b)
-	for i, api := range []string{"chat", "completions", "responses", "messages"} {
+	for i, api := range streamedAPIs {
 		b.Run("api="+api, func(b *testing.B) { cpuPerChunk(b, full, half, one, framings[i], api) })
 	}
 }
+
+// streamedAPIs are the streamed APIs (Target.API) of the per-API
+// benchmarks, each spoken in framings[i].
+var streamedAPIs = []string{"chat", "completions", "responses", "messages"}
 
 // cpuChunks is the content events of each request of the CPU benchmarks.
 const cpuChunks = 20000

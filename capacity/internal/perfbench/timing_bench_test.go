@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -148,19 +149,7 @@ func ownError(b *testing.B, base string, c int, paced bool) {
 		return []byte(`{"model":"perf","messages":[{"role":"user","content":"\n# request ` + strconv.Itoa(i) + `: count"}],"stream":true}`)
 	}
 	for b.Loop() {
-		_, err := FetchRecords(b.Context(), base) // nothing of an earlier run is left
-		require.NoError(b, err)
-		w0 := time.Now()
-		rep, err := capacity.Run(b.Context(), t, w)
-		w1 := time.Now()
-		require.NoError(b, err)
-		require.Empty(b, rep.Failures)
-		step := time.Duration(w1.UnixNano()-w0.UnixNano()) - w1.Sub(w0)
-		require.Less(b, step.Abs(), maxClockStep, "the wall clock stepped by %v during the run: the two processes' stamps cannot be compared", step)
-		recs, err := FetchRecords(b.Context(), base)
-		require.NoError(b, err)
-		own, lead, late := matchRecords(b, rep, recs)
-		require.Greater(b, own[0], -float64(maxClockStep)/1e6, "an own error below -%v: the client saw the first event before the server wrote it", maxClockStep)
+		own, lead, late := ownErrorRun(b, base, t, w)
 		for _, q := range quantiles {
 			p := strconvFloat(q)
 			perRun["own-err-p"+p+"-ms"] = append(perRun["own-err-p"+p+"-ms"], nearestRank(own, q))
@@ -168,7 +157,7 @@ func ownError(b *testing.B, base string, c int, paced bool) {
 		}
 		perRun["server-late-p95-ms"] = append(perRun["server-late-p95-ms"], nearestRank(late, 95))
 		if !paced {
-			floor, err := floorOwnError(b, hc, base, floorBody, w.Requests, c)
+			floor, err := floorOwnError(b, hc, base+"/chat/completions", floorBody, w.Requests, c)
 			if err != nil {
 				// A loaded machine can drop the floor's fresh connections
 				// (it warms none, as the client does): that run has no
@@ -198,14 +187,37 @@ func ownError(b *testing.B, base string, c int, paced bool) {
 	}
 }
 
+// ownErrorRun runs the client once (t, w) against the server at base and
+// returns, sorted, every measured request's own error, lead and server
+// lateness in ms (matchRecords), after checking that the wall clock did
+// not step during the run and that no request saw its first event before
+// the server wrote it.
+func ownErrorRun(b *testing.B, base string, t capacity.Target, w capacity.Workload) (own, lead, late []float64) {
+	_, err := FetchRecords(b.Context(), base) // nothing of an earlier run is left
+	require.NoError(b, err)
+	w0 := time.Now()
+	rep, err := capacity.Run(b.Context(), t, w)
+	w1 := time.Now()
+	require.NoError(b, err)
+	require.Empty(b, rep.Failures)
+	step := time.Duration(w1.UnixNano()-w0.UnixNano()) - w1.Sub(w0)
+	require.Less(b, step.Abs(), maxClockStep, "the wall clock stepped by %v during the run: the two processes' stamps cannot be compared", step)
+	recs, err := FetchRecords(b.Context(), base)
+	require.NoError(b, err)
+	own, lead, late = matchRecords(b, rep, recs)
+	require.Greater(b, own[0], -float64(maxClockStep)/1e6, "an own error below -%v: the client saw the first event before the server wrote it", maxClockStep)
+	return own, lead, late
+}
+
 // floorOwnError runs the minimal reader (FloorFirstLines) in a burst of
-// requests at concurrency c against the server at base and returns,
+// requests at concurrency c against the server's url and returns,
 // sorted, each request's own error in ms: its first data line's stamp
 // minus the server's first write; or the error that failed the run.
-func floorOwnError(b *testing.B, hc *http.Client, base string, body func(int) []byte, requests, c int) ([]float64, error) {
+func floorOwnError(b *testing.B, hc *http.Client, url string, body func(int) []byte, requests, c int) ([]float64, error) {
+	base := url[:strings.LastIndex(url, "/v1/")+len("/v1")]
 	_, err := FetchRecords(b.Context(), base)
 	require.NoError(b, err)
-	_, firsts, err := FloorFirstLines(b.Context(), hc, base+"/chat/completions", body, requests, c)
+	_, firsts, err := FloorFirstLines(b.Context(), hc, url, body, requests, c)
 	if err != nil {
 		return nil, err
 	}
