@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/anvilbench/anvil/capacity/internal/audit"
+	"github.com/anvilbench/anvil/capacity/internal/client"
 	"github.com/anvilbench/anvil/capacity/internal/field"
 	"github.com/anvilbench/anvil/capacity/servermetrics"
 )
@@ -65,7 +66,7 @@ func (t Target) validateMetrics(v *validator) {
 			rule := err.Error()
 			shown := make([]string, len(t.GPUMetricsURLs))
 			for i, u := range t.GPUMetricsURLs {
-				shown[i] = displayURL(u)
+				shown[i] = client.DisplayURL(u)
 			}
 			name, value := "Target.GPUMetricsURLs", any(shown)
 			if fe, ok := errors.AsType[*field.Error](err); ok {
@@ -90,7 +91,7 @@ func (t Target) validateMetrics(v *validator) {
 		return
 	}
 	if _, err := servermetrics.EndpointURL(t.BaseURL, t.MetricsURL); err != nil {
-		v.add("Target.MetricsURL", displayURL(t.MetricsURL), "must be an http or https URL with a host, or %q", servermetrics.Off)
+		v.add("Target.MetricsURL", client.DisplayURL(t.MetricsURL), "must be an http or https URL with a host, or %q", servermetrics.Off)
 	}
 }
 

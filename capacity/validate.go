@@ -261,14 +261,14 @@ func (t Target) validate() error {
 	if t.BaseURL == "" {
 		v.add("Target.BaseURL", "", "must be an http or https URL such as http://localhost:8000/v1")
 	} else if strings.TrimSpace(t.BaseURL) != t.BaseURL {
-		v.add("Target.BaseURL", displayURL(t.BaseURL), "has leading or trailing white space: remove it")
+		v.add("Target.BaseURL", client.DisplayURL(t.BaseURL), "has leading or trailing white space: remove it")
 	} else if !strings.Contains(t.BaseURL, "://") {
-		v.add("Target.BaseURL", displayURL(t.BaseURL), "has no scheme: add http:// (or https://), as in %s", "http://"+displayURL(t.BaseURL))
+		v.add("Target.BaseURL", client.DisplayURL(t.BaseURL), "has no scheme: add http:// (or https://), as in %s", "http://"+client.DisplayURL(t.BaseURL))
 	} else if u, err := url.Parse(t.BaseURL); err != nil {
-		v.add("Target.BaseURL", displayURL(t.BaseURL), "does not parse")
+		v.add("Target.BaseURL", client.DisplayURL(t.BaseURL), "does not parse")
 	} else if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.ForceQuery ||
 		strings.Contains(t.BaseURL, "#") { // url.Parse drops an empty fragment; the paths appended after it would not be sent
-		v.add("Target.BaseURL", displayURL(t.BaseURL), "must be an http or https URL with a host and no query or fragment")
+		v.add("Target.BaseURL", client.DisplayURL(t.BaseURL), "must be an http or https URL with a host and no query or fragment")
 	}
 	v.intRange("Target.MaxModelLen", t.MaxModelLen, 0, maxContextTokens)
 	v.check(checkClockDomainID(t.ClockDomainID))
@@ -313,44 +313,4 @@ func (t Target) validate() error {
 // value: a control character other than tab (CR, LF, NUL...) or DEL.
 func hasControlByte(s string) bool {
 	return strings.ContainsFunc(s, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f })
-}
-
-// displayURL shows a base URL in an error as the user wrote it, without
-// what may be a credential: the userinfo is dropped, and every query and
-// fragment value is replaced by [redacted] (the names stay, so the user
-// sees what to remove). It works on the text, so it also shows URLs that
-// do not parse.
-func displayURL(raw string) string {
-	prefix, rest := "", raw
-	if i := strings.Index(raw, "://"); i >= 0 {
-		prefix, rest = raw[:i+3], raw[i+3:]
-	}
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
-	}
-	if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
-		rest = rest[at+1:]
-	}
-	redactPairs := func(s string) string {
-		pairs := strings.Split(s, "&")
-		for i, p := range pairs {
-			if name, _, ok := strings.Cut(p, "="); ok {
-				pairs[i] = name + "=" + client.RedactedMark
-			} else if p != "" {
-				pairs[i] = client.RedactedMark
-			}
-		}
-		return strings.Join(pairs, "&")
-	}
-	path, frag, hasFrag := strings.Cut(rest, "#")
-	path, query, hasQuery := strings.Cut(path, "?")
-	out := prefix + path
-	if hasQuery {
-		out += "?" + redactPairs(query)
-	}
-	if hasFrag {
-		out += "#" + redactPairs(frag)
-	}
-	return out
 }

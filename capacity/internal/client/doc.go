@@ -58,6 +58,7 @@
 // the connections before the clock, NewRequest and Do send the unmeasured
 // requests of discovery and sizing with the same headers, DecodeBody,
 // Excerpt, TransportHint and AnswerReason shape what their failures say,
+// DisplayURL shows a URL in an error without what may be a credential,
 // and EnsureFileLimit makes room for the connections of a concurrency.
 // TimingMethodology and TimestampPrecision are the artifact's sentences
 // saying how all of this measures.
