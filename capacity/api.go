@@ -1,65 +1,38 @@
 package capacity
 
 import (
+	"strings"
+
 	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/internal/client"
 )
 
-// The APIs a Target speaks (Target.API, artifact.APIs): chat completions,
-// the default, and the others of capacity/PROTOCOL.md#apis.
-const (
-	apiChat        = artifact.APIChat
-	apiResponses   = "responses"
-	apiMessages    = "messages"
-	apiCompletions = "completions"
-	apiEmbeddings  = "embeddings"
-)
-
-// dialectOf is the client's dialect of an API name of a resolved Target
-// ("" is chat).
-func dialectOf(api string) client.Dialect {
-	switch api {
-	case apiResponses:
-		return client.Responses
-	case apiMessages:
-		return client.Messages
-	case apiCompletions:
-		return client.Completions
-	case apiEmbeddings:
-		return client.Embeddings
-	}
-	return client.ChatCompletions
-}
-
 // apiOf is the API of a resolved Target, "chat" when empty.
 func (t Target) apiOf() string {
 	if t.API == "" {
-		return apiChat
+		return artifact.APIChat
 	}
 	return t.API
 }
 
-// reservedBodyFieldsOf are the request fields each API's body writes from
-// the Target and the Workload: Target.ExtraBody may not override them
-// (reservedBodyFields are chat's).
-func reservedBodyFieldsOf(api string) map[string]string {
-	switch api {
-	case apiResponses:
-		return map[string]string{"model": "Target.Model", "input": "the prompt plan", "instructions": "the prompt plan",
-			"stream": "the streaming client", "max_output_tokens": "Workload.MaxTokens", "temperature": "Workload.Temperature",
-			"top_p": "Workload.TopP", "reasoning": "Workload.ThinkingMode and Workload.ReasoningEffort"}
-	case apiMessages:
-		return map[string]string{"model": "Target.Model", "messages": "the prompt plan", "system": "the prompt plan",
-			"stream": "the streaming client", "max_tokens": "Workload.MaxTokens", "temperature": "Workload.Temperature",
-			"top_p": "Workload.TopP", "thinking": "Workload.ThinkingMode"}
-	case apiCompletions:
-		return map[string]string{"model": "Target.Model", "prompt": "the prompt plan", "stream": "the streaming client",
-			"stream_options": "the streaming client", "max_tokens": "Workload.MaxTokens", "temperature": "Workload.Temperature",
-			"top_p": "Workload.TopP"}
-	case apiEmbeddings:
-		return map[string]string{"model": "Target.Model", "input": "the prompt plan", "encoding_format": "Workload.EncodingFormat"}
+// requestOwners names what of a Target and a Workload writes each field
+// of a client.Request that client.WrittenFields names, as errors say it.
+var requestOwners = map[string]string{
+	"Model": "Target.Model", "prompt": "the prompt plan", "stream": "the streaming client",
+	"MaxTokens": "Workload.MaxTokens", "Temperature": "Workload.Temperature", "TopP": "Workload.TopP",
+	"Thinking": "Workload.ThinkingMode", "ReasoningEffort": "Workload.ReasoningEffort", "EncodingFormat": "Workload.EncodingFormat",
+}
+
+// reservedBy returns what writes body field k of the API api, if
+// anything does: Target.ExtraBody and a Source's Request.Body may not set
+// such a field, or the recorded workload would not be what was sent.
+func reservedBy(api, k string) (string, bool) {
+	by, ok := client.WrittenFields(api)[k]
+	owners := make([]string, len(by))
+	for i, f := range by {
+		owners[i] = requestOwners[f]
 	}
-	return reservedBodyFields
+	return strings.Join(owners, " and "), ok
 }
 
 // checkAPI checks what a resolved workload w asks of the API of t (resolved):
@@ -68,34 +41,34 @@ func reservedBodyFieldsOf(api string) map[string]string {
 func checkAPI(t Target, w Workload) error {
 	var v validator
 	switch t.apiOf() {
-	case apiMessages:
+	case client.APIMessages:
 		if w.ReasoningEffort != "" {
-			v.add("Workload.ReasoningEffort", w.ReasoningEffort, "has no field in the Messages API (Target.API %q): switch thinking with Workload.ThinkingMode instead", apiMessages)
+			v.add("Workload.ReasoningEffort", w.ReasoningEffort, "has no field in the Messages API (Target.API %q): switch thinking with Workload.ThinkingMode instead", client.APIMessages)
 		}
-	case apiCompletions:
+	case client.APICompletions:
 		if w.ReasoningEffort != "" {
-			v.add("Workload.ReasoningEffort", w.ReasoningEffort, "has no field in the completions API (Target.API %q): a raw prompt has no chat template", apiCompletions)
+			v.add("Workload.ReasoningEffort", w.ReasoningEffort, "has no field in the completions API (Target.API %q): a raw prompt has no chat template", client.APICompletions)
 		}
 		if w.ThinkingMode == thinkingEnabled || w.ThinkingMode == thinkingDisabled {
-			v.add("Workload.ThinkingMode", w.ThinkingMode, "has no field in the completions API (Target.API %q): a raw prompt has no chat template", apiCompletions)
+			v.add("Workload.ThinkingMode", w.ThinkingMode, "has no field in the completions API (Target.API %q): a raw prompt has no chat template", client.APICompletions)
 		}
-	case apiEmbeddings:
+	case client.APIEmbeddings:
 		const why = "embeddings generate no text (Target.API %q)"
 		if w.ReasoningEffort != "" {
-			v.add("Workload.ReasoningEffort", w.ReasoningEffort, why, apiEmbeddings)
+			v.add("Workload.ReasoningEffort", w.ReasoningEffort, why, client.APIEmbeddings)
 		}
 		if w.ThinkingMode == thinkingEnabled || w.ThinkingMode == thinkingDisabled {
-			v.add("Workload.ThinkingMode", w.ThinkingMode, why, apiEmbeddings)
+			v.add("Workload.ThinkingMode", w.ThinkingMode, why, client.APIEmbeddings)
 		}
 		if w.RequestCanaries {
-			v.add("Workload.RequestCanaries", true, why+": there is no answer to begin with a marker", apiEmbeddings)
+			v.add("Workload.RequestCanaries", true, why+": there is no answer to begin with a marker", client.APIEmbeddings)
 		}
 		if w.ResponseWords > 0 {
-			v.add("Workload.ResponseWords", w.ResponseWords, why+": there are no words to count", apiEmbeddings)
+			v.add("Workload.ResponseWords", w.ResponseWords, why+": there are no words to count", client.APIEmbeddings)
 		}
 	}
-	if w.EncodingFormat != "" && t.apiOf() != apiEmbeddings {
-		v.add("Workload.EncodingFormat", w.EncodingFormat, "is an embeddings field: set Target.API %q, or leave it empty", apiEmbeddings)
+	if w.EncodingFormat != "" && t.apiOf() != client.APIEmbeddings {
+		v.add("Workload.EncodingFormat", w.EncodingFormat, "is an embeddings field: set Target.API %q, or leave it empty", client.APIEmbeddings)
 	}
 	return v.err()
 }

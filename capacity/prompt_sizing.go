@@ -348,7 +348,7 @@ func (p *plan) exactCharsPerToken() float64 {
 // thinking control, when it is not a reasoning effort.
 func tokenizeConfig(t Target, w Workload) tokenize.Config {
 	api := t.apiOf()
-	cfg := tokenize.Config{BaseURL: t.BaseURL, Model: t.Model, Timeout: w.Timeout, Bare: api == apiCompletions || api == apiEmbeddings}
+	cfg := tokenize.Config{BaseURL: t.BaseURL, Model: t.Model, Timeout: w.Timeout, Bare: api == client.APICompletions || api == client.APIEmbeddings}
 	if r := requestOf(t, w); r.ReasoningEffort == "" {
 		cfg.Thinking = r.Thinking
 	}

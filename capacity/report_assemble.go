@@ -81,7 +81,7 @@ func assemble(f runFacts) (*artifact.Report, error) {
 	if w.Duration > 0 && !w.OpenLoop() {
 		run.Campaign = w.Duration
 	}
-	if run.API == apiEmbeddings {
+	if run.API == client.APIEmbeddings {
 		run.AbsentTimings = absentTimingsEmbeddings
 	}
 	report.Assemble(run)

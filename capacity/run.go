@@ -254,7 +254,7 @@ func NewConnectionRule(base http.RoundTripper) http.RoundTripper {
 func clientConfig(t Target, w Workload, hc *http.Client, key string) client.Config {
 	return client.Config{
 		BaseURL: t.BaseURL, HTTPClient: hc, Header: t.Headers, APIKey: key, Secrets: t.secrets(key),
-		Dialect: dialectOf(t.API),
+		Dialect: client.DialectOf(t.API),
 		Timeout: w.Timeout, StallTimeout: w.StallTimeout,
 		Checks: client.Checks{Canaries: w.RequestCanaries, Seed: w.Seed, Words: w.ResponseWords,
 			Policy: string(w.ControlledOutputPolicy), MaxTokens: w.MaxTokens},

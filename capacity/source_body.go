@@ -68,12 +68,11 @@ func (b *sourceBodies) build(i int, req Request) (sourceBody, error) {
 	r := requestOf(b.target, b.w)
 	r.MaxTokens = maxTokens
 	api := b.target.apiOf()
-	if api == apiCompletions && req.Messages != nil {
-		return sourceBody{}, fmt.Errorf("capacity: Workload.Source: request %d: the completions API (Target.API %q) sends one bare prompt, not a conversation: describe the request by PromptTokens, not Messages", i, apiCompletions)
+	if api == client.APICompletions && req.Messages != nil {
+		return sourceBody{}, fmt.Errorf("capacity: Workload.Source: request %d: the completions API (Target.API %q) sends one bare prompt, not a conversation: describe the request by PromptTokens, not Messages", i, client.APICompletions)
 	}
-	reserved := reservedBodyFieldsOf(api)
 	for _, k := range slices.Sorted(maps.Keys(req.Body)) {
-		if owner, ok := reserved[k]; ok {
+		if owner, ok := reservedBy(api, k); ok {
 			return sourceBody{}, fmt.Errorf("capacity: Workload.Source: request %d: body field %q is set by %s and may not be overridden", i, k, owner)
 		}
 		if !json.Valid(req.Body[k]) {

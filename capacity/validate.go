@@ -82,20 +82,6 @@ var (
 	headerNamePattern = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 )
 
-// reservedBodyFields are request fields the Workload controls; ExtraBody may
-// not override them, or the recorded workload would not be what was sent.
-var reservedBodyFields = map[string]string{
-	"model":                "Target.Model",
-	"messages":             "the prompt plan",
-	"stream":               "the streaming client",
-	"stream_options":       "the streaming client",
-	"max_tokens":           "Workload.MaxTokens",
-	"temperature":          "Workload.Temperature",
-	"top_p":                "Workload.TopP",
-	"chat_template_kwargs": "Workload.ThinkingMode",
-	"reasoning_effort":     "Workload.ReasoningEffort",
-}
-
 // The values Workload.ThinkingMode and Workload.ReasoningEffort may take
 // (capacity/PROTOCOL.md#artifact-keys, serve_flags), in the order errors list them.
 var (
@@ -295,10 +281,8 @@ func (t Target) validate() error {
 	if t.API != "" && !slices.Contains(artifact.APIs(), t.API) {
 		v.add("Target.API", t.API, "must be one of %s (empty: chat)", strings.Join(artifact.APIs(), ", "))
 	}
-	reserved := reservedBodyFieldsOf(t.apiOf())
-	keys := slices.Sorted(maps.Keys(t.ExtraBody))
-	for _, k := range keys {
-		if owner, ok := reserved[k]; ok {
+	for _, k := range slices.Sorted(maps.Keys(t.ExtraBody)) {
+		if owner, ok := reservedBy(t.apiOf(), k); ok {
 			v.add("Target.ExtraBody", k, "is set by %s and may not be overridden", owner)
 			continue
 		}

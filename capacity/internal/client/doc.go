@@ -24,7 +24,9 @@
 // the same way for every dialect: the clock, the limits, the framing, the
 // bounded capture, the chunk gaps, the usage check, the failure classes.
 // ChatCompletions is the dialect of OpenAI's streamed chat completions,
-// decoded without allocating (package chunk).
+// decoded without allocating (package chunk). DialectOf gives the dialect
+// of each API a Target names, WrittenFields the body fields it writes
+// from a Request (which a Request's extra fields may not set).
 //
 // One request goes:
 //
