@@ -74,21 +74,25 @@
 //
 // # Last measured
 //
-// Main at 5dc9544, one run of the whole package with -benchtime 3x, on a
-// shared 2-core AMD EPYC machine at a load average of 13-23 from other
-// work: CPU per chunk 319 ns against the floor's 177, a ratio of 1.86
-// (its iterations 1.64, 1.86, 2.00; 5.3-5.6 at cdf60ad), 12.3 bytes and
+// Main at b045be7, one run of the whole package with -benchtime 3x, on a
+// shared 2-core AMD EPYC machine at a load average of 18-22 from other
+// work: CPU per chunk 267 ns against the floor's 212, a ratio of 1.26
+// (its iterations 1.26, 1.30, 1.24; 1.86 at 5dc9544, before the common
+// chat event was decoded in one pass over its bytes), 12.2 bytes and
 // 0.013 allocations a chunk (each request's setup spread over its
-// chunks). The own error p95 in a burst: 0.26 ms at c=1 (the floor's
-// 0.45), 1.12 ms at c=64 (the floor's 41, one run's lag), 25 ms at c=256
-// and 444 ms at c=1024, where the server's own first writes were 8.8 and
-// 129 ms late at p95 and t0's lead as long: the machine's, not the
-// client's. Paced: 0.21 ms at c=1, 0.57 at c=64, 7.6 at c=256. Memory
-// with 16,384 streams, one run: 56 KiB a stream steady (60 at the peak,
-// 962 MiB); a minimal net/http reader holding 10,000 streams, measured
-// once outside the benchmark, held 25 KiB a stream, 15 of them its
-// goroutines' stacks (the client's three goroutines a stream: 26 KiB).
-// 939 us of CPU per request.
+// chunks). The other APIs' events, not on that path: 6.3 (completions),
+// 4.8 (responses), 6.4 (messages). The own error p95 in a burst: 0.27 ms
+// at c=1 (the floor's 0.49), 3.4 ms at c=64 (the floor's 1.9), 12 ms at
+// c=256 and 801 ms at c=1024, where the server's own first writes were
+// 3.2, 61 and 220 ms late at p95 and t0's lead 11, 42 and 473 ms: the
+// machine's, not the client's. Paced: 0.43 ms at c=1, 1.9 at c=64, 67 at
+// c=256. Memory with 16,384 streams: 57 KiB a stream steady (60 at the
+// peak, 966 MiB); in that steady state the goroutines' stacks alone are
+// 28.4 KiB a stream (three goroutines a stream, the request's and
+// net/http's read and write loops: 465 MiB of stack in use for 49,163
+// goroutines) and the heap in use 26.5 KiB, of which net/http's
+// per-connection bufio reader and writer (4 KiB each) are the largest
+// part. 1,057 us of CPU per request.
 //
 // Per API, main at 5af2109, one run of each benchmark
 // (-benchtime 3x and 5x) at a load average of 19: CPU per event, chat 352
