@@ -347,6 +347,9 @@ func maxTokensText(r *artifact.Report) string {
 func identityFields(r *artifact.Report, ext extView) []viewField {
 	var fs []viewField
 	add := func(label, value string) { fs = append(fs, viewField{label, value}) }
+	if api := artifact.APIOf(r); api != artifact.APIChat {
+		add("api", api) // chat, the default, as the summary's workload line leaves it out
+	}
 	switch ctxs := slices.Sorted(maps.Keys(r.ContextDistribution)); {
 	case r.ContextTokens != nil:
 		add("context", strconv.Itoa(*r.ContextTokens)+" tokens")

@@ -98,6 +98,9 @@ func WriteSummary(w io.Writer, r *artifact.Report) error {
 	if line := auditLine(r); line != "" {
 		p("%s\n", line)
 	}
+	if run := runSummary(r); run != nil && run.AbsentTimings != nil {
+		p("no times to a token: %s\n", *run.AbsentTimings)
+	}
 	if classes := failureClasses(r); classes != "" {
 		p("failures %s\n", classes)
 	}
