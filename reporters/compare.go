@@ -130,24 +130,29 @@ func compareRuns(old, new []compareRun, acrossAPI bool) (Comparison, error) {
 			}
 		}
 	}
-	res := matchIdentity(old[0].doc, new[0].doc, sideName, acrossAPI)
-	if len(res.diffs) > 0 {
-		return Comparison{}, &NotComparableError{Sides: sideName, Runs: [2][2]int{{0, 0}, {1, 0}}, Diffs: res.diffs}
-	}
-	c := Comparison{OldRuns: len(old), NewRuns: len(new), Workload: res.shared, Unrecorded: res.unrecorded}
+	// Two APIs are checked first: an embeddings run against another API is
+	// refused for that, whatever else differs.
+	var apis [2]string
+	var notes []string
 	if acrossAPI {
-		var apis [2]string
 		for s, runs := range [2][]compareRun{old, new} {
 			v, _ := lookup(runs[0].doc, apiKey)
 			apis[s], _ = v.(string)
 		}
 		if apis[0] != apis[1] {
-			notes, err := byDefinition(apis)
-			if err != nil {
+			var err error
+			if notes, err = byDefinition(apis); err != nil {
 				return Comparison{}, err
 			}
-			c.APIs, c.ByDefinition = apis, notes
 		}
+	}
+	res := matchIdentity(old[0].doc, new[0].doc, sideName, acrossAPI)
+	if len(res.diffs) > 0 {
+		return Comparison{}, &NotComparableError{Sides: sideName, Runs: [2][2]int{{0, 0}, {1, 0}}, Diffs: res.diffs}
+	}
+	c := Comparison{OldRuns: len(old), NewRuns: len(new), Workload: res.shared, Unrecorded: res.unrecorded}
+	if notes != nil {
+		c.APIs, c.ByDefinition = apis, notes
 	}
 	c.Provenance = provenanceDiffs(old, new)
 	for _, m := range comparedMetrics {

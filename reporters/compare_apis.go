@@ -16,8 +16,8 @@ const (
 		"so the events per answer and the time to the first event differ; TTFT and TTFO are to the first visible and the first " +
 		"output token in both, so they differ only by what that framing costs"
 	byDefinitionRawPrompt = "prompt: completions sends the planned text without the chat template, so its prompt tokens, " +
-		"prefill and prefill rate count fewer tokens; a raw prompt has no reasoning channel, so its TTFO is its TTFT and every " +
-		"output token is visible"
+		"prefill and prefill rate count fewer tokens; a raw prompt has no reasoning channel, so its TTFO is its TTFT, every " +
+		"output token is visible and its measurement_protocol is capacity-v3 whatever the other run's"
 	byDefinitionMessagesUsage = "usage: Messages reports input_tokens without the tokens read from the cache (added back to make " +
 		"the prompt tokens) and no total_tokens"
 	byDefinitionResponsesUsage = "usage: Responses reports it only in the event that ends the answer (response.completed or " +

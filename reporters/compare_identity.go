@@ -166,7 +166,13 @@ func identityKeys(a, b map[string]any, acrossAPI bool) []identityKey {
 	isNull := func(v any) bool { return v == nil }
 	keys := []identityKey{
 		{"schema", nonEmptyString}, // the reader accepts only the v1 schema
-		{"measurement_protocol", nonEmptyString},
+	}
+	// A raw prompt has no reasoning channel: a completions run is
+	// capacity-v3 whatever the model, which differs by definition from
+	// another API's capacity-v4-reasoning (byDefinitionRawPrompt).
+	isCompletions := func(v any) bool { return v == "completions" }
+	if !acrossAPI || !either(apiKey, isCompletions) {
+		keys = append(keys, identityKey{"measurement_protocol", nonEmptyString})
 	}
 	if !acrossAPI {
 		keys = append(keys, identityKey{apiKey, oneOf(artifact.APIs()...)})
