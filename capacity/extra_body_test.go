@@ -51,7 +51,7 @@ func TestRunRecordsExtraBody(t *testing.T) {
 			"cache_prompt": "false",
 			"id_slot":      "1",
 			"tag":          `"team [redacted] <b>"`,
-			"grammar":      "sha256:" + Fingerprint([]byte(`"` + grammar + `"`))[len("sha256:"):] + " (1602 bytes)",
+			"grammar":      "sha256:" + fingerprint([]byte(`"` + grammar + `"`))[len("sha256:"):] + " (1602 bytes)",
 		}
 		require.Equal(t, want, rep.AnvilGo.Run.ExtraBody)
 

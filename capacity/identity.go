@@ -2,7 +2,6 @@ package capacity
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"regexp"
 	"time"
@@ -43,14 +42,6 @@ var (
 	clockDomainPattern = regexp.MustCompile(fmt.Sprintf(`^[%s]{1,%d}$`, clockDomainChars, maxClockDomainIDLen))
 	fingerprintPattern = regexp.MustCompile(fmt.Sprintf(`^%s[0-9a-f]{%d}$`, regexp.QuoteMeta(fingerprintPrefix), fingerprintHexDigits))
 )
-
-// Fingerprint returns the configuration fingerprint of config, the bytes
-// that identify a served configuration (for example an engine's launch
-// command or a recipe file): "sha256:" + the lowercase hex SHA-256 of config.
-func Fingerprint(config []byte) string {
-	sum := sha256.Sum256(config)
-	return fingerprintPrefix + hex.EncodeToString(sum[:])
-}
 
 // checkConfigurationFingerprint returns nil when s is empty (no fingerprint)
 // or "sha256:" followed by 64 lowercase hex digits, else an error wrapping

@@ -1,6 +1,8 @@
 package capacity
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
 	"time"
@@ -17,9 +19,18 @@ func TestRunIDAndISOSecond(t *testing.T) {
 	require.Equal(t, "2026-10-05T11:42:24Z", isoSecond(at.In(paris)))
 }
 
-func TestFingerprint(t *testing.T) {
-	require.Equal(t, "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", Fingerprint(nil))
-	fp := Fingerprint([]byte("vllm serve model --max-model-len 262144"))
+// fingerprint is a configuration fingerprint of config, as a user makes
+// one: "sha256:" + the lowercase hex SHA-256 of config.
+func fingerprint(config []byte) string {
+	sum := sha256.Sum256(config)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// TestConfigurationFingerprint: a fingerprint made as Target's doc says
+// is accepted; one in upper case or a digit too long is not.
+func TestConfigurationFingerprint(t *testing.T) {
+	require.Equal(t, "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", fingerprint(nil))
+	fp := fingerprint([]byte("vllm serve model --max-model-len 262144"))
 	require.NoError(t, checkConfigurationFingerprint(fp))
 	require.NoError(t, checkConfigurationFingerprint(""))
 	require.ErrorIs(t, checkConfigurationFingerprint(strings.ToUpper(fp)), ErrInvalidConfig)

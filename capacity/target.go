@@ -61,7 +61,9 @@ type Target struct {
 	// artifacts: 1..64 of [A-Za-z0-9._-] (empty: null, not alignable).
 	ClockDomainID string
 	// ConfigurationFingerprint identifies the served configuration:
-	// "sha256:" + 64 lowercase hex digits (empty: null). See Fingerprint.
+	// "sha256:" + the 64 lowercase hex digits of the SHA-256 of the bytes
+	// that identify it (an engine's launch command, a recipe file); empty:
+	// null.
 	ConfigurationFingerprint string
 	// MaxModelLen is the model's context length in tokens, 0..1048576
 	// (0: discovered, capacity/PROTOCOL.md#context-window). An explicit

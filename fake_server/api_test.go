@@ -297,7 +297,7 @@ func TestAPIErrors(t *testing.T) {
 				cfg.Dialect.Layout = tc.layout
 				srv := NewInMemory(cfg)
 				defer srv.Close()
-				status, hdr, body := postJSON(t, srv, apiPath(tc.api), apiBody(tc.api, "Hi.", 4, true), map[string]string{FaultHeader: string(faultHTTP429)})
+				status, hdr, body := postJSON(t, srv, apiPath(tc.api), apiBody(tc.api, "Hi.", 4, true), map[string]string{faultHeader: string(faultHTTP429)})
 				assert.Equal(t, http.StatusTooManyRequests, status)
 				assert.Equal(t, "1", hdr.Get("Retry-After"))
 				assert.True(t, strings.HasPrefix(string(body), tc.want), "%s", body)
@@ -324,7 +324,7 @@ func TestAPIStreamFaults(t *testing.T) {
 						defer srv.Close()
 						b, err := json.Marshal(apiBody(api, goldenPrompt, 64, true))
 						require.NoError(t, err)
-						resp, data, err := postRaw(t, srv, apiPath(api), b, map[string]string{FaultHeader: string(fault)})
+						resp, data, err := postRaw(t, srv, apiPath(api), b, map[string]string{faultHeader: string(fault)})
 						require.Equal(t, 200, resp.StatusCode)
 						rerr = err
 						if err == nil {
@@ -454,7 +454,7 @@ func TestAPIGoldens(t *testing.T) {
 						defer srv.Close()
 						b, err := json.Marshal(v.body)
 						require.NoError(t, err)
-						resp, data, err := postRaw(t, srv, apiPath(api), b, map[string]string{RequestIDHeader: "golden-" + name})
+						resp, data, err := postRaw(t, srv, apiPath(api), b, map[string]string{requestIDHeader: "golden-" + name})
 						require.NoError(t, err)
 						golden(t, name+".txt", transcript(resp, data))
 					})

@@ -39,7 +39,7 @@ const goldenPrompt = "def helper_0():\n    return compute(0)  # routine speciali
 func transcript(resp *http.Response, body []byte) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "HTTP %d\n", resp.StatusCode)
-	for _, k := range []string{"Content-Type", "Retry-After", RequestIDHeader} {
+	for _, k := range []string{"Content-Type", "Retry-After", requestIDHeader} {
 		if v := resp.Header.Get(k); v != "" {
 			fmt.Fprintf(&b, "%s: %s\n", k, v)
 		}
@@ -113,7 +113,7 @@ func TestDialectGoldens(t *testing.T) {
 				if tc.body != nil {
 					tc.body(&body)
 				}
-				resp, data, err := post(t, srv, body, map[string]string{RequestIDHeader: "golden-" + tc.name})
+				resp, data, err := post(t, srv, body, map[string]string{requestIDHeader: "golden-" + tc.name})
 				require.NoError(t, err)
 				golden(t, tc.name+".sse", transcript(resp, data))
 				synctest.Wait()
@@ -153,7 +153,7 @@ func TestErrorGoldens(t *testing.T) {
 				req, err := http.NewRequest(tc.method, srv.URL+tc.path, strings.NewReader(tc.body))
 				require.NoError(t, err)
 				if tc.name == "bad-fault-header" {
-					req.Header.Set(FaultHeader, "no_such_fault")
+					req.Header.Set(faultHeader, "no_such_fault")
 				}
 				resp, err := srv.Client().Do(req)
 				require.NoError(t, err)

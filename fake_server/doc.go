@@ -37,8 +37,8 @@
 // `(?i)\bexactly\s+(\d{1,6})\b`, N >= 1) in a prompt that also contains the
 // word "code" (`(?i)\bcode\b`) asks for exactly N lowercase words "code",
 // and the answer is then the marker (if any) followed by N times " code",
-// nothing else. Faults (Fault, FaultPlan, FaultHeader) make it misbehave
-// per request:
+// nothing else. Faults (Fault, FaultPlan, the X-Fake-Fault header) make
+// it misbehave per request:
 // HTTP errors, drops, stalls, malformed or oversized events, endless
 // streams, decoding past max_tokens, inconsistent usage totals,
 // reasoning-only answers, disobedience. Dialect selects the wire details
@@ -118,8 +118,8 @@
 // stream, stream_options.include_usage, max_tokens, max_completion_tokens
 // (wins), ignore_eos, temperature (0: text drawn from the prompt),
 // chat_template_kwargs.enable_thinking (false: no reasoning),
-// reasoning_effort ("none": no reasoning). Request headers: FaultHeader
-// picks a fault, RequestIDHeader is recorded and echoed, Accept-Encoding
+// reasoning_effort ("none": no reasoning). Request headers: X-Fake-Fault
+// picks a fault, X-Request-Id is recorded and echoed, Accept-Encoding
 // decides Dialect.Gzip "if-accepted". Config.IdleTimeout closes idle
 // keep-alive connections.
 //

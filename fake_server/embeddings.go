@@ -102,9 +102,9 @@ func (s *Server) serveEmbeddings(w http.ResponseWriter, r *http.Request) {
 	idx := int(s.arrived.Add(1) - 1)
 	st.tr = newTrace(idx)
 	st.tr.API = a.name()
-	st.tr.RequestID = r.Header.Get(RequestIDHeader)
+	st.tr.RequestID = r.Header.Get(requestIDHeader)
 	if st.tr.RequestID != "" {
-		w.Header().Set(RequestIDHeader, st.tr.RequestID)
+		w.Header().Set(requestIDHeader, st.tr.RequestID)
 	}
 	defer func() { s.traces.put(st.tr) }()
 	s.traces.put(st.tr)

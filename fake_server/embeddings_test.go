@@ -234,7 +234,7 @@ func TestEmbeddingsFaults(t *testing.T) {
 				if tc.base64 {
 					req["encoding_format"] = "base64"
 				}
-				status, _, body := postJSON(t, srv, "/v1/embeddings", req, map[string]string{FaultHeader: string(tc.fault)})
+				status, _, body := postJSON(t, srv, "/v1/embeddings", req, map[string]string{faultHeader: string(tc.fault)})
 				tc.check(t, status, body)
 			})
 		})

@@ -9,8 +9,8 @@ import (
 )
 
 // Faults are named by their strings. A FaultPlan gives the first request
-// the http_429 fault; the FaultHeader picks one per request, and an unknown
-// name is a bad request. The traces record what each request got.
+// the http_429 fault; the X-Fake-Fault header picks one per request, and
+// an unknown name is a bad request. The traces record what each request got.
 func Example_faults() {
 	cfg := fakeserver.Fast()
 	cfg.Faults.ByIndex = map[int]fakeserver.Fault{0: "http_429"}
@@ -24,7 +24,7 @@ func Example_faults() {
 			panic(err)
 		}
 		if fault != "" {
-			req.Header.Set(fakeserver.FaultHeader, fault)
+			req.Header.Set("X-Fake-Fault", fault)
 		}
 		resp, err := srv.Client().Do(req)
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 )
 
 // Fault is a misbehaviour the server applies to one request, named by its
-// string. The same names are the values of the FaultHeader request header
+// string. The same names are the values of the X-Fake-Fault request header
 // and of the binary's -fault-at and -fault-prob flags; ParseFault checks
 // one and Faults lists them all. Config.Validate rejects an unknown name in
 // a FaultPlan. Every failure class of the protocol reference
@@ -109,15 +109,15 @@ const (
 	faultVectorDimension  Fault = "vector_dimension"
 )
 
-// FaultHeader is the request header naming the fault to apply to that
+// faultHeader is the request header naming the fault to apply to that
 // request (one Fault name); it wins over FaultPlan.ByIndex and
 // FaultPlan.Probability. An unknown name is a bad request.
-const FaultHeader = "X-Fake-Fault"
+const faultHeader = "X-Fake-Fault"
 
-// RequestIDHeader is recorded in each request's Trace (Trace.RequestID) and
-// echoed in the response, so a client can correlate its observations with
+// requestIDHeader is recorded in each request's Trace (Trace.RequestID)
+// and echoed in the response, so a client can correlate its observations with
 // the server's ground truth (Server.TraceByRequestID).
-const RequestIDHeader = "X-Request-Id"
+const requestIDHeader = "X-Request-Id"
 
 // extraWords is what the extra_words fault appends to an answer.
 const extraWords = " and more"
@@ -157,7 +157,7 @@ func ParseFault(s string) (Fault, error) {
 	return "", &ConfigError{Field: "Fault", Value: s, Want: fmt.Sprintf("one of %v", Faults())}
 }
 
-// FaultPlan chooses the fault of each request: the FaultHeader request
+// FaultPlan chooses the fault of each request: the X-Fake-Fault request
 // header first, then ByIndex (0-based arrival order), then one seeded draw
 // against Probability (the probabilities are tried in sorted fault order and
 // must sum to at most 1).
@@ -237,7 +237,7 @@ func (p FaultPlan) validate() error {
 // choose picks the fault of request index; rng is the request's own
 // generator for fault draws.
 func (p *FaultPlan) choose(r *http.Request, index int, rng *rand.Rand) (Fault, error) {
-	if h := r.Header.Get(FaultHeader); h != "" {
+	if h := r.Header.Get(faultHeader); h != "" {
 		return ParseFault(h)
 	}
 	if f, ok := p.ByIndex[index]; ok {

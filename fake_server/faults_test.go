@@ -146,7 +146,7 @@ func TestFaults(t *testing.T) {
 				srv := NewInMemory(faultConfig())
 				defer srv.Close()
 				start := time.Now()
-				resp, body, err := post(t, srv, streamBody(goldenPrompt, 64), map[string]string{FaultHeader: string(tc.fault)})
+				resp, body, err := post(t, srv, streamBody(goldenPrompt, 64), map[string]string{faultHeader: string(tc.fault)})
 				elapsed := time.Since(start)
 				synctest.Wait()
 				tr, ok := srv.Trace(0)
@@ -192,7 +192,7 @@ func TestStallIsSilentWithKeepAlive(t *testing.T) {
 		cfg.PrefillTokensPerSecond = 20 // 52 prompt tokens: 2.6 s of prefill
 		srv := NewInMemory(cfg)
 		defer srv.Close()
-		_, body, err := post(t, srv, streamBody(goldenPrompt, 64), map[string]string{FaultHeader: string(faultStall)})
+		_, body, err := post(t, srv, streamBody(goldenPrompt, 64), map[string]string{faultHeader: string(faultStall)})
 		require.NoError(t, err)
 		require.True(t, decode(body).done)
 		synctest.Wait()
@@ -223,7 +223,7 @@ func TestFaultEndless(t *testing.T) {
 		require.NoError(t, err)
 		req, err := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/chat/completions", bytes.NewReader(b))
 		require.NoError(t, err)
-		req.Header.Set(FaultHeader, string(faultEndless))
+		req.Header.Set(faultHeader, string(faultEndless))
 		resp, err := srv.Client().Do(req)
 		require.NoError(t, err)
 		buf := make([]byte, 64<<10)
@@ -256,7 +256,7 @@ func TestFaultSelection(t *testing.T) {
 			for i := range n {
 				h := map[string]string{}
 				if f, ok := hdr[i]; ok {
-					h[FaultHeader] = f
+					h[faultHeader] = f
 				}
 				_, _, _ = post(t, srv, streamBody("hi", 8), h)
 			}

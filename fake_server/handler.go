@@ -137,9 +137,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, a api) {
 	idx := int(s.arrived.Add(1) - 1)
 	st.tr = newTrace(idx)
 	st.tr.API = a.name()
-	st.tr.RequestID = r.Header.Get(RequestIDHeader)
+	st.tr.RequestID = r.Header.Get(requestIDHeader)
 	if st.tr.RequestID != "" {
-		w.Header().Set(RequestIDHeader, st.tr.RequestID)
+		w.Header().Set(requestIDHeader, st.tr.RequestID)
 	}
 	defer func() { s.traces.put(st.tr) }() // also runs when faultDrop panics
 	s.traces.put(st.tr)
@@ -169,7 +169,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, a api) {
 func (s *Server) chooseFault(w http.ResponseWriter, r *http.Request, st *reqState, rng *rand.Rand) (Fault, bool) {
 	fault, err := s.cfg.Faults.choose(r, st.tr.Index, rng)
 	if err != nil {
-		s.reject(w, st, &apiError{status: http.StatusBadRequest, message: err.Error(), typ: "invalid_request_error", param: FaultHeader})
+		s.reject(w, st, &apiError{status: http.StatusBadRequest, message: err.Error(), typ: "invalid_request_error", param: faultHeader})
 		return "", false
 	}
 	st.tr.Fault = fault

@@ -27,7 +27,7 @@ func TestLoopback(t *testing.T) {
 	req, err := http.NewRequest("POST", srv.BaseURL()+"/chat/completions",
 		strings.NewReader(`{"stream":true,"messages":[{"role":"user","content":"exactly 2 words code"}]}`))
 	require.NoError(t, err)
-	req.Header.Set(RequestIDHeader, "loop-1")
+	req.Header.Set(requestIDHeader, "loop-1")
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	body, err := io.ReadAll(resp.Body)
@@ -111,7 +111,7 @@ func TestCloseEndsStreams(t *testing.T) {
 		req, err := http.NewRequest("POST", srv.URL+"/v1/chat/completions",
 			strings.NewReader(`{"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
 		require.NoError(t, err)
-		req.Header.Set(FaultHeader, string(faultEndless))
+		req.Header.Set(faultHeader, string(faultEndless))
 		resp, err := srv.Client().Do(req)
 		require.NoError(t, err)
 		buf := make([]byte, 1024)
@@ -137,7 +137,7 @@ func TestMaxTraces(t *testing.T) {
 		srv := NewInMemory(cfg)
 		defer srv.Close()
 		for i := range 5 {
-			_, _, err := post(t, srv, streamBody("hi", 4), map[string]string{RequestIDHeader: fmt.Sprint("r", i)})
+			_, _, err := post(t, srv, streamBody("hi", 4), map[string]string{requestIDHeader: fmt.Sprint("r", i)})
 			require.NoError(t, err)
 		}
 		synctest.Wait()

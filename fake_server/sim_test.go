@@ -216,9 +216,9 @@ func TestNonStreamAndHeaders(t *testing.T) {
 		defer srv.Close()
 		body := streamBody("Reply with exactly 4 words: code", 64)
 		body.Stream, body.StreamOptions = false, nil
-		resp, data, err := post(t, srv, body, map[string]string{RequestIDHeader: "req-42"})
+		resp, data, err := post(t, srv, body, map[string]string{requestIDHeader: "req-42"})
 		require.NoError(t, err)
-		assert.Equal(t, "req-42", resp.Header.Get(RequestIDHeader))
+		assert.Equal(t, "req-42", resp.Header.Get(requestIDHeader))
 		var c struct {
 			Choices []struct {
 				Message struct{ Content, ReasoningContent string } `json:"message"`

@@ -61,7 +61,7 @@ type Trace struct {
 	// API is the API the request spoke: "chat", "responses", "messages",
 	// "completions" or "embeddings".
 	API string `json:"api"`
-	// RequestID is the request's X-Request-Id header (RequestIDHeader).
+	// RequestID is the request's X-Request-Id header.
 	RequestID    string `json:"request_id,omitempty"`
 	Model        string `json:"model"`           // the model served (the request's, or Config.Model)
 	Stream       bool   `json:"stream"`          // the request asked for a stream
@@ -167,7 +167,7 @@ func (ts *traceStore) get(i int) (Trace, bool) {
 func (s *Server) Trace(index int) (Trace, bool) { return s.traces.get(index) }
 
 // TraceByRequestID returns the trace of the request sent with the given
-// RequestIDHeader value.
+// X-Request-Id header value.
 func (s *Server) TraceByRequestID(id string) (Trace, bool) {
 	s.traces.mu.Lock()
 	defer s.traces.mu.Unlock()

@@ -13,8 +13,9 @@ package artifact
 // a device such as /dev/null, a directory, a socket) is never replaced:
 // renaming over it would put a regular file where the link, the pipe or
 // the device was (as root, over /dev/full). The writers refuse it with an
-// error matching ErrNotRegularFile and leave it alone; write to the
-// link's target by its own name, or to standard output.
+// error ("not a regular file", naming the kind of file) and leave it
+// alone; write to the link's target by its own name, or to standard
+// output.
 
 import (
 	"bufio"
@@ -26,16 +27,16 @@ import (
 	"path/filepath"
 )
 
-// ErrNotRegularFile is the error of a write to a name that exists and is
+// errNotRegularFile is the error of a write to a name that exists and is
 // not a regular file.
-var ErrNotRegularFile = errors.New("not a regular file")
+var errNotRegularFile = errors.New("not a regular file")
 
 // filePerm is the mode of every file written.
 const filePerm = 0o644
 
 // WriteFile writes the bytes write produces to path atomically,
 // replacing path if it is a regular file; a path that exists and is not one
-// (a symbolic link, a FIFO, a device) is refused with ErrNotRegularFile
+// (a symbolic link, a FIFO, a device) is refused ("not a regular file")
 // before anything is written. write gets a buffered writer; its error,
 // or any error writing, syncing or renaming, is returned wrapped, naming
 // path, and nothing is left behind.
@@ -134,7 +135,7 @@ func checkReplaceable(path string) error {
 	if err != nil || fi.Mode().IsRegular() {
 		return nil // a new name, or one the writer may replace
 	}
-	return fmt.Errorf("write %s: %w (%s): refusing to replace it", path, ErrNotRegularFile, fileKind(fi.Mode()))
+	return fmt.Errorf("write %s: %w (%s): refusing to replace it", path, errNotRegularFile, fileKind(fi.Mode()))
 }
 
 // fileKind names what a non-regular file is.

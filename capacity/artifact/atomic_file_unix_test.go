@@ -14,7 +14,7 @@ import (
 )
 
 // TestWritersNeverReplaceWhatIsNotARegularFile: a FIFO, a symbolic link and
-// a device (/dev/null) are refused by both writers with ErrNotRegularFile
+// a device (/dev/null) are refused by both writers with errNotRegularFile
 // and stay what they were; nothing is left in their directory.
 func TestWritersNeverReplaceWhatIsNotARegularFile(t *testing.T) {
 	dir := t.TempDir()
@@ -43,7 +43,7 @@ func TestWritersNeverReplaceWhatIsNotARegularFile(t *testing.T) {
 	} {
 		for name, fn := range map[string]func(string, func(io.Writer) error) error{"WriteFile": WriteFile, "CreateFile": CreateFile} {
 			err := fn(tc.path, write)
-			require.ErrorIs(t, err, ErrNotRegularFile, "%s %s", name, tc.path)
+			require.ErrorIs(t, err, errNotRegularFile, "%s %s", name, tc.path)
 			require.ErrorContains(t, err, tc.what)
 			require.ErrorContains(t, err, tc.path)
 			fi, lerr := os.Lstat(tc.path)

@@ -19,7 +19,7 @@ var errOutputIsInput = errors.New("is one of the input files")
 // inputs (the same file by any name: a hard link, a symbolic link, a
 // relative path), and never over anything that is not a regular file (a
 // FIFO, a symbolic link, a device such as /dev/null), which is refused as
-// artifact.ErrNotRegularFile and left alone. Write to standard output
+// an error ("not a regular file") and left alone. Write to standard output
 // ("-o -", or no -o) to pipe a page somewhere else.
 func writeOutput(path string, inputs []string, data []byte) error {
 	if err := notAnInput(path, inputs); err != nil {
