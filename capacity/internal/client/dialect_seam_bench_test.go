@@ -24,9 +24,11 @@ func seamEvents(n int) [][]byte {
 	return append(events, usage, []byte(terminalData))
 }
 
-// viaDialect folds events into res as readStream does since the dialect
-// seam: each event emptied and stamped, decoded by dec (a Decoder
-// interface value) into the client's Event, and applied.
+// viaDialect folds events into res as readStream does through the
+// dialect seam: each event emptied and stamped, decoded by dec (a
+// Decoder interface value) into the client's Event, and applied. (The
+// events a contentRepeater recognizes skip Decode and the Event in
+// readStream; every other event takes this path.)
 func viaDialect(res *streamResult, dec Decoder, events [][]byte, origin time.Time) {
 	ev := &res.event
 	ev.Content, ev.Finish = res.contentBuf[:0], res.finishBuf[:0]
@@ -159,9 +161,10 @@ func TestDirectFoldIsTheSeam(t *testing.T) {
 	require.True(t, want.Terminal)
 }
 
-// BenchmarkDialectSeam measures what the dialect seam costs a chat
-// stream: the same 2,000 pre-framed chunks folded into a result through
-// the Decoder interface and the client's Event (seam), and by the chat
+// BenchmarkDialectSeam measures what the dialect seam's Decode path
+// costs a chat event: the same 2,000 pre-framed chunks folded into a
+// result through the Decoder interface and the client's Event (seam, the
+// path of every event readStream's fast path does not take), and by the chat
 // chunk decoder called directly with its chunk folded as before the seam
 // (direct); allocs/op is the per-stream setup (the visible capture's
 // buffer), the same for both. On a shared machine the two sub-benchmarks
