@@ -88,7 +88,9 @@ fi
 # The other APIs Ollama serves (ANVIL_API) run their capacity campaign in
 # TestOllamaCapacityAPIs above (four short requests each), not through the
 # README's benchmark: its 1024-token answers took 20 s an API here, and
-# Ollama 0.17.4's Messages stream of a long answer sometimes stops without
-# message_delta or message_stop, which the benchmark rightly fails.
+# Ollama 0.17.4 ends a long answer's stream without its end (Messages'
+# message_delta and message_stop) when the tiny model repeats one token
+# 31 times in a row (its token repeat limit; see
+# testdata/transcripts/README.md), which the benchmark rightly fails.
 if [ "$status" -ne 0 ]; then echo "== ollama log (tail)"; tail -40 "$work/ollama.log"; fi
 exit "$status"

@@ -55,10 +55,15 @@ func TestOllamaCapacityAPIs(t *testing.T) {
 }
 
 // ollamaCutStream are the verdicts of an API that Ollama 0.17.4 gives
-// only on some runs, with the reason each then has: its Messages stream
-// of a long answer sometimes stops mid-answer, without message_delta or
-// message_stop (seen in CI: 765 text deltas, then the end of the body),
-// and the suite must then say FAIL with that reason, never anything else.
+// only on some runs, with the reason each then has: a long answer's
+// stream stops mid-answer when the tiny model repeats one token 31 times
+// in a row (Ollama's token repeat limit in llm/server.go ends the
+// prediction as if it were done, and no handler writes the stream's end:
+// testdata/transcripts/ollama-0.17.4-messages-stream-repeat-cut.sse, and
+// its chat completions twin, show it with curl). The Messages stream then
+// has no message_delta or message_stop (seen in CI: 765 text deltas, then
+// the end of the body), and the suite must say FAIL with that reason,
+// never anything else.
 var ollamaCutStream = map[string]map[string]string{
 	apiMessages: {
 		nameStreamFraming: "no terminal message_stop",

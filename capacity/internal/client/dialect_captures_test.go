@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -20,6 +21,11 @@ type dialectStream struct {
 	terminal                   bool
 	invalidType, invalid       string // invalid: a part of the message
 }
+
+// repeatCutText is the answer Ollama cut at its token repeat limit
+// (testdata/transcripts/README.md): 31 " more" in a row end it.
+var repeatCutText = ` w all8 w all8-6KKKKKK8q{KKK vQ86\A"? dA i? ally i? all all o v zCKK8 mKKKKKK more^ more e. all aboveKKKK8? l eKKKKKK more eK` +
+	strings.Repeat(" more", 31)
 
 // TestDialectsRealCaptures reads every captured stream of Responses,
 // Messages and completions with its dialect, byte for byte as captured,
@@ -70,6 +76,12 @@ func TestDialectsRealCaptures(t *testing.T) {
 			finish: []string{"max_tokens"}, completion: new(6), terminal: true}},
 		{"llamacpp-b10573-think-messages-stream.sse", Messages, dialectStream{events: 12, reasoning: 6,
 			finish: []string{"max_tokens"}, prompt: new(79), completion: new(6), cached: new(78), terminal: true}},
+		// Cut by Ollama's token repeat limit after the 31st " more" in a
+		// row: no stop reason, no output count, no message_stop (the
+		// chat completions stream of the same prompt, below, is cut alike).
+		{"ollama-0.17.4-messages-stream-repeat-cut.sse", Messages, dialectStream{events: 109, content: 107, text: repeatCutText,
+			prompt: new(14), completion: new(0)}},
+		{"ollama-0.17.4-stream-repeat-cut.sse", ChatCompletions, dialectStream{events: 107, content: 107, text: repeatCutText}},
 		{"llamacpp-b10573-bytebias-messages-stream.sse", Messages, dialectStream{events: 1,
 			invalidType: ErrorTypeServerError, invalid: "in-stream error event: The model produced output that " + peg}},
 

@@ -1,6 +1,7 @@
 package messages
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -100,6 +101,14 @@ func TestCaptures(t *testing.T) {
 			Stop: true, StopReason: "max_tokens", Usage: [4]int64{-1, -1, -1, 6}},
 		"llamacpp-b10573-think-messages-stream.sse": {Events: 12, Thinkings: 6, FirstText: -1, FirstThink: 2,
 			Start: true, Stop: true, StopReason: "max_tokens", Usage: [4]int64{1, 78, -1, 6}},
+		// Cut by Ollama's token repeat limit (llm/server.go aborts a
+		// prediction whose token repeats more than 30 times): the body ends
+		// after the 31st " more" in a row, without content_block_stop,
+		// message_delta or message_stop; the counts are message_start's
+		// (its input estimate, output 0).
+		"ollama-0.17.4-messages-stream-repeat-cut.sse": {Events: 109, Texts: 107, FirstText: 2, FirstThink: -1,
+			Text:  ` w all8 w all8-6KKKKKK8q{KKK vQ86\A"? dA i? ally i? all all o v zCKK8 mKKKKKK more^ more e. all aboveKKKK8? l eKKKKKK more eK` + strings.Repeat(" more", 31),
+			Start: true, Usage: [4]int64{14, -1, -1, 0}},
 		// event: error with an OpenAI-shaped body, nothing else.
 		"llamacpp-b10573-bytebias-messages-stream.sse": {Events: 1, FirstText: -1, FirstThink: -1,
 			Usage: [4]int64{-1, -1, -1, -1}, Message: peg},
