@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"net/http"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -20,9 +21,14 @@ const nativeStep = 5 * time.Second
 // /api/ps is still asked and gives the window; Discovery.Asked says so.
 func TestNativeStepIsBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var asked []string
+		var (
+			mu    sync.Mutex
+			asked []string
+		)
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
 			asked = append(asked, r.Method+" "+r.URL.Path)
+			mu.Unlock()
 			switch r.URL.Path {
 			case "/v1/models":
 				_, _ = w.Write([]byte(`{"object":"list","data":[{"id":"tiny:latest","object":"model"}]}`))
@@ -38,7 +44,9 @@ func TestNativeStepIsBounded(t *testing.T) {
 		d, err := Discover(t.Context(), Target{BaseURL: "http://hang.invalid/v1", HTTPClient: wiretest.Serve(t, h)})
 		require.NoError(t, err)
 		require.Equal(t, nativeStep, time.Since(start), "the hanging /props costs its bound, not the request timeout")
+		mu.Lock()
 		require.Equal(t, []string{"GET /v1/models", "GET /props", "GET /api/ps"}, asked)
+		mu.Unlock()
 		require.Equal(t, 4096, d.Window)
 		require.Equal(t, "/api/ps", d.WindowSource)
 		require.Equal(t, []string{

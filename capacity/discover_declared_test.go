@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"net/http"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -22,13 +23,18 @@ const declaredBudget = 5 * time.Second
 func TestDeclaredDiscoveryIsBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		chat := usageServer(`"prompt_tokens":512,"completion_tokens":2`)
-		var asked []string
+		var (
+			mu    sync.Mutex
+			asked []string
+		)
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/v1/chat/completions" {
 				chat.ServeHTTP(w, r)
 				return
 			}
+			mu.Lock()
 			asked = append(asked, r.Method+" "+r.URL.Path)
+			mu.Unlock()
 			<-r.Context().Done()
 		})
 		target := Target{BaseURL: "http://hang.invalid/v1", Model: "m", MaxModelLen: 8192, HTTPClient: wiretest.Serve(t, h), MetricsURL: "off"}
@@ -36,6 +42,8 @@ func TestDeclaredDiscoveryIsBounded(t *testing.T) {
 		rep, err := Run(t.Context(), target, Workload{Requests: 1, ContextTokens: 512, Timeout: time.Minute})
 		require.NoError(t, err)
 		require.Equal(t, declaredBudget, time.Since(start))
+		mu.Lock()
+		defer mu.Unlock()
 		require.Equal(t, []string{"GET /v1/models"}, asked, "the budget ends the discovery at its first step")
 		require.Equal(t, 1, rep.Completed)
 		cw := rep.AnvilGo.ContextWindow
