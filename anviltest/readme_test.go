@@ -104,6 +104,9 @@ func TestDocumentationExamplesRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the documentation's examples")
 	}
+	// Its go test builds a binary of its own, never with -race: under
+	// the race detector this test would only run the same again.
+	skipUnderRace(t, "its go test -bench builds and runs a binary of its own, without -race")
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command")

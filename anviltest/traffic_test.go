@@ -68,6 +68,7 @@ func traceRows(t *testing.T, path string, opts ...trace.Option) []trace.Record {
 // names the trace by its SHA-256; the fake's prefix cache sees the rows'
 // shared blocks.
 func TestTraceReplacesThePlan(t *testing.T) {
+	skipUnderRace(t, "120 trace rows; TestReplayReportIsTheReplays races a replay of 40")
 	rep := runTraffic(t, capacity.Workload{ContextTokens: 4096, Concurrency: 64, MaxTokens: 256},
 		env{envTrace: mooncakeTrace, envTraceSpeedUp: "100", envTraceFirst: "120", envFakeProfile: "plain"})
 	recs := traceRows(t, mooncakeTrace, trace.First(120))

@@ -16,6 +16,7 @@ import (
 // think. referenceMaxTokens, the reference tool's 64, does not, and says
 // why.
 func TestZeroWorkloadAgainstTheDefaultFake(t *testing.T) {
+	skipUnderRace(t, "its 100-odd answers of a few hundred tokens")
 	cfg, err := fakeserver.Profile("reasoning")
 	require.NoError(t, err)
 	synctest.Test(t, func(t *testing.T) {

@@ -118,6 +118,7 @@ func TestWarmupSkipsPromptFloor(t *testing.T) {
 // smallest context, a small and a large one, a clamped one, with and
 // without the shared prefix and in unique mode.
 func TestFakeTokenizerWithinPromptFloor(t *testing.T) {
+	skipUnderRace(t, "twelve runs up to 131,072-token prompts")
 	cfg := fakeserver.Fast()
 	cfg.MaxModelLen = 131072
 	for _, context := range []int{minContextTokens, 4096, 65536, 131072} {

@@ -150,6 +150,7 @@ func countedErrors(t *testing.T, rep *artifact.Report) []float64 {
 // the root, or vLLM's chat form under /v1), from calibration requests
 // without one. Reference sizing misses by far more.
 func TestExactSizingIndependentServer(t *testing.T) {
+	skipUnderRace(t, "three 16-request plans of 16,000-token prompts")
 	tests := []struct {
 		tokenize    string
 		source      string
@@ -218,6 +219,7 @@ func slicesMax(xs []float64) float64 {
 // contexts and in both cache modes, and the fake's prefix cache never
 // serves a measured prompt from a calibration request.
 func TestExactSizingFakeWords(t *testing.T) {
+	skipUnderRace(t, "four 24-request runs of prompts up to 65,536 words")
 	for _, omit := range []bool{false, true} {
 		for _, mode := range []PromptCacheMode{promptCacheShared, promptCacheUnique} {
 			t.Run(fmt.Sprintf("omit-tokenize=%t/%s", omit, mode), func(t *testing.T) {

@@ -134,6 +134,7 @@ func (b blankText) RoundTrip(r *http.Request) (*http.Response, error) {
 // and asserts exactly the failures and skips the knob must cause; every
 // check an API judges is failed by some knob.
 func TestConformanceProvesItselfPerAPI(t *testing.T) {
+	skipUnderRace(t, "a suite run per knob and API: the checks' verdict logic; TestConformanceProvesItself and TestConformanceDefaultProfilePerAPI race the suite")
 	for _, api := range []string{apiResponses, apiMessages, apiCompletions, apiEmbeddings} {
 		t.Run(api, func(t *testing.T) {
 			t.Parallel()

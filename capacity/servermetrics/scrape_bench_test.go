@@ -92,6 +92,7 @@ func BenchmarkScrape100kSeries(b *testing.B) {
 // counts allocations, not time: its samples may take the longest timeout
 // (the race detector parses 100,000 series slowly on a loaded machine).
 func TestScrapeCostBoundedByWhatItKeeps(t *testing.T) {
+	skipUnderRace(t, "it counts the allocations of parsing pages of 100,000 series")
 	for _, curated := range []bool{false, true} {
 		allocs := map[int]float64{}
 		for _, n := range []int{1_000, 100_000} {

@@ -69,6 +69,7 @@ func landed(t *testing.T, rep *artifact.Report) landing {
 // differs. (Sized at one ratio learned on the synthetic plan, as before,
 // the rows landed 6 % to 21 % above their plan.)
 func TestReplayMooncakeExactSizing(t *testing.T) {
+	skipUnderRace(t, "four replays of the trace's 500 rows, up to 87,169 tokens each")
 	recs := readTrace(t, "mooncake-conversation_trace-first500.jsonl", trace.SpeedUp(1000))
 	for _, template := range []int{9, 52} {
 		for _, tokenize := range []bool{true, false} {
@@ -195,6 +196,7 @@ func blockHead(id int64, salt string) string {
 // 9 tokens of the template count as unsizable, sent at the least prompt,
 // and the run is on plan.
 func TestReplayAzureExactSizing(t *testing.T) {
+	skipUnderRace(t, "two replays of the Azure trace's 500 rows")
 	recs := readTrace(t, "azure-AzureLLMInferenceTrace_conv-first500.csv", trace.SpeedUp(1000))
 	for _, tokenize := range []bool{true, false} {
 		t.Run(fmt.Sprintf("tokenize=%t", tokenize), func(t *testing.T) {
@@ -279,6 +281,7 @@ func TestSessionsExactSizing(t *testing.T) {
 // tokenizer that counts this filler at 2.1 characters per token the run is
 // off plan and says to size exactly; sized exactly, it is on plan.
 func TestReplayAzureReferenceSizingPlanCheck(t *testing.T) {
+	skipUnderRace(t, "three replays of the Azure trace's 500 rows")
 	recs := readTrace(t, "azure-AzureLLMInferenceTrace_conv-first500.csv", trace.SpeedUp(1000))
 	run := func(t *testing.T, cfg fakeserver.Config, sizing capacity.PromptSizing) *artifact.PromptSizing {
 		var ps *artifact.PromptSizing
