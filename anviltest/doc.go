@@ -27,7 +27,9 @@
 //
 // Without ANVIL_BASE_URL the benchmarks run against an embedded fake server
 // (package fakeserver, profile "reasoning" unless ANVIL_FAKE_PROFILE names
-// another, time-scaled by 0.05 unless ANVIL_FAKE_TIME_SCALE says), so the
+// another, "plain" for a trace replay, whose rows' output lengths leave
+// no room for thought, time-scaled by 0.05 unless ANVIL_FAKE_TIME_SCALE
+// says), so the
 // command works anywhere and prints real
 // numbers of a simulated engine.
 //
@@ -179,7 +181,7 @@
 //	ANVIL_SESSIONS                   multi-turn sessions: recorded (those of ANVIL_TRACE) or a spec such as turns=3,user=200,output=128,think=2s
 //	ANVIL_SESSIONS_COUNT             the number of sessions
 //	ANVIL_IGNORE_EOS                 1 sends ignore_eos and min_tokens with a trace's or sessions' requests
-//	ANVIL_FAKE_PROFILE               the embedded fake server's profile: fast, plain or reasoning (default)
+//	ANVIL_FAKE_PROFILE               the embedded fake server's profile: fast, plain or reasoning (default; plain for a trace replay)
 //	ANVIL_FAKE_TIME_SCALE            the fake server's time scale, in (0, 1000] (default 0.05)
 //	ANVIL_FAKE_DECODE_STEP           the fake server's decode step, a duration in (0, 1m]
 //	ANVIL_PROGRESS                   0 turns progress off: the live line on a terminal, a heartbeat line every 10 s elsewhere (never splitting a result)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/anvilbench/anvil/capacity"
+	"github.com/anvilbench/anvil/capacity/traffic"
 	fakeserver "github.com/anvilbench/anvil/fake_server"
 )
 
@@ -13,6 +14,14 @@ import (
 // prefill, speculative decoding at about 235 tok/s per stream, a few hundred
 // reasoning tokens before each answer).
 const defaultFakeProfile = "reasoning"
+
+// replayFakeProfile is the embedded fake's profile for a trace replay
+// (ANVIL_TRACE, or a traffic.Replay of WithTraffic) when none is named: a
+// non-reasoning model. A row's output_length is the visible answer it
+// recorded, sent as max_tokens; the reasoning default spends a few
+// hundred tokens on thought first, so every shorter row ended with no
+// visible content (26 of Mooncake's first 60 rows, 324 of Azure's 500).
+const replayFakeProfile = "plain"
 
 // defaultFakeTimeScale runs the embedded fake server at this fraction of
 // its profile's real time (0.05: twenty times faster), so that the example
@@ -47,6 +56,9 @@ func (s *settings) fakeConfig() (fakeserver.Config, string, error) {
 	name := s.fakeProfile
 	if name == "" {
 		name = e.fakeProfile
+	}
+	if name == "" && s.replaysTrace(e) {
+		name = replayFakeProfile
 	}
 	if name == "" {
 		name = defaultFakeProfile
@@ -85,7 +97,25 @@ func (s *settings) startFake(b testing.TB, t capacity.Target) (capacity.Target, 
 	if t.GPU == "" {
 		t.GPU = "none"
 	}
-	b.Logf("no %s: using the embedded fake server (profile %s, time scale %g) at %s",
-		envBaseURL, name, cfg.TimeScale, t.BaseURL)
+	why := ""
+	if e, _ := s.env(); s.fakeProfile == "" && e.fakeProfile == "" && s.replaysTrace(e) {
+		why = fmt.Sprintf(", the default for a trace replay: each row's output_length would end inside the %s profile's thought; %s names another",
+			defaultFakeProfile, envFakeProfile)
+	}
+	b.Logf("no %s: using the embedded fake server (profile %s%s, time scale %g) at %s",
+		envBaseURL, name, why, cfg.TimeScale, t.BaseURL)
 	return t, nil
+}
+
+// replaysTrace reports whether the run replays a trace's rows, each with
+// its recorded output length: a traffic.Replay of WithTraffic, else
+// ANVIL_TRACE (its rows, or with ANVIL_SESSIONS=recorded its sessions).
+func (s *settings) replaysTrace(e environment) bool {
+	switch s.traffic.(type) {
+	case nil:
+		return e.traffic.path != ""
+	case traffic.Replay, *traffic.Replay:
+		return true
+	}
+	return false
 }

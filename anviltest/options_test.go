@@ -13,6 +13,7 @@ import (
 
 	"github.com/anvilbench/anvil/capacity"
 	"github.com/anvilbench/anvil/capacity/trace"
+	"github.com/anvilbench/anvil/capacity/traffic"
 )
 
 // env is a fake environment for withGetenv.
@@ -138,6 +139,23 @@ func TestFakeConfig(t *testing.T) {
 	s = newSettings([]Option{WithEnvironment(env{envFakeProfile: "turbo"}.get)})
 	_, _, err = s.fakeConfig()
 	require.ErrorContains(t, err, `ANVIL_FAKE_PROFILE = "turbo"`)
+
+	// A trace replay's rows carry their visible answer's length: the
+	// default is then a non-reasoning profile, unless one is named.
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		want string
+	}{
+		{"ANVIL_TRACE", []Option{WithEnvironment(env{envTrace: "rows.jsonl"}.get)}, replayFakeProfile},
+		{"WithTraffic", []Option{WithEnvironment(env{}.get), WithTraffic(traffic.Replay{})}, replayFakeProfile},
+		{"named", []Option{WithEnvironment(env{envTrace: "rows.jsonl", envFakeProfile: "reasoning"}.get)}, "reasoning"},
+		{"sessions", []Option{WithEnvironment(env{}.get), WithTraffic(&traffic.Sessions{})}, defaultFakeProfile},
+	} {
+		_, name, err = newSettings(tc.opts).fakeConfig()
+		require.NoError(t, err)
+		require.Equal(t, tc.want, name, tc.name)
+	}
 }
 
 // wants is progressWanted for tests: it must not fail.

@@ -284,3 +284,16 @@ func TestReplayReportIsTheReplays(t *testing.T) {
 	require.NotContains(t, page.String(), "max tokens</dt><dd>1024")
 	require.NotContains(t, page.String(), "shared prefix at most")
 }
+
+// TestTraceOnTheDefaultFake: a newcomer's first replay, ANVIL_TRACE on the
+// embedded fake with no profile named, runs on a non-reasoning profile:
+// every one of Mooncake's first 60 rows succeeds, where the reasoning
+// default ended 26 of them, shorter than its thought, with no visible
+// content.
+func TestTraceOnTheDefaultFake(t *testing.T) {
+	rep := runTraffic(t, capacity.Workload{Concurrency: 16},
+		env{envTrace: mooncakeTrace, envTraceSpeedUp: "1000", envTraceFirst: "60"})
+	require.Equal(t, "anvil-fakeserver-"+replayFakeProfile, *rep.Engine)
+	require.Equal(t, 60, rep.Completed, "failures: %+v", rep.Failures)
+	require.Empty(t, rep.Failures)
+}
