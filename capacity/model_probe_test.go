@@ -34,4 +34,17 @@ func TestNewTransport(t *testing.T) {
 	require.True(t, tr.ForceAttemptHTTP2, "HTTP/2 kept")
 	require.NotSame(t, http.DefaultTransport, tr)
 	require.Equal(t, 256, newTransport(256).MaxIdleConns)
+	require.Equal(t, connWriteBuffer, tr.WriteBufferSize)
+	require.Zero(t, tr.ReadBufferSize, "net/http's default read buffer kept")
+}
+
+// TestNewTransportKeepsBufferSizes: sizes http.DefaultTransport sets are
+// kept, not overridden.
+func TestNewTransportKeepsBufferSizes(t *testing.T) {
+	def := http.DefaultTransport
+	t.Cleanup(func() { http.DefaultTransport = def })
+	http.DefaultTransport = &http.Transport{WriteBufferSize: 64 << 10, ReadBufferSize: 32 << 10}
+	tr := newTransport(8)
+	require.Equal(t, 64<<10, tr.WriteBufferSize)
+	require.Equal(t, 32<<10, tr.ReadBufferSize)
 }

@@ -273,7 +273,12 @@ func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastR
 // environment, HTTP/2, dial and TLS timeouts kept) whose keep-alive pool
 // holds a connection per request in flight. The connection limit leaves as
 // much slack again for connections being torn down, so a request never
-// waits for a free connection inside its measured time.
+// waits for a free connection inside its measured time. Its write buffer
+// is connWriteBuffer unless http.DefaultTransport sets its own; its read
+// buffer stays net/http's 4 KiB: every read of the connection goes through
+// it (net/http reads a chunked body's size lines from it, which fill it),
+// so it bounds how many bytes of a fast stream one read system call
+// takes, and at 2 KiB the CPU per chunk of perfbench's fast streams rose.
 func newTransport(concurrency int) *http.Transport {
 	base, ok := http.DefaultTransport.(*http.Transport)
 	if !ok {
@@ -284,5 +289,18 @@ func newTransport(concurrency int) *http.Transport {
 	tr.MaxIdleConnsPerHost = concurrency
 	tr.MaxIdleConns = max(tr.MaxIdleConns, concurrency)
 	tr.MaxConnsPerHost = 2 * concurrency
+	if tr.WriteBufferSize == 0 {
+		tr.WriteBufferSize = connWriteBuffer
+	}
 	return tr
 }
+
+// connWriteBuffer is the size of the write buffer each connection of
+// newTransport holds for its whole life (net/http's default: 4 KiB), a
+// per-stream cost at thousands of streams. It only gathers a request's
+// head and the start of its body into one write: net/http hands the rest
+// of a larger body to the connection past it (bufio.Writer.ReadFrom, once
+// the buffer is empty), so its size changes no byte sent and costs no CPU
+// per byte; 2 KiB holds the head (about 300 bytes) and a short prompt's
+// body in one write.
+const connWriteBuffer = 2 << 10
