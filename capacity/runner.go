@@ -149,7 +149,7 @@ func (r *runner) next(ctx context.Context) (int, bool) {
 
 // record files the outcome of a request and reports whether the run must
 // stop at once (the endpoint refused it).
-func (r *runner) record(res result, warmup bool) bool {
+func (r *runner) record(res *result, warmup bool) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.inFlight--
@@ -162,9 +162,9 @@ func (r *runner) record(res result, warmup bool) bool {
 		r.stopped, refusedNow = true, true
 	}
 	if warmup {
-		r.warmLog.ended(res.Index, res)
+		r.warmLog.ended(res.Index, *res)
 	} else {
-		r.results = append(r.results, res)
+		r.results = append(r.results, *res)
 		if res.Fail != nil {
 			r.failed++
 			if r.maxFailures > 0 && r.failed >= r.maxFailures {
@@ -180,7 +180,7 @@ func (r *runner) record(res result, warmup bool) bool {
 }
 
 // statusOf returns the HTTP status a request received (0 when none).
-func statusOf(res result) int {
+func statusOf(res *result) int {
 	switch {
 	case res.Fail == nil:
 		return http.StatusOK
@@ -231,7 +231,8 @@ func (r *runner) progressLocked() Progress {
 //
 // req is what a Workload.Source said request i is (nil for warm-up
 // requests); answer asks for the visible content in res.answer.
-func (r *runner) one(ctx context.Context, i int, warmup bool, timer *client.ChunkTimer, req *Request, answer bool) (res result) {
+func (r *runner) one(ctx context.Context, i int, warmup bool, timer *client.ChunkTimer, req *Request, answer bool) (res *result) {
+	res = new(result)
 	planned := r.plan.Contexts[i%r.plan.Len()]
 	res.Index = i
 	start := time.Now()
@@ -245,10 +246,29 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *client.Chun
 				ErrorType: client.ErrorTypePanic, ElapsedMS: client.MS(time.Since(start)),
 			}
 			f.SetErrorMessage(r.cl.Scrub(fmt.Sprintf("panic in the request worker: %v\n%s", p, stack)))
-			res = result{Result: report.Result{Index: i, Fail: f, Clock: clock}}
+			*res = result{Result: report.Result{Index: i, Fail: f, Clock: clock}}
 		}
 	}()
-	ex := client.Exchange{Index: i, Unmeasured: warmup}
+	ex := &client.Exchange{Index: i, Unmeasured: warmup}
+	body, ok := r.requestBody(i, warmup, req, &planned, res, ex)
+	if !ok {
+		return res
+	}
+	if timer != nil {
+		timer.Begin(ex, start)
+	}
+	r.cl.Send(ctx, body, ex)
+	r.evaluate(ex, res, start, timer, answer)
+	return res
+}
+
+// requestBody returns the body of request i (one's arguments) and records
+// in planned, res and ex what it says of the request; false when what a
+// Workload.Source described cannot be sent, res then being its failure.
+// It and evaluate are functions of their own so that their frames are not
+// on the request goroutine's stack while it reads the stream: a shallower
+// stack is a smaller one once the garbage collector shrinks it.
+func (r *runner) requestBody(i int, warmup bool, req *Request, planned *int, res *result, ex *client.Exchange) (client.Body, bool) {
 	var (
 		body client.Body
 		err  error
@@ -267,12 +287,14 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *client.Chun
 		if sb, err = r.bodies.build(i, *req); err != nil {
 			// What the source described cannot be sent: a failure of
 			// the request, never a request the server sees.
-			planned = max(req.PromptTokens, 0)
-			r.plan.Contexts[i] = planned // this goroutine's index alone; read once the phase ended
-			return result{Result: report.Result{Index: i, Clock: res.Clock, Fail: runnerFailure(i, planned, err, r.cl.Scrub)}}
+			*planned = max(req.PromptTokens, 0)
+			r.plan.Contexts[i] = *planned // this goroutine's index alone; read once the phase ended
+			*res = result{Result: report.Result{Index: i, Clock: res.Clock, Fail: runnerFailure(i, *planned, err, r.cl.Scrub)}}
+			return nil, false
 		}
-		body, planned, ex.MaxTokens, ex.Inputs = sb.body, sb.planned, sb.maxTokens, sb.inputs
-		r.plan.Contexts[i] = planned // this goroutine's index alone; read once the phase ended
+		body, ex.MaxTokens, ex.Inputs = sb.body, sb.maxTokens, sb.inputs
+		*planned = sb.planned
+		r.plan.Contexts[i] = *planned // this goroutine's index alone; read once the phase ended
 		res.Source = &report.Source{Session: req.Session, Turn: req.Turn, MaxTokens: sb.maxTokens,
 			Prefixed: req.Messages == nil && len(req.PrefixBlocks) == 0}
 		res.promptChars, res.Least = sb.chars, req.LeastTokens
@@ -280,18 +302,20 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *client.Chun
 	if err != nil {
 		panic(err) // the plan covers every index the runner dispatches
 	}
-	ex.Planned = planned
-	if timer != nil {
-		timer.Begin(&ex, start)
-	}
-	r.cl.Send(ctx, body, &ex)
+	ex.Planned = *planned
+	return body, true
+}
+
+// evaluate records in res what the exchange ex, sent at start, saw and how
+// it is judged.
+func (r *runner) evaluate(ex *client.Exchange, res *result, start time.Time, timer *client.ChunkTimer, answer bool) {
 	res.received = ex.Received()
 	res.Clock = client.Clock{Taken: start, Sent: ex.Start(), End: ex.End(),
 		FirstOutput: ex.FirstOutput(), FirstContent: ex.FirstContent()}
 	if answer {
 		res.answer, res.answerCut = ex.Answer()
 	}
-	res.Row, res.Fail = r.cl.Evaluate(&ex)
+	res.Row, res.Fail = r.cl.Evaluate(ex)
 	res.PromptTokens = ex.CountedPromptTokens() // usage as checked by Evaluate, or a refusal's count
 	res.Phases = ex.Phases()
 	if res.Source != nil {
@@ -305,7 +329,6 @@ func (r *runner) one(ctx context.Context, i int, warmup bool, timer *client.Chun
 	if timer != nil {
 		res.Chunks = timer.Finish(res.Row != nil, ex.CompletionTokens())
 	}
-	return res
 }
 
 // steadyLoad is the load the steady-state test holds the run to

@@ -127,7 +127,13 @@ func NewReader(r io.Reader, maxEventSize int) *Reader {
 // same maximum event size would, keeping the buffers it has grown: a worker
 // that reads one stream after another allocates them once.
 func (e *Reader) Reset(r io.Reader) {
-	*e = Reader{r: r, maxEvent: e.maxEvent, blankOnly: true, buf: e.buf[:0], data: e.data[:0], typ: e.typ[:0]}
+	// Zeroed in place, then set: a composite literal of the Reader would
+	// be built in a temporary on the caller's stack first (the Reader
+	// reads itself), which stays in the frame of a caller that reads a
+	// stream.
+	maxEvent, buf, data, typ := e.maxEvent, e.buf[:0], e.data[:0], e.typ[:0]
+	*e = Reader{}
+	e.r, e.maxEvent, e.blankOnly, e.buf, e.data, e.typ = r, maxEvent, true, buf, data, typ
 }
 
 // Scan advances to the next event, which Event then returns. It returns

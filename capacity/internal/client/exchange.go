@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net/http"
 	"net/url"
 	"time"
 
@@ -149,26 +150,7 @@ func (c *Client) Send(ctx context.Context, body Body, ex *Exchange) {
 		activity = stall.touch
 	}
 
-	var ct connTrace
-	traceCtx := ct.attach(reqCtx)
-	if !ex.Unmeasured {
-		traceCtx = withMeasured(traceCtx)
-	}
-	// Before t0: the clock measures the server, not this. One shallow copy
-	// of the template: its URL and Header are shared by every request in
-	// flight, read-only (neither the client nor net/http writes them:
-	// net/http copies a request before it changes one), so a request holds
-	// no copy of them.
-	traced := c.tmpl.WithContext(traceCtx)
-	traced.Body = body.NewReader()
-	traced.GetBody = func() (io.ReadCloser, error) { return body.NewReader(), nil }
-	traced.ContentLength = body.ContentLength()
-	// t0 is taken once: a request sent again under the connection rule
-	// (connection_rule.go) keeps it, so no wait is ever hidden.
-	ex.start = time.Now()
-	ct.start = ex.start
-	resp, err := c.hc.Do(traced)
-	ct.record(ex)
+	resp, err := c.roundTrip(reqCtx, body, ex)
 	if err != nil {
 		ex.endAt = time.Now()
 		c.failTransport(ctx, reqCtx, ex, err)
@@ -183,45 +165,10 @@ func (c *Client) Send(ctx context.Context, body Body, ex *Exchange) {
 	// A compressed body is decoded as it arrives (content_encoding.go).
 	respBody, encErr := DecodeBody(resp)
 
-	// With an error status or a wrong Content-Type the outcome is known
-	// from the headers; the body is only quoted, whatever ends its reading.
-	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
-		text := "(body in an undecodable Content-Encoding not shown)"
-		if encErr == nil {
-			text = Excerpt(readExcerpt(respBody, cancel))
-		}
-		ex.endAt = time.Now()
-		refusal, overWindow := parseWindowRefusal(text)
-		switch {
-		case resp.StatusCode >= 400 && overWindow:
-			ex.fail(artifact.FailureHTTPError, ErrorTypeContextWindow, "HTTP %s: the server refused the prompt as longer than its context window: %d prompt tokens for a window of %d tokens (its own counts, n_prompt_tokens and n_ctx; llama.cpp's n_ctx is one slot's: --parallel splits --ctx-size among the slots): %s",
-				resp.Status, refusal.PromptTokens, refusal.Window, text)
-		case resp.StatusCode >= 400:
-			ex.fail(artifact.FailureHTTPError, ErrorTypeHTTPStatus, "HTTP %s: %s", resp.Status, text)
-		case resp.Header.Get("Location") != "":
-			ex.fail(artifact.FailureStreamValidation, ErrorTypeHTTPStatus, "unexpected HTTP status %s for a streamed request: redirected to %s (not followed; set Target.BaseURL to the final URL): %s",
-				resp.Status, Excerpt(redactedLocation(resp.Header.Get("Location"))), text)
-		default:
-			ex.fail(artifact.FailureStreamValidation, ErrorTypeHTTPStatus, "unexpected HTTP status %s for a streamed request: %s", resp.Status, text)
-		}
+	media, ok := c.checkHead(resp, respBody, encErr, cancel, ex)
+	if !ok {
 		return
 	}
-	if encErr != nil {
-		ex.endAt = time.Now()
-		ex.fail(artifact.FailureStreamValidation, ErrorTypeContentEncoding, "%v", encErr)
-		return
-	}
-	media := eventStreamType
-	if !c.dialect.Streams() {
-		media = jsonType
-	}
-	if ct := resp.Header.Get("Content-Type"); !isMediaType(ct, media) {
-		text := Excerpt(readExcerpt(respBody, cancel))
-		ex.endAt = time.Now()
-		ex.fail(artifact.FailureStreamValidation, ErrorTypeContentType, "Content-Type %q is not %s: %s", ct, media, text)
-		return
-	}
-
 	tb := newTrackedBody(respBody, activity) // stamps the decoded bytes
 	tb.conn = ex.conn
 	dec := c.takeDecoder()
@@ -243,6 +190,80 @@ func (c *Client) Send(ctx context.Context, body Body, ex *Exchange) {
 		ex.endAt = time.Now()
 	}
 	c.classifyStream(ctx, reqCtx, ex, tb)
+}
+
+// roundTrip sends the request of ex with body under reqCtx, taking t0,
+// and records its connection's phases in ex. It is a function of its own
+// so that its frame is not on the stack while Send reads the stream.
+func (c *Client) roundTrip(reqCtx context.Context, body Body, ex *Exchange) (*http.Response, error) {
+	var ct connTrace
+	traceCtx := ct.attach(reqCtx)
+	if !ex.Unmeasured {
+		traceCtx = withMeasured(traceCtx)
+	}
+	// Before t0: the clock measures the server, not this. One shallow copy
+	// of the template: its URL and Header are shared by every request in
+	// flight, read-only (neither the client nor net/http writes them:
+	// net/http copies a request before it changes one), so a request holds
+	// no copy of them.
+	traced := c.tmpl.WithContext(traceCtx)
+	traced.Body = body.NewReader()
+	traced.GetBody = func() (io.ReadCloser, error) { return body.NewReader(), nil }
+	traced.ContentLength = body.ContentLength()
+	// t0 is taken once: a request sent again under the connection rule
+	// (connection_rule.go) keeps it, so no wait is ever hidden.
+	ex.start = time.Now()
+	ct.start = ex.start
+	resp, err := c.hc.Do(traced)
+	ct.record(ex)
+	return resp, err
+}
+
+// checkHead judges the response head resp of ex, whose body decodes as
+// respBody (encErr: it does not): its media type, the stream's or the
+// answer's, or false with ex failed when its status, Content-Encoding or
+// Content-Type says the body is no answer. It is a function of its own so
+// that its frame is not on the stack while Send reads the stream.
+func (c *Client) checkHead(resp *http.Response, respBody io.Reader, encErr error, cancel context.CancelCauseFunc, ex *Exchange) (string, bool) {
+	// With an error status or a wrong Content-Type the outcome is known
+	// from the headers; the body is only quoted, whatever ends its reading.
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+		text := "(body in an undecodable Content-Encoding not shown)"
+		if encErr == nil {
+			text = Excerpt(readExcerpt(respBody, cancel))
+		}
+		ex.endAt = time.Now()
+		refusal, overWindow := parseWindowRefusal(text)
+		switch {
+		case resp.StatusCode >= 400 && overWindow:
+			ex.fail(artifact.FailureHTTPError, ErrorTypeContextWindow, "HTTP %s: the server refused the prompt as longer than its context window: %d prompt tokens for a window of %d tokens (its own counts, n_prompt_tokens and n_ctx; llama.cpp's n_ctx is one slot's: --parallel splits --ctx-size among the slots): %s",
+				resp.Status, refusal.PromptTokens, refusal.Window, text)
+		case resp.StatusCode >= 400:
+			ex.fail(artifact.FailureHTTPError, ErrorTypeHTTPStatus, "HTTP %s: %s", resp.Status, text)
+		case resp.Header.Get("Location") != "":
+			ex.fail(artifact.FailureStreamValidation, ErrorTypeHTTPStatus, "unexpected HTTP status %s for a streamed request: redirected to %s (not followed; set Target.BaseURL to the final URL): %s",
+				resp.Status, Excerpt(redactedLocation(resp.Header.Get("Location"))), text)
+		default:
+			ex.fail(artifact.FailureStreamValidation, ErrorTypeHTTPStatus, "unexpected HTTP status %s for a streamed request: %s", resp.Status, text)
+		}
+		return "", false
+	}
+	if encErr != nil {
+		ex.endAt = time.Now()
+		ex.fail(artifact.FailureStreamValidation, ErrorTypeContentEncoding, "%v", encErr)
+		return "", false
+	}
+	media := eventStreamType
+	if !c.dialect.Streams() {
+		media = jsonType
+	}
+	if ct := resp.Header.Get("Content-Type"); !isMediaType(ct, media) {
+		text := Excerpt(readExcerpt(respBody, cancel))
+		ex.endAt = time.Now()
+		ex.fail(artifact.FailureStreamValidation, ErrorTypeContentType, "Content-Type %q is not %s: %s", ct, media, text)
+		return "", false
+	}
+	return media, true
 }
 
 // classifyStream turns how the stream ended into a failure, if it is one.

@@ -161,14 +161,22 @@ func readStream(body *trackedBody, res *streamResult, dec Decoder) {
 			return
 		}
 		if err := dec.Decode(raw.Type, raw.Data, ev); err != nil {
-			res.invalidType = ErrorTypeMalformedChunk
-			res.invalid = fmt.Sprintf("malformed JSON chunk (event %d): %v: %s", res.events, err, Excerpt(string(raw.Data)))
+			res.malformed(err, raw.Data)
 			return
 		}
 		if !res.apply(ev) {
 			return
 		}
 	}
+	res.ended(events, body.endAt, dec)
+}
+
+// ended records how the reading of events ended, the body having ended at
+// endAt. It, malformed and tooManyEvents are functions of their own, out
+// of readStream's frame, which is on the stack while the stream is read:
+// a shallower stack is a smaller one once the garbage collector shrinks
+// it.
+func (res *streamResult) ended(events *sse.Reader, endAt time.Time, dec Decoder) {
 	if err := events.Err(); err != nil {
 		res.readErr = err
 		if errors.Is(err, bufio.ErrTooLong) {
@@ -182,9 +190,16 @@ func readStream(body *trackedBody, res *streamResult, dec Decoder) {
 	n, head := events.Trailing()
 	res.trailing = n
 	if data, ok := trailingData(n, head); ok {
-		ev.reset(body.endAt)
+		ev := &res.event
+		ev.reset(endAt)
 		res.trailingDone = dec.Decode(nil, data, ev) == nil && ev.Done && ev.carriesNothing()
 	}
+}
+
+// malformed records an event whose data does not decode.
+func (res *streamResult) malformed(err error, data []byte) {
+	res.invalidType = ErrorTypeMalformedChunk
+	res.invalid = fmt.Sprintf("malformed JSON chunk (event %d): %v: %s", res.events, err, Excerpt(string(data)))
 }
 
 // tooManyEvents records a stream of more than maxStreamEvents events.
