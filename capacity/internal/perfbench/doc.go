@@ -94,6 +94,23 @@
 // per-connection bufio reader and writer (4 KiB each) are the largest
 // part. 1,057 us of CPU per request.
 //
+// Memory, main at 2d898b1 against 4d9ee15, interleaved runs of
+// MemoryPerStream/streams=16384 -benchtime 1x at a load average of
+// 17-21: steady 50.9 and 50.5 KiB a stream against 57.1 and 50.5 (the
+// resident figure moves with the garbage collector's timing by several
+// KiB from run to run); the live bytes, after forced collections with
+// 4,096 streams in their second gap: stacks 21.0 KiB a stream (24.1
+// before), heap 20.8 (22.2). The write buffer is 2 KiB (the read buffer
+// stays 4 KiB: at 2 KiB the CPU per chunk rose), and the request
+// goroutine's frames while it waits for bytes are about 1.7 KiB smaller,
+// which lets part of the request goroutines' stacks halve to 8 KiB; CPU
+// per chunk's floor ratio 1.23 and 1.07 against 1.29 and 1.54 before.
+// What 32 KiB still needs: the rest of the request goroutines at 8 KiB
+// (a few hundred bytes of frames more), net/http's read and write loops
+// (two goroutines of 4 KiB a stream that net/http's Transport starts)
+// and its 4 KiB read buffer gone, which takes reading HTTP/1.1 on the
+// request goroutine.
+//
 // Per API, main at 5af2109, one run of each benchmark
 // (-benchtime 3x and 5x) at a load average of 19: CPU per event, chat 352
 // ns (floor ratio 1.67), completions 379 (2.60), Responses 460 (2.45),
