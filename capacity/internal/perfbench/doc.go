@@ -42,6 +42,12 @@
 //     data line's stamp minus the same server's first write), and
 //     own-err-floor-ratio, the client's p95 over the floor's. The goal:
 //     own-err-p95-ms at most 1 ms up to c=256 and 5 ms at c=1024.
+//   - CPU per request, BenchmarkCPUPerRequest: cpu-us/request, the
+//     client's CPU time for a request apart from its chunks (its body, the
+//     write, the response head, the first and last events, its row of the
+//     report: 420 requests of one chunk less 20), beside the floor's and
+//     their floor-ratio, and allocs/request and bytes/request: the CPU the
+//     first events of a burst queue behind.
 //   - Per streamed API (chat, completions, Responses, Messages),
 //     BenchmarkCPUPerEvent: CPU per chunk's figures for one content event
 //     of each dialect; BenchmarkOwnErrorPerAPI: the own TTFT error of each
