@@ -64,6 +64,9 @@ type Client struct {
 	decoders []Decoder
 
 	modelsURL string // GET {BaseURL}/models: the connection warm-up's request
+	// underRule: hc sends through a ConnectionRule, which calls a request's
+	// connTrace from its own trace (withRuleTrace).
+	underRule bool
 }
 
 // New returns the client of cfg. Its one error is a base URL no request
@@ -101,6 +104,7 @@ func New(cfg Config) (*Client, error) {
 	if c.hc == nil {
 		c.hc = http.DefaultClient
 	}
+	_, c.underRule = c.hc.Transport.(*ConnectionRule)
 	if cfg.StallTimeout > 0 && cfg.StallTimeout < cfg.Timeout {
 		c.stall = cfg.StallTimeout
 	}

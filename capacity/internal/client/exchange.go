@@ -197,7 +197,7 @@ func (c *Client) Send(ctx context.Context, body Body, ex *Exchange) {
 // so that its frame is not on the stack while Send reads the stream.
 func (c *Client) roundTrip(reqCtx context.Context, body Body, ex *Exchange) (*http.Response, error) {
 	var ct connTrace
-	traceCtx := ct.attach(reqCtx)
+	traceCtx := ct.attach(reqCtx, c.underRule)
 	if !ex.Unmeasured {
 		traceCtx = withMeasured(traceCtx)
 	}

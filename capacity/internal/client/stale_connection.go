@@ -44,10 +44,12 @@ func unreached() attemptPhases {
 	return attemptPhases{dialStart: -1, dialDone: -1, gotConn: -1, wrote: -1, firstByte: -1, ended: -1}
 }
 
-// attach returns ctx carrying a trace that fills ct. The caller sets
-// ct.start to t0 after attaching and before issuing the request, so
-// building the trace is never inside the measured time.
-func (ct *connTrace) attach(ctx context.Context) context.Context {
+// attach returns ctx carrying a trace that fills ct: for the
+// ConnectionRule under the request to call from its own (underRule), or
+// as the request's httptrace. The caller sets ct.start to t0 after
+// attaching and before issuing the request, so building the trace is
+// never inside the measured time.
+func (ct *connTrace) attach(ctx context.Context, underRule bool) context.Context {
 	ct.cur, ct.next, ct.failed, ct.attempts, ct.conn = unreached(), unreached(), nil, 0, nil
 	since := func() int64 { return int64(time.Since(ct.start)) }
 	// dialing returns the attempt a dial belongs to: the next one when
@@ -70,7 +72,7 @@ func (ct *connTrace) attach(ctx context.Context) context.Context {
 		dialing().dialDone = since()
 		ct.mu.Unlock()
 	}
-	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+	trace := &httptrace.ClientTrace{
 		DNSStart:         func(httptrace.DNSStartInfo) { dialStarted() },
 		ConnectStart:     func(string, string) { dialStarted() },
 		ConnectDone:      func(string, string, error) { dialEnded() },
@@ -107,7 +109,11 @@ func (ct *connTrace) attach(ctx context.Context) context.Context {
 			}
 			ct.mu.Unlock()
 		},
-	})
+	}
+	if underRule {
+		return withRuleTrace(ctx, trace)
+	}
+	return httptrace.WithClientTrace(ctx, trace)
 }
 
 // nsMS is a trace moment in ms after t0; nil when it never came.
