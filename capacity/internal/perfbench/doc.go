@@ -59,7 +59,14 @@
 //     open and streaming at once, per stream, beside rss-KiB/stream, the
 //     peak of the whole run (dispatch and report included), and
 //     cpu-us/request, the CPU time per request of that run (connection,
-//     body, stream and report). The goal: at most 32 KiB per stream.
+//     body, stream and report); and, from runtime/metrics after a forced
+//     collection at the steady moment (which the garbage collector's
+//     timing does not move as it moves the resident size), per stream:
+//     goroutines/stream, stack-KiB/stream (the stacks' room),
+//     stack-used-KiB/stream (the frames in use) and heap-live-KiB/stream
+//     (the heap's live objects). -perfbench.profiles=DIR writes a heap and
+//     a goroutine profile of that moment into DIR. The goal: at most 32
+//     KiB per stream.
 //
 // Single figures can be run on their own, e.g.
 //

@@ -41,7 +41,19 @@ const memoryTTFT = 10 * time.Second
 // report to the steady state; inflight-KiB/stream, sampled when every
 // request has been sent and none has an answer yet; and cpu-us/request, the process's CPU time
 // over the run per request (connection, body, the stream's four chunks,
-// the report). Two shapes: 16,384 streams of small prompts, one run
+// the report). Beside them, the live memory of the Go runtime at the
+// steady moment, after the resident size was sampled: a forced collection
+// (runtime.GC, in the run's progress callback: the streams that end
+// meanwhile wait for it; it lowers no resident figure already sampled,
+// only, perhaps, the peak after it, and its CPU, a few microseconds a
+// request, is in cpu-us/request), then runtime/metrics (sampleLive), each over the
+// idle process's, per stream: goroutines/stream, stack-KiB/stream (the
+// stacks' room), stack-used-KiB/stream (the frames in use, as the
+// collection scanned them) and heap-live-KiB/stream (the heap's live
+// objects), which the garbage collector's timing does not move as it
+// moves the resident size. With -perfbench.profiles=DIR each iteration
+// writes a heap and a goroutine profile of that moment into DIR
+// (writeProfiles). Two shapes: 16,384 streams of small prompts, one run
 // (memoryRunStreams), and 512 streams of 131,072-token
 // prompts, the most the protocol's cap on planned prompt tokens
 // (67,108,864, capacity/PROTOCOL.md#bounds) allows, whose memory must not
@@ -65,10 +77,14 @@ func memoryPerStream(b *testing.B, streams, context int) {
 	base := startServer(b, Schedule{TTFT: memoryTTFT, Gap: 250 * time.Millisecond, Chunks: 4, PromptTokens: context})
 	t := capacity.Target{BaseURL: base, Model: "perf", MaxModelLen: 1 << 20}
 	var growth, inflight, steady, cpu []float64
-	for b.Loop() {
+	var goroutines, stackKiB, stackUsedKiB, heapKiB []float64
+	defer startProfiling()()
+	for i := 0; b.Loop(); i++ {
 		debug.FreeOSMemory() // what an earlier run left is returned, not counted as idle
 		idle := residentKiB(b)
-		var inFlight atomic.Int64 // of all the runs
+		idleLive := sampleLive()
+		var live atomic.Pointer[liveMemory] // at the steady moment
+		var inFlight atomic.Int64           // of all the runs
 		var atInFlight, atFirstEnd atomic.Int64
 		var maxSeen atomic.Int64
 		done := make(chan struct{})
@@ -111,6 +127,9 @@ func memoryPerStream(b *testing.B, streams, context int) {
 					// The first stream has ended: every stream, started
 					// together, is in its last gap.
 					atFirstEnd.Store(residentKiB(b))
+					l := sampleLive() // after the resident size, which its collection would lower
+					live.Store(&l)
+					writeProfiles(b, i)
 				}
 			}
 			wg.Go(func() {
@@ -134,6 +153,8 @@ func memoryPerStream(b *testing.B, streams, context int) {
 		inflight = append(inflight, float64(atInFlight.Load()-idle))
 		require.NotZero(b, atFirstEnd.Load())
 		steady = append(steady, float64(atFirstEnd.Load()-idle))
+		g, st, su, h := liveGrowth(*live.Load(), idleLive, streams)
+		goroutines, stackKiB, stackUsedKiB, heapKiB = append(goroutines, g), append(stackKiB, st), append(stackUsedKiB, su), append(heapKiB, h)
 	}
 	b.Logf("load average %s; rss growth per iteration (KiB): %.0f", loadAverage(), growth)
 	b.ReportMetric(median(steady)/float64(streams), "steady-KiB/stream")
@@ -141,6 +162,10 @@ func memoryPerStream(b *testing.B, streams, context int) {
 	b.ReportMetric(median(growth)/1024, "rss-MiB")
 	b.ReportMetric(median(inflight)/float64(streams), "inflight-KiB/stream")
 	b.ReportMetric(median(cpu), "cpu-us/request")
+	b.ReportMetric(median(goroutines), "goroutines/stream")
+	b.ReportMetric(median(stackKiB), "stack-KiB/stream")
+	b.ReportMetric(median(stackUsedKiB), "stack-used-KiB/stream")
+	b.ReportMetric(median(heapKiB), "heap-live-KiB/stream")
 }
 
 // residentKiB is the process's resident set size.
