@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -95,7 +94,7 @@ func (c *Client) Prewarm(ctx context.Context, n int, limit time.Duration) int {
 			// that does not end within BodyEndGrace is closed (and its
 			// connection with it).
 			grace := time.AfterFunc(BodyEndGrace, func() { _ = resp.Body.Close() })
-			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxPrewarmDrain))
+			discard(resp.Body, maxPrewarmDrain)
 			grace.Stop()
 		})
 	}

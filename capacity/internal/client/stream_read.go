@@ -398,9 +398,29 @@ func withinBodyEndGrace(cancel context.CancelCauseFunc, read func()) {
 // within BodyEndGrace. The request has succeeded at its terminal event
 // either way.
 func drainAfterTerminal(body *trackedBody, cancel context.CancelCauseFunc) {
-	withinBodyEndGrace(cancel, func() {
-		_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrainAfterTerminal))
-	})
+	withinBodyEndGrace(cancel, func() { discard(body, maxDrainAfterTerminal) })
+}
+
+// discardBuffer is the buffer of discard: the answers it reads are a
+// warm-up's list of models or what follows a terminal event, normally a
+// few hundred bytes or none.
+const discardBuffer = 512
+
+// discard reads r to its end or its first error, at most limit bytes,
+// through a buffer of its own of discardBuffer bytes, garbage as soon as
+// it returns. (io.Copy into io.Discard takes an 8 KiB buffer of io's
+// pool: the thousands of requests that drain at once, the connection
+// warm-up's or a run's streams ending together, leave as many in the
+// pool, held until two collections have passed.)
+func discard(r io.Reader, limit int64) {
+	buf := make([]byte, discardBuffer)
+	for limit > 0 {
+		n, err := r.Read(buf[:min(int64(len(buf)), limit)])
+		limit -= int64(n)
+		if err != nil {
+			return
+		}
+	}
 }
 
 // readExcerpt reads the start of an error answer's body, at most

@@ -227,3 +227,54 @@ func BenchmarkReadStream(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1002, "ns/event")
 }
+
+// TestDiscard checks that discard reads a body to its end, or to its
+// limit (leaving the rest unread), or to its first error (no read after
+// it), in reads of any size.
+func TestDiscard(t *testing.T) {
+	long := strings.Repeat("x", 3*discardBuffer+7)
+	for _, tc := range []struct {
+		name     string
+		body     string
+		limit    int64
+		wantLeft int
+		oneByte  bool
+		fail     bool // the read after the body's last byte fails, and every one after it
+	}{
+		{name: "empty", body: "", limit: 64, wantLeft: 0},
+		{name: "to its end", body: long, limit: 1 << 20, wantLeft: 0},
+		{name: "to its end one byte a read", body: long, limit: 1 << 20, wantLeft: 0, oneByte: true},
+		{name: "to the limit", body: long, limit: discardBuffer + 3, wantLeft: len(long) - discardBuffer - 3},
+		{name: "exactly the limit", body: long, limit: int64(len(long)), wantLeft: 0},
+		{name: "to an error", body: long, limit: 1 << 20, wantLeft: 0, fail: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &failingReader{src: strings.NewReader(tc.body), fail: tc.fail}
+			var r io.Reader = src
+			if tc.oneByte {
+				r = iotest.OneByteReader(r)
+			}
+			discard(r, tc.limit)
+			require.Equal(t, tc.wantLeft, src.src.Len())
+			if tc.fail {
+				require.Equal(t, 1, src.failed, "discard read on after the error")
+			}
+		})
+	}
+}
+
+// failingReader reads src; once it is empty, with fail, every read fails
+// (counted in failed) instead of ending at io.EOF.
+type failingReader struct {
+	src    *strings.Reader
+	fail   bool
+	failed int
+}
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	if f.fail && f.src.Len() == 0 {
+		f.failed++
+		return 0, errors.New("connection reset")
+	}
+	return f.src.Read(p)
+}
