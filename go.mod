@@ -9,6 +9,7 @@ require (
 	github.com/prometheus/common v0.73.1
 	github.com/stretchr/testify v1.12.1
 	github.com/tmaxmax/go-sse v0.12.0
+	golang.org/x/net v0.61.0
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
 	k8s.io/api v0.37.2
 	sigs.k8s.io/yaml v1.6.0
@@ -26,7 +27,6 @@ require (
 	github.com/x448/float16 v0.8.4 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
