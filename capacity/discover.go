@@ -102,8 +102,9 @@ func Discover(ctx context.Context, t Target) (Discovery, error) {
 	hc, own := t.HTTPClient, (*http.Transport)(nil)
 	if hc == nil {
 		own = newTransport(1)
-		defer own.CloseIdleConnections()
-		hc = &http.Client{Transport: own, CheckRedirect: noRedirects}
+		var closeIdle func()
+		hc, closeIdle = ownClient(own)
+		defer closeIdle()
 	}
 	hc, _ = client.WithConnectionRule(hc, own)
 	d, err := discover(ctx, hc, t, key, defaultTimeout)

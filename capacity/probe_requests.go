@@ -19,23 +19,19 @@ func newProbeTraffic(t Target, w Workload, key string, bodies *sourceBodies) (*p
 		return nil, nil
 	}
 	hc, own := t.HTTPClient, (*http.Transport)(nil)
+	var release func()
 	switch tr, ok := transportOf(hc); {
 	case hc == nil:
 		own = newTransport(1)
+		hc, release = ownClient(own)
 	case ok:
 		own = tr.Clone()
-	}
-	if own != nil {
-		hc = &http.Client{Transport: own, CheckRedirect: noRedirects}
+		hc, release = &http.Client{Transport: own, CheckRedirect: noRedirects}, own.CloseIdleConnections
 	}
 	hc, _ = client.WithConnectionRule(hc, own)
 	cl, err := client.New(clientConfig(t, w, hc, key))
 	if err != nil {
 		return nil, err
-	}
-	var release func()
-	if own != nil {
-		release = own.CloseIdleConnections
 	}
 	return probe.New(cl, func(k int) (client.Body, error) {
 		sb, err := bodies.build(k, Request{Messages: []Message{{Role: "user", Content: probe.Message(k)}}, MaxTokens: probe.MaxTokens})

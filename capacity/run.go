@@ -8,6 +8,7 @@ import (
 
 	"github.com/anvilbench/anvil/capacity/artifact"
 	"github.com/anvilbench/anvil/capacity/internal/client"
+	"github.com/anvilbench/anvil/capacity/internal/h1"
 )
 
 // Run runs the capacity protocol of the anvil-serving.benchmark/v1 artifact:
@@ -75,8 +76,9 @@ func run(ctx context.Context, t Target, w Workload, sec *client.Secrets) (*artif
 	hc, own := t.HTTPClient, (*http.Transport)(nil)
 	if hc == nil {
 		own = newTransport(concurrency)
-		defer own.CloseIdleConnections()
-		hc = &http.Client{Transport: own, CheckRedirect: noRedirects}
+		var closeIdle func()
+		hc, closeIdle = ownClient(own)
+		defer closeIdle()
 	}
 	// Every request of the run, probes included, follows one connection
 	// rule (capacity/PROTOCOL.md#connection-rule).
@@ -295,9 +297,20 @@ func newTransport(concurrency int) *http.Transport {
 	return tr
 }
 
+// ownClient returns the HTTP client of a run's own transport tr
+// (newTransport), and what closes its idle connections: an h1.Transport
+// sends its plain http requests over HTTP/1.1 on the caller's goroutine,
+// with no goroutine and no write buffer held per connection (package h1),
+// dialing with tr's dialer; tr sends the rest (https, proxies) unchanged.
+func ownClient(tr *http.Transport) (*http.Client, func()) {
+	h := h1.New(tr)
+	return &http.Client{Transport: h, CheckRedirect: noRedirects}, h.CloseIdleConnections
+}
+
 // connWriteBuffer is the size of the write buffer each connection of
 // newTransport holds for its whole life (net/http's default: 4 KiB), a
-// per-stream cost at thousands of streams. It only gathers a request's
+// per-stream cost at thousands of streams (the h1 transport over it takes
+// one of this size for each write only). It only gathers a request's
 // head and the start of its body into one write: net/http hands the rest
 // of a larger body to the connection past it (bufio.Writer.ReadFrom, once
 // the buffer is empty), so its size changes no byte sent and costs no CPU

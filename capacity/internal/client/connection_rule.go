@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/anvilbench/anvil/capacity/internal/h1"
 )
 
 // This file is the connection rule of every HTTP client of the module
@@ -400,6 +402,10 @@ func (c *watchedConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// NetConn returns the connection under c, for a look at its socket
+// (h1.PeerClosed).
+func (c *watchedConn) NetConn() net.Conn { return c.Conn }
+
 // Write writes to the connection; the first write of a request on a
 // kept-alive connection the server already closed writes nothing and
 // fails with errPeerClosed.
@@ -408,7 +414,7 @@ func (c *watchedConn) Write(p []byte) (int, error) {
 	since := c.idleSince // non-zero: the first write of a request on a kept-alive connection
 	c.idleSince = time.Time{}
 	c.mu.Unlock()
-	if !since.IsZero() && peerClosed(c.Conn) {
+	if !since.IsZero() && h1.PeerClosed(c.Conn) {
 		c.mu.Lock()
 		c.peerClosed = true
 		c.reportLocked(since)
@@ -419,16 +425,15 @@ func (c *watchedConn) Write(p []byte) (int, error) {
 }
 
 // WithConnectionRule returns hc sending through a ConnectionRule, and the
-// rule. own is the transport the run made itself (nil for a
-// Target.HTTPClient), whose connections the rule then also watches.
+// rule. own is the *http.Transport that dials the connections of a
+// transport the run made itself (hc's transport, or the fallback under
+// its h1.Transport; nil for a Target.HTTPClient), whose connections the
+// rule then also watches.
 func WithConnectionRule(hc *http.Client, own *http.Transport) (*http.Client, *ConnectionRule) {
-	if own != nil {
-		// Before the first dial: a transport is never changed in use.
-		rule := NewConnectionRule(own)
-		rule.watchDials(own)
-		return &http.Client{Transport: rule, CheckRedirect: hc.CheckRedirect, Jar: hc.Jar, Timeout: hc.Timeout}, rule
-	}
 	rule := NewConnectionRule(hc.Transport)
+	if own != nil {
+		rule.watchDials(own) // before the first dial: a transport is never changed in use
+	}
 	return &http.Client{Transport: rule, CheckRedirect: hc.CheckRedirect, Jar: hc.Jar, Timeout: hc.Timeout}, rule
 }
 

@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"syscall"
+
+	"github.com/anvilbench/anvil/capacity/internal/h1"
 )
 
 // The hints below end the message of a failure whose cause a user would
@@ -42,8 +44,12 @@ func h2cHint(u *url.URL, rt http.RoundTripper, err error) string {
 }
 
 // speaksH2C reports whether rt is an *http.Transport with unencrypted
-// HTTP/2 enabled.
+// HTTP/2 enabled (under an h1.Transport: its fallback, which sends what
+// the h1 transport does not).
 func speaksH2C(rt http.RoundTripper) bool {
+	if h, ok := rt.(*h1.Transport); ok {
+		rt = h.Fallback()
+	}
 	tr, ok := rt.(*http.Transport)
 	return ok && tr.Protocols != nil && tr.Protocols.UnencryptedHTTP2()
 }
