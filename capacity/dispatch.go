@@ -84,6 +84,31 @@ func (r *runner) measure(ctx context.Context, start time.Time, s seams) error {
 		}
 		return true
 	}
+	// finish files request i's outcome res once it has ended. It is one
+	// function of the phase, not a part of each request's goroutine, so
+	// that its frame is not on that goroutine's stack while the request
+	// reads its stream: a shallower stack is a smaller one once the
+	// garbage collector shrinks it.
+	finish := func(i int, res *result, at time.Time, done chan struct{}, buf *sendBuffers) {
+		if !at.IsZero() {
+			res.Clock.Taken = at
+		}
+		refused := r.record(res, false)
+		if s.answerer != nil {
+			srcMu.Lock()
+			s.answerer.Answer(runCtx, i, Answer{Content: res.answer, Truncated: res.answerCut, OK: res.Fail == nil})
+			srcMu.Unlock()
+		}
+		endAt[i] = time.Now()
+		close(done)
+		slots <- buf
+		if refused {
+			stop(errRunStopped)
+		}
+		if r.isStopped() {
+			halt() // wake a dispatcher waiting for a later due time
+		}
+	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for _, i := range indexes {
@@ -136,24 +161,7 @@ func (r *runner) measure(ctx context.Context, start time.Time, s seams) error {
 		ended[i] = done
 		wg.Go(func() {
 			res := r.one(runCtx, i, false, buf.timer, &req, s.answerer != nil)
-			if !at.IsZero() {
-				res.Clock.Taken = at
-			}
-			refused := r.record(res, false)
-			if s.answerer != nil {
-				srcMu.Lock()
-				s.answerer.Answer(runCtx, i, Answer{Content: res.answer, Truncated: res.answerCut, OK: res.Fail == nil})
-				srcMu.Unlock()
-			}
-			endAt[i] = time.Now()
-			close(done)
-			slots <- buf
-			if refused {
-				stop(errRunStopped)
-			}
-			if r.isStopped() {
-				halt() // wake a dispatcher waiting for a later due time
-			}
+			finish(i, res, at, done, buf)
 		})
 	}
 	return nil
