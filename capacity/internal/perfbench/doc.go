@@ -124,6 +124,22 @@
 // and its 4 KiB read buffer gone, which takes reading HTTP/1.1 on the
 // request goroutine.
 //
+// Memory, main at db98f46 against a67a5a3 (package h1: the run's plain
+// http requests read and written on the request goroutine), test
+// binaries run alternately, MemoryPerStream/streams=16384 -benchtime 3x
+// three times each at a load average of 7-11: steady 38.75, 36.32 and
+// 36.94 KiB a stream against 21.36, 21.35 and 21.37 (median 36.94
+// against 21.36); one goroutine a stream instead of three, stacks 16.6
+// against 7.9 KiB a stream, heap in use 19.3 against 12.8; CPU per
+// request 642-767 us against 550-619. CPUPerChunk -benchtime 5x, nine
+// runs each at a load average of 3-5: floor ratio median 1.34 against
+// 1.36 (client 245 against 258 ns a chunk, floor 172 against 188: the
+// floor moved as much as the client). OwnError/burst/c=1 own-err-p95,
+// -benchtime 10x three times each at a load average under 0.3: 1.137,
+// 0.319, 0.391 ms against 0.769, 0.379, 0.328 (median 0.391 against
+// 0.379); at -benchtime 5x eight times each at 3-5, 0.393 against 0.441,
+// within the runs' spread (0.26-0.90 and 0.35-0.94).
+//
 // Per API, main at 5af2109, one run of each benchmark
 // (-benchtime 3x and 5x) at a load average of 19: CPU per event, chat 352
 // ns (floor ratio 1.67), completions 379 (2.60), Responses 460 (2.45),
