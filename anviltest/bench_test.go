@@ -14,25 +14,21 @@ import (
 //	go test -bench Capacity -run '^$' ./anviltest
 //
 // against the embedded fake server, or against a real endpoint with
-// ANVIL_BASE_URL (see the package documentation). Reasoning models spend
-// hundreds of tokens before the visible answer, hence the MaxTokens.
+// ANVIL_BASE_URL (see the package documentation). They leave MaxTokens
+// to ANVIL_MAX_TOKENS, else its default of 1024: reasoning models spend
+// hundreds of tokens before the visible answer.
 
 // TestMain prints the run's identity (model, engine, gpu, target, the
 // fake's profile) as benchfmt configuration before the benchmarks, so the
 // go test output carries it.
 func TestMain(m *testing.M) { anviltest.Main(m) }
 
-// exampleMaxTokens leaves room for the reasoning before the answer.
-const exampleMaxTokens = 1024
-
 // BenchmarkCapacityContext sweeps the prompt length at a fixed concurrency:
 // TTFT and effective prefill show how the server handles long contexts.
 func BenchmarkCapacityContext(b *testing.B) {
 	for _, ctx := range []int{4096, 16384, 65536} {
 		b.Run(fmt.Sprintf("ctx=%d/conc=4", ctx), func(b *testing.B) {
-			anviltest.Capacity(b, capacity.Workload{
-				ContextTokens: ctx, Concurrency: 4, MaxTokens: exampleMaxTokens,
-			})
+			anviltest.Capacity(b, capacity.Workload{ContextTokens: ctx, Concurrency: 4})
 		})
 	}
 }
@@ -43,9 +39,7 @@ func BenchmarkCapacityContext(b *testing.B) {
 func BenchmarkCapacityConcurrency(b *testing.B) {
 	for _, conc := range []int{1, 4, 16} {
 		b.Run(fmt.Sprintf("ctx=32768/conc=%d", conc), func(b *testing.B) {
-			anviltest.Capacity(b, capacity.Workload{
-				ContextTokens: 32768, Concurrency: conc, MaxTokens: exampleMaxTokens,
-			})
+			anviltest.Capacity(b, capacity.Workload{ContextTokens: 32768, Concurrency: conc})
 		})
 	}
 }
@@ -59,7 +53,6 @@ func BenchmarkCapacityReasoning(b *testing.B) {
 		anviltest.Capacity(b, capacity.Workload{
 			ContextTokens:          8192,
 			Concurrency:            4,
-			MaxTokens:              exampleMaxTokens,
 			RequestCanaries:        true,
 			ResponseWords:          16,
 			ControlledOutputPolicy: "strict",
@@ -76,7 +69,7 @@ func BenchmarkCapacityReasoning(b *testing.B) {
 func BenchmarkCapacityOpenLoop(b *testing.B) {
 	b.Run("ctx=8192/conc=16/rate=20", func(b *testing.B) {
 		anviltest.Capacity(b, capacity.Workload{
-			ContextTokens: 8192, Concurrency: 16, MaxTokens: exampleMaxTokens,
+			ContextTokens: 8192, Concurrency: 16,
 			Rate: 20, Arrival: "poisson",
 		})
 	})
@@ -92,7 +85,7 @@ func BenchmarkCapacityOpenLoop(b *testing.B) {
 // Every probe is a sub-benchmark (conc=1, conc=2, ...) with its artifacts;
 // BenchmarkSLOSweep/best reports best-conc.
 func BenchmarkSLOSweep(b *testing.B) {
-	anviltest.Sweep(b, capacity.Workload{ContextTokens: 8192, MaxTokens: exampleMaxTokens},
+	anviltest.Sweep(b, capacity.Workload{ContextTokens: 8192},
 		capacity.SearchSpec{Kind: "concurrency", Max: 64},
 		anviltest.WithSLO(capacity.SLO{TTFT: 400 * time.Millisecond}))
 }

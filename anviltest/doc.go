@@ -160,6 +160,7 @@
 //	ANVIL_PRICE_PER_KWH              Target.PricePerKWh: the price of a kWh, >= 0: the GPUs' electricity per million output tokens
 //	ANVIL_OUT                        the directory the artifacts are written to without -artifacts
 //	ANVIL_WARMUP                     Workload.Warmup: a request count, a duration such as 30s, or steady
+//	ANVIL_MAX_TOKENS                 Workload.MaxTokens: each request's completion limit, 1 to 65536 (unset: 1024)
 //	ANVIL_TIMEOUT                    Workload.Timeout: each request's limit, a positive duration such as 90s
 //	ANVIL_PROMPT_SIZING              Workload.PromptSizing: reference or exact
 //	ANVIL_RATE                       Workload.Rate: an open loop of that many requests per second

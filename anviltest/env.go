@@ -52,6 +52,7 @@ type environment struct {
 	extraBody                               map[string]any
 	out                                     string
 	warmup                                  capacity.Workload // Warmup, WarmupFor, WarmupSteady (ANVIL_WARMUP)
+	maxTokens                               int
 	timeout                                 time.Duration
 	promptSizing                            capacity.PromptSizing
 	rate                                    float64
@@ -127,6 +128,11 @@ var envVars = [...]envVar{
 		}
 		e.warmup = capacity.Workload{WarmupFor: d}
 		return checkWorkload("Workload.WarmupFor", e.warmup)
+	}},
+	{envMaxTokens, "Workload.MaxTokens", "an integer, 1 to 65536", func(e *environment, v string) error {
+		n, err := positiveInt(v, func(n int) error { return checkWorkload("Workload.MaxTokens", capacity.Workload{MaxTokens: n}) })
+		e.maxTokens = n
+		return err
 	}},
 	{envTimeout, "Workload.Timeout", "a positive duration such as 90s", func(e *environment, v string) error {
 		err := duration(func(e *environment) *time.Duration { return &e.timeout }, 0)(e, v)

@@ -42,6 +42,9 @@ const (
 	// envProbeRate sends probe requests beside each run at this many per
 	// second (Workload.ProbeRate) when the Workload sets none.
 	envProbeRate = "ANVIL_PROBE_RATE"
+	// envMaxTokens is each request's completion limit
+	// (Workload.MaxTokens) when the Workload sets none.
+	envMaxTokens = "ANVIL_MAX_TOKENS"
 	// envTimeout is the per-request timeout (a Go duration such as 5m) when
 	// the Workload sets none.
 	envTimeout = "ANVIL_TIMEOUT"
@@ -199,6 +202,9 @@ func (s *settings) applyWorkloadEnv(w capacity.Workload) (capacity.Workload, err
 	}
 	if w.Warmup == 0 && w.WarmupFor == 0 && !w.WarmupSteady {
 		w.Warmup, w.WarmupFor, w.WarmupSteady = e.warmup.Warmup, e.warmup.WarmupFor, e.warmup.WarmupSteady
+	}
+	if w.MaxTokens == 0 {
+		w.MaxTokens = e.maxTokens
 	}
 	if w.Timeout == 0 {
 		w.Timeout = e.timeout
