@@ -17,11 +17,15 @@ const (
 )
 
 // gapSet is a multiset of gaps: exact up to ExactGaps, then logarithmic
-// buckets of every gap in milliseconds (buckets.go). The zero gapSet is empty and ready. The exact
-// path stores each gap and nothing else, so that add stays a bounds check
-// and an append; its count and maximum are derived when asked for.
+// buckets of every gap in milliseconds (buckets.go). The zero gapSet is
+// empty and ready. The exact path stores each gap above 0 and counts the
+// gaps of 0 ns apart (events that one read completed share its stamp, so a
+// fast stream's gaps are mostly 0), so that add stays a compare and a
+// count or an append, and sorting and storing handle only the others; its
+// count and maximum are derived when asked for.
 type gapSet struct {
-	exact   []time.Duration // every gap while !spilled; empty (capacity kept) after
+	exact   []time.Duration // every gap > 0 while !spilled; empty (capacity kept) after
+	zeros   int             // the gaps of 0 while !spilled; 0 after (the sketch counts them)
 	sketch  buckets         // every gap while spilled; empty (memory kept) before
 	spilled bool
 	n       int           // number of gaps, while spilled
@@ -30,8 +34,12 @@ type gapSet struct {
 
 // add records one gap d >= 0.
 func (g *gapSet) add(d time.Duration) {
-	if len(g.exact) < ExactGaps && !g.spilled {
-		g.exact = append(g.exact, d)
+	if len(g.exact)+g.zeros < ExactGaps && !g.spilled {
+		if d == 0 {
+			g.zeros++
+		} else {
+			g.exact = append(g.exact, d)
+		}
 		return
 	}
 	g.addSketched(d)
@@ -52,7 +60,7 @@ func (g *gapSet) count() int {
 	if g.spilled {
 		return g.n
 	}
-	return len(g.exact)
+	return len(g.exact) + g.zeros
 }
 
 // largest returns the largest gap, 0 when there is none.
@@ -65,17 +73,18 @@ func (g *gapSet) largest() time.Duration {
 
 // spill moves every exact gap into the sketch.
 func (g *gapSet) spill() {
-	g.n, g.max = len(g.exact), g.largest()
+	g.n, g.max = g.count(), g.largest()
+	g.sketch.zero += g.zeros
 	for _, d := range g.exact {
 		g.sketch.add(d)
 	}
-	g.exact = g.exact[:0]
+	g.exact, g.zeros = g.exact[:0], 0
 	g.spilled = true
 }
 
 // reset empties g, keeping its memory.
 func (g *gapSet) reset() {
-	g.exact = g.exact[:0]
+	g.exact, g.zeros = g.exact[:0], 0
 	g.sketch.reset()
 	g.spilled = false
 	g.n = 0
@@ -88,8 +97,9 @@ func (g *gapSet) merge(o *gapSet) {
 	switch {
 	case on == 0:
 		return
-	case !g.spilled && !o.spilled && len(g.exact)+on <= ExactGaps:
+	case !g.spilled && !o.spilled && g.count()+on <= ExactGaps:
 		g.exact = append(g.exact, o.exact...)
+		g.zeros += o.zeros
 		return
 	}
 	if !g.spilled {
@@ -98,6 +108,7 @@ func (g *gapSet) merge(o *gapSet) {
 	if o.spilled {
 		g.sketch.merge(&o.sketch)
 	} else {
+		g.sketch.zero += o.zeros
 		for _, d := range o.exact {
 			g.sketch.add(d)
 		}
@@ -112,8 +123,8 @@ func rank(perMille, n int) int {
 	return max((perMille*n+999)/1000, 1)
 }
 
-// prepare readies g for at: it sorts the exact gaps (their order carries no
-// meaning).
+// prepare readies g for at: it sorts the exact gaps above 0 (their order
+// carries no meaning; the zeros come first).
 func (g *gapSet) prepare() {
 	if !g.spilled {
 		slices.Sort(g.exact)
@@ -125,7 +136,10 @@ func (g *gapSet) prepare() {
 // sketch gives it within RelativeAccuracy, and never above the exact max.
 func (g *gapSet) at(r int) float64 {
 	if !g.spilled {
-		return ms(g.exact[r-1])
+		if r <= g.zeros {
+			return 0
+		}
+		return ms(g.exact[r-1-g.zeros])
 	}
 	return min(g.sketch.at(r-1), ms(g.max)) // spilled: g.max is current
 }
@@ -134,7 +148,10 @@ func (g *gapSet) at(r int) float64 {
 // conversion to milliseconds and back could round).
 func (g *gapSet) nanos(r int) float64 {
 	if !g.spilled {
-		return float64(g.exact[r-1])
+		if r <= g.zeros {
+			return 0
+		}
+		return float64(g.exact[r-1-g.zeros])
 	}
 	return g.at(r) * 1e6
 }
@@ -154,7 +171,11 @@ func (g *gapSet) above(threshold float64) int {
 				lo = mid + 1
 			}
 		}
-		return len(g.exact) - lo
+		n := len(g.exact) - lo
+		if 0 > threshold {
+			n += g.zeros
+		}
+		return n
 	}
 	if float64(g.max) <= threshold { // spilled: g.max is current
 		return 0

@@ -42,7 +42,7 @@ func (r *Run) Reserve(gaps int) {
 	if g.spilled || gaps <= 0 {
 		return
 	}
-	g.exact = slices.Grow(g.exact, min(gaps, ExactGaps-len(g.exact)))
+	g.exact = slices.Grow(g.exact, min(gaps, ExactGaps-g.count()))
 }
 
 // Rule returns the stall rule the run applies.

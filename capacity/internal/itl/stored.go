@@ -32,9 +32,9 @@ func (r *Run) Distribution() *artifact.GapDistribution {
 		return nil
 	case !g.spilled:
 		g.prepare()
-		ns := make([]int64, len(g.exact))
+		ns := make([]int64, g.count()) // the zeros first, then the others
 		for i, d := range g.exact {
-			ns[i] = int64(d)
+			ns[g.zeros+i] = int64(d)
 		}
 		return &artifact.GapDistribution{ExactNS: ns}
 	}
@@ -81,8 +81,12 @@ func storedSet(d *artifact.GapDistribution) (*gapSet, error) {
 		case !slices.IsSorted(d.ExactNS):
 			return nil, bad("exact_ns", "unsorted", "must be in ascending order")
 		}
-		g := &gapSet{exact: make([]time.Duration, len(d.ExactNS))}
-		for i, ns := range d.ExactNS {
+		zeros := 0
+		for zeros < len(d.ExactNS) && d.ExactNS[zeros] == 0 {
+			zeros++
+		}
+		g := &gapSet{zeros: zeros, exact: make([]time.Duration, len(d.ExactNS)-zeros)}
+		for i, ns := range d.ExactNS[zeros:] {
 			g.exact[i] = time.Duration(ns)
 		}
 		return g, nil
