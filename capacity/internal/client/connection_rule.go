@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/anvilbench/anvil/capacity/internal/h1"
+	"github.com/anvilbench/anvil/capacity/internal/rxstamp"
 )
 
 // This file is the connection rule of every HTTP client of the module
@@ -324,7 +325,7 @@ func (r *ConnectionRule) watchDials(tr *http.Transport) {
 		if err != nil {
 			return nil, err
 		}
-		return &watchedConn{Conn: c, rule: r, base: time.Now()}, nil
+		return &watchedConn{Conn: c, rx: rxstamp.New(c), rule: r, base: time.Now()}, nil
 	}
 }
 
@@ -336,6 +337,7 @@ var errPeerClosed = errors.New("the server closed the kept-alive connection befo
 // server closing it right after an answer.
 type watchedConn struct {
 	net.Conn
+	rx   *rxstamp.Reader // reads Conn with the kernel's receive times; nil where there are none
 	rule *ConnectionRule
 
 	// base is the connection's dial; read is the end of its last read that
@@ -359,10 +361,12 @@ func watchedOf(c net.Conn) *watchedConn {
 	return wc
 }
 
-// lastRead is the moment the connection's last read that returned bytes
-// ended (monotonic): when the bytes a reader of the connection has were
-// in the process at the latest. Reads of one connection never overlap
-// (the transport reads it from one goroutine at a time).
+// lastRead is the moment the bytes of the connection's last read that
+// returned bytes reached the host (monotonic): the kernel's receive time
+// of the last of them where package rxstamp reads it, else the end of
+// that read; when the bytes a reader of the connection has were in the
+// process at the latest. Reads of one connection never overlap (the
+// transport reads it from one goroutine at a time).
 func (c *watchedConn) lastRead() time.Time { return c.base.Add(time.Duration(c.read.Load())) }
 
 // answered records that an answer on the connection was read to its end.
@@ -384,11 +388,15 @@ func (c *watchedConn) reportLocked(since time.Time) {
 	}
 }
 
-// Read reads from the connection, noting the end of a read that returned
-// bytes and the server's close.
-func (c *watchedConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	if n > 0 {
+// Read reads from the connection, noting the arrival of a read's bytes
+// (lastRead) and the server's close.
+func (c *watchedConn) Read(p []byte) (n int, err error) {
+	if c.rx != nil {
+		var at time.Time
+		if n, at, err = c.rx.Read(p); n > 0 {
+			c.read.Store(int64(at.Sub(c.base)))
+		}
+	} else if n, err = c.Conn.Read(p); n > 0 {
 		c.read.Store(int64(time.Since(c.base)))
 	}
 	if err != nil && n == 0 && !errors.Is(err, net.ErrClosed) && !errors.Is(err, os.ErrDeadlineExceeded) {

@@ -105,7 +105,7 @@ func (ct *connTrace) attach(ctx context.Context, underRule bool) context.Context
 		GotFirstResponseByte: func() {
 			ct.mu.Lock()
 			if ct.cur.firstByte < 0 {
-				ct.cur.firstByte = since()
+				ct.cur.firstByte = ct.arrival(since())
 			}
 			ct.mu.Unlock()
 		},
@@ -114,6 +114,20 @@ func (ct *connTrace) attach(ctx context.Context, underRule bool) context.Context
 		return withRuleTrace(ctx, trace)
 	}
 	return httptrace.WithClientTrace(ctx, trace)
+}
+
+// arrival is the moment, ns after t0, the first response byte reached
+// the process, now being the moment the transport saw it: on one of the
+// run's own connections its last read's stamp (the kernel's receive time
+// where there is one, package rxstamp), as every event of the body is
+// stamped, kept between t0 and now; else now. (The request's own write
+// is no bound: its stamp is taken when the write returns, after which a
+// quick server's answer may already have arrived.)
+func (ct *connTrace) arrival(now int64) int64 {
+	if ct.conn == nil {
+		return now
+	}
+	return min(max(int64(ct.conn.lastRead().Sub(ct.start)), 0), now)
 }
 
 // nsMS is a trace moment in ms after t0; nil when it never came.
