@@ -20,19 +20,22 @@ import (
 
 // TestGPUsDocumentedBody: the DCGM exporter's documented body (a whole
 // A100 and one of its MIG instances, untyped, the Hostname label) served
-// by a plain server: recognised as a GPU endpoint, the curated families
+// by a plain handler: recognised as a GPU endpoint, the curated families
 // kept with the GPU's labels only (device and the profile dropped), the
 // MIG instance's series apart, and its energy and power series counted
-// for the whole GPU alone.
+// for the whole GPU alone. On the bubble's clock: the discovery's and the
+// scrapes' timeouts cannot run out on a loaded machine.
 func TestGPUsDocumentedBody(t *testing.T) {
+	synctest.Test(t, testGPUsDocumentedBody)
+}
+
+func testGPUsDocumentedBody(t *testing.T) {
 	body := readCapture(t, "dcgm-exporter-docs-mig.txt")
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	node := handlerClient(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		_, _ = w.Write(body)
 	}))
-	defer srv.Close()
-
-	g, err := Config{Interval: 50 * time.Millisecond}.DiscoverGPUs(t.Context(), []string{srv.URL + "/metrics"}, nil, nil)
+	g, err := Config{Interval: 50 * time.Millisecond, Client: node}.DiscoverGPUs(t.Context(), []string{"http://node-a:9400/metrics"}, nil, nil)
 	require.NoError(t, err)
 	g.Prime(t.Context())
 	end := g.Start(t.Context(), time.Now())
