@@ -49,7 +49,7 @@ func ownErrorPerAPI(b *testing.B, base string, c int) {
 		var chat float64
 		for i, api := range streamedAPIs {
 			t := capacity.Target{BaseURL: base, Model: "perf", MaxModelLen: 1 << 20, API: api}
-			own, _, _ := ownErrorRun(b, base, t, w)
+			own := ownErrorRun(b, base, t, w).own
 			p50 := nearestRank(own, 50)
 			if i == 0 {
 				chat = p50

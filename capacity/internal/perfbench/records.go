@@ -39,6 +39,10 @@ type Record struct {
 	// carries the response's first byte (its headers and the first event
 	// together): no client can have received the first event earlier.
 	FirstWriteUnixNS int64 `json:"first_write_unix_ns"`
+	// FirstWriteDoneUnixNS is the instant immediately after that write
+	// returned: the bytes left the server between the two, and a stamp
+	// of their arrival can lie anywhere from the first on.
+	FirstWriteDoneUnixNS int64 `json:"first_write_done_unix_ns"`
 }
 
 // recordStore holds the records of the requests served since the last take.

@@ -58,6 +58,7 @@ func TestRecordsMatchTheClientsRows(t *testing.T) {
 		got = append(got, r.Index)
 		require.LessOrEqual(t, r.HandlerStartUnixNS, r.DueUnixNS)
 		require.LessOrEqual(t, r.DueUnixNS, r.FirstWriteUnixNS)
+		require.LessOrEqual(t, r.FirstWriteUnixNS, r.FirstWriteDoneUnixNS)
 	}
 	slices.Sort(got)
 	var want []int

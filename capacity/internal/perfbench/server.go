@@ -152,18 +152,23 @@ func serveStream(w http.ResponseWriter, r *http.Request, s Schedule, recs *recor
 		}
 		f.writeContent(bw, i)
 		if s.Gap > 0 || i == 0 || bw.Available() < len(f.content)+20 {
+			// The first byte of the response (its headers and the first
+			// event go out in this one write) is stamped just before the
+			// write, so no client can have seen it earlier, and just
+			// after, when it is on its way.
+			var before time.Time
 			if i == 0 && measured {
-				// The first byte of the response (its headers and the
-				// first event go out in this one write): stamped just
-				// before the write, so no client can have seen it earlier.
-				recs.add(Record{Index: index, HandlerStartUnixNS: began.UnixNano(),
-					DueUnixNS: due.UnixNano(), FirstWriteUnixNS: time.Now().UnixNano()})
+				before = time.Now()
 			}
 			if bw.Flush() != nil {
 				return
 			}
 			if fl != nil {
 				fl.Flush()
+			}
+			if i == 0 && measured {
+				recs.add(Record{Index: index, HandlerStartUnixNS: began.UnixNano(), DueUnixNS: due.UnixNano(),
+					FirstWriteUnixNS: before.UnixNano(), FirstWriteDoneUnixNS: time.Now().UnixNano()})
 			}
 		}
 		if r.Context().Err() != nil {

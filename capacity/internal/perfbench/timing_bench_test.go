@@ -111,6 +111,13 @@ const (
 // first data line) with as many workers and requests against the same
 // server: floor-own-err-p50-ms and floor-own-err-p95-ms are its own error,
 // own-err-floor-ratio the client's p95 over the floor's.
+//
+// The server's first write is stamped before and after it: the bytes
+// left in between, and a stamp of their arrival by the kernel (package
+// rxstamp) can fall anywhere in it. server-write-p95-ms is how long that
+// write took (p95), which the own error cannot tell from the client's,
+// and own-err-past-write-p95-ms the own error counted from the write's
+// return instead: what is the client's alone for certain.
 func BenchmarkOwnError(b *testing.B) {
 	base := startServer(b, Schedule{TTFT: ownTTFT, Gap: ownGap, Chunks: ownChunks, PromptTokens: 64})
 	for _, paced := range []bool{false, true} {
@@ -149,13 +156,16 @@ func ownError(b *testing.B, base string, c int, paced bool) {
 		return []byte(`{"model":"perf","messages":[{"role":"user","content":"\n# request ` + strconv.Itoa(i) + `: count"}],"stream":true}`)
 	}
 	for b.Loop() {
-		own, lead, late := ownErrorRun(b, base, t, w)
+		e := ownErrorRun(b, base, t, w)
+		own := e.own
 		for _, q := range quantiles {
 			p := strconvFloat(q)
 			perRun["own-err-p"+p+"-ms"] = append(perRun["own-err-p"+p+"-ms"], nearestRank(own, q))
-			perRun["lead-p"+p+"-ms"] = append(perRun["lead-p"+p+"-ms"], nearestRank(lead, q))
+			perRun["lead-p"+p+"-ms"] = append(perRun["lead-p"+p+"-ms"], nearestRank(e.lead, q))
 		}
-		perRun["server-late-p95-ms"] = append(perRun["server-late-p95-ms"], nearestRank(late, 95))
+		perRun["server-late-p95-ms"] = append(perRun["server-late-p95-ms"], nearestRank(e.late, 95))
+		perRun["server-write-p95-ms"] = append(perRun["server-write-p95-ms"], nearestRank(e.write, 95))
+		perRun["own-err-past-write-p95-ms"] = append(perRun["own-err-past-write-p95-ms"], nearestRank(e.pastWrite, 95))
 		if !paced {
 			floor, err := floorOwnError(b, hc, base+"/chat/completions", floorBody, w.Requests, c)
 			if err != nil {
@@ -180,6 +190,8 @@ func ownError(b *testing.B, base string, c int, paced bool) {
 		b.ReportMetric(median(perRun["lead-p"+p+"-ms"]), "lead-p"+p+"-ms")
 	}
 	b.ReportMetric(median(perRun["server-late-p95-ms"]), "server-late-p95-ms")
+	b.ReportMetric(median(perRun["server-write-p95-ms"]), "server-write-p95-ms")
+	b.ReportMetric(median(perRun["own-err-past-write-p95-ms"]), "own-err-past-write-p95-ms")
 	if len(perRun["floor-own-err-p95-ms"]) > 0 {
 		b.ReportMetric(median(perRun["floor-own-err-p50-ms"]), "floor-own-err-p50-ms")
 		b.ReportMetric(median(perRun["floor-own-err-p95-ms"]), "floor-own-err-p95-ms")
@@ -192,7 +204,7 @@ func ownError(b *testing.B, base string, c int, paced bool) {
 // lateness in ms (matchRecords), after checking that the wall clock did
 // not step during the run and that no request saw its first event before
 // the server wrote it.
-func ownErrorRun(b *testing.B, base string, t capacity.Target, w capacity.Workload) (own, lead, late []float64) {
+func ownErrorRun(b *testing.B, base string, t capacity.Target, w capacity.Workload) ownErrors {
 	_, err := FetchRecords(b.Context(), base) // nothing of an earlier run is left
 	require.NoError(b, err)
 	w0 := time.Now()
@@ -204,9 +216,9 @@ func ownErrorRun(b *testing.B, base string, t capacity.Target, w capacity.Worklo
 	require.Less(b, step.Abs(), maxClockStep, "the wall clock stepped by %v during the run: the two processes' stamps cannot be compared", step)
 	recs, err := FetchRecords(b.Context(), base)
 	require.NoError(b, err)
-	own, lead, late = matchRecords(b, rep, recs)
-	require.Greater(b, own[0], -float64(maxClockStep)/1e6, "an own error below -%v: the client saw the first event before the server wrote it", maxClockStep)
-	return own, lead, late
+	e := matchRecords(b, rep, recs)
+	require.Greater(b, e.own[0], -float64(maxClockStep)/1e6, "an own error below -%v: the client saw the first event before the server wrote it", maxClockStep)
+	return e
 }
 
 // floorOwnError runs the minimal reader (FloorFirstLines) in a burst of
@@ -235,7 +247,8 @@ func floorOwnError(b *testing.B, hc *http.Client, url string, body func(int) []b
 // matchRecords matches the server's records to the run's requests by index
 // and returns, sorted, every measured request's own error, lead and
 // server lateness in ms. Every successful request must have its record.
-func matchRecords(b *testing.B, rep *artifact.Report, recs []Record) (own, lead, late []float64) {
+func matchRecords(b *testing.B, rep *artifact.Report, recs []Record) ownErrors {
+	var e ownErrors
 	byIndex := make(map[int]Record, len(recs))
 	for _, r := range recs {
 		_, dup := byIndex[r.Index]
@@ -252,16 +265,29 @@ func matchRecords(b *testing.B, rep *artifact.Report, recs []Record) (own, lead,
 		require.True(b, ok, "no server record of request %d", d.RequestIndex)
 		require.NotNil(b, d.SentMS)
 		require.NotNil(b, d.FirstContentMS)
-		own = append(own, float64(wall(d.FirstContentMS)-r.FirstWriteUnixNS)/1e6)
-		lead = append(lead, float64(r.HandlerStartUnixNS-wall(d.SentMS))/1e6)
-		late = append(late, float64(r.FirstWriteUnixNS-r.DueUnixNS)/1e6)
+		first := wall(d.FirstContentMS)
+		e.own = append(e.own, float64(first-r.FirstWriteUnixNS)/1e6)
+		e.pastWrite = append(e.pastWrite, float64(first-r.FirstWriteDoneUnixNS)/1e6)
+		e.lead = append(e.lead, float64(r.HandlerStartUnixNS-wall(d.SentMS))/1e6)
+		e.late = append(e.late, float64(r.FirstWriteUnixNS-r.DueUnixNS)/1e6)
+		e.write = append(e.write, float64(r.FirstWriteDoneUnixNS-r.FirstWriteUnixNS)/1e6)
 	}
-	require.Len(b, own, len(rep.RequestTimings), "every timing row matched")
-	require.NotEmpty(b, own)
-	slices.Sort(own)
-	slices.Sort(lead)
-	slices.Sort(late)
-	return own, lead, late
+	require.Len(b, e.own, len(rep.RequestTimings), "every timing row matched")
+	require.NotEmpty(b, e.own)
+	for _, xs := range [][]float64{e.own, e.pastWrite, e.lead, e.late, e.write} {
+		slices.Sort(xs)
+	}
+	return e
+}
+
+// ownErrors are, in ms and sorted, the measured requests' own errors
+// (first content stamp minus the instant before the server's first write),
+// the same past the write (minus the instant it returned: the bytes left
+// between the two, so a stamp of their arrival is earlier than this when
+// the kernel took it during the write), t0's leads, the server's
+// lateness and its first write's duration.
+type ownErrors struct {
+	own, pastWrite, lead, late, write []float64
 }
 
 // strconvFloat prints a quantile's number for a metric's name.
