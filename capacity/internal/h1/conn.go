@@ -166,7 +166,7 @@ func (c *conn) write(req *http.Request) error {
 	bw := c.t.writers.Get().(*bufio.Writer)
 	bw.Reset(c)
 	c.werr = nil
-	err := req.Write(bw) // calls WroteHeaders and WroteRequest
+	err := req.Write(requestWriter{bw}) // calls WroteHeaders and WroteRequest
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -176,6 +176,26 @@ func (c *conn) write(req *http.Request) error {
 		return c.werr
 	}
 	return err
+}
+
+// requestWriter is the writer Request.Write writes a request to: the
+// pooled buffer under a type of its own, so that the head and a body
+// that fits the buffer go out in one write (one packet), as net/http
+// sends a request whose body it knows to be in memory. Request.Write
+// flushes a *bufio.Writer after the head when it does not know the
+// body's type (the client's bodies are in memory, behind a counting
+// Close); it copies a body of known length through ReadFrom, which then
+// flushes, so that the whole request is on its way, or its write has
+// failed, before Request.Write reports WroteRequest.
+type requestWriter struct{ *bufio.Writer }
+
+// ReadFrom buffers r (writing what fills the buffer) and flushes.
+func (w requestWriter) ReadFrom(r io.Reader) (int64, error) {
+	n, err := w.Writer.ReadFrom(r)
+	if err == nil {
+		err = w.Flush()
+	}
+	return n, err
 }
 
 // readHead reads the response head to req, skipping 1xx answers other
