@@ -156,10 +156,7 @@ func serveStream(w http.ResponseWriter, r *http.Request, s Schedule, recs *recor
 			// event go out in this one write) is stamped just before the
 			// write, so no client can have seen it earlier, and just
 			// after, when it is on its way.
-			var before time.Time
-			if i == 0 && measured {
-				before = time.Now()
-			}
+			before := time.Now()
 			if bw.Flush() != nil {
 				return
 			}

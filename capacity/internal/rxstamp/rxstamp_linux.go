@@ -3,7 +3,6 @@
 package rxstamp
 
 import (
-	"errors"
 	"io"
 	"net"
 	"os"
@@ -161,10 +160,8 @@ func (r *Reader) kernelNS() (int64, bool) {
 	return ts.Nano(), true
 }
 
-// opError wraps err as package net wraps a read's error.
+// opError wraps err (never io.EOF, which Read returns as it is) as
+// package net wraps a read's error.
 func (r *Reader) opError(err error) error {
-	if errors.Is(err, io.EOF) {
-		return err
-	}
 	return &net.OpError{Op: "read", Net: "tcp", Source: r.conn.LocalAddr(), Addr: r.conn.RemoteAddr(), Err: err}
 }
